@@ -1,0 +1,17 @@
+/* xpcorr.c - entry point of xpcorr: dispatches to the offline commands.
+ *   xpcorr ingest run/ && xpcorr report --top 30 run/
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const struct xp_cmd commands[] = {
+	{ "dump", cmd_dump, "print the raw records of a run, one per line" },
+	{ NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	return xp_cmd_dispatch("xpcorr", commands, argc, argv);
+}

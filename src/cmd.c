@@ -1,0 +1,37 @@
+/* cmd.c - command dispatch shared by xpcap and xpcorr. */
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out, const char *prog, const struct xp_cmd *cmds)
+{
+	fprintf(out, "usage: %s <command> [options] [args]\n\ncommands:\n", prog);
+	for (const struct xp_cmd *c = cmds; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\n'%s <command> --help' describes a command; man %s(1) has the rest.\n",
+		prog, prog);
+}
+
+int xp_cmd_dispatch(const char *prog, const struct xp_cmd *cmds, int argc,
+		    char **argv)
+{
+	if (argc < 2) {
+		usage(stderr, prog, cmds);
+		return XP_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout, prog, cmds);
+		return XP_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("%s %s (run format %d)\n", prog, XP_VERSION, 1);
+		return XP_EXIT_OK;
+	}
+	for (const struct xp_cmd *c = cmds; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	fprintf(stderr, "%s: '%s' is not a command; see '%s --help'\n", prog, argv[1], prog);
+	return XP_EXIT_USAGE;
+}

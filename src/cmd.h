@@ -1,0 +1,27 @@
+/* cmd.h - the command table of both programs (in the manner of git and perf).
+ * Each command lives in its stage as `int cmd_<name>(int argc, char **argv)`,
+ * returns the process exit status, and is the only place that prints. */
+#ifndef XP_CMD_H
+#define XP_CMD_H
+
+/* Exit codes shared by every command (documented in xpcap(1), xpcorr(1)). */
+enum xp_exit {
+	XP_EXIT_OK = 0,
+	XP_EXIT_FAIL = 1,           /* the work failed (I/O, corrupt input) */
+	XP_EXIT_USAGE = 2,          /* bad arguments or environment */
+};
+
+struct xp_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/* argv[1] picks the command; --help/--version handled here. */
+int xp_cmd_dispatch(const char *prog, const struct xp_cmd *cmds, int argc,
+		    char **argv);
+
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+#endif

@@ -1,0 +1,313 @@
+/* runfile.c - buffered writer and validating reader of *.xpr streams.
+ * The writer is also compiled into the CUPTI injection library, so it uses
+ * nothing but libc and never prints. */
+#define _GNU_SOURCE
+#include "runfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WRITER_BUF_SIZE (1u << 20)  /* one write() per MiB of records */
+#define READER_BUF_SIZE (1u << 16)
+
+struct xp_writer {
+	int fd;                     /* owned */
+	int error;                  /* first write error, negative errno */
+	uint64_t dropped;           /* records refused after an error */
+	uint64_t bytes;             /* bytes written to the file, header included */
+	size_t used;                /* bytes buffered */
+	unsigned char buf[WRITER_BUF_SIZE];
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int xp_writer_open_fd(struct xp_writer **out, int fd, uint32_t stream,
+		      uint32_t pid)
+{
+	struct xp_file_header hdr;
+	struct xp_writer *w;
+
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	w->fd = fd;
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, XP_MAGIC, sizeof(hdr.magic));
+	hdr.version = XP_FORMAT_VERSION;
+	hdr.header_size = sizeof(hdr);
+	hdr.stream = stream;
+	hdr.clock = XP_CLOCK_MONOTONIC;
+	hdr.pid = pid;
+	hdr.created_ns = monotonic_ns();
+	memcpy(w->buf, &hdr, sizeof(hdr));
+	w->used = sizeof(hdr);
+	*out = w;
+	return 0;
+}
+
+int xp_writer_open(struct xp_writer **out, const char *path, uint32_t stream,
+		   uint32_t pid)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	return xp_writer_open_fd(out, fd, stream, pid);
+}
+
+int xp_writer_flush(struct xp_writer *w)
+{
+	int err;
+
+	if (w->error)
+		return w->error;
+	if (w->used == 0)
+		return 0;
+	err = write_all(w->fd, w->buf, w->used);
+	if (err) {
+		w->error = err;
+		return err;
+	}
+	w->bytes += w->used;
+	w->used = 0;
+	return 0;
+}
+
+int xp_writer_append(struct xp_writer *w, uint32_t type, const void *fixed,
+		     size_t fixed_len, const void *tail, size_t tail_len)
+{
+	struct xp_record_header h;
+	size_t payload = fixed_len + tail_len;
+	size_t total;
+	unsigned char *dst;
+
+	if (payload > XP_RECORD_MAX - sizeof(h))
+		return -EMSGSIZE;
+	total = XP_ALIGN8(sizeof(h) + payload);
+	if (w->error) {
+		w->dropped++;
+		return w->error;
+	}
+	if (w->used + total > sizeof(w->buf) && xp_writer_flush(w)) {
+		w->dropped++;
+		return w->error;
+	}
+	h.type = type;
+	h.size = (uint32_t)total;
+	dst = w->buf + w->used;
+	memcpy(dst, &h, sizeof(h));
+	if (fixed_len)
+		memcpy(dst + sizeof(h), fixed, fixed_len);
+	if (tail_len)
+		memcpy(dst + sizeof(h) + fixed_len, tail, tail_len);
+	memset(dst + sizeof(h) + payload, 0, total - sizeof(h) - payload);
+	w->used += total;
+	return 0;
+}
+
+uint64_t xp_writer_dropped(const struct xp_writer *w)
+{
+	return w->dropped;
+}
+
+uint64_t xp_writer_bytes(const struct xp_writer *w)
+{
+	return w->bytes + w->used;
+}
+
+int xp_writer_close(struct xp_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	xp_writer_flush(w);
+	err = w->error;
+	if (close(w->fd) && !err)
+		err = -errno;
+	free(w);
+	return err;
+}
+
+struct xp_reader {
+	FILE *f;                    /* owned */
+	struct xp_file_header hdr;  /* as read, header_size clipped to ours */
+	uint64_t offset;            /* file offset of the record in rec */
+	uint64_t next_offset;       /* file offset after it */
+	const char *error;          /* static text after a failure */
+	unsigned char *rec;         /* current record, grown up to XP_RECORD_MAX */
+	size_t rec_cap;
+};
+
+static int reader_fail(struct xp_reader *r, int err, const char *what)
+{
+	r->error = what;
+	return err;
+}
+
+/* Reads exactly len bytes; 0, -ENODATA at a short read, -errno. */
+static int read_exact(struct xp_reader *r, void *dst, size_t len, int *got_any)
+{
+	size_t n = fread(dst, 1, len, r->f);
+
+	*got_any = n > 0;
+	if (n == len)
+		return 0;
+	if (ferror(r->f))
+		return -EIO;
+	return -ENODATA;
+}
+
+int xp_reader_open(struct xp_reader **out, const char *path)
+{
+	struct xp_reader *r;
+	int got_any, err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->f = fopen(path, "rbe");
+	if (!r->f) {
+		err = -errno;
+		free(r);
+		return err;
+	}
+	setvbuf(r->f, NULL, _IOFBF, READER_BUF_SIZE);
+	*out = r;
+	err = read_exact(r, &r->hdr, sizeof(r->hdr), &got_any);
+	if (err == -ENODATA)
+		return reader_fail(r, -EBADMSG, got_any ? "file header truncated" : "empty file");
+	if (err)
+		return reader_fail(r, err, "read error");
+	if (memcmp(r->hdr.magic, XP_MAGIC, sizeof(r->hdr.magic)) != 0)
+		return reader_fail(r, -EBADMSG, "not an xpcap record stream (bad magic)");
+	if (r->hdr.version == 0 || r->hdr.version > XP_FORMAT_VERSION)
+		return reader_fail(r, -EPROTO, "format version newer than this reader");
+	if (r->hdr.header_size < sizeof(r->hdr) || r->hdr.header_size > 4096 ||
+	    r->hdr.header_size % XP_RECORD_ALIGN)
+		return reader_fail(r, -EBADMSG, "bad header size");
+	if (fseeko(r->f, r->hdr.header_size, SEEK_SET))
+		return reader_fail(r, -EIO, "seek error");
+	r->next_offset = r->hdr.header_size;
+	r->offset = r->next_offset;
+	return 0;
+}
+
+int xp_reader_next(struct xp_reader *r, const struct xp_record_header **rec)
+{
+	struct xp_record_header h;
+	int got_any, err;
+
+	r->offset = r->next_offset;
+	err = read_exact(r, &h, sizeof(h), &got_any);
+	if (err == -ENODATA)
+		return got_any ? reader_fail(r, -ENODATA, "truncated record header") : 0;
+	if (err)
+		return reader_fail(r, err, "read error");
+	if (h.size < sizeof(h) || h.size % XP_RECORD_ALIGN)
+		return reader_fail(r, -EBADMSG, "bad record size");
+	if (h.size > XP_RECORD_MAX)
+		return reader_fail(r, -EBADMSG, "record larger than the format allows");
+	if (h.size > r->rec_cap) {
+		size_t cap = r->rec_cap ? r->rec_cap : 4096;
+		unsigned char *p;
+
+		while (cap < h.size)
+			cap *= 2;
+		p = realloc(r->rec, cap);
+		if (!p)
+			return reader_fail(r, -ENOMEM, "out of memory");
+		r->rec = p;
+		r->rec_cap = cap;
+	}
+	memcpy(r->rec, &h, sizeof(h));
+	err = read_exact(r, r->rec + sizeof(h), h.size - sizeof(h), &got_any);
+	if (err == -ENODATA)
+		return reader_fail(r, -ENODATA, "truncated record");
+	if (err)
+		return reader_fail(r, err, "read error");
+	r->next_offset += h.size;
+	*rec = (const struct xp_record_header *)r->rec;
+	return 1;
+}
+
+const struct xp_file_header *xp_reader_header(const struct xp_reader *r)
+{
+	return &r->hdr;
+}
+
+uint64_t xp_reader_offset(const struct xp_reader *r)
+{
+	return r->offset;
+}
+
+const char *xp_reader_error(const struct xp_reader *r)
+{
+	return r->error ? r->error : "no error";
+}
+
+void xp_reader_close(struct xp_reader *r)
+{
+	if (!r)
+		return;
+	if (r->f)
+		fclose(r->f);
+	free(r->rec);
+	free(r);
+}
+
+const uint64_t *xp_record_stack_ips(const struct xp_record_header *h,
+				    size_t fixed, const struct xp_stack *st)
+{
+	size_t need = fixed + ((size_t)st->user_depth + st->kernel_depth) * 8;
+
+	if (st->user_depth > XP_MAX_STACK_DEPTH || st->kernel_depth > XP_MAX_STACK_DEPTH)
+		return NULL;
+	if (need > xp_record_payload_len(h))
+		return NULL;
+	return (const uint64_t *)((const unsigned char *)xp_record_payload(h) + fixed);
+}
+
+const char *xp_record_path(const struct xp_record_header *h, size_t fixed,
+			   uint16_t path_len)
+{
+	const char *path = (const char *)xp_record_payload(h) + fixed;
+
+	if (fixed + (size_t)path_len + 1 > xp_record_payload_len(h))
+		return NULL;
+	if (path[path_len] != '\0' || memchr(path, '\0', path_len))
+		return NULL;
+	return path;
+}

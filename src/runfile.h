@@ -1,0 +1,87 @@
+/* runfile.h - write and read *.xpr record streams (format in runfmt.h).
+ *
+ * The writer buffers records and writes large sequential blocks, so memory
+ * stays bounded by its buffer whatever the length of the run:
+ *
+ *   struct xp_writer *w;
+ *   if (xp_writer_open(&w, "run/cpu.xpr", XP_STREAM_CPU, 0) == 0) {
+ *       xp_writer_append(w, XP_REC_SAMPLE, &sample, sizeof(sample), ips, nbytes);
+ *       xp_writer_close(w);
+ *   }
+ *
+ * The reader validates as it goes and stops at the first bad byte, telling
+ * the offset; what came before stays usable:
+ *
+ *   struct xp_reader *r; const struct xp_record_header *rec;
+ *   xp_reader_open(&r, "run/cpu.xpr");
+ *   while ((err = xp_reader_next(r, &rec)) > 0) ...;
+ *   if (err < 0) fprintf(stderr, "%s at offset %llu: %s\n", path,
+ *                        xp_reader_offset(r), xp_reader_error(r));
+ *
+ * Both return 0 or a negative errno; no function here prints or exits.
+ */
+#ifndef XP_RUNFILE_H
+#define XP_RUNFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runfmt.h"
+
+struct xp_writer;
+struct xp_reader;
+
+/* Creates path (O_EXCL: never overwrites) and writes the header. */
+int xp_writer_open(struct xp_writer **out, const char *path,
+		   uint32_t stream, uint32_t pid);
+/* Same, on a file descriptor the caller opened; the writer takes it. */
+int xp_writer_open_fd(struct xp_writer **out, int fd, uint32_t stream,
+		      uint32_t pid);
+/* Appends one record: a fixed part and an optional variable tail, padded
+ * to 8 bytes. Returns -EMSGSIZE above XP_RECORD_MAX, -errno on write error
+ * (the writer then drops further records and counts them). */
+int xp_writer_append(struct xp_writer *w, uint32_t type, const void *fixed,
+		     size_t fixed_len, const void *tail, size_t tail_len);
+/* Writes what is buffered; records are whole on disk after this. */
+int xp_writer_flush(struct xp_writer *w);
+/* Records given to append but not written because of an earlier error. */
+uint64_t xp_writer_dropped(const struct xp_writer *w);
+uint64_t xp_writer_bytes(const struct xp_writer *w);
+/* Flushes, fsyncs nothing, closes, frees; accepts NULL. Returns the first
+ * write error seen during the writer's life, else 0. */
+int xp_writer_close(struct xp_writer *w);
+
+int xp_reader_open(struct xp_reader **out, const char *path);
+/* 1 and *rec set: a record (valid until the next call); 0: clean end;
+ * -EBADMSG: corrupt; -ENODATA: truncated tail; -EPROTO: unsupported
+ * version; other -errno: I/O. */
+int xp_reader_next(struct xp_reader *r, const struct xp_record_header **rec);
+const struct xp_file_header *xp_reader_header(const struct xp_reader *r);
+/* Offset in the file of the last record returned, or of the error. */
+uint64_t xp_reader_offset(const struct xp_reader *r);
+/* What is wrong, in a few words, after a negative return. */
+const char *xp_reader_error(const struct xp_reader *r);
+void xp_reader_close(struct xp_reader *r);
+
+/* Payload of a record and its length, for the typed accessors below. */
+static inline const void *xp_record_payload(const struct xp_record_header *h)
+{
+	return h + 1;
+}
+
+static inline uint32_t xp_record_payload_len(const struct xp_record_header *h)
+{
+	return h->size - (uint32_t)sizeof(*h);
+}
+
+/* Validates a record whose payload starts with a fixed struct of `fixed`
+ * bytes followed by a stack: returns the IP array or NULL if the record is
+ * too short for the depths it claims. */
+const uint64_t *xp_record_stack_ips(const struct xp_record_header *h,
+				    size_t fixed, const struct xp_stack *st);
+/* The path that follows a struct xp_mmap or xp_exec, bounds-checked;
+ * NULL if the record is too short for path_len. */
+const char *xp_record_path(const struct xp_record_header *h, size_t fixed,
+			   uint16_t path_len);
+
+#endif
