@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runfmt.h"
+
 static void usage(FILE *out, const char *prog, const struct xp_cmd *cmds)
 {
 	fprintf(out, "usage: %s <command> [options] [args]\n\ncommands:\n", prog);
@@ -26,7 +28,7 @@ int xp_cmd_dispatch(const char *prog, const struct xp_cmd *cmds, int argc,
 		return XP_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("%s %s (run format %d)\n", prog, XP_VERSION, 1);
+		printf("%s %s (run format %d)\n", prog, XP_VERSION, XP_FORMAT_VERSION);
 		return XP_EXIT_OK;
 	}
 	for (const struct xp_cmd *c = cmds; c->name; c++)

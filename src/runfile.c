@@ -1,7 +1,6 @@
 /* runfile.c - buffered writer and validating reader of *.xpr streams.
  * The writer is also compiled into the CUPTI injection library, so it uses
  * nothing but libc and never prints. */
-#define _GNU_SOURCE
 #include "runfile.h"
 
 #include <errno.h>

@@ -1,0 +1,234 @@
+/* cmd_dump.c - `xpcorr dump run/`: every raw record of a run, one per line,
+ * for debugging captures and for tests that check what xpcap wrote.
+ *   xpcorr dump run/                 # all streams, in file order
+ *   xpcorr dump --type sample run/   # one record kind
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "runfile.h"
+
+static const char *const type_names[] = {
+	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
+	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
+	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch",
+	[XP_REC_LOST] = "lost", [XP_REC_ZBLOCK] = "zblock",
+};
+
+static const char *type_name(uint32_t type)
+{
+	if (type < sizeof(type_names) / sizeof(type_names[0]) && type_names[type])
+		return type_names[type];
+	return NULL;
+}
+
+static void print_ips(const uint64_t *ips, unsigned n, const char *label)
+{
+	printf(" %s=", label);
+	for (unsigned i = 0; i < n; i++)
+		printf(i ? ",%" PRIx64 : "%" PRIx64, ips[i]);
+}
+
+/* Prints a stack that follows a fixed struct; 0 or -EBADMSG. */
+static int print_stack(const struct xp_record_header *h, size_t fixed,
+		       const struct xp_stack *st)
+{
+	const uint64_t *ips = xp_record_stack_ips(h, fixed, st);
+
+	if (!ips)
+		return -EBADMSG;
+	printf(" flags=%" PRIu32, st->flags);
+	print_ips(ips, st->kernel_depth, "kstack");
+	print_ips(ips + st->kernel_depth, st->user_depth, "ustack");
+	return 0;
+}
+
+static int print_record(const struct xp_record_header *h)
+{
+	const void *p = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+	const char *name = type_name(h->type);
+
+	if (!name) {
+		printf("unknown type=%" PRIu32 " size=%" PRIu32 "\n", h->type, h->size);
+		return 0;
+	}
+	printf("%s", name);
+	switch (h->type) {
+	case XP_REC_SAMPLE: {
+		const struct xp_sample *s = p;
+
+		if (len < sizeof(*s))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32 " comm=%.16s",
+		       s->ts, s->pid, s->tid, s->cpu, s->comm);
+		if (print_stack(h, sizeof(*s), &s->stack))
+			return -EBADMSG;
+		break;
+	}
+	case XP_REC_FORK:
+	case XP_REC_EXIT: {
+		const struct xp_task *t = p;
+
+		if (len < sizeof(*t))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " ppid=%" PRIu32 " tid=%" PRIu32 " ptid=%" PRIu32,
+		       t->ts, t->pid, t->ppid, t->tid, t->ptid);
+		break;
+	}
+	case XP_REC_COMM: {
+		const struct xp_comm *c = p;
+
+		if (len < sizeof(*c))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " exec=%d comm=%.16s",
+		       c->ts, c->pid, c->tid, !!(c->flags & XP_COMM_EXEC), c->comm);
+		break;
+	}
+	case XP_REC_EXEC: {
+		const struct xp_exec *e = p;
+		const char *path;
+
+		if (len < sizeof(*e) || !(path = xp_record_path(h, sizeof(*e), e->path_len)))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " path=%s",
+		       e->ts, e->pid, e->tid, path);
+		break;
+	}
+	case XP_REC_MMAP: {
+		const struct xp_mmap *m = p;
+		const char *path;
+
+		if (len < sizeof(*m) || !(path = xp_record_path(h, sizeof(*m), m->path_len)))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " addr=%" PRIx64 " len=%" PRIx64
+		       " pgoff=%" PRIx64 " prot=%" PRIu32 " build_id=",
+		       m->ts, m->pid, m->addr, m->len, m->pgoff, m->prot);
+		for (unsigned i = 0; i < m->build_id_size && i < XP_BUILD_ID_MAX; i++)
+			printf("%02x", m->build_id[i]);
+		printf(" path=%s", path);
+		break;
+	}
+	case XP_REC_LAUNCH: {
+		const struct xp_launch *l = p;
+
+		if (len < sizeof(*l))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32
+		       " corr=%" PRIu64 " cbid=%" PRIu32,
+		       l->ts, l->pid, l->tid, l->cpu, l->correlation_id, l->cbid);
+		if (print_stack(h, sizeof(*l), &l->stack))
+			return -EBADMSG;
+		break;
+	}
+	case XP_REC_SWITCH: {
+		const struct xp_switch *s = p;
+
+		if (len < sizeof(*s))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " dur=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " state=%" PRIu32,
+		       s->ts, s->duration_ns, s->pid, s->tid, s->prev_state);
+		if (print_stack(h, sizeof(*s), &s->stack))
+			return -EBADMSG;
+		break;
+	}
+	case XP_REC_LOST: {
+		const struct xp_lost *l = p;
+
+		if (len < sizeof(*l))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " kind=%s reason=%" PRIu32 " count=%" PRIu64,
+		       l->ts, type_name(l->kind) ? type_name(l->kind) : "?", l->reason, l->count);
+		break;
+	}
+	default:
+		printf(" size=%" PRIu32, h->size);
+	}
+	putchar('\n');
+	return 0;
+}
+
+/* Dumps one stream; returns 0, or 1 after printing the error. */
+static int dump_file(const char *path, const char *only)
+{
+	struct xp_reader *r = NULL;
+	const struct xp_record_header *h;
+	int err;
+
+	err = xp_reader_open(&r, path);
+	while (err == 0 && (err = xp_reader_next(r, &h)) > 0) {
+		err = 0;
+		if (only && (!type_name(h->type) || strcmp(only, type_name(h->type))))
+			continue;
+		if (print_record(h)) {
+			fprintf(stderr, "xpcorr: %s at offset %" PRIu64 ": %s record too short\n",
+				path, xp_reader_offset(r), type_name(h->type));
+			err = -EBADMSG;
+			break;
+		}
+	}
+	if (err < 0 && r && xp_reader_error(r) && strcmp(xp_reader_error(r), "no error"))
+		fprintf(stderr, "xpcorr: %s at offset %" PRIu64 ": %s\n", path,
+			xp_reader_offset(r), xp_reader_error(r));
+	else if (err < 0 && err != -EBADMSG)
+		fprintf(stderr, "xpcorr: cannot read %s: %s\n", path, strerror(-err));
+	xp_reader_close(r);
+	return err < 0;
+}
+
+static int is_stream(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 4 && !strcmp(d->d_name + n - 4, ".xpr");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "type", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *only = NULL;
+	struct dirent **names;
+	int c, n, failed = 0;
+	char path[4096];
+
+	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			only = optarg;
+			break;
+		case 'h':
+			printf("usage: xpcorr dump [--type KIND] RUN_DIR|FILE.xpr\n");
+			return XP_EXIT_OK;
+		default:
+			return XP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "xpcorr dump: expected one run directory or .xpr file\n");
+		return XP_EXIT_USAGE;
+	}
+	n = scandir(argv[optind], &names, is_stream, alphasort);
+	if (n < 0 && errno == ENOTDIR)
+		return dump_file(argv[optind], only) ? XP_EXIT_FAIL : XP_EXIT_OK;
+	if (n < 0) {
+		fprintf(stderr, "xpcorr: cannot read %s: %s\n", argv[optind], strerror(errno));
+		return XP_EXIT_FAIL;
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", argv[optind], names[i]->d_name);
+		failed |= dump_file(path, only);
+		free(names[i]);
+	}
+	free(names);
+	return failed ? XP_EXIT_FAIL : XP_EXIT_OK;
+}

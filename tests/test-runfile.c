@@ -1,0 +1,169 @@
+/* test-runfile.c - the stream writer and reader agree, and the reader
+ * reports truncation and corruption with the right offset. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "runfile.h"
+
+static char path[] = "/tmp/xp-test-runfile-XXXXXX";
+
+static void make_path(void)
+{
+	int fd;
+
+	strcpy(path, "/tmp/xp-test-runfile-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+}
+
+static void write_samples(int n)
+{
+	struct xp_writer *w;
+	struct xp_sample s;
+	uint64_t ips[3] = { 0x1000, 0x2000, 0x3000 };
+
+	make_path();
+	ck_assert_int_eq(xp_writer_open(&w, path, XP_STREAM_CPU, 0), 0);
+	for (int i = 0; i < n; i++) {
+		memset(&s, 0, sizeof(s));
+		s.ts = 1000 + (uint64_t)i;
+		s.pid = 42;
+		s.tid = 43 + (uint32_t)i;
+		s.stack.user_depth = 2;
+		s.stack.kernel_depth = 1;
+		ck_assert_int_eq(xp_writer_append(w, XP_REC_SAMPLE, &s, sizeof(s), ips, sizeof(ips)), 0);
+	}
+	ck_assert_int_eq(xp_writer_close(w), 0);
+}
+
+static int count_records(int *err_out, uint64_t *err_offset)
+{
+	struct xp_reader *r = NULL;
+	const struct xp_record_header *h;
+	int n = 0, err;
+
+	err = xp_reader_open(&r, path);
+	while (err == 0 && (err = xp_reader_next(r, &h)) > 0) {
+		const struct xp_sample *s = xp_record_payload(h);
+		const uint64_t *ips = xp_record_stack_ips(h, sizeof(*s), &s->stack);
+
+		ck_assert_int_eq(h->type, XP_REC_SAMPLE);
+		ck_assert_ptr_nonnull(ips);
+		ck_assert_uint_eq(ips[2], 0x3000);
+		ck_assert_uint_eq(s->tid, 43 + (uint32_t)n);
+		n++;
+		err = 0;
+	}
+	*err_out = err;
+	*err_offset = r ? xp_reader_offset(r) : 0;
+	xp_reader_close(r);
+	return n;
+}
+
+START_TEST(roundtrip_many_records)
+{
+	int err;
+	uint64_t off;
+
+	write_samples(100000);  /* several writer buffers */
+	ck_assert_int_eq(count_records(&err, &off), 100000);
+	ck_assert_int_eq(err, 0);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(truncated_tail_keeps_whole_records)
+{
+	int err;
+	uint64_t off;
+	size_t rec = XP_ALIGN8(sizeof(struct xp_record_header) + sizeof(struct xp_sample) + 24);
+
+	write_samples(10);
+	ck_assert_int_eq(truncate(path, sizeof(struct xp_file_header) + 7 * rec + 5), 0);
+	ck_assert_int_eq(count_records(&err, &off), 7);
+	ck_assert_int_eq(err, -ENODATA);
+	ck_assert_uint_eq(off, sizeof(struct xp_file_header) + 7 * rec);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(huge_length_is_corruption_not_allocation)
+{
+	int err, fd;
+	uint64_t off;
+	uint32_t huge = 0xfffffff8u;
+
+	write_samples(3);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	/* size field of the second record */
+	ck_assert_int_eq(pwrite(fd, &huge, 4, sizeof(struct xp_file_header) + 4 +
+				XP_ALIGN8(sizeof(struct xp_record_header) + sizeof(struct xp_sample) + 24)), 4);
+	close(fd);
+	ck_assert_int_eq(count_records(&err, &off), 1);
+	ck_assert_int_eq(err, -EBADMSG);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(bad_magic_and_future_version_refused)
+{
+	struct xp_reader *r = NULL;
+	struct xp_file_header h;
+	int fd;
+
+	write_samples(1);
+	fd = open(path, O_RDWR);
+	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	h.version = XP_FORMAT_VERSION + 1;
+	ck_assert_int_eq(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
+	ck_assert_int_eq(xp_reader_open(&r, path), -EPROTO);
+	xp_reader_close(r);
+	h.magic[0] = 'Z';
+	ck_assert_int_eq(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
+	close(fd);
+	r = NULL;
+	ck_assert_int_eq(xp_reader_open(&r, path), -EBADMSG);
+	ck_assert_str_eq(xp_reader_error(r), "not an xpcap record stream (bad magic)");
+	xp_reader_close(r);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(path_accessor_checks_bounds)
+{
+	unsigned char buf[64];
+	struct xp_record_header *h = (void *)buf;
+	char *p = (char *)(h + 1) + 8;
+
+	memset(buf, 0, sizeof(buf));
+	h->size = sizeof(buf);
+	memcpy(p, "/bin/x", 7);
+	ck_assert_str_eq(xp_record_path(h, 8, 6), "/bin/x");
+	ck_assert_ptr_null(xp_record_path(h, 8, 5));     /* NUL inside */
+	ck_assert_ptr_null(xp_record_path(h, 8, 60));    /* past the record */
+}
+END_TEST
+
+Suite *runfile_suite(void)
+{
+	Suite *s = suite_create("runfile");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, roundtrip_many_records);
+	tcase_add_test(tc, truncated_tail_keeps_whole_records);
+	tcase_add_test(tc, huge_length_is_corruption_not_allocation);
+	tcase_add_test(tc, bad_magic_and_future_version_refused);
+	tcase_add_test(tc, path_accessor_checks_bounds);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(runfile_suite)
