@@ -1,0 +1,22 @@
+/* marker.h - the correlation marker: the contract between the CUPTI
+ * injection library (which calls it) and xpcap's uprobe (which fires on it).
+ *
+ * The injection library exports this symbol, never inlined, with a 5-byte
+ * nop as its first instruction so the kernel can optimize the uprobe. It is
+ * called on ENTER of the outermost launch-class CUDA API call of a thread:
+ *   xpcap_correlation_marker(cbdata->correlationId, XP_CBID(domain, cbid));
+ * The uprobe reads the two arguments from the registers (rdi, rsi). */
+#ifndef XP_MARKER_H
+#define XP_MARKER_H
+
+#include <stdint.h>
+
+#define XP_MARKER_SYMBOL "xpcap_correlation_marker"
+/* cbid as recorded: the CUPTI callback id, bit 31 set for the driver API. */
+#define XP_CBID_DRIVER (1u << 31)
+#define XP_CBID(is_driver, cbid) ((uint32_t)(cbid) | ((is_driver) ? XP_CBID_DRIVER : 0u))
+
+/* Environment the injection library reads (set by xpcap record). */
+#define XP_ENV_RUN_DIR "XPCAP_RUN_DIR"      /* where to write gpu-<pid>.xpr */
+
+#endif
