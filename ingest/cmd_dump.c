@@ -35,49 +35,41 @@ static void print_ips(const uint64_t *ips, unsigned n, const char *label)
 		printf(i ? ",%" PRIx64 : "%" PRIx64, ips[i]);
 }
 
-/* Prints a stack that follows a fixed struct; 0 or -EBADMSG. */
-static int print_stack(const struct xp_record_header *h, size_t fixed,
-		       const struct xp_stack *st)
+/* Prints the stack after a fixed struct (xp_record_check passed). */
+static void print_stack(const struct xp_record_header *h, size_t fixed,
+			const struct xp_stack *st)
 {
 	const uint64_t *ips = xp_record_stack_ips(h, fixed, st);
 
-	if (!ips)
-		return -EBADMSG;
 	printf(" flags=%" PRIu32, st->flags);
 	print_ips(ips, st->kernel_depth, "kstack");
 	print_ips(ips + st->kernel_depth, st->user_depth, "ustack");
-	return 0;
 }
 
-static int print_record(const struct xp_record_header *h)
+/* Prints one record that passed xp_record_check. */
+static void print_record(const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
-	uint32_t len = xp_record_payload_len(h);
 	const char *name = type_name(h->type);
 
 	if (!name) {
 		printf("unknown type=%" PRIu32 " size=%" PRIu32 "\n", h->type, h->size);
-		return 0;
+		return;
 	}
 	printf("%s", name);
 	switch (h->type) {
 	case XP_REC_SAMPLE: {
 		const struct xp_sample *s = p;
 
-		if (len < sizeof(*s))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32 " comm=%.16s",
 		       s->ts, s->pid, s->tid, s->cpu, s->comm);
-		if (print_stack(h, sizeof(*s), &s->stack))
-			return -EBADMSG;
+		print_stack(h, sizeof(*s), &s->stack);
 		break;
 	}
 	case XP_REC_FORK:
 	case XP_REC_EXIT: {
 		const struct xp_task *t = p;
 
-		if (len < sizeof(*t))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " ppid=%" PRIu32 " tid=%" PRIu32 " ptid=%" PRIu32,
 		       t->ts, t->pid, t->ppid, t->tid, t->ptid);
 		break;
@@ -85,28 +77,22 @@ static int print_record(const struct xp_record_header *h)
 	case XP_REC_COMM: {
 		const struct xp_comm *c = p;
 
-		if (len < sizeof(*c))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " exec=%d comm=%.16s",
 		       c->ts, c->pid, c->tid, !!(c->flags & XP_COMM_EXEC), c->comm);
 		break;
 	}
 	case XP_REC_EXEC: {
 		const struct xp_exec *e = p;
-		const char *path;
+		const char *path = xp_record_path(h, sizeof(*e), e->path_len);
 
-		if (len < sizeof(*e) || !(path = xp_record_path(h, sizeof(*e), e->path_len)))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " path=%s",
 		       e->ts, e->pid, e->tid, path);
 		break;
 	}
 	case XP_REC_MMAP: {
 		const struct xp_mmap *m = p;
-		const char *path;
+		const char *path = xp_record_path(h, sizeof(*m), m->path_len);
 
-		if (len < sizeof(*m) || !(path = xp_record_path(h, sizeof(*m), m->path_len)))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " addr=%" PRIx64 " len=%" PRIx64
 		       " pgoff=%" PRIx64 " prot=%" PRIu32 " build_id=",
 		       m->ts, m->pid, m->addr, m->len, m->pgoff, m->prot);
@@ -118,31 +104,23 @@ static int print_record(const struct xp_record_header *h)
 	case XP_REC_LAUNCH: {
 		const struct xp_launch *l = p;
 
-		if (len < sizeof(*l))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32
 		       " corr=%" PRIu64 " cbid=%" PRIu32,
 		       l->ts, l->pid, l->tid, l->cpu, l->correlation_id, l->cbid);
-		if (print_stack(h, sizeof(*l), &l->stack))
-			return -EBADMSG;
+		print_stack(h, sizeof(*l), &l->stack);
 		break;
 	}
 	case XP_REC_SWITCH: {
 		const struct xp_switch *s = p;
 
-		if (len < sizeof(*s))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " dur=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " state=%" PRIu32,
 		       s->ts, s->duration_ns, s->pid, s->tid, s->prev_state);
-		if (print_stack(h, sizeof(*s), &s->stack))
-			return -EBADMSG;
+		print_stack(h, sizeof(*s), &s->stack);
 		break;
 	}
 	case XP_REC_LOST: {
 		const struct xp_lost *l = p;
 
-		if (len < sizeof(*l))
-			return -EBADMSG;
 		printf(" ts=%" PRIu64 " kind=%s reason=%" PRIu32 " count=%" PRIu64,
 		       l->ts, type_name(l->kind) ? type_name(l->kind) : "?", l->reason, l->count);
 		break;
@@ -151,7 +129,6 @@ static int print_record(const struct xp_record_header *h)
 		printf(" size=%" PRIu32, h->size);
 	}
 	putchar('\n');
-	return 0;
 }
 
 /* Dumps one stream; returns 0, or 1 after printing the error. */
@@ -159,25 +136,28 @@ static int dump_file(const char *path, const char *only)
 {
 	struct xp_reader *r = NULL;
 	const struct xp_record_header *h;
+	const char *why = NULL;
 	int err;
 
 	err = xp_reader_open(&r, path);
-	while (err == 0 && (err = xp_reader_next(r, &h)) > 0) {
-		err = 0;
-		if (only && (!type_name(h->type) || strcmp(only, type_name(h->type))))
-			continue;
-		if (print_record(h)) {
-			fprintf(stderr, "xpcorr: %s at offset %" PRIu64 ": %s record too short\n",
-				path, xp_reader_offset(r), type_name(h->type));
-			err = -EBADMSG;
-			break;
-		}
-	}
-	if (err < 0 && r && xp_reader_error(r) && strcmp(xp_reader_error(r), "no error"))
-		fprintf(stderr, "xpcorr: %s at offset %" PRIu64 ": %s\n", path,
-			xp_reader_offset(r), xp_reader_error(r));
-	else if (err < 0 && err != -EBADMSG)
+	if (err && !r) {
 		fprintf(stderr, "xpcorr: cannot read %s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	if (err)
+		why = xp_reader_error(r);
+	while (err == 0 && (err = xp_reader_next(r, &h)) > 0) {
+		err = xp_record_check(h, &why);
+		if (err)
+			break;
+		if (!only || (type_name(h->type) && !strcmp(only, type_name(h->type))))
+			print_record(h);
+	}
+	if (err < 0 && !why)
+		why = xp_reader_error(r);
+	if (err < 0)
+		fprintf(stderr, "xpcorr: %s at offset %" PRIu64 ": %s\n", path,
+			xp_reader_offset(r), why);
 	xp_reader_close(r);
 	return err < 0;
 }

@@ -310,3 +310,59 @@ const char *xp_record_path(const struct xp_record_header *h, size_t fixed,
 		return NULL;
 	return path;
 }
+
+#include <stddef.h>
+#define STACK_LAST(t) _Static_assert(offsetof(struct t, stack) + sizeof(struct xp_stack) == \
+				     sizeof(struct t), #t ": stack must be the last member")
+STACK_LAST(xp_sample);
+STACK_LAST(xp_launch);
+STACK_LAST(xp_switch);
+
+static int stack_fits(const struct xp_record_header *h, size_t fixed)
+{
+	const struct xp_stack *st;
+
+	st = (const void *)((const unsigned char *)xp_record_payload(h) + fixed - sizeof(*st));
+	return xp_record_stack_ips(h, fixed, st) != NULL;
+}
+
+int xp_record_check(const struct xp_record_header *h, const char **why)
+{
+	static const uint32_t fixed_size[] = {
+		[XP_REC_SAMPLE] = sizeof(struct xp_sample),
+		[XP_REC_FORK] = sizeof(struct xp_task),
+		[XP_REC_EXIT] = sizeof(struct xp_task),
+		[XP_REC_COMM] = sizeof(struct xp_comm),
+		[XP_REC_EXEC] = sizeof(struct xp_exec),
+		[XP_REC_MMAP] = sizeof(struct xp_mmap),
+		[XP_REC_LAUNCH] = sizeof(struct xp_launch),
+		[XP_REC_SWITCH] = sizeof(struct xp_switch),
+		[XP_REC_LOST] = sizeof(struct xp_lost),
+	};
+	const void *p = xp_record_payload(h);
+	uint32_t fixed;
+
+	if (h->type >= sizeof(fixed_size) / sizeof(fixed_size[0]) || !fixed_size[h->type])
+		return 0;
+	fixed = fixed_size[h->type];
+	*why = "record shorter than its type";
+	if (xp_record_payload_len(h) < fixed)
+		return -EBADMSG;
+	*why = "stack depth beyond the record";
+	switch (h->type) {
+	case XP_REC_SAMPLE:
+	case XP_REC_LAUNCH:
+	case XP_REC_SWITCH:
+		/* xp_stack is the last member of each of these structs */
+		return stack_fits(h, fixed) ? 0 : -EBADMSG;
+	case XP_REC_EXEC:
+		*why = "bad path in record";
+		return xp_record_path(h, fixed, ((const struct xp_exec *)p)->path_len) ? 0 : -EBADMSG;
+	case XP_REC_MMAP:
+		*why = "bad path in record";
+		if (((const struct xp_mmap *)p)->build_id_size > XP_BUILD_ID_MAX)
+			return -EBADMSG;
+		return xp_record_path(h, fixed, ((const struct xp_mmap *)p)->path_len) ? 0 : -EBADMSG;
+	}
+	return 0;
+}

@@ -79,6 +79,12 @@ static inline uint32_t xp_record_payload_len(const struct xp_record_header *h)
  * too short for the depths it claims. */
 const uint64_t *xp_record_stack_ips(const struct xp_record_header *h,
 				    size_t fixed, const struct xp_stack *st);
+/* Checks that a record of a type this version knows is long enough for its
+ * fixed part and for the stacks and paths it claims: 0, or -EBADMSG with
+ * *why set. Unknown types pass (readers skip them). Every consumer calls
+ * this before touching a payload, so validation lives in one place. */
+int xp_record_check(const struct xp_record_header *h, const char **why);
+
 /* The path that follows a struct xp_mmap or xp_exec, bounds-checked;
  * NULL if the record is too short for path_len. */
 const char *xp_record_path(const struct xp_record_header *h, size_t fixed,
