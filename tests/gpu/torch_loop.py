@@ -1,0 +1,95 @@
+"""torch_loop.py - a small PyTorch loop with known Python launch sites.
+
+Used on the GPU machine to check that launch stacks reach Python functions,
+to compare kernel counts with torch.profiler, and to measure overhead.
+  python3 tests/gpu/torch_loop.py --steps 50                # launch-heavy (many tiny kernels)
+  python3 tests/gpu/torch_loop.py --mode compute --steps 20  # large matmuls
+  python3 tests/gpu/torch_loop.py --profile prof.json        # torch.profiler active inside
+stdout holds only deterministic results (identical with and without a
+profiler); timings go to stderr as `step_us=<median>`.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+
+
+def tiny_elementwise(x):
+    # 100 small kernels per call: the worst case for per-launch cost
+    for _ in range(50):
+        x = x * 1.0001
+        x = x + 0.0001
+    return x
+
+
+def small_mlp(x, w1, w2):
+    return torch.relu(x @ w1) @ w2
+
+
+def big_matmul(a, b):
+    return a @ b
+
+
+def step_launch_heavy(state):
+    x = tiny_elementwise(state["x"])
+    y = small_mlp(x, state["w1"], state["w2"])
+    state["x"] = x
+    return y.sum()
+
+
+def step_compute(state):
+    c = big_matmul(state["a"], state["b"])
+    return c.float().mean()
+
+
+def make_state(mode):
+    g = torch.Generator(device="cuda").manual_seed(1234)
+    if mode == "compute":
+        n = 8192
+        return {"a": torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g),
+                "b": torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)}
+    return {"x": torch.randn(64, 64, device="cuda", generator=g),
+            "w1": torch.randn(64, 64, device="cuda", generator=g) * 0.1,
+            "w2": torch.randn(64, 64, device="cuda", generator=g) * 0.1}
+
+
+def run(args):
+    state = make_state(args.mode)
+    step = step_compute if args.mode == "compute" else step_launch_heavy
+    for _ in range(args.warmup):
+        step(state)
+    torch.cuda.synchronize()
+    times, results = [], []
+    for _ in range(args.steps):
+        t0 = time.perf_counter()
+        r = step(state)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6)
+        results.append(r.item())
+    return times, results
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mode", choices=["launch", "compute"], default="launch")
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--profile", metavar="TRACE_JSON", help="run under torch.profiler (CPU+CUDA)")
+    args = p.parse_args()
+    if args.profile:
+        from torch.profiler import profile, ProfilerActivity
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            times, results = run(args)
+        prof.export_chrome_trace(args.profile)
+        kernels = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+        print(f"profiler_cuda_events={kernels}", file=sys.stderr)
+    else:
+        times, results = run(args)
+    print(f"mode={args.mode} steps={args.steps} result={sum(results):.6e}")
+    print(f"step_us={statistics.median(times):.1f}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
