@@ -1,0 +1,42 @@
+/* jsonw.h - a streaming JSON writer: constant memory whatever the output
+ * size, for traces of millions of events (a jansson tree would hold them all).
+ *
+ *   struct jsonw w; jsonw_init(&w, stdout);
+ *   jsonw_obj_begin(&w); jsonw_key(&w, "ts"); jsonw_ns_as_us(&w, 1500);
+ *   jsonw_key(&w, "name"); jsonw_str(&w, "k\"1"); jsonw_obj_end(&w);
+ *   -> {"ts":1.500,"name":"k\"1"}
+ * Errors are sticky: check jsonw_error() once at the end.
+ */
+#ifndef XP_JSONW_H
+#define XP_JSONW_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define JSONW_MAX_DEPTH 32
+
+struct jsonw {
+	FILE *out;                  /* not owned */
+	int depth;
+	int error;                  /* -errno once a write failed or nesting broke */
+	uint8_t need_comma[JSONW_MAX_DEPTH];
+	uint8_t after_key;          /* a key was written: the next value takes no comma */
+};
+
+void jsonw_init(struct jsonw *w, FILE *out);
+void jsonw_obj_begin(struct jsonw *w);
+void jsonw_obj_end(struct jsonw *w);
+void jsonw_arr_begin(struct jsonw *w);
+void jsonw_arr_end(struct jsonw *w);
+void jsonw_key(struct jsonw *w, const char *key);
+void jsonw_str(struct jsonw *w, const char *s);
+void jsonw_int(struct jsonw *w, int64_t v);
+void jsonw_uint(struct jsonw *w, uint64_t v);
+/* A nanosecond count as microseconds with 3 decimals: Chrome trace's unit,
+ * ns precision kept without floating point rounding. */
+void jsonw_ns_as_us(struct jsonw *w, int64_t ns);
+void jsonw_bool(struct jsonw *w, int v);
+void jsonw_null(struct jsonw *w);
+int jsonw_error(const struct jsonw *w);
+
+#endif
