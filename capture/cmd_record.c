@@ -146,7 +146,7 @@ static const char *bpf_hint(enum bpf_sampler_step step, int err)
 
 static void on_proc_map(void *ctx, const struct xp_mmap *m, const char *path)
 {
-	drain_append(ctx, XP_REC_MMAP, m, sizeof(*m), path, m->path_len);
+	drain_append_path(ctx, XP_REC_MMAP, m, sizeof(*m), path, m->path_len);
 }
 
 /* -p and -a: what is already mapped will never produce an mmap event. */

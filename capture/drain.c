@@ -38,7 +38,8 @@ struct drain {
 	unsigned npids;
 	pid_t last_pid;
 	/* a sample or launch record assembled from the fixed-size BPF event */
-	unsigned char scratch[sizeof(struct xp_sample) + 2 * XP_MAX_STACK_DEPTH * 8];
+	unsigned char scratch[sizeof(struct xp_sample) + (2 * XP_MAX_STACK_DEPTH + 1) * 8];
+	char path[4096];            /* a path with its NUL, for mmap and exec */
 };
 
 static uint64_t now_ns(void)
@@ -73,6 +74,17 @@ int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 	return err;
 }
 
+int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t flen,
+		      const char *path, size_t path_len)
+{
+	/* the format wants the path NUL-terminated inside the record */
+	if (path_len >= sizeof(d->path))
+		path_len = sizeof(d->path) - 1;
+	memcpy(d->path, path, path_len);
+	d->path[path_len] = '\0';
+	return drain_append(d, type, fixed, flen, d->path, path_len + 1);
+}
+
 static void write_lost(struct drain *d, uint32_t kind, uint32_t reason, uint64_t count)
 {
 	struct xp_lost l = { .ts = now_ns(), .kind = kind, .reason = reason, .count = count };
@@ -90,9 +102,21 @@ static void write_stack_record(struct drain *d, uint32_t type, const void *fixed
 	size_t ud = st->user_depth <= XP_MAX_STACK_DEPTH ? st->user_depth : 0;
 	unsigned char *p = d->scratch;
 
+	const uint64_t *user = &e->tail.ips[XP_MAX_STACK_DEPTH];
+
 	memcpy(p, fixed, flen);
 	memcpy(p + flen, e->tail.ips, kd * 8);
-	memcpy(p + flen + kd * 8, &e->tail.ips[XP_MAX_STACK_DEPTH], ud * 8);
+	if (type == XP_REC_LAUNCH && e->entry_ret && ud >= 1) {
+		/* leaf (the marker), its caller from the stack, then the walk */
+		size_t rest = ud - 1 < XP_MAX_STACK_DEPTH - 2 ? ud - 1 : XP_MAX_STACK_DEPTH - 2;
+
+		memcpy(p + flen + kd * 8, user, 8);
+		memcpy(p + flen + kd * 8 + 8, &e->entry_ret, 8);
+		memcpy(p + flen + kd * 8 + 16, user + 1, rest * 8);
+		ud = rest + 2;
+	} else {
+		memcpy(p + flen + kd * 8, user, ud * 8);
+	}
 	/* the depths written must match the IPs that follow */
 	((struct xp_stack *)(p + flen - sizeof(*st)))->kernel_depth = (uint16_t)kd;
 	((struct xp_stack *)(p + flen - sizeof(*st)))->user_depth = (uint16_t)ud;
@@ -123,7 +147,7 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 
 		x.path_len = (uint16_t)n;
 		note_pid(d, (pid_t)x.pid);
-		drain_append(d, XP_REC_EXEC, &x, sizeof(x), e->tail.path, n);
+		drain_append_path(d, XP_REC_EXEC, &x, sizeof(x), e->tail.path, n);
 		break;
 	}
 	default:
@@ -157,7 +181,13 @@ static void on_perf_record(void *ctx, const void *rec, size_t len)
 			r.u.mmap.flags |= XP_MMAP_HAS_BUILD_ID;
 		}
 	}
-	drain_append(d, r.type, &r.u, r.fixed_len, r.path, r.path_len);
+	if (r.type == XP_REC_MMAP) {
+		if (r.path_len >= sizeof(d->path))
+			r.u.mmap.path_len = (uint16_t)(sizeof(d->path) - 1);
+		drain_append_path(d, r.type, &r.u, r.fixed_len, r.path, r.u.mmap.path_len);
+	} else {
+		drain_append(d, r.type, &r.u, r.fixed_len, NULL, 0);
+	}
 }
 
 static void report_losses(struct drain *d)

@@ -27,6 +27,9 @@ int drain_open(struct drain **out, struct xp_writer *w, struct bpf_sampler *s,
 /* Appends and counts one record; returns what the writer returned. */
 int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 		 const void *tail, size_t tlen);
+/* Same, for mmap and exec records: path (path_len bytes) NUL-terminated. */
+int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t flen,
+		      const char *path, size_t path_len);
 int drain_start(struct drain *d);
 void drain_stop(struct drain *d);
 /* Reads everything still queued, writes loss records, flushes. */

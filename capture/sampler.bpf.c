@@ -204,6 +204,10 @@ int xp_marker(struct pt_regs *ctx)
 	l->tid = (__u32)id;
 	l->cpu = bpf_get_smp_processor_id();
 	read_stacks(ctx, &l->stack, e, false);
+	e->entry_ret = 0;
+#ifdef __TARGET_ARCH_x86
+	bpf_probe_read_user(&e->entry_ret, sizeof(e->entry_ret), (void *)PT_REGS_SP(ctx));
+#endif
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

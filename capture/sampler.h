@@ -24,6 +24,10 @@ enum sampler_loss {
 struct sampler_event {
 	uint32_t type;                /* XP_REC_SAMPLE, XP_REC_LAUNCH or XP_REC_EXEC */
 	uint32_t pad;
+	/* launch: the marker's return address, read from the stack at its
+	 * first instruction: the frame-pointer walk cannot see that caller,
+	 * whose frame the marker has not pushed yet. 0 if unknown. */
+	uint64_t entry_ret;
 	union {
 		struct xp_sample sample;
 		struct xp_launch launch;
