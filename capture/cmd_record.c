@@ -463,8 +463,6 @@ int cmd_record(int argc, char **argv)
 	/* 3. signals, then the held child */
 	err = open_signals(r, &old_mask);
 	signals_blocked = true;
-	if (!err)
-		err = open_timer(r);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set up signal handling: %s\n", strerror(-err));
 		goto cleanup;
@@ -489,7 +487,13 @@ int cmd_record(int argc, char **argv)
 	r->meta.npids = r->npids;
 	meta_write(r->dir, &r->meta);
 	rundir_chown(r->dir, r->uid, r->gid);
-	/* 5. let the command run */
+	/* 5. the duration counts from here; let the command run */
+	err = open_timer(r);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot set the --duration timer: %s\n", strerror(-err));
+		ret = XP_EXIT_FAIL;
+		goto cleanup;
+	}
 	if (r->o.command && target_release(&r->t, &exec_errno)) {
 		fprintf(stderr, "xpcap: cannot run %s: %s\n", r->o.command[0],
 			strerror(exec_errno));

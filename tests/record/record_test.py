@@ -331,6 +331,22 @@ def t_signals(tmp):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    # xpcap itself killed: the run stays readable (flushed every second),
+    # meta.json says it never finished, and the kernel drops our programs
+    run = os.path.join(tmp, "killed")
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", prog("threads"), "30"])
+    time.sleep(2.5)
+    p.kill()
+    p.wait()
+    check(detached(), "no BPF program left after xpcap was SIGKILLed")
+    recs = dump(run)
+    check(len(samples(recs)) > 100, "killed xpcap: flushed samples readable (%d)" % len(samples(recs)))
+    check(meta(run)["status"] == "recording", "killed xpcap: meta.json from the start")
+    for pid in meta(run)["target_pids"]:  # the orphaned command
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     # --duration stops recording while the command runs on
     run = os.path.join(tmp, "dur")
     t0 = time.monotonic()
@@ -386,12 +402,18 @@ def t_user(tmp):
     out = os.path.join(tmp, "id.txt")
     os.chmod(tmp, 0o777)
     env = dict(os.environ, SUDO_UID="65534", SUDO_GID="65534")
-    rc, err = record(run, ["-q"], ["sh", "-c", "id -u > %s; id -g >> %s; echo $PYTHONPERFSUPPORT >> %s"
-                                   % (out, out, out)], env=env)
+    # the shell writes a perf map as CPython does with PYTHONPERFSUPPORT=1
+    rc, err = record(run, ["-q"], ["sh", "-c", "id -u > %s; id -g >> %s; echo $PYTHONPERFSUPPORT >> %s;"
+                                   " echo '1000 10 py::f:x.py' > /tmp/perf-$$.map" % (out, out, out)],
+                     env=env)
     check(rc == 0, "sudo-style run exits 0 (%d %r)" % (rc, err))
     with open(out) as f:
         check(f.read().split() == ["65534", "65534", "1"],
               "command ran as SUDO_UID/SUDO_GID with PYTHONPERFSUPPORT=1")
+    pid = meta(run)["target_pids"][0]
+    with open(os.path.join(run, "perf-%d.map" % pid)) as f:
+        check(f.read() == "1000 10 py::f:x.py\n", "perf-PID.map copied into the run")
+    os.unlink("/tmp/perf-%d.map" % pid)
     for name in ["."] + os.listdir(run):
         st = os.stat(os.path.join(run, name))
         check(st.st_uid == 65534, "%s owned by the invoking user" % name)
