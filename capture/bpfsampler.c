@@ -31,6 +31,17 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* SAMPLER_RINGBUF_BYTES, or 1 MiB per CPU on big machines (power of two). */
+static __u32 ringbuf_bytes(void)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u32 want = ncpus > 0 ? (__u32)ncpus << 20 : 0, size = SAMPLER_RINGBUF_BYTES;
+
+	while (size < want && size < (1u << 30))
+		size <<= 1;
+	return size;
+}
+
 int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq)
 {
 	struct bpf_sampler *s;
@@ -46,6 +57,10 @@ int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq)
 		err = -errno;
 		goto cleanup;
 	}
+	/* room for ~0.1 s of samples at 999 Hz on every CPU between drains */
+	err = bpf_map__set_max_entries(s->skel->maps.events, ringbuf_bytes());
+	if (err)
+		goto cleanup;
 	s->skel->rodata->filter_tgids = filter;
 	s->skel->rodata->period_ns = freq ? 1000000000u / freq : 0;
 	err = sampler_bpf__load(s->skel);
