@@ -25,6 +25,8 @@ XPCAP = os.environ.get("XPCAP", "build/src/bin/xpcap")
 XPCORR = os.environ.get("XPCORR", "build/src/bin/xpcorr")
 PROGDIR = os.environ.get("PROGDIR", "build/tests/programs")
 MARKERDIR = os.environ.get("MARKERDIR", "build/tests/marker")
+# commands that may outlive a test must not hold the test harness's pipes
+QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
 OUR_PROGS = ("xp_sample_cpu", "xp_fork", "xp_exit", "xp_exec", "xp_marker")
 
 
@@ -248,9 +250,10 @@ def t_forker(tmp):
 
 
 def t_exit_codes(tmp):
-    for name, want, sig in (("exit7", 7, None), ("segv", 128 + 11, 11)):
+    killer = ["sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; kill -9 $$"]
+    for name, want, sig in (("exit7", 7, None), ("segv", 128 + 11, 11), ("sigkill", 128 + 9, 9)):
         run = os.path.join(tmp, name)
-        rc, err = record(run, ["-q"], [prog(name)])
+        rc, err = record(run, ["-q"], killer if name == "sigkill" else [prog(name)])
         check(rc == want, "%s: xpcap exits %d (got %d)" % (name, want, rc))
         recs = dump(run)
         md = check_meta_counts(run, recs)
@@ -309,16 +312,34 @@ def t_errors(tmp):
 def t_signals(tmp):
     # SIGINT sent to xpcap (not from a terminal) is forwarded to the command
     run = os.path.join(tmp, "int")
-    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", prog("threads"), "30"])
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", prog("threads"), "30"], **QUIET)
     time.sleep(1.0)
     p.send_signal(signal.SIGINT)
     rc = p.wait(timeout=30)
     check(rc == 130, "SIGINT forwarded: command died of it, xpcap exits 130 (%d)" % rc)
     check(detached(), "no BPF program left after SIGINT")
     check_meta_counts(run, dump(run))
+    # a command that ignores SIGINT: the second SIGINT stops xpcap at once
+    run = os.path.join(tmp, "int2")
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", "sh", "-c",
+                          "trap '' INT; exec sleep 30"], **QUIET)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    check(p.poll() is None, "first SIGINT: still recording while the command runs")
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=10)
+    check(rc == 130, "second SIGINT: xpcap stops at once with 130 (%d)" % rc)
+    md = check_meta_counts(run, dump(run))
+    check(md["exit"] is None and md["stop_reason"] == "signal", "meta.json: stopped by signal")
+    for pid in md["target_pids"]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     # SIGTERM to xpcap: stops recording cleanly, the run is complete
     run = os.path.join(tmp, "term")
-    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", "sleep", "30"])
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", "sleep", "30"], **QUIET)
     time.sleep(1.0)
     p.send_signal(signal.SIGTERM)
     rc = p.wait(timeout=30)
@@ -334,7 +355,7 @@ def t_signals(tmp):
     # xpcap itself killed: the run stays readable (flushed every second),
     # meta.json says it never finished, and the kernel drops our programs
     run = os.path.join(tmp, "killed")
-    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", prog("threads"), "30"])
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", prog("threads"), "30"], **QUIET)
     time.sleep(2.5)
     p.kill()
     p.wait()
@@ -423,6 +444,11 @@ def t_marker(tmp):
     run = os.path.join(tmp, "run")
     lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
     caller = os.path.join(MARKERDIR, "marker-caller")
+    dis = subprocess.run(["objdump", "-d", "--disassemble=xpcap_correlation_marker", lib],
+                         capture_output=True, text=True).stdout
+    first = re.search(r"^\s*[0-9a-f]+:\s+((?:[0-9a-f]{2} )+)", dis, re.M)
+    check(first and first.group(1).split() == ["0f", "1f", "44", "00", "00"],
+          "the test marker starts with a 5-byte nop (%s)" % (first and first.group(1)))
     rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, "100"])
     check(rc == 0, "marker-caller under xpcap exits 0 (%d %r)" % (rc, err))
     recs = dump(run)
