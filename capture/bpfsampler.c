@@ -177,20 +177,6 @@ cleanup:
 	return err;
 }
 
-unsigned bpf_sampler_tracked(const struct bpf_sampler *s, pid_t *out, unsigned max)
-{
-	__u32 key, next, *prev = NULL;
-	unsigned n = 0;
-
-	while (n < max && bpf_map__get_next_key(s->skel->maps.tgids, prev, &next,
-						 sizeof(next)) == 0) {
-		out[n++] = (pid_t)next;
-		key = next;
-		prev = &key;
-	}
-	return n;
-}
-
 enum bpf_sampler_step bpf_sampler_failed_step(const struct bpf_sampler *s)
 {
 	return s ? s->failed : SAMPLER_STEP_LOAD;

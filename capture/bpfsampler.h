@@ -33,8 +33,6 @@ int bpf_sampler_attach_marker(struct bpf_sampler *s, const char *path);
 int bpf_sampler_events_fd(const struct bpf_sampler *s);
 /* Sums of the per-CPU loss counters since load. */
 int bpf_sampler_losses(const struct bpf_sampler *s, uint64_t out[SAMPLER_LOSS_N]);
-/* Tracked tgids still in the map (for perf map copies); returns count. */
-unsigned bpf_sampler_tracked(const struct bpf_sampler *s, pid_t *out, unsigned max);
 enum bpf_sampler_step bpf_sampler_failed_step(const struct bpf_sampler *s);
 /* Detaches every probe and closes the perf events; idempotent. */
 void bpf_sampler_stop(struct bpf_sampler *s);

@@ -32,7 +32,6 @@ struct drain {
 	int stop;                   /* set by drain_stop, read atomically */
 	uint64_t last_flush;
 	uint64_t bpf_reported[SAMPLER_LOSS_N];
-	uint64_t writer_dropped;
 	struct rec_counts counts;
 	pid_t pids[MAX_PIDS];
 	unsigned npids;
@@ -198,7 +197,7 @@ static void report_losses(struct drain *d)
 		[SAMPLER_LOSS_EXEC] = { XP_REC_EXEC, XP_LOST_RINGBUF_FULL },
 		[SAMPLER_LOSS_STACK] = { XP_REC_SAMPLE, XP_LOST_STACK },
 	};
-	uint64_t now[SAMPLER_LOSS_N], dropped;
+	uint64_t now[SAMPLER_LOSS_N];
 
 	if (bpf_sampler_losses(d->s, now) == 0) {
 		for (int i = 0; i < SAMPLER_LOSS_N; i++) {
@@ -207,9 +206,6 @@ static void report_losses(struct drain *d)
 			d->bpf_reported[i] = now[i];
 		}
 	}
-	/* records the writer refused after a write error; no record can say so */
-	dropped = xp_writer_dropped(d->w);
-	d->writer_dropped = dropped;
 }
 
 static void drain_once(struct drain *d, int timeout_ms)

@@ -23,6 +23,7 @@ char LICENSE[] SEC("license") = "GPL";
 struct task_struct {
 	int pid;
 	int tgid;
+	void *mm;                   /* NULL for kernel threads */
 } __attribute__((preserve_access_index));
 
 struct linux_binprm {
@@ -80,6 +81,11 @@ static __always_inline void read_stacks(void *ctx, struct xp_stack *st,
 			st->flags |= XP_STACK_KERNEL_ERR;
 		else
 			st->kernel_depth = n / 8;
+	}
+	/* kernel threads (-a) have no user stack: not a failed read */
+	if (!BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm)) {
+		st->user_depth = 0;
+		return;
 	}
 	n = bpf_get_stack(ctx, &e->tail.ips[XP_MAX_STACK_DEPTH],
 			  XP_MAX_STACK_DEPTH * 8, BPF_F_USER_STACK);
