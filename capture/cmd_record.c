@@ -501,6 +501,9 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	r->run_started = true;
+	if (r->o.npids && !r->o.no_gpu)
+		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
+			 "that loaded the injection library at their start");
 	progress(r, "recording %s%s into %s", r->o.command ? r->o.command[0] :
 		 r->o.system_wide ? "all CPUs" : "pids",
 		 r->meta.gpu_armed ? " (GPU capture armed)" : "", r->dir);
