@@ -31,8 +31,9 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* SAMPLER_RINGBUF_BYTES, or 1 MiB per CPU on big machines (power of two). */
-static __u32 ringbuf_bytes(void)
+/* The default: SAMPLER_RINGBUF_BYTES, or 1 MiB per CPU on big machines
+ * (a power of two). */
+static __u32 default_ringbuf_bytes(void)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	__u32 want = ncpus > 0 ? (__u32)ncpus << 20 : 0, size = SAMPLER_RINGBUF_BYTES;
@@ -42,7 +43,8 @@ static __u32 ringbuf_bytes(void)
 	return size;
 }
 
-int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq)
+int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
+		     uint32_t ring_bytes)
 {
 	struct bpf_sampler *s;
 	int err;
@@ -58,7 +60,8 @@ int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq)
 		goto cleanup;
 	}
 	/* room for ~0.1 s of samples at 999 Hz on every CPU between drains */
-	err = bpf_map__set_max_entries(s->skel->maps.events, ringbuf_bytes());
+	err = bpf_map__set_max_entries(s->skel->maps.events,
+				       ring_bytes ? ring_bytes : default_ringbuf_bytes());
 	if (err)
 		goto cleanup;
 	s->skel->rodata->filter_tgids = filter;

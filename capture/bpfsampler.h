@@ -1,7 +1,7 @@
 /* bpfsampler.h - user side of sampler.bpf.c: load, track pids, sample,
  * probe the marker, detach. Every step returns 0 or -errno.
  *   struct bpf_sampler *s;
- *   bpf_sampler_open(&s, true, 99);        // load, follow fork/exit/exec
+ *   bpf_sampler_open(&s, true, 99, 0);     // load, follow fork/exit/exec
  *   bpf_sampler_track(s, child_pid);
  *   bpf_sampler_start(s, 99);              // per-CPU cpu-clock events
  *   ... drain bpf_sampler_events_fd(s) ...
@@ -25,7 +25,9 @@ enum bpf_sampler_step {
 	SAMPLER_STEP_PERF, SAMPLER_STEP_UPROBE,
 };
 
-int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq);
+/* ring_bytes: BPF ring buffer size, a power of two >= page size; 0: default. */
+int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
+		     uint32_t ring_bytes);
 int bpf_sampler_track(struct bpf_sampler *s, pid_t tgid);
 int bpf_sampler_start(struct bpf_sampler *s, unsigned freq);
 /* Uprobe on XP_MARKER_SYMBOL in the library at path, every process. */

@@ -195,7 +195,8 @@ static int arm(struct recorder *r)
 
 	r->meta.start_mono = clock_ns(CLOCK_MONOTONIC);
 	r->meta.start_real = clock_ns(CLOCK_REALTIME);
-	err = bpf_sampler_open(&r->sampler, !r->o.system_wide, r->o.freq);
+	err = bpf_sampler_open(&r->sampler, !r->o.system_wide, r->o.freq,
+			       r->o.ring_kib * 1024u);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot load BPF programs: %s (%s)\n", strerror(-err),
 			bpf_hint(bpf_sampler_failed_step(r->sampler), err));
@@ -515,6 +516,13 @@ int cmd_record(int argc, char **argv)
 	if (!err) {
 		const struct rec_counts *c = drain_counts(r->drain);
 
+		uint64_t lost = c->lost[XP_REC_SAMPLE][XP_LOST_RINGBUF_FULL] +
+				c->lost[XP_REC_LAUNCH][XP_LOST_RINGBUF_FULL] +
+				c->lost[0][XP_LOST_PERF_LOST];
+
+		if (lost)
+			progress(r, "lost %llu records: the rings were full (a larger -m may help)",
+				 (unsigned long long)lost);
 		progress(r, "wrote %s: %llu samples, %llu launches, %llu mmaps, %.1f MiB",
 			 r->dir, (unsigned long long)c->written[XP_REC_SAMPLE],
 			 (unsigned long long)c->written[XP_REC_LAUNCH],

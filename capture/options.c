@@ -1,6 +1,7 @@
 /* options.c - the command line of `xpcap record`, parsed into struct rec_opts.
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
- *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-- CMD ARGS]
+ *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
+ *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +26,7 @@ static const struct option long_opts[] = {
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 	{ "gpu-only", no_argument, NULL, OPT_GPU_ONLY },
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
+	{ "ring-size", required_argument, NULL, 'm' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -42,7 +44,8 @@ void rec_usage(FILE *f)
 	      "  -q, --quiet           no progress messages\n"
 	      "      --no-gpu          no correlation uprobe, no CUDA injection\n"
 	      "      --gpu-only        no periodic CPU sampling\n"
-	      "      --cupti-lib PATH  injection library (default: libxpcupti.so next to xpcap)\n",
+	      "      --cupti-lib PATH  injection library (default: libxpcupti.so next to xpcap)\n"
+	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n",
 	      f);
 }
 
@@ -83,6 +86,20 @@ int rec_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n)
 	return 0;
 }
 
+static int parse_ring(const char *s, uint32_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < REC_MIN_RING_KIB || v > (long)REC_MAX_RING_KIB ||
+	    (v & (v - 1)))
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static int parse_freq(const char *s, unsigned *out)
 {
 	char *end;
@@ -108,7 +125,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so the command's own options stay its own */
-	while ((c = getopt_long(argc, argv, "+:o:F:ap:qh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:F:ap:qm:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -138,6 +155,12 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 			if (rec_parse_pids(optarg, o->pids, REC_MAX_PIDS, &o->npids))
 				return fail(err, errlen, "invalid pid list '%s': expected PID[,PID...]",
 					    optarg);
+			break;
+		case 'm':
+			if (parse_ring(optarg, &o->ring_kib))
+				return fail(err, errlen, "invalid ring size '%s': expected a power of "
+					    "two from %d to %u KiB", optarg, REC_MIN_RING_KIB,
+					    REC_MAX_RING_KIB);
 			break;
 		case OPT_FORCE:
 			o->force = true;

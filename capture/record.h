@@ -31,6 +31,8 @@
 #define REC_MAX_FREQ 100000
 #define REC_DEFAULT_OUTPUT "xpcap.run"
 #define REC_MAX_PIDS 64
+#define REC_MIN_RING_KIB 4              /* one page */
+#define REC_MAX_RING_KIB (1u << 20)     /* 1 GiB */
 
 struct rec_opts {
 	const char *output;             /* run directory */
@@ -43,6 +45,7 @@ struct rec_opts {
 	bool gpu_only;                  /* --gpu-only: no periodic sampling */
 	bool help;                      /* -h: print usage, nothing else */
 	const char *cupti_lib;          /* --cupti-lib PATH, NULL: next to xpcap */
+	uint32_t ring_kib;              /* -m: BPF ring buffer KiB, 0: default */
 	pid_t pids[REC_MAX_PIDS];       /* -p */
 	unsigned npids;
 	char **command;                 /* argv of the command, NULL-terminated; NULL with -p/-a */

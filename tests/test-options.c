@@ -35,7 +35,7 @@ END_TEST
 START_TEST(all_options)
 {
 	char *argv[] = { "record", "-o", "run", "-F", "999", "--duration", "2.5", "--force",
-			 "-q", "--no-gpu", "--cupti-lib", "/x.so", "app", NULL };
+			 "-q", "--no-gpu", "--cupti-lib", "/x.so", "-m", "64", "app", NULL };
 
 	ck_assert_int_eq(parse(argv), 0);
 	ck_assert_str_eq(o.output, "run");
@@ -43,6 +43,7 @@ START_TEST(all_options)
 	ck_assert(o.duration_s > 2.49 && o.duration_s < 2.51);
 	ck_assert(o.force && o.quiet && o.no_gpu);
 	ck_assert_str_eq(o.cupti_lib, "/x.so");
+	ck_assert_uint_eq(o.ring_kib, 64);
 	ck_assert_str_eq(o.command[0], "app");
 }
 END_TEST
@@ -77,6 +78,8 @@ START_TEST(errors)
 	char *missing[] = { "record", "-o", NULL };
 	char *unknown[] = { "record", "--bogus", "app", NULL };
 	char *dur[] = { "record", "--duration", "0", "app", NULL };
+	char *ring[] = { "record", "-m", "48", "app", NULL };
+	char *ring_small[] = { "record", "--ring-size", "2", "app", NULL };
 
 	ck_assert_int_eq(parse(bad_freq), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "frequency"));
@@ -92,6 +95,9 @@ START_TEST(errors)
 	ck_assert_int_eq(parse(unknown), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "--bogus"));
 	ck_assert_int_eq(parse(dur), -EINVAL);
+	ck_assert_int_eq(parse(ring), -EINVAL);     /* not a power of two */
+	ck_assert_ptr_nonnull(strstr(err, "ring size"));
+	ck_assert_int_eq(parse(ring_small), -EINVAL);
 }
 END_TEST
 

@@ -102,7 +102,7 @@ def dump(run):
         if m:
             rec["path"] = m.group(1)
         for k, v in re.findall(r"(\w+)=(\S*)", rest.split(" path=")[0]):
-            rec.setdefault(k, v)
+            rec.setdefault("lost_kind" if k == "kind" else k, v)
         recs.append(rec)
     return recs
 
@@ -475,6 +475,30 @@ def t_marker(tmp):
     run3 = os.path.join(tmp, "gpuonly")
     rc, err = record(run3, ["-q", "--gpu-only", "--cupti-lib", lib], [prog("exit7")])
     check(rc == 7 and not samples(dump(run3)), "--gpu-only: no samples")
+
+
+def t_losses(tmp):
+    # a one-page ring buffer cannot keep up with 4999 Hz on every CPU:
+    # every sample that did not fit must be counted, in records and meta.json
+    run = os.path.join(tmp, "run")
+    freq = 4999
+    rc, err = record(run, ["-q", "--no-gpu", "-m", "4", "-F", str(freq)], [prog("threads"), "1"])
+    check(rc == 0, "tiny ring: exit 0 (%d %r)" % (rc, err))
+    recs = dump(run)
+    md = check_meta_counts(run, recs)
+    lost = md["records"]["sample"]["lost"]["ringbuf_full"]
+    in_records = sum(int(r["count"]) for r in recs if r["kind"] == "lost" and
+                     r["lost_kind"] == "sample" and r["reason"] == "1")
+    check(lost > 0, "samples lost to a full ring buffer are counted (%d)" % lost)
+    check(in_records == lost, "XP_REC_LOST records add up to meta.json (%d vs %d)" %
+          (in_records, lost))
+    written = md["records"]["sample"]["written"]
+    secs = (md["stop_monotonic_ns"] - md["start_monotonic_ns"]) / 1e9
+    expected = os.cpu_count() * secs * freq
+    share = (written + lost) / expected
+    print("written %d, lost %d, %.2f of %d expected" % (written, lost, share, expected))
+    check(0.6 <= share <= 1.05, "written + lost accounts for the sampling (%.2f)" % share)
+    check("lost" not in err, "-q: no loss warning printed")
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
