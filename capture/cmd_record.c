@@ -91,7 +91,9 @@ static void progress(const struct recorder *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* libxpcupti.so next to the xpcap binary, unless --cupti-lib said otherwise. */
+/* --cupti-lib, else libxpcupti.so next to the xpcap binary (a build tree, a
+ * copied static binary), else in the install's libdir. Left as the first
+ * candidate when none exists: GPU capture is then simply not armed. */
 static void resolve_cupti_lib(struct recorder *r)
 {
 	char exe[PATH_MAX - 32];
@@ -110,6 +112,10 @@ static void resolve_cupti_lib(struct recorder *r)
 	if (slash)
 		*slash = '\0';
 	snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s/libxpcupti.so", exe);
+#ifdef XP_LIBDIR
+	if (access(r->cupti_lib, R_OK) && access(XP_LIBDIR "/libxpcupti.so", R_OK) == 0)
+		snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s", XP_LIBDIR "/libxpcupti.so");
+#endif
 }
 
 static void build_env(struct recorder *r)

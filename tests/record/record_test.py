@@ -467,6 +467,18 @@ def t_marker(tmp):
     md = check_meta_counts(run, recs)
     check(md["correlation_uprobe"] is True and md["gpu_capture_armed"] is True,
           "meta.json: uprobe attached, GPU capture armed")
+    # the command's environment points CUDA at the library and it at the run
+    envf = os.path.join(tmp, "env.txt")
+    os.chmod(tmp, 0o777)
+    run4 = os.path.join(tmp, "env")
+    show = ["sh", "-c", "echo \"$CUDA_INJECTION64_PATH|$XPCAP_RUN_DIR\" > %s" % envf]
+    rc, err = record(run4, ["-q", "--cupti-lib", lib], show)
+    with open(envf) as f:
+        check(f.read().strip() == "%s|%s" % (lib, os.path.realpath(run4)),
+              "CUDA_INJECTION64_PATH and XPCAP_RUN_DIR (absolute) set for the command")
+    rc, err = record(os.path.join(tmp, "env2"), ["-q", "--no-gpu", "--cupti-lib", lib], show)
+    with open(envf) as f:
+        check(f.read().strip() == "|", "--no-gpu: neither is set")
     # --no-gpu: no uprobe at all
     run2 = os.path.join(tmp, "nogpu")
     rc, err = record(run2, ["-q", "--no-gpu", "--cupti-lib", lib], [caller, "100"])
