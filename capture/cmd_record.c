@@ -315,10 +315,18 @@ static int wait_for_end(struct recorder *r)
 	unsigned alive = r->o.npids;
 	int interrupts = 0;
 
-	for (unsigned i = 0; i < r->o.npids; i++)
+	for (unsigned i = 0; i < r->o.npids; i++) {
 		r->pidfds[i] = (int)syscall(SYS_pidfd_open, r->pids[i], 0);
+		if (r->pidfds[i] < 0 && errno == ESRCH)
+			alive--;        /* already gone since the check */
+	}
 	for (;;) {
 		nfds_t n = 0;
+
+		if (r->o.npids && !alive) {
+			r->meta.stop_reason = "targets_exited";
+			return 0;
+		}
 
 		pfd[n++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = r->timerfd, .events = POLLIN };
@@ -336,10 +344,6 @@ static int wait_for_end(struct recorder *r)
 				r->pidfds[i] = -1;
 				alive--;
 			}
-		}
-		if (r->o.npids && !alive) {
-			r->meta.stop_reason = "targets_exited";
-			return 0;
 		}
 		if (pfd[0].revents) {
 			struct signalfd_siginfo si;
@@ -508,12 +512,12 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	r->run_started = true;
-	if (r->o.npids && !r->o.no_gpu)
-		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
-			 "that loaded the injection library at their start");
 	progress(r, "recording %s%s into %s", r->o.command ? r->o.command[0] :
 		 r->o.system_wide ? "all CPUs" : "pids",
 		 r->meta.gpu_armed ? " (GPU capture armed)" : "", r->dir);
+	if (r->o.npids && !r->o.no_gpu)
+		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
+			 "that loaded the injection library at their start");
 	/* 6. wait, 7. stop and write */
 	ret = wait_for_end(r);
 	err = finish(r);

@@ -398,6 +398,19 @@ def t_attach(tmp):
     finally:
         target.kill()
         target.wait()
+    # without --duration, recording ends when the attached processes exit
+    target = subprocess.Popen([prog("threads"), "1"])
+    try:
+        run = os.path.join(tmp, "run2")
+        t0 = time.monotonic()
+        rc, err = record(run, ["-q", "-p", str(target.pid)], None)
+        check(rc == 0 and time.monotonic() - t0 < 5, "-p: ends with the process (%d %r)" % (rc, err))
+        check(meta(run)["stop_reason"] == "targets_exited", "meta.json stop_reason targets_exited")
+        check(any(r["kind"] == "exit" and r["pid"] == str(target.pid) for r in dump(run)),
+              "-p: exit records of the attached process")
+    finally:
+        target.kill()
+        target.wait()
 
 
 def t_system(tmp):
