@@ -188,10 +188,10 @@ unsigned sideband_fds(const struct sideband *sb, int *fds, unsigned max)
 	return n;
 }
 
-static long ring_read(struct ring *r, size_t page, sideband_fn fn, void *ctx)
+long perf_ring_read(void *meta_page, unsigned char *data, size_t data_size,
+		    unsigned char *copy, sideband_fn fn, void *ctx)
 {
-	struct perf_event_mmap_page *meta = r->base;
-	unsigned char *data = (unsigned char *)r->base + page;
+	struct perf_event_mmap_page *meta = meta_page;
 	uint64_t head, tail;
 	long n = 0;
 
@@ -199,23 +199,23 @@ static long ring_read(struct ring *r, size_t page, sideband_fn fn, void *ctx)
 	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
 	while (tail < head) {
-		size_t off = (size_t)(tail % r->data_size);
+		size_t off = (size_t)(tail % data_size);
 		struct perf_event_header h;
 		const void *rec;
 
 		/* the header itself may straddle the end of the ring */
 		for (size_t i = 0; i < sizeof(h); i++)
-			((unsigned char *)&h)[i] = data[(off + i) % r->data_size];
-		if (h.size < sizeof(h) || h.size > head - tail)
+			((unsigned char *)&h)[i] = data[(off + i) % data_size];
+		if (h.size < sizeof(h) || h.size > head - tail || h.size > data_size)
 			break;
-		if (off + h.size <= r->data_size) {
+		if (off + h.size <= data_size) {
 			rec = data + off;
 		} else {
-			size_t first = r->data_size - off;
+			size_t first = data_size - off;
 
-			memcpy(r->copy, data + off, first);
-			memcpy(r->copy + first, data, h.size - first);
-			rec = r->copy;
+			memcpy(copy, data + off, first);
+			memcpy(copy + first, data, h.size - first);
+			rec = copy;
 		}
 		fn(ctx, rec, h.size);
 		tail += h.size;
@@ -232,7 +232,9 @@ long sideband_read(struct sideband *sb, sideband_fn fn, void *ctx)
 
 	for (int cpu = 0; cpu < sb->ncpus; cpu++)
 		if (sb->rings[cpu].base)
-			n += ring_read(&sb->rings[cpu], sb->page, fn, ctx);
+			n += perf_ring_read(sb->rings[cpu].base,
+					    (unsigned char *)sb->rings[cpu].base + sb->page,
+					    sb->rings[cpu].data_size, sb->rings[cpu].copy, fn, ctx);
 	return n;
 }
 

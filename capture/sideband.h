@@ -31,4 +31,10 @@ unsigned sideband_fds(const struct sideband *sb, int *fds, unsigned max);
 long sideband_read(struct sideband *sb, sideband_fn fn, void *ctx);
 void sideband_close(struct sideband *sb);
 
+/* One perf ring: the records between data_tail and data_head, each handed
+ * to fn contiguous (copied into copy, data_size bytes, when it wraps);
+ * then data_tail advances. Exposed for tests/test-sideband.c. */
+long perf_ring_read(void *meta_page, unsigned char *data, size_t data_size,
+		    unsigned char *copy, sideband_fn fn, void *ctx);
+
 #endif
