@@ -10,16 +10,11 @@
  * 0 for -p/-a runs that ended normally. */
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/timerfd.h>
-#include <sys/wait.h>
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +32,7 @@
 #include "rundir.h"
 #include "sideband.h"
 #include "target.h"
+#include "waitend.h"
 
 #define EXIT_EXEC_FAILED 127
 
@@ -51,8 +47,7 @@ struct recorder {
 	struct target t;
 	pid_t pids[REC_MAX_PIDS];
 	unsigned npids;
-	int pidfds[REC_MAX_PIDS];       /* -p: to notice the targets' exit */
-	int sigfd, timerfd;
+	struct waitend we;              /* signals, timer, child, attached pids */
 	struct bpf_sampler *sampler;
 	struct sideband *sb;
 	struct xp_writer *w;
@@ -261,113 +256,31 @@ static int arm(struct recorder *r)
 	return 0;
 }
 
-static int open_signals(struct recorder *r, sigset_t *old)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGCHLD);
-	/* blocked before any thread or child exists, so all inherit it */
-	if (sigprocmask(SIG_BLOCK, &set, old))
-		return -errno;
-	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
-	return r->sigfd < 0 ? -errno : 0;
-}
-
-static int open_timer(struct recorder *r)
-{
-	struct itimerspec it = { 0 };
-
-	r->timerfd = -1;
-	if (r->o.duration_s <= 0)
-		return 0;
-	r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (r->timerfd < 0)
-		return -errno;
-	it.it_value.tv_sec = (time_t)r->o.duration_s;
-	it.it_value.tv_nsec = (long)((r->o.duration_s - (double)(time_t)r->o.duration_s) * 1e9);
-	if (!it.it_value.tv_sec && !it.it_value.tv_nsec)
-		it.it_value.tv_nsec = 1;
-	return timerfd_settime(r->timerfd, 0, &it, NULL) ? -errno : 0;
-}
-
-static bool reap_child(struct recorder *r)
-{
-	int status;
-
-	if (r->t.pid <= 0 || waitpid(r->t.pid, &status, WNOHANG) != r->t.pid)
-		return false;
-	r->meta.have_exit = true;
-	r->meta.exit_code = target_exit_code(status);
-	r->meta.exit_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	r->t.pid = 0;
-	return true;
-}
-
-/* Waits until the command exits, the duration ends, or a signal stops us.
- * Returns the exit status xpcap should have. */
+/* Waits until the command exits, the duration ends, the attached
+ * processes are gone, or a signal stops us. Returns xpcap's exit status. */
 static int wait_for_end(struct recorder *r)
 {
-	struct pollfd pfd[2 + REC_MAX_PIDS];
-	unsigned alive = r->o.npids;
-	int interrupts = 0;
+	enum waitend_event ev;
 
-	for (unsigned i = 0; i < r->o.npids; i++) {
-		r->pidfds[i] = (int)syscall(SYS_pidfd_open, r->pids[i], 0);
-		if (r->pidfds[i] < 0 && errno == ESRCH)
-			alive--;        /* already gone since the check */
-	}
-	for (;;) {
-		nfds_t n = 0;
-
-		if (r->o.npids && !alive) {
-			r->meta.stop_reason = "targets_exited";
-			return 0;
-		}
-
-		pfd[n++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = r->timerfd, .events = POLLIN };
-		for (unsigned i = 0; i < r->o.npids; i++)
-			pfd[n++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
-		if (poll(pfd, n, -1) < 0 && errno != EINTR)
-			return XP_EXIT_FAIL;
-		if (pfd[1].revents) {
-			r->meta.stop_reason = "duration";
-			return r->meta.have_exit ? r->meta.exit_code : 0;
-		}
-		for (unsigned i = 0; i < r->o.npids; i++) {
-			if (r->pidfds[i] >= 0 && pfd[2 + i].revents) {
-				close(r->pidfds[i]);
-				r->pidfds[i] = -1;
-				alive--;
-			}
-		}
-		if (pfd[0].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(r->sigfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGCHLD) {
-				if (reap_child(r)) {
-					r->meta.stop_reason = "exit";
-					return r->meta.exit_code;
-				}
-				continue;
-			}
-			if (si.ssi_signo == SIGINT && r->t.pid > 0 && ++interrupts == 1) {
-				/* a terminal's Ctrl-C already reached the command's process
-				 * group; forward only a SIGINT sent with kill() */
-				if (si.ssi_code != SI_KERNEL)
-					kill(r->t.pid, SIGINT);
-				progress(r, "interrupt: waiting for the command (Ctrl-C again to stop now)");
-				continue;
-			}
-			r->meta.stop_reason = "signal";
-			return 128 + (int)si.ssi_signo;
-		}
+	if (r->o.npids)
+		waitend_watch_pids(&r->we, r->pids, r->npids);
+	while ((ev = waitend_next(&r->we)) == WAITEND_INTERRUPT)
+		progress(r, "interrupt: waiting for the command (Ctrl-C again to stop now)");
+	switch (ev) {
+	case WAITEND_EXIT:
+		r->meta.stop_reason = "exit";
+		return r->we.code;
+	case WAITEND_DURATION:
+		r->meta.stop_reason = "duration";
+		return 0;
+	case WAITEND_TARGETS_GONE:
+		r->meta.stop_reason = "targets_exited";
+		return 0;
+	case WAITEND_SIGNAL:
+		r->meta.stop_reason = "signal";
+		return 128 + r->we.stop_signo;
+	default:
+		return XP_EXIT_FAIL;
 	}
 }
 
@@ -379,7 +292,10 @@ static int finish(struct recorder *r)
 	drain_stop(r->drain);
 	bpf_sampler_stop(r->sampler);
 	err = drain_final(r->drain);
-	reap_child(r);
+	waitend_reap(&r->we);
+	r->meta.have_exit = r->we.exited;
+	r->meta.exit_code = r->we.code;
+	r->meta.exit_signal = r->we.child_signo;
 	r->meta.stop_mono = clock_ns(CLOCK_MONOTONIC);
 	r->meta.stop_real = clock_ns(CLOCK_REALTIME);
 	r->meta.cpu_bytes = xp_writer_bytes(r->w);
@@ -421,8 +337,6 @@ int cmd_record(int argc, char **argv)
 {
 	struct recorder *r;
 	char err_line[256];
-	sigset_t old_mask;
-	bool signals_blocked = false;
 	int ret = XP_EXIT_USAGE, err, exec_errno;
 
 	r = calloc(1, sizeof(*r));
@@ -430,7 +344,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "xpcap: cannot record: out of memory\n");
 		return XP_EXIT_FAIL;
 	}
-	r->sigfd = r->timerfd = -1;
+	r->we.sigfd = r->we.timerfd = -1;
 	r->t.go_fd = r->t.err_fd = -1;
 	/* 1. arguments and environment: nothing is created before these pass */
 	if (rec_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
@@ -472,8 +386,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	/* 3. signals, then the held child */
-	err = open_signals(r, &old_mask);
-	signals_blocked = true;
+	err = waitend_open(&r->we);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set up signal handling: %s\n", strerror(-err));
 		goto cleanup;
@@ -487,6 +400,7 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 		r->pids[r->npids++] = r->t.pid;
+		waitend_set_child(&r->we, r->t.pid);
 	}
 	libbpf_set_print(libbpf_quiet);
 	/* 4. BPF, perf events, writer, drain thread */
@@ -499,7 +413,7 @@ int cmd_record(int argc, char **argv)
 	meta_write(r->dir, &r->meta);
 	rundir_chown(r->dir, r->uid, r->gid);
 	/* 5. the duration counts from here; let the command run */
-	err = open_timer(r);
+	err = waitend_arm_timer(&r->we, r->o.duration_s);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set the --duration timer: %s\n", strerror(-err));
 		ret = XP_EXIT_FAIL;
@@ -550,15 +464,7 @@ cleanup:
 		rundir_remove(r->dir, r->dir_created);
 	else if (!r->run_started && r->dir_created)
 		rundir_remove(r->o.output, true);
-	if (r->sigfd >= 0)
-		close(r->sigfd);
-	if (r->timerfd >= 0)
-		close(r->timerfd);
-	for (unsigned i = 0; i < r->o.npids; i++)
-		if (r->pidfds[i] > 0)
-			close(r->pidfds[i]);
-	if (signals_blocked)
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	waitend_close(&r->we);
 	free(r);
 	return ret;
 }

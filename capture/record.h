@@ -1,8 +1,9 @@
 /* record.h - the pieces of `xpcap record`, one job per file:
  *   options.c   parse the command line into struct rec_opts
  *   target.c    fork the command (held on a pipe until capture is armed),
- *               drop privileges, exec; wait and turn statuses into exit codes
- *   sampler.c   load the BPF skeleton, per-CPU sampling perf events, uprobe
+ *               drop privileges, exec; turn statuses into exit codes
+ *   waitend.c   wait for the end: child exit, --duration, signals, pidfds
+ *   bpfsampler.c  load sampler.bpf.c, per-CPU sampling perf events, uprobe
  *   sideband.c  per-CPU perf dummy events (mmap/comm/fork/exit) and their rings
  *   perfconv.c  convert one perf side-band record into run-format records
  *   procmaps.c  existing executable mappings from /proc/PID/maps
