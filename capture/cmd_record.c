@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,11 +25,11 @@
 #include "drain.h"
 #include "marker.h"
 #include "meta.h"
-#include "procmaps.h"
 #include "record.h"
 #include "runfile.h"
 #include "rundir.h"
 #include "sideband.h"
+#include "snapshot.h"
 #include "target.h"
 #include "waitend.h"
 
@@ -145,48 +144,6 @@ static const char *bpf_hint(enum bpf_sampler_step step, int err)
 	}
 }
 
-static void on_proc_map(void *ctx, const struct xp_mmap *m, const char *path)
-{
-	drain_append_path(ctx, XP_REC_MMAP, m, sizeof(*m), path, m->path_len);
-}
-
-/* -p and -a: what is already mapped will never produce an mmap event. */
-static void write_existing_maps(struct recorder *r)
-{
-	uint64_t ts = clock_ns(CLOCK_MONOTONIC);
-	struct dirent *de;
-	DIR *d;
-
-	if (!r->o.system_wide) {
-		for (unsigned i = 0; i < r->npids; i++)
-			procmaps_walk(r->pids[i], ts, on_proc_map, r->drain);
-		return;
-	}
-	d = opendir("/proc");
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (atoi(de->d_name) > 0)
-			procmaps_walk(atoi(de->d_name), ts, on_proc_map, r->drain);
-	closedir(d);
-}
-
-static void copy_perf_maps(struct recorder *r)
-{
-	pid_t pids[4096];
-	unsigned n = drain_pids(r->drain, pids, 4096);
-	char src[64], name[64];
-
-	for (unsigned i = 0; i < r->npids && n < 4096; i++)
-		pids[n++] = r->pids[i];
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(src, sizeof(src), "/tmp/perf-%d.map", (int)pids[i]);
-		snprintf(name, sizeof(name), "perf-%d.map", (int)pids[i]);
-		if (access(src, R_OK) == 0)
-			rundir_copy_file(src, r->dir, name);
-	}
-}
-
 /* Opens everything, in the order that loses nothing: the child exists but
  * waits; BPF tracks it; side-band events follow it; then it is released. */
 static int arm(struct recorder *r)
@@ -229,8 +186,10 @@ static int arm(struct recorder *r)
 		fprintf(stderr, "xpcap: cannot poll the event rings: %s\n", strerror(-err));
 		return XP_EXIT_USAGE;
 	}
+	/* -p and -a: what is already mapped will never produce an mmap event */
 	if (r->o.npids || r->o.system_wide)
-		write_existing_maps(r);
+		snapshot_existing_maps(r->drain, r->o.system_wide ? NULL : r->pids, r->npids,
+				       clock_ns(CLOCK_MONOTONIC));
 	if (!r->o.gpu_only) {
 		err = bpf_sampler_start(r->sampler, r->o.freq);
 		if (err) {
@@ -308,7 +267,7 @@ static int finish(struct recorder *r)
 		fprintf(stderr, "xpcap: cannot write %s/cpu.xpr: %s\n", r->dir, strerror(-err));
 		ret = XP_EXIT_FAIL;
 	}
-	copy_perf_maps(r);
+	snapshot_perf_maps(r->drain, r->pids, r->npids, r->dir);
 	r->meta.status = "complete";
 	r->meta.counts = drain_counts(r->drain);
 	err = meta_write(r->dir, &r->meta);

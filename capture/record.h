@@ -7,9 +7,10 @@
  *   sideband.c  per-CPU perf dummy events (mmap/comm/fork/exit) and their rings
  *   perfconv.c  convert one perf side-band record into run-format records
  *   procmaps.c  existing executable mappings from /proc/PID/maps
+ *   snapshot.c  those mappings for -p/-a, and JIT perf maps at the end
  *   buildid.c   read an ELF file's GNU build id (libelf)
  *   drain.c     the drain thread: BPF ring buffer + perf rings -> cpu.xpr
- *   rundir.c    create/check the run directory, kallsyms, perf maps, chown
+ *   rundir.c    create/check the run directory, copy files in, chown
  *   meta.c      meta.json (jansson), written at start and atomically at end
  * Everything here returns 0 or a negative errno and never prints; only
  * cmd_record.c talks to the user.
