@@ -99,9 +99,8 @@ static void write_stack_record(struct drain *d, uint32_t type, const void *fixed
 {
 	size_t kd = st->kernel_depth <= XP_MAX_STACK_DEPTH ? st->kernel_depth : 0;
 	size_t ud = st->user_depth <= XP_MAX_STACK_DEPTH ? st->user_depth : 0;
-	unsigned char *p = d->scratch;
-
 	const uint64_t *user = &e->tail.ips[XP_MAX_STACK_DEPTH];
+	unsigned char *p = d->scratch;
 
 	memcpy(p, fixed, flen);
 	memcpy(p + flen, e->tail.ips, kd * 8);
