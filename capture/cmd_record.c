@@ -1,10 +1,429 @@
-/* cmd_record.c - placeholder until the capture issue lands. */
+/* cmd_record.c - `xpcap record`: the only file of the capture stage that
+ * talks to the user. It runs the numbered steps below and maps every
+ * failure to one line `xpcap: cannot ...: reason` and an exit code:
+ *   sudo xpcap record -o run -F 999 -- ./app arg      # exits with app's status
+ *   sudo xpcap record -p 1234,5678 --duration 10
+ *   sudo xpcap record -a --duration 5
+ * Exit codes: the command's own status (128+N if killed by signal N);
+ * 2 for bad arguments or environment (nothing is left behind); 127 when the
+ * command cannot be executed (like a shell); 1 when writing the run failed;
+ * 0 for -p/-a runs that ended normally. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpfsampler.h"
 #include "cmd.h"
+#include "drain.h"
+#include "marker.h"
+#include "meta.h"
+#include "record.h"
+#include "runfile.h"
+#include "rundir.h"
+#include "sideband.h"
+#include "snapshot.h"
+#include "target.h"
+#include "waitend.h"
+
+#define EXIT_EXEC_FAILED 127
+
+struct recorder {
+	struct rec_opts o;
+	struct rec_meta meta;
+	char dir[PATH_MAX];             /* absolute run directory */
+	bool dir_created;
+	bool run_started;               /* from here on the run dir is kept */
+	uid_t uid;
+	gid_t gid;
+	struct target t;
+	pid_t pids[REC_MAX_PIDS];
+	unsigned npids;
+	struct waitend we;              /* signals, timer, child, attached pids */
+	struct bpf_sampler *sampler;
+	struct sideband *sb;
+	struct xp_writer *w;
+	struct drain *drain;
+	char cupti_lib[PATH_MAX];
+	char *env[4];
+	char env_buf[3][PATH_MAX + 64];
+};
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* library chatter only when asked for: XPCAP_DEBUG=1 */
+	if (!getenv("XPCAP_DEBUG") || level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void progress(const struct recorder *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->o.quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("xpcap: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* --cupti-lib, else libxpcupti.so next to the xpcap binary (a build tree, a
+ * copied static binary), else in the install's libdir. Left as the first
+ * candidate when none exists: GPU capture is then simply not armed. */
+static void resolve_cupti_lib(struct recorder *r)
+{
+	char exe[PATH_MAX - 32];
+	ssize_t n;
+	char *slash;
+
+	if (r->o.cupti_lib) {
+		snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s", r->o.cupti_lib);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s/libxpcupti.so", exe);
+#ifdef XP_LIBDIR
+	if (access(r->cupti_lib, R_OK) && access(XP_LIBDIR "/libxpcupti.so", R_OK) == 0)
+		snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s", XP_LIBDIR "/libxpcupti.so");
+#endif
+}
+
+static void build_env(struct recorder *r)
+{
+	int n = 0;
+
+	snprintf(r->env_buf[0], sizeof(r->env_buf[0]), "PYTHONPERFSUPPORT=1");
+	r->env[n++] = r->env_buf[0];
+	if (r->meta.gpu_armed) {
+		snprintf(r->env_buf[1], sizeof(r->env_buf[1]), "CUDA_INJECTION64_PATH=%s",
+			 r->cupti_lib);
+		snprintf(r->env_buf[2], sizeof(r->env_buf[2]), XP_ENV_RUN_DIR "=%s", r->dir);
+		r->env[n++] = r->env_buf[1];
+		r->env[n++] = r->env_buf[2];
+	}
+	r->env[n] = NULL;
+}
+
+static const char *bpf_hint(enum bpf_sampler_step step, int err)
+{
+	switch (step) {
+	case SAMPLER_STEP_LOAD:
+		if (err == -EPERM || err == -EACCES)
+			return "needs root (or CAP_BPF and CAP_PERFMON); is kernel lockdown on?";
+		return "needs a kernel with BPF ring buffers and BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF=y)";
+	case SAMPLER_STEP_ATTACH:
+		return "needs raw tracepoints sched_process_fork/exit/exec";
+	case SAMPLER_STEP_PERF:
+		return "needs perf events (CONFIG_PERF_EVENTS; check /proc/sys/kernel/perf_event_paranoid)";
+	default:
+		return "";
+	}
+}
+
+/* Opens everything, in the order that loses nothing: the child exists but
+ * waits; BPF tracks it; side-band events follow it; then it is released. */
+static int arm(struct recorder *r)
+{
+	char path[PATH_MAX + 16];
+	int err;
+
+	r->meta.start_mono = clock_ns(CLOCK_MONOTONIC);
+	r->meta.start_real = clock_ns(CLOCK_REALTIME);
+	err = bpf_sampler_open(&r->sampler, !r->o.system_wide, r->o.freq,
+			       r->o.ring_kib * 1024u);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot load BPF programs: %s (%s)\n", strerror(-err),
+			bpf_hint(bpf_sampler_failed_step(r->sampler), err));
+		return XP_EXIT_USAGE;
+	}
+	for (unsigned i = 0; i < r->npids; i++) {
+		err = bpf_sampler_track(r->sampler, r->pids[i]);
+		if (err) {
+			fprintf(stderr, "xpcap: cannot track pid %d: %s\n", (int)r->pids[i],
+				strerror(-err));
+			return XP_EXIT_USAGE;
+		}
+	}
+	err = sideband_open(&r->sb, r->o.system_wide ? SIDEBAND_SYSTEM :
+			    r->o.npids ? SIDEBAND_ATTACH : SIDEBAND_COMMAND, r->pids, r->npids);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot open perf side-band events: %s (%s)\n",
+			strerror(-err), bpf_hint(SAMPLER_STEP_PERF, err));
+		return XP_EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "%s/cpu.xpr", r->dir);
+	err = xp_writer_open(&r->w, path, XP_STREAM_CPU, 0);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot create %s: %s\n", path, strerror(-err));
+		return XP_EXIT_USAGE;
+	}
+	err = drain_open(&r->drain, r->w, r->sampler, r->sb);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot poll the event rings: %s\n", strerror(-err));
+		return XP_EXIT_USAGE;
+	}
+	/* -p and -a: what is already mapped will never produce an mmap event */
+	if (r->o.npids || r->o.system_wide)
+		snapshot_existing_maps(r->drain, r->o.system_wide ? NULL : r->pids, r->npids,
+				       clock_ns(CLOCK_MONOTONIC));
+	if (!r->o.gpu_only) {
+		err = bpf_sampler_start(r->sampler, r->o.freq);
+		if (err) {
+			fprintf(stderr, "xpcap: cannot start sampling at %u Hz: %s (%s)\n",
+				r->o.freq, strerror(-err), bpf_hint(SAMPLER_STEP_PERF, err));
+			return XP_EXIT_USAGE;
+		}
+	}
+	if (!r->o.no_gpu && access(r->cupti_lib, R_OK) == 0) {
+		err = bpf_sampler_attach_marker(r->sampler, r->cupti_lib);
+		if (err) {
+			fprintf(stderr, "xpcap: cannot attach the correlation uprobe to %s:%s: %s\n",
+				r->cupti_lib, XP_MARKER_SYMBOL, strerror(-err));
+			return XP_EXIT_USAGE;
+		}
+		r->meta.marker_attached = true;
+	}
+	err = drain_start(r->drain);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot start the drain thread: %s\n", strerror(-err));
+		return XP_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* Waits until the command exits, the duration ends, the attached
+ * processes are gone, or a signal stops us. Returns xpcap's exit status. */
+static int wait_for_end(struct recorder *r)
+{
+	enum waitend_event ev;
+
+	if (r->o.npids)
+		waitend_watch_pids(&r->we, r->pids, r->npids);
+	while ((ev = waitend_next(&r->we)) == WAITEND_INTERRUPT)
+		progress(r, "interrupt: waiting for the command (Ctrl-C again to stop now)");
+	switch (ev) {
+	case WAITEND_EXIT:
+		r->meta.stop_reason = "exit";
+		return r->we.code;
+	case WAITEND_DURATION:
+		r->meta.stop_reason = "duration";
+		return 0;
+	case WAITEND_TARGETS_GONE:
+		r->meta.stop_reason = "targets_exited";
+		return 0;
+	case WAITEND_SIGNAL:
+		r->meta.stop_reason = "signal";
+		return 128 + r->we.stop_signo;
+	default:
+		return XP_EXIT_FAIL;
+	}
+}
+
+/* Detach first so nothing new arrives, then empty the rings, then write. */
+static int finish(struct recorder *r)
+{
+	int err, ret = 0;
+
+	drain_stop(r->drain);
+	bpf_sampler_stop(r->sampler);
+	err = drain_final(r->drain);
+	waitend_reap(&r->we);
+	r->meta.have_exit = r->we.exited;
+	r->meta.exit_code = r->we.code;
+	r->meta.exit_signal = r->we.child_signo;
+	r->meta.stop_mono = clock_ns(CLOCK_MONOTONIC);
+	r->meta.stop_real = clock_ns(CLOCK_REALTIME);
+	r->meta.cpu_bytes = xp_writer_bytes(r->w);
+	if (!err)
+		err = xp_writer_close(r->w);
+	else
+		xp_writer_close(r->w);
+	r->w = NULL;
+	if (err) {
+		fprintf(stderr, "xpcap: cannot write %s/cpu.xpr: %s\n", r->dir, strerror(-err));
+		ret = XP_EXIT_FAIL;
+	}
+	snapshot_perf_maps(r->drain, r->pids, r->npids, r->dir);
+	r->meta.status = "complete";
+	r->meta.counts = drain_counts(r->drain);
+	err = meta_write(r->dir, &r->meta);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot write %s/meta.json: %s\n", r->dir, strerror(-err));
+		ret = XP_EXIT_FAIL;
+	}
+	rundir_chown(r->dir, r->uid, r->gid);
+	return ret;
+}
+
+static int check_pids(struct recorder *r)
+{
+	for (unsigned i = 0; i < r->o.npids; i++) {
+		if (kill(r->o.pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "xpcap: cannot attach to pid %d: no such process\n",
+				(int)r->o.pids[i]);
+			return -ESRCH;
+		}
+		r->pids[r->npids++] = r->o.pids[i];
+	}
+	return 0;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "xpcap record: not built yet\n");
-	return XP_EXIT_FAIL;
+	struct recorder *r;
+	char err_line[256];
+	int ret = XP_EXIT_USAGE, err, exec_errno;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		fprintf(stderr, "xpcap: cannot record: out of memory\n");
+		return XP_EXIT_FAIL;
+	}
+	r->we.sigfd = r->we.timerfd = -1;
+	r->t.go_fd = r->t.err_fd = -1;
+	/* 1. arguments and environment: nothing is created before these pass */
+	if (rec_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
+		fprintf(stderr, "xpcap: cannot record: %s (see xpcap record --help)\n", err_line);
+		goto cleanup;
+	}
+	if (r->o.help) {
+		rec_usage(stdout);
+		ret = XP_EXIT_OK;
+		goto cleanup;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "xpcap: cannot record: needs root for BPF and perf events "
+			"(run it with sudo)\n");
+		goto cleanup;
+	}
+	if (check_pids(r))
+		goto cleanup;
+	resolve_cupti_lib(r);
+	if (r->o.cupti_lib && !r->o.no_gpu && access(r->cupti_lib, R_OK)) {
+		fprintf(stderr, "xpcap: cannot use injection library %s: %s\n", r->cupti_lib,
+			strerror(errno));
+		goto cleanup;
+	}
+	r->meta.opts = &r->o;
+	r->meta.status = "recording";
+	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
+	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
+	target_invoking_user(&r->uid, &r->gid);
+	/* 2. the run directory */
+	err = rundir_prepare(r->o.output, r->o.force, &r->dir_created);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot use %s as run directory: %s%s\n", r->o.output,
+			strerror(-err), err == -ENOTEMPTY ? " (use --force to reuse it)" : "");
+		goto cleanup;
+	}
+	if (!realpath(r->o.output, r->dir)) {
+		fprintf(stderr, "xpcap: cannot resolve %s: %s\n", r->o.output, strerror(errno));
+		goto cleanup;
+	}
+	/* 3. signals, then the held child */
+	err = waitend_open(&r->we);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot set up signal handling: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (r->o.command) {
+		build_env(r);
+		err = target_fork(&r->t, r->o.command, r->env, r->uid, r->gid);
+		if (err) {
+			fprintf(stderr, "xpcap: cannot start %s: %s\n", r->o.command[0],
+				strerror(-err));
+			goto cleanup;
+		}
+		r->pids[r->npids++] = r->t.pid;
+		waitend_set_child(&r->we, r->t.pid);
+	}
+	libbpf_set_print(libbpf_quiet);
+	/* 4. BPF, perf events, writer, drain thread */
+	ret = arm(r);
+	if (ret)
+		goto cleanup;
+	rundir_copy_file("/proc/kallsyms", r->dir, "kallsyms");
+	r->meta.pids = r->pids;
+	r->meta.npids = r->npids;
+	meta_write(r->dir, &r->meta);
+	rundir_chown(r->dir, r->uid, r->gid);
+	/* 5. the duration counts from here; let the command run */
+	err = waitend_arm_timer(&r->we, r->o.duration_s);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot set the --duration timer: %s\n", strerror(-err));
+		ret = XP_EXIT_FAIL;
+		goto cleanup;
+	}
+	if (r->o.command && target_release(&r->t, &exec_errno)) {
+		fprintf(stderr, "xpcap: cannot run %s: %s\n", r->o.command[0],
+			strerror(exec_errno));
+		ret = EXIT_EXEC_FAILED;
+		goto cleanup;
+	}
+	r->run_started = true;
+	progress(r, "recording %s%s into %s", r->o.command ? r->o.command[0] :
+		 r->o.system_wide ? "all CPUs" : "pids",
+		 r->meta.gpu_armed ? " (GPU capture armed)" : "", r->dir);
+	if (r->o.npids && !r->o.no_gpu)
+		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
+			 "that loaded the injection library at their start");
+	/* 6. wait, 7. stop and write */
+	ret = wait_for_end(r);
+	err = finish(r);
+	if (err && !ret)
+		ret = err;
+	if (!err) {
+		const struct rec_counts *c = drain_counts(r->drain);
+
+		uint64_t lost = c->lost[XP_REC_SAMPLE][XP_LOST_RINGBUF_FULL] +
+				c->lost[XP_REC_LAUNCH][XP_LOST_RINGBUF_FULL] +
+				c->lost[0][XP_LOST_PERF_LOST];
+
+		if (lost)
+			progress(r, "lost %llu records: the rings were full (a larger -m may help)",
+				 (unsigned long long)lost);
+		progress(r, "wrote %s: %llu samples, %llu launches, %llu mmaps, %.1f MiB",
+			 r->dir, (unsigned long long)c->written[XP_REC_SAMPLE],
+			 (unsigned long long)c->written[XP_REC_LAUNCH],
+			 (unsigned long long)c->written[XP_REC_MMAP],
+			 (double)r->meta.cpu_bytes / (1 << 20));
+	}
+cleanup:
+	if (r->t.pid > 0 && !r->run_started)
+		target_abort(&r->t);
+	drain_close(r->drain);
+	xp_writer_close(r->w);
+	bpf_sampler_close(r->sampler);
+	sideband_close(r->sb);
+	if (!r->run_started && r->dir[0])
+		rundir_remove(r->dir, r->dir_created);
+	else if (!r->run_started && r->dir_created)
+		rundir_remove(r->o.output, true);
+	waitend_close(&r->we);
+	free(r);
+	return ret;
 }

@@ -94,8 +94,8 @@ static void print_record(const struct xp_record_header *h)
 		const char *path = xp_record_path(h, sizeof(*m), m->path_len);
 
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " addr=%" PRIx64 " len=%" PRIx64
-		       " pgoff=%" PRIx64 " prot=%" PRIu32 " build_id=",
-		       m->ts, m->pid, m->addr, m->len, m->pgoff, m->prot);
+		       " pgoff=%" PRIx64 " prot=%" PRIu32 " flags=%" PRIu32 " build_id=",
+		       m->ts, m->pid, m->addr, m->len, m->pgoff, m->prot, m->flags);
 		for (unsigned i = 0; i < m->build_id_size && i < XP_BUILD_ID_MAX; i++)
 			printf("%02x", m->build_id[i]);
 		printf(" path=%s", path);

@@ -1,0 +1,216 @@
+/* bpfsampler.c - loads the sampler.bpf.c skeleton, attaches the process
+ * tree tracepoints, opens one cpu-clock perf event per CPU carrying the
+ * sampling program, and the marker uprobe. See bpfsampler.h for usage.
+ * Cleanup is the skeleton's: destroying it detaches every link. */
+#include "bpfsampler.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "marker.h"
+#include "sampler.skel.h"
+
+struct bpf_sampler {
+	struct sampler_bpf *skel;
+	int ncpus;
+	int *perf_fds;              /* per CPU, -1 where none */
+	struct bpf_link **perf_links;
+	struct bpf_link *marker;
+	enum bpf_sampler_step failed;
+};
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The default: SAMPLER_RINGBUF_BYTES, or 1 MiB per CPU on big machines
+ * (a power of two). */
+static __u32 default_ringbuf_bytes(void)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u32 want = ncpus > 0 ? (__u32)ncpus << 20 : 0, size = SAMPLER_RINGBUF_BYTES;
+
+	while (size < want && size < (1u << 30))
+		size <<= 1;
+	return size;
+}
+
+int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
+		     uint32_t ring_bytes)
+{
+	struct bpf_sampler *s;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*out = s;
+	s->failed = SAMPLER_STEP_LOAD;
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* room for ~0.1 s of samples at 999 Hz on every CPU between drains */
+	err = bpf_map__set_max_entries(s->skel->maps.events,
+				       ring_bytes ? ring_bytes : default_ringbuf_bytes());
+	if (err)
+		goto cleanup;
+	s->skel->rodata->filter_tgids = filter;
+	s->skel->rodata->period_ns = freq ? 1000000000u / freq : 0;
+	err = sampler_bpf__load(s->skel);
+	if (err)
+		goto cleanup;
+	s->failed = SAMPLER_STEP_ATTACH;
+	s->skel->links.xp_fork = bpf_program__attach(s->skel->progs.xp_fork);
+	s->skel->links.xp_exit = bpf_program__attach(s->skel->progs.xp_exit);
+	s->skel->links.xp_exec = bpf_program__attach(s->skel->progs.xp_exec);
+	if (!s->skel->links.xp_fork || !s->skel->links.xp_exit || !s->skel->links.xp_exec) {
+		err = -errno;
+		goto cleanup;
+	}
+	s->failed = SAMPLER_STEP_NONE;
+	return 0;
+cleanup:
+	return err ? err : -EINVAL;
+}
+
+int bpf_sampler_track(struct bpf_sampler *s, pid_t tgid)
+{
+	__u32 key = (__u32)tgid;
+	__u8 one = 1;
+
+	return bpf_map__update_elem(s->skel->maps.tgids, &key, sizeof(key), &one,
+				    sizeof(one), BPF_ANY);
+}
+
+int bpf_sampler_start(struct bpf_sampler *s, unsigned freq)
+{
+	struct perf_event_attr attr;
+	int opened = 0, err = 0;
+
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0)
+		return s->ncpus ? s->ncpus : -ENODEV;
+	s->perf_fds = calloc((size_t)s->ncpus, sizeof(*s->perf_fds));
+	s->perf_links = calloc((size_t)s->ncpus, sizeof(*s->perf_links));
+	if (!s->perf_fds || !s->perf_links)
+		return -ENOMEM;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = freq;
+	s->failed = SAMPLER_STEP_PERF;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		s->perf_fds[cpu] = perf_event_open(&attr, -1, cpu);
+		if (s->perf_fds[cpu] < 0) {
+			/* possible but offline CPUs have nothing to sample */
+			if (errno == ENODEV)
+				continue;
+			err = -errno;
+			goto cleanup;
+		}
+		s->perf_links[cpu] = bpf_program__attach_perf_event(s->skel->progs.xp_sample_cpu,
+								    s->perf_fds[cpu]);
+		if (!s->perf_links[cpu]) {
+			err = -errno;
+			goto cleanup;
+		}
+		opened++;
+	}
+	if (!opened) {
+		err = -ENODEV;
+		goto cleanup;
+	}
+	s->failed = SAMPLER_STEP_NONE;
+cleanup:
+	return err;
+}
+
+int bpf_sampler_attach_marker(struct bpf_sampler *s, const char *path)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = XP_MARKER_SYMBOL, .retprobe = false);
+
+	s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, path, 0,
+						    &opts);
+	if (!s->marker) {
+		s->failed = SAMPLER_STEP_UPROBE;
+		return -errno ? -errno : -EINVAL;
+	}
+	return 0;
+}
+
+int bpf_sampler_events_fd(const struct bpf_sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.events);
+}
+
+int bpf_sampler_losses(const struct bpf_sampler *s, uint64_t out[SAMPLER_LOSS_N])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	int err = 0;
+
+	if (ncpus <= 0)
+		return -ENODEV;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 i = 0; i < SAMPLER_LOSS_N; i++) {
+		out[i] = 0;
+		err = bpf_map__lookup_elem(s->skel->maps.losses, &i, sizeof(i), vals,
+					   sizeof(*vals) * (size_t)ncpus, 0);
+		if (err)
+			goto cleanup;
+		for (int c = 0; c < ncpus; c++)
+			out[i] += vals[c];
+	}
+cleanup:
+	free(vals);
+	return err;
+}
+
+enum bpf_sampler_step bpf_sampler_failed_step(const struct bpf_sampler *s)
+{
+	return s ? s->failed : SAMPLER_STEP_LOAD;
+}
+
+void bpf_sampler_stop(struct bpf_sampler *s)
+{
+	if (!s)
+		return;
+	/* a perf link owns its event fd and closes it when destroyed */
+	for (int cpu = 0; s->perf_fds && s->perf_links && cpu < s->ncpus; cpu++) {
+		if (s->perf_links[cpu])
+			bpf_link__destroy(s->perf_links[cpu]);
+		else if (s->perf_fds[cpu] > 0)
+			close(s->perf_fds[cpu]);
+		s->perf_links[cpu] = NULL;
+		s->perf_fds[cpu] = -1;
+	}
+	bpf_link__destroy(s->marker);
+	s->marker = NULL;
+	if (s->skel)
+		sampler_bpf__detach(s->skel);
+}
+
+void bpf_sampler_close(struct bpf_sampler *s)
+{
+	if (!s)
+		return;
+	bpf_sampler_stop(s);
+	sampler_bpf__destroy(s->skel);
+	free(s->perf_fds);
+	free(s->perf_links);
+	free(s);
+}

@@ -1,0 +1,68 @@
+/* buildid.c - see buildid.h. Walks the SHT_NOTE sections (falling back to
+ * PT_NOTE segments for stripped files) for NT_GNU_BUILD_ID. */
+#include "buildid.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+
+static int note_find(Elf_Data *data, uint8_t *id, size_t max, size_t *n)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0) {
+			*n = nh.n_descsz < max ? nh.n_descsz : max;
+			memcpy(id, (char *)data->d_buf + desc_off, *n);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int buildid_read(const char *path, uint8_t *id, size_t max, size_t *n)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	size_t phnum;
+	int fd, err = -ENOENT;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	while ((scn = elf_nextscn(elf, scn)) && err) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
+			err = note_find(elf_getdata(scn, NULL), id, max, n);
+	}
+	if (err && elf_getphdrnum(elf, &phnum) == 0) {
+		for (size_t i = 0; i < phnum && err; i++) {
+			GElf_Phdr ph;
+			Elf_Data *d;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						 ELF_T_NHDR);
+			if (d)
+				err = note_find(d, id, max, n);
+		}
+	}
+cleanup:
+	elf_end(elf);
+	close(fd);
+	return err;
+}

@@ -1,0 +1,319 @@
+/* drain.c - see drain.h. One thread, one writer: no locks on the write path. */
+#include "drain.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpfsampler.h"
+#include "perfconv.h"
+#include "buildid.h"
+#include "runfile.h"
+#include "sideband.h"
+
+#define FLUSH_INTERVAL_NS 1000000000ull
+#define POLL_MS 100
+#define MAX_PIDS 4096
+
+struct drain {
+	struct xp_writer *w;        /* borrowed */
+	struct bpf_sampler *s;      /* borrowed */
+	struct sideband *sb;        /* borrowed, may be NULL */
+	struct ring_buffer *rb;
+	int epfd;
+	pthread_t thread;
+	int started;
+	int stop;                   /* set by drain_stop, read atomically */
+	uint64_t last_flush;
+	uint64_t bpf_reported[SAMPLER_LOSS_N];
+	struct rec_counts counts;
+	pid_t pids[MAX_PIDS];
+	unsigned npids;
+	pid_t last_pid;
+	/* a sample or launch record assembled from the fixed-size BPF event */
+	unsigned char scratch[sizeof(struct xp_sample) + (2 * XP_MAX_STACK_DEPTH + 1) * 8];
+	char path[4096];            /* a path with its NUL, for mmap and exec */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void note_pid(struct drain *d, pid_t pid)
+{
+	if (pid == d->last_pid || pid <= 0)
+		return;
+	d->last_pid = pid;
+	for (unsigned i = 0; i < d->npids; i++)
+		if (d->pids[i] == pid)
+			return;
+	if (d->npids < MAX_PIDS)
+		d->pids[d->npids++] = pid;
+}
+
+int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
+		 const void *tail, size_t tlen)
+{
+	int err = xp_writer_append(d->w, type, fixed, flen, tail, tlen);
+
+	if (!err)
+		d->counts.written[rec_type_slot(type)]++;
+	else
+		d->counts.lost[rec_type_slot(type)][XP_LOST_WRITE]++;
+	return err;
+}
+
+int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t flen,
+		      const char *path, size_t path_len)
+{
+	/* the format wants the path NUL-terminated inside the record */
+	if (path_len >= sizeof(d->path))
+		path_len = sizeof(d->path) - 1;
+	memcpy(d->path, path, path_len);
+	d->path[path_len] = '\0';
+	return drain_append(d, type, fixed, flen, d->path, path_len + 1);
+}
+
+static void write_lost(struct drain *d, uint32_t kind, uint32_t reason, uint64_t count)
+{
+	struct xp_lost l = { .ts = now_ns(), .kind = kind, .reason = reason, .count = count };
+
+	d->counts.lost[rec_type_slot(kind)][reason] += count;
+	drain_append(d, XP_REC_LOST, &l, sizeof(l), NULL, 0);
+}
+
+/* Stack records: fixed part, then kernel IPs, then user IPs, contiguous. */
+static void write_stack_record(struct drain *d, uint32_t type, const void *fixed,
+			       size_t flen, const struct xp_stack *st,
+			       const struct sampler_event *e)
+{
+	size_t kd = st->kernel_depth <= XP_MAX_STACK_DEPTH ? st->kernel_depth : 0;
+	size_t ud = st->user_depth <= XP_MAX_STACK_DEPTH ? st->user_depth : 0;
+	const uint64_t *user = &e->tail.ips[XP_MAX_STACK_DEPTH];
+	unsigned char *p = d->scratch;
+
+	memcpy(p, fixed, flen);
+	memcpy(p + flen, e->tail.ips, kd * 8);
+	if (type == XP_REC_LAUNCH && e->entry_ret && ud >= 1) {
+		/* leaf (the marker), its caller from the stack, then the walk */
+		size_t rest = ud - 1 < XP_MAX_STACK_DEPTH - 2 ? ud - 1 : XP_MAX_STACK_DEPTH - 2;
+
+		memcpy(p + flen + kd * 8, user, 8);
+		memcpy(p + flen + kd * 8 + 8, &e->entry_ret, 8);
+		memcpy(p + flen + kd * 8 + 16, user + 1, rest * 8);
+		ud = rest + 2;
+	} else {
+		memcpy(p + flen + kd * 8, user, ud * 8);
+	}
+	/* the depths written must match the IPs that follow */
+	((struct xp_stack *)(p + flen - sizeof(*st)))->kernel_depth = (uint16_t)kd;
+	((struct xp_stack *)(p + flen - sizeof(*st)))->user_depth = (uint16_t)ud;
+	drain_append(d, type, p, flen + (kd + ud) * 8, NULL, 0);
+}
+
+static int on_bpf_event(void *ctx, void *data, size_t size)
+{
+	const struct sampler_event *e = data;
+	struct drain *d = ctx;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case XP_REC_SAMPLE:
+		note_pid(d, (pid_t)e->u.sample.pid);
+		write_stack_record(d, XP_REC_SAMPLE, &e->u.sample, sizeof(e->u.sample),
+				   &e->u.sample.stack, e);
+		break;
+	case XP_REC_LAUNCH:
+		note_pid(d, (pid_t)e->u.launch.pid);
+		write_stack_record(d, XP_REC_LAUNCH, &e->u.launch, sizeof(e->u.launch),
+				   &e->u.launch.stack, e);
+		break;
+	case XP_REC_EXEC: {
+		size_t n = e->u.exec.path_len < SAMPLER_PATH_MAX ? e->u.exec.path_len : 0;
+		struct xp_exec x = e->u.exec;
+
+		x.path_len = (uint16_t)n;
+		note_pid(d, (pid_t)x.pid);
+		drain_append_path(d, XP_REC_EXEC, &x, sizeof(x), e->tail.path, n);
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void on_perf_record(void *ctx, const void *rec, size_t len)
+{
+	struct perfconv_rec r;
+	struct drain *d = ctx;
+	char path[4096];
+
+	if (perfconv_convert(rec, len, &r) || !r.type)
+		return;
+	if (r.type == XP_REC_LOST) {
+		d->counts.lost[0][XP_LOST_PERF_LOST] += r.u.lost.count;
+		drain_append(d, XP_REC_LOST, &r.u, r.fixed_len, NULL, 0);
+		return;
+	}
+	if (r.type == XP_REC_FORK)
+		note_pid(d, (pid_t)r.u.task.pid);
+	if (r.needs_build_id && r.path_len < sizeof(path)) {
+		size_t n = 0;
+
+		memcpy(path, r.path, r.path_len);
+		path[r.path_len] = '\0';
+		if (buildid_read(path, r.u.mmap.build_id, XP_BUILD_ID_MAX, &n) == 0) {
+			r.u.mmap.build_id_size = (uint8_t)n;
+			r.u.mmap.flags |= XP_MMAP_HAS_BUILD_ID;
+		}
+	}
+	if (r.type == XP_REC_MMAP) {
+		if (r.path_len >= sizeof(d->path))
+			r.u.mmap.path_len = (uint16_t)(sizeof(d->path) - 1);
+		drain_append_path(d, r.type, &r.u, r.fixed_len, r.path, r.u.mmap.path_len);
+	} else {
+		drain_append(d, r.type, &r.u, r.fixed_len, NULL, 0);
+	}
+}
+
+static void report_losses(struct drain *d)
+{
+	static const uint32_t kinds[SAMPLER_LOSS_N][2] = {
+		[SAMPLER_LOSS_SAMPLE] = { XP_REC_SAMPLE, XP_LOST_RINGBUF_FULL },
+		[SAMPLER_LOSS_LAUNCH] = { XP_REC_LAUNCH, XP_LOST_RINGBUF_FULL },
+		[SAMPLER_LOSS_EXEC] = { XP_REC_EXEC, XP_LOST_RINGBUF_FULL },
+		[SAMPLER_LOSS_STACK] = { XP_REC_SAMPLE, XP_LOST_STACK },
+	};
+	uint64_t now[SAMPLER_LOSS_N];
+
+	if (bpf_sampler_losses(d->s, now) == 0) {
+		for (int i = 0; i < SAMPLER_LOSS_N; i++) {
+			if (now[i] > d->bpf_reported[i])
+				write_lost(d, kinds[i][0], kinds[i][1], now[i] - d->bpf_reported[i]);
+			d->bpf_reported[i] = now[i];
+		}
+	}
+}
+
+static void drain_once(struct drain *d, int timeout_ms)
+{
+	struct epoll_event ev[16];
+
+	epoll_wait(d->epfd, ev, 16, timeout_ms);
+	ring_buffer__consume(d->rb);
+	if (d->sb)
+		sideband_read(d->sb, on_perf_record, d);
+	if (now_ns() - d->last_flush >= FLUSH_INTERVAL_NS) {
+		report_losses(d);
+		xp_writer_flush(d->w);
+		d->last_flush = now_ns();
+	}
+}
+
+static void *drain_main(void *arg)
+{
+	struct drain *d = arg;
+
+	while (!__atomic_load_n(&d->stop, __ATOMIC_ACQUIRE))
+		drain_once(d, POLL_MS);
+	return NULL;
+}
+
+int drain_open(struct drain **out, struct xp_writer *w, struct bpf_sampler *s,
+	       struct sideband *sb)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct drain *d;
+	int fds[1024];
+	unsigned n;
+	int err = 0;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	*out = d;
+	d->w = w;
+	d->s = s;
+	d->sb = sb;
+	d->last_flush = now_ns();
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		return -errno;
+	d->rb = ring_buffer__new(bpf_sampler_events_fd(s), on_bpf_event, d, NULL);
+	if (!d->rb)
+		return -errno ? -errno : -ENOMEM;
+	ev.data.fd = ring_buffer__epoll_fd(d->rb);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -errno;
+	n = sb ? sideband_fds(sb, fds, 1024) : 0;
+	for (unsigned i = 0; i < n && !err; i++) {
+		ev.data.fd = fds[i];
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+			err = -errno;
+	}
+	return err;
+}
+
+int drain_start(struct drain *d)
+{
+	int err = pthread_create(&d->thread, NULL, drain_main, d);
+
+	if (err)
+		return -err;
+	d->started = 1;
+	return 0;
+}
+
+void drain_stop(struct drain *d)
+{
+	if (!d || !d->started)
+		return;
+	__atomic_store_n(&d->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(d->thread, NULL);
+	d->started = 0;
+}
+
+int drain_final(struct drain *d)
+{
+	ring_buffer__consume(d->rb);
+	if (d->sb)
+		sideband_read(d->sb, on_perf_record, d);
+	report_losses(d);
+	return xp_writer_flush(d->w);
+}
+
+const struct rec_counts *drain_counts(const struct drain *d)
+{
+	return &d->counts;
+}
+
+unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max)
+{
+	unsigned n = d->npids < max ? d->npids : max;
+
+	memcpy(out, d->pids, n * sizeof(*out));
+	return n;
+}
+
+void drain_close(struct drain *d)
+{
+	if (!d)
+		return;
+	drain_stop(d);
+	ring_buffer__free(d->rb);
+	if (d->epfd > 0)
+		close(d->epfd);
+	free(d);
+}

@@ -1,0 +1,42 @@
+/* drain.h - the drain thread: moves records from the BPF ring buffer and
+ * the perf side-band rings into cpu.xpr, flushes every second (so a killed
+ * xpcap still leaves a readable run), and turns loss counters into
+ * XP_REC_LOST records. The writer is only touched by this thread once
+ * started, and by the caller before drain_start and after drain_stop.
+ *   drain_open(&d, writer, sampler, sideband);
+ *   drain_append(d, XP_REC_MMAP, &m, sizeof(m), path, len);   // before start
+ *   drain_start(d); ... drain_stop(d);
+ *   bpf_sampler_stop(s); drain_final(d);   // what arrived before the detach
+ */
+#ifndef XP_CAPTURE_DRAIN_H
+#define XP_CAPTURE_DRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+struct drain;
+struct xp_writer;
+struct bpf_sampler;
+struct sideband;
+
+int drain_open(struct drain **out, struct xp_writer *w, struct bpf_sampler *s,
+	       struct sideband *sb);
+/* Appends and counts one record; returns what the writer returned. */
+int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
+		 const void *tail, size_t tlen);
+/* Same, for mmap and exec records: path (path_len bytes) NUL-terminated. */
+int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t flen,
+		      const char *path, size_t path_len);
+int drain_start(struct drain *d);
+void drain_stop(struct drain *d);
+/* Reads everything still queued, writes loss records, flushes. */
+int drain_final(struct drain *d);
+const struct rec_counts *drain_counts(const struct drain *d);
+/* Processes seen in records (for /tmp/perf-PID.map copies); returns count. */
+unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max);
+void drain_close(struct drain *d);
+
+#endif

@@ -1,0 +1,121 @@
+/* meta.c - see meta.h. Keys are documented in xpcap-run(5). */
+#include "meta.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "runfmt.h"
+
+static const char *const kind_names[] = {
+	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
+	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
+	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch", [XP_REC_LOST] = "lost",
+};
+
+static const char *const reason_names[REC_NREASONS] = {
+	[XP_LOST_RINGBUF_FULL] = "ringbuf_full", [XP_LOST_PERF_LOST] = "perf_lost",
+	[XP_LOST_STACK] = "stack", [XP_LOST_WRITE] = "write",
+};
+
+static json_t *counts_json(const struct rec_counts *c)
+{
+	json_t *recs = json_object();
+
+	for (unsigned k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++) {
+		json_t *kind, *lost;
+
+		if (!kind_names[k])
+			continue;
+		kind = json_object();
+		lost = json_object();
+		json_object_set_new(kind, "written", json_integer(c ? (json_int_t)c->written[k] : 0));
+		for (unsigned r = 1; r < REC_NREASONS; r++)
+			json_object_set_new(lost, reason_names[r],
+					    json_integer(c ? (json_int_t)c->lost[k][r] : 0));
+		json_object_set_new(kind, "lost", lost);
+		json_object_set_new(recs, kind_names[k], kind);
+	}
+	/* perf side-band losses do not say which kind they were */
+	json_object_set_new(recs, "sideband_lost",
+			    json_integer(c ? (json_int_t)c->lost[0][XP_LOST_PERF_LOST] : 0));
+	return recs;
+}
+
+static json_t *meta_json(const struct rec_meta *m)
+{
+	const struct rec_opts *o = m->opts;
+	json_t *root = json_object(), *cmd = json_array(), *pids = json_array(), *ex;
+	struct utsname un;
+	char host[256] = "";
+
+	uname(&un);
+	gethostname(host, sizeof(host) - 1);
+	for (int i = 0; o->command && i < o->command_argc; i++)
+		json_array_append_new(cmd, json_string(o->command[i]));
+	for (unsigned i = 0; i < m->npids; i++)
+		json_array_append_new(pids, json_integer(m->pids[i]));
+	json_object_set_new(root, "tool", json_string("xpcap"));
+	json_object_set_new(root, "tool_version", json_string(XP_VERSION));
+	json_object_set_new(root, "format_version", json_integer(XP_FORMAT_VERSION));
+	json_object_set_new(root, "status", json_string(m->status));
+	json_object_set_new(root, "mode", json_string(o->system_wide ? "system" :
+						     o->npids ? "attach" : "command"));
+	json_object_set_new(root, "command", cmd);
+	json_object_set_new(root, "target_pids", pids);
+	json_object_set_new(root, "hostname", json_string(host));
+	json_object_set_new(root, "kernel_release", json_string(un.release));
+	json_object_set_new(root, "machine", json_string(un.machine));
+	json_object_set_new(root, "cpu_count", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(root, "sample_frequency_hz", json_integer(o->gpu_only ? 0 : o->freq));
+	json_object_set_new(root, "clock", json_string("CLOCK_MONOTONIC"));
+	json_object_set_new(root, "start_monotonic_ns", json_integer((json_int_t)m->start_mono));
+	json_object_set_new(root, "start_realtime_ns", json_integer((json_int_t)m->start_real));
+	json_object_set_new(root, "stop_monotonic_ns", json_integer((json_int_t)m->stop_mono));
+	json_object_set_new(root, "stop_realtime_ns", json_integer((json_int_t)m->stop_real));
+	json_object_set_new(root, "stop_reason", m->stop_reason ? json_string(m->stop_reason)
+								: json_null());
+	if (m->have_exit) {
+		ex = json_object();
+		json_object_set_new(ex, "code", json_integer(m->exit_code));
+		json_object_set_new(ex, "signal", m->exit_signal ? json_integer(m->exit_signal)
+								 : json_null());
+		json_object_set_new(root, "exit", ex);
+	} else {
+		json_object_set_new(root, "exit", json_null());
+	}
+	json_object_set_new(root, "gpu_capture_armed", json_boolean(m->gpu_armed));
+	json_object_set_new(root, "correlation_uprobe", json_boolean(m->marker_attached));
+	json_object_set_new(root, "cupti_library", m->cupti_lib ? json_string(m->cupti_lib)
+								: json_null());
+	json_object_set_new(root, "streams", json_pack("{s:{s:I}}", "cpu.xpr", "bytes",
+						       (json_int_t)m->cpu_bytes));
+	json_object_set_new(root, "records", counts_json(m->counts));
+	return root;
+}
+
+int meta_write(const char *dir, const struct rec_meta *m)
+{
+	char tmp[4096], path[4096];
+	json_t *root;
+	int err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s/meta.json.tmp", dir);
+	snprintf(path, sizeof(path), "%s/meta.json", dir);
+	root = meta_json(m);
+	if (!root)
+		return -ENOMEM;
+	if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS)) {
+		err = -EIO;
+		goto cleanup;
+	}
+	if (rename(tmp, path))
+		err = -errno;
+cleanup:
+	json_decref(root);
+	if (err)
+		unlink(tmp);
+	return err;
+}

@@ -1,0 +1,36 @@
+/* meta.h - run/meta.json: what was recorded, how, and what was lost.
+ * Written once at start (status "recording": a run whose xpcap was killed
+ * still says what it is) and again at the end, atomically (tmp + rename).
+ *   struct rec_meta m = { .opts = &o, ... };
+ *   meta_write("run", &m);
+ */
+#ifndef XP_CAPTURE_META_H
+#define XP_CAPTURE_META_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+struct rec_meta {
+	const struct rec_opts *opts;
+	const char *status;             /* "recording", "complete" */
+	const char *stop_reason;        /* "exit", "duration", "signal", ... or NULL */
+	uint64_t start_mono, start_real;  /* ns */
+	uint64_t stop_mono, stop_real;    /* ns, 0 while recording */
+	const pid_t *pids;              /* targets */
+	unsigned npids;
+	bool have_exit;                 /* the command's status is known */
+	int exit_code;                  /* as a shell reports it */
+	int exit_signal;                /* 0 or the signal that killed it */
+	bool gpu_armed;                 /* CUDA_INJECTION64_PATH was set */
+	bool marker_attached;           /* correlation uprobe attached */
+	const char *cupti_lib;          /* library path, or NULL */
+	const struct rec_counts *counts;  /* NULL at start */
+	uint64_t cpu_bytes;             /* size of cpu.xpr */
+};
+
+int meta_write(const char *dir, const struct rec_meta *m);
+
+#endif

@@ -1,0 +1,202 @@
+/* options.c - the command line of `xpcap record`, parsed into struct rec_opts.
+ *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
+ *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
+ *                [-- CMD ARGS]
+ * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB };
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+	{ "gpu-only", no_argument, NULL, OPT_GPU_ONLY },
+	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
+	{ "ring-size", required_argument, NULL, 'm' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void rec_usage(FILE *f)
+{
+	fputs("usage: xpcap record [options] -- COMMAND [ARGS...]\n"
+	      "       xpcap record [options] -p PID[,PID...] | -a\n"
+	      "  -o, --output DIR      run directory (default " REC_DEFAULT_OUTPUT ")\n"
+	      "  -F, --freq HZ         CPU sampling frequency (default 99)\n"
+	      "      --duration S      stop recording after S seconds\n"
+	      "  -a, --all-cpus        sample the whole system\n"
+	      "  -p, --pid PID[,PID]   attach to running processes\n"
+	      "      --force           write into a non-empty run directory\n"
+	      "  -q, --quiet           no progress messages\n"
+	      "      --no-gpu          no correlation uprobe, no CUDA injection\n"
+	      "      --gpu-only        no periodic CPU sampling\n"
+	      "      --cupti-lib PATH  injection library (default: libxpcupti.so next to xpcap)\n"
+	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n",
+	      f);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int rec_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n)
+{
+	const char *p = s;
+
+	*n = 0;
+	if (!*p)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		long v;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || v <= 0 || v > INT_MAX || (*end && *end != ','))
+			return -EINVAL;
+		if (*n >= max)
+			return -E2BIG;
+		pids[(*n)++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+		if (*end == ',' && !*p)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_ring(const char *s, uint32_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < REC_MIN_RING_KIB || v > (long)REC_MAX_RING_KIB ||
+	    (v & (v - 1)))
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_freq(const char *s, unsigned *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > REC_MAX_FREQ)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
+		   size_t errlen)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->output = REC_DEFAULT_OUTPUT;
+	o->freq = REC_DEFAULT_FREQ;
+	err[0] = '\0';
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, so the command's own options stay its own */
+	while ((c = getopt_long(argc, argv, "+:o:F:ap:qm:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return fail(err, errlen, "invalid output directory: empty");
+			o->output = optarg;
+			break;
+		case 'F':
+			if (parse_freq(optarg, &o->freq))
+				return fail(err, errlen, "invalid frequency '%s': expected 1..%d Hz",
+					    optarg, REC_MAX_FREQ);
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->duration_s > 0) ||
+			    o->duration_s > 1e7)
+				return fail(err, errlen, "invalid duration '%s': expected seconds > 0",
+					    optarg);
+			break;
+		}
+		case 'a':
+			o->system_wide = true;
+			break;
+		case 'p':
+			if (rec_parse_pids(optarg, o->pids, REC_MAX_PIDS, &o->npids))
+				return fail(err, errlen, "invalid pid list '%s': expected PID[,PID...]",
+					    optarg);
+			break;
+		case 'm':
+			if (parse_ring(optarg, &o->ring_kib))
+				return fail(err, errlen, "invalid ring size '%s': expected a power of "
+					    "two from %d to %u KiB", optarg, REC_MIN_RING_KIB,
+					    REC_MAX_RING_KIB);
+			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case OPT_NO_GPU:
+			o->no_gpu = true;
+			break;
+		case OPT_GPU_ONLY:
+			o->gpu_only = true;
+			break;
+		case OPT_CUPTI_LIB:
+			o->cupti_lib = optarg;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		o->command = argv + optind;
+		o->command_argc = argc - optind;
+	}
+	if (o->npids && o->system_wide)
+		return fail(err, errlen, "-p and -a cannot be combined");
+	if (o->command && (o->npids || o->system_wide))
+		return fail(err, errlen, "a command cannot be combined with -p or -a");
+	if (!o->command && !o->npids && !o->system_wide)
+		return fail(err, errlen, "nothing to record: give a command after --, -p PID or -a");
+	if (o->gpu_only && o->no_gpu)
+		return fail(err, errlen, "--gpu-only and --no-gpu cannot be combined");
+	return 0;
+}

@@ -1,0 +1,77 @@
+/* record.h - the pieces of `xpcap record`, one job per file:
+ *   options.c   parse the command line into struct rec_opts
+ *   target.c    fork the command (held on a pipe until capture is armed),
+ *               drop privileges, exec; turn statuses into exit codes
+ *   waitend.c   wait for the end: child exit, --duration, signals, pidfds
+ *   bpfsampler.c  load sampler.bpf.c, per-CPU sampling perf events, uprobe
+ *   sideband.c  per-CPU perf dummy events (mmap/comm/fork/exit) and their rings
+ *   perfconv.c  convert one perf side-band record into run-format records
+ *   procmaps.c  existing executable mappings from /proc/PID/maps
+ *   snapshot.c  those mappings for -p/-a, and JIT perf maps at the end
+ *   buildid.c   read an ELF file's GNU build id (libelf)
+ *   drain.c     the drain thread: BPF ring buffer + perf rings -> cpu.xpr
+ *   rundir.c    create/check the run directory, copy files in, chown
+ *   meta.c      meta.json (jansson), written at start and atomically at end
+ * Everything here returns 0 or a negative errno and never prints; only
+ * cmd_record.c talks to the user.
+ *
+ *   struct rec_opts o;
+ *   if (rec_opts_parse(&o, argc, argv, err, sizeof(err)) < 0) ...
+ */
+#ifndef XP_CAPTURE_RECORD_H
+#define XP_CAPTURE_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runfmt.h"
+
+#define REC_DEFAULT_FREQ 99
+#define REC_MAX_FREQ 100000
+#define REC_DEFAULT_OUTPUT "xpcap.run"
+#define REC_MAX_PIDS 64
+#define REC_MIN_RING_KIB 4              /* one page */
+#define REC_MAX_RING_KIB (1u << 20)     /* 1 GiB */
+
+struct rec_opts {
+	const char *output;             /* run directory */
+	unsigned freq;                  /* sampling frequency, Hz */
+	double duration_s;              /* 0: until the command exits / Ctrl-C */
+	bool system_wide;               /* -a */
+	bool force;                     /* reuse a non-empty run directory */
+	bool quiet;                     /* -q: no progress lines */
+	bool no_gpu;                    /* --no-gpu: no uprobe, no CUDA injection */
+	bool gpu_only;                  /* --gpu-only: no periodic sampling */
+	bool help;                      /* -h: print usage, nothing else */
+	const char *cupti_lib;          /* --cupti-lib PATH, NULL: next to xpcap */
+	uint32_t ring_kib;              /* -m: BPF ring buffer KiB, 0: default */
+	pid_t pids[REC_MAX_PIDS];       /* -p */
+	unsigned npids;
+	char **command;                 /* argv of the command, NULL-terminated; NULL with -p/-a */
+	int command_argc;
+};
+
+/* options.c. On error, returns -EINVAL and writes one line to err. */
+int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
+		   size_t errlen);
+/* "123,456" -> pids; -EINVAL on anything else. */
+int rec_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n);
+void rec_usage(FILE *f);
+
+/* Per record kind and loss reason counts, for meta.json and XP_REC_LOST. */
+#define REC_NTYPES 128
+#define REC_NREASONS 5
+struct rec_counts {
+	uint64_t written[REC_NTYPES];
+	uint64_t lost[REC_NTYPES][REC_NREASONS];
+};
+
+static inline unsigned rec_type_slot(uint32_t type)
+{
+	return type < REC_NTYPES ? type : 0;
+}
+
+#endif

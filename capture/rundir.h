@@ -1,0 +1,24 @@
+/* rundir.h - the run directory on disk: checked and created before capture,
+ * filled with snapshots (kallsyms, perf maps) after, handed to the invoking
+ * user, or removed again when capture could not start.
+ *   bool created;
+ *   if (rundir_prepare("run", false, &created) == -ENOTEMPTY) ...
+ *   rundir_copy_file("/proc/kallsyms", "run", "kallsyms");
+ *   rundir_chown("run", uid, gid);
+ */
+#ifndef XP_CAPTURE_RUNDIR_H
+#define XP_CAPTURE_RUNDIR_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Creates dir, or accepts an empty one (or with force, a used one: the
+ * files a previous run wrote are removed). -ENOTEMPTY, -ENOTDIR, -errno. */
+int rundir_prepare(const char *dir, bool force, bool *created);
+/* Removes the files xpcap writes, then the directory if it was created. */
+void rundir_remove(const char *dir, bool created);
+int rundir_copy_file(const char *src, const char *dir, const char *name);
+/* The directory and every file in it. */
+int rundir_chown(const char *dir, uid_t uid, gid_t gid);
+
+#endif

@@ -1,0 +1,40 @@
+/* sideband.h - perf dummy events that report the target's task and mapping
+ * events (mmap2 with build id, comm, fork, exit) into per-CPU rings read by
+ * the drain thread, as `perf record` does.
+ *   struct sideband *sb;
+ *   sideband_open(&sb, SIDEBAND_COMMAND, &child, 1);   // before the exec
+ *   sideband_read(sb, on_record, ctx);                 // whenever epoll says
+ *   sideband_close(sb);
+ */
+#ifndef XP_CAPTURE_SIDEBAND_H
+#define XP_CAPTURE_SIDEBAND_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum sideband_mode {
+	SIDEBAND_COMMAND,           /* pids[0] and its descendants (inherit) */
+	SIDEBAND_ATTACH,            /* every thread of pids[], and descendants */
+	SIDEBAND_SYSTEM,            /* everything */
+};
+
+struct sideband;
+
+/* Called once per raw perf record, copied out of the ring (contiguous). */
+typedef void (*sideband_fn)(void *ctx, const void *rec, size_t len);
+
+int sideband_open(struct sideband **out, enum sideband_mode mode,
+		  const pid_t *pids, unsigned npids);
+/* The ring fds, to wait on with epoll; returns how many. */
+unsigned sideband_fds(const struct sideband *sb, int *fds, unsigned max);
+/* Hands every record now in the rings to fn; returns records read. */
+long sideband_read(struct sideband *sb, sideband_fn fn, void *ctx);
+void sideband_close(struct sideband *sb);
+
+/* One perf ring: the records between data_tail and data_head, each handed
+ * to fn contiguous (copied into copy, data_size bytes, when it wraps);
+ * then data_tail advances. Exposed for tests/test-sideband.c. */
+long perf_ring_read(void *meta_page, unsigned char *data, size_t data_size,
+		    unsigned char *copy, sideband_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,58 @@
+/* snapshot.c - see snapshot.h. Missing or vanished processes and files are
+ * not errors: a snapshot takes what is there. */
+#include "snapshot.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "drain.h"
+#include "procmaps.h"
+#include "rundir.h"
+
+#define MAX_PERF_MAPS 4096
+
+static void on_proc_map(void *ctx, const struct xp_mmap *m, const char *path)
+{
+	drain_append_path(ctx, XP_REC_MMAP, m, sizeof(*m), path, m->path_len);
+}
+
+unsigned snapshot_existing_maps(struct drain *d, const pid_t *pids, unsigned n, uint64_t ts)
+{
+	struct dirent *de;
+	unsigned done = 0;
+	DIR *dir;
+
+	if (pids) {
+		for (unsigned i = 0; i < n; i++)
+			done += procmaps_walk(pids[i], ts, on_proc_map, d) == 0;
+		return done;
+	}
+	dir = opendir("/proc");
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)))
+		if (atoi(de->d_name) > 0)
+			done += procmaps_walk(atoi(de->d_name), ts, on_proc_map, d) == 0;
+	closedir(dir);
+	return done;
+}
+
+unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n,
+			    const char *dir)
+{
+	pid_t seen[MAX_PERF_MAPS];
+	unsigned count = drain_pids(d, seen, MAX_PERF_MAPS), copied = 0;
+	char src[64], name[64];
+
+	for (unsigned i = 0; i < n && count < MAX_PERF_MAPS; i++)
+		seen[count++] = pids[i];
+	for (unsigned i = 0; i < count; i++) {
+		snprintf(src, sizeof(src), "/tmp/perf-%d.map", (int)seen[i]);
+		snprintf(name, sizeof(name), "perf-%d.map", (int)seen[i]);
+		if (access(src, R_OK) == 0)
+			copied += rundir_copy_file(src, dir, name) == 0;
+	}
+	return copied;
+}

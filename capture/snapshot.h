@@ -1,0 +1,22 @@
+/* snapshot.h - state that exists outside the event streams, copied into
+ * the run: the executable mappings processes had before capture started
+ * (as XP_MMAP_FROM_PROC records) and JIT perf maps (/tmp/perf-PID.map).
+ *   snapshot_existing_maps(drain, pids, n, now);    // NULL pids: every process
+ *   snapshot_perf_maps(drain, pids, n, "run");      // at the end
+ */
+#ifndef XP_CAPTURE_SNAPSHOT_H
+#define XP_CAPTURE_SNAPSHOT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct drain;
+
+/* Through drain_append_path, so before drain_start. Returns processes read. */
+unsigned snapshot_existing_maps(struct drain *d, const pid_t *pids, unsigned n, uint64_t ts);
+/* Copies the perf map of every process seen in the run and of pids into
+ * dir; returns how many were copied. */
+unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n,
+			    const char *dir);
+
+#endif

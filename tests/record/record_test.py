@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""record_test.py - integration tests of `xpcap record`: run the real xpcap
+on the real test programs, then check what `xpcorr dump` shows.
+
+    XPCAP=build/src/bin/xpcap XPCORR=build/src/bin/xpcorr \
+    PROGDIR=build/tests/programs MARKERDIR=build/tests/marker \
+    python3 tests/record/record_test.py hotspots
+
+Leaf user IPs are attributed to functions with the run's own mmap records
+(load address, file offset) plus the ELF's program headers (readelf) and
+symbols (nm). Needs root and BPF: otherwise exits 77 saying why, or fails
+when XP_REQUIRE_BPF=1 (CI), so a skipped BPF test cannot pass unnoticed.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+XPCAP = os.environ.get("XPCAP", "build/src/bin/xpcap")
+XPCORR = os.environ.get("XPCORR", "build/src/bin/xpcorr")
+PROGDIR = os.environ.get("PROGDIR", "build/tests/programs")
+MARKERDIR = os.environ.get("MARKERDIR", "build/tests/marker")
+# commands that may outlive a test must not hold the test harness's pipes
+QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+OUR_PROGS = ("xp_sample_cpu", "xp_fork", "xp_exit", "xp_exec", "xp_marker")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+    print("ok:", what)
+
+
+def skip_or_fail(reason):
+    if os.environ.get("XP_REQUIRE_BPF") == "1":
+        print("FAIL: BPF test cannot run (XP_REQUIRE_BPF=1):", reason)
+        sys.exit(1)
+    print("SKIP:", reason)
+    sys.exit(77)
+
+
+def require_bpf():
+    if os.geteuid() != 0:
+        skip_or_fail("needs root for BPF and perf events")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        skip_or_fail("kernel has no BTF (/sys/kernel/btf/vmlinux)")
+    if not shutil.which("bpftool") and not os.path.exists("/usr/sbin/bpftool"):
+        skip_or_fail("bpftool not installed (used to check nothing stays attached)")
+
+
+def our_attached_progs():
+    bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
+    out = subprocess.run([bpftool, "prog", "show"], capture_output=True, text=True).stdout
+    return [n for n in re.findall(r"name (\S+)", out) if n in OUR_PROGS]
+
+
+def detached():
+    """True once none of our programs is loaded. The kernel frees a program
+    asynchronously (RCU) after its last fd closes, so allow it 3 s."""
+    for _ in range(60):
+        if not our_attached_progs():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def record(run, args, cmd, env=None, check_clean=True):
+    """Runs xpcap record; returns (rc, stderr)."""
+    # stderr to a file, not a pipe: a command that outlives xpcap
+    # (--duration) would hold a pipe open
+    with tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.run([XPCAP, "record", "-o", run] + args + (["--"] + cmd if cmd else []),
+                           stdout=subprocess.DEVNULL, stderr=err, env=env, timeout=120)
+        err.seek(0)
+        text = err.read()
+    if check_clean:
+        check(detached(), "no BPF program of ours left attached")
+    return p.returncode, text
+
+
+def dump(run):
+    p = subprocess.run([XPCORR, "dump", run], capture_output=True, text=True)
+    check(p.returncode == 0, "xpcorr dump reads %s (rc %d: %s)" % (run, p.returncode,
+                                                                    p.stderr.strip()))
+    recs = []
+    for line in p.stdout.splitlines():
+        kind, _, rest = line.partition(" ")
+        rec = {"kind": kind}
+        m = re.search(r" comm=(.*?)( flags=|$)", " " + rest)
+        if m:
+            rec["comm"] = m.group(1)
+        m = re.search(r" path=(.*)$", " " + rest)
+        if m:
+            rec["path"] = m.group(1)
+        for k, v in re.findall(r"(\w+)=(\S*)", rest.split(" path=")[0]):
+            rec.setdefault("lost_kind" if k == "kind" else k, v)
+        recs.append(rec)
+    return recs
+
+
+def meta(run):
+    with open(os.path.join(run, "meta.json")) as f:
+        return json.load(f)
+
+
+def ips(rec, key):
+    v = rec.get(key, "")
+    return [int(x, 16) for x in v.split(",") if x]
+
+
+class Symbolizer:
+    """Leaf IP -> function name for one ELF file, through the mmap records."""
+
+    def __init__(self, elf):
+        self.elf = os.path.realpath(elf)
+        self.loads = []  # (offset, vaddr, filesz)
+        out = subprocess.run(["readelf", "-lW", self.elf], capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if f and f[0] == "LOAD":
+                self.loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+        self.syms = []
+        out = subprocess.run(["nm", "-S", "--defined-only", self.elf], capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 4 and f[2] in "tTwW":
+                self.syms.append((int(f[0], 16), int(f[1], 16), f[3]))
+
+    def maps_of(self, recs):
+        return [r for r in recs if r["kind"] == "mmap" and
+                os.path.realpath(r.get("path", "")) == self.elf]
+
+    def name(self, ip, pid, maps):
+        for m in maps:
+            addr, ln = int(m["addr"], 16), int(m["len"], 16)
+            if m["pid"] != pid or not addr <= ip < addr + ln:
+                continue
+            off = ip - addr + int(m["pgoff"], 16)
+            for p_off, p_vaddr, p_filesz in self.loads:
+                if p_off <= off < p_off + p_filesz:
+                    vaddr = off - p_off + p_vaddr
+                    for start, size, name in self.syms:
+                        if start <= vaddr < start + size:
+                            return name
+        return None
+
+    def leaf_counts(self, recs):
+        maps = self.maps_of(recs)
+        counts = {}
+        for r in recs:
+            if r["kind"] != "sample":
+                continue
+            u = ips(r, "ustack")
+            if u:
+                n = self.name(u[0], r["pid"], maps)
+                if n:
+                    counts[n] = counts.get(n, 0) + 1
+        return counts
+
+
+def prog(name):
+    return os.path.join(PROGDIR, name)
+
+
+def samples(recs):
+    return [r for r in recs if r["kind"] == "sample"]
+
+
+def check_meta_counts(run, recs):
+    md = meta(run)
+    check(md["status"] == "complete", "meta.json says the run is complete")
+    for kind in ("sample", "mmap", "comm", "fork", "exit", "exec", "launch"):
+        n = sum(1 for r in recs if r["kind"] == kind)
+        check(md["records"][kind]["written"] == n,
+              "meta.json counts %d %s records, dump shows %d" %
+              (md["records"][kind]["written"], kind, n))
+    check(md["start_monotonic_ns"] < md["stop_monotonic_ns"], "start < stop (monotonic)")
+    check(md["start_realtime_ns"] < md["stop_realtime_ns"], "start < stop (realtime)")
+    return md
+
+
+def t_hotspots(tmp):
+    run = os.path.join(tmp, "run")
+    lib = os.path.realpath(os.path.join(PROGDIR, "libhotlib.so"))
+    rc, err = record(run, ["-F", "1999", "--no-gpu"], [prog("hotspots"), lib, "2.5"])
+    check(rc == 0, "xpcap exits 0 like hotspots (rc %d, %s)" % (rc, err.strip()))
+    recs = dump(run)
+    counts = Symbolizer(prog("hotspots")).leaf_counts(recs)
+    a, b = counts.get("hot_a", 0), counts.get("hot_b", 0)
+    print("samples: total %d, hot_a %d, hot_b %d" % (len(samples(recs)), a, b))
+    check(b > 50, "hot_b sampled enough (%d)" % b)
+    ratio = a / b
+    print("hot_a/hot_b ratio: %.3f" % ratio)
+    check(2.7 <= ratio <= 3.3, "hot_a:hot_b = %.2f, expected 3 within 10%%" % ratio)
+    lib_counts = Symbolizer(lib).leaf_counts(recs)
+    check(lib_counts.get("lib_spin", 0) > 100,
+          "lib_spin in the dlopen'ed library sampled (%d)" % lib_counts.get("lib_spin", 0))
+    lmaps = [r for r in recs if r["kind"] == "mmap" and r.get("path", "").endswith("libhotlib.so")]
+    check(lmaps and all(len(m["build_id"]) == 40 for m in lmaps),
+          "libhotlib.so mmap record with a 20-byte build id")
+    check(any(r["kind"] == "exec" and r["path"].endswith("hotspots") for r in recs),
+          "exec record with the program path")
+    check(any(r["kind"] == "comm" and r["exec"] == "1" for r in recs), "comm record of the exec")
+    md = check_meta_counts(run, recs)
+    check(md["exit"]["code"] == 0 and md["sample_frequency_hz"] == 1999, "meta.json exit, freq")
+    check(os.path.getsize(os.path.join(run, "kallsyms")) > 1000, "kallsyms snapshot saved")
+    print("run size: cpu.xpr %d bytes" % os.path.getsize(os.path.join(run, "cpu.xpr")))
+
+
+def t_threads(tmp):
+    run = os.path.join(tmp, "run")
+    rc, err = record(run, ["-F", "999", "--no-gpu"], [prog("threads"), "1.5"])
+    check(rc == 0, "xpcap exits 0 like threads (%d %s)" % (rc, err.strip()))
+    recs = dump(run)
+    per_tid = {}
+    for r in samples(recs):
+        if r["tid"] != r["pid"]:
+            per_tid[r["tid"]] = per_tid.get(r["tid"], 0) + 1
+    print("samples per worker thread:", per_tid)
+    check(sum(1 for n in per_tid.values() if n >= 20) == 4, "all 4 worker threads sampled")
+    check(sum(1 for r in recs if r["kind"] == "fork") >= 4, "fork records for the threads")
+    check_meta_counts(run, recs)
+
+
+def t_forker(tmp):
+    run = os.path.join(tmp, "run")
+    rc, err = record(run, ["-F", "999", "--no-gpu"], [prog("forker")])
+    check(rc == 0, "xpcap exits 0 like forker (%d %s)" % (rc, err.strip()))
+    recs = dump(run)
+    per_pid = {}
+    for r in samples(recs):
+        per_pid[r["pid"]] = per_pid.get(r["pid"], 0) + 1
+    print("samples per process:", per_pid)
+    check(sum(1 for n in per_pid.values() if n >= 200) == 2, "both processes sampled")
+    forks = [r for r in recs if r["kind"] == "fork" and r["pid"] != r["ppid"]]
+    check(any(f["pid"] in per_pid and f["ppid"] in per_pid for f in forks),
+          "fork record links child to parent")
+    check_meta_counts(run, recs)
+
+
+def t_exit_codes(tmp):
+    killer = ["sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; kill -9 $$"]
+    for name, want, sig in (("exit7", 7, None), ("segv", 128 + 11, 11), ("sigkill", 128 + 9, 9)):
+        run = os.path.join(tmp, name)
+        rc, err = record(run, ["-q"], killer if name == "sigkill" else [prog(name)])
+        check(rc == want, "%s: xpcap exits %d (got %d)" % (name, want, rc))
+        recs = dump(run)
+        md = check_meta_counts(run, recs)
+        check(md["exit"]["code"] == want and md["exit"]["signal"] == sig,
+              "%s: meta.json exit %s" % (name, md["exit"]))
+        check(len(samples(recs)) > 5, "%s: sampled before it ended" % name)
+        check(err == "", "%s: -q prints nothing (%r)" % (name, err))
+
+
+def one_error_line(err):
+    lines = [l for l in err.splitlines() if l]
+    return len(lines) == 1 and lines[0].startswith("xpcap: cannot ")
+
+
+def t_errors(tmp):
+    cases = [
+        ("-F 0", ["-F", "0"], [prog("exit7")]),
+        ("-F abc", ["-F", "abc"], [prog("exit7")]),
+        ("--duration -1", ["--duration", "-1"], [prog("exit7")]),
+        ("no command", [], []),
+        ("-p no such pid", ["-p", "999999999"], []),
+    ]
+    for what, args, cmd in cases:
+        run = os.path.join(tmp, "err")
+        rc, err = record(run, args, cmd)
+        check(rc == 2 and one_error_line(err), "%s: exit 2, one line (%d: %r)" % (what, rc, err))
+        check(not os.path.exists(run), "%s: no run directory left" % what)
+    # existing, non-empty directory: refused, and untouched
+    used = os.path.join(tmp, "used")
+    os.mkdir(used)
+    with open(os.path.join(used, "notes.txt"), "w") as f:
+        f.write("mine")
+    rc, err = record(used, [], [prog("exit7")])
+    check(rc == 2 and one_error_line(err) and "--force" in err, "non-empty dir: exit 2 (%r)" % err)
+    check(os.listdir(used) == ["notes.txt"], "non-empty dir left as it was")
+    rc, err = record(used, ["--force", "-q"], [prog("exit7")])
+    check(rc == 7 and os.path.exists(os.path.join(used, "notes.txt")),
+          "--force records into it, keeping other files")
+    # unwritable place
+    rc, err = record("/proc/xpcap-run", [], [prog("exit7")])
+    check(rc == 2 and one_error_line(err), "unwritable output: exit 2 (%r)" % err)
+    # a command that does not exist: 127 like a shell, nothing left behind
+    run = os.path.join(tmp, "nocmd")
+    rc, err = record(run, [], ["/nonexistent/program"])
+    check(rc == 127 and one_error_line(err), "missing command: exit 127 (%d %r)" % (rc, err))
+    check(not os.path.exists(run), "missing command: no run directory left")
+    # not root
+    if shutil.which("setpriv"):
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            XPCAP, "record", "-o", "/tmp/xp-nonroot-run", "--", "true"],
+                           capture_output=True, text=True)
+        check(p.returncode == 2 and one_error_line(p.stderr) and "root" in p.stderr,
+              "not root: exit 2 saying root is needed (%r)" % p.stderr)
+
+
+def t_signals(tmp):
+    # SIGINT sent to xpcap (not from a terminal) is forwarded to the command
+    run = os.path.join(tmp, "int")
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", prog("threads"), "30"], **QUIET)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=30)
+    check(rc == 130, "SIGINT forwarded: command died of it, xpcap exits 130 (%d)" % rc)
+    check(detached(), "no BPF program left after SIGINT")
+    check_meta_counts(run, dump(run))
+    # a command that ignores SIGINT: the second SIGINT stops xpcap at once
+    run = os.path.join(tmp, "int2")
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", "sh", "-c",
+                          "trap '' INT; exec sleep 30"], **QUIET)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    check(p.poll() is None, "first SIGINT: still recording while the command runs")
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=10)
+    check(rc == 130, "second SIGINT: xpcap stops at once with 130 (%d)" % rc)
+    md = check_meta_counts(run, dump(run))
+    check(md["exit"] is None and md["stop_reason"] == "signal", "meta.json: stopped by signal")
+    for pid in md["target_pids"]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # SIGTERM to xpcap: stops recording cleanly, the run is complete
+    run = os.path.join(tmp, "term")
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", "sleep", "30"], **QUIET)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=30)
+    check(rc == 128 + 15, "SIGTERM: xpcap exits 143 (%d)" % rc)
+    check(detached(), "no BPF program left after SIGTERM")
+    md = check_meta_counts(run, dump(run))
+    check(md["stop_reason"] == "signal", "meta.json stop_reason signal")
+    for pid in md["target_pids"]:  # the command runs on after xpcap stopped
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # xpcap itself killed: the run stays readable (flushed every second),
+    # meta.json says it never finished, and the kernel drops our programs
+    run = os.path.join(tmp, "killed")
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", prog("threads"), "30"], **QUIET)
+    time.sleep(2.5)
+    p.kill()
+    p.wait()
+    check(detached(), "no BPF program left after xpcap was SIGKILLed")
+    recs = dump(run)
+    check(len(samples(recs)) > 100, "killed xpcap: flushed samples readable (%d)" % len(samples(recs)))
+    check(meta(run)["status"] == "recording", "killed xpcap: meta.json from the start")
+    for pid in meta(run)["target_pids"]:  # the orphaned command
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # --duration stops recording while the command runs on
+    run = os.path.join(tmp, "dur")
+    t0 = time.monotonic()
+    rc, err = record(run, ["-q", "--duration", "1"], [prog("threads"), "4"])
+    took = time.monotonic() - t0
+    check(rc == 0 and took < 3.5, "--duration 1 returns after %.1f s with 0 (%d)" % (took, rc))
+    md = check_meta_counts(run, dump(run))
+    check(md["stop_reason"] == "duration" and md["exit"] is None, "meta.json stop_reason duration")
+
+
+def t_attach(tmp):
+    target = subprocess.Popen([prog("threads"), "3"])
+    try:
+        time.sleep(0.3)
+        run = os.path.join(tmp, "run")
+        rc, err = record(run, ["-q", "-F", "999", "-p", str(target.pid), "--duration", "1"], None)
+        check(rc == 0, "-p: exit 0 (%d %r)" % (rc, err))
+        recs = dump(run)
+        pid = str(target.pid)
+        from_proc = [r for r in recs if r["kind"] == "mmap" and int(r["flags"]) & 2]
+        check(any(r["path"].endswith("/threads") and r["pid"] == pid for r in from_proc),
+              "-p: existing mappings from /proc/PID/maps")
+        n = sum(1 for r in samples(recs) if r["pid"] == pid)
+        check(n > 500, "-p: the running process sampled (%d)" % n)
+        check(all(r["pid"] == pid for r in samples(recs)), "-p: only that process sampled")
+        md = check_meta_counts(run, recs)
+        check(md["target_pids"] == [target.pid] and md["mode"] == "attach", "meta.json target")
+    finally:
+        target.kill()
+        target.wait()
+    # without --duration, recording ends when the attached processes exit
+    target = subprocess.Popen([prog("threads"), "1"])
+    try:
+        run = os.path.join(tmp, "run2")
+        t0 = time.monotonic()
+        rc, err = record(run, ["-q", "-p", str(target.pid)], None)
+        check(rc == 0 and time.monotonic() - t0 < 5, "-p: ends with the process (%d %r)" % (rc, err))
+        check(meta(run)["stop_reason"] == "targets_exited", "meta.json stop_reason targets_exited")
+        check(any(r["kind"] == "exit" and r["pid"] == str(target.pid) for r in dump(run)),
+              "-p: exit records of the attached process")
+    finally:
+        target.kill()
+        target.wait()
+
+
+def t_system(tmp):
+    run = os.path.join(tmp, "run")
+    spinner = subprocess.Popen([prog("threads"), "2"])
+    try:
+        rc, err = record(run, ["-q", "-a", "--duration", "1"], None)
+        check(rc == 0, "-a: exit 0 (%d %r)" % (rc, err))
+        recs = dump(run)
+        check(any(r["pid"] == str(spinner.pid) for r in samples(recs)),
+              "-a: an unrelated process is sampled")
+        check(sum(1 for r in recs if r["kind"] == "mmap" and int(r["flags"]) & 2) > 10,
+              "-a: existing mappings of all processes")
+        check_meta_counts(run, recs)
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def t_user(tmp):
+    # under sudo the command runs as the invoking user and the run is theirs
+    run = os.path.join(tmp, "run")
+    out = os.path.join(tmp, "id.txt")
+    os.chmod(tmp, 0o777)
+    env = dict(os.environ, SUDO_UID="65534", SUDO_GID="65534")
+    # the shell writes a perf map as CPython does with PYTHONPERFSUPPORT=1
+    rc, err = record(run, ["-q"], ["sh", "-c", "id -u > %s; id -g >> %s; echo $PYTHONPERFSUPPORT >> %s;"
+                                   " echo '1000 10 py::f:x.py' > /tmp/perf-$$.map" % (out, out, out)],
+                     env=env)
+    check(rc == 0, "sudo-style run exits 0 (%d %r)" % (rc, err))
+    with open(out) as f:
+        check(f.read().split() == ["65534", "65534", "1"],
+              "command ran as SUDO_UID/SUDO_GID with PYTHONPERFSUPPORT=1")
+    pid = meta(run)["target_pids"][0]
+    with open(os.path.join(run, "perf-%d.map" % pid)) as f:
+        check(f.read() == "1000 10 py::f:x.py\n", "perf-PID.map copied into the run")
+    os.unlink("/tmp/perf-%d.map" % pid)
+    for name in ["."] + os.listdir(run):
+        st = os.stat(os.path.join(run, name))
+        check(st.st_uid == 65534, "%s owned by the invoking user" % name)
+
+
+def t_marker(tmp):
+    run = os.path.join(tmp, "run")
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    caller = os.path.join(MARKERDIR, "marker-caller")
+    dis = subprocess.run(["objdump", "-d", "--disassemble=xpcap_correlation_marker", lib],
+                         capture_output=True, text=True).stdout
+    first = re.search(r"^\s*[0-9a-f]+:\s+((?:[0-9a-f]{2} )+)", dis, re.M)
+    check(first and first.group(1).split() == ["0f", "1f", "44", "00", "00"],
+          "the test marker starts with a 5-byte nop (%s)" % (first and first.group(1)))
+    rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, "100"])
+    check(rc == 0, "marker-caller under xpcap exits 0 (%d %r)" % (rc, err))
+    recs = dump(run)
+    launches = [r for r in recs if r["kind"] == "launch"]
+    check(len(launches) == 100, "100 launch records (%d)" % len(launches))
+    check([int(r["corr"]) for r in launches] == list(range(1000, 1100)),
+          "correlation ids 1000..1099 in order")
+    check(all(int(r["cbid"]) == (0x80000000 | (i % 7)) for i, r in enumerate(launches)),
+          "cbids carry the driver bit and i%7")
+    sym = Symbolizer(caller)
+    maps = sym.maps_of(recs)
+    named = [sym.name(ips(r, "ustack")[1], r["pid"], maps) if len(ips(r, "ustack")) > 1 else None
+             for r in launches]
+    check(all(n == "launch_kernel_like" for n in named),
+          "each launch stack's caller frame is launch_kernel_like")
+    md = check_meta_counts(run, recs)
+    check(md["correlation_uprobe"] is True and md["gpu_capture_armed"] is True,
+          "meta.json: uprobe attached, GPU capture armed")
+    # the command's environment points CUDA at the library and it at the run
+    envf = os.path.join(tmp, "env.txt")
+    os.chmod(tmp, 0o777)
+    run4 = os.path.join(tmp, "env")
+    show = ["sh", "-c", "echo \"$CUDA_INJECTION64_PATH|$XPCAP_RUN_DIR\" > %s" % envf]
+    rc, err = record(run4, ["-q", "--cupti-lib", lib], show)
+    with open(envf) as f:
+        check(f.read().strip() == "%s|%s" % (lib, os.path.realpath(run4)),
+              "CUDA_INJECTION64_PATH and XPCAP_RUN_DIR (absolute) set for the command")
+    rc, err = record(os.path.join(tmp, "env2"), ["-q", "--no-gpu", "--cupti-lib", lib], show)
+    with open(envf) as f:
+        check(f.read().strip() == "|", "--no-gpu: neither is set")
+    # --no-gpu: no uprobe at all
+    run2 = os.path.join(tmp, "nogpu")
+    rc, err = record(run2, ["-q", "--no-gpu", "--cupti-lib", lib], [caller, "100"])
+    check(rc == 0 and not any(r["kind"] == "launch" for r in dump(run2)), "--no-gpu: no launches")
+    # --gpu-only: launches but no periodic samples
+    run3 = os.path.join(tmp, "gpuonly")
+    rc, err = record(run3, ["-q", "--gpu-only", "--cupti-lib", lib], [prog("exit7")])
+    check(rc == 7 and not samples(dump(run3)), "--gpu-only: no samples")
+
+
+def t_losses(tmp):
+    # a one-page ring buffer cannot keep up with 4999 Hz on every CPU:
+    # every sample that did not fit must be counted, in records and meta.json
+    run = os.path.join(tmp, "run")
+    freq = 4999
+    rc, err = record(run, ["-q", "--no-gpu", "-m", "4", "-F", str(freq)], [prog("threads"), "1"])
+    check(rc == 0, "tiny ring: exit 0 (%d %r)" % (rc, err))
+    recs = dump(run)
+    md = check_meta_counts(run, recs)
+    lost = md["records"]["sample"]["lost"]["ringbuf_full"]
+    in_records = sum(int(r["count"]) for r in recs if r["kind"] == "lost" and
+                     r["lost_kind"] == "sample" and r["reason"] == "1")
+    check(lost > 0, "samples lost to a full ring buffer are counted (%d)" % lost)
+    check(in_records == lost, "XP_REC_LOST records add up to meta.json (%d vs %d)" %
+          (in_records, lost))
+    written = md["records"]["sample"]["written"]
+    secs = (md["stop_monotonic_ns"] - md["start_monotonic_ns"]) / 1e9
+    expected = os.cpu_count() * secs * freq
+    share = (written + lost) / expected
+    print("written %d, lost %d, %.2f of %d expected" % (written, lost, share, expected))
+    check(0.6 <= share <= 1.05, "written + lost accounts for the sampling (%.2f)" % share)
+    check("lost" not in err, "-q: no loss warning printed")
+
+
+TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in TESTS:
+        print("usage: record_test.py " + "|".join(sorted(TESTS)))
+        return 2
+    require_bpf()
+    check(detached(), "no BPF program of ours attached before the test")
+    tmp = tempfile.mkdtemp(prefix="xp-record-")
+    try:
+        TESTS[sys.argv[1]](tmp)
+    except Failure as e:
+        print("FAIL:", e)
+        print("(run left in %s)" % tmp)
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

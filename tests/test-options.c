@@ -1,0 +1,117 @@
+/* test-options.c - `xpcap record` option parsing: defaults, every option,
+ * the command after --, and the errors (invalid -F, conflicting modes). */
+#include <errno.h>
+#include <string.h>
+
+#include "check-main.h"
+#include "record.h"
+
+static struct rec_opts o;
+static char err[256];
+
+static int parse(char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return rec_opts_parse(&o, argc, argv, err, sizeof(err));
+}
+
+START_TEST(defaults_and_command)
+{
+	char *argv[] = { "record", "--", "./app", "-F", "5", NULL };
+
+	ck_assert_int_eq(parse(argv), 0);
+	ck_assert_str_eq(o.output, REC_DEFAULT_OUTPUT);
+	ck_assert_uint_eq(o.freq, 99);
+	ck_assert_int_eq(o.command_argc, 3);
+	ck_assert_str_eq(o.command[0], "./app");
+	ck_assert_str_eq(o.command[1], "-F");   /* the command's own options */
+	ck_assert(!o.system_wide && !o.npids && !o.force && !o.quiet);
+}
+END_TEST
+
+START_TEST(all_options)
+{
+	char *argv[] = { "record", "-o", "run", "-F", "999", "--duration", "2.5", "--force",
+			 "-q", "--no-gpu", "--cupti-lib", "/x.so", "-m", "64", "app", NULL };
+
+	ck_assert_int_eq(parse(argv), 0);
+	ck_assert_str_eq(o.output, "run");
+	ck_assert_uint_eq(o.freq, 999);
+	ck_assert(o.duration_s > 2.49 && o.duration_s < 2.51);
+	ck_assert(o.force && o.quiet && o.no_gpu);
+	ck_assert_str_eq(o.cupti_lib, "/x.so");
+	ck_assert_uint_eq(o.ring_kib, 64);
+	ck_assert_str_eq(o.command[0], "app");
+}
+END_TEST
+
+START_TEST(pids)
+{
+	char *argv[] = { "record", "-p", "12,34,5", NULL };
+	pid_t p[4];
+	unsigned n;
+
+	ck_assert_int_eq(parse(argv), 0);
+	ck_assert_uint_eq(o.npids, 3);
+	ck_assert_int_eq(o.pids[2], 5);
+	ck_assert(o.command == NULL);
+	ck_assert_int_eq(rec_parse_pids("1,", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_pids(",1", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_pids("1,x", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_pids("0", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_pids("1,2,3,4,5", p, 4, &n), -E2BIG);
+}
+END_TEST
+
+START_TEST(errors)
+{
+	char *bad_freq[] = { "record", "-F", "0", "app", NULL };
+	char *bad_freq2[] = { "record", "-F", "12x", "app", NULL };
+	char *huge_freq[] = { "record", "-F", "1000000", "app", NULL };
+	char *nothing[] = { "record", NULL };
+	char *both[] = { "record", "-a", "-p", "1", NULL };
+	char *cmd_and_pid[] = { "record", "-p", "1", "app", NULL };
+	char *gpu[] = { "record", "--gpu-only", "--no-gpu", "app", NULL };
+	char *missing[] = { "record", "-o", NULL };
+	char *unknown[] = { "record", "--bogus", "app", NULL };
+	char *dur[] = { "record", "--duration", "0", "app", NULL };
+	char *ring[] = { "record", "-m", "48", "app", NULL };
+	char *ring_small[] = { "record", "--ring-size", "2", "app", NULL };
+
+	ck_assert_int_eq(parse(bad_freq), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "frequency"));
+	ck_assert_int_eq(parse(bad_freq2), -EINVAL);
+	ck_assert_int_eq(parse(huge_freq), -EINVAL);
+	ck_assert_int_eq(parse(nothing), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "nothing to record"));
+	ck_assert_int_eq(parse(both), -EINVAL);
+	ck_assert_int_eq(parse(cmd_and_pid), -EINVAL);
+	ck_assert_int_eq(parse(gpu), -EINVAL);
+	ck_assert_int_eq(parse(missing), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "needs an argument"));
+	ck_assert_int_eq(parse(unknown), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "--bogus"));
+	ck_assert_int_eq(parse(dur), -EINVAL);
+	ck_assert_int_eq(parse(ring), -EINVAL);     /* not a power of two */
+	ck_assert_ptr_nonnull(strstr(err, "ring size"));
+	ck_assert_int_eq(parse(ring_small), -EINVAL);
+}
+END_TEST
+
+static Suite *options_suite(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, defaults_and_command);
+	tcase_add_test(tc, all_options);
+	tcase_add_test(tc, pids);
+	tcase_add_test(tc, errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(options_suite)

@@ -1,0 +1,83 @@
+/* test-procmaps.c - /proc/PID/maps lines, and walking our own maps finds
+ * this test program's executable mapping with its build id. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "procmaps.h"
+
+START_TEST(parse_lines)
+{
+	char l1[] = "55d0c3a00000-55d0c3a25000 r-xp 00002000 08:01 1234     /usr/bin/prog name\n";
+	char l2[] = "7ffd1c1f0000-7ffd1c211000 rw-p 00000000 00:00 0                          [stack]";
+	char l3[] = "7f0000000000-7f0000001000 ---p 00000000 00:00 0 ";
+	char bad[] = "zzzz-7f00 r-xp 0 0 0";
+	char bad2[] = "2000-1000 r-xp 00000000 00:00 0 /x";
+	struct procmaps_entry e;
+
+	ck_assert_int_eq(procmaps_parse_line(l1, &e), 0);
+	ck_assert_uint_eq(e.start, 0x55d0c3a00000ull);
+	ck_assert_uint_eq(e.end, 0x55d0c3a25000ull);
+	ck_assert_uint_eq(e.pgoff, 0x2000);
+	ck_assert_uint_eq(e.prot, PROT_READ | PROT_EXEC);
+	ck_assert_str_eq(e.path, "/usr/bin/prog name");   /* spaces kept, newline cut */
+	ck_assert_int_eq(procmaps_parse_line(l2, &e), 0);
+	ck_assert_uint_eq(e.prot, PROT_READ | PROT_WRITE);
+	ck_assert_str_eq(e.path, "[stack]");
+	ck_assert_int_eq(procmaps_parse_line(l3, &e), 0);
+	ck_assert_uint_eq(e.prot, 0);
+	ck_assert_str_eq(e.path, "");
+	ck_assert_int_eq(procmaps_parse_line(bad, &e), -EINVAL);
+	ck_assert_int_eq(procmaps_parse_line(bad2, &e), -EINVAL);
+}
+END_TEST
+
+struct found {
+	char exe[4096];
+	int self, with_id, total;
+};
+
+static void on_map(void *ctx, const struct xp_mmap *m, const char *path)
+{
+	struct found *f = ctx;
+
+	f->total++;
+	ck_assert(m->prot & PROT_EXEC);
+	ck_assert(m->flags & XP_MMAP_FROM_PROC);
+	ck_assert_uint_eq(m->path_len, strlen(path));
+	if (strcmp(path, f->exe) == 0) {
+		f->self++;
+		if (m->flags & XP_MMAP_HAS_BUILD_ID && m->build_id_size == 20)
+			f->with_id++;
+	}
+}
+
+START_TEST(walk_self)
+{
+	struct found f = { 0 };
+	ssize_t n = readlink("/proc/self/exe", f.exe, sizeof(f.exe) - 1);
+
+	ck_assert_int_gt(n, 0);
+	f.exe[n] = '\0';
+	ck_assert_int_eq(procmaps_walk(getpid(), 1, on_map, &f), 0);
+	ck_assert_int_ge(f.self, 1);
+	ck_assert_int_eq(f.with_id, f.self);
+	ck_assert_int_gt(f.total, f.self);   /* libc, ld.so, vdso... */
+	ck_assert_int_eq(procmaps_walk(999999999, 1, on_map, &f), -ENOENT);
+}
+END_TEST
+
+static Suite *procmaps_suite(void)
+{
+	Suite *s = suite_create("procmaps");
+	TCase *tc = tcase_create("procmaps");
+
+	tcase_add_test(tc, parse_lines);
+	tcase_add_test(tc, walk_self);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(procmaps_suite)
