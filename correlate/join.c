@@ -255,8 +255,11 @@ int xc_join(struct xc_input *in, struct xc_result *res)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_apis; i++)
 		res->api_attr[i].stack_id = XC_NO_STACK;
-	qsort(in->apis, in->n_apis, sizeof(*in->apis), api_by_pid_corr);
-	qsort(in->launches, in->n_launches, sizeof(*in->launches), launch_by_pid_corr);
+	/* qsort's pointer must not be NULL, even for zero elements */
+	if (in->n_apis)
+		qsort(in->apis, in->n_apis, sizeof(*in->apis), api_by_pid_corr);
+	if (in->n_launches)
+		qsort(in->launches, in->n_launches, sizeof(*in->launches), launch_by_pid_corr);
 	join_launches(in, res);
 	err = sweep_samples(in, res);
 	if (err)
