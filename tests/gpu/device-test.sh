@@ -1,0 +1,77 @@
+#!/bin/bash
+# device-test.sh - run the injection library on a GPU machine and check it.
+#
+#   bash tests/gpu/device-test.sh [DIR]    # results under $OUT (or ./out)
+#
+# DIR holds libxpcupti.so, workload, xpcorr, check-workload, torch-loop.py
+# (tests/gpu/prepare-carry.sh fills it; default .devcarry/cupti). Steps:
+#  1. environment (GPU, driver, libraries the carried binaries need)
+#  2. workload bare vs under the library: stdout and exit status identical
+#  3. the run checked against the workload's ground truth (check-workload)
+#  4. NVTX#125: nvtxNameOsThreadA under CUPTI's NVTX injection
+#  5. per-launch overhead: tiny-kernel loop and a PyTorch loop, bare vs library
+#  6. torch.profiler inside a traced PyTorch program (subscriber conflict)
+# Steps never stop the script: each reports and the next runs.
+D=${1:-.devcarry/cupti}
+D=$(cd "$D" && pwd)
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+LIB=$D/libxpcupti.so
+CUPTI=${CUPTI:-/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13}
+W=$D/workload
+traced() {   # traced RUN_DIR cmd...: run under the library, NVTX through CUPTI
+	local run=$1; shift
+	mkdir -p "$run"
+	CUDA_INJECTION64_PATH=$LIB XPCAP_RUN_DIR=$run NVTX_INJECTION64_PATH=$CUPTI "$@"
+}
+exec > >(tee "$OUT/device-test.log") 2>&1
+
+echo "== 1. environment"
+nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader
+ldd --version | head -1
+for f in "$LIB" "$W" "$D/xpcorr"; do echo "-- ldd $f"; ldd "$f" | grep -E "not found|cupti|cuda" ; done
+python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1 | tail -1
+
+echo "== 2. workload bare vs traced"
+"$W" --truth > "$OUT/truth.json"
+"$W" > "$OUT/bare.out" 2> "$OUT/bare.err"; echo "bare rc=$?"
+traced "$OUT/run1" "$W" > "$OUT/traced.out" 2> "$OUT/traced.err"; echo "traced rc=$?"
+cmp "$OUT/bare.out" "$OUT/traced.out" && echo "ok   stdout identical: $(cat "$OUT/bare.out")"
+echo "-- traced stderr:"; cat "$OUT/traced.err"
+ls -la "$OUT/run1"
+
+echo "== 3. ground truth check"
+"$D/xpcorr" dump "$OUT/run1" > "$OUT/run1.dump" 2>&1
+python3 "$D/check-workload" --xpcorr "$D/xpcorr" "$OUT/run1" "$OUT/truth.json"
+echo "check-workload rc=$?"
+
+echo "== 4. NVTX#125: nvtxNameOsThreadA with NVTX_INJECTION64_PATH=libcupti"
+"$W" --nvtx-name-thread > "$OUT/nvtx-bare.out" 2>&1; echo "bare rc=$?"
+traced "$OUT/run-nvtx" "$W" --nvtx-name-thread > "$OUT/nvtx-traced.out" 2>&1; echo "traced rc=$?"
+cmp "$OUT/nvtx-bare.out" "$OUT/nvtx-traced.out" && echo "ok   nvtxNameOsThreadA under CUPTI NVTX: same output"
+tail -3 "$OUT/nvtx-traced.out"
+
+echo "== 5. overhead per launch"
+for i in 1 2 3; do
+	echo "bare:   $("$W" --bench 200000)"
+	echo "traced: $(traced "$OUT/run-bench-$i" "$W" --bench 200000)"
+done
+ls -la "$OUT"/run-bench-1
+"$D/xpcorr" dump "$OUT/run-bench-1" | awk '{print $1}' | sort | uniq -c
+"$D/xpcorr" dump --type lost "$OUT/run-bench-1"
+for i in 1 2 3; do
+	echo "bare:   $(python3 "$D/torch-loop.py" bench 300 2>&1 | tail -1)"
+	echo "traced: $(traced "$OUT/run-torch-$i" python3 "$D/torch-loop.py" bench 300 2>&1 | tail -1)"
+done
+"$D/xpcorr" dump "$OUT/run-torch-1" | awk '{print $1}' | sort | uniq -c
+"$D/xpcorr" dump --type gpu_status "$OUT/run-torch-1"
+
+echo "== 6. torch.profiler inside a traced program"
+python3 "$D/torch-loop.py" profiler > "$OUT/prof-bare.out" 2> "$OUT/prof-bare.err"; echo "bare rc=$?"
+traced "$OUT/run-prof" python3 "$D/torch-loop.py" profiler > "$OUT/prof-traced.out" 2> "$OUT/prof-traced.err"; echo "traced rc=$?"
+cmp "$OUT/prof-bare.out" "$OUT/prof-traced.out" && echo "ok   stdout identical: $(cat "$OUT/prof-bare.out")"
+echo "-- bare stderr:"; grep -v "^$" "$OUT/prof-bare.err" | tail -5
+echo "-- traced stderr:"; grep -v "^$" "$OUT/prof-traced.err" | tail -8
+"$D/xpcorr" dump --type gpu_status "$OUT/run-prof"
+"$D/xpcorr" dump "$OUT/run-prof" | awk '{print $1}' | sort | uniq -c
+echo "== done"
