@@ -14,8 +14,9 @@
 # Steps never stop the script: each reports and the next runs.
 D=${1:-.devcarry/cupti}
 D=$(cd "$D" && pwd)
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+RESULTS=${OUT:-$PWD/out}
+OUT=$(mktemp -d /tmp/xpcupti-device.XXXXXX)   # scratch; a few files go to RESULTS
+mkdir -p "$RESULTS"
 LIB=$D/libxpcupti.so
 CUPTI=${CUPTI:-/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13}
 W=$D/workload
@@ -24,7 +25,7 @@ traced() {   # traced RUN_DIR cmd...: run under the library, NVTX through CUPTI
 	mkdir -p "$run"
 	CUDA_INJECTION64_PATH=$LIB XPCAP_RUN_DIR=$run NVTX_INJECTION64_PATH=$CUPTI "$@"
 }
-exec > >(tee "$OUT/device-test.log") 2>&1
+exec > >(tee "$RESULTS/device-test.log") 2>&1
 
 echo "== 1. environment"
 nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader
@@ -44,6 +45,11 @@ echo "== 3. ground truth check"
 "$D/xpcorr" dump "$OUT/run1" > "$OUT/run1.dump" 2>&1
 python3 "$D/check-workload" --xpcorr "$D/xpcorr" "$OUT/run1" "$OUT/truth.json"
 echo "check-workload rc=$?"
+echo "-- dump lines of no known GPU type (expect none):"
+grep -v -E '^(gpu_[a-z]+|lost) ' "$OUT/run1.dump" | head -5
+echo "-- SIGKILL 2 s after the work: what the periodic flush saved"
+traced "$OUT/run-kill" "$W" --kill-after-work > "$OUT/kill.out" 2>&1; echo "killed rc=$? (137 = SIGKILL)"
+python3 "$D/check-workload" --xpcorr "$D/xpcorr" "$OUT/run-kill" "$OUT/truth.json" | grep -E "FAIL|SUMMARY|kernel k_"
 
 echo "== 4. NVTX#125: nvtxNameOsThreadA with NVTX_INJECTION64_PATH=libcupti"
 "$W" --nvtx-name-thread > "$OUT/nvtx-bare.out" 2>&1; echo "bare rc=$?"
@@ -51,17 +57,19 @@ traced "$OUT/run-nvtx" "$W" --nvtx-name-thread > "$OUT/nvtx-traced.out" 2>&1; ec
 cmp "$OUT/nvtx-bare.out" "$OUT/nvtx-traced.out" && echo "ok   nvtxNameOsThreadA under CUPTI NVTX: same output"
 tail -3 "$OUT/nvtx-traced.out"
 
-echo "== 5. overhead per launch"
-for i in 1 2 3; do
+echo "== 5. overhead per launch (interleaved; marker called, no uprobe attached)"
+for i in 1 2 3 4 5; do
 	echo "bare:   $("$W" --bench 200000)"
 	echo "traced: $(traced "$OUT/run-bench-$i" "$W" --bench 200000)"
+	echo "apitrc: $(XPCAP_API_TRACE=1 traced "$OUT/run-api-$i" "$W" --bench 200000)"
 done
 ls -la "$OUT"/run-bench-1
 "$D/xpcorr" dump "$OUT/run-bench-1" | awk '{print $1}' | sort | uniq -c
 "$D/xpcorr" dump --type lost "$OUT/run-bench-1"
-for i in 1 2 3; do
-	echo "bare:   $(python3 "$D/torch-loop.py" bench 300 2>&1 | tail -1)"
-	echo "traced: $(traced "$OUT/run-torch-$i" python3 "$D/torch-loop.py" bench 300 2>&1 | tail -1)"
+"$D/xpcorr" dump "$OUT/run-api-1" | awk '{print $1}' | sort | uniq -c
+for i in 1 2 3 4 5; do
+	echo "bare:   $(python3 "$D/torch-loop.py" bench 500 2>&1 | tail -1)"
+	echo "traced: $(traced "$OUT/run-torch-$i" python3 "$D/torch-loop.py" bench 500 2>&1 | tail -1)"
 done
 "$D/xpcorr" dump "$OUT/run-torch-1" | awk '{print $1}' | sort | uniq -c
 "$D/xpcorr" dump --type gpu_status "$OUT/run-torch-1"
@@ -74,4 +82,13 @@ echo "-- bare stderr:"; grep -v "^$" "$OUT/prof-bare.err" | tail -5
 echo "-- traced stderr:"; grep -v "^$" "$OUT/prof-traced.err" | tail -8
 "$D/xpcorr" dump --type gpu_status "$OUT/run-prof"
 "$D/xpcorr" dump "$OUT/run-prof" | awk '{print $1}' | sort | uniq -c
+echo "-- profiler started before CUDA is initialized:"
+traced "$OUT/run-prof-first" python3 "$D/torch-loop.py" profiler-first > "$OUT/pf.out" 2> "$OUT/pf.err"; echo "traced rc=$?"
+cmp "$OUT/prof-bare.out" "$OUT/pf.out" && echo "ok   stdout identical"
+grep -v -E "^$|_warn_once|UserWarning" "$OUT/pf.err" | tail -8
+"$D/xpcorr" dump --type gpu_status "$OUT/run-prof-first"
+# Bring back the log (tee'd), the truth and the main run's dump.
+cp "$OUT/truth.json" "$OUT/run1.dump" "$RESULTS/"
+"$D/xpcorr" dump "$OUT/run-kill" > "$RESULTS/run-kill.dump" 2>&1
+rm -rf "$OUT"
 echo "== done"

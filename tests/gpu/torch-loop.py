@@ -1,6 +1,7 @@
 """torch-loop.py - small PyTorch loops for the injection library's device test.
 
   python3 torch-loop.py profiler   # 50 small ops under torch.profiler
+  python3 torch-loop.py profiler-first  # profiler started before CUDA is
   python3 torch-loop.py bench [STEPS]  # us per step of 100 tiny kernels
 
 stdout is deterministic in `profiler` mode (compared with and without the
@@ -12,10 +13,12 @@ import time
 import torch
 
 
-def profiler_mode():
+def profiler_mode(first=False):
     from torch.profiler import ProfilerActivity, profile
-    x = torch.ones(64, device="cuda")
+    x = None if first else torch.ones(64, device="cuda")
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        if x is None:
+            x = torch.ones(64, device="cuda")
         for _ in range(50):
             x = x * 1.0001 + 0.5
         torch.cuda.synchronize()
@@ -47,5 +50,7 @@ def bench_mode(steps):
 if __name__ == "__main__":
     if sys.argv[1] == "profiler":
         profiler_mode()
+    elif sys.argv[1] == "profiler-first":
+        profiler_mode(first=True)
     else:
         bench_mode(int(sys.argv[2]) if len(sys.argv) > 2 else 300)

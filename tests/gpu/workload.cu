@@ -5,6 +5,8 @@
 //   ./workload --truth    # prints the ground truth as JSON, runs nothing
 //   ./workload --bench N  # N tiny launches, prints ns per launch
 //   ./workload --nvtx-name-thread   # also calls nvtxNameOsThreadA (NVTX#125)
+//   ./workload --kill-after-work    # SIGKILLs itself 2 s after its output:
+//                                   # what the library's periodic flush saved
 //
 // Distinct noinline CPU functions launch distinct kernels a known number of
 // times on two streams, with copies and memsets, a captured graph replayed,
@@ -15,6 +17,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +158,7 @@ int main(int argc, char **argv)
 	cudaStream_t s1, s2;
 	cudaGraphExec_t ge;
 	double sum = 0;
-	int status = 0, name_thread = 0;
+	int status = 0, name_thread = 0, kill_me = 0;
 	pid_t early, late;
 
 	if (argc > 1 && !strcmp(argv[1], "--truth")) {
@@ -166,13 +169,15 @@ int main(int argc, char **argv)
 		return bench(atol(argv[2]));
 	if (argc > 1 && !strcmp(argv[1], "--nvtx-name-thread"))
 		name_thread = 1;
+	if (argc > 1 && !strcmp(argv[1], "--kill-after-work"))
+		kill_me = 1;
 
 	/* Forked before the parent touches CUDA: both processes initialize
 	 * CUDA on their own, so both load the injection library. */
 	fflush(stdout);
 	early = fork();
 	if (early == 0)
-		_exit(child_early());
+		exit(child_early());    /* exit, not _exit: the library's atexit flush runs */
 
 	if (name_thread)
 		nvtxNameOsThreadA((uint32_t)getpid(), "workload-main");
@@ -225,5 +230,10 @@ int main(int argc, char **argv)
 		return 5;
 	}
 	printf("workload ok sum=%.1f\n", sum);
+	if (kill_me) {
+		fflush(stdout);
+		sleep(2);
+		raise(SIGKILL);
+	}
 	return 0;
 }
