@@ -58,22 +58,34 @@ cmp "$OUT/nvtx-bare.out" "$OUT/nvtx-traced.out" && echo "ok   nvtxNameOsThreadA 
 tail -3 "$OUT/nvtx-traced.out"
 
 echo "== 5. overhead per launch (interleaved; marker called, no uprobe attached)"
-for i in 1 2 3 4 5; do
-	echo "bare:   $("$W" --bench 200000)"
-	echo "traced: $(traced "$OUT/run-bench-$i" "$W" --bench 200000)"
-	echo "apitrc: $(XPCAP_API_TRACE=1 traced "$OUT/run-api-$i" "$W" --bench 200000)"
+# Each line: label value; summarized as medians and the median of pairwise
+# differences (runs are interleaved so drift hits both sides alike).
+: > "$OUT/bench.txt"
+for i in 1 2 3 4 5 6 7; do
+	echo "bare $("$W" --bench 200000 | sed 's/.*ns_per_launch=//')" >> "$OUT/bench.txt"
+	echo "lib $(traced "$OUT/run-bench-$i" "$W" --bench 200000 | sed 's/.*ns_per_launch=//')" >> "$OUT/bench.txt"
+	echo "lib+apitrace $(XPCAP_API_TRACE=1 traced "$OUT/run-api-$i" "$W" --bench 200000 | sed 's/.*ns_per_launch=//')" >> "$OUT/bench.txt"
+	echo "torch-bare $(python3 "$D/torch-loop.py" bench 500 2>/dev/null | sed 's/.*us_per_op=//')" >> "$OUT/bench.txt"
+	echo "torch-lib $(traced "$OUT/run-torch-$i" python3 "$D/torch-loop.py" bench 500 2>/dev/null | sed 's/.*us_per_op=//')" >> "$OUT/bench.txt"
+	rm -rf "$OUT"/run-bench-$i "$OUT"/run-api-$i
 done
-ls -la "$OUT"/run-bench-1
-"$D/xpcorr" dump "$OUT/run-bench-1" | awk '{print $1}' | sort | uniq -c
-"$D/xpcorr" dump --type lost "$OUT/run-bench-1"
-"$D/xpcorr" dump "$OUT/run-api-1" | awk '{print $1}' | sort | uniq -c
-for i in 1 2 3 4 5; do
-	echo "bare:   $(python3 "$D/torch-loop.py" bench 500 2>&1 | tail -1)"
-	echo "traced: $(traced "$OUT/run-torch-$i" python3 "$D/torch-loop.py" bench 500 2>&1 | tail -1)"
-done
+python3 - "$OUT/bench.txt" <<'PY'
+import statistics, sys
+v = {}
+for line in open(sys.argv[1]):
+    k, x = line.split()
+    v.setdefault(k, []).append(float(x))
+for k, xs in v.items():
+    print(f"{k:14s} median {statistics.median(xs):9.1f}  all {' '.join(f'{x:.1f}' for x in xs)}")
+def diff(a, b, unit):
+    d = [y - x for x, y in zip(v[a], v[b])]
+    print(f"added per launch, {b} vs {a}: median {statistics.median(d):.2f} {unit} (pairs: {' '.join(f'{x:.2f}' for x in d)})")
+diff("bare", "lib", "ns")
+diff("bare", "lib+apitrace", "ns")
+diff("torch-bare", "torch-lib", "us")
+PY
 "$D/xpcorr" dump "$OUT/run-torch-1" | awk '{print $1}' | sort | uniq -c
-"$D/xpcorr" dump --type gpu_status "$OUT/run-torch-1"
-
+"$D/xpcorr" dump --type lost "$OUT/run-torch-1"
 echo "== 6. torch.profiler inside a traced program"
 python3 "$D/torch-loop.py" profiler > "$OUT/prof-bare.out" 2> "$OUT/prof-bare.err"; echo "bare rc=$?"
 traced "$OUT/run-prof" python3 "$D/torch-loop.py" profiler > "$OUT/prof-traced.out" 2> "$OUT/prof-traced.err"; echo "traced rc=$?"

@@ -10,12 +10,14 @@
 //
 // Distinct noinline CPU functions launch distinct kernels a known number of
 // times on two streams, with copies and memsets, a captured graph replayed,
-// a driver-API cuLaunchKernel path, NVTX ranges, a child forked before CUDA
+// a driver-API cuLaunchKernel path, four threads launching at once, NVTX ranges, a child forked before CUDA
 // starts that uses the GPU itself, and a child forked after CUDA started
 // that does not touch it (exercises the library's fork handling).
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
+
+#include <pthread.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +35,8 @@
 #define CHILD_LAUNCHES 3
 #define HTOD_ASYNC 3
 #define MEMSETS 4
+#define THREADS 4
+#define THREAD_LAUNCHES 25
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
 	fprintf(stderr, "workload: %s: %s\n", #x, cudaGetErrorString(e_)); exit(2); } } while (0)
@@ -45,21 +49,23 @@ __global__ void k_graph_a(float *a, int n) { int i = blockIdx.x * blockDim.x + t
 __global__ void k_graph_b(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] -= 1.0f; }
 __global__ void k_driver(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 3.0f; }
 __global__ void k_child(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 7.0f; }
+__global__ void k_thread(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 0.0f; }
 __global__ void k_tiny(int *x) { if (threadIdx.x == 0 && x) atomicAdd(x, 1); }
 
 static void print_truth(void)
 {
 	printf("{\"parent\": {\"kernels\": {\"k_alpha\": %d, \"k_beta\": %d, \"k_graph_a\": %d, "
-	       "\"k_graph_b\": %d, \"k_driver\": %d},\n"
+	       "\"k_graph_b\": %d, \"k_driver\": %d, \"k_thread\": %d},\n"
 	       " \"launchers\": {\"k_alpha\": \"launch_alpha\", \"k_beta\": \"launch_beta\", "
-	       "\"k_graph_a\": \"replay_graph\", \"k_graph_b\": \"replay_graph\", \"k_driver\": \"launch_driver\"},\n"
+	       "\"k_graph_a\": \"replay_graph\", \"k_graph_b\": \"replay_graph\", \"k_driver\": \"launch_driver\", "
+	       "\"k_thread\": \"thread_main\"},\n \"launch_threads\": {\"k_thread\": %d},\n"
 	       " \"graph_kernels\": [\"k_graph_a\", \"k_graph_b\"], \"graph_launches\": %d,\n"
 	       " \"memcpy\": {\"htod\": %d, \"dtoh\": %d}, \"memset\": %d,\n"
 	       " \"streams\": 2, \"nvtx_ranges\": {\"phase_alpha\": 1, \"phase_beta\": 1, \"phase_graph\": 1}},\n"
 	       " \"child_early\": {\"kernels\": {\"k_child\": %d}, \"memcpy\": {\"htod\": 1, \"dtoh\": 1}, \"memset\": 0},\n"
 	       " \"processes_with_gpu\": 2}\n",
 	       ALPHA_LAUNCHES, BETA_LAUNCHES, GRAPH_REPLAYS, GRAPH_REPLAYS, DRIVER_LAUNCHES,
-	       GRAPH_REPLAYS, 1 + HTOD_ASYNC, 2, MEMSETS, CHILD_LAUNCHES);
+	       THREADS * THREAD_LAUNCHES, THREADS, GRAPH_REPLAYS, 1 + HTOD_ASYNC, 2, MEMSETS, CHILD_LAUNCHES);
 }
 
 __attribute__((noinline)) static void launch_alpha(float *d, cudaStream_t s)
@@ -83,6 +89,32 @@ __attribute__((noinline)) static void launch_driver(float *d, cudaStream_t s)
 	CK(cudaGetFuncBySymbol(&fn, (const void *)k_driver));
 	for (int i = 0; i < DRIVER_LAUNCHES; i++)
 		CKD(cuLaunchKernel((CUfunction)fn, N / 256, 1, 1, 256, 1, 1, 0, (CUstream)s, args, NULL));
+}
+
+/* Several threads launching at once: the library's per-thread depth and
+ * its locked writer must keep every record whole and attributed. */
+__attribute__((noinline)) static void *thread_main(void *arg)
+{
+	float *d = (float *)arg;
+	cudaStream_t s;
+
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	for (int i = 0; i < THREAD_LAUNCHES; i++)
+		k_thread<<<N / 256, 256, 0, s>>>(d, N);
+	CK(cudaStreamSynchronize(s));
+	CK(cudaStreamDestroy(s));
+	return NULL;
+}
+
+__attribute__((noinline)) static void launch_threads(float *d)
+{
+	pthread_t t[THREADS];
+
+	for (int i = 0; i < THREADS; i++)
+		if (pthread_create(&t[i], NULL, thread_main, d))
+			exit(2);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
 }
 
 __attribute__((noinline)) static cudaGraphExec_t build_graph(float *d, cudaStream_t s)
@@ -202,6 +234,7 @@ int main(int argc, char **argv)
 	replay_graph(ge, s1);
 	nvtxRangePop();
 	launch_driver(d_a, s1);
+	launch_threads(d_b);
 	CK(cudaStreamSynchronize(s1));
 	CK(cudaDeviceSynchronize());
 
