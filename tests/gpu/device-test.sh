@@ -41,6 +41,10 @@ cmp "$OUT/bare.out" "$OUT/traced.out" && echo "ok   stdout identical: $(cat "$OU
 echo "-- traced stderr:"; cat "$OUT/traced.err"
 ls -la "$OUT/run1"
 
+echo "-- run dir missing: program unchanged, one line from the library"
+CUDA_INJECTION64_PATH=$LIB XPCAP_RUN_DIR=/nonexistent/run "$W" > "$OUT/nodir.out" 2> "$OUT/nodir.err"; echo "rc=$?"
+cmp "$OUT/bare.out" "$OUT/nodir.out" && echo "ok   stdout identical"; cat "$OUT/nodir.err"
+
 echo "== 3. ground truth check"
 "$D/xpcorr" dump "$OUT/run1" > "$OUT/run1.dump" 2>&1
 python3 "$D/check-workload" --xpcorr "$D/xpcorr" "$OUT/run1" "$OUT/truth.json"
