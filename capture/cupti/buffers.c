@@ -46,6 +46,7 @@ void CUPTIAPI xpc_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *b
 			xp_convert_activity(&xpc.conv, rec);
 		xpc.cupti_dropped += dropped;
 		xp_conv_emit_losses(&xpc.conv, xpc_now(), dropped);
+		xpc_stage_flush();
 		pthread_mutex_unlock(&xpc.conv_lock);
 	}
 	free(buffer);
@@ -76,6 +77,7 @@ static void *flusher_main(void *arg)
 		pthread_mutex_unlock(&flusher_lock);
 		if (__atomic_load_n(&xpc.active, __ATOMIC_RELAXED)) {
 			cuptiActivityFlushAll(0);
+			xpc_callbacks_drain_all();
 			xpc_out_flush();
 		}
 		pthread_mutex_lock(&flusher_lock);

@@ -12,6 +12,7 @@
  * reach the marker.
  *   xpc_callbacks_enable(sub);   // from InitializeInjection
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -118,12 +119,38 @@ static const CUpti_CallbackId driver_ids[] = {
 };
 
 #define MAX_CBID 1024                   /* above every id in the tables */
+#define BATCH 64                        /* API records a thread keeps before writing */
 
-/* String id of each API's name, written once per (domain, cbid). */
+/* String id of each API's name, written once per (domain, cbid), always
+ * under out_lock and before the first record that uses it. */
 static uint32_t api_name_id[2][MAX_CBID];
+
+/* API records wait in a per-thread batch, so a launching thread takes the
+ * shared out_lock once per BATCH calls instead of once per call. Batches
+ * live in a registry that is never shrunk (a dead thread's batch is reused
+ * by the next new thread), so the flusher and the exit handler can drain
+ * every thread's records. Lock order: registry_lock, batch lock, out_lock. */
+struct pending {
+	struct xp_gpu_api r;
+	const char *fname;              /* CUPTI's functionName: a global constant */
+};
+
+struct batch {
+	pthread_mutex_t lock;           /* the owner thread vs the drainers */
+	int in_use;                     /* owned by a live thread (registry_lock) */
+	uint32_t n;
+	struct batch *next;             /* registry, never unlinked */
+	struct pending recs[BATCH];
+};
+
+static struct batch *registry;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t batch_key;
+static int have_batch_key;
 
 static __thread int depth;              /* tracked calls open on this thread */
 static __thread pid_t my_tid;
+static __thread struct batch *my_batch;
 
 static pid_t tid_now(void)
 {
@@ -132,36 +159,109 @@ static pid_t tid_now(void)
 	return my_tid;
 }
 
-/* Outermost EXIT: one API record, plus its name the first time. */
-static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+/* Appends the batched records to the stream. Caller holds b->lock. */
+static void drain(struct batch *b)
 {
-	struct xp_gpu_api r;
-	uint32_t *name = &api_name_id[is_driver][cbid < MAX_CBID ? cbid : 0];
-
-	memset(&r, 0, sizeof(r));
-	r.end = xpc_now();
-	r.start = cb->correlationData ? *cb->correlationData : r.end;
-	r.correlation_id = cb->correlationId;
-	r.pid = (uint32_t)xpc.pid;
-	r.tid = (uint32_t)tid_now();
-	r.cbid = XP_CBID(is_driver, cbid);
-	r.ret = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
-
+	if (!b->n)
+		return;
 	pthread_mutex_lock(&xpc.out_lock);
-	if (xpc.w && !xpc.out_closed) {
-		if (!*name && cb->functionName && cbid < MAX_CBID) {
+	for (uint32_t i = 0; i < b->n && xpc.w && !xpc.out_closed; i++) {
+		struct pending *p = &b->recs[i];
+		uint32_t cbid = p->r.cbid & ~XP_CBID_DRIVER;
+		uint32_t *name = &api_name_id[!!(p->r.cbid & XP_CBID_DRIVER)][cbid < MAX_CBID ? cbid : 0];
+
+		if (!*name && p->fname && cbid < MAX_CBID) {
 			struct xp_gpu_string s;
 
 			s.id = __atomic_add_fetch(&xpc.next_string_id, 1, __ATOMIC_RELAXED);
-			s.len = (uint32_t)strnlen(cb->functionName, 256);
-			if (xp_writer_append(xpc.w, XP_REC_GPU_STRING, &s, sizeof(s),
-					     cb->functionName, s.len) == 0)
+			s.len = (uint32_t)strnlen(p->fname, 256);
+			if (xp_writer_append(xpc.w, XP_REC_GPU_STRING, &s, sizeof(s), p->fname, s.len) == 0)
 				*name = s.id;
 		}
-		r.name = *name;
-		xp_writer_append(xpc.w, XP_REC_GPU_API, &r, sizeof(r), NULL, 0);
+		p->r.name = cbid < MAX_CBID ? *name : 0;
+		xp_writer_append(xpc.w, XP_REC_GPU_API, &p->r, sizeof(p->r), NULL, 0);
 	}
 	pthread_mutex_unlock(&xpc.out_lock);
+	b->n = 0;
+}
+
+/* Thread exit: write what is left and hand the batch to the next thread. */
+static void batch_release(void *arg)
+{
+	struct batch *b = arg;
+
+	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&b->lock);
+	drain(b);
+	pthread_mutex_unlock(&b->lock);
+	b->in_use = 0;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static struct batch *batch_get(void)
+{
+	struct batch *b;
+
+	if (my_batch || !have_batch_key)
+		return my_batch;
+	pthread_mutex_lock(&registry_lock);
+	for (b = registry; b && b->in_use; b = b->next)
+		;
+	if (!b && (b = calloc(1, sizeof(*b)))) {
+		pthread_mutex_init(&b->lock, NULL);
+		b->next = registry;
+		registry = b;
+	}
+	if (b)
+		b->in_use = 1;
+	pthread_mutex_unlock(&registry_lock);
+	if (b && pthread_setspecific(batch_key, b)) {
+		batch_release(b);
+		b = NULL;
+	}
+	my_batch = b;
+	return b;
+}
+
+void xpc_callbacks_drain_all(void)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct batch *b = registry; b; b = b->next) {
+		pthread_mutex_lock(&b->lock);
+		drain(b);
+		pthread_mutex_unlock(&b->lock);
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* Outermost EXIT: one API record, batched (written directly if this thread
+ * could not get a batch). */
+static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct batch *b = batch_get();
+	struct batch one;
+	struct pending *p;
+
+	if (!b) {
+		memset(&one, 0, sizeof(one));
+		b = &one;
+	} else {
+		pthread_mutex_lock(&b->lock);
+	}
+	p = &b->recs[b->n++];
+	memset(&p->r, 0, sizeof(p->r));
+	p->r.end = xpc_now();
+	p->r.start = cb->correlationData ? *cb->correlationData : p->r.end;
+	p->r.correlation_id = cb->correlationId;
+	p->r.pid = (uint32_t)xpc.pid;
+	p->r.tid = (uint32_t)tid_now();
+	p->r.cbid = XP_CBID(is_driver, cbid);
+	p->r.ret = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
+	p->fname = cb->functionName;
+	if (b == &one || b->n == BATCH)
+		drain(b);
+	if (b != &one)
+		pthread_mutex_unlock(&b->lock);
 }
 
 void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
@@ -192,6 +292,9 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 int xpc_callbacks_enable(CUpti_SubscriberHandle sub)
 {
 	CUptiResult res;
+
+	/* Without a key threads write each record directly: slower, still right. */
+	have_batch_key = pthread_key_create(&batch_key, batch_release) == 0;
 
 	for (size_t i = 0; i < sizeof(runtime_ids) / sizeof(runtime_ids[0]); i++) {
 		res = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids[i]);

@@ -124,7 +124,9 @@ static void at_exit(void)
 		 (unsigned long long)xpc.cupti_dropped, xp_strtab_count(xpc.strings));
 	pthread_mutex_unlock(&xpc.conv_lock);
 	xpc_status(XP_GPU_ST_STOPPED, XP_GPU_STATUS_INFO, 0, text);
+	/* Off first, then drain: threads still running add nothing after. */
 	__atomic_store_n(&xpc.active, 0, __ATOMIC_RELAXED);
+	xpc_callbacks_drain_all();
 	xpc_out_finish();
 }
 
@@ -215,7 +217,7 @@ int InitializeInjection(void)
 		xpc_log("out of memory; GPU tracing off");
 		return 1;
 	}
-	xp_conv_init(&xpc.conv, xpc.strings, xpc_emit, NULL);
+	xp_conv_init(&xpc.conv, xpc.strings, xpc_stage_emit, NULL);
 	err = xpc_out_open(dir, xpc.pid);
 	if (err) {
 		xpc_log("cannot create %s/gpu-%d.xpr: %s; GPU tracing off", dir,

@@ -3,7 +3,11 @@
  * The run-file writer (src/runfile.c) is not thread-safe, and both CUPTI's
  * buffer thread and every thread making CUDA calls append to it, so each
  * append takes out_lock for the length of a memcpy into the writer's 1 MiB
- * buffer (and, once per MiB, the write()). At exit the stream is flushed and
+ * buffer (and, once per MiB, the write()). Neither side takes it per record:
+ * API records are batched per thread (callbacks.c), converted records are
+ * staged here and appended a chunk at a time (xpc_stage_emit), because a
+ * launch thread and the conversion thread fighting over the lock for every
+ * record cost microseconds per launch on the H100. At exit the stream is flushed and
  * closed for appends, but the writer is never freed: threads still running
  * during exit may call in, and must find a valid (closed) stream.
  *
@@ -96,6 +100,55 @@ int xpc_emit(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
 		err = xp_writer_append(xpc.w, type, fixed, fixed_len, tail, tail_len);
 	pthread_mutex_unlock(&xpc.out_lock);
 	return err;
+}
+
+/* Conversion staging: only touched under conv_lock. */
+#define STAGE_SIZE (256u << 10)
+static unsigned char stage[STAGE_SIZE];
+static size_t stage_used;
+
+void xpc_stage_flush(void)
+{
+	size_t off = 0;
+
+	if (!stage_used)
+		return;
+	pthread_mutex_lock(&xpc.out_lock);
+	while (off < stage_used) {
+		const struct xp_record_header *h = (const void *)(stage + off);
+
+		if (xpc.w && !xpc.out_closed)
+			xp_writer_append(xpc.w, h->type, h + 1, h->size - sizeof(*h), NULL, 0);
+		off += h->size;
+	}
+	pthread_mutex_unlock(&xpc.out_lock);
+	stage_used = 0;
+}
+
+int xpc_stage_emit(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
+		   const void *tail, size_t tail_len)
+{
+	struct xp_record_header h;
+	size_t payload = fixed_len + tail_len;
+	size_t total = XP_ALIGN8(sizeof(h) + payload);
+	unsigned char *dst;
+
+	if (total > STAGE_SIZE / 4) {
+		xpc_stage_flush();
+		return xpc_emit(ctx, type, fixed, fixed_len, tail, tail_len);
+	}
+	if (stage_used + total > STAGE_SIZE)
+		xpc_stage_flush();
+	h.type = type;
+	h.size = (uint32_t)total;
+	dst = stage + stage_used;
+	memcpy(dst, &h, sizeof(h));
+	memcpy(dst + sizeof(h), fixed, fixed_len);
+	if (tail_len)
+		memcpy(dst + sizeof(h) + fixed_len, tail, tail_len);
+	memset(dst + sizeof(h) + payload, 0, total - sizeof(h) - payload);
+	stage_used += total;
+	return 0;
 }
 
 void xpc_out_flush(void)

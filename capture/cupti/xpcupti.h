@@ -46,6 +46,11 @@ int xpc_out_open(const char *dir, pid_t pid);
 int xpc_emit(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
 	     const void *tail, size_t tail_len);
 void xpc_out_flush(void);
+/* Conversion side (call with conv_lock held): stage records, then append
+ * them under one out_lock hold. xpc_stage_emit is the xp_conv emit fn. */
+int xpc_stage_emit(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
+		   const void *tail, size_t tail_len);
+void xpc_stage_flush(void);
 void xpc_out_finish(void);
 /* One line to stderr for the life of the process, then silence. */
 void xpc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -57,6 +62,8 @@ uint64_t xpc_now(void);
 void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *cbdata);
 int xpc_callbacks_enable(CUpti_SubscriberHandle sub);
+/* Writes the API records every thread has batched (flusher, exit). */
+void xpc_callbacks_drain_all(void);
 
 /* buffers.c */
 void CUPTIAPI xpc_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);

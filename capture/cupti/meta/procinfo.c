@@ -76,6 +76,7 @@ void xpc_write_process(void)
 		exe[n] = '\0';
 		pthread_mutex_lock(&xpc.conv_lock);
 		xp_conv_string(&xpc.conv, exe, &r.exe_name);
+		xpc_stage_flush();
 		pthread_mutex_unlock(&xpc.conv_lock);
 	}
 	xpc_emit(NULL, XP_REC_GPU_PROCESS, &r, sizeof(r), NULL, 0);
