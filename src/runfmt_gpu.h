@@ -10,8 +10,8 @@
  * How a GPU stream reads, for the run-format man page:
  *
  *  - Order. Records are NOT in time order. CUPTI hands over per-thread
- *    buffers whenever it likes, and API records are written by the calling
- *    thread at the end of each call. Join by (pid, correlation_id), never by
+ *    buffers whenever it likes, and API records are batched per calling
+ *    thread (up to 64, or 500 ms) before they are written. Join by (pid, correlation_id), never by
  *    position. A string record always comes before the first record that
  *    uses its id.
  *  - Strings (XP_REC_GPU_STRING). Names are interned per stream: id -> bytes.
@@ -37,6 +37,12 @@
  *    the record type; such records are still written, with
  *    XP_GPU_F_NO_TIMESTAMP set). XP_LOST_WRITE counts records the library
  *    could not write (disk full).
+ *  - API records (XP_REC_GPU_API) cover launch-class calls only (launches,
+ *    graph launches, copies, memsets, host syncs), one per outermost call of
+ *    a thread: a runtime call and the driver call it makes share the
+ *    correlation id, and only the runtime one is recorded. With
+ *    XP_GPU_PROC_API_TRACE, records from CUPTI's RUNTIME/DRIVER activity
+ *    (flag XP_GPU_API_FROM_ACTIVITY) cover every call, nested ones included.
  *  - Status (XP_REC_GPU_STATUS). Why tracing stopped or is partial, e.g.
  *    another CUPTI subscriber (torch.profiler, nsys) held the subscription.
  *    A stream with a status record of severity XP_GPU_STATUS_FATAL has no

@@ -20,10 +20,10 @@ mkdir -p "$RESULTS"
 LIB=$D/libxpcupti.so
 CUPTI=${CUPTI:-/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13}
 W=$D/workload
-traced() {   # traced RUN_DIR cmd...: run under the library, NVTX through CUPTI
+traced() {   # traced RUN_DIR cmd...: run under $LIB, NVTX through CUPTI
 	local run=$1; shift
 	mkdir -p "$run"
-	CUDA_INJECTION64_PATH=$LIB XPCAP_RUN_DIR=$run NVTX_INJECTION64_PATH=$CUPTI "$@"
+	CUDA_INJECTION64_PATH=${LIB} XPCAP_RUN_DIR=$run NVTX_INJECTION64_PATH=$CUPTI "$@"
 }
 exec > >(tee "$RESULTS/device-test.log") 2>&1
 
@@ -71,6 +71,11 @@ for i in 1 2 3 4 5 6 7; do
 	echo "lib+apitrace $(XPCAP_API_TRACE=1 traced "$OUT/run-api-$i" "$W" --bench 200000 | sed 's/.*ns_per_launch=//')" >> "$OUT/bench.txt"
 	echo "torch-bare $(python3 "$D/torch-loop.py" bench 500 2>/dev/null | sed 's/.*us_per_op=//')" >> "$OUT/bench.txt"
 	echo "torch-lib $(traced "$OUT/run-torch-$i" python3 "$D/torch-loop.py" bench 500 2>/dev/null | sed 's/.*us_per_op=//')" >> "$OUT/bench.txt"
+	if [ -f "$D/libxpcupti-prev.so" ]; then   # optional A/B against an older build
+		echo "lib-prev $(LIB=$D/libxpcupti-prev.so traced "$OUT/run-prev-$i" "$W" --bench 200000 | sed 's/.*ns_per_launch=//')" >> "$OUT/bench.txt"
+		echo "torch-lib-prev $(LIB=$D/libxpcupti-prev.so traced "$OUT/run-tprev-$i" python3 "$D/torch-loop.py" bench 500 2>/dev/null | sed 's/.*us_per_op=//')" >> "$OUT/bench.txt"
+		rm -rf "$OUT"/run-prev-$i "$OUT"/run-tprev-$i
+	fi
 	rm -rf "$OUT"/run-bench-$i "$OUT"/run-api-$i
 done
 python3 - "$OUT/bench.txt" <<'PY'
@@ -87,6 +92,9 @@ def diff(a, b, unit):
 diff("bare", "lib", "ns")
 diff("bare", "lib+apitrace", "ns")
 diff("torch-bare", "torch-lib", "us")
+if "lib-prev" in v:
+    diff("bare", "lib-prev", "ns")
+    diff("torch-bare", "torch-lib-prev", "us")
 PY
 "$D/xpcorr" dump "$OUT/run-torch-1" | awk '{print $1}' | sort | uniq -c
 "$D/xpcorr" dump --type lost "$OUT/run-torch-1"
