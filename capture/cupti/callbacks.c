@@ -3,7 +3,8 @@
  * Enabled per callback id (not per domain): launches, graph launches,
  * copies, memsets and host syncs. On ENTER of the outermost such call of a
  * thread we call the marker (xpcap's uprobe takes the user stack there) and
- * remember the start time; on its EXIT we write one XP_REC_GPU_API record.
+ * remember the start time; on its EXIT we queue one XP_REC_GPU_API record
+ * in the thread's batch (written every 64 calls, by the flusher, or at exit).
  * That replaces CUPTI's RUNTIME activity kind, which costs ~4 us more per
  * launch in PyTorch (DESIGN.md). A runtime launch also fires the driver
  * callback (cudaLaunchKernel -> cuLaunchKernel) with the same correlation

@@ -15,6 +15,8 @@
  *   CUDA_INJECTION64_PATH=/path/libxpcupti.so XPCAP_RUN_DIR=/abs/run ./app
  *   XPCAP_API_TRACE=1   also enable CUPTI RUNTIME+DRIVER activity (costly)
  *   XPCAP_NVTX=0        do not enable NVTX marker records
+ *   NVTX_INJECTION64_PATH=<libcupti.so.13>  must be set by xpcap before the
+ *                       program starts for NVTX ranges (README.md)
  */
 #include <errno.h>
 #include <stdio.h>
