@@ -13,12 +13,19 @@
 
 #include "cmd.h"
 #include "runfile.h"
+#include "runfmt_gpu.h"
 
 static const char *const type_names[] = {
 	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
 	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
 	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch",
 	[XP_REC_LOST] = "lost", [XP_REC_ZBLOCK] = "zblock",
+	[XP_REC_GPU_STRING] = "gpu_string", [XP_REC_GPU_PROCESS] = "gpu_process",
+	[XP_REC_GPU_DEVICE] = "gpu_device", [XP_REC_GPU_CLOCK] = "gpu_clock",
+	[XP_REC_GPU_STATUS] = "gpu_status", [XP_REC_GPU_API] = "gpu_api",
+	[XP_REC_GPU_KERNEL] = "gpu_kernel", [XP_REC_GPU_MEMCPY] = "gpu_memcpy",
+	[XP_REC_GPU_MEMSET] = "gpu_memset", [XP_REC_GPU_SYNC] = "gpu_sync",
+	[XP_REC_GPU_NVTX] = "gpu_nvtx", [XP_REC_GPU_OVERHEAD] = "gpu_overhead",
 };
 
 static const char *type_name(uint32_t type)
@@ -46,15 +53,145 @@ static void print_stack(const struct xp_record_header *h, size_t fixed,
 	print_ips(ips + st->kernel_depth, st->user_depth, "ustack");
 }
 
-/* Prints one record that passed xp_record_check. */
-static void print_record(const struct xp_record_header *h)
+/* Text that follows a fixed struct, bounds-checked; NULL if too short. */
+static const char *tail_text(const struct xp_record_header *h, size_t fixed, size_t len)
+{
+	if (fixed + len > xp_record_payload_len(h))
+		return NULL;
+	return (const char *)xp_record_payload(h) + fixed;
+}
+
+#define NEED(T) const T *r = p; if (len < sizeof(*r)) return -EBADMSG
+
+/* GPU stream records (runfmt_gpu.h), one line each; names stay string ids
+ * (the gpu_string lines map them). */
+static int print_gpu_record(const struct xp_record_header *h)
+{
+	const void *p = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+
+	switch (h->type) {
+	case XP_REC_GPU_STRING: {
+		NEED(struct xp_gpu_string);
+		const char *s = tail_text(h, sizeof(*r), r->len);
+
+		if (!s)
+			return -EBADMSG;
+		printf(" id=%" PRIu32 " text=%.*s", r->id, (int)r->len, s);
+		break;
+	}
+	case XP_REC_GPU_PROCESS: {
+		NEED(struct xp_gpu_process);
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " ns_pid=%" PRIu32 " ns_depth=%" PRIu32
+		       " ppid=%" PRIu32 " init_tid=%" PRIu32 " cupti=%" PRIu32 " driver=%" PRIu32
+		       " cuda=%" PRIu32 " clock=%s flags=%" PRIu32 " exe=%" PRIu32,
+		       r->ts, r->pid, r->ns_pid, r->ns_depth, r->ppid, r->init_tid, r->cupti_version,
+		       r->driver_version, r->cuda_version,
+		       r->clock_method == XP_GPU_CLOCK_CALLBACK ? "monotonic-callback" :
+		       r->clock_method == XP_GPU_CLOCK_CALIBRATED ? "calibrated" : "?",
+		       r->flags, r->exe_name);
+		break;
+	}
+	case XP_REC_GPU_DEVICE: {
+		NEED(struct xp_gpu_device);
+		printf(" id=%" PRIu32 " name=%" PRIu32 " sms=%" PRIu32 " cc=%" PRIu32 ".%" PRIu32
+		       " mem=%" PRIu64 " mig=%" PRIu32 " uuid=",
+		       r->id, r->name, r->sm_count, r->cc_major, r->cc_minor, r->global_memory, r->mig);
+		for (int i = 0; i < 16; i++)
+			printf("%02x", r->uuid[i]);
+		break;
+	}
+	case XP_REC_GPU_CLOCK: {
+		NEED(struct xp_gpu_clock);
+		printf(" when=%" PRIu32 " mono_before=%" PRIu64 " cupti=%" PRIu64 " mono_after=%" PRIu64,
+		       r->when, r->mono_before, r->cupti_ts, r->mono_after);
+		break;
+	}
+	case XP_REC_GPU_STATUS: {
+		NEED(struct xp_gpu_status);
+		const char *s = tail_text(h, sizeof(*r), r->text_len);
+
+		if (!s)
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " code=%" PRIu32 " severity=%" PRIu32 " detail=%" PRId32
+		       " text=%.*s", r->ts, r->code, r->severity, r->detail, (int)r->text_len, s);
+		break;
+	}
+	case XP_REC_GPU_API: {
+		NEED(struct xp_gpu_api);
+		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " pid=%" PRIu32
+		       " tid=%" PRIu32 " cbid=%" PRIu32 " name=%" PRIu32 " ret=%" PRId32 " flags=%" PRIu32,
+		       r->start, r->end, r->correlation_id, r->pid, r->tid, r->cbid, r->name,
+		       r->ret, r->flags);
+		break;
+	}
+	case XP_REC_GPU_KERNEL: {
+		NEED(struct xp_gpu_kernel);
+		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " dev=%" PRIu32
+		       " ctx=%" PRIu32 " stream=%" PRIu32 " graph=%" PRIu32 " node=%" PRIu64
+		       " grid=%d,%d,%d block=%d,%d,%d regs=%" PRIu32 " smem=%d dsmem=%d"
+		       " name=%" PRIu32 " flags=%" PRIu32,
+		       r->start, r->end, r->correlation_id, r->device, r->context, r->stream,
+		       r->graph_id, r->graph_node_id, r->grid[0], r->grid[1], r->grid[2],
+		       r->block[0], r->block[1], r->block[2], r->registers, r->static_shared,
+		       r->dynamic_shared, r->name, r->flags);
+		break;
+	}
+	case XP_REC_GPU_MEMCPY: {
+		NEED(struct xp_gpu_memcpy);
+		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " bytes=%" PRIu64
+		       " kind=%u src=%u dst=%u dev=%" PRIu32 " stream=%" PRIu32 " graph=%" PRIu32
+		       " node=%" PRIu64 " flags=%" PRIu32,
+		       r->start, r->end, r->correlation_id, r->bytes, r->copy_kind, r->src_kind,
+		       r->dst_kind, r->device, r->stream, r->graph_id, r->graph_node_id, r->flags);
+		break;
+	}
+	case XP_REC_GPU_MEMSET: {
+		NEED(struct xp_gpu_memset);
+		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " bytes=%" PRIu64
+		       " value=%" PRIu32 " dev=%" PRIu32 " stream=%" PRIu32 " graph=%" PRIu32
+		       " node=%" PRIu64 " flags=%" PRIu32,
+		       r->start, r->end, r->correlation_id, r->bytes, r->value, r->device,
+		       r->stream, r->graph_id, r->graph_node_id, r->flags);
+		break;
+	}
+	case XP_REC_GPU_SYNC: {
+		NEED(struct xp_gpu_sync);
+		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " type=%" PRIu32
+		       " ctx=%" PRIu32 " stream=%" PRIu32 " event=%" PRIu32 " ret=%" PRId32,
+		       r->start, r->end, r->correlation_id, r->type, r->context, r->stream,
+		       r->event, r->ret);
+		break;
+	}
+	case XP_REC_GPU_NVTX: {
+		NEED(struct xp_gpu_nvtx);
+		printf(" ts=%" PRIu64 " id=%" PRIu64 " edge=%s pid=%" PRIu32 " tid=%" PRIu32
+		       " name=%" PRIu32 " domain=%" PRIu32,
+		       r->ts, r->id, r->edge == XP_NVTX_START ? "start" : r->edge == XP_NVTX_END ? "end" : "mark",
+		       r->pid, r->tid, r->name, r->domain);
+		break;
+	}
+	case XP_REC_GPU_OVERHEAD: {
+		NEED(struct xp_gpu_overhead);
+		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " kind=%" PRIu32
+		       " pid=%" PRIu32 " tid=%" PRIu32,
+		       r->start, r->end, r->correlation_id, r->kind, r->pid, r->tid);
+		break;
+	}
+	}
+	return 0;
+}
+
+/* Prints one record; CPU types passed xp_record_check, GPU types are
+ * checked here. 0 or -EBADMSG. */
+static int print_record(const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
 	const char *name = type_name(h->type);
 
 	if (!name) {
 		printf("unknown type=%" PRIu32 " size=%" PRIu32 "\n", h->type, h->size);
-		return;
+		return 0;
 	}
 	printf("%s", name);
 	switch (h->type) {
@@ -122,13 +259,20 @@ static void print_record(const struct xp_record_header *h)
 		const struct xp_lost *l = p;
 
 		printf(" ts=%" PRIu64 " kind=%s reason=%" PRIu32 " count=%" PRIu64,
-		       l->ts, type_name(l->kind) ? type_name(l->kind) : "?", l->reason, l->count);
+		       l->ts, type_name(l->kind) ? type_name(l->kind) : l->kind ? "?" : "any",
+		       l->reason, l->count);
 		break;
 	}
 	default:
+		if (h->type >= XP_REC_GPU_STRING && h->type <= XP_REC_GPU_OVERHEAD) {
+			if (print_gpu_record(h))
+				return -EBADMSG;
+			break;
+		}
 		printf(" size=%" PRIu32, h->size);
 	}
 	putchar('\n');
+	return 0;
 }
 
 /* Dumps one stream; returns 0, or 1 after printing the error. */
@@ -150,8 +294,13 @@ static int dump_file(const char *path, const char *only)
 		err = xp_record_check(h, &why);
 		if (err)
 			break;
-		if (!only || (type_name(h->type) && !strcmp(only, type_name(h->type))))
-			print_record(h);
+		if (only && (!type_name(h->type) || strcmp(only, type_name(h->type))))
+			continue;
+		err = print_record(h);
+		if (err) {
+			why = "record shorter than its type";
+			break;
+		}
 	}
 	if (err < 0 && !why)
 		why = xp_reader_error(r);

@@ -361,7 +361,7 @@ def t_signals(tmp):
     p.wait()
     check(detached(), "no BPF program left after xpcap was SIGKILLed")
     recs = dump(run)
-    check(len(samples(recs)) > 100, "killed xpcap: flushed samples readable (%d)" % len(samples(recs)))
+    check(len(samples(recs)) > 20, "killed xpcap: flushed samples readable (%d)" % len(samples(recs)))
     check(meta(run)["status"] == "recording", "killed xpcap: meta.json from the start")
     for pid in meta(run)["target_pids"]:  # the orphaned command
         try:
@@ -391,7 +391,7 @@ def t_attach(tmp):
         check(any(r["path"].endswith("/threads") and r["pid"] == pid for r in from_proc),
               "-p: existing mappings from /proc/PID/maps")
         n = sum(1 for r in samples(recs) if r["pid"] == pid)
-        check(n > 500, "-p: the running process sampled (%d)" % n)
+        check(n > 100, "-p: the running process sampled (%d)" % n)
         check(all(r["pid"] == pid for r in samples(recs)), "-p: only that process sampled")
         md = check_meta_counts(run, recs)
         check(md["target_pids"] == [target.pid] and md["mode"] == "attach", "meta.json target")

@@ -1,0 +1,121 @@
+/* buffers.c - CUPTI activity buffers in, GPU records out, and the flusher.
+ *
+ * CUPTI asks for a buffer (xpc_buffer_requested), fills it from its own
+ * threads, and hands it back (xpc_buffer_completed) on its worker thread,
+ * or on the thread that calls cuptiActivityFlushAll. Conversion runs under
+ * conv_lock (one buffer at a time: the string table is not thread-safe);
+ * records go out through output.c. Buffers are per thread and come in any
+ * order, so readers join by correlation id.
+ *
+ * The flusher thread calls cuptiActivityFlushAll every FLUSH_PERIOD_MS and
+ * writes what is buffered, so that a SIGKILL or a crash loses at most about
+ * that much: atexit handlers do not run then.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xpcupti.h"
+
+#define BUFFER_SIZE (8u << 20)      /* CUPTI suggests 1-10 MB */
+#define FLUSH_PERIOD_MS 500
+
+void CUPTIAPI xpc_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	/* CUPTI wants 8-byte alignment; a NULL buffer makes CUPTI drop and count. */
+	*buffer = aligned_alloc(8, BUFFER_SIZE);
+	*size = *buffer ? BUFFER_SIZE : 0;
+	*max_records = 0;
+}
+
+void CUPTIAPI xpc_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+				   size_t size, size_t valid_size)
+{
+	CUpti_Activity *rec = NULL;
+	size_t dropped = 0;
+
+	(void)size;
+	/* Ask before taking our lock: CUPTI may take its own locks here. */
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) != CUPTI_SUCCESS)
+		dropped = 0;
+	if (__atomic_load_n(&xpc.active, __ATOMIC_RELAXED) && buffer) {
+		pthread_mutex_lock(&xpc.conv_lock);
+		while (cuptiActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS)
+			xp_convert_activity(&xpc.conv, rec);
+		xpc.cupti_dropped += dropped;
+		xp_conv_emit_losses(&xpc.conv, xpc_now(), dropped);
+		xpc_stage_flush();
+		pthread_mutex_unlock(&xpc.conv_lock);
+	}
+	free(buffer);
+}
+
+static pthread_t flusher;
+static int flusher_running;
+static int flusher_stop;
+static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flusher_cond;
+
+static void *flusher_main(void *arg)
+{
+	struct timespec until;
+
+	(void)arg;
+	pthread_mutex_lock(&flusher_lock);
+	while (!flusher_stop) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec += until.tv_nsec / 1000000000L;
+			until.tv_nsec %= 1000000000L;
+		}
+		pthread_cond_timedwait(&flusher_cond, &flusher_lock, &until);
+		if (flusher_stop)
+			break;
+		pthread_mutex_unlock(&flusher_lock);
+		if (__atomic_load_n(&xpc.active, __ATOMIC_RELAXED)) {
+			cuptiActivityFlushAll(0);
+			xpc_callbacks_drain_all();
+			xpc_out_flush();
+		}
+		pthread_mutex_lock(&flusher_lock);
+	}
+	pthread_mutex_unlock(&flusher_lock);
+	return NULL;
+}
+
+int xpc_flusher_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int err;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&flusher_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* The thread must never take the program's signals (SIGINT, SIGCHLD...):
+	 * it is created with all of them blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&flusher, NULL, flusher_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	flusher_running = 1;
+	return 0;
+}
+
+void xpc_flusher_stop(void)
+{
+	if (!flusher_running)
+		return;
+	pthread_mutex_lock(&flusher_lock);
+	flusher_stop = 1;
+	pthread_cond_signal(&flusher_cond);
+	pthread_mutex_unlock(&flusher_lock);
+	pthread_join(flusher, NULL);
+	flusher_running = 0;
+}

@@ -1,0 +1,311 @@
+/* callbacks.c - CUPTI API callbacks on launch-class calls only.
+ *
+ * Enabled per callback id (not per domain): launches, graph launches,
+ * copies, memsets and host syncs. On ENTER of the outermost such call of a
+ * thread we call the marker (xpcap's uprobe takes the user stack there) and
+ * remember the start time; on its EXIT we queue one XP_REC_GPU_API record
+ * in the thread's batch (written every 64 calls, by the flusher, or at exit).
+ * That replaces CUPTI's RUNTIME activity kind, which costs ~4 us more per
+ * launch in PyTorch (DESIGN.md). A runtime launch also fires the driver
+ * callback (cudaLaunchKernel -> cuLaunchKernel) with the same correlation
+ * id: the thread-local depth keeps only the outermost. Calls that launch
+ * nothing (cuKernelGetName, cudaMalloc, ...) are never enabled, so never
+ * reach the marker.
+ *   xpc_callbacks_enable(sub);   // from InitializeInjection
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "marker.h"
+#include "xpcupti.h"
+
+#define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
+#define DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+static const CUpti_CallbackId runtime_ids[] = {
+	/* kernel launches */
+	RT(cudaLaunch_v3020), RT(cudaLaunch_ptsz_v7000),
+	RT(cudaLaunchKernel_v7000), RT(cudaLaunchKernel_ptsz_v7000),
+	RT(cudaLaunchKernelExC_v11060), RT(cudaLaunchKernelExC_ptsz_v11060),
+	RT(cudaLaunchCooperativeKernel_v9000), RT(cudaLaunchCooperativeKernel_ptsz_v9000),
+	RT(cudaLaunchCooperativeKernelMultiDevice_v9000),
+	RT(__cudaLaunchKernel_v13000), RT(__cudaLaunchKernel_ptsz_v13000),
+	RT(cudaGraphLaunch_v10000), RT(cudaGraphLaunch_ptsz_v10000),
+	/* copies */
+	RT(cudaMemcpy_v3020), RT(cudaMemcpy2D_v3020), RT(cudaMemcpyToArray_v3020),
+	RT(cudaMemcpy2DToArray_v3020), RT(cudaMemcpyFromArray_v3020),
+	RT(cudaMemcpy2DFromArray_v3020), RT(cudaMemcpyArrayToArray_v3020),
+	RT(cudaMemcpy2DArrayToArray_v3020), RT(cudaMemcpyToSymbol_v3020),
+	RT(cudaMemcpyFromSymbol_v3020), RT(cudaMemcpyAsync_v3020),
+	RT(cudaMemcpyToArrayAsync_v3020), RT(cudaMemcpyFromArrayAsync_v3020),
+	RT(cudaMemcpy2DAsync_v3020), RT(cudaMemcpy2DToArrayAsync_v3020),
+	RT(cudaMemcpy2DFromArrayAsync_v3020), RT(cudaMemcpyToSymbolAsync_v3020),
+	RT(cudaMemcpyFromSymbolAsync_v3020), RT(cudaMemcpy3D_v3020),
+	RT(cudaMemcpy3DAsync_v3020), RT(cudaMemcpyPeer_v4000), RT(cudaMemcpyPeerAsync_v4000),
+	RT(cudaMemcpy3DPeer_v4000), RT(cudaMemcpy3DPeerAsync_v4000),
+	RT(cudaMemcpy_ptds_v7000), RT(cudaMemcpy2D_ptds_v7000),
+	RT(cudaMemcpyToArray_ptds_v7000), RT(cudaMemcpy2DToArray_ptds_v7000),
+	RT(cudaMemcpyFromArray_ptds_v7000), RT(cudaMemcpy2DFromArray_ptds_v7000),
+	RT(cudaMemcpyArrayToArray_ptds_v7000), RT(cudaMemcpy2DArrayToArray_ptds_v7000),
+	RT(cudaMemcpyToSymbol_ptds_v7000), RT(cudaMemcpyFromSymbol_ptds_v7000),
+	RT(cudaMemcpyAsync_ptsz_v7000), RT(cudaMemcpyToArrayAsync_ptsz_v7000),
+	RT(cudaMemcpyFromArrayAsync_ptsz_v7000), RT(cudaMemcpy2DAsync_ptsz_v7000),
+	RT(cudaMemcpy2DToArrayAsync_ptsz_v7000), RT(cudaMemcpy2DFromArrayAsync_ptsz_v7000),
+	RT(cudaMemcpyToSymbolAsync_ptsz_v7000), RT(cudaMemcpyFromSymbolAsync_ptsz_v7000),
+	RT(cudaMemcpy3D_ptds_v7000), RT(cudaMemcpy3DAsync_ptsz_v7000),
+	RT(cudaMemcpy3DPeer_ptds_v7000), RT(cudaMemcpy3DPeerAsync_ptsz_v7000),
+	RT(cudaMemcpyBatchAsync_v12080), RT(cudaMemcpyBatchAsync_ptsz_v12080),
+	RT(cudaMemcpy3DBatchAsync_v12080), RT(cudaMemcpy3DBatchAsync_ptsz_v12080),
+	RT(cudaMemcpyBatchAsync_v13000), RT(cudaMemcpyBatchAsync_ptsz_v13000),
+	RT(cudaMemcpy3DBatchAsync_v13000), RT(cudaMemcpy3DBatchAsync_ptsz_v13000),
+	/* memsets */
+	RT(cudaMemset_v3020), RT(cudaMemset2D_v3020), RT(cudaMemsetAsync_v3020),
+	RT(cudaMemset2DAsync_v3020), RT(cudaMemset3D_v3020), RT(cudaMemset3DAsync_v3020),
+	RT(cudaMemset_ptds_v7000), RT(cudaMemset2D_ptds_v7000), RT(cudaMemsetAsync_ptsz_v7000),
+	RT(cudaMemset2DAsync_ptsz_v7000), RT(cudaMemset3D_ptds_v7000),
+	RT(cudaMemset3DAsync_ptsz_v7000),
+	/* host waits: where the CPU stalls on the GPU */
+	RT(cudaDeviceSynchronize_v3020), RT(cudaThreadSynchronize_v3020),
+	RT(cudaStreamSynchronize_v3020), RT(cudaStreamSynchronize_ptsz_v7000),
+	RT(cudaEventSynchronize_v3020),
+};
+
+static const CUpti_CallbackId driver_ids[] = {
+	/* kernel launches */
+	DRV(cuLaunch), DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz),
+	DRV(cuLaunchKernelEx), DRV(cuLaunchKernelEx_ptsz),
+	DRV(cuLaunchCooperativeKernel), DRV(cuLaunchCooperativeKernel_ptsz),
+	DRV(cuLaunchCooperativeKernelMultiDevice),
+	DRV(cuGraphLaunch), DRV(cuGraphLaunch_ptsz),
+	/* copies (current _v2 entry points and their per-thread variants) */
+	DRV(cuMemcpy), DRV(cuMemcpyAsync), DRV(cuMemcpy_ptds), DRV(cuMemcpyAsync_ptsz),
+	DRV(cuMemcpyPeer), DRV(cuMemcpyPeerAsync), DRV(cuMemcpy3DPeer), DRV(cuMemcpy3DPeerAsync),
+	DRV(cuMemcpyPeer_ptds), DRV(cuMemcpy3DPeer_ptds), DRV(cuMemcpyPeerAsync_ptsz),
+	DRV(cuMemcpy3DPeerAsync_ptsz),
+	DRV(cuMemcpyHtoD_v2), DRV(cuMemcpyHtoDAsync_v2), DRV(cuMemcpyDtoH_v2),
+	DRV(cuMemcpyDtoHAsync_v2), DRV(cuMemcpyDtoD_v2), DRV(cuMemcpyDtoDAsync_v2),
+	DRV(cuMemcpyAtoH_v2), DRV(cuMemcpyAtoHAsync_v2), DRV(cuMemcpyAtoD_v2),
+	DRV(cuMemcpyDtoA_v2), DRV(cuMemcpyAtoA_v2), DRV(cuMemcpy2D_v2),
+	DRV(cuMemcpy2DUnaligned_v2), DRV(cuMemcpy2DAsync_v2), DRV(cuMemcpy3D_v2),
+	DRV(cuMemcpy3DAsync_v2), DRV(cuMemcpyHtoA_v2), DRV(cuMemcpyHtoAAsync_v2),
+	DRV(cuMemcpyHtoD_v2_ptds), DRV(cuMemcpyDtoH_v2_ptds), DRV(cuMemcpyDtoD_v2_ptds),
+	DRV(cuMemcpyDtoA_v2_ptds), DRV(cuMemcpyAtoD_v2_ptds), DRV(cuMemcpyHtoA_v2_ptds),
+	DRV(cuMemcpyAtoH_v2_ptds), DRV(cuMemcpyAtoA_v2_ptds), DRV(cuMemcpy2D_v2_ptds),
+	DRV(cuMemcpy2DUnaligned_v2_ptds), DRV(cuMemcpy3D_v2_ptds),
+	DRV(cuMemcpyHtoAAsync_v2_ptsz), DRV(cuMemcpyAtoHAsync_v2_ptsz),
+	DRV(cuMemcpyHtoDAsync_v2_ptsz), DRV(cuMemcpyDtoHAsync_v2_ptsz),
+	DRV(cuMemcpyDtoDAsync_v2_ptsz), DRV(cuMemcpy2DAsync_v2_ptsz),
+	DRV(cuMemcpy3DAsync_v2_ptsz),
+	DRV(cuMemcpyBatchAsync), DRV(cuMemcpyBatchAsync_ptsz), DRV(cuMemcpy3DBatchAsync),
+	DRV(cuMemcpy3DBatchAsync_ptsz), DRV(cuMemcpyBatchAsync_v2),
+	DRV(cuMemcpyBatchAsync_v2_ptsz), DRV(cuMemcpy3DBatchAsync_v2),
+	DRV(cuMemcpy3DBatchAsync_v2_ptsz),
+	/* memsets */
+	DRV(cuMemsetD8_v2), DRV(cuMemsetD16_v2), DRV(cuMemsetD32_v2), DRV(cuMemsetD2D8_v2),
+	DRV(cuMemsetD2D16_v2), DRV(cuMemsetD2D32_v2), DRV(cuMemsetD8_v2_ptds),
+	DRV(cuMemsetD16_v2_ptds), DRV(cuMemsetD32_v2_ptds), DRV(cuMemsetD2D8_v2_ptds),
+	DRV(cuMemsetD2D16_v2_ptds), DRV(cuMemsetD2D32_v2_ptds),
+	DRV(cuMemsetD8Async), DRV(cuMemsetD16Async), DRV(cuMemsetD32Async),
+	DRV(cuMemsetD2D8Async), DRV(cuMemsetD2D16Async), DRV(cuMemsetD2D32Async),
+	DRV(cuMemsetD8Async_ptsz), DRV(cuMemsetD16Async_ptsz), DRV(cuMemsetD32Async_ptsz),
+	DRV(cuMemsetD2D8Async_ptsz), DRV(cuMemsetD2D16Async_ptsz),
+	DRV(cuMemsetD2D32Async_ptsz),
+	/* host waits */
+	DRV(cuCtxSynchronize), DRV(cuCtxSynchronize_v2), DRV(cuStreamSynchronize),
+	DRV(cuStreamSynchronize_ptsz), DRV(cuEventSynchronize),
+};
+
+#define MAX_CBID 1024                   /* above every id in the tables */
+#define BATCH 64                        /* API records a thread keeps before writing */
+
+/* String id of each API's name, written once per (domain, cbid), always
+ * under out_lock and before the first record that uses it. */
+static uint32_t api_name_id[2][MAX_CBID];
+
+/* API records wait in a per-thread batch, so a launching thread takes the
+ * shared out_lock once per BATCH calls instead of once per call. Batches
+ * live in a registry that is never shrunk (a dead thread's batch is reused
+ * by the next new thread), so the flusher and the exit handler can drain
+ * every thread's records. Lock order: registry_lock, batch lock, out_lock. */
+struct pending {
+	struct xp_gpu_api r;
+	const char *fname;              /* CUPTI's functionName: a global constant */
+};
+
+struct batch {
+	pthread_mutex_t lock;           /* the owner thread vs the drainers */
+	int in_use;                     /* owned by a live thread (registry_lock) */
+	uint32_t n;
+	struct batch *next;             /* registry, never unlinked */
+	struct pending recs[BATCH];
+};
+
+static struct batch *registry;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t batch_key;
+static int have_batch_key;
+
+static __thread int depth;              /* tracked calls open on this thread */
+static __thread pid_t my_tid;
+static __thread struct batch *my_batch;
+
+static pid_t tid_now(void)
+{
+	if (!my_tid)
+		my_tid = (pid_t)syscall(SYS_gettid);
+	return my_tid;
+}
+
+/* Appends the batched records to the stream. Caller holds b->lock. */
+static void drain(struct batch *b)
+{
+	if (!b->n)
+		return;
+	pthread_mutex_lock(&xpc.out_lock);
+	for (uint32_t i = 0; i < b->n && xpc.w && !xpc.out_closed; i++) {
+		struct pending *p = &b->recs[i];
+		uint32_t cbid = p->r.cbid & ~XP_CBID_DRIVER;
+		uint32_t *name = &api_name_id[!!(p->r.cbid & XP_CBID_DRIVER)][cbid < MAX_CBID ? cbid : 0];
+
+		if (!*name && p->fname && cbid < MAX_CBID) {
+			struct xp_gpu_string s;
+
+			s.id = __atomic_add_fetch(&xpc.next_string_id, 1, __ATOMIC_RELAXED);
+			s.len = (uint32_t)strnlen(p->fname, 256);
+			if (xp_writer_append(xpc.w, XP_REC_GPU_STRING, &s, sizeof(s), p->fname, s.len) == 0)
+				*name = s.id;
+		}
+		p->r.name = cbid < MAX_CBID ? *name : 0;
+		xp_writer_append(xpc.w, XP_REC_GPU_API, &p->r, sizeof(p->r), NULL, 0);
+	}
+	pthread_mutex_unlock(&xpc.out_lock);
+	b->n = 0;
+}
+
+/* Thread exit: write what is left and hand the batch to the next thread. */
+static void batch_release(void *arg)
+{
+	struct batch *b = arg;
+
+	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&b->lock);
+	drain(b);
+	pthread_mutex_unlock(&b->lock);
+	b->in_use = 0;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static struct batch *batch_get(void)
+{
+	struct batch *b;
+
+	if (my_batch || !have_batch_key)
+		return my_batch;
+	pthread_mutex_lock(&registry_lock);
+	for (b = registry; b && b->in_use; b = b->next)
+		;
+	if (!b && (b = calloc(1, sizeof(*b)))) {
+		pthread_mutex_init(&b->lock, NULL);
+		b->next = registry;
+		registry = b;
+	}
+	if (b)
+		b->in_use = 1;
+	pthread_mutex_unlock(&registry_lock);
+	if (b && pthread_setspecific(batch_key, b)) {
+		batch_release(b);
+		b = NULL;
+	}
+	my_batch = b;
+	return b;
+}
+
+void xpc_callbacks_drain_all(void)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct batch *b = registry; b; b = b->next) {
+		pthread_mutex_lock(&b->lock);
+		drain(b);
+		pthread_mutex_unlock(&b->lock);
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* Outermost EXIT: one API record, batched (written directly if this thread
+ * could not get a batch). */
+static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct batch *b = batch_get();
+	struct batch one;
+	struct pending *p;
+
+	if (!b) {
+		memset(&one, 0, sizeof(one));
+		b = &one;
+	} else {
+		pthread_mutex_lock(&b->lock);
+	}
+	p = &b->recs[b->n++];
+	memset(&p->r, 0, sizeof(p->r));
+	p->r.end = xpc_now();
+	p->r.start = cb->correlationData ? *cb->correlationData : p->r.end;
+	p->r.correlation_id = cb->correlationId;
+	p->r.pid = (uint32_t)xpc.pid;
+	p->r.tid = (uint32_t)tid_now();
+	p->r.cbid = XP_CBID(is_driver, cbid);
+	p->r.ret = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
+	p->fname = cb->functionName;
+	if (b == &one || b->n == BATCH)
+		drain(b);
+	if (b != &one)
+		pthread_mutex_unlock(&b->lock);
+}
+
+void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
+			       CUpti_CallbackId cbid, const void *cbdata)
+{
+	const CUpti_CallbackData *cb = cbdata;
+	int is_driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+
+	(void)userdata;
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && !is_driver)
+		return;
+	if (!__atomic_load_n(&xpc.active, __ATOMIC_RELAXED))
+		return;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (depth++ > 0)
+			return;
+		if (cb->correlationData)
+			*cb->correlationData = xpc_now();
+		xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
+		return;
+	}
+	/* EXIT. depth 0 here means the ENTER came before tracing began. */
+	if (depth == 0 || --depth > 0)
+		return;
+	write_api(is_driver, cbid, cb);
+}
+
+int xpc_callbacks_enable(CUpti_SubscriberHandle sub)
+{
+	CUptiResult res;
+
+	/* Without a key threads write each record directly: slower, still right. */
+	have_batch_key = pthread_key_create(&batch_key, batch_release) == 0;
+
+	for (size_t i = 0; i < sizeof(runtime_ids) / sizeof(runtime_ids[0]); i++) {
+		res = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids[i]);
+		if (res != CUPTI_SUCCESS)
+			return (int)res;
+	}
+	for (size_t i = 0; i < sizeof(driver_ids) / sizeof(driver_ids[0]); i++) {
+		res = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_ids[i]);
+		if (res != CUPTI_SUCCESS)
+			return (int)res;
+	}
+	return 0;
+}

@@ -1,0 +1,263 @@
+/* init.c - InitializeInjection: turns tracing on inside cuInit, and the
+ * exit and fork handlers that end it.
+ *
+ * libcuda calls InitializeInjection (found through CUDA_INJECTION64_PATH)
+ * on the thread that first initializes the driver, before any context
+ * exists. We subscribe first and configure CUPTI only once the subscription
+ * is ours: if torch.profiler or nsys already holds it, changing the clock or
+ * the thread-id type under them would corrupt their data. Any failure logs
+ * one line (xpcap-cupti: ...), leaves a status record in the run when it can,
+ * and returns 1 with tracing off: the program must run exactly as without
+ * us. Nothing here exits, aborts, or installs signal handlers; SIGINT and
+ * SIGTERM end the program as usual (atexit runs if the program exits
+ * normally, the flusher bounds the loss otherwise).
+ *
+ *   CUDA_INJECTION64_PATH=/path/libxpcupti.so XPCAP_RUN_DIR=/abs/run ./app
+ *   XPCAP_API_TRACE=1   also enable CUPTI RUNTIME+DRIVER activity (costly)
+ *   XPCAP_NVTX=0        do not enable NVTX marker records
+ *   NVTX_INJECTION64_PATH=<libcupti.so.13>  must be set by xpcap before the
+ *                       program starts for NVTX ranges (README.md)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "marker.h"
+#include "xpcupti.h"
+
+struct xpc_state xpc = {
+	.out_lock = PTHREAD_MUTEX_INITIALIZER,
+	.conv_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static uint64_t CUPTIAPI monotonic_timestamp(void)
+{
+	return xpc_now();
+}
+
+static int env_flag(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v)
+		return dflt;
+	return strcmp(v, "0") != 0;
+}
+
+static const char *cupti_error(CUptiResult res)
+{
+	const char *s = NULL;
+
+	if (cuptiGetResultString(res, &s) != CUPTI_SUCCESS || !s)
+		return "unknown CUPTI error";
+	return s;
+}
+
+/* Activity kinds, in the order enabled. Required ones failing turns tracing
+ * off; optional ones leave a warning in the run. */
+struct kind {
+	CUpti_ActivityKind kind;
+	int required;
+	uint32_t needs_flag;            /* XP_GPU_PROC_* that must be set, or 0 */
+};
+
+static const struct kind kinds[] = {
+	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1, 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY, 1, 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMSET, 1, 0 },
+	{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0, 0 },
+	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, 0 },
+	{ CUPTI_ACTIVITY_KIND_OVERHEAD, 0, XP_GPU_PROC_OVERHEAD },
+	/* NVTX through CUPTI: NVTX_INJECTION64_PATH must name libcupti. */
+	{ CUPTI_ACTIVITY_KIND_MARKER, 0, XP_GPU_PROC_NVTX },
+	{ CUPTI_ACTIVITY_KIND_RUNTIME, 0, XP_GPU_PROC_API_TRACE },
+	{ CUPTI_ACTIVITY_KIND_DRIVER, 0, XP_GPU_PROC_API_TRACE },
+	/* Never CUPTI_ACTIVITY_KIND_GRAPH_TRACE: it replaces the per-node kernel
+	 * records of graph launches by one record per graph. */
+};
+
+static int enable_kinds(void)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const struct kind *k = &kinds[i];
+		CUptiResult res;
+		char text[160];
+
+		if (k->needs_flag && !(xpc.proc_flags & k->needs_flag))
+			continue;
+		res = cuptiActivityEnable(k->kind);
+		if (res == CUPTI_SUCCESS)
+			continue;
+		snprintf(text, sizeof(text), "cuptiActivityEnable(%d): %s",
+			 (int)k->kind, cupti_error(res));
+		if (k->required) {
+			xpc_status(XP_GPU_ST_CUPTI_ERROR, XP_GPU_STATUS_FATAL, (int32_t)res, text);
+			xpc_log("%s; GPU tracing off", text);
+			return -EIO;
+		}
+		xpc.proc_flags &= ~k->needs_flag;
+		xpc_status(XP_GPU_ST_KIND_OFF, XP_GPU_STATUS_WARN, (int32_t)k->kind, text);
+	}
+	return 0;
+}
+
+static void disable_kinds(void)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		cuptiActivityDisable(kinds[i].kind);
+}
+
+static void at_exit(void)
+{
+	char text[160];
+
+	/* A forked child inherits this handler but not CUPTI's threads. */
+	if (getpid() != xpc.pid || !__atomic_load_n(&xpc.active, __ATOMIC_RELAXED))
+		return;
+	xpc_flusher_stop();
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	xpc_write_clock_pair(1);
+	pthread_mutex_lock(&xpc.conv_lock);
+	snprintf(text, sizeof(text), "records %llu, cupti dropped %llu, strings %zu",
+		 (unsigned long long)xpc.conv.converted,
+		 (unsigned long long)xpc.cupti_dropped, xp_strtab_count(xpc.strings));
+	pthread_mutex_unlock(&xpc.conv_lock);
+	xpc_status(XP_GPU_ST_STOPPED, XP_GPU_STATUS_INFO, 0, text);
+	/* Off first, then drain: threads still running add nothing after. */
+	__atomic_store_n(&xpc.active, 0, __ATOMIC_RELAXED);
+	xpc_callbacks_drain_all();
+	xpc_out_finish();
+}
+
+static void at_fork_child(void)
+{
+	/* CUDA cannot be used in the child of an initialized parent anyway;
+	 * stop recording so the child never touches the parent's stream. */
+	__atomic_store_n(&xpc.active, 0, __ATOMIC_RELAXED);
+}
+
+/* Subscribes; on a conflict names the other subscriber. */
+static int subscribe(void)
+{
+	CUpti_SubscriberParams params;
+	char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64];
+	char text[sizeof(other) + 128];
+	CUptiResult res;
+
+	memset(&params, 0, sizeof(params));
+	memset(other, 0, sizeof(other));
+	params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+	params.subscriberName = "xpcap";
+	params.oldSubscriberName = other;
+	params.oldSubscriberSize = sizeof(other);
+	res = cuptiSubscribe_v2(&xpc.sub, xpc_api_callback, NULL, &params);
+	if (res == CUPTI_SUCCESS)
+		return 0;
+	if (res == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		snprintf(text, sizeof(text), "another CUPTI client holds the subscription (%s)",
+			 other[0] ? other : "unnamed");
+		xpc_status(XP_GPU_ST_SUBSCRIBER, XP_GPU_STATUS_FATAL, (int32_t)res, text);
+		xpc_log("%s; GPU tracing off", text);
+		return -EBUSY;
+	}
+	snprintf(text, sizeof(text), "cuptiSubscribe: %s", cupti_error(res));
+	xpc_status(XP_GPU_ST_CUPTI_ERROR, XP_GPU_STATUS_FATAL, (int32_t)res, text);
+	xpc_log("%s; GPU tracing off", text);
+	return -EIO;
+}
+
+static int configure(void)
+{
+	CUptiResult res;
+	int err;
+
+	/* Kernel-visible tids in activity records, not pthread_self(). */
+	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	/* CUPTI's default clock is CLOCK_REALTIME; ours is the BPF clock. */
+	res = cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
+	xpc.clock_method = res == CUPTI_SUCCESS ? XP_GPU_CLOCK_CALLBACK : XP_GPU_CLOCK_CALIBRATED;
+	res = cuptiActivityRegisterCallbacks(xpc_buffer_requested, xpc_buffer_completed);
+	if (res != CUPTI_SUCCESS)
+		goto cupti_fail;
+	err = xpc_callbacks_enable(xpc.sub);
+	if (err) {
+		res = (CUptiResult)err;
+		goto cupti_fail;
+	}
+	return enable_kinds();
+
+cupti_fail:
+	{
+		char text[160];
+
+		snprintf(text, sizeof(text), "CUPTI setup: %s", cupti_error(res));
+		xpc_status(XP_GPU_ST_CUPTI_ERROR, XP_GPU_STATUS_FATAL, (int32_t)res, text);
+		xpc_log("%s; GPU tracing off", text);
+	}
+	return -EIO;
+}
+
+__attribute__((visibility("default")))
+int InitializeInjection(void)
+{
+	static int once;
+	const char *dir = getenv(XP_ENV_RUN_DIR);
+	int err;
+
+	if (__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
+		return 1;
+	xpc.pid = getpid();
+	if (!dir || !*dir) {
+		xpc_log("%s is not set; GPU tracing off", XP_ENV_RUN_DIR);
+		return 1;
+	}
+	xpc.strings = xp_strtab_new(&xpc.next_string_id);
+	if (!xpc.strings) {
+		xpc_log("out of memory; GPU tracing off");
+		return 1;
+	}
+	xp_conv_init(&xpc.conv, xpc.strings, xpc_stage_emit, NULL);
+	err = xpc_out_open(dir, xpc.pid);
+	if (err) {
+		xpc_log("cannot create %s/gpu-%d.xpr: %s; GPU tracing off", dir,
+			(int)xpc.pid, strerror(-err));
+		return 1;
+	}
+	if (env_flag("XPCAP_API_TRACE", 0))
+		xpc.proc_flags |= XP_GPU_PROC_API_TRACE;
+	if (env_flag("XPCAP_NVTX", 1))
+		xpc.proc_flags |= XP_GPU_PROC_NVTX;
+	xpc.proc_flags |= XP_GPU_PROC_OVERHEAD;
+	if (subscribe())
+		goto off;
+	if (configure()) {
+		disable_kinds();
+		cuptiUnsubscribe(xpc.sub);
+		goto off;
+	}
+	xpc_write_process();
+	xpc_write_clock_pair(0);
+	if (atexit(at_exit) || pthread_atfork(NULL, NULL, at_fork_child)) {
+		/* Without the exit flush the tail of the run would be lost
+		 * silently: rather say so and trace nothing. */
+		xpc_status(XP_GPU_ST_CUPTI_ERROR, XP_GPU_STATUS_FATAL, 0, "atexit failed");
+		xpc_log("cannot register exit handler; GPU tracing off");
+		disable_kinds();
+		cuptiUnsubscribe(xpc.sub);
+		goto off;
+	}
+	__atomic_store_n(&xpc.active, 1, __ATOMIC_RELAXED);
+	if (xpc_flusher_start())
+		xpc_status(XP_GPU_ST_CUPTI_ERROR, XP_GPU_STATUS_WARN, 0,
+			   "no flush thread: a killed program loses its last records");
+	xpc_status(XP_GPU_ST_STARTED, XP_GPU_STATUS_INFO, 0, NULL);
+	xpc_out_flush();
+	return 1;
+
+off:
+	xpc_out_finish();
+	return 1;
+}

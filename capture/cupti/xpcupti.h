@@ -1,0 +1,83 @@
+/* xpcupti.h - state shared by the files of the injection library.
+ *
+ * One process, one session: init.c fills `xpc` inside cuInit, callbacks.c
+ * and buffers.c feed records through output.c into run/gpu-<pid>.xpr.
+ * Nothing here is exported (the library is built -fvisibility=hidden with a
+ * version script): the only public symbols are InitializeInjection and the
+ * marker. */
+#ifndef XPCUPTI_H
+#define XPCUPTI_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cupti.h>
+
+#include "convert.h"
+#include "runfile.h"
+#include "runfmt_gpu.h"
+#include "strings.h"
+
+#define XPC_LOG_PREFIX "xpcap-cupti: "
+
+struct xpc_state {
+	int active;                     /* atomic: callbacks and buffers record */
+	pid_t pid;                      /* getpid() at init; 0 before */
+	uint32_t proc_flags;            /* XP_GPU_PROC_* in force */
+	uint32_t clock_method;          /* enum xp_gpu_clock_method */
+	uint32_t next_string_id;        /* shared by all string ids (atomic) */
+	CUpti_SubscriberHandle sub;
+
+	pthread_mutex_t out_lock;       /* guards w and out_closed */
+	struct xp_writer *w;            /* NULL: nothing can be written */
+	int out_closed;                 /* set at exit: drop further records */
+
+	pthread_mutex_t conv_lock;      /* guards conv and strings */
+	struct xp_conv conv;
+	struct xp_strtab *strings;
+	uint64_t cupti_dropped;         /* records CUPTI reported dropped */
+};
+
+extern struct xpc_state xpc;
+
+/* output.c */
+int xpc_out_open(const char *dir, pid_t pid);
+int xpc_emit(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
+	     const void *tail, size_t tail_len);
+void xpc_out_flush(void);
+/* Conversion side (call with conv_lock held): stage records, then append
+ * them under one out_lock hold. xpc_stage_emit is the xp_conv emit fn. */
+int xpc_stage_emit(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
+		   const void *tail, size_t tail_len);
+void xpc_stage_flush(void);
+void xpc_out_finish(void);
+/* One line to stderr for the life of the process, then silence. */
+void xpc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A status record (if the stream is open); text may be NULL. */
+void xpc_status(uint32_t code, uint32_t severity, int32_t detail, const char *text);
+uint64_t xpc_now(void);
+
+/* callbacks.c */
+void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
+			       CUpti_CallbackId cbid, const void *cbdata);
+int xpc_callbacks_enable(CUpti_SubscriberHandle sub);
+/* Writes the API records every thread has batched (flusher, exit). */
+void xpc_callbacks_drain_all(void);
+
+/* buffers.c */
+void CUPTIAPI xpc_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
+void CUPTIAPI xpc_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+				   size_t size, size_t valid_size);
+int xpc_flusher_start(void);
+void xpc_flusher_stop(void);
+
+/* meta/procinfo.c */
+void xpc_write_process(void);
+void xpc_write_clock_pair(uint32_t when);
+
+/* marker.c: exported, see capture/marker.h */
+__attribute__((visibility("default")))
+void xpcap_correlation_marker(uint64_t correlation_id, uint32_t cbid);
+
+#endif

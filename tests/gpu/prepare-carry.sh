@@ -1,0 +1,11 @@
+#!/bin/sh
+# prepare-carry.sh BUILD DEST - copy what device-test.sh needs into DEST
+# (the device tool ships a git-ignored folder such as .devcarry/cupti).
+# xpcorr is relinked statically so the device needs no matching libc.
+set -e
+B=$1; DEST=$2; S=$(dirname "$0")
+mkdir -p "$DEST"
+cp "$B/capture/cupti/libxpcupti.so" "$B/tests/gpu/workload" "$DEST/"
+cc -static -o "$DEST/xpcorr" "$B"/src/bin/xpcorr.p/xpcorr.c.o \
+	"$B"/ingest/libxpingest.a "$B"/src/libxpcommon.a
+cp "$S/check-workload" "$S/torch-loop.py" "$S/device-test.sh" "$DEST/"

@@ -1,0 +1,139 @@
+/* test-cupti-callbacks.c - the API callback path without a GPU: fake
+ * CUPTI callback data (a runtime launch wrapping a driver launch, as
+ * cudaLaunchKernel does) from several threads at once must give exactly one
+ * API record per outermost call, with the runtime cbid, the caller's tid,
+ * its timestamps and its name written before first use; per-thread batches
+ * must all reach the file (thread exit and drain_all). Built from the
+ * library's own sources, sanitized when the build is. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "marker.h"
+#include "xpcupti.h"
+
+#define THREADS 4
+#define CALLS 1000                      /* not a multiple of the batch size */
+
+static uint32_t tids[THREADS];
+
+static void fake_call(uint32_t corr)
+{
+	CUpti_CallbackData rt, drv;
+	uint64_t rt_data = 0, drv_data = 0;
+	int ret = 0;
+
+	memset(&rt, 0, sizeof(rt));
+	rt.callbackSite = CUPTI_API_ENTER;
+	rt.functionName = "cudaLaunchKernel";
+	rt.correlationId = corr;
+	rt.correlationData = &rt_data;
+	drv = rt;
+	drv.functionName = "cuLaunchKernel";
+	drv.correlationData = &drv_data;
+	xpc_api_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &rt);
+	xpc_api_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &drv);
+	drv.callbackSite = CUPTI_API_EXIT;
+	drv.functionReturnValue = &ret;
+	xpc_api_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &drv);
+	rt.callbackSite = CUPTI_API_EXIT;
+	rt.functionReturnValue = &ret;
+	xpc_api_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &rt);
+}
+
+static void *thread_main(void *arg)
+{
+	int idx = (int)(long)arg;
+
+	tids[idx] = (uint32_t)syscall(SYS_gettid);
+	for (int i = 0; i < CALLS; i++)
+		fake_call((uint32_t)(idx * CALLS + i + 1));
+	return NULL;
+}
+
+START_TEST(one_record_per_outermost_call)
+{
+	char dir[] = "/tmp/xp-test-cb-XXXXXX", path[256];
+	pthread_t t[THREADS];
+	struct xp_reader *r = NULL;
+	const struct xp_record_header *h;
+	int per_thread[THREADS] = { 0 }, n = 0, err, named = 0;
+	uint32_t name_id = 0;
+	static char seen[THREADS * CALLS + 1];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	xpc.pid = getpid();
+	xpc.strings = xp_strtab_new(&xpc.next_string_id);
+	xp_conv_init(&xpc.conv, xpc.strings, xpc_stage_emit, NULL);
+	ck_assert_int_eq(xpc_out_open(dir, xpc.pid), 0);
+	xpc_callbacks_enable(NULL);     /* fails without a GPU; sets up batching */
+	xpc.active = 1;
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, thread_main, (void *)(long)i), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	fake_call(THREADS * CALLS + 1);   /* main thread: batched, drained at exit */
+	xpc.active = 0;
+	xpc_callbacks_drain_all();
+	xpc_out_finish();
+
+	snprintf(path, sizeof(path), "%s/gpu-%d.xpr", dir, (int)xpc.pid);
+	err = xp_reader_open(&r, path);
+	while (err == 0 && (err = xp_reader_next(r, &h)) > 0) {
+		err = 0;
+		if (h->type == XP_REC_GPU_STRING) {
+			const struct xp_gpu_string *s = xp_record_payload(h);
+
+			ck_assert_int_eq(named, 0);
+			ck_assert(s->len == 16 && !memcmp(s + 1, "cudaLaunchKernel", 16));
+			name_id = s->id;
+			named = 1;
+			continue;
+		}
+		ck_assert_uint_eq(h->type, XP_REC_GPU_API);
+		const struct xp_gpu_api *a = xp_record_payload(h);
+
+		ck_assert_int_eq(named, 1);
+		ck_assert_uint_eq(a->name, name_id);
+		ck_assert_uint_eq(a->cbid, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+		ck_assert_uint_le(a->start, a->end);
+		ck_assert_uint_gt(a->start, 0);
+		ck_assert_uint_eq(a->pid, (uint32_t)getpid());
+		ck_assert_uint_le(a->correlation_id, THREADS * CALLS + 1);
+		ck_assert_int_eq(seen[a->correlation_id - 1], 0);
+		seen[a->correlation_id - 1] = 1;
+		if (a->correlation_id <= THREADS * CALLS) {
+			int idx = (int)((a->correlation_id - 1) / CALLS);
+
+			ck_assert_uint_eq(a->tid, tids[idx]);
+			per_thread[idx]++;
+		}
+		n++;
+	}
+	ck_assert_int_eq(err, 0);
+	ck_assert_int_eq(n, THREADS * CALLS + 1);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(per_thread[i], CALLS);
+	xp_reader_close(r);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *cupti_callbacks_suite(void)
+{
+	Suite *s = suite_create("cupti-callbacks");
+	TCase *tc = tcase_create("callbacks");
+
+	tcase_add_test(tc, one_record_per_outermost_call);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(cupti_callbacks_suite)
