@@ -52,8 +52,8 @@ struct recorder {
 	struct xp_writer *w;
 	struct drain *drain;
 	char cupti_lib[PATH_MAX];
-	char *env[4];
-	char env_buf[3][PATH_MAX + 64];
+	char *env[5];
+	char env_buf[4][PATH_MAX + 64];
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -122,8 +122,12 @@ static void build_env(struct recorder *r)
 		snprintf(r->env_buf[1], sizeof(r->env_buf[1]), "CUDA_INJECTION64_PATH=%s",
 			 r->cupti_lib);
 		snprintf(r->env_buf[2], sizeof(r->env_buf[2]), XP_ENV_RUN_DIR "=%s", r->dir);
+		/* NVTX ranges: our library forwards to the process's libcupti */
+		snprintf(r->env_buf[3], sizeof(r->env_buf[3]), "NVTX_INJECTION64_PATH=%s",
+			 r->cupti_lib);
 		r->env[n++] = r->env_buf[1];
 		r->env[n++] = r->env_buf[2];
+		r->env[n++] = r->env_buf[3];
 	}
 	r->env[n] = NULL;
 }

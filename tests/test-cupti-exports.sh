@@ -1,11 +1,11 @@
 #!/bin/sh
-# test-cupti-exports.sh LIB - libxpcupti.so exports exactly InitializeInjection
-# and xpcap_correlation_marker, and the marker starts with one 5-byte nop
+# test-cupti-exports.sh LIB - libxpcupti.so exports exactly InitializeInjection,
+# xpcap_correlation_marker and InitializeInjectionNvtx2 (NVTX forwarder), and the marker starts with one 5-byte nop
 # (0f 1f 44 00 00), which lets the kernel optimize xpcap's uprobe on it.
 lib=$1
 fail=0
 syms=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort | tr '\n' ' ')
-if [ "$syms" != "InitializeInjection xpcap_correlation_marker " ]; then
+if [ "$syms" != "InitializeInjection InitializeInjectionNvtx2 xpcap_correlation_marker " ]; then
 	echo "FAIL: $lib exports: $syms"
 	fail=1
 fi

@@ -15,7 +15,7 @@
  *   CUDA_INJECTION64_PATH=/path/libxpcupti.so XPCAP_RUN_DIR=/abs/run ./app
  *   XPCAP_API_TRACE=1   also enable CUPTI RUNTIME+DRIVER activity (costly)
  *   XPCAP_NVTX=0        do not enable NVTX marker records
- *   NVTX_INJECTION64_PATH=<libcupti.so.13>  must be set by xpcap before the
+ *   NVTX_INJECTION64_PATH=<this library>  set by xpcap before the
  *                       program starts for NVTX ranges (README.md)
  */
 #include <errno.h>
@@ -71,7 +71,7 @@ static const struct kind kinds[] = {
 	{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0, 0 },
 	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, 0 },
 	{ CUPTI_ACTIVITY_KIND_OVERHEAD, 0, XP_GPU_PROC_OVERHEAD },
-	/* NVTX through CUPTI: NVTX_INJECTION64_PATH must name libcupti. */
+	/* NVTX through CUPTI: NVTX_INJECTION64_PATH names us (nvtx.c forwards). */
 	{ CUPTI_ACTIVITY_KIND_MARKER, 0, XP_GPU_PROC_NVTX },
 	{ CUPTI_ACTIVITY_KIND_RUNTIME, 0, XP_GPU_PROC_API_TRACE },
 	{ CUPTI_ACTIVITY_KIND_DRIVER, 0, XP_GPU_PROC_API_TRACE },
