@@ -60,10 +60,12 @@ int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
 		goto cleanup;
 	}
 	/* room for ~0.1 s of samples at 999 Hz on every CPU between drains */
-	err = bpf_map__set_max_entries(s->skel->maps.events,
-				       ring_bytes ? ring_bytes : default_ringbuf_bytes());
+	if (!ring_bytes)
+		ring_bytes = default_ringbuf_bytes();
+	err = bpf_map__set_max_entries(s->skel->maps.events, ring_bytes);
 	if (err)
 		goto cleanup;
+	s->skel->rodata->wakeup_bytes = ring_bytes / 4;
 	s->skel->rodata->filter_tgids = filter;
 	s->skel->rodata->period_ns = freq ? 1000000000u / freq : 0;
 	err = sampler_bpf__load(s->skel);
