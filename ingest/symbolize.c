@@ -1,0 +1,265 @@
+/* symbolize.c - per-module libdwfl handles and symbol lookup; see symbolize.h.
+ * Each module gets its own Dwfl reported at bias 0, so an ELF virtual
+ * address is the lookup address; file offsets become virtual addresses
+ * through the PT_LOAD program headers, as the loader laid them out. */
+#include "symbolize.h"
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "u64map.h"
+
+#define MAX_LOADS 64                /* PT_LOAD headers kept per module */
+
+struct load {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct module {
+	char *path;                 /* as recorded, owned */
+	uint8_t build_id[20];
+	size_t build_id_len;
+	enum xp_module_status status;
+	Dwfl *dwfl;                 /* owned, NULL unless OK */
+	Dwfl_Module *mod;
+	struct load loads[MAX_LOADS];
+	size_t nloads;
+};
+
+struct xp_symbolizer {
+	char *root;                 /* --symfs prefix or NULL */
+	struct module *mods;
+	uint32_t count, cap;
+	struct xp_u64map by_key;    /* (hash(path), hash(build id)) -> id + 1 */
+	char *debuginfo_path;       /* for dwfl_standard_find_debuginfo */
+	Dwfl_Callbacks cb;
+};
+
+static uint64_t hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return xp_hash64(h + len);
+}
+
+struct xp_symbolizer *xp_symbolizer_new(const char *root)
+{
+	struct xp_symbolizer *sy = calloc(1, sizeof(*sy));
+
+	if (!sy)
+		return NULL;
+	xp_u64map_init(&sy->by_key);
+	/* "-": no CRC check against the file; then .debug next to it and the
+	 * build-id tree under /usr/lib/debug (searched by build id first) */
+	sy->debuginfo_path = strdup("-:.debug:/usr/lib/debug");
+	if (root)
+		sy->root = strdup(root);
+	if (!sy->debuginfo_path || (root && !sy->root)) {
+		xp_symbolizer_free(sy);
+		return NULL;
+	}
+	sy->cb.find_elf = dwfl_build_id_find_elf;
+	sy->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	sy->cb.section_address = dwfl_offline_section_address;
+	sy->cb.debuginfo_path = &sy->debuginfo_path;
+	return sy;
+}
+
+void xp_symbolizer_free(struct xp_symbolizer *sy)
+{
+	if (!sy)
+		return;
+	for (uint32_t i = 0; i < sy->count; i++) {
+		free(sy->mods[i].path);
+		if (sy->mods[i].dwfl)
+			dwfl_end(sy->mods[i].dwfl);
+	}
+	free(sy->mods);
+	xp_u64map_free(&sy->by_key);
+	free(sy->debuginfo_path);
+	free(sy->root);
+	free(sy);
+}
+
+static int is_file_path(const char *path)
+{
+	/* "[vdso]", "//anon", "" and "memfd:..." have nothing to open */
+	return path[0] == '/' && path[1] != '/';
+}
+
+int xp_symbolizer_module(struct xp_symbolizer *sy, const char *path,
+			 const uint8_t *build_id, size_t build_id_len,
+			 uint32_t *module)
+{
+	uint64_t *slot;
+	struct module *m;
+	int fresh, err;
+
+	if (build_id_len > sizeof(m->build_id))
+		build_id_len = sizeof(m->build_id);
+	err = xp_u64map_upsert(&sy->by_key, hash_bytes(path, strlen(path)),
+			       hash_bytes(build_id, build_id_len), &slot, &fresh);
+	if (err)
+		return err;
+	if (!fresh) {
+		*module = (uint32_t)(*slot - 1);
+		return 0;
+	}
+	if (sy->count >= XP_SYMBOLIZER_MAX_MODULES)
+		return -E2BIG;
+	if (sy->count == sy->cap) {
+		uint32_t cap = sy->cap ? sy->cap * 2 : 16;
+		struct module *mods = realloc(sy->mods, cap * sizeof(*mods));
+
+		if (!mods)
+			return -ENOMEM;
+		sy->mods = mods;
+		sy->cap = cap;
+	}
+	m = &sy->mods[sy->count];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	if (!m->path)
+		return -ENOMEM;
+	memcpy(m->build_id, build_id, build_id_len);
+	m->build_id_len = build_id_len;
+	m->status = is_file_path(path) ? XP_MODULE_UNOPENED : XP_MODULE_ANON;
+	*slot = ++sy->count;
+	*module = sy->count - 1;
+	return 0;
+}
+
+/* Reads the PT_LOAD headers that map file offsets to addresses. */
+static int read_loads(struct module *m, Elf *elf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (size_t i = 0; i < n && m->nloads < MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->loads[m->nloads++] = (struct load){
+			.offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr,
+		};
+	}
+	return m->nloads ? 0 : -ENOEXEC;
+}
+
+static void open_module(struct xp_symbolizer *sy, struct module *m)
+{
+	char full[4096];
+	const void *bid = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+	int fd, n;
+
+	m->status = XP_MODULE_MISSING;
+	n = snprintf(full, sizeof(full), "%s%s", sy->root ? sy->root : "", m->path);
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return;
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	m->status = XP_MODULE_NOT_ELF;
+	m->dwfl = dwfl_begin(&sy->cb);
+	if (!m->dwfl) {
+		close(fd);
+		return;
+	}
+	/* dwfl takes the fd; base 0 keeps ELF addresses as they are */
+	m->mod = dwfl_report_elf(m->dwfl, m->path, full, fd, 0, false);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod)
+		goto unusable;
+	elf = dwfl_module_getelf(m->mod, &bias);
+	if (!elf || read_loads(m, elf))
+		goto unusable;
+	if (m->build_id_len) {
+		int len = dwelf_elf_gnu_build_id(elf, &bid);
+
+		if (len != (int)m->build_id_len || memcmp(bid, m->build_id, (size_t)len)) {
+			m->status = XP_MODULE_BUILD_ID_MISMATCH;
+			goto unusable;
+		}
+	}
+	m->status = XP_MODULE_OK;
+	return;
+unusable:
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+}
+
+int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
+			 char *buf, size_t buflen)
+{
+	struct module *m;
+	const char *name;
+	GElf_Off sym_off;
+	GElf_Sym sym;
+	GElf_Addr bias, addr = 0;
+	int found = 0;
+
+	if (module >= sy->count)
+		return -EINVAL;
+	m = &sy->mods[module];
+	if (m->status == XP_MODULE_UNOPENED)
+		open_module(sy, m);
+	if (m->status != XP_MODULE_OK)
+		return -ENODATA;
+	for (size_t i = 0; i < m->nloads; i++) {
+		const struct load *l = &m->loads[i];
+
+		if (off >= l->offset && off - l->offset < l->filesz) {
+			addr = l->vaddr + (off - l->offset);
+			found = 1;
+			break;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	dwfl_module_getelf(m->mod, &bias);
+	name = dwfl_module_addrinfo(m->mod, addr + bias, &sym_off, &sym, NULL, NULL, NULL);
+	if (!name || !*name)
+		return -ENOENT;
+	/* a symbol without size matches any address after it: only trust it
+	 * for the address itself */
+	if (sym.st_size == 0 && sym_off != 0)
+		return -ENOENT;
+	xp_demangle(name, buf, buflen);
+	return 0;
+}
+
+enum xp_module_status xp_symbolizer_status(struct xp_symbolizer *sy,
+					   uint32_t module)
+{
+	if (module >= sy->count)
+		return XP_MODULE_MISSING;
+	return sy->mods[module].status;
+}
+
+const char *xp_symbolizer_path(const struct xp_symbolizer *sy, uint32_t module)
+{
+	return module < sy->count ? sy->mods[module].path : NULL;
+}
+
+uint32_t xp_symbolizer_count(const struct xp_symbolizer *sy)
+{
+	return sy->count;
+}
