@@ -190,6 +190,8 @@ static int frame_id(struct loader *L, const char *symbol, int64_t module,
 
 static const char *base_name(const char *path)
 {
+	if (!*path || (path[0] == '/' && path[1] == '/'))
+		return "[anon]";    /* "//anon" as perf writes anonymous memory */
 	const char *s = strrchr(path, '/');
 
 	return s && s[1] ? s + 1 : path;
@@ -334,8 +336,7 @@ static int user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 			if (err)
 				return err;
 			snprintf(L->name, sizeof(L->name), "%s+0x%" PRIx64,
-				 path && *path ? base_name(path) : "[anon]",
-				 addr - m->start + m->pgoff);
+				 base_name(path ? path : ""), addr - m->start + m->pgoff);
 			err = frame_id(L, L->name, module, XP_FRAME_UNRESOLVED, id);
 		} else {
 			snprintf(L->name, sizeof(L->name), "[unknown]+0x%" PRIx64, addr);
