@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	unlink(argv[2]);
 	if (sqlite3_open(argv[2], &db) != SQLITE_OK ||
 	    sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			 " PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY; BEGIN;"
+			 " PRAGMA cache_size=-65536; BEGIN;"
 			 "CREATE TABLE xp_samples(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
 			 " pid INTEGER NOT NULL, tid INTEGER NOT NULL, cpu INTEGER NOT NULL,"
 			 " stack_id INTEGER NOT NULL, period INTEGER NOT NULL);",

@@ -151,7 +151,7 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 		goto fail;
 	}
 	if ((err = exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			    " PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
+			    " PRAGMA cache_size=-65536;"
 			    " BEGIN;", res)))
 		goto fail;
 	if (xp_db_create_schema(db) != SQLITE_OK) {
