@@ -134,7 +134,8 @@ int xp_symbolizer_module(struct xp_symbolizer *sy, const char *path,
 	m->path = strdup(path);
 	if (!m->path)
 		return -ENOMEM;
-	memcpy(m->build_id, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(m->build_id, build_id, build_id_len);
 	m->build_id_len = build_id_len;
 	m->status = is_file_path(path) ? XP_MODULE_UNOPENED : XP_MODULE_ANON;
 	*slot = ++sy->count;

@@ -174,7 +174,8 @@ static int add_mmap(struct xp_writer *w, uint64_t ts, uint32_t pid, uint64_t add
 		.build_id_size = (uint8_t)bid_len, .path_len = (uint16_t)strlen(path),
 	};
 
-	memcpy(m.build_id, bid, bid_len);
+	if (bid_len)
+		memcpy(m.build_id, bid, bid_len);
 	return xp_writer_append(w, XP_REC_MMAP, &m, sizeof(m), path, strlen(path) + 1);
 }
 
@@ -203,7 +204,8 @@ static int add_sample(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t t
 	memcpy(smp.comm, comm, strnlen(comm, sizeof(smp.comm)));
 	smp.stack.kernel_depth = (uint16_t)nk;
 	smp.stack.user_depth = (uint16_t)nu;
-	memcpy(ips, kips, nk * sizeof(*ips));
+	if (nk)
+		memcpy(ips, kips, nk * sizeof(*ips));
 	memcpy(ips + nk, uips, nu * sizeof(*ips));
 	return xp_writer_append(w, XP_REC_SAMPLE, &smp, sizeof(smp), ips,
 				(nk + nu) * sizeof(*ips));
