@@ -136,6 +136,10 @@ static json_t *build_info(sqlite3 *db)
 		scalar(db, "SELECT count(*) FROM xp_stacks", 0)));
 	json_object_set_new(sym, "kallsyms_symbols", json_integer(
 		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.kallsyms_symbols'", 0)));
+	json_object_set_new(sym, "build_id_mismatches", json_integer(
+		scalar(db, "SELECT count(*) FROM xp_modules WHERE status = 'build_id_mismatch'", 0)));
+	json_object_set_new(sym, "modules_missing", json_integer(
+		scalar(db, "SELECT count(*) FROM xp_modules WHERE status IN ('missing', 'not_elf')", 0)));
 	json_object_set_new(sym, "modules", rows(db,
 		"SELECT s.value AS path, m.status FROM xp_modules m"
 		" JOIN StringIds s ON s.id = m.path WHERE m.status != 'unused'"
@@ -188,7 +192,10 @@ static void print_text(json_t *info)
 	       json_integer_value(json_object_get(sym, "distinct_frames")),
 	       json_integer_value(json_object_get(sym, "distinct_stacks")),
 	       json_integer_value(json_object_get(sym, "kallsyms_symbols")));
-	printf("modules:\n");
+	printf("modules:         %" JSON_INTEGER_FORMAT " with another build id on disk (frames kept"
+	       " as module+offset), %" JSON_INTEGER_FORMAT " missing or unreadable\n",
+	       json_integer_value(json_object_get(sym, "build_id_mismatches")),
+	       json_integer_value(json_object_get(sym, "modules_missing")));
 	json_array_foreach(json_object_get(sym, "modules"), i, v)
 		printf("  %-18s %s\n", json_string_value(json_object_get(v, "status")),
 		       json_string_value(json_object_get(v, "path")));

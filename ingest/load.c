@@ -835,11 +835,13 @@ static const char *status_name(enum xp_module_status s)
 /* Final rows: modules, threads, processes, summary facts. */
 static int finish(struct loader *L)
 {
-	char val[64];
+	char val[64], hex[2 * XP_BUILD_ID_MAX + 1];
 	int err = 0;
 
 	for (uint32_t i = 0; i < xp_symbolizer_count(L->sym) && !err; i++) {
 		const char *path = xp_symbolizer_path(L->sym, i);
+		const uint8_t *bid = NULL;
+		size_t bid_len;
 		int64_t path_id;
 
 		err = intern_str(L, path, &path_id);
@@ -847,7 +849,14 @@ static int finish(struct loader *L)
 			break;
 		sqlite3_bind_int64(L->st[STMT_MODULE], 1, i + 1);
 		sqlite3_bind_int64(L->st[STMT_MODULE], 2, path_id);
-		sqlite3_bind_null(L->st[STMT_MODULE], 3);
+		bid_len = xp_symbolizer_build_id(L->sym, i, &bid);
+		for (size_t b = 0; b < bid_len; b++)
+			snprintf(hex + 2 * b, 3, "%02x", bid[b]);
+		if (bid_len)
+			sqlite3_bind_text(L->st[STMT_MODULE], 3, hex, (int)(2 * bid_len),
+					  SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(L->st[STMT_MODULE], 3);
 		sqlite3_bind_text(L->st[STMT_MODULE], 4, status_name(xp_symbolizer_status(L->sym, i)),
 				  -1, SQLITE_STATIC);
 		err = step(L, STMT_MODULE);

@@ -264,3 +264,12 @@ uint32_t xp_symbolizer_count(const struct xp_symbolizer *sy)
 {
 	return sy->count;
 }
+
+size_t xp_symbolizer_build_id(const struct xp_symbolizer *sy, uint32_t module,
+			      const uint8_t **id)
+{
+	if (module >= sy->count)
+		return 0;
+	*id = sy->mods[module].build_id;
+	return sy->mods[module].build_id_len;
+}

@@ -48,6 +48,9 @@ enum xp_module_status xp_symbolizer_status(struct xp_symbolizer *sy,
 					   uint32_t module);
 const char *xp_symbolizer_path(const struct xp_symbolizer *sy, uint32_t module);
 uint32_t xp_symbolizer_count(const struct xp_symbolizer *sy);
+/* The build id recorded for module (length 0 if none). */
+size_t xp_symbolizer_build_id(const struct xp_symbolizer *sy, uint32_t module,
+			      const uint8_t **id);
 /* Demangles C++ (Itanium ABI) names into buf; copies other names as they are. */
 void xp_demangle(const char *name, char *buf, size_t buflen);
 
