@@ -3,7 +3,9 @@
  *   xpcorr ingest run/              # keeps the valid part of a damaged run, warns
  *   xpcorr ingest --strict run/     # a damaged stream is an error (exit 1)
  */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,14 @@
 
 #include "cmd.h"
 #include "ingest.h"
+
+static volatile int interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;    /* the load stops at the next record, the temp db is removed */
+}
 
 static void show_progress(void *ctx, uint64_t done, uint64_t total)
 {
@@ -67,12 +77,16 @@ int cmd_ingest(int argc, char **argv)
 	o.run_dir = argv[optind];
 	if (!quiet && isatty(STDERR_FILENO))
 		o.progress = show_progress;
+	o.cancel = &interrupted;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	err = xp_ingest(&o, &res);
 	if (o.progress)
 		fprintf(stderr, "\r\033[K");
 	xp_print_load_warnings(&res);
 	if (err) {
-		fprintf(stderr, "xpcorr: %s\n", res.error);
+		fprintf(stderr, "xpcorr: %s%s\n", res.error,
+			err == -ECANCELED ? "; the previous database, if any, is unchanged" : "");
 		return XP_EXIT_FAIL;
 	}
 	if (!quiet)

@@ -690,6 +690,11 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 			err = handled;
 			goto out;
 		}
+		if (L->o->cancel && *L->o->cancel) {
+			snprintf(L->res->error, sizeof(L->res->error), "interrupted");
+			err = -ECANCELED;
+			goto out;
+		}
 		if (++n - last >= PROGRESS_EVERY && L->o->progress) {
 			last = n;
 			L->o->progress(L->o->progress_ctx, L->bytes_done + xp_reader_offset(r),

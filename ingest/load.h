@@ -27,6 +27,8 @@ struct xp_load_opts {
 	/* called now and then with bytes read so far and in all (may be NULL) */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* set non-zero (from a signal handler) to stop: -ECANCELED, nothing kept */
+	const volatile int *cancel;
 };
 
 struct xp_load_result {
@@ -41,7 +43,7 @@ struct xp_load_result {
 
 /* 0 (warnings possible), or a negative errno with res->error set:
  * -EPROTO newer format, -EBADMSG damaged input (strict, or unusable header),
- * -ENOENT no cpu.xpr, -EIO database error, -ENOMEM. */
+ * -ENOENT no cpu.xpr, -EIO database error, -ENOMEM, -ECANCELED. */
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o,
 		struct xp_load_result *res);
 

@@ -59,4 +59,23 @@ printf 'a;b 3\nnot folded\na;c 1\n' > "$tmp/x.folded"
 check svg-input 0 "1 lines that are not" -- "$xpcorr" export --format svg --input "$tmp/x.folded" -o "$tmp/x.svg"
 grep -q 'data-name="c"' "$tmp/x.svg" || { echo "FAIL svg content"; fail=1; }
 check svg-input-missing 1 "cannot read" -- "$xpcorr" export --format svg --input "$tmp/none"
+
+# Ctrl-C during an ingest: exit 1, the previous database untouched, no temp file
+big="$tmp/big"
+"$gen" bench "$exe" "$lib" "$big" 1000000 || exit 1
+"$xpcorr" ingest --quiet "$big" || { echo "FAIL big ingest"; fail=1; }
+cp "$big/xpcorr.db" "$tmp/before.db"
+touch "$big/cpu.xpr"
+"$xpcorr" ingest --quiet "$big" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+status=$?
+if [ $status = 1 ] && grep -q interrupted "$tmp/err" && cmp -s "$big/xpcorr.db" "$tmp/before.db" &&
+   ! ls "$big" | grep -q tmp-; then
+	echo "ok   interrupted-ingest"
+else
+	echo "FAIL interrupted-ingest: exit $status"; cat "$tmp/err"; ls "$big"; fail=1
+fi
 exit $fail
