@@ -68,7 +68,7 @@ cp "$big/xpcorr.db" "$tmp/before.db"
 touch "$big/cpu.xpr"
 "$xpcorr" ingest --quiet "$big" 2>"$tmp/err" &
 pid=$!
-sleep 1
+sleep 0.5
 kill -INT $pid
 wait $pid
 status=$?

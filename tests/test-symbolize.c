@@ -2,6 +2,7 @@
  * known offsets, the ip-1 rule for return addresses, C++ demangling, and no
  * guessing when the file on disk is not the one that ran. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,39 @@ START_TEST(missing_and_unmapped)
 }
 END_TEST
 
+/* A stripped copy of the executable whose symbols live in a separate debug
+ * file (.debug/ next to it, found through .gnu_debuglink, build id checked). */
+START_TEST(separate_debug_info_found)
+{
+	char dir[] = "/tmp/xp-test-debug-XXXXXX", cmd[1024], path[256];
+	struct xp_symbolizer *sy;
+	uint32_t m;
+	char buf[128];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/xptarget", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir %s/.debug && objcopy --only-keep-debug %s %s/.debug/xptarget.debug"
+		 " && cd %s && objcopy --strip-all --add-gnu-debuglink=.debug/xptarget.debug %s xptarget",
+		 dir, fx.exe, dir, dir, fx.exe);
+	ck_assert_msg(system(cmd) == 0, "objcopy (binutils) failed: %s", cmd);
+	sy = xp_symbolizer_new(NULL);
+	ck_assert_int_eq(xp_symbolizer_module(sy, path, fx.elf[0].build_id, fx.elf[0].build_id_len, &m), 0);
+	ck_assert_int_eq(xp_symbolizer_lookup(sy, m, file_off("xp_compute", 4), buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "xp_compute");
+	xp_symbolizer_free(sy);
+	/* without the debug file the stripped copy has no such symbol */
+	snprintf(cmd, sizeof(cmd), "rm -r %s/.debug", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	sy = xp_symbolizer_new(NULL);
+	ck_assert_int_eq(xp_symbolizer_module(sy, path, fx.elf[0].build_id, fx.elf[0].build_id_len, &m), 0);
+	ck_assert(xp_symbolizer_lookup(sy, m, file_off("xp_compute", 4), buf, sizeof(buf)) != 0 ||
+		  strcmp(buf, "xp_compute") != 0);
+	xp_symbolizer_free(sy);
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *symbolize_suite(void)
 {
 	Suite *s = suite_create("symbolize");
@@ -156,6 +190,7 @@ Suite *symbolize_suite(void)
 	tcase_add_test(tc, return_address_needs_ip_minus_one);
 	tcase_add_test(tc, build_id_mismatch_not_guessed);
 	tcase_add_test(tc, missing_and_unmapped);
+	tcase_add_test(tc, separate_debug_info_found);
 	suite_add_tcase(s, tc);
 	return s;
 }
