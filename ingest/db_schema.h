@@ -25,6 +25,7 @@ enum xp_frame_kind {
 	XP_FRAME_JIT = 2,           /* perf-PID.map entry (Python, JIT) */
 	XP_FRAME_UNRESOLVED = 3,    /* module+offset or [unknown]+address */
 	XP_FRAME_KERNEL_UNRESOLVED = 4, /* kernel address without a kallsyms symbol */
+	XP_FRAME_INLINED = 5,       /* a function inlined into its caller (DWARF) */
 };
 
 /* Both return an SQLite result code. */

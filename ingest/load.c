@@ -38,6 +38,10 @@
 #define TAG_KERNEL  (3ull << 56)    /* k2: kernel address */
 #define TAG_UNKNOWN (4ull << 56)    /* k1: pid, k2: address with no mapping */
 
+/* An ipcache value is a frame id, or with CHAIN set an inline chain:
+ * (start in L->chains) << 5 | frame count */
+#define CHAIN (1ull << 62)
+
 enum { STMT_STRING, STMT_FRAME, STMT_STACK, STMT_SAMPLE, STMT_TASK, STMT_MAPPING,
        STMT_MODULE, STMT_LOSS, STMT_META, STMT_COUNT, STMT_WARNING, STMT_THREAD,
        STMT_PROCESS, STMT_ENV, NSTMT };
@@ -93,6 +97,9 @@ struct loader {
 	uint64_t counts[128];       /* records per type in the current stream */
 	uint64_t lost_records;
 	uint64_t bytes_done, bytes_total;
+	int64_t *chains;            /* frame ids of inline chains, root first */
+	size_t nchains, chains_cap;
+	char (*inl)[XP_INLINE_NAME_LEN]; /* scratch for inline names */
 	int64_t kernel_module, unknown_module, jit_module;
 	char name[NAME_MAX_LEN + 64];
 };
@@ -180,7 +187,7 @@ static int frame_id(struct loader *L, const char *symbol, int64_t module,
 		L->frame_cap = cap;
 	}
 	L->frame_resolved[*id] = kind == XP_FRAME_USER || kind == XP_FRAME_KERNEL ||
-				 kind == XP_FRAME_JIT;
+				 kind == XP_FRAME_JIT || kind == XP_FRAME_INLINED;
 	sqlite3_bind_int64(L->st[STMT_FRAME], 1, *id);
 	sqlite3_bind_int64(L->st[STMT_FRAME], 2, sym);
 	sqlite3_bind_int64(L->st[STMT_FRAME], 3, module);
@@ -273,7 +280,40 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	return err;
 }
 
-/* A user IP to a frame id. is_return: a caller frame, whose IP is the return
+/* If functions are inlined at off, replaces *ref (the enclosing function's
+ * frame) by a chain: the function, then the inlined ones, outermost first. */
+static int inline_chain(struct loader *L, uint32_t mod, uint64_t off, int64_t module,
+			int64_t *ref)
+{
+	int n = xp_symbolizer_inlines(L->sym, mod, off, L->inl, XP_INLINE_MAX);
+	size_t start = L->nchains;
+	int err;
+
+	if (n <= 0)
+		return 0;
+	if (L->nchains + (size_t)n + 1 > L->chains_cap) {
+		size_t cap = (L->chains_cap + (size_t)n + 1) * 2;
+		int64_t *c = realloc(L->chains, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		L->chains = c;
+		L->chains_cap = cap;
+	}
+	L->chains[L->nchains++] = *ref;
+	for (int i = n; i-- > 0;) {
+		int64_t f;
+
+		err = frame_id(L, L->inl[i], module, XP_FRAME_INLINED, &f);
+		if (err)
+			return err;
+		L->chains[L->nchains++] = f;
+	}
+	*ref = (int64_t)(CHAIN | (uint64_t)start << 5 | (uint64_t)(n + 1));
+	return 0;
+}
+
+/* A user IP to a frame id (or an inline chain, see CHAIN). is_return: a caller frame, whose IP is the return
  * address after the call, which may be the first byte of the next function:
  * look up ip - 1 as perf does, so the calling function is found. */
 static int user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
@@ -313,6 +353,8 @@ static int user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 			return err;
 		if (xp_symbolizer_lookup(L->sym, m->module, k2, L->name, NAME_MAX_LEN) == 0) {
 			err = frame_id(L, L->name, module, XP_FRAME_USER, id);
+			if (!err)
+				err = inline_chain(L, m->module, k2, module, id);
 		} else {
 			/* never guess: the module and the offset in it */
 			snprintf(L->name, sizeof(L->name), "%s+0x%" PRIx64, base_name(path), k2);
@@ -407,7 +449,14 @@ static int stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t 
 		err = user_frame(L, pid, ts, ips[nk + i], i != 0, &frame);
 		if (err)
 			return err;
-		err = tree_add(L, node, frame, &node);
+		if ((uint64_t)frame & CHAIN) {
+			size_t start = ((uint64_t)frame & ~CHAIN) >> 5, n = (uint64_t)frame & 31;
+
+			for (size_t j = 0; j < n && !err; j++)
+				err = tree_add(L, node, L->chains[start + j], &node);
+		} else {
+			err = tree_add(L, node, frame, &node);
+		}
 		if (err)
 			return err;
 	}
@@ -926,6 +975,8 @@ static void loader_free(struct loader *L)
 	for (size_t i = 0; i < L->npmaps; i++)
 		xp_perfmap_free(L->pmaps[i]);
 	free(L->pmaps);
+	free(L->chains);
+	free(L->inl);
 	xp_u64map_free(&L->threads);
 	xp_u64map_free(&L->procs);
 }
@@ -948,7 +999,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->strs = xp_strtab_new();
 	L->maps = xp_mappings_new();
 	L->sym = xp_symbolizer_new(o->symfs);
-	if (!L->strs || !L->maps || !L->sym) {
+	L->inl = calloc(XP_INLINE_MAX, sizeof(*L->inl));
+	if (!L->strs || !L->maps || !L->sym || !L->inl) {
 		err = -ENOMEM;
 		goto out;
 	}

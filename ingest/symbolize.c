@@ -4,6 +4,7 @@
  * through the PT_LOAD program headers, as the loader laid them out. */
 #include "symbolize.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -207,15 +208,14 @@ unusable:
 	m->mod = NULL;
 }
 
-int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
-			 char *buf, size_t buflen)
+/* The module (opened on first use) and the address in it of file offset
+ * off, bias included. 0, -EINVAL, -ENODATA unusable module, -ENOENT outside
+ * every loadable segment. */
+static int module_addr(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
+		       struct module **out, GElf_Addr *addr)
 {
 	struct module *m;
-	const char *name;
-	GElf_Off sym_off;
-	GElf_Sym sym;
-	GElf_Addr bias, addr = 0;
-	int found = 0;
+	GElf_Addr bias;
 
 	if (module >= sy->count)
 		return -EINVAL;
@@ -228,15 +228,28 @@ int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off
 		const struct load *l = &m->loads[i];
 
 		if (off >= l->offset && off - l->offset < l->filesz) {
-			addr = l->vaddr + (off - l->offset);
-			found = 1;
-			break;
+			dwfl_module_getelf(m->mod, &bias);
+			*addr = l->vaddr + (off - l->offset) + bias;
+			*out = m;
+			return 0;
 		}
 	}
-	if (!found)
-		return -ENOENT;
-	dwfl_module_getelf(m->mod, &bias);
-	name = dwfl_module_addrinfo(m->mod, addr + bias, &sym_off, &sym, NULL, NULL, NULL);
+	return -ENOENT;
+}
+
+int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
+			 char *buf, size_t buflen)
+{
+	struct module *m;
+	const char *name;
+	GElf_Off sym_off;
+	GElf_Sym sym;
+	GElf_Addr addr;
+	int err = module_addr(sy, module, off, &m, &addr);
+
+	if (err)
+		return err;
+	name = dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL);
 	if (!name || !*name)
 		return -ENOENT;
 	/* a symbol without size matches any address after it: only trust it
@@ -245,6 +258,42 @@ int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off
 		return -ENOENT;
 	xp_demangle(name, buf, buflen);
 	return 0;
+}
+
+int xp_symbolizer_inlines(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
+			  char (*names)[XP_INLINE_NAME_LEN], int max)
+{
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr dbias;
+	struct module *m;
+	GElf_Addr addr;
+	int n, count = 0;
+
+	if (module_addr(sy, module, off, &m, &addr))
+		return 0;
+	cu = dwfl_module_addrdie(m->mod, addr, &dbias);
+	if (!cu)
+		return 0;   /* no DWARF for this address: no inline information */
+	n = dwarf_getscopes(cu, addr - dbias, &scopes);
+	/* scopes run from the innermost out; stop at the enclosing function */
+	for (int i = 0; i < n && count < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute attr;
+		const char *name;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		/* the linkage name demangles to the full C++ signature */
+		name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
+		if (!name)
+			name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
+		xp_demangle(name ? name : "[inlined]", names[count], XP_INLINE_NAME_LEN);
+		count++;
+	}
+	free(scopes);
+	return count;
 }
 
 enum xp_module_status xp_symbolizer_status(struct xp_symbolizer *sy,

@@ -30,6 +30,9 @@ enum xp_module_status {
 	XP_MODULE_ANON = 5,         /* no file: anonymous, [vdso], [heap], ... */
 };
 
+#define XP_INLINE_NAME_LEN 512
+#define XP_INLINE_MAX 8             /* inline levels kept per address */
+
 struct xp_symbolizer;
 
 /* root: prefix for module paths (like perf --symfs), or NULL. */
@@ -44,6 +47,11 @@ int xp_symbolizer_module(struct xp_symbolizer *sy, const char *path,
  * 0; -ENOENT no symbol there; -ENODATA module unusable (see its status). */
 int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
 			 char *buf, size_t buflen);
+/* Functions inlined at file offset off, innermost first, from DWARF (when
+ * the module or its separate debug file has it): up to max names into
+ * names[]. Returns how many; 0 when nothing is inlined there or no DWARF. */
+int xp_symbolizer_inlines(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
+			  char (*names)[XP_INLINE_NAME_LEN], int max);
 enum xp_module_status xp_symbolizer_status(struct xp_symbolizer *sy,
 					   uint32_t module);
 const char *xp_symbolizer_path(const struct xp_symbolizer *sy, uint32_t module);

@@ -18,8 +18,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench EXE LIB DIR N [SEED]\n");
 		return 2;
 	}
-	s.exe = argv[2];
-	s.lib = argv[3];
+	/* mappings carry absolute paths, as the kernel reports them */
+	s.exe = realpath(argv[2], NULL);
+	s.lib = realpath(argv[3], NULL);
+	if (!s.exe || !s.lib) {
+		fprintf(stderr, "gen-run: cannot find %s or %s\n", argv[2], argv[3]);
+		return 1;
+	}
 	err = xp_synth_load_elves(&s);
 	if (err) {
 		fprintf(stderr, "gen-run: cannot read the fixture ELF files %s, %s: %s\n",

@@ -146,6 +146,35 @@ START_TEST(missing_and_unmapped)
 }
 END_TEST
 
+START_TEST(inlined_functions_from_dwarf)
+{
+	struct xp_symbolizer *sy = xp_symbolizer_new(NULL);
+	uint32_t exe = module(sy, 0, fx.elf[0].build_id, fx.elf[0].build_id_len);
+	const struct xp_synth_func *host = xp_synth_func(&fx, "xp_inline_host");
+	const struct xp_synth_func *run = xp_synth_func(&fx, "xp_run");
+	char names[XP_INLINE_MAX][XP_INLINE_NAME_LEN];
+	int inlined = 0;
+
+	ck_assert_ptr_nonnull(host);
+	for (uint64_t off = 0; off < host->size; off++) {
+		int n = xp_symbolizer_inlines(sy, exe, file_off("xp_inline_host", off), names,
+					      XP_INLINE_MAX);
+
+		ck_assert_int_le(n, 1);
+		if (n == 1) {
+			ck_assert_str_eq(names[0], "xp_inlined_step");
+			inlined++;
+		}
+	}
+	ck_assert_int_gt(inlined, 0);
+	/* a function with nothing inlined */
+	for (uint64_t off = 0; off < run->size; off++)
+		ck_assert_int_eq(xp_symbolizer_inlines(sy, exe, file_off("xp_run", off), names,
+						       XP_INLINE_MAX), 0);
+	xp_symbolizer_free(sy);
+}
+END_TEST
+
 /* A stripped copy of the executable whose symbols live in a separate debug
  * file (.debug/ next to it, found through .gnu_debuglink, build id checked). */
 START_TEST(separate_debug_info_found)
@@ -191,6 +220,7 @@ Suite *symbolize_suite(void)
 	tcase_add_test(tc, build_id_mismatch_not_guessed);
 	tcase_add_test(tc, missing_and_unmapped);
 	tcase_add_test(tc, separate_debug_info_found);
+	tcase_add_test(tc, inlined_functions_from_dwarf);
 	suite_add_tcase(s, tc);
 	return s;
 }
