@@ -11,7 +11,8 @@
 int main(int argc, char **argv)
 {
 	struct xp_synth s = { 0 };
-	int err;
+	char *exe = NULL, *lib = NULL;
+	int err, rc = 1;
 
 	if (argc < 5 || (strcmp(argv[1], "golden") && strcmp(argv[1], "bench")) ||
 	    (!strcmp(argv[1], "bench") && argc < 6)) {
@@ -19,17 +20,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* mappings carry absolute paths, as the kernel reports them */
-	s.exe = realpath(argv[2], NULL);
-	s.lib = realpath(argv[3], NULL);
+	s.exe = exe = realpath(argv[2], NULL);
+	s.lib = lib = realpath(argv[3], NULL);
 	if (!s.exe || !s.lib) {
 		fprintf(stderr, "gen-run: cannot find %s or %s\n", argv[2], argv[3]);
-		return 1;
+		goto out;
 	}
 	err = xp_synth_load_elves(&s);
 	if (err) {
 		fprintf(stderr, "gen-run: cannot read the fixture ELF files %s, %s: %s\n",
 			s.exe, s.lib, strerror(-err));
-		return 1;
+		goto out;
 	}
 	if (!strcmp(argv[1], "golden"))
 		err = xp_synth_write_golden(&s, argv[4]);
@@ -38,7 +39,11 @@ int main(int argc, char **argv)
 					   argc > 6 ? strtoull(argv[6], NULL, 10) : 1);
 	if (err) {
 		fprintf(stderr, "gen-run: cannot write %s: %s\n", argv[4], strerror(-err));
-		return 1;
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(exe);
+	free(lib);
+	return rc;
 }
