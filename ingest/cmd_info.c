@@ -95,6 +95,19 @@ static json_t *build_info(sqlite3 *db)
 	set_meta(run, db, "tool_version", "meta.tool_version");
 	set_meta(run, db, "format_version", "meta.format_version");
 	set_meta(run, db, "command", "meta.command");
+	if (!json_object_get(run, "command")) {
+		/* the command as an argv array: "meta.command.0", "meta.command.1", ... */
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(db, "SELECT group_concat(value, ' ') FROM (SELECT value"
+				       " FROM META_DATA_EXPORT WHERE name GLOB 'meta.command.[0-9]*'"
+				       " ORDER BY rowid)", -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+				json_object_set_new(run, "command", json_string(
+					(const char *)sqlite3_column_text(st, 0)));
+			sqlite3_finalize(st);
+		}
+	}
 	set_meta(run, db, "hostname", "meta.hostname");
 	set_meta(run, db, "kernel", "meta.kernel");
 	set_meta(run, db, "cpus", "meta.cpus");
