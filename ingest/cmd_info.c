@@ -263,7 +263,7 @@ int cmd_info(int argc, char **argv)
 		xp_print_load_warnings(&res);
 	info = build_info(db);
 	if (!strcmp(format, "json")) {
-		json_dumpf(info, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_dumpf(info, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 		putchar('\n');
 	} else {
 		print_text(info);

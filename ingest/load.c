@@ -44,7 +44,7 @@
 
 enum { STMT_STRING, STMT_FRAME, STMT_STACK, STMT_SAMPLE, STMT_TASK, STMT_MAPPING,
        STMT_MODULE, STMT_LOSS, STMT_META, STMT_COUNT, STMT_WARNING, STMT_THREAD,
-       STMT_PROCESS, STMT_ENV, NSTMT };
+       STMT_PROCESS, STMT_ENV, STMT_LAUNCH, STMT_SWITCH, NSTMT };
 
 static const char *const stmt_sql[NSTMT] = {
 	[STMT_STRING] = "INSERT INTO StringIds(id, value) VALUES (?, ?)",
@@ -64,6 +64,10 @@ static const char *const stmt_sql[NSTMT] = {
 	[STMT_THREAD] = "INSERT INTO ThreadNames(nameId, priority, globalTid) VALUES (?, 0, ?)",
 	[STMT_PROCESS] = "INSERT INTO PROCESSES(globalPid, pid, name) VALUES (?, ?, ?)",
 	[STMT_ENV] = "INSERT INTO TARGET_INFO_SYSTEM_ENV(name, value) VALUES (?, ?)",
+	[STMT_LAUNCH] = "INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid, stack_id)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[STMT_SWITCH] = "INSERT INTO xp_switches(ts, duration, pid, tid, cpu, prev_state, stack_id)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct node_info {
@@ -657,6 +661,9 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 			       s->stack.user_depth, &stack);
 		if (err)
 			return err;
+		/* stacks are IPs here; the dwarf stack-copy mode (regs + raw user
+		 * stack after the IPs, a later issue) will unwind them into IPs
+		 * first, with the per-module Dwfl of symbolize.c */
 		if (stack) {
 			L->res->sample_frames += L->nodes[stack].depth;
 			L->res->sample_frames_resolved += L->nodes[stack].resolved;
@@ -670,6 +677,52 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 		err = step(L, STMT_SAMPLE);
 		L->res->samples++;
 		return err ? err : 1;
+	}
+	case XP_REC_LAUNCH: {
+		/* a CUDA API entry with its stack, for the correlate stage */
+		const struct xp_launch *l = p;
+		sqlite3_stmt *st = L->st[STMT_LAUNCH];
+		const uint64_t *ips;
+		int64_t stack;
+		int err;
+
+		if (len < sizeof(*l) || !(ips = xp_record_stack_ips(h, sizeof(*l), &l->stack)))
+			return -EBADMSG;
+		err = stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, l->stack.user_depth,
+			       &stack);
+		if (err)
+			return err;
+		sqlite3_bind_int64(st, 1, (int64_t)l->ts);
+		sqlite3_bind_int64(st, 2, l->pid);
+		sqlite3_bind_int64(st, 3, l->tid);
+		sqlite3_bind_int64(st, 4, l->cpu);
+		sqlite3_bind_int64(st, 5, (int64_t)l->correlation_id);
+		sqlite3_bind_int64(st, 6, l->cbid);
+		sqlite3_bind_int64(st, 7, stack);
+		return step(L, STMT_LAUNCH) ?: 1;
+	}
+	case XP_REC_SWITCH: {
+		/* an off-CPU interval with the stack that went to sleep */
+		const struct xp_switch *w = p;
+		sqlite3_stmt *st = L->st[STMT_SWITCH];
+		const uint64_t *ips;
+		int64_t stack;
+		int err;
+
+		if (len < sizeof(*w) || !(ips = xp_record_stack_ips(h, sizeof(*w), &w->stack)))
+			return -EBADMSG;
+		err = stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, w->stack.user_depth,
+			       &stack);
+		if (err)
+			return err;
+		sqlite3_bind_int64(st, 1, (int64_t)w->ts);
+		sqlite3_bind_int64(st, 2, (int64_t)w->duration_ns);
+		sqlite3_bind_int64(st, 3, w->pid);
+		sqlite3_bind_int64(st, 4, w->tid);
+		sqlite3_bind_int64(st, 5, w->cpu);
+		sqlite3_bind_int64(st, 6, w->prev_state);
+		sqlite3_bind_int64(st, 7, stack);
+		return step(L, STMT_SWITCH) ?: 1;
 	}
 	case XP_REC_LOST: {
 		const struct xp_lost *l = p;

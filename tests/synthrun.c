@@ -335,6 +335,24 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 		if (!err)
 			err = add_sample(w, ts + 400, 3000, 3000, 3, "stale", NULL, 0, u, 2);
 	}
+	if (!err) {
+		/* a CUDA launch from xp_parse (uprobe stack) and an off-CPU interval */
+		struct { struct xp_launch l; uint64_t ips[3]; } launch = {
+			.l = { .ts = ts + 500, .correlation_id = 77, .pid = 1000, .tid = 1000,
+			       .cpu = 0, .cbid = 211, .stack = { .user_depth = 3 } },
+			.ips = { xp_synth_ip(s, "xp_parse", 2), xp_synth_return_ip(s, "xp_run"),
+				 xp_synth_return_ip(s, "main") },
+		};
+		struct { struct xp_switch w; uint64_t ips[3]; } sw = {
+			.w = { .ts = ts + 600, .duration_ns = 5000000, .pid = 1000, .tid = 1001,
+			       .cpu = 1, .prev_state = 1, .stack = { .kernel_depth = 1, .user_depth = 2 } },
+			.ips = { K_SCHED, xp_synth_ip(s, "xp_idle", 3), xp_synth_return_ip(s, "main") },
+		};
+
+		err = xp_writer_append(w, XP_REC_LAUNCH, &launch, sizeof(launch), NULL, 0);
+		if (!err)
+			err = xp_writer_append(w, XP_REC_SWITCH, &sw, sizeof(sw), NULL, 0);
+	}
 	if (!err)
 		err = xp_writer_append(w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
 	err = xp_writer_close(w) ?: err;

@@ -115,6 +115,13 @@ START_TEST(good_run_loads_symbolized)
 			       " WHERE c.stackDepth = 0 AND s.value = 'xp_compute'"), 6);
 	ck_assert_int_eq(query("SELECT count(*) FROM COMPOSITE_EVENTS WHERE globalTid = (1000 << 24) | 1001"), 6);
 	ck_assert_int_eq(query("SELECT sum(count) FROM xp_losses"), 6);
+	/* the launch's stack, leaf first: xp_parse <- xp_run <- main */
+	ck_assert_int_eq(query("SELECT count(*) FROM xp_launches l JOIN xp_stacks t ON t.id = l.stack_id"
+			       " JOIN xp_frame_names f ON f.id = t.frame WHERE l.correlation_id = 77"
+			       " AND f.symbol = 'xp_parse' AND t.depth = 3"), 1);
+	ck_assert_int_eq(query("SELECT count(*) FROM xp_switches w JOIN xp_stacks t ON t.id = w.stack_id"
+			       " JOIN xp_frame_names f ON f.id = t.frame WHERE w.duration = 5000000"
+			       " AND f.symbol = 'schedule'"), 1);
 	ck_assert_int_eq(xp_ingest_is_fresh(dir), 1);
 }
 END_TEST
@@ -123,7 +130,7 @@ START_TEST(truncated_keeps_valid_part_or_fails_strict)
 {
 	struct xp_load_result res;
 
-	ck_assert_int_eq(truncate(cpu, file_size(cpu) - 100), 0);
+	ck_assert_int_eq(truncate(cpu, file_size(cpu) - 400), 0);
 	ck_assert_int_eq(ingest(1, &res), -EBADMSG);
 	ck_assert_msg(strstr(res.error, "cpu.xpr at offset ") && strstr(res.error, "truncated"),
 		      "error: %s", res.error);
@@ -228,7 +235,7 @@ START_TEST(failed_ingest_leaves_previous_db)
 
 	ck_assert_int_eq(ingest(0, &res), 0);
 	ck_assert_int_eq(stat(db_path, &before), 0);
-	ck_assert_int_eq(truncate(cpu, file_size(cpu) - 100), 0);
+	ck_assert_int_eq(truncate(cpu, file_size(cpu) - 400), 0);
 	ck_assert_int_eq(ingest(1, &res), -EBADMSG);
 	ck_assert_int_eq(stat(db_path, &after), 0);
 	ck_assert_int_eq(before.st_ino, after.st_ino);  /* not replaced */
