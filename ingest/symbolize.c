@@ -19,6 +19,16 @@
 #include "u64map.h"
 
 #define MAX_LOADS 64                /* PT_LOAD headers kept per module */
+#define MAX_CU_RANGES (1u << 20)    /* address ranges of compile units per module */
+
+/* One address range of a compile unit, for modules without .debug_aranges
+ * (clang does not emit it by default): dwfl_module_addrdie finds nothing
+ * there, so the CUs are indexed by their DW_AT_ranges / low_pc-high_pc. */
+struct cu_range {
+	Dwarf_Addr start, end;      /* [start, end), module addresses incl. bias */
+	Dwarf_Die cu;
+	Dwarf_Addr bias;
+};
 
 struct load {
 	uint64_t offset, filesz, vaddr;
@@ -33,6 +43,9 @@ struct module {
 	Dwfl_Module *mod;
 	struct load loads[MAX_LOADS];
 	size_t nloads;
+	struct cu_range *cus;       /* built on first need, sorted by start */
+	size_t ncus;
+	int cus_built;
 };
 
 struct xp_symbolizer {
@@ -85,6 +98,7 @@ void xp_symbolizer_free(struct xp_symbolizer *sy)
 		return;
 	for (uint32_t i = 0; i < sy->count; i++) {
 		free(sy->mods[i].path);
+		free(sy->mods[i].cus);
 		if (sy->mods[i].dwfl)
 			dwfl_end(sy->mods[i].dwfl);
 	}
@@ -260,6 +274,72 @@ int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off
 	return 0;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void build_cu_ranges(struct module *m)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+	size_t cap = 0;
+
+	m->cus_built = 1;
+	while ((cu = dwfl_module_nextcu(m->mod, cu, &bias))) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(cu, off, &base, &start, &end)) > 0) {
+			if (m->ncus == cap) {
+				struct cu_range *r;
+
+				if (cap >= MAX_CU_RANGES)
+					goto done;
+				cap = cap ? cap * 2 : 64;
+				r = realloc(m->cus, cap * sizeof(*r));
+				if (!r)
+					goto done;  /* no inline frames, nothing worse */
+				m->cus = r;
+			}
+			m->cus[m->ncus++] = (struct cu_range){ start + bias, end + bias, *cu, bias };
+		}
+	}
+done:
+	if (m->ncus)
+		qsort(m->cus, m->ncus, sizeof(*m->cus), cmp_range);
+}
+
+/* The compile unit containing addr, through .debug_aranges, else the CU
+ * range index. */
+static Dwarf_Die *cu_of(struct module *m, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, bias);
+	size_t lo = 0, hi;
+
+	if (cu)
+		return cu;
+	if (!m->cus_built)
+		build_cu_ranges(m);
+	hi = m->ncus;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->cus[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges of different CUs do not overlap; look at the closest below */
+	if (lo > 0 && addr < m->cus[lo - 1].end) {
+		*bias = m->cus[lo - 1].bias;
+		return &m->cus[lo - 1].cu;
+	}
+	return NULL;
+}
+
 int xp_symbolizer_inlines(struct xp_symbolizer *sy, uint32_t module, uint64_t off,
 			  char (*names)[XP_INLINE_NAME_LEN], int max)
 {
@@ -271,7 +351,7 @@ int xp_symbolizer_inlines(struct xp_symbolizer *sy, uint32_t module, uint64_t of
 
 	if (module_addr(sy, module, off, &m, &addr))
 		return 0;
-	cu = dwfl_module_addrdie(m->mod, addr, &dbias);
+	cu = cu_of(m, addr, &dbias);
 	if (!cu)
 		return 0;   /* no DWARF for this address: no inline information */
 	n = dwarf_getscopes(cu, addr - dbias, &scopes);
