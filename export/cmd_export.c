@@ -16,8 +16,6 @@
 #include "ingest.h"
 #include "svg.h"
 
-void xp_print_load_warnings(const struct xp_load_result *res);
-
 static void usage(FILE *out)
 {
 	fprintf(out,

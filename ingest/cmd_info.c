@@ -14,8 +14,6 @@
 #include "cmd.h"
 #include "ingest.h"
 
-void xp_print_load_warnings(const struct xp_load_result *res);
-
 static int64_t scalar(sqlite3 *db, const char *sql, int64_t def)
 {
 	sqlite3_stmt *st;

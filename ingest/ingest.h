@@ -29,6 +29,9 @@ int xp_ingest_is_fresh(const char *run_dir);
  * (then res holds its warnings). 0 or a negative errno with res->error. */
 int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
 		   struct xp_load_result *res);
+/* For the cmd_* files only (library code never prints): the warnings of a
+ * load on stderr, "xpcorr: warning: ...", the first few and a count. */
+void xp_print_load_warnings(const struct xp_load_result *res);
 /* run_dir/xpcorr.db into buf; -ENAMETOOLONG if it does not fit. */
 int xp_ingest_db_path(const char *run_dir, char *buf, size_t len);
 
