@@ -23,5 +23,8 @@ int xp_cmd_dispatch(const char *prog, const struct xp_cmd *cmds, int argc,
 
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -7,6 +7,9 @@
 #include "cmd.h"
 
 static const struct xp_cmd commands[] = {
+	{ "ingest", cmd_ingest, "load a run into run/xpcorr.db, symbolized" },
+	{ "info", cmd_info, "what a run captured, lost and symbolized" },
+	{ "export", cmd_export, "folded stacks or a flame graph SVG" },
 	{ "dump", cmd_dump, "print the raw records of a run, one per line" },
 	{ NULL, NULL, NULL },
 };

@@ -1,0 +1,172 @@
+/* cmd_export.c - `xpcorr export`: folded stacks and flame graphs.
+ *   xpcorr export --format folded run/ > cpu.folded
+ *   xpcorr export --format svg -o cpu.svg run/
+ *   xpcorr export --format svg --input cpu.folded -o cpu.svg    # any folded file
+ *   xpcorr export --format folded --root tid --no-kernel --pid 1234 run/
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "folded.h"
+#include "ingest.h"
+#include "svg.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: xpcorr export --format folded|svg [options] RUN_DIR\n"
+		"       xpcorr export --format svg --input FILE.folded [-o FILE.svg]\n"
+		"  -o, --output FILE      write there instead of stdout\n"
+		"  --root comm|pid|tid|none  first frame: thread name (default), name-PID,\n"
+		"                         name-PID/TID, or nothing\n"
+		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
+		"  --no-kernel            drop kernel frames\n"
+		"  --title TEXT           SVG title\n");
+}
+
+static int parse_int(const char *s, int64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return errno || end == s || *end || *v < 0 ? -EINVAL : 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "no-kernel", no_argument, NULL, 'K' },
+		{ "title", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct xp_folded_opts fo = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1 };
+	struct xp_svg_opts so = { 0 };
+	const char *format = NULL, *output = NULL, *input = NULL;
+	struct xp_load_result res;
+	FILE *out = stdout, *folded = NULL;
+	char *mem = NULL;
+	size_t memlen = 0;
+	sqlite3 *db = NULL;
+	int c, ingested, err, rc = XP_EXIT_FAIL;
+	uint64_t bad = 0;
+
+	while ((c = getopt_long(argc, argv, "f:o:i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'o': output = optarg; break;
+		case 'i': input = optarg; break;
+		case 'K': fo.no_kernel = 1; break;
+		case 'c': fo.comm = optarg; break;
+		case 'T': so.title = optarg; break;
+		case 'p':
+		case 't':
+			if (parse_int(optarg, c == 'p' ? &fo.pid : &fo.tid)) {
+				fprintf(stderr, "xpcorr export: --%s wants a number\n",
+					c == 'p' ? "pid" : "tid");
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			if (!strcmp(optarg, "comm")) fo.root = XP_ROOT_COMM;
+			else if (!strcmp(optarg, "pid")) fo.root = XP_ROOT_PID;
+			else if (!strcmp(optarg, "tid")) fo.root = XP_ROOT_TID;
+			else if (!strcmp(optarg, "none")) fo.root = XP_ROOT_NONE;
+			else {
+				fprintf(stderr, "xpcorr export: --root is comm, pid, tid or none\n");
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return XP_EXIT_OK;
+		default:
+			usage(stderr);
+			return XP_EXIT_USAGE;
+		}
+	}
+	if (!format || (strcmp(format, "folded") && strcmp(format, "svg")) ||
+	    (input && strcmp(format, "svg")) || (input ? optind != argc : optind != argc - 1)) {
+		usage(stderr);
+		return XP_EXIT_USAGE;
+	}
+	if (input) {
+		folded = fopen(input, "re");
+		if (!folded) {
+			fprintf(stderr, "xpcorr: cannot read %s: %s\n", input, strerror(errno));
+			return XP_EXIT_FAIL;
+		}
+	} else {
+		if (xp_ingest_open(argv[optind], &db, &ingested, &res)) {
+			xp_print_load_warnings(&res);
+			fprintf(stderr, "xpcorr: %s\n", res.error);
+			return XP_EXIT_FAIL;
+		}
+		if (ingested)
+			xp_print_load_warnings(&res);
+	}
+	if (output) {
+		out = fopen(output, "we");
+		if (!out) {
+			fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
+			out = NULL;
+			goto out;
+		}
+	}
+	if (!strcmp(format, "folded")) {
+		err = xp_folded_write(db, &fo, out);
+	} else {
+		if (!folded) {
+			/* collapse, then render the folded text: one path for both inputs */
+			FILE *m = open_memstream(&mem, &memlen);
+
+			if (!m) {
+				err = -ENOMEM;
+				goto report;
+			}
+			err = xp_folded_write(db, &fo, m);
+			fclose(m);
+			if (err)
+				goto report;
+			folded = fmemopen(mem, memlen ? memlen : 1, "r");
+			if (!folded) {
+				err = -ENOMEM;
+				goto report;
+			}
+		}
+		err = xp_svg_render(folded, &so, out, &bad);
+		if (bad)
+			fprintf(stderr, "xpcorr: warning: %s: %" PRIu64 " lines that are not"
+				" 'frame;frame count' were skipped\n", input ? input : "folded", bad);
+	}
+report:
+	if (err == -EIO && db)
+		fprintf(stderr, "xpcorr: export: %s\n", sqlite3_errmsg(db));
+	else if (err)
+		fprintf(stderr, "xpcorr: export: %s\n", strerror(-err));
+	else
+		rc = XP_EXIT_OK;
+out:
+	if (out && out != stdout && fclose(out) && rc == XP_EXIT_OK) {
+		fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
+		rc = XP_EXIT_FAIL;
+	}
+	if (folded)
+		fclose(folded);
+	free(mem);
+	sqlite3_close(db);
+	return rc;
+}

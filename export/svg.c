@@ -1,0 +1,356 @@
+/* svg.c - folded stacks -> flame graph SVG; see svg.h.
+ * The folded lines are merged into a tree (frames with the same path are one
+ * node), children sorted by name as flamegraph.pl does, and each node drawn
+ * as a rectangle whose width is its share of all samples. Positions are
+ * also written as fractions (data-x, data-w) for the zoom script. */
+#include "svg.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strtab.h"
+#include "u64map.h"
+
+#define FRAME_H 16
+#define PAD_TOP 40
+#define PAD_BOTTOM 30
+#define PAD_SIDE 10
+#define MIN_WIDTH_PX 0.1            /* narrower frames are not drawn */
+
+struct node {
+	int64_t name;               /* strtab id */
+	uint32_t parent;
+	uint32_t first_child;       /* index into child list after build */
+	uint32_t nchildren;
+	uint64_t total;             /* samples here and below */
+};
+
+struct flame {
+	struct xp_strtab *names;
+	struct xp_u64map edges;     /* (parent, name) -> node index */
+	struct node *nodes;
+	size_t count, cap;
+	uint32_t *children;         /* grouped by parent */
+	int max_depth;
+};
+
+static int add_node(struct flame *f, uint32_t parent, int64_t name, uint32_t *out)
+{
+	uint64_t *slot;
+	int fresh, err = xp_u64map_upsert(&f->edges, parent, (uint64_t)name, &slot, &fresh);
+
+	if (err)
+		return err;
+	if (!fresh) {
+		*out = (uint32_t)*slot;
+		return 0;
+	}
+	if (f->count >= XP_SVG_MAX_NODES)
+		return -E2BIG;
+	if (f->count == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 1024;
+		struct node *n = realloc(f->nodes, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		f->nodes = n;
+		f->cap = cap;
+	}
+	f->nodes[f->count] = (struct node){ .name = name, .parent = parent };
+	*slot = f->count;
+	*out = (uint32_t)f->count++;
+	return 0;
+}
+
+/* "a;b;c 12" -> adds 12 along the path a, b, c. 1 added, 0 bad line. */
+static int add_line(struct flame *f, char *line)
+{
+	char *sp = strrchr(line, ' '), *end, *frame, *save = NULL;
+	uint32_t node = 0;
+	uint64_t count;
+	int depth = 0, err;
+
+	if (!sp || sp == line)
+		return 0;
+	errno = 0;
+	count = strtoull(sp + 1, &end, 10);
+	if (errno || end == sp + 1 || (*end && *end != '\n'))
+		return 0;
+	*sp = '\0';
+	for (char *p = line; *p; p++)
+		depth += *p == ';';
+	if (depth >= XP_SVG_MAX_DEPTH)
+		return 0;   /* bounds the drawing recursion */
+	depth = 0;
+	f->nodes[0].total += count;
+	for (frame = strtok_r(line, ";", &save); frame; frame = strtok_r(NULL, ";", &save)) {
+		int64_t name;
+		int fresh;
+
+		err = xp_strtab_intern(f->names, frame, strlen(frame), &name, &fresh);
+		if (!err)
+			err = add_node(f, node, name, &node);
+		if (err)
+			return err;
+		f->nodes[node].total += count;
+		if (++depth > f->max_depth)
+			f->max_depth = depth;
+	}
+	return 1;
+}
+
+static const char *name_of(const struct flame *f, uint32_t i)
+{
+	return i == 0 ? "all" : xp_strtab_get(f->names, f->nodes[i].name);
+}
+
+static const struct flame *sort_ctx;
+
+static int cmp_child(const void *a, const void *b)
+{
+	return strcmp(name_of(sort_ctx, *(const uint32_t *)a),
+		      name_of(sort_ctx, *(const uint32_t *)b));
+}
+
+static int build_children(struct flame *f)
+{
+	uint32_t *fill;
+
+	f->children = malloc((f->count + 1) * sizeof(uint32_t));
+	fill = calloc(f->count + 1, sizeof(uint32_t));
+	if (!f->children || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (size_t i = 1; i < f->count; i++)
+		f->nodes[f->nodes[i].parent].nchildren++;
+	for (size_t i = 0, pos = 0; i < f->count; i++) {
+		f->nodes[i].first_child = (uint32_t)pos;
+		pos += f->nodes[i].nchildren;
+	}
+	for (size_t i = 1; i < f->count; i++) {
+		struct node *p = &f->nodes[f->nodes[i].parent];
+
+		f->children[p->first_child + fill[f->nodes[i].parent]++] = (uint32_t)i;
+	}
+	free(fill);
+	sort_ctx = f;
+	for (size_t i = 0; i < f->count; i++)
+		if (f->nodes[i].nchildren > 1)
+			qsort(f->children + f->nodes[i].first_child, f->nodes[i].nchildren,
+			      sizeof(uint32_t), cmp_child);
+	return 0;
+}
+
+static void xml_escape(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default:
+			/* control characters are not allowed in XML 1.0 */
+			fputc((unsigned char)*s < 0x20 ? '?' : *s, out);
+		}
+	}
+}
+
+/* A stable warm colour per name; kernel frames orange, JIT/Python green. */
+static void colour(const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+	uint64_t h = n;
+	unsigned v1, v2;
+
+	for (size_t i = 0; i < n; i++)
+		h = xp_hash64(h ^ (unsigned char)name[i]);
+	v1 = (unsigned)(h % 1000);
+	v2 = (unsigned)((h >> 20) % 1000);
+	if (n > 4 && !strcmp(name + n - 4, "_[k]"))
+		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v1 % 35, 110 + v2 % 60, 20);
+	else if (!strncmp(name, "py::", 4))
+		snprintf(buf, len, "rgb(%u,%u,%u)", 60 + v1 % 60, 180 + v2 % 60, 60);
+	else
+		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + v1 % 50, v2 % 230, 40 + v1 % 30);
+}
+
+static const char script[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"'use strict';\n"
+"var svg, frames, details, matchedtxt, W, H, zoomed = null;\n"
+"function init() {\n"
+"  svg = document.documentElement; frames = document.querySelectorAll('g.f');\n"
+"  details = document.getElementById('details'); matchedtxt = document.getElementById('matched');\n"
+"  W = +svg.getAttribute('data-width'); H = +svg.getAttribute('data-inner');\n"
+"  frames.forEach(function (g) {\n"
+"    g.addEventListener('click', function () { zoom(g); });\n"
+"    g.addEventListener('mouseover', function () { details.textContent = g.querySelector('title').textContent; });\n"
+"    g.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+"  });\n"
+"  document.getElementById('reset').addEventListener('click', reset);\n"
+"  document.getElementById('search').addEventListener('click', search);\n"
+"  window.addEventListener('keydown', function (e) {\n"
+"    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); search(); }\n"
+"    if (e.key === 'Escape') { clearSearch(); }\n"
+"  });\n"
+"  layout(0, 1, -1);\n"
+"}\n"
+"function fit(g, px) {\n"
+"  var t = g.querySelector('text'), name = g.getAttribute('data-name');\n"
+"  var n = Math.floor((px - 6) / 7);\n"
+"  t.textContent = n < 3 ? '' : (name.length <= n ? name : name.substr(0, n - 2) + '..');\n"
+"}\n"
+"function layout(x0, w0, d0) {\n"
+"  frames.forEach(function (g) {\n"
+"    var x = +g.getAttribute('data-x'), w = +g.getAttribute('data-w'), d = +g.getAttribute('data-d');\n"
+"    var r = g.querySelector('rect'), t = g.querySelector('text'), nx, nw;\n"
+"    var inside = x >= x0 - 1e-12 && x + w <= x0 + w0 + 1e-12;\n"
+"    var ancestor = d < d0 && x <= x0 + 1e-12 && x + w >= x0 + w0 - 1e-12;\n"
+"    if (!inside && !ancestor) { g.style.display = 'none'; return; }\n"
+"    g.style.display = '';\n"
+"    nx = ancestor ? 0 : (x - x0) / w0; nw = ancestor ? 1 : w / w0;\n"
+"    r.setAttribute('x', 10 + nx * W); r.setAttribute('width', Math.max(nw * W - 0.5, 0.1));\n"
+"    t.setAttribute('x', 13 + nx * W);\n"
+"    g.style.opacity = ancestor ? 0.6 : 1;\n"
+"    fit(g, nw * W);\n"
+"  });\n"
+"}\n"
+"function zoom(g) {\n"
+"  zoomed = g;\n"
+"  layout(+g.getAttribute('data-x'), +g.getAttribute('data-w'), +g.getAttribute('data-d'));\n"
+"  document.getElementById('reset').style.opacity = 1;\n"
+"}\n"
+"function reset() { zoomed = null; layout(0, 1, -1); document.getElementById('reset').style.opacity = 0.3; }\n"
+"function clearSearch() {\n"
+"  frames.forEach(function (g) { var r = g.querySelector('rect'); r.setAttribute('fill', r.getAttribute('data-fill')); });\n"
+"  matchedtxt.textContent = ' ';\n"
+"}\n"
+"function search() {\n"
+"  var term = prompt('Search frames (regular expression):', '');\n"
+"  if (term === null) return;\n"
+"  clearSearch(); if (term === '') return;\n"
+"  var re; try { re = new RegExp(term); } catch (e) { alert('bad expression: ' + e.message); return; }\n"
+"  var spans = [];\n"
+"  frames.forEach(function (g) {\n"
+"    if (!re.test(g.getAttribute('data-name'))) return;\n"
+"    g.querySelector('rect').setAttribute('fill', 'rgb(230,0,230)');\n"
+"    spans.push([+g.getAttribute('data-x'), +g.getAttribute('data-x') + +g.getAttribute('data-w')]);\n"
+"  });\n"
+"  /* nested matches count once: merge overlapping spans */\n"
+"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+"  var total = 0, end = -1;\n"
+"  spans.forEach(function (s) { if (s[0] >= end) { total += s[1] - s[0]; end = s[1]; } else if (s[1] > end) { total += s[1] - end; end = s[1]; } });\n"
+"  matchedtxt.textContent = 'Matched: ' + (100 * total).toFixed(1) + '%';\n"
+"}\n"
+"window.addEventListener('load', init);\n"
+"]]></script>\n";
+
+struct emit {
+	const struct flame *f;
+	FILE *out;
+	double inner;               /* drawable width in pixels */
+	int height;
+};
+
+static void emit_node(const struct emit *e, uint32_t i, double x, int depth)
+{
+	const struct flame *f = e->f;
+	const struct node *n = &f->nodes[i];
+	double w = (double)n->total / (double)f->nodes[0].total;
+	const char *name = name_of(f, i);
+	char fill[32];
+	double cx = x;
+
+	if (w * e->inner < MIN_WIDTH_PX)
+		return;
+	colour(name, fill, sizeof(fill));
+	fprintf(e->out, "<g class=\"f\" data-x=\"%.12g\" data-w=\"%.12g\" data-d=\"%d\" data-name=\"",
+		x, w, depth);
+	xml_escape(e->out, name);
+	fprintf(e->out, "\"><title>");
+	xml_escape(e->out, name);
+	fprintf(e->out, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\""
+		" height=\"%d\" fill=\"%s\" data-fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		n->total, 100.0 * w, PAD_SIDE + x * e->inner,
+		e->height - PAD_BOTTOM - (depth + 1) * FRAME_H, w * e->inner - 0.5 > 0.1 ?
+		w * e->inner - 0.5 : 0.1, FRAME_H - 1, fill, fill, PAD_SIDE + 3 + x * e->inner,
+		e->height - PAD_BOTTOM - depth * FRAME_H - 4);
+	for (uint32_t c = 0; c < n->nchildren; c++) {
+		uint32_t child = f->children[n->first_child + c];
+
+		emit_node(e, child, cx, depth + 1);
+		cx += (double)f->nodes[child].total / (double)f->nodes[0].total;
+	}
+}
+
+int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *bad_lines)
+{
+	struct flame f = { 0 };
+	struct emit e;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int width = o->width > 0 ? o->width : 1200, err = 0;
+	uint32_t root;
+
+	*bad_lines = 0;
+	xp_u64map_init(&f.edges);
+	f.names = xp_strtab_new();
+	if (!f.names)
+		return -ENOMEM;
+	err = add_node(&f, UINT32_MAX, 0, &root);   /* node 0: "all" */
+	while (!err && (n = getline(&line, &cap, in)) >= 0) {
+		int r;
+
+		if ((size_t)n > XP_SVG_LINE_MAX || n <= 1) {
+			*bad_lines += n > 1;
+			continue;
+		}
+		r = add_line(&f, line);
+		if (r < 0)
+			err = r;
+		else if (r == 0)
+			(*bad_lines)++;
+	}
+	if (!err)
+		err = build_children(&f);
+	if (err)
+		goto out;
+	e.f = &f;
+	e.out = out;
+	e.inner = width - 2 * PAD_SIDE;
+	e.height = (f.max_depth + 1) * FRAME_H + PAD_TOP + PAD_BOTTOM;
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
+		" xmlns=\"http://www.w3.org/2000/svg\" data-width=\"%g\" data-inner=\"%d\">\n"
+		"<style>text { font-family: monospace; font-size: 12px; fill: #000; pointer-events: none; }"
+		" g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }"
+		" .ui { cursor: pointer; }</style>\n%s"
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
+		"<text x=\"%d\" y=\"24\" style=\"font-size: 17px\" text-anchor=\"middle\">",
+		width, e.height, width, e.height, e.inner, e.height, script, width / 2);
+	xml_escape(out, o->title ? o->title : "Flame Graph");
+	fprintf(out, "</text>\n<text id=\"reset\" class=\"ui\" x=\"%d\" y=\"24\" style=\"opacity: 0.3\">"
+		"Reset zoom</text>\n<text id=\"search\" class=\"ui\" x=\"%d\" y=\"24\""
+		" text-anchor=\"end\">Search (Ctrl-F)</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
+		PAD_SIDE, width - PAD_SIDE, width - PAD_SIDE, e.height - 10, PAD_SIDE, e.height - 10);
+	if (f.nodes[0].total)
+		emit_node(&e, 0, 0.0, 0);
+	fprintf(out, "</svg>\n");
+	if (ferror(out))
+		err = -EIO;
+out:
+	free(line);
+	free(f.nodes);
+	free(f.children);
+	xp_u64map_free(&f.edges);
+	xp_strtab_free(f.names);
+	return err;
+}

@@ -1,0 +1,30 @@
+/* svg.h - render folded stacks as a self-contained interactive flame graph
+ * (SVG with inline script, no network): click a frame to zoom, "Reset zoom",
+ * Ctrl-F or "Search" to highlight frames matching a regular expression and
+ * see the share of samples they account for. In the manner of flamegraph.pl.
+ *
+ *   struct xp_svg_opts o = { .title = "CPU samples", .width = 1200 };
+ *   uint64_t bad;
+ *   xp_svg_render(fopen("cpu.folded", "r"), &o, stdout, &bad);
+ */
+#ifndef XP_SVG_H
+#define XP_SVG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct xp_svg_opts {
+	const char *title;          /* NULL: "Flame Graph" */
+	int width;                  /* pixels; 0: 1200 */
+};
+
+/* 0, -ENOMEM, -E2BIG (more than XP_SVG_MAX_NODES distinct frames), -EIO on a
+ * write error. Lines that are not "stack count" are skipped and counted. */
+int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out,
+		  uint64_t *bad_lines);
+
+#define XP_SVG_MAX_NODES (16u << 20)
+#define XP_SVG_LINE_MAX (1u << 20)
+#define XP_SVG_MAX_DEPTH 4096        /* frames per stack */
+
+#endif

@@ -1,0 +1,272 @@
+/* cmd_info.c - `xpcorr info run/`: what was captured, what was lost, how
+ * well it symbolized. Built as one JSON document, printed as text or JSON.
+ *   xpcorr info run/
+ *   xpcorr info --format json run/ | jq .symbolization
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "ingest.h"
+
+static int64_t scalar(sqlite3 *db, const char *sql, int64_t def)
+{
+	sqlite3_stmt *st;
+	int64_t v = def;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return def;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* value of META_DATA_EXPORT name, or NULL (caller frees) */
+static char *meta(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM META_DATA_EXPORT WHERE name = ?", -1,
+			       &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Runs sql and appends each row as an object with the column names. */
+static json_t *rows(sqlite3 *db, const char *sql)
+{
+	json_t *arr = json_array();
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return arr;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *o = json_object();
+
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const char *k = sqlite3_column_name(st, i);
+
+			switch (sqlite3_column_type(st, i)) {
+			case SQLITE_INTEGER:
+				json_object_set_new(o, k, json_integer(sqlite3_column_int64(st, i)));
+				break;
+			case SQLITE_NULL:
+				json_object_set_new(o, k, json_null());
+				break;
+			default:
+				json_object_set_new(o, k, json_string((const char *)
+								      sqlite3_column_text(st, i)));
+			}
+		}
+		json_array_append_new(arr, o);
+	}
+	sqlite3_finalize(st);
+	return arr;
+}
+
+static void set_meta(json_t *o, sqlite3 *db, const char *key, const char *meta_key)
+{
+	char *v = meta(db, meta_key);
+
+	if (v)
+		json_object_set_new(o, key, json_string(v));
+	free(v);
+}
+
+static json_t *build_info(sqlite3 *db)
+{
+	json_t *info = json_object(), *run = json_object(), *sym = json_object();
+	int64_t start, stop, frames, resolved;
+	char *s, *e;
+
+	set_meta(run, db, "tool_version", "meta.tool_version");
+	set_meta(run, db, "format_version", "meta.format_version");
+	set_meta(run, db, "command", "meta.command");
+	if (!json_object_get(run, "command")) {
+		/* the command as an argv array: "meta.command.0", "meta.command.1", ... */
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(db, "SELECT group_concat(value, ' ') FROM (SELECT value"
+				       " FROM META_DATA_EXPORT WHERE name GLOB 'meta.command.[0-9]*'"
+				       " ORDER BY rowid)", -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+				json_object_set_new(run, "command", json_string(
+					(const char *)sqlite3_column_text(st, 0)));
+			sqlite3_finalize(st);
+		}
+	}
+	set_meta(run, db, "hostname", "meta.hostname");
+	set_meta(run, db, "kernel", "meta.kernel");
+	set_meta(run, db, "cpus", "meta.cpus");
+	set_meta(run, db, "frequency_hz", "meta.frequency_hz");
+	set_meta(run, db, "exit_status", "meta.exit_status");
+	/* duration: the capture's own start/stop if meta.json had them, else
+	 * the span of the samples */
+	s = meta(db, "meta.start_monotonic_ns");
+	e = meta(db, "meta.stop_monotonic_ns");
+	if (s && e) {
+		start = strtoll(s, NULL, 10);
+		stop = strtoll(e, NULL, 10);
+		json_object_set_new(run, "duration_source", json_string("meta.json"));
+	} else {
+		start = scalar(db, "SELECT min(ts) FROM xp_samples", 0);
+		stop = scalar(db, "SELECT max(ts) FROM xp_samples", 0);
+		json_object_set_new(run, "duration_source", json_string("samples"));
+	}
+	free(s);
+	free(e);
+	json_object_set_new(run, "duration_ns", json_integer(stop > start ? stop - start : 0));
+	json_object_set_new(info, "run", run);
+	json_object_set_new(info, "records", rows(db,
+		"SELECT stream, kind, records FROM xp_record_counts ORDER BY stream, kind"));
+	json_object_set_new(info, "losses", rows(db,
+		"SELECT kind, reason, source, sum(count) AS count FROM xp_losses"
+		" GROUP BY kind, reason, source ORDER BY source, kind, reason"));
+	frames = scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.sample_frames'", 0);
+	resolved = scalar(db, "SELECT value FROM META_DATA_EXPORT"
+			  " WHERE name = 'xp.sample_frames_resolved'", 0);
+	json_object_set_new(sym, "sample_frames", json_integer(frames));
+	json_object_set_new(sym, "sample_frames_resolved", json_integer(resolved));
+	json_object_set_new(sym, "percent_resolved",
+			    json_real(frames ? 0.1 * (double)(int64_t)(1000.0 * (double)resolved /
+								      (double)frames + 0.5) : 100.0));
+	json_object_set_new(sym, "distinct_frames", json_integer(
+		scalar(db, "SELECT count(*) FROM xp_frames", 0)));
+	json_object_set_new(sym, "distinct_stacks", json_integer(
+		scalar(db, "SELECT count(*) FROM xp_stacks", 0)));
+	json_object_set_new(sym, "kallsyms_symbols", json_integer(
+		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.kallsyms_symbols'", 0)));
+	json_object_set_new(sym, "build_id_mismatches", json_integer(
+		scalar(db, "SELECT count(*) FROM xp_modules WHERE status = 'build_id_mismatch'", 0)));
+	json_object_set_new(sym, "modules_missing", json_integer(
+		scalar(db, "SELECT count(*) FROM xp_modules WHERE status IN ('missing', 'not_elf')", 0)));
+	json_object_set_new(sym, "modules", rows(db,
+		"SELECT s.value AS path, m.status FROM xp_modules m"
+		" JOIN StringIds s ON s.id = m.path WHERE m.status != 'unused'"
+		" ORDER BY m.status != 'ok', s.value"));
+	json_object_set_new(info, "symbolization", sym);
+	json_object_set_new(info, "processes", rows(db,
+		"SELECT p.pid, p.name,"
+		" (SELECT count(*) FROM ThreadNames t WHERE t.globalTid >> 24 = p.pid) AS threads,"
+		" (SELECT count(*) FROM xp_samples x WHERE x.pid = p.pid) AS samples"
+		" FROM PROCESSES p ORDER BY p.pid"));
+	json_object_set_new(info, "warnings", rows(db,
+		"SELECT message FROM xp_warnings ORDER BY rowid"));
+	return info;
+}
+
+static void print_text(json_t *info)
+{
+	json_t *run = json_object_get(info, "run"), *sym = json_object_get(info, "symbolization");
+	json_t *v;
+	size_t i;
+	const char *k;
+
+	json_object_foreach(run, k, v) {
+		if (!strcmp(k, "duration_ns"))
+			printf("%-16s %.3f s (from %s)\n", "duration:",
+			       (double)json_integer_value(v) / 1e9,
+			       json_string_value(json_object_get(run, "duration_source")));
+		else if (json_is_string(v) && strcmp(k, "duration_source"))
+			printf("%-16s %s\n", k, json_string_value(v));
+	}
+	printf("records:\n");
+	json_array_foreach(json_object_get(info, "records"), i, v)
+		printf("  %-14s %-8s %12" JSON_INTEGER_FORMAT "\n",
+		       json_string_value(json_object_get(v, "stream")),
+		       json_string_value(json_object_get(v, "kind")),
+		       json_integer_value(json_object_get(v, "records")));
+	printf("lost:%s\n", json_array_size(json_object_get(info, "losses")) ? "" : " nothing");
+	json_array_foreach(json_object_get(info, "losses"), i, v)
+		printf("  %-8s %-16s %12" JSON_INTEGER_FORMAT "  (counted in %s)\n",
+		       json_string_value(json_object_get(v, "kind")),
+		       json_string_value(json_object_get(v, "reason")),
+		       json_integer_value(json_object_get(v, "count")),
+		       json_string_value(json_object_get(v, "source")));
+	printf("symbolization:   %.1f%% of sample frames resolved (%" JSON_INTEGER_FORMAT
+	       " of %" JSON_INTEGER_FORMAT "); %" JSON_INTEGER_FORMAT " distinct frames, %"
+	       JSON_INTEGER_FORMAT " stack nodes, %" JSON_INTEGER_FORMAT " kernel symbols\n",
+	       json_real_value(json_object_get(sym, "percent_resolved")),
+	       json_integer_value(json_object_get(sym, "sample_frames_resolved")),
+	       json_integer_value(json_object_get(sym, "sample_frames")),
+	       json_integer_value(json_object_get(sym, "distinct_frames")),
+	       json_integer_value(json_object_get(sym, "distinct_stacks")),
+	       json_integer_value(json_object_get(sym, "kallsyms_symbols")));
+	printf("modules:         %" JSON_INTEGER_FORMAT " with another build id on disk (frames kept"
+	       " as module+offset), %" JSON_INTEGER_FORMAT " missing or unreadable\n",
+	       json_integer_value(json_object_get(sym, "build_id_mismatches")),
+	       json_integer_value(json_object_get(sym, "modules_missing")));
+	json_array_foreach(json_object_get(sym, "modules"), i, v)
+		printf("  %-18s %s\n", json_string_value(json_object_get(v, "status")),
+		       json_string_value(json_object_get(v, "path")));
+	printf("processes:\n");
+	json_array_foreach(json_object_get(info, "processes"), i, v)
+		printf("  %8" JSON_INTEGER_FORMAT " %-16s %4" JSON_INTEGER_FORMAT " threads %10"
+		       JSON_INTEGER_FORMAT " samples\n",
+		       json_integer_value(json_object_get(v, "pid")),
+		       json_string_value(json_object_get(v, "name")) ?: "?",
+		       json_integer_value(json_object_get(v, "threads")),
+		       json_integer_value(json_object_get(v, "samples")));
+	printf("warnings:%s\n", json_array_size(json_object_get(info, "warnings")) ? "" : " none");
+	json_array_foreach(json_object_get(info, "warnings"), i, v)
+		printf("  %s\n", json_string_value(json_object_get(v, "message")));
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct xp_load_result res;
+	const char *format = "text";
+	sqlite3 *db = NULL;
+	int c, ingested;
+	json_t *info;
+
+	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'h':
+			printf("usage: xpcorr info [--format text|json] RUN_DIR\n");
+			return XP_EXIT_OK;
+		default:
+			return XP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || (strcmp(format, "text") && strcmp(format, "json"))) {
+		fprintf(stderr, "xpcorr info: expected [--format text|json] RUN_DIR\n");
+		return XP_EXIT_USAGE;
+	}
+	if (xp_ingest_open(argv[optind], &db, &ingested, &res)) {
+		xp_print_load_warnings(&res);
+		fprintf(stderr, "xpcorr: %s\n", res.error);
+		return XP_EXIT_FAIL;
+	}
+	if (ingested)
+		xp_print_load_warnings(&res);
+	info = build_info(db);
+	if (!strcmp(format, "json")) {
+		json_dumpf(info, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+		putchar('\n');
+	} else {
+		print_text(info);
+	}
+	json_decref(info);
+	sqlite3_close(db);
+	return XP_EXIT_OK;
+}

@@ -1,0 +1,99 @@
+/* cmd_ingest.c - `xpcorr ingest run/`: decode, symbolize and load a run into
+ * run/xpcorr.db (schema in xpcorr-db(5)).
+ *   xpcorr ingest run/              # keeps the valid part of a damaged run, warns
+ *   xpcorr ingest --strict run/     # a damaged stream is an error (exit 1)
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "ingest.h"
+
+static volatile int interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;    /* the load stops at the next record, the temp db is removed */
+}
+
+static void show_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	if (total)
+		fprintf(stderr, "\rxpcorr: ingesting %3u%%", (unsigned)(done * 100 / total));
+}
+
+void xp_print_load_warnings(const struct xp_load_result *res)
+{
+	for (unsigned i = 0; i < res->nwarnings && i < XP_LOAD_WARNINGS_KEPT; i++)
+		fprintf(stderr, "xpcorr: warning: %s\n", res->warnings[i]);
+	if (res->nwarnings > XP_LOAD_WARNINGS_KEPT)
+		fprintf(stderr, "xpcorr: warning: %u more warnings in table xp_warnings\n",
+			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "strict", no_argument, NULL, 's' },
+		{ "symfs", required_argument, NULL, 'S' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct xp_load_opts o = { 0 };
+	struct xp_load_result res;
+	int c, quiet = 0, err;
+
+	while ((c = getopt_long(argc, argv, "sS:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o.strict = 1;
+			break;
+		case 'S':
+			o.symfs = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			printf("usage: xpcorr ingest [--strict] [--symfs DIR] [--quiet] RUN_DIR\n"
+			       "Writes RUN_DIR/xpcorr.db (see xpcorr-db(5)).\n");
+			return XP_EXIT_OK;
+		default:
+			return XP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "xpcorr ingest: expected one run directory\n");
+		return XP_EXIT_USAGE;
+	}
+	o.run_dir = argv[optind];
+	if (!quiet && isatty(STDERR_FILENO))
+		o.progress = show_progress;
+	o.cancel = &interrupted;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	err = xp_ingest(&o, &res);
+	if (o.progress)
+		fprintf(stderr, "\r\033[K");
+	xp_print_load_warnings(&res);
+	if (err) {
+		fprintf(stderr, "xpcorr: %s%s\n", res.error,
+			err == -ECANCELED ? "; the previous database, if any, is unchanged" : "");
+		return XP_EXIT_FAIL;
+	}
+	if (!quiet)
+		fprintf(stderr, "xpcorr: %s/%s: %" PRIu64 " samples, %" PRIu64 " stacks, %" PRIu64
+			" frames, %.1f%% of sample frames symbolized\n", o.run_dir, XP_DB_NAME,
+			res.samples, res.stacks, res.frames,
+			res.sample_frames ? 100.0 * (double)res.sample_frames_resolved /
+			(double)res.sample_frames : 100.0);
+	return XP_EXIT_OK;
+}

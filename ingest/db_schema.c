@@ -1,0 +1,88 @@
+/* db_schema.c - CREATE statements of the run database; see db_schema.h.
+ * Indexes are built after the bulk load, which is several times faster
+ * than maintaining them row by row. */
+#include "db_schema.h"
+
+#include <stdio.h>
+
+static const char schema_sql[] =
+	"PRAGMA user_version = 1;\n"
+	"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);\n"
+	"CREATE TABLE META_DATA_EXPORT(name TEXT NOT NULL, value TEXT);\n"
+	"CREATE TABLE TARGET_INFO_SYSTEM_ENV(name TEXT NOT NULL, value TEXT);\n"
+	"CREATE TABLE PROCESSES(globalPid INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" name TEXT);\n"
+	"CREATE TABLE ThreadNames(nameId INTEGER NOT NULL, priority INTEGER,"
+	" globalTid INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_modules(id INTEGER PRIMARY KEY, path INTEGER NOT NULL,"
+	" build_id TEXT, status TEXT NOT NULL);\n"
+	"CREATE TABLE xp_mappings(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL,"
+	" start INTEGER NOT NULL, end INTEGER NOT NULL, pgoff INTEGER NOT NULL,"
+	" ts INTEGER NOT NULL, from_proc INTEGER NOT NULL, module INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_frames(id INTEGER PRIMARY KEY, symbol INTEGER NOT NULL,"
+	" module INTEGER NOT NULL, kind INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+	" frame INTEGER NOT NULL, depth INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_samples(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
+	" pid INTEGER NOT NULL, tid INTEGER NOT NULL, cpu INTEGER NOT NULL,"
+	" stack_id INTEGER NOT NULL, period INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_launches(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
+	" pid INTEGER NOT NULL, tid INTEGER NOT NULL, cpu INTEGER NOT NULL,"
+	" correlation_id INTEGER NOT NULL, cbid INTEGER NOT NULL, stack_id INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_switches(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
+	" duration INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	" cpu INTEGER NOT NULL, prev_state INTEGER NOT NULL, stack_id INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_tasks(ts INTEGER NOT NULL, event TEXT NOT NULL,"
+	" pid INTEGER NOT NULL, tid INTEGER NOT NULL, ppid INTEGER, ptid INTEGER,"
+	" name TEXT);\n"
+	"CREATE TABLE xp_record_counts(stream TEXT NOT NULL, kind TEXT NOT NULL,"
+	" records INTEGER NOT NULL);\n"
+	"CREATE TABLE xp_losses(ts INTEGER, kind TEXT NOT NULL, reason TEXT NOT NULL,"
+	" count INTEGER NOT NULL, source TEXT NOT NULL);\n"
+	"CREATE TABLE xp_warnings(file TEXT NOT NULL, offset INTEGER, message TEXT NOT NULL);\n";
+
+/* The nsys-compatible sample views. SAMPLING_CALLCHAINS walks the prefix
+ * tree from each sample's leaf node up to the root: stackDepth 0 is the leaf. */
+static const char index_sql[] =
+	"CREATE INDEX xp_samples_pid_tid_ts ON xp_samples(pid, tid, ts);\n"
+	"CREATE INDEX xp_samples_stack ON xp_samples(stack_id);\n"
+	"CREATE INDEX xp_stacks_parent ON xp_stacks(parent);\n"
+	"CREATE INDEX xp_launches_corr ON xp_launches(pid, correlation_id);\n"
+	"CREATE INDEX xp_launches_pid_tid_ts ON xp_launches(pid, tid, ts);\n"
+	"CREATE INDEX xp_switches_pid_tid_ts ON xp_switches(pid, tid, ts);\n"
+	"CREATE VIEW COMPOSITE_EVENTS AS SELECT id, ts AS start,"
+	" (pid << 24) | tid AS globalTid, cpu, 1 AS threadState, 0 AS threadTimeNs,"
+	" period AS cpuCycles FROM xp_samples;\n"
+	"CREATE VIEW SAMPLING_CALLCHAINS AS WITH RECURSIVE walk(id, node, stackDepth) AS"
+	" (SELECT id, stack_id, 0 FROM xp_samples"
+	"  UNION ALL SELECT walk.id, s.parent, walk.stackDepth + 1 FROM walk"
+	"  JOIN xp_stacks s ON s.id = walk.node WHERE s.parent != 0)"
+	" SELECT walk.id AS id, f.symbol AS symbol, f.module AS module,"
+	" walk.stackDepth AS stackDepth, f.kind IN (1, 4) AS isKernel"
+	" FROM walk JOIN xp_stacks s ON s.id = walk.node JOIN xp_frames f ON f.id = s.frame;\n"
+	"CREATE VIEW xp_frame_names AS SELECT f.id, sym.value AS symbol, mod.value AS module,"
+	" f.kind FROM xp_frames f JOIN StringIds sym ON sym.id = f.symbol"
+	" JOIN StringIds mod ON mod.id = f.module;\n";
+
+int xp_db_create_schema(sqlite3 *db)
+{
+	return sqlite3_exec(db, schema_sql, NULL, NULL, NULL);
+}
+
+int xp_db_create_indexes(sqlite3 *db)
+{
+	return sqlite3_exec(db, index_sql, NULL, NULL, NULL);
+}
+
+int xp_db_schema_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}

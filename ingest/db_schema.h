@@ -1,0 +1,37 @@
+/* db_schema.h - the run database's tables (documented in xpcorr-db(5)).
+ * Names follow Nsight Systems' SQLite export where the data is the same
+ * (StringIds, COMPOSITE_EVENTS, SAMPLING_CALLCHAINS, ThreadNames, PROCESSES,
+ * META_DATA_EXPORT, TARGET_INFO_SYSTEM_ENV) so nsys queries keep working;
+ * our own tables start with xp_.
+ *
+ *   sqlite3 *db; sqlite3_open(tmp_path, &db);
+ *   xp_db_create_schema(db);              // tables, before the load
+ *   ... inserts ...
+ *   xp_db_create_indexes(db);             // indexes and views, after it
+ */
+#ifndef XP_DB_SCHEMA_H
+#define XP_DB_SCHEMA_H
+
+#include <sqlite3.h>
+
+/* Bumped at every incompatible change; also PRAGMA user_version and
+ * META_DATA_EXPORT 'xp_schema_version'. */
+#define XP_DB_SCHEMA_VERSION 1
+
+/* Frame kinds (xp_frames.kind). */
+enum xp_frame_kind {
+	XP_FRAME_USER = 0,          /* ELF symbol of a user module */
+	XP_FRAME_KERNEL = 1,        /* kallsyms symbol */
+	XP_FRAME_JIT = 2,           /* perf-PID.map entry (Python, JIT) */
+	XP_FRAME_UNRESOLVED = 3,    /* module+offset or [unknown]+address */
+	XP_FRAME_KERNEL_UNRESOLVED = 4, /* kernel address without a kallsyms symbol */
+	XP_FRAME_INLINED = 5,       /* a function inlined into its caller (DWARF) */
+};
+
+/* Both return an SQLite result code. */
+int xp_db_create_schema(sqlite3 *db);
+int xp_db_create_indexes(sqlite3 *db);
+/* PRAGMA user_version of an open database; -1 if unreadable. */
+int xp_db_schema_version(sqlite3 *db);
+
+#endif

@@ -1,0 +1,38 @@
+/* ingest.h - build run/xpcorr.db from a run directory, atomically: the
+ * database is written to run/xpcorr.db.tmp-PID and renamed over the old one
+ * only when complete, so an interrupted or failed ingest leaves the previous
+ * database (or none), never half of one.
+ *
+ *   struct xp_load_opts o = { .run_dir = "run" };
+ *   struct xp_load_result res;
+ *   if (!xp_ingest_is_fresh("run") && xp_ingest(&o, &res) < 0)
+ *       fprintf(stderr, "xpcorr: %s\n", res.error);
+ */
+#ifndef XP_INGEST_H
+#define XP_INGEST_H
+
+#include <stddef.h>
+
+#include <sqlite3.h>
+
+#include "load.h"
+
+#define XP_DB_NAME "xpcorr.db"
+
+/* 0 or a negative errno with res->error set (see xp_load_run). */
+int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res);
+/* 1 when run/xpcorr.db exists, has this schema version and is newer than
+ * every input file of the run; else 0. */
+int xp_ingest_is_fresh(const char *run_dir);
+/* Opens run/xpcorr.db read-only, ingesting first (with default options)
+ * when it is missing or older than the run. *ingested tells whether it did
+ * (then res holds its warnings). 0 or a negative errno with res->error. */
+int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
+		   struct xp_load_result *res);
+/* For the cmd_* files only (library code never prints): the warnings of a
+ * load on stderr, "xpcorr: warning: ...", the first few and a count. */
+void xp_print_load_warnings(const struct xp_load_result *res);
+/* run_dir/xpcorr.db into buf; -ENAMETOOLONG if it does not fit. */
+int xp_ingest_db_path(const char *run_dir, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,197 @@
+/* kallsyms.c - parse "ffffffff81000000 T _stext [module]" lines. Only text
+ * symbols (t, T, w, W) are kept: data symbols would capture IPs that fall
+ * after the end of the last function. */
+#include "kallsyms.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KALLSYMS_MAX_SYMS (16u << 20)   /* a kernel has a few hundred thousand */
+#define KALLSYMS_LINE_MAX 1024
+
+struct ksym {
+	uint64_t addr;
+	char *name;                 /* owned */
+	char *module;               /* owned, or NULL for vmlinux */
+};
+
+struct xp_kallsyms {
+	struct ksym *syms;
+	size_t count, cap, skipped;
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);   /* stable order for aliases */
+}
+
+/* Parses one line into *sym; 1 kept, 0 skipped, -ENOMEM. */
+static int parse_line(char *line, struct ksym *sym)
+{
+	char *end, *name, *mod;
+	size_t len;
+	uint64_t addr;
+	char type;
+
+	errno = 0;
+	addr = strtoull(line, &end, 16);
+	if (errno || end == line || *end != ' ')
+		return 0;
+	type = end[1];
+	if (!type || end[2] != ' ')
+		return 0;
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return 0;
+	name = end + 3;
+	len = strcspn(name, " \n");
+	mod = name[len] == ' ' ? strchr(name + len + 1, '[') : NULL;
+	name[len] = '\0';
+	if (!len)
+		return 0;
+	sym->addr = addr;
+	sym->name = strdup(name);
+	sym->module = NULL;
+	if (!sym->name)
+		return -ENOMEM;
+	if (mod) {
+		size_t n = strcspn(mod + 1, "]");
+
+		sym->module = strndup(mod + 1, n);
+		if (!sym->module) {
+			free(sym->name);
+			return -ENOMEM;
+		}
+	}
+	return 1;
+}
+
+int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
+{
+	struct xp_kallsyms *k = calloc(1, sizeof(*k));
+	char line[KALLSYMS_LINE_MAX];
+	int err = 0;
+
+	if (!k)
+		return -ENOMEM;
+	while (fgets(line, sizeof(line), f)) {
+		char tail[KALLSYMS_LINE_MAX];
+		size_t len = strlen(line);
+		struct ksym sym;
+		int r;
+
+		if (len && line[len - 1] != '\n' && !feof(f)) {
+			/* overlong line: skip the rest of it, count it */
+			while (fgets(tail, sizeof(tail), f) && tail[strlen(tail) - 1] != '\n')
+				;
+			k->skipped++;
+			continue;
+		}
+		/* the tab before [module] is turned into a space for the parser */
+		for (char *p = line; *p; p++)
+			if (*p == '\t')
+				*p = ' ';
+		r = parse_line(line, &sym);
+		if (r < 0) {
+			err = r;
+			goto fail;
+		}
+		if (r == 0) {
+			k->skipped++;
+			continue;
+		}
+		if (k->count == k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 4096;
+			struct ksym *s;
+
+			if (cap > KALLSYMS_MAX_SYMS) {
+				free(sym.name);
+				free(sym.module);
+				err = -E2BIG;
+				goto fail;
+			}
+			s = realloc(k->syms, cap * sizeof(*s));
+			if (!s) {
+				free(sym.name);
+				free(sym.module);
+				err = -ENOMEM;
+				goto fail;
+			}
+			k->syms = s;
+			k->cap = cap;
+		}
+		k->syms[k->count++] = sym;
+	}
+	if (k->count)
+		qsort(k->syms, k->count, sizeof(*k->syms), cmp_ksym);
+	*out = k;
+	return 0;
+fail:
+	xp_kallsyms_free(k);
+	return err;
+}
+
+int xp_kallsyms_load(struct xp_kallsyms **out, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = xp_kallsyms_parse(out, f);
+	fclose(f);
+	return err;
+}
+
+const char *xp_kallsyms_lookup(const struct xp_kallsyms *k, uint64_t ip,
+			       const char **module)
+{
+	size_t lo = 0, hi = k ? k->count : 0;
+
+	if (module)
+		*module = NULL;
+	/* first symbol above ip, then step back one */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || k->syms[lo - 1].addr == 0)
+		return NULL;
+	/* aliases at one address: the first in sorted order names them all */
+	while (lo > 1 && k->syms[lo - 2].addr == k->syms[lo - 1].addr)
+		lo--;
+	if (module)
+		*module = k->syms[lo - 1].module;
+	return k->syms[lo - 1].name;
+}
+
+size_t xp_kallsyms_count(const struct xp_kallsyms *k)
+{
+	return k ? k->count : 0;
+}
+
+size_t xp_kallsyms_skipped(const struct xp_kallsyms *k)
+{
+	return k ? k->skipped : 0;
+}
+
+void xp_kallsyms_free(struct xp_kallsyms *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->count; i++) {
+		free(k->syms[i].name);
+		free(k->syms[i].module);
+	}
+	free(k->syms);
+	free(k);
+}

@@ -1,0 +1,50 @@
+/* load.h - decode a run directory and load it, symbolized, into an open
+ * SQLite database whose schema the caller created (db_schema.h). This is
+ * the work of `xpcorr ingest`; ingest.h wraps it in the atomic file dance.
+ *
+ *   struct xp_load_opts o = { .run_dir = "run" };
+ *   struct xp_load_result res;
+ *   if (xp_load_run(db, &o, &res) < 0) fprintf(stderr, "xpcorr: %s\n", res.error);
+ *   for (unsigned i = 0; i < res.nwarnings && i < XP_LOAD_WARNINGS_KEPT; i++) ...
+ *
+ * Two passes over the record streams: the first collects tasks and
+ * mappings (so that a sample is symbolized with the mappings valid at its
+ * time, whatever order capture wrote them in), the second loads samples.
+ */
+#ifndef XP_LOAD_H
+#define XP_LOAD_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#define XP_LOAD_WARNINGS_KEPT 8
+#define XP_LOAD_MSG_LEN 512
+
+struct xp_load_opts {
+	const char *run_dir;
+	int strict;                 /* a damaged stream fails the load */
+	const char *symfs;          /* prefix for module paths, or NULL */
+	/* called now and then with bytes read so far and in all (may be NULL) */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	/* set non-zero (from a signal handler) to stop: -ECANCELED, nothing kept */
+	const volatile int *cancel;
+};
+
+struct xp_load_result {
+	char error[XP_LOAD_MSG_LEN];        /* on failure: "run/cpu.xpr at offset 4096: truncated record" */
+	unsigned nwarnings;                 /* all warnings; the first few kept below */
+	char warnings[XP_LOAD_WARNINGS_KEPT][XP_LOAD_MSG_LEN];
+	uint64_t samples;                   /* rows in xp_samples */
+	uint64_t stacks, frames, strings;   /* distinct rows */
+	uint64_t sample_frames;             /* frames over all samples */
+	uint64_t sample_frames_resolved;    /* of which symbolized */
+};
+
+/* 0 (warnings possible), or a negative errno with res->error set:
+ * -EPROTO newer format, -EBADMSG damaged input (strict, or unusable header),
+ * -ENOENT no cpu.xpr, -EIO database error, -ENOMEM, -ECANCELED. */
+int xp_load_run(sqlite3 *db, const struct xp_load_opts *o,
+		struct xp_load_result *res);
+
+#endif

@@ -1,0 +1,137 @@
+/* strtab.c - string interner (FNV-1a hashed, open addressing over ids). */
+#include "strtab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STRTAB_MAX_LEN (1u << 20)
+
+struct xp_strtab {
+	char **strs;                /* strs[id - 1], NUL terminated, owned */
+	size_t *lens;
+	size_t count, strs_cap;
+	uint32_t *slots;            /* id or 0 for empty */
+	uint64_t *hashes;           /* hash of each slot's string */
+	size_t cap;                 /* slots, power of two */
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+struct xp_strtab *xp_strtab_new(void)
+{
+	return calloc(1, sizeof(struct xp_strtab));
+}
+
+void xp_strtab_free(struct xp_strtab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->count; i++)
+		free(t->strs[i]);
+	free(t->strs);
+	free(t->lens);
+	free(t->slots);
+	free(t->hashes);
+	free(t);
+}
+
+static int grow_slots(struct xp_strtab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 256;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	uint64_t *hashes = calloc(cap, sizeof(*hashes));
+
+	if (!slots || !hashes) {
+		free(slots);
+		free(hashes);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->slots[i])
+			continue;
+		j = t->hashes[i] & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = t->slots[i];
+		hashes[j] = t->hashes[i];
+	}
+	free(t->slots);
+	free(t->hashes);
+	t->slots = slots;
+	t->hashes = hashes;
+	t->cap = cap;
+	return 0;
+}
+
+int xp_strtab_intern(struct xp_strtab *t, const char *s, size_t len,
+		     int64_t *id, int *fresh)
+{
+	uint64_t h = hash_bytes(s, len);
+	size_t i;
+	char *copy;
+
+	if (len > STRTAB_MAX_LEN)
+		return -E2BIG;
+	if ((t->count + 1) * 2 > t->cap && grow_slots(t))
+		return -ENOMEM;
+	for (i = h & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1)) {
+		uint32_t k = t->slots[i] - 1;
+
+		if (t->hashes[i] == h && t->lens[k] == len && !memcmp(t->strs[k], s, len)) {
+			*id = t->slots[i];
+			*fresh = 0;
+			return 0;
+		}
+	}
+	if (t->count == t->strs_cap) {
+		size_t cap = t->strs_cap ? t->strs_cap * 2 : 256;
+		char **strs = realloc(t->strs, cap * sizeof(*strs));
+		size_t *lens;
+
+		if (!strs)
+			return -ENOMEM;
+		t->strs = strs;
+		lens = realloc(t->lens, cap * sizeof(*lens));
+		if (!lens)
+			return -ENOMEM;
+		t->lens = lens;
+		t->strs_cap = cap;
+	}
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	t->strs[t->count] = copy;
+	t->lens[t->count] = len;
+	t->count++;
+	t->slots[i] = (uint32_t)t->count;
+	t->hashes[i] = h;
+	*id = (int64_t)t->count;
+	*fresh = 1;
+	return 0;
+}
+
+const char *xp_strtab_get(const struct xp_strtab *t, int64_t id)
+{
+	if (id < 1 || (size_t)id > t->count)
+		return NULL;
+	return t->strs[id - 1];
+}
+
+size_t xp_strtab_count(const struct xp_strtab *t)
+{
+	return t->count;
+}

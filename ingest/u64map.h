@@ -1,0 +1,49 @@
+/* u64map.h - open-addressing hash map from a pair of u64 keys to a u64 value.
+ * The one hash table behind frame, stack-tree and symbol-cache de-duplication:
+ * no per-entry allocation, so tens of millions of lookups stay cheap.
+ *
+ *   struct xp_u64map m; uint64_t *slot; int fresh;
+ *   xp_u64map_init(&m);
+ *   if (xp_u64map_upsert(&m, parent, frame, &slot, &fresh) == 0 && fresh) *slot = next_id++;
+ *   xp_u64map_free(&m);
+ */
+#ifndef XP_U64MAP_H
+#define XP_U64MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct xp_u64map_entry {
+	uint64_t k1, k2;            /* key; an entry is used when used != 0 */
+	uint64_t value;
+	uint64_t used;
+};
+
+struct xp_u64map {
+	struct xp_u64map_entry *slots;
+	size_t cap;                 /* power of two, or 0 */
+	size_t count;
+};
+
+void xp_u64map_init(struct xp_u64map *m);
+void xp_u64map_free(struct xp_u64map *m);
+/* Finds (k1, k2) or inserts it with value 0; *slot points at the value
+ * (valid until the next upsert) and *fresh tells whether it was inserted.
+ * 0 or -ENOMEM. */
+int xp_u64map_upsert(struct xp_u64map *m, uint64_t k1, uint64_t k2,
+		     uint64_t **slot, int *fresh);
+/* The value pointer or NULL. */
+uint64_t *xp_u64map_find(const struct xp_u64map *m, uint64_t k1, uint64_t k2);
+
+static inline uint64_t xp_hash64(uint64_t x)
+{
+	/* splitmix64 finalizer: good avalanche for sequential ids and addresses */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+#endif

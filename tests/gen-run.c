@@ -1,0 +1,49 @@
+/* gen-run.c - command line of the synthetic run generator (synthrun.h).
+ *   gen-run golden EXE LIB DIR           # the run behind tests/golden/
+ *   gen-run bench EXE LIB DIR N [SEED]   # N samples for bench/ingest-bench
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synthrun.h"
+
+int main(int argc, char **argv)
+{
+	struct xp_synth s = { 0 };
+	char *exe = NULL, *lib = NULL;
+	int err, rc = 1;
+
+	if (argc < 5 || (strcmp(argv[1], "golden") && strcmp(argv[1], "bench")) ||
+	    (!strcmp(argv[1], "bench") && argc < 6)) {
+		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench EXE LIB DIR N [SEED]\n");
+		return 2;
+	}
+	/* mappings carry absolute paths, as the kernel reports them */
+	s.exe = exe = realpath(argv[2], NULL);
+	s.lib = lib = realpath(argv[3], NULL);
+	if (!s.exe || !s.lib) {
+		fprintf(stderr, "gen-run: cannot find %s or %s\n", argv[2], argv[3]);
+		goto out;
+	}
+	err = xp_synth_load_elves(&s);
+	if (err) {
+		fprintf(stderr, "gen-run: cannot read the fixture ELF files %s, %s: %s\n",
+			s.exe, s.lib, strerror(-err));
+		goto out;
+	}
+	if (!strcmp(argv[1], "golden"))
+		err = xp_synth_write_golden(&s, argv[4]);
+	else
+		err = xp_synth_write_bench(&s, argv[4], strtoull(argv[5], NULL, 10),
+					   argc > 6 ? strtoull(argv[6], NULL, 10) : 1);
+	if (err) {
+		fprintf(stderr, "gen-run: cannot write %s: %s\n", argv[4], strerror(-err));
+		goto out;
+	}
+	rc = 0;
+out:
+	free(exe);
+	free(lib);
+	return rc;
+}

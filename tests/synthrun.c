@@ -1,0 +1,448 @@
+/* synthrun.c - synthetic run directories over the real fixture ELF files;
+ * see synthrun.h. Deterministic: the same fixture and seed give the same
+ * bytes, except the stream header's created_ns. */
+#include "synthrun.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runfile.h"
+
+static int load_elf(struct xp_synth *s, int which, const char *path)
+{
+	struct xp_synth_elf *e = &s->elf[which];
+	const void *bid;
+	Elf_Scn *scn = NULL;
+	size_t nph;
+	int fd, len, err = -ENOEXEC;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		goto out;
+	if (elf_getphdrnum(elf, &nph))
+		goto out;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			e->text_vaddr = ph.p_vaddr;
+			e->text_offset = ph.p_offset;
+			e->text_memsz = ph.p_memsz;
+		}
+	}
+	len = dwelf_elf_gnu_build_id(elf, &bid);
+	if (len > 0 && len <= 20) {
+		memcpy(e->build_id, bid, (size_t)len);
+		e->build_id_len = (size_t)len;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_size || !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+				continue;
+			if (strncmp(name, "xp_", 3) && strncmp(name, "_ZN2xp", 6) && strcmp(name, "main"))
+				continue;
+			if (s->nfuncs == XP_SYNTH_MAX_FUNCS)
+				break;
+			snprintf(s->funcs[s->nfuncs].name, sizeof(s->funcs[0].name), "%s", name);
+			s->funcs[s->nfuncs].vaddr = sym.st_value;
+			s->funcs[s->nfuncs].size = sym.st_size;
+			s->funcs[s->nfuncs].in_lib = which;
+			s->nfuncs++;
+		}
+	}
+	err = e->text_memsz ? 0 : -ENOEXEC;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int xp_synth_load_elves(struct xp_synth *s)
+{
+	int err;
+
+	s->nfuncs = 0;
+	err = load_elf(s, 0, s->exe);
+	if (!err)
+		err = load_elf(s, 1, s->lib);
+	return err;
+}
+
+const struct xp_synth_func *xp_synth_func(const struct xp_synth *s, const char *name)
+{
+	for (int i = 0; i < s->nfuncs; i++)
+		if (!strcmp(s->funcs[i].name, name))
+			return &s->funcs[i];
+	return NULL;
+}
+
+/* The mapping of each ELF's text segment, page aligned as mmap makes it. */
+static uint64_t map_addr(const struct xp_synth *s, int which)
+{
+	uint64_t base = which ? XP_SYNTH_LIB_BASE : XP_SYNTH_EXE_BASE;
+
+	return base + (s->elf[which].text_vaddr & ~0xfffull);
+}
+
+static uint64_t map_pgoff(const struct xp_synth *s, int which)
+{
+	return s->elf[which].text_offset & ~0xfffull;
+}
+
+static uint64_t map_len(const struct xp_synth *s, int which)
+{
+	return (s->elf[which].text_memsz + (s->elf[which].text_vaddr & 0xfff) + 0xfff) & ~0xfffull;
+}
+
+static uint64_t vaddr_to_ip(const struct xp_synth *s, int which, uint64_t vaddr)
+{
+	uint64_t file_off = vaddr - s->elf[which].text_vaddr + s->elf[which].text_offset;
+
+	return map_addr(s, which) + (file_off - map_pgoff(s, which));
+}
+
+uint64_t xp_synth_ip(const struct xp_synth *s, const char *name, uint64_t off)
+{
+	const struct xp_synth_func *f = xp_synth_func(s, name);
+
+	return f ? vaddr_to_ip(s, f->in_lib, f->vaddr + off) : 0;
+}
+
+uint64_t xp_synth_return_ip(const struct xp_synth *s, const char *name)
+{
+	const struct xp_synth_func *f = xp_synth_func(s, name);
+
+	return f ? vaddr_to_ip(s, f->in_lib, f->vaddr + f->size) : 0;
+}
+
+static int write_text(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	if (fputs(text, f) < 0)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static int add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+		    const char *name)
+{
+	struct xp_comm c = { .ts = ts, .pid = pid, .tid = tid };
+
+	memcpy(c.comm, name, strnlen(name, sizeof(c.comm)));
+	return xp_writer_append(w, XP_REC_COMM, &c, sizeof(c), NULL, 0);
+}
+
+static int add_mmap(struct xp_writer *w, uint64_t ts, uint32_t pid, uint64_t addr,
+		    uint64_t len, uint64_t pgoff, const char *path, const uint8_t *bid,
+		    size_t bid_len, uint32_t flags)
+{
+	struct xp_mmap m = {
+		.ts = ts, .pid = pid, .tid = pid, .addr = addr, .len = len, .pgoff = pgoff,
+		.prot = 5, .flags = flags | (bid_len ? XP_MMAP_HAS_BUILD_ID : 0),
+		.build_id_size = (uint8_t)bid_len, .path_len = (uint16_t)strlen(path),
+	};
+
+	if (bid_len)
+		memcpy(m.build_id, bid, bid_len);
+	return xp_writer_append(w, XP_REC_MMAP, &m, sizeof(m), path, strlen(path) + 1);
+}
+
+static int map_fixture(const struct xp_synth *s, struct xp_writer *w, uint64_t ts,
+		       uint32_t pid, int exe_too)
+{
+	int err = 0;
+
+	if (exe_too)
+		err = add_mmap(w, ts, pid, map_addr(s, 0), map_len(s, 0), map_pgoff(s, 0), s->exe,
+			       s->elf[0].build_id, s->elf[0].build_id_len, XP_MMAP_FROM_PROC);
+	if (!err)
+		err = add_mmap(w, ts, pid, map_addr(s, 1), map_len(s, 1), map_pgoff(s, 1), s->lib,
+			       s->elf[1].build_id, s->elf[1].build_id_len, XP_MMAP_FROM_PROC);
+	return err;
+}
+
+static int add_sample(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+		      uint32_t cpu, const char *comm, const uint64_t *kips, unsigned nk,
+		      const uint64_t *uips, unsigned nu)
+{
+	struct xp_sample smp = { .ts = ts, .pid = pid, .tid = tid, .cpu = cpu,
+				 .period_ns = 10101010 };
+	uint64_t ips[2 * XP_MAX_STACK_DEPTH];
+
+	memcpy(smp.comm, comm, strnlen(comm, sizeof(smp.comm)));
+	smp.stack.kernel_depth = (uint16_t)nk;
+	smp.stack.user_depth = (uint16_t)nu;
+	if (nk)
+		memcpy(ips, kips, nk * sizeof(*ips));
+	memcpy(ips + nk, uips, nu * sizeof(*ips));
+	return xp_writer_append(w, XP_REC_SAMPLE, &smp, sizeof(smp), ips,
+				(nk + nu) * sizeof(*ips));
+}
+
+/* Kernel symbols of the synthetic runs: ascending, text and data mixed. */
+static const char kallsyms_text[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81001000 T do_syscall_64\n"
+	"ffffffff81002000 t __x64_sys_futex\n"
+	"ffffffff81003000 T futex_wait\n"
+	"ffffffff81004000 T schedule\n"
+	"ffffffff81005000 D some_data\n"
+	"ffffffffc0100000 t nvidia_ioctl\t[nvidia]\n";
+
+#define K_SYSCALL 0xffffffff81001040ull
+#define K_FUTEX   0xffffffff81002010ull
+#define K_WAIT    0xffffffff81003020ull
+#define K_SCHED   0xffffffff81004008ull
+#define K_NVIDIA  0xffffffffc0100100ull
+
+static int write_meta(const char *dir, uint64_t samples, uint64_t lost)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "{\n"
+		 "  \"tool\": \"xpcap\",\n"
+		 "  \"tool_version\": \"0.1.0\",\n"
+		 "  \"format_version\": %d,\n"
+		 "  \"command\": \"xptarget --steps 3\",\n"
+		 "  \"hostname\": \"synth-host\",\n"
+		 "  \"kernel\": \"6.1.0-synthetic\",\n"
+		 "  \"cpus\": 4,\n"
+		 "  \"frequency_hz\": 99,\n"
+		 "  \"start_monotonic_ns\": 1000000000,\n"
+		 "  \"stop_monotonic_ns\": 3500000000,\n"
+		 "  \"start_realtime_ns\": 1763800000000000000,\n"
+		 "  \"stop_realtime_ns\": 1763800002500000000,\n"
+		 "  \"exit_status\": 0,\n"
+		 "  \"records\": {\n"
+		 "    \"sample\": { \"written\": %llu, \"lost\": %llu },\n"
+		 "    \"mmap\": { \"written\": 9, \"lost\": 0 }\n"
+		 "  }\n"
+		 "}\n", XP_FORMAT_VERSION, (unsigned long long)samples, (unsigned long long)lost);
+	return write_text(dir, "meta.json", text);
+}
+
+int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
+{
+	static const uint8_t stale_bid[20] = { 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab };
+	struct xp_writer *w = NULL;
+	char path[4096], perfmap[512];
+	uint64_t ts = 1000000000, u[8], k[4];
+	struct xp_task fork_rec = { .ts = ts + 5, .pid = 1000, .ppid = 1000, .tid = 1001,
+				    .ptid = 1000 };
+	struct xp_lost lost = { .ts = ts + 2000000000, .kind = XP_REC_SAMPLE,
+				.reason = XP_LOST_RINGBUF_FULL, .count = 3 };
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
+	unlink(path);
+	err = xp_writer_open(&w, path, XP_STREAM_CPU, 0);
+	if (err)
+		return err;
+	/* process 1000: the fixture, two threads */
+	err = add_comm(w, ts, 1000, 1000, "xptarget");
+	if (!err)
+		err = map_fixture(s, w, ts, 1000, 1);
+	if (!err)
+		err = xp_writer_append(w, XP_REC_FORK, &fork_rec, sizeof(fork_rec), NULL, 0);
+	if (!err)
+		err = add_comm(w, ts + 6, 1000, 1001, "worker");
+	/* process 2000: a Python interpreter with a perf map over anonymous code */
+	if (!err)
+		err = add_comm(w, ts, 2000, 2000, "python3");
+	if (!err)
+		err = map_fixture(s, w, ts, 2000, 0);
+	if (!err)
+		err = add_mmap(w, ts, 2000, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
+	/* process 3000: maps a file whose build id no longer matches the disk */
+	if (!err)
+		err = add_comm(w, ts, 3000, 3000, "stale");
+	if (!err)
+		err = add_mmap(w, ts, 3000, XP_SYNTH_STALE_BASE, 0x4000, 0, s->lib, stale_bid,
+			       sizeof(stale_bid), XP_MMAP_FROM_PROC);
+	for (int rep = 0; rep < 3 && !err; rep++) {
+		ts += 10000000;
+		/* main -> xp_run -> xp_parse -> xp_compute (leaf): 1 + rep samples */
+		u[0] = xp_synth_ip(s, "xp_compute", 4);
+		u[1] = xp_synth_return_ip(s, "xp_parse");
+		u[2] = xp_synth_return_ip(s, "xp_run");
+		u[3] = xp_synth_return_ip(s, "main");
+		for (int i = 0; i <= rep && !err; i++)
+			err = add_sample(w, ts + (uint64_t)i, 1000, 1000, 0, "xptarget", NULL, 0, u, 4);
+		/* ... -> xp::Widget::draw -> xp_lib_middle -> xp_lib_leaf, in a futex */
+		u[0] = xp_synth_ip(s, "xp_lib_leaf", 2);
+		u[1] = xp_synth_return_ip(s, "xp_lib_middle");
+		u[2] = xp_synth_return_ip(s, "_ZN2xp6Widget4drawEi");
+		u[3] = xp_synth_return_ip(s, "xp_parse");
+		u[4] = xp_synth_return_ip(s, "xp_run");
+		u[5] = xp_synth_return_ip(s, "main");
+		k[0] = K_SCHED;
+		k[1] = K_WAIT + 1;
+		k[2] = K_FUTEX + 1;
+		k[3] = K_SYSCALL + 1;
+		if (!err)
+			err = add_sample(w, ts + 100, 1000, 1001, 1, "worker", k, 4, u, 6);
+		/* worker: an IP outside every mapping, then a driver ioctl */
+		u[0] = 0x12345678;
+		u[1] = xp_synth_return_ip(s, "xp_idle");
+		k[0] = K_NVIDIA;
+		if (!err)
+			err = add_sample(w, ts + 200, 1000, 1001, 1, "worker", k, 1, u, 2);
+		/* python: py::train:train.py -> py::step:model.py -> xp_lib_leaf */
+		u[0] = xp_synth_ip(s, "xp_lib_leaf", 8);
+		u[1] = XP_SYNTH_JIT_BASE + 0x100 + 1;
+		u[2] = XP_SYNTH_JIT_BASE + 0x200 + 1;
+		u[3] = XP_SYNTH_JIT_BASE + 0x900 + 1;     /* not in the perf map */
+		if (!err)
+			err = add_sample(w, ts + 300, 2000, 2000, 2, "python3", NULL, 0, u, 4);
+		/* stale: not guessed, module + offset */
+		u[0] = XP_SYNTH_STALE_BASE + 0x1020;
+		u[1] = XP_SYNTH_STALE_BASE + 0x1100 + 1;
+		if (!err)
+			err = add_sample(w, ts + 400, 3000, 3000, 3, "stale", NULL, 0, u, 2);
+	}
+	if (!err) {
+		/* a CUDA launch from xp_parse (uprobe stack) and an off-CPU interval */
+		struct { struct xp_launch l; uint64_t ips[3]; } launch = {
+			.l = { .ts = ts + 500, .correlation_id = 77, .pid = 1000, .tid = 1000,
+			       .cpu = 0, .cbid = 211, .stack = { .user_depth = 3 } },
+			.ips = { xp_synth_ip(s, "xp_parse", 2), xp_synth_return_ip(s, "xp_run"),
+				 xp_synth_return_ip(s, "main") },
+		};
+		struct { struct xp_switch w; uint64_t ips[3]; } sw = {
+			.w = { .ts = ts + 600, .duration_ns = 5000000, .pid = 1000, .tid = 1001,
+			       .cpu = 1, .prev_state = 1, .stack = { .kernel_depth = 1, .user_depth = 2 } },
+			.ips = { K_SCHED, xp_synth_ip(s, "xp_idle", 3), xp_synth_return_ip(s, "main") },
+		};
+
+		err = xp_writer_append(w, XP_REC_LAUNCH, &launch, sizeof(launch), NULL, 0);
+		if (!err)
+			err = xp_writer_append(w, XP_REC_SWITCH, &sw, sizeof(sw), NULL, 0);
+	}
+	if (!err)
+		err = xp_writer_append(w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	err = xp_writer_close(w) ?: err;
+	if (err)
+		return err;
+	snprintf(perfmap, sizeof(perfmap),
+		 "%llx 80 py::step:model.py\n%llx 100 py::train:train.py\nnot a line\n",
+		 (unsigned long long)XP_SYNTH_JIT_BASE + 0xc0, (unsigned long long)XP_SYNTH_JIT_BASE + 0x180);
+	err = write_text(dir, "perf-2000.map", perfmap);
+	if (!err)
+		err = write_text(dir, "kallsyms", kallsyms_text);
+	if (!err)
+		err = write_meta(dir, 15, 3);
+	return err;
+}
+
+static uint64_t lcg(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+	return *state >> 33;
+}
+
+#define POOL 4096
+
+int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
+			 uint64_t seed)
+{
+	static const uint32_t tids[4][2] = { { 1000, 1000 }, { 1000, 1001 }, { 1000, 1002 },
+					     { 2000, 2000 } };
+	static const char *const comms[4] = { "trainer", "loader", "loader", "python3" };
+	struct xp_writer *w = NULL;
+	uint64_t (*pool)[40] = NULL, k[3] = { K_SCHED, K_WAIT + 1, K_SYSCALL + 1 };
+	uint8_t depth[POOL];
+	uint64_t state = seed ? seed : 1, ts = 1000000000;
+	char path[4096];
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (!s->nfuncs)
+		return -ENOEXEC;
+	pool = calloc(POOL, sizeof(*pool));
+	if (!pool)
+		return -ENOMEM;
+	/* stacks share their outer frames, as in a real program: each pool
+	 * entry extends a random earlier one (or starts anew) */
+	for (int i = 0; i < POOL; i++) {
+		int d = 10 + (int)(lcg(&state) % 31), from = i ? (int)(lcg(&state) % (unsigned)i) : 0;
+		int keep = i && lcg(&state) % 4 ? depth[from] * 3 / 4 : 0;
+
+		depth[i] = (uint8_t)d;
+		if (keep > d)
+			keep = d;
+		/* root side is at the end of the array (leaf first) */
+		for (int j = 0; j < keep; j++)
+			pool[i][d - 1 - j] = pool[from][depth[from] - 1 - j];
+		for (int j = 0; j < d - keep; j++) {
+			const struct xp_synth_func *f = &s->funcs[lcg(&state) % (unsigned)s->nfuncs];
+			uint64_t off = f->size > 8 ? lcg(&state) % (f->size - 1) + 1 : 1;
+
+			pool[i][j] = vaddr_to_ip(s, f->in_lib, f->vaddr + off);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
+	unlink(path);
+	err = xp_writer_open(&w, path, XP_STREAM_CPU, 0);
+	if (err)
+		goto out;
+	for (int t = 0; t < 4 && !err; t++)
+		err = add_comm(w, ts, tids[t][0], tids[t][1], comms[t]);
+	if (!err)
+		err = map_fixture(s, w, ts, 1000, 1);
+	if (!err)
+		err = map_fixture(s, w, ts, 2000, 1);
+	for (uint64_t i = 0; i < n && !err; i++) {
+		/* skewed reuse: a few hot stacks, a long tail */
+		uint64_t r = lcg(&state);
+		int p = (int)((r % 100 < 70 ? r % 64 : r % POOL));
+		int t = (int)(lcg(&state) % 4);
+
+		ts += 250000;
+		err = add_sample(w, ts, tids[t][0], tids[t][1], (uint32_t)t, comms[t], k,
+				 i % 8 == 0 ? 3 : 0, pool[p], depth[p]);
+	}
+	err = xp_writer_close(w) ?: err;
+	if (!err)
+		err = write_text(dir, "kallsyms", kallsyms_text);
+	if (!err)
+		err = write_meta(dir, n, 0);
+out:
+	free(pool);
+	return err;
+}

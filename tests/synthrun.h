@@ -1,0 +1,63 @@
+/* synthrun.h - write synthetic but realistic run directories, with xp_writer,
+ * whose mappings point at REAL ELF files built by meson (tests/fixture): the
+ * sample IPs fall inside known functions, so ingest symbolizes them for real.
+ * Used by the unit and golden tests and by bench/ingest-bench.
+ *
+ *   struct xp_synth s = { .exe = "build/tests/xptarget",
+ *                         .lib = "build/tests/libxptarget.so" };
+ *   xp_synth_load_elves(&s);
+ *   xp_synth_write_golden(&s, "/tmp/run");          // small, every feature
+ *   xp_synth_write_bench(&s, "/tmp/big", 10000000, 1);  // N samples, deep stacks
+ */
+#ifndef XP_SYNTHRUN_H
+#define XP_SYNTHRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XP_SYNTH_MAX_FUNCS 64
+
+struct xp_synth_func {
+	char name[64];
+	uint64_t vaddr, size;       /* from .symtab */
+	int in_lib;
+};
+
+struct xp_synth_elf {
+	uint64_t text_vaddr;        /* executable PT_LOAD */
+	uint64_t text_offset;
+	uint64_t text_memsz;
+	uint8_t build_id[20];
+	size_t build_id_len;
+};
+
+struct xp_synth {
+	const char *exe, *lib;      /* absolute paths of the fixture */
+	struct xp_synth_elf elf[2]; /* 0: exe, 1: lib */
+	struct xp_synth_func funcs[XP_SYNTH_MAX_FUNCS];
+	int nfuncs;
+};
+
+/* Base addresses the synthetic processes map the fixture at. */
+#define XP_SYNTH_EXE_BASE 0x555555554000ull
+#define XP_SYNTH_LIB_BASE 0x7f1234560000ull
+#define XP_SYNTH_JIT_BASE 0x7fff00000000ull
+#define XP_SYNTH_STALE_BASE 0x7e0000000000ull
+
+/* Reads symbols, build ids and text segments of exe and lib. 0 or -errno. */
+int xp_synth_load_elves(struct xp_synth *s);
+const struct xp_synth_func *xp_synth_func(const struct xp_synth *s, const char *name);
+/* Address of name + off as mapped by the synthetic processes. */
+uint64_t xp_synth_ip(const struct xp_synth *s, const char *name, uint64_t off);
+/* The return address a call from name would push when name's call is its
+ * last instruction: the first byte after name. Only ip - 1 finds name. */
+uint64_t xp_synth_return_ip(const struct xp_synth *s, const char *name);
+
+/* The small deterministic run behind the golden files. 0 or -errno. */
+int xp_synth_write_golden(const struct xp_synth *s, const char *dir);
+/* n samples over 4 threads of 2 processes, stacks of depth 10-40 drawn from
+ * a pool of a few thousand (heavy reuse, as a real program). 0 or -errno. */
+int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
+			 uint64_t seed);
+
+#endif

@@ -1,0 +1,83 @@
+/* test-kallsyms.c - kernel symbol lookup from a kallsyms snapshot. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check-main.h"
+#include "kallsyms.h"
+
+static struct xp_kallsyms *parse(const char *text)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct xp_kallsyms *k = NULL;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(xp_kallsyms_parse(&k, f), 0);
+	fclose(f);
+	return k;
+}
+
+START_TEST(lookup_by_address)
+{
+	/* out of order on purpose: the parser sorts */
+	struct xp_kallsyms *k = parse(
+		"ffffffff81002000 T schedule\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 t do_syscall_64\n"
+		"ffffffff81003000 D jiffies\n"
+		"ffffffffc0100000 t nv_ioctl\t[nvidia]\n"
+		"garbage line\n"
+		"ffffffff81004000 X\n");
+	const char *mod;
+
+	ck_assert_uint_eq(xp_kallsyms_count(k), 4);
+	ck_assert_uint_eq(xp_kallsyms_skipped(k), 3);   /* data, garbage, no name */
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81001000, &mod), "do_syscall_64");
+	ck_assert_ptr_null(mod);
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81001fff, NULL), "do_syscall_64");
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81002000, NULL), "schedule");
+	/* after a data symbol: still the text symbol before it */
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81003100, NULL), "schedule");
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffffc0100010, &mod), "nv_ioctl");
+	ck_assert_str_eq(mod, "nvidia");
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffff80000000, NULL));
+	xp_kallsyms_free(k);
+}
+END_TEST
+
+START_TEST(unprivileged_zero_addresses_resolve_nothing)
+{
+	struct xp_kallsyms *k = parse("0000000000000000 T _stext\n0000000000000000 T schedule\n");
+
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffff81001000, NULL));
+	xp_kallsyms_free(k);
+}
+END_TEST
+
+START_TEST(overlong_line_skipped)
+{
+	char text[5000];
+	struct xp_kallsyms *k;
+
+	memset(text, 'a', sizeof(text));
+	memcpy(text, "ffffffff81000000 T ", 19);
+	memcpy(text + 3000, "\nffffffff81001000 T ok\n", 24);
+	k = parse(text);
+	ck_assert_uint_eq(xp_kallsyms_count(k), 1);
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81001001, NULL), "ok");
+	xp_kallsyms_free(k);
+}
+END_TEST
+
+Suite *kallsyms_suite(void)
+{
+	Suite *s = suite_create("kallsyms");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, lookup_by_address);
+	tcase_add_test(tc, unprivileged_zero_addresses_resolve_nothing);
+	tcase_add_test(tc, overlong_line_skipped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(kallsyms_suite)

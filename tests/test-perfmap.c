@@ -1,0 +1,62 @@
+/* test-perfmap.c - JIT symbols from perf-PID.map lines. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check-main.h"
+#include "perfmap.h"
+
+static struct xp_perfmap *parse(const char *text)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct xp_perfmap *m = NULL;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(xp_perfmap_parse(&m, f), 0);
+	fclose(f);
+	return m;
+}
+
+START_TEST(python_trampolines)
+{
+	struct xp_perfmap *m = parse(
+		"7f0000001000 40 py::train:/app/train.py\n"
+		"7f0000000000 100 py::<module>:/app/train.py\n"
+		"7f0000002000 0 zero size\n"
+		"zzzz 10 bad start\n"
+		"7f0000003000 10\n");
+
+	ck_assert_uint_eq(xp_perfmap_count(m), 2);
+	ck_assert_uint_eq(xp_perfmap_skipped(m), 3);
+	ck_assert_str_eq(xp_perfmap_lookup(m, 0x7f0000001000), "py::train:/app/train.py");
+	ck_assert_str_eq(xp_perfmap_lookup(m, 0x7f000000103f), "py::train:/app/train.py");
+	ck_assert_ptr_null(xp_perfmap_lookup(m, 0x7f0000001040));
+	ck_assert_str_eq(xp_perfmap_lookup(m, 0x7f00000000ff), "py::<module>:/app/train.py");
+	ck_assert_ptr_null(xp_perfmap_lookup(m, 0x7f0000000100));
+	ck_assert_ptr_null(xp_perfmap_lookup(m, 0x10));
+	xp_perfmap_free(m);
+}
+END_TEST
+
+START_TEST(later_line_wins_on_reuse)
+{
+	/* a JIT that frees and reuses code memory writes the new name later */
+	struct xp_perfmap *m = parse("1000 100 old\n1000 100 new\n1080 10 inner\n");
+
+	ck_assert_str_eq(xp_perfmap_lookup(m, 0x1010), "new");
+	ck_assert_str_eq(xp_perfmap_lookup(m, 0x1085), "inner");
+	xp_perfmap_free(m);
+}
+END_TEST
+
+Suite *perfmap_suite(void)
+{
+	Suite *s = suite_create("perfmap");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, python_trampolines);
+	tcase_add_test(tc, later_line_wins_on_reuse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(perfmap_suite)

@@ -1,0 +1,87 @@
+/* test-svg.c - folded text -> flame graph SVG: widths follow counts, names
+ * are escaped, bad and absurdly deep lines are skipped, not drawn. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check-main.h"
+#include "svg.h"
+
+static char *render(const char *folded, uint64_t *bad)
+{
+	FILE *in = fmemopen((void *)folded, strlen(folded), "r");
+	char *out = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&out, &len);
+	struct xp_svg_opts opts = { .title = "t<1>", .width = 1020 };
+
+	ck_assert_int_eq(xp_svg_render(in, &opts, o, bad), 0);
+	fclose(in);
+	fclose(o);
+	return out;
+}
+
+START_TEST(frames_sized_by_count)
+{
+	uint64_t bad;
+	char *svg = render("main;a 3\nmain;b 1\n", &bad);
+
+	ck_assert_uint_eq(bad, 0);
+	/* 1000 px of drawing: "all" and main 100%, a 75%, b 25% */
+	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"main\"><title>main (4 samples, 100.00%)"));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>a (3 samples, 75.00%)</title><rect x=\"10.00\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>b (1 samples, 25.00%)</title><rect x=\"760.00\""));
+	ck_assert_ptr_nonnull(strstr(svg, "t&lt;1&gt;"));
+	ck_assert_ptr_nonnull(strstr(svg, "function search()"));
+	/* self-contained: the only URL is the SVG namespace name */
+	ck_assert_ptr_null(strstr(strstr(svg, "http://www.w3.org/2000/svg") + 1, "http"));
+	ck_assert_ptr_null(strstr(svg, "src="));
+	free(svg);
+}
+END_TEST
+
+START_TEST(names_escaped_bad_lines_counted)
+{
+	uint64_t bad;
+	char *svg = render("std::vector<int>::push(\"&\");x 2\nno count here\n;;; 1x\n", &bad);
+
+	ck_assert_uint_eq(bad, 2);
+	ck_assert_ptr_nonnull(strstr(svg, "std::vector&lt;int&gt;::push(&quot;&amp;&quot;)"));
+	ck_assert_ptr_null(strstr(svg, "<int>"));
+	free(svg);
+}
+END_TEST
+
+START_TEST(deep_line_skipped)
+{
+	size_t n = (XP_SVG_MAX_DEPTH + 10) * 2 + 8;
+	char *line = malloc(n);
+	uint64_t bad;
+	char *svg;
+	size_t i;
+
+	for (i = 0; i < XP_SVG_MAX_DEPTH + 10; i++)
+		memcpy(line + 2 * i, "f;", 2);
+	strcpy(line + 2 * i, "g 1\n");
+	svg = render(line, &bad);
+	ck_assert_uint_eq(bad, 1);
+	ck_assert_ptr_null(strstr(svg, "data-name=\"g\""));
+	free(svg);
+	free(line);
+}
+END_TEST
+
+Suite *svg_suite(void)
+{
+	Suite *s = suite_create("svg");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, frames_sized_by_count);
+	tcase_add_test(tc, names_escaped_bad_lines_counted);
+	tcase_add_test(tc, deep_line_skipped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(svg_suite)
