@@ -107,10 +107,12 @@ static json_t *build_info(sqlite3 *db)
 		}
 	}
 	set_meta(run, db, "hostname", "meta.hostname");
-	set_meta(run, db, "kernel", "meta.kernel");
-	set_meta(run, db, "cpus", "meta.cpus");
-	set_meta(run, db, "frequency_hz", "meta.frequency_hz");
-	set_meta(run, db, "exit_status", "meta.exit_status");
+	/* the keys xpcap writes (xpcap-run(5), META.JSON) */
+	set_meta(run, db, "kernel", "meta.kernel_release");
+	set_meta(run, db, "cpus", "meta.cpu_count");
+	set_meta(run, db, "frequency_hz", "meta.sample_frequency_hz");
+	set_meta(run, db, "exit_code", "meta.exit.code");
+	set_meta(run, db, "exit_signal", "meta.exit.signal");
 	/* duration: the capture's own start/stop if meta.json had them, else
 	 * the span of the samples */
 	s = meta(db, "meta.start_monotonic_ns");

@@ -853,25 +853,25 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 	if (err)
 		return err;
 	/* system facts also where nsys keeps them */
-	if (!strcmp(key, "hostname") || !strcmp(key, "kernel") || !strcmp(key, "cpus") ||
-	    !strcmp(key, "frequency_hz")) {
+	if (!strcmp(key, "hostname") || !strcmp(key, "kernel_release") ||
+	    !strcmp(key, "cpu_count") || !strcmp(key, "sample_frequency_hz")) {
 		sqlite3_bind_text(L->st[STMT_ENV], 1, key, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(L->st[STMT_ENV], 2, value, -1, SQLITE_TRANSIENT);
 		err = step(L, STMT_ENV);
 		if (err)
 			return err;
 	}
-	/* "records.sample.lost": 12 -> a loss counted by the capture */
-	if (last && !strcmp(last, ".lost") && strtoll(value, NULL, 10) > 0) {
+	/* "records.sample.lost.ringbuf_full": 12 -> a loss counted by the capture */
+	if (!strncmp(key, "records.", 8) && last && strtoll(value, NULL, 10) > 0) {
 		char kind[256];
-		const char *prev = last;
+		const char *lost = strstr(key + 8, ".lost.");
 
-		while (prev > key && prev[-1] != '.')
-			prev--;
-		snprintf(kind, sizeof(kind), "%.*s", (int)(last - prev), prev);
+		if (!lost || lost + 5 != last)
+			return 0;
+		snprintf(kind, sizeof(kind), "%.*s", (int)(lost - (key + 8)), key + 8);
 		sqlite3_bind_null(L->st[STMT_LOSS], 1);
 		sqlite3_bind_text(L->st[STMT_LOSS], 2, kind, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(L->st[STMT_LOSS], 3, "capture", -1, SQLITE_STATIC);
+		sqlite3_bind_text(L->st[STMT_LOSS], 3, last + 1, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(L->st[STMT_LOSS], 4, strtoll(value, NULL, 10));
 		sqlite3_bind_text(L->st[STMT_LOSS], 5, "meta.json", -1, SQLITE_STATIC);
 		return step(L, STMT_LOSS);
