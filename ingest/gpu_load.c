@@ -550,7 +550,8 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 		err[0] = '\0';
 	rc = xp_reader_open(&r, path);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-rc));
+		snprintf(err, errlen, "cannot read %s: %s", path, rc == -EPROTO ?
+			 "format version newer than this reader" : strerror(-rc));
 		return rc;
 	}
 	fh = xp_reader_header(r);
