@@ -23,5 +23,6 @@ int xp_cmd_dispatch(const char *prog, const struct xp_cmd *cmds, int argc,
 
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

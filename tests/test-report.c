@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check-main.h"
@@ -143,6 +144,31 @@ START_TEST(no_gpu_activity_warns)
 }
 END_TEST
 
+/* the command on a database file: same bytes as the library's output */
+START_TEST(command_on_run_dir)
+{
+	const char *xpcorr = getenv("XPCORR"), *gdir = getenv("GOLDEN_DIR");
+	char path[512], cmd[2048];
+	sqlite3 *disk;
+	sqlite3_backup *b;
+
+	ck_assert_ptr_nonnull(xpcorr);
+	snprintf(path, sizeof(path), "%s/xpcorr.db", dir);
+	ck_assert_int_eq(sqlite3_open(path, &disk), SQLITE_OK);
+	b = sqlite3_backup_init(disk, "main", db, "main");
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(sqlite3_backup_step(b, -1), SQLITE_DONE);
+	sqlite3_backup_finish(b);
+	sqlite3_close(disk);
+	snprintf(cmd, sizeof(cmd), "%s report --format csv %s | cmp - %s/kernels.csv", xpcorr, dir, gdir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s report --by nonsense %s 2>/dev/null", xpcorr, dir);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+	snprintf(cmd, sizeof(cmd), "%s report %s/nonexistent.db 2>/dev/null", xpcorr, dir);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -153,6 +179,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, other_views);
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, no_gpu_activity_warns);
+	tcase_add_test(tc, command_on_run_dir);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,7 @@
 
 static const struct xp_cmd commands[] = {
 	{ "dump", cmd_dump, "print the raw records of a run, one per line" },
+	{ "report", cmd_report, "GPU time per kernel (or stack, API, ...) with the CPU stacks that launched it" },
 	{ NULL, NULL, NULL },
 };
 
