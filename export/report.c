@@ -656,7 +656,8 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
 	if ((rc = collect(&R, sql)) < 0)
 		goto out;
 	sort_by = o->sort;
-	qsort(R.g, R.n, sizeof(*R.g), cmp_group);
+	if (R.n)     /* qsort wants a non-NULL base even for 0 items (UBSan) */
+		qsort(R.g, R.n, sizeof(*R.g), cmp_group);
 	shown = o->top && o->top < R.n ? o->top : R.n;
 	if (o->format == XP_FMT_JSON) {
 		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph" };

@@ -114,7 +114,7 @@ struct str_entry {
 
 struct loader {
 	sqlite3 *db;
-	const char *path;
+	const char *path;           /* base name, for source columns */
 	const struct xp_gpu_sink_ops *ops;
 	void *ctx;
 	struct xp_gpu_load_stats *st;
@@ -550,8 +550,13 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 		err[0] = '\0';
 	rc = xp_reader_open(&r, path);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot read %s: %s", path, rc == -EPROTO ?
-			 "format version newer than this reader" : strerror(-rc));
+		/* the reader stays open after a bad header, to say what was wrong */
+		if (r)
+			snprintf(err, errlen, "%s at offset %llu: %s", path,
+				 (unsigned long long)xp_reader_offset(r), xp_reader_error(r));
+		else
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+		xp_reader_close(r);
 		return rc;
 	}
 	fh = xp_reader_header(r);
@@ -561,6 +566,8 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 		goto out;
 	}
 	L.header_pid = L.pid = fh->pid;
+	/* rows name their stream by file name: a run directory moves */
+	L.path = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	if (sqlite3_exec(db, "CREATE TEMP TABLE IF NOT EXISTS xp_nvtx_end(globalPid, rangeId, ts)",
 			 NULL, NULL, NULL) != SQLITE_OK) {
 		rc = -EIO;
