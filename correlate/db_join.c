@@ -14,30 +14,149 @@
 
 #include "db_join.h"
 
-struct db_iter {
-	sqlite3_stmt *sel;          /* samples in (pid, tid, ts) order */
-	sqlite3_stmt *tag;          /* INSERT INTO xp_sample_api */
-	int error;
+/* Samples of the threads that made API calls, bucketed per thread in one
+ * table scan (rowid order, which is about time order), then sorted per
+ * thread where needed: an index on (pid, tid, ts) over 10 million rows
+ * cost 3x the whole join (bench/correlate-bench). */
+static int grow(void **arr, size_t *cap, size_t n, size_t elem);
+
+struct tsample {
+	uint64_t ts;
+	int64_t id;
+	int64_t stack_id;
 };
+
+struct thread_bucket {
+	uint64_t key;               /* pid << 32 | tid */
+	struct tsample *s;
+	size_t n, cap;
+	int sorted;                 /* appended in ts order so far */
+};
+
+struct db_iter {
+	struct thread_bucket *t;    /* sorted by key */
+	size_t nt;
+	size_t ti, si;              /* iteration cursor */
+	sqlite3_stmt *tag;          /* INSERT INTO xp_sample_api */
+};
+
+static int cmp_u64p(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_tsample(const void *a, const void *b)
+{
+	const struct tsample *x = a, *y = b;
+
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static struct thread_bucket *find_thread(struct db_iter *it, uint64_t key)
+{
+	size_t lo = 0, hi = it->nt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (it->t[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < it->nt && it->t[lo].key == key ? &it->t[lo] : NULL;
+}
+
+static int load_samples(sqlite3 *db, const struct xc_input *in, struct db_iter *it)
+{
+	sqlite3_stmt *sel;
+	uint64_t *keys, last_key = UINT64_MAX;
+	struct thread_bucket *b = NULL;
+	size_t nk = 0;
+	int rc;
+
+	keys = malloc((in->n_apis ? in->n_apis : 1) * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_apis; i++)
+		keys[i] = (uint64_t)in->apis[i].pid << 32 | in->apis[i].tid;
+	if (in->n_apis)
+		qsort(keys, in->n_apis, sizeof(*keys), cmp_u64p);
+	for (size_t i = 0; i < in->n_apis; i++)
+		if (!nk || keys[nk - 1] != keys[i])
+			keys[nk++] = keys[i];
+	it->t = calloc(nk ? nk : 1, sizeof(*it->t));
+	if (!it->t) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nk; i++)
+		it->t[i] = (struct thread_bucket){ .key = keys[i], .sorted = 1 };
+	it->nt = nk;
+	free(keys);
+	if (!nk)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, ts, pid, tid, stack_id FROM xp_samples", -1, &sel,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		uint64_t key = (uint64_t)sqlite3_column_int64(sel, 2) << 32 |
+			       (uint32_t)sqlite3_column_int64(sel, 3);
+		struct tsample *t;
+
+		if (key != last_key) {
+			b = find_thread(it, key);
+			last_key = key;
+		}
+		if (!b)
+			continue;
+		if (grow((void **)&b->s, &b->cap, b->n, sizeof(*b->s))) {
+			sqlite3_finalize(sel);
+			return -ENOMEM;
+		}
+		t = &b->s[b->n];
+		t->id = sqlite3_column_int64(sel, 0);
+		t->ts = (uint64_t)sqlite3_column_int64(sel, 1);
+		t->stack_id = sqlite3_column_type(sel, 4) == SQLITE_NULL ? XC_NO_STACK :
+			      sqlite3_column_int64(sel, 4);
+		if (b->n && t->ts < b->s[b->n - 1].ts)
+			b->sorted = 0;
+		b->n++;
+	}
+	sqlite3_finalize(sel);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	for (size_t i = 0; i < nk; i++)
+		if (!it->t[i].sorted)
+			qsort(it->t[i].s, it->t[i].n, sizeof(*it->t[i].s), cmp_tsample);
+	return 0;
+}
 
 static int next_sample(void *ctx, struct xc_sample *out)
 {
 	struct db_iter *it = ctx;
-	int rc = sqlite3_step(it->sel);
 
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW) {
-		it->error = -EIO;
-		return -EIO;
+	while (it->ti < it->nt && it->si == it->t[it->ti].n) {
+		it->ti++;
+		it->si = 0;
 	}
-	out->id = sqlite3_column_int64(it->sel, 0);
-	out->ts = (uint64_t)sqlite3_column_int64(it->sel, 1);
-	out->pid = (uint32_t)sqlite3_column_int64(it->sel, 2);
-	out->tid = (uint32_t)sqlite3_column_int64(it->sel, 3);
-	out->stack_id = sqlite3_column_type(it->sel, 4) == SQLITE_NULL ? XC_NO_STACK :
-			sqlite3_column_int64(it->sel, 4);
+	if (it->ti == it->nt)
+		return 0;
+	const struct thread_bucket *b = &it->t[it->ti];
+	const struct tsample *t = &b->s[it->si++];
+
+	*out = (struct xc_sample){ .ts = t->ts, .pid = (uint32_t)(b->key >> 32),
+				   .tid = (uint32_t)b->key, .stack_id = t->stack_id, .id = t->id };
 	return 1;
+}
+
+static void free_samples(struct db_iter *it)
+{
+	for (size_t i = 0; i < it->nt; i++)
+		free(it->t[i].s);
+	free(it->t);
 }
 
 static int on_in_api(void *ctx, const struct xc_sample *s, const struct xc_api *a)
@@ -259,7 +378,8 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 		"DELETE FROM xp_attribution; DELETE FROM xp_sample_api;"
 		"DELETE FROM xp_correlation_counts;"
 		"DELETE FROM META_DATA_EXPORT WHERE name LIKE 'xp_clock_skew%';"
-		"CREATE INDEX IF NOT EXISTS xp_samples_thread ON xp_samples(pid, tid, ts);";
+		"DROP INDEX IF EXISTS xp_attribution_row;"
+		;
 	struct xc_input in = { .window_ns = XC_WINDOW_NS, .slack_ns = XC_SLACK_NS };
 	struct xc_result res = { 0 };
 	struct db_iter it = { 0 };
@@ -271,10 +391,10 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 		return -EIO;
 	if ((rc = read_launches(db, &in)) < 0 || (rc = read_apis(db, &in)) < 0)
 		goto out;
+	if ((rc = load_samples(db, &in, &it)) < 0)
+		goto out;
 	rc = -EIO;
-	if (sqlite3_prepare_v2(db, "SELECT id, ts, pid, tid, stack_id FROM xp_samples"
-			       " ORDER BY pid, tid, ts", -1, &it.sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO xp_sample_api(sample_id, api_rowid) VALUES(?,?)",
+	if (sqlite3_prepare_v2(db, "INSERT INTO xp_sample_api(sample_id, api_rowid) VALUES(?,?)",
 			       -1, &it.tag, NULL) != SQLITE_OK)
 		goto out;
 	in.next_sample = next_sample;
@@ -282,10 +402,8 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 	in.on_sample_in_api = on_in_api;
 	in.in_api_ctx = &it;
 	rc = xc_join(&in, &res);
-	if (rc < 0 || it.error) {
-		rc = rc < 0 ? rc : it.error;
+	if (rc < 0)
 		goto out;
-	}
 	memcpy(out->reasons, res.reasons, sizeof(out->reasons));
 	out->samples_in_api = res.samples_in_api;
 	out->samples_out_of_order = res.samples_out_of_order;
@@ -303,8 +421,12 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 			out->skew_negative++;
 	}
 	rc = write_counts(db, out);
+	/* built after the rows: the report joins GPU rows to their attribution */
+	if (rc == 0 && sqlite3_exec(db, "CREATE INDEX xp_attribution_row ON xp_attribution(gpu_table,"
+				    " gpu_rowid)", NULL, NULL, NULL) != SQLITE_OK)
+		rc = -EIO;
 out:
-	sqlite3_finalize(it.sel);
+	free_samples(&it);
 	sqlite3_finalize(it.tag);
 	free(in.launches);
 	free(in.apis);
