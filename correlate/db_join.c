@@ -1,6 +1,7 @@
 /* db_join.c - the database glue of the correlation join: arrays in, the
  * pure xc_join (join.c), rows out. Linear in rows apart from two sorts and
- * one binary search per GPU row; samples stream through one index scan.
+ * one binary search per GPU row; samples come in one table scan, bucketed
+ * per thread that made API calls (memory: 24 bytes per such sample).
  *
  *   xp_gpu_schema_create(db); ...load...; xc_correlate_db(db, &summary);
  *
