@@ -12,7 +12,7 @@
 #include "report.h"
 
 static const char usage[] =
-	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph]\n"
+	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--since NS] [--until NS]\n"
 	"                     [--stacks N] [--frames N] RUN_DIR|FILE.db\n";
@@ -36,7 +36,8 @@ static int number(const char *arg, long long *v)
 
 int cmd_report(int argc, char **argv)
 {
-	static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph" };
+	static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph",
+					    "nvtx" };
 	static const char *const fmts[] = { "text", "csv", "json" };
 	static const char *const sorts[] = { "total", "avg", "instances", "name" };
 	static const struct option opts[] = {
@@ -59,7 +60,7 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'b': case 'f': case 's':
 			i = pick(optarg, c == 'b' ? bys : c == 'f' ? fmts : sorts,
-				 c == 'b' ? 6 : c == 'f' ? 3 : 4);
+				 c == 'b' ? 7 : c == 'f' ? 3 : 4);
 			if (i < 0)
 				goto bad;
 			if (c == 'b')

@@ -207,6 +207,7 @@ static const char *title(enum xp_report_by by)
 	case XP_BY_MEMOP: return "CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)";
 	case XP_BY_THREAD: return "GPU Time by Launching CPU Thread";
 	case XP_BY_GRAPH: return "GPU Kernel Time by CUDA Graph";
+	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
 	}
 	return "?";
 }
@@ -252,6 +253,16 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		filter(o, "globalPid", "start", f, sizeof(f));
 		snprintf(sql, len, "SELECT 'graph ' || graphId, graphId, end - start"
 			 " FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL AND %s ORDER BY 2, 3", f);
+		break;
+	case XP_BY_NVTX:
+		/* a GPU row counts in every start/end range open on the calling
+		 * thread when its API call began (nested ranges each count it) */
+		filter(o, "g.gp", "g.start", f, sizeof(f));
+		snprintf(sql, len, "SELECT s.value, n.textId, g.end - g.start FROM " GPU_ROWS
+			 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
+			 " JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.eventType = 60"
+			 " AND n.start <= r.start AND n.end >= r.start"
+			 " JOIN StringIds s ON s.id = n.textId WHERE %s ORDER BY 2, 3", f);
 		break;
 	}
 	return 0;
@@ -660,7 +671,8 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
 		qsort(R.g, R.n, sizeof(*R.g), cmp_group);
 	shown = o->top && o->top < R.n ? o->top : R.n;
 	if (o->format == XP_FMT_JSON) {
-		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph" };
+		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph",
+						   "nvtx" };
 
 		jsonw_init(&R.json, out);
 		jsonw_obj_begin(&R.json);

@@ -75,6 +75,7 @@ static const char schema[] =
 	" domainId INTEGER,"              /* StringIds id of the domain, 0 default */
 	" uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,"
 	" int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT);"
+	"CREATE INDEX IF NOT EXISTS xp_nvtx_thread ON NVTX_EVENTS(globalTid, start);"
 	"CREATE TABLE IF NOT EXISTS TARGET_INFO_GPU ("
 	" id INTEGER NOT NULL,"           /* CUPTI device id = deviceId */
 	" name TEXT, uuid TEXT,"          /* uuid as 32 hex digits */

@@ -103,7 +103,7 @@ START_TEST(other_views)
 	static const struct { enum xp_report_by by; const char *file; } views[] = {
 		{ XP_BY_STACK, "by-stack.txt" }, { XP_BY_API, "by-api.txt" },
 		{ XP_BY_MEMOP, "by-memop.txt" }, { XP_BY_THREAD, "by-thread.txt" },
-		{ XP_BY_GRAPH, "by-graph.txt" },
+		{ XP_BY_GRAPH, "by-graph.txt" }, { XP_BY_NVTX, "by-nvtx.txt" },
 	};
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
 
