@@ -18,6 +18,11 @@
  * are kept as written (in a container they are the container's tids and
  * exact launches cannot match; the join then says "launch from another
  * thread").
+ *
+ * Clock rule: with clock_method CALLBACK the times are CLOCK_MONOTONIC
+ * already; with CALIBRATED, the rows of CUPTI's clock (activity records,
+ * NVTX, API records flagged XP_GPU_API_FROM_ACTIVITY) are converted after
+ * the stream from its clock pairs (see calibrate()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -124,6 +129,10 @@ struct loader {
 	uint32_t pid;               /* mapped pid */
 	uint32_t own_pid;
 	uint32_t header_pid;
+	uint32_t clock_method;      /* of the last process record */
+	struct xp_gpu_clock clk[2]; /* first pair at start, last at exit */
+	int have_clk[2];
+	int64_t first_rowid[6];     /* rows of this stream: rowid > these */
 	sqlite3_stmt *ins[12];
 };
 
@@ -144,7 +153,7 @@ static const char *const ins_sql[S_COUNT] = {
 	[S_SYNC] = "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start,end,globalPid,"
 		"correlationId,contextId,streamId,eventId,syncType,returnValue) VALUES(?,?,?,?,?,?,?,?,?)",
 	[S_API] = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME(start,end,eventClass,globalTid,"
-		"correlationId,nameId,returnValue,xp_cbid) VALUES(?,?,?,?,?,?,?,?)",
+		"correlationId,nameId,returnValue,xp_cbid,xp_flags) VALUES(?,?,?,?,?,?,?,?,?)",
 	[S_NVTX] = "INSERT INTO NVTX_EVENTS(start,end,eventType,rangeId,globalTid,textId,domainId)"
 		" VALUES(?,?,?,?,?,?,?)",
 	[S_NVTX_END] = "INSERT INTO temp.xp_nvtx_end(globalPid,rangeId,ts) VALUES(?,?,?)",
@@ -384,11 +393,11 @@ static int load_api(struct loader *L, const struct xp_gpu_api *a)
 	uint32_t pid = (a->pid == L->own_pid || a->pid == 0) ? L->pid : a->pid;
 	int64_t v[] = { (int64_t)a->start, (int64_t)a->end, (a->cbid >> 31) & 1,
 			GLOBAL_TID(pid, a->tid), (int64_t)a->correlation_id, name_sid(L, a->name),
-			a->ret, a->cbid };
+			a->ret, a->cbid, a->flags };
 
 	if (v[5] < 0)
 		return -EIO;
-	bind_all(L->ins[S_API], v, 8);
+	bind_all(L->ins[S_API], v, 9);
 	L->st->apis++;
 	return step(L->ins[S_API]);
 }
@@ -453,6 +462,7 @@ static int load_process(struct loader *L, const struct xp_gpu_process *p)
 	sqlite3_stmt *s = L->ins[S_PROC];
 
 	L->own_pid = p->pid;
+	L->clock_method = p->clock_method;
 	if (!L->header_pid)
 		L->pid = p->ns_pid ? p->ns_pid : p->pid;
 	int64_t v[] = { L->pid, p->pid, p->ns_pid, p->ns_depth, p->ppid, p->init_tid,
@@ -479,6 +489,12 @@ static int load_clock(struct loader *L, const struct xp_gpu_clock *c)
 	int64_t v[] = { L->pid, (int64_t)c->mono_before, (int64_t)c->cupti_ts,
 			(int64_t)c->mono_after, c->when };
 
+	int w = c->when ? 1 : 0;
+
+	if (w == 1 || !L->have_clk[0]) {    /* first start pair, last exit pair */
+		L->clk[w] = *c;
+		L->have_clk[w] = 1;
+	}
 	bind_all(L->ins[S_CLOCK], v, 5);
 	return step(L->ins[S_CLOCK]);
 }
@@ -534,6 +550,88 @@ static int finish_nvtx(struct loader *L)
 	return sqlite3_exec(L->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* Tables whose times come from CUPTI's clock, and which of their rows. */
+static const char *const cupti_timed[6][2] = {
+	{ "CUPTI_ACTIVITY_KIND_KERNEL", "1" }, { "CUPTI_ACTIVITY_KIND_MEMCPY", "1" },
+	{ "CUPTI_ACTIVITY_KIND_MEMSET", "1" }, { "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "1" },
+	{ "CUPTI_ACTIVITY_KIND_RUNTIME", "xp_flags & 1" },   /* XP_GPU_API_FROM_ACTIVITY */
+	{ "NVTX_EVENTS", "1" },
+};
+
+static int first_rowids(struct loader *L)
+{
+	for (int i = 0; i < 6; i++) {
+		char sql[128];
+		sqlite3_stmt *s;
+
+		snprintf(sql, sizeof(sql), "SELECT ifnull(max(rowid), 0) FROM %s", cupti_timed[i][0]);
+		if (sqlite3_prepare_v2(L->db, sql, -1, &s, NULL) != SQLITE_OK)
+			return -EIO;
+		L->first_rowid[i] = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+		sqlite3_finalize(s);
+	}
+	return 0;
+}
+
+/* clock_method CALIBRATED: CUPTI's clock to CLOCK_MONOTONIC, after the
+ * stream (the exit pair comes last). The offset is the midpoint of each
+ * pair's two monotonic reads minus the CUPTI reading; with a start and an
+ * exit pair it is interpolated linearly in CUPTI time (drift), with one it
+ * is constant. Without any pair the times stay CUPTI's, and a warning row
+ * in xp_gpu_status says so. */
+static int calibrate(struct loader *L)
+{
+	int64_t off[2], c[2], doff = 0, dc = 1;
+	int first = L->have_clk[0] ? 0 : 1;
+
+	if (L->clock_method != XP_GPU_CLOCK_CALIBRATED)
+		return 0;
+	if (!L->have_clk[0] && !L->have_clk[1]) {
+		static const char text[] = "CUPTI clock without clock pairs: GPU times left uncalibrated";
+		struct {
+			struct xp_gpu_status st;
+			char text[sizeof(text)];
+		} w = { .st = { .severity = XP_GPU_STATUS_WARN, .text_len = sizeof(text) - 1 } };
+
+		memcpy(w.text, text, sizeof(text));
+		return load_status(L, &w.st);
+	}
+	for (int w = 0; w < 2; w++) {
+		const struct xp_gpu_clock *k = &L->clk[L->have_clk[w] ? w : first];
+
+		c[w] = (int64_t)k->cupti_ts;
+		off[w] = (int64_t)(k->mono_before + (k->mono_after - k->mono_before) / 2) - c[w];
+	}
+	if (c[1] > c[0]) {
+		doff = off[1] - off[0];
+		dc = c[1] - c[0];
+	}
+	for (int i = 0; i < 6; i++) {
+		char sql[600];
+		sqlite3_stmt *s;
+		int rc;
+
+#define XP_CAL(x) "(" x " + :off + (:doff * (" x " - :c0)) / :dc)"
+		snprintf(sql, sizeof(sql), "UPDATE %s SET start = " XP_CAL("start") ","
+			 " end = CASE WHEN end IS NULL OR end = 0 THEN end ELSE " XP_CAL("end") " END"
+			 " WHERE rowid > :first AND start != 0 AND %s", cupti_timed[i][0],
+			 cupti_timed[i][1]);
+#undef XP_CAL
+		if (sqlite3_prepare_v2(L->db, sql, -1, &s, NULL) != SQLITE_OK)
+			return -EIO;
+		sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":off"), off[0]);
+		sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":doff"), doff);
+		sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":c0"), c[0]);
+		sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":dc"), dc);
+		sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":first"), L->first_rowid[i]);
+		rc = sqlite3_step(s);
+		sqlite3_finalize(s);
+		if (rc != SQLITE_DONE)
+			return -EIO;
+	}
+	return 0;
+}
+
 int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_ops *ops,
 		       void *ctx, struct xp_gpu_load_stats *st, char *err, size_t errlen)
 {
@@ -573,6 +671,10 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 		rc = -EIO;
 		goto sqlerr;
 	}
+	if (first_rowids(&L) < 0) {
+		rc = -EIO;
+		goto sqlerr;
+	}
 	for (int i = 0; i < S_COUNT; i++)
 		if (sqlite3_prepare_v2(db, ins_sql[i], -1, &L.ins[i], NULL) != SQLITE_OK) {
 			rc = -EIO;
@@ -599,9 +701,12 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 		snprintf(err, errlen, "%s at offset %llu: %s", path,
 			 (unsigned long long)xp_reader_offset(r), xp_reader_error(r));
 		finish_nvtx(&L);
+		calibrate(&L);
 		goto out;
 	}
 	rc = finish_nvtx(&L);
+	if (rc == 0)
+		rc = calibrate(&L);
 	if (rc < 0)
 		goto sqlerr;
 	st->pid = L.pid;

@@ -63,7 +63,8 @@ static const char schema[] =
 	" nameId INTEGER NOT NULL,"       /* StringIds: function name */
 	" returnValue INTEGER NOT NULL,"
 	" callchainId INTEGER,"           /* NULL: the stack is in xp_attribution */
-	" xp_cbid INTEGER);"
+	" xp_cbid INTEGER,"               /* CUPTI callback id */
+	" xp_flags INTEGER NOT NULL DEFAULT 0);"  /* 1: from CUPTI activity (CUPTI clock) */
 	"CREATE INDEX IF NOT EXISTS xp_runtime_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(correlationId);"
 	"CREATE TABLE IF NOT EXISTS NVTX_EVENTS ("
 	" start INTEGER NOT NULL, end INTEGER,"

@@ -363,6 +363,50 @@ START_TEST(bad_launch_record)
 }
 END_TEST
 
+START_TEST(calibrated_clock)
+{
+	struct buf b = { .n = 0 };
+	struct xp_gpu_process p = { .pid = 100, .ns_pid = 100, .ns_depth = 1,
+				    .clock_method = XP_GPU_CLOCK_CALIBRATED };
+	/* offset 905 at CUPTI time 100, 1005 at CUPTI time 1000 */
+	struct xp_gpu_clock c0 = { .mono_before = 1000, .cupti_ts = 100, .mono_after = 1010 };
+	struct xp_gpu_clock c1 = { .mono_before = 2000, .cupti_ts = 1000, .mono_after = 2010,
+				   .when = 1 };
+	struct xp_gpu_kernel k = { .start = 550, .end = 1000, .correlation_id = 1 };
+	struct xp_gpu_api act = { .start = 100, .end = 200, .correlation_id = 1, .pid = 100,
+				  .tid = 100, .flags = XP_GPU_API_FROM_ACTIVITY };
+	struct xp_gpu_api cb = { .start = 100, .end = 200, .correlation_id = 2, .pid = 100,
+				 .tid = 100 };
+	struct xp_gpu_load_stats st;
+	char err[256];
+
+	header(&b, XP_FORMAT_VERSION, XP_STREAM_GPU);
+	record(&b, XP_REC_GPU_PROCESS, &p, sizeof(p), 0);
+	record(&b, XP_REC_GPU_CLOCK, &c0, sizeof(c0), 0);
+	record(&b, XP_REC_GPU_KERNEL, &k, sizeof(k), 0);
+	record(&b, XP_REC_GPU_API, &act, sizeof(act), 0);
+	record(&b, XP_REC_GPU_API, &cb, sizeof(cb), 0);
+	record(&b, XP_REC_GPU_CLOCK, &c1, sizeof(c1), 0);   /* the exit pair comes last */
+	ck_assert_int_eq(xp_gpu_load_stream(db, write_buf(&b, b.n), &testdb_ops, &sink, &st, err,
+					    sizeof(err)), 0);
+	ck_assert_int_eq(q1("SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL"), 550 + 905 + 50);
+	ck_assert_int_eq(q1("SELECT end FROM CUPTI_ACTIVITY_KIND_KERNEL"), 1000 + 1005);
+	ck_assert_int_eq(q1("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 1"),
+			 1005);
+	ck_assert_int_eq(q1("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 2"),
+			 100);
+	/* a second stream leaves the first one's rows alone; without pairs it warns */
+	b.n = 0;
+	header(&b, XP_FORMAT_VERSION, XP_STREAM_GPU);
+	record(&b, XP_REC_GPU_PROCESS, &p, sizeof(p), 0);
+	record(&b, XP_REC_GPU_KERNEL, &k, sizeof(k), 0);
+	ck_assert_int_eq(xp_gpu_load_stream(db, write_buf(&b, b.n), &testdb_ops, &sink, &st, err,
+					    sizeof(err)), 0);
+	ck_assert_str_eq(qs("SELECT group_concat(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"), "1505,550");
+	ck_assert_int_eq(q1("SELECT severity FROM xp_gpu_status"), XP_GPU_STATUS_WARN);
+}
+END_TEST
+
 START_TEST(no_gpu_activity)
 {
 	struct xc_summary s;
@@ -388,6 +432,7 @@ static Suite *gpuingest_suite(void)
 	tcase_add_test(tc, undefined_string_is_unknown);
 	tcase_add_test(tc, bad_future_version_and_wrong_stream);
 	tcase_add_test(tc, bad_launch_record);
+	tcase_add_test(tc, calibrated_clock);
 	tcase_add_test(tc, no_gpu_activity);
 	suite_add_tcase(s, tc);
 	return s;
