@@ -52,6 +52,8 @@ int main(int argc, char **argv)
 			 "CREATE TABLE xp_samples (id INTEGER PRIMARY KEY, ts INTEGER, pid INTEGER,"
 			 " tid INTEGER, cpu INTEGER, stack_id INTEGER, period INTEGER);"
 			 "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+			 "CREATE TABLE xp_frames (id INTEGER PRIMARY KEY, symbol, module, kind);"
+			 "CREATE TABLE xp_stacks (id INTEGER PRIMARY KEY, parent, frame, depth);"
 			 "CREATE TABLE xp_losses (ts, kind, reason, count, source);"
 			 "INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'k');",
 			 NULL, NULL, NULL) != SQLITE_OK || xp_gpu_schema_create(db) < 0)

@@ -458,10 +458,20 @@ static const char *loss_reason(int64_t r)
 	return "other";
 }
 
+struct cov {
+	char how[16];
+	char why[160];
+	int64_t n, t;
+};
+
+/* One pass over the GPU rows (the query costs seconds on big runs); the
+ * (how, reason) groups are few. */
 static int footer_coverage(struct rep *R)
 {
 	char sql[1400], f[256];
 	sqlite3_stmt *s;
+	struct cov *c = NULL;
+	size_t nc = 0, cap = 0;
 	int64_t total = 0, rows = 0;
 	int rc;
 	struct jsonw *w = &R->json;
@@ -473,11 +483,33 @@ static int footer_coverage(struct rep *R)
 		 " 4 DESC, 2", f);
 	if (prepare(R, sql, &s) < 0)
 		return -EIO;
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		total += sqlite3_column_int64(s, 3);
-		rows += sqlite3_column_int64(s, 2);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *how = (const char *)sqlite3_column_text(s, 0);
+		const char *why = (const char *)sqlite3_column_text(s, 1);
+
+		if (nc == cap) {
+			void *p = realloc(c, (cap = cap ? 2 * cap : 8) * sizeof(*c));
+
+			if (!p) {
+				free(c);
+				sqlite3_finalize(s);
+				return -ENOMEM;
+			}
+			c = p;
+		}
+		snprintf(c[nc].how, sizeof(c[nc].how), "%s", how ? how : "none");
+		snprintf(c[nc].why, sizeof(c[nc].why), "%s", why ? why : "?");
+		c[nc].n = sqlite3_column_int64(s, 2);
+		c[nc].t = sqlite3_column_int64(s, 3);
+		total += c[nc].t;
+		rows += c[nc].n;
+		nc++;
 	}
-	sqlite3_reset(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(c);
+		return -EIO;
+	}
 	foot_line(R, "%s", "");
 	foot_line(R, "GPU time attribution: %lld ns in %lld records (kernels, memcpy, memset)",
 		  (long long)total, (long long)rows);
@@ -489,32 +521,30 @@ static int footer_coverage(struct rep *R)
 		jsonw_key(w, "by_how");
 		jsonw_arr_begin(w);
 	}
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *how = (const char *)sqlite3_column_text(s, 0);
-		const char *why = (const char *)sqlite3_column_text(s, 1);
-		int64_t n = sqlite3_column_int64(s, 2), t = sqlite3_column_int64(s, 3);
-		double pct = total ? 100.0 * (double)t / (double)total : 0;
+	for (size_t i = 0; i < nc; i++) {
+		double pct = total ? 100.0 * (double)c[i].t / (double)total : 0;
 
 		if (R->o->format == XP_FMT_JSON) {
 			jsonw_obj_begin(w);
-			jsonw_key(w, "how"); jsonw_str(w, how);
-			jsonw_key(w, "reason"); jsonw_str(w, why);
-			jsonw_key(w, "records"); jsonw_int(w, n);
-			jsonw_key(w, "gpu_ns"); jsonw_int(w, t);
+			jsonw_key(w, "how"); jsonw_str(w, c[i].how);
+			jsonw_key(w, "reason"); jsonw_str(w, c[i].why);
+			jsonw_key(w, "records"); jsonw_int(w, c[i].n);
+			jsonw_key(w, "gpu_ns"); jsonw_int(w, c[i].t);
 			jsonw_key(w, "pct"); jsonw_fixed(w, pct, 1);
 			jsonw_obj_end(w);
 		} else {
 			foot_line(R, "  %-13s %5.1f%%  %12lld ns  %6lld records  %s",
-				  !strcmp(how, "none") ? "unattributed" : how, pct, (long long)t,
-				  (long long)n, strcmp(how, "exact") ? why : "launch record of the call");
+				  !strcmp(c[i].how, "none") ? "unattributed" : c[i].how, pct,
+				  (long long)c[i].t, (long long)c[i].n,
+				  strcmp(c[i].how, "exact") ? c[i].why : "launch record of the call");
 		}
 	}
-	sqlite3_finalize(s);
+	free(c);
 	if (R->o->format == XP_FMT_JSON) {
 		jsonw_arr_end(w);
 		jsonw_obj_end(w);
 	}
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	return 0;
 }
 
 static int footer_rest(struct rep *R)
@@ -664,6 +694,15 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
 	int rc;
 
 	build_query(&R, sql, sizeof(sql));
+	/* the stack tables are the main loader's: fail before any output if absent */
+	if ((o->by == XP_BY_KERNEL || o->by == XP_BY_STACK) &&
+	    sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind FROM xp_stacks n"
+			       " LEFT JOIN xp_frames f ON f.id = n.frame"
+			       " LEFT JOIN StringIds s ON s.id = f.symbol WHERE n.id = ?",
+			       -1, &R.frame, NULL) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
 	if ((rc = collect(&R, sql)) < 0)
 		goto out;
 	sort_by = o->sort;
