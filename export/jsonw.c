@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 
 void jsonw_init(struct jsonw *w, FILE *out)
 {
@@ -99,6 +100,16 @@ void jsonw_ns_as_us(struct jsonw *w, int64_t ns)
 
 	value_prefix(w);
 	fprintf(w->out, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+}
+
+void jsonw_fixed(struct jsonw *w, double v, int decimals)
+{
+	if (!isfinite(v)) {
+		jsonw_null(w);
+		return;
+	}
+	value_prefix(w);
+	fprintf(w->out, "%.*f", decimals, v);
 }
 
 void jsonw_bool(struct jsonw *w, int v)

@@ -35,6 +35,8 @@ void jsonw_uint(struct jsonw *w, uint64_t v);
 /* A nanosecond count as microseconds with 3 decimals: Chrome trace's unit,
  * ns precision kept without floating point rounding. */
 void jsonw_ns_as_us(struct jsonw *w, int64_t ns);
+/* A number with a fixed count of decimals (NaN and infinities as null). */
+void jsonw_fixed(struct jsonw *w, double v, int decimals);
 void jsonw_bool(struct jsonw *w, int v);
 void jsonw_null(struct jsonw *w);
 int jsonw_error(const struct jsonw *w);

@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_join.h"
 #include "db_schema.h"
+#include "gpu_ingest.h"
 
 int xp_ingest_db_path(const char *run_dir, char *buf, size_t len)
 {
@@ -154,7 +156,7 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 			    " PRAGMA cache_size=-65536;"
 			    " BEGIN;", res)))
 		goto fail;
-	if (xp_db_create_schema(db) != SQLITE_OK) {
+	if (xp_db_create_schema(db) != SQLITE_OK || xp_gpu_schema_create(db) != SQLITE_OK) {
 		snprintf(res->error, sizeof(res->error), "database: %s", sqlite3_errmsg(db));
 		err = -EIO;
 		goto fail;
@@ -172,6 +174,12 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 			goto fail;
 		}
 		*res = keep;
+		/* GPU work to the CPU stacks that launched it, in the same db */
+		if (xc_correlate_db(db, &res->correlation)) {
+			snprintf(res->error, sizeof(res->error), "correlation: %s", sqlite3_errmsg(db));
+			err = -EIO;
+			goto fail;
+		}
 	}
 	if ((err = exec_sql(db, "COMMIT;", res)))
 		goto fail;

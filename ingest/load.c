@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "db_schema.h"
+#include "gpu_ingest.h"
 #include "kallsyms.h"
 #include "mappings.h"
 #include "meta.h"
@@ -742,6 +743,50 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 	}
 }
 
+/* xp_gpu_sink_ops for the GPU loader: our string table and stack tree. */
+static int64_t sink_string(void *ctx, const char *s)
+{
+	int64_t id;
+
+	return intern_str(ctx, s, &id) ? -1 : id;
+}
+
+static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *kips,
+			  unsigned nk, const uint64_t *uips, unsigned nu)
+{
+	uint64_t ips[2 * XP_MAX_STACK_DEPTH];
+	int64_t id;
+
+	if (nk > XP_MAX_STACK_DEPTH || nu > XP_MAX_STACK_DEPTH)
+		return -1;
+	memcpy(ips, kips, nk * sizeof(*ips));
+	memcpy(ips + nk, uips, nu * sizeof(*ips));
+	return stack_id(ctx, pid, ts, ips, nk, nu, &id) ? -1 : id;
+}
+
+static int is_gpu_stream(const char *name)
+{
+	return !strncmp(name, "gpu-", 4);
+}
+
+/* The CUPTI side: gpu-<pid>.xpr into the nsys-named GPU tables. A damaged
+ * stream keeps its valid part and warns, unless strict. */
+static int load_gpu_stream(struct loader *L, const char *path, const char *file)
+{
+	static const struct xp_gpu_sink_ops ops = { sink_string, sink_stack };
+	struct xp_gpu_load_stats st = { 0 };
+	char why[XP_LOAD_MSG_LEN];
+	int err;
+
+	err = xp_gpu_load_stream(L->db, path, &ops, L, &st, why, sizeof(why));
+	L->res->gpu_streams++;
+	if (err == -ENOMEM || err == -EIO || err == -EPROTO || (err && L->o->strict)) {
+		snprintf(L->res->error, sizeof(L->res->error), "%s", why);
+		return err;
+	}
+	return err ? warn(L, file, 0, "%s; the records before it are kept", why) : 0;
+}
+
 static int is_stream(const struct dirent *d)
 {
 	size_t n = strlen(d->d_name);
@@ -1097,10 +1142,14 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	}
 	if ((err = load_meta(L)) || (err = load_kallsyms(L)))
 		goto out;
-	for (int pass = 1; pass <= 2; pass++) {
+	for (int pass = 1; pass <= 3; pass++) {
 		for (int i = 0; i < n; i++) {
-			snprintf(path, sizeof(path), "%s/%s", o->run_dir, names[i]->d_name);
-			err = load_stream(L, path, names[i]->d_name, pass);
+			const char *file = names[i]->d_name;
+
+			if ((pass == 3) != is_gpu_stream(file))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", o->run_dir, file);
+			err = pass == 3 ? load_gpu_stream(L, path, file) : load_stream(L, path, file, pass);
 			if (err)
 				goto out;
 		}

@@ -17,6 +17,8 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "db_join.h"
+
 #define XP_LOAD_WARNINGS_KEPT 8
 #define XP_LOAD_MSG_LEN 512
 
@@ -39,6 +41,8 @@ struct xp_load_result {
 	uint64_t stacks, frames, strings;   /* distinct rows */
 	uint64_t sample_frames;             /* frames over all samples */
 	uint64_t sample_frames_resolved;    /* of which symbolized */
+	uint64_t gpu_streams;               /* gpu-<pid>.xpr files loaded */
+	struct xc_summary correlation;      /* what the join attributed */
 };
 
 /* 0 (warnings possible), or a negative errno with res->error set:

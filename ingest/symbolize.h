@@ -61,6 +61,8 @@ size_t xp_symbolizer_build_id(const struct xp_symbolizer *sy, uint32_t module,
 			      const uint8_t **id);
 /* Demangles C++ (Itanium ABI) names into buf; copies other names as they are. */
 void xp_demangle(const char *name, char *buf, size_t buflen);
+/* The whole demangled name (or a copy of name), malloc'd; NULL on OOM. */
+char *xp_demangle_dup(const char *name);
 
 #define XP_SYMBOLIZER_MAX_MODULES 65536
 

@@ -26,5 +26,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

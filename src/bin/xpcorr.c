@@ -11,6 +11,7 @@ static const struct xp_cmd commands[] = {
 	{ "info", cmd_info, "what a run captured, lost and symbolized" },
 	{ "export", cmd_export, "folded stacks or a flame graph SVG" },
 	{ "dump", cmd_dump, "print the raw records of a run, one per line" },
+	{ "report", cmd_report, "GPU time per kernel (or stack, API, ...) with the CPU stacks that launched it" },
 	{ NULL, NULL, NULL },
 };
 

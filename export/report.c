@@ -1,0 +1,743 @@
+/* report.c - GPU time summaries with their launching CPU stacks.
+ *
+ *   struct xp_report_opts o = XP_REPORT_DEFAULTS;      // --by kernel --top 30
+ *   xp_report(db, &o, stdout);
+ *
+ * One SQL query per view yields (name, key, duration) in (key, duration)
+ * order; one pass makes the per-group statistics (median from the sorted
+ * durations of one group at a time), the same columns as nsys'
+ * cuda_gpu_kern_sum: StdDev is the sample standard deviation, Med the
+ * middle value (mean of the two middle ones for an even count).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+#include "report.h"
+
+struct group {
+	char *name;
+	int64_t key;
+	uint64_t n;
+	int64_t total, min, max;
+	double avg, med, sd;
+};
+
+struct rep {
+	sqlite3 *db;
+	const struct xp_report_opts *o;
+	FILE *out;
+	struct jsonw json;
+	struct group *g;
+	size_t n, cap;
+	int64_t all_total;
+	sqlite3_stmt *frame;        /* one stack node */
+};
+
+/* The GPU rows of every kind, each with its attribution (or NULLs). */
+#define GPU_ROWS \
+	"(SELECT 'KERNEL' AS t, rowid AS r, start, end, globalPid AS gp FROM CUPTI_ACTIVITY_KIND_KERNEL" \
+	" UNION ALL SELECT 'MEMCPY', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY" \
+	" UNION ALL SELECT 'MEMSET', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) g" \
+	" LEFT JOIN xp_attribution a ON a.gpu_table = g.t AND a.gpu_rowid = g.r"
+
+static void filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
+		   size_t len)
+{
+	int n = snprintf(buf, len, "1");
+
+	if (o->pid)
+		n += snprintf(buf + n, len - (size_t)n, " AND (%s >> 24) = :pid", gp);
+	if (o->since)
+		n += snprintf(buf + n, len - (size_t)n, " AND %s >= :since", start);
+	if (o->until)
+		snprintf(buf + n, len - (size_t)n, " AND %s < :until", start);
+}
+
+static int prepare(struct rep *R, const char *sql, sqlite3_stmt **s)
+{
+	int i;
+
+	if (sqlite3_prepare_v2(R->db, sql, -1, s, NULL) != SQLITE_OK)
+		return -EIO;
+	if ((i = sqlite3_bind_parameter_index(*s, ":pid")))
+		sqlite3_bind_int64(*s, i, R->o->pid);
+	if ((i = sqlite3_bind_parameter_index(*s, ":since")))
+		sqlite3_bind_int64(*s, i, R->o->since);
+	if ((i = sqlite3_bind_parameter_index(*s, ":until")))
+		sqlite3_bind_int64(*s, i, R->o->until);
+	return 0;
+}
+
+static void group_finish(struct group *g, int64_t *d)
+{
+	double sum2 = 0;
+
+	g->avg = (double)g->total / (double)g->n;
+	g->med = g->n % 2 ? (double)d[g->n / 2] : ((double)d[g->n / 2 - 1] + (double)d[g->n / 2]) / 2;
+	for (uint64_t i = 0; i < g->n; i++)
+		sum2 += ((double)d[i] - g->avg) * ((double)d[i] - g->avg);
+	g->sd = g->n > 1 ? sqrt(sum2 / (double)(g->n - 1)) : 0;
+}
+
+/* Runs a (name, key, duration) query ordered by key, duration. */
+static int collect(struct rep *R, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t *d = NULL;
+	size_t dcap = 0;
+	struct group *cur = NULL;
+	int rc;
+
+	if (prepare(R, sql, &s) < 0)
+		return -EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t key = sqlite3_column_int64(s, 1), dur = sqlite3_column_int64(s, 2);
+		const char *name = (const char *)sqlite3_column_text(s, 0);
+
+		if (!cur || cur->key != key) {
+			if (cur)
+				group_finish(cur, d);
+			if (R->n == R->cap) {
+				void *p = realloc(R->g, (R->cap = R->cap ? 2 * R->cap : 64) * sizeof(*R->g));
+
+				if (!p)
+					goto oom;
+				R->g = p;
+			}
+			cur = &R->g[R->n++];
+			*cur = (struct group){ .key = key, .min = dur, .max = dur,
+					       .name = strdup(name ? name : "") };
+			if (!cur->name)
+				goto oom;
+		}
+		if (cur->n == dcap) {
+			void *p = realloc(d, (dcap = dcap ? 2 * dcap : 1024) * sizeof(*d));
+
+			if (!p)
+				goto oom;
+			d = p;
+		}
+		d[cur->n++] = dur;
+		cur->total += dur;
+		cur->min = dur < cur->min ? dur : cur->min;
+		cur->max = dur > cur->max ? dur : cur->max;
+		R->all_total += dur;
+	}
+	if (cur)
+		group_finish(cur, d);
+	free(d);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+oom:
+	free(d);
+	sqlite3_finalize(s);
+	return -ENOMEM;
+}
+
+static enum xp_report_sort sort_by;
+
+static int cmp_group(const void *pa, const void *pb)
+{
+	const struct group *a = pa, *b = pb;
+	int c = 0;
+
+	switch (sort_by) {
+	case XP_SORT_TOTAL: c = (b->total > a->total) - (b->total < a->total); break;
+	case XP_SORT_AVG: c = (b->avg > a->avg) - (b->avg < a->avg); break;
+	case XP_SORT_INSTANCES: c = (b->n > a->n) - (b->n < a->n); break;
+	case XP_SORT_NAME: break;
+	}
+	if (!c)
+		c = strcmp(a->name, b->name);
+	return c ? c : (a->key > b->key) - (a->key < b->key);
+}
+
+/* "launch_a <- forward <- main": user frames from the leaf, at most o->frames. */
+static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
+{
+	unsigned shown = 0, guard = 0;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (id < 0) {
+		snprintf(buf, len, "(no stack)");
+		return 0;
+	}
+	if (!R->frame && sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind FROM xp_stacks n"
+					    " LEFT JOIN xp_frames f ON f.id = n.frame"
+					    " LEFT JOIN StringIds s ON s.id = f.symbol WHERE n.id = ?",
+					    -1, &R->frame, NULL) != SQLITE_OK)
+		return -EIO;
+	while (id > 0 && guard++ < 4096) {      /* a cycle in a corrupt tree must end */
+		const char *sym, *kind;
+
+		sqlite3_bind_int64(R->frame, 1, id);
+		if (sqlite3_step(R->frame) != SQLITE_ROW) {
+			sqlite3_reset(R->frame);
+			break;
+		}
+		id = sqlite3_column_int64(R->frame, 0);
+		sym = (const char *)sqlite3_column_text(R->frame, 1);
+		kind = (const char *)sqlite3_column_text(R->frame, 2);
+		if (!kind || strcmp(kind, "kernel")) {
+			if (shown == R->o->frames) {
+				used += (size_t)snprintf(buf + used, used < len ? len - used : 0, " <- ...");
+				sqlite3_reset(R->frame);
+				break;
+			}
+			used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+						 shown ? " <- " : "", sym ? sym : "??");
+			shown++;
+		}
+		sqlite3_reset(R->frame);
+	}
+	return 0;
+}
+
+static const char *title(enum xp_report_by by)
+{
+	switch (by) {
+	case XP_BY_KERNEL: return "CUDA GPU Kernel Summary (cuda_gpu_kern_sum) with launching CPU stacks";
+	case XP_BY_STACK: return "GPU Time by Launching CPU Stack (kernels, memcpy, memset)";
+	case XP_BY_API: return "CUDA API Summary (cuda_api_sum)";
+	case XP_BY_MEMOP: return "CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)";
+	case XP_BY_THREAD: return "GPU Time by Launching CPU Thread";
+	case XP_BY_GRAPH: return "GPU Kernel Time by CUDA Graph";
+	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
+	}
+	return "?";
+}
+
+static int build_query(struct rep *R, char *sql, size_t len)
+{
+	const struct xp_report_opts *o = R->o;
+	const char *col = o->mangled ? "mangledName" : "demangledName";
+	char f[256], f2[256];
+
+	switch (o->by) {
+	case XP_BY_KERNEL:
+		filter(o, "k.globalPid", "k.start", f, sizeof(f));
+		snprintf(sql, len, "SELECT s.value, k.%s, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+			 " JOIN StringIds s ON s.id = k.%s WHERE %s ORDER BY 2, 3", col, col, f);
+		break;
+	case XP_BY_STACK:
+		filter(o, "g.gp", "g.start", f, sizeof(f));
+		snprintf(sql, len, "SELECT NULL, ifnull(a.stack_id, -1), g.end - g.start FROM " GPU_ROWS
+			 " WHERE %s ORDER BY 2, 3", f);
+		break;
+	case XP_BY_API:
+		filter(o, "r.globalTid", "r.start", f, sizeof(f));
+		snprintf(sql, len, "SELECT s.value, r.nameId, r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
+			 " JOIN StringIds s ON s.id = r.nameId WHERE %s ORDER BY 2, 3", f);
+		break;
+	case XP_BY_MEMOP:
+		filter(o, "m.globalPid", "m.start", f, sizeof(f));
+		filter(o, "globalPid", "start", f2, sizeof(f2));
+		snprintf(sql, len, "SELECT '[CUDA memcpy ' || ifnull(e.label, m.copyKind) || ']', m.copyKind,"
+			 " m.end - m.start FROM CUPTI_ACTIVITY_KIND_MEMCPY m LEFT JOIN ENUM_CUDA_MEMCPY_OPER e"
+			 " ON e.id = m.copyKind WHERE %s UNION ALL SELECT '[CUDA memset]', 1000, end - start"
+			 " FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE %s ORDER BY 2, 3", f, f2);
+		break;
+	case XP_BY_THREAD:
+		filter(o, "g.gp", "g.start", f, sizeof(f));
+		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
+			 " (r.globalTid >> 24) || '/' || (r.globalTid & 16777215) END, ifnull(r.globalTid, -1),"
+			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
+			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3", f);
+		break;
+	case XP_BY_GRAPH:
+		filter(o, "globalPid", "start", f, sizeof(f));
+		snprintf(sql, len, "SELECT 'graph ' || graphId, graphId, end - start"
+			 " FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL AND %s ORDER BY 2, 3", f);
+		break;
+	case XP_BY_NVTX:
+		/* a GPU row counts in every start/end range open on the calling
+		 * thread when its API call began (nested ranges each count it) */
+		filter(o, "g.gp", "g.start", f, sizeof(f));
+		snprintf(sql, len, "SELECT s.value, n.textId, g.end - g.start FROM " GPU_ROWS
+			 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
+			 " JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.eventType = 60"
+			 " AND n.start <= r.start AND n.end >= r.start"
+			 " JOIN StringIds s ON s.id = n.textId WHERE %s ORDER BY 2, 3", f);
+		break;
+	}
+	return 0;
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/* The launching stacks of one kernel, biggest share first. */
+static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, int *first_csv)
+{
+	const struct xp_report_opts *o = R->o;
+	char sql[1024], f[256], stack[1024];
+	sqlite3_stmt *s;
+	int rc;
+
+	filter(o, "k.globalPid", "k.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), a.how, a.reason, sum(k.end - k.start)"
+		 " FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN xp_attribution a ON a.gpu_table = 'KERNEL'"
+		 " AND a.gpu_rowid = k.rowid WHERE k.%s = :key AND %s GROUP BY 1, 2, 3"
+		 " ORDER BY 4 DESC, 1, 2 LIMIT %u", o->mangled ? "mangledName" : "demangledName", f,
+		 o->stacks);
+	if (prepare(R, sql, &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":key"), g->key);
+	if (o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "stacks");
+		jsonw_arr_begin(&R->json);
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0), t = sqlite3_column_int64(s, 3);
+		const char *how = (const char *)sqlite3_column_text(s, 1);
+		const char *why = (const char *)sqlite3_column_text(s, 2);
+		double share = g->total ? 100.0 * (double)t / (double)g->total : 0;
+
+		if (format_stack(R, id, stack, sizeof(stack)) < 0)
+			break;
+		if (id < 0)
+			snprintf(stack, sizeof(stack), "(unattributed: %s)", why ? why : "?");
+		if (o->format == XP_FMT_TEXT) {
+			fprintf(R->out, "%*s%5.1f%%  %-8s  %s\n", indent_text, "", share, how, stack);
+		} else if (o->format == XP_FMT_CSV) {
+			char item[1200];
+
+			snprintf(item, sizeof(item), "%s%.1f%% %s %s", *first_csv ? "" : "; ", share,
+				 how, stack);
+			fputs(item, R->out);     /* inside the quoted cell opened by the caller */
+			*first_csv = 0;
+		} else {
+			jsonw_obj_begin(&R->json);
+			jsonw_key(&R->json, "share_pct");
+			jsonw_fixed(&R->json, share, 1);
+			jsonw_key(&R->json, "gpu_ns");
+			jsonw_int(&R->json, t);
+			jsonw_key(&R->json, "how");
+			jsonw_str(&R->json, how);
+			if (id < 0) {
+				jsonw_key(&R->json, "reason");
+				jsonw_str(&R->json, why ? why : "?");
+			} else {
+				jsonw_key(&R->json, "stack_id");
+				jsonw_int(&R->json, id);
+			}
+			jsonw_key(&R->json, "frames");
+			jsonw_str(&R->json, stack);
+			jsonw_obj_end(&R->json);
+		}
+	}
+	if (o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static const char *const cols[] = { "Time (%)", "Total Time (ns)", "Instances", "Avg (ns)",
+				    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name" };
+
+static int print_table(struct rep *R, size_t shown)
+{
+	const struct xp_report_opts *o = R->o;
+	int rc = 0;
+
+	if (o->format == XP_FMT_TEXT) {
+		fprintf(R->out, "** %s:\n\n", title(o->by));
+		fprintf(R->out, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s\n", cols[0], cols[1],
+			cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8]);
+		fprintf(R->out, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s\n", "--------",
+			"---------------", "---------", "--------", "--------", "--------", "--------",
+			"-----------", "----");
+	} else if (o->format == XP_FMT_CSV) {
+		for (size_t i = 0; i < 9; i++)
+			fprintf(R->out, "%s\"%s\"", i ? "," : "", cols[i]);
+		fprintf(R->out, o->by == XP_BY_KERNEL ? ",\"Launching CPU Stacks\"\n" : "\n");
+	} else {
+		jsonw_key(&R->json, "rows");
+		jsonw_arr_begin(&R->json);
+	}
+	for (size_t i = 0; i < shown && rc == 0; i++) {
+		struct group *g = &R->g[i];
+		double pct = R->all_total ? 100.0 * (double)g->total / (double)R->all_total : 0;
+		char name[1024];
+
+		if (o->by == XP_BY_STACK) {
+			if ((rc = format_stack(R, g->key, name, sizeof(name))) < 0)
+				break;
+			if (g->key < 0)
+				snprintf(name, sizeof(name), "(unattributed)");
+			free(g->name);
+			g->name = strdup(name);
+			if (!g->name)
+				return -ENOMEM;
+		}
+		if (o->format == XP_FMT_TEXT) {
+			fprintf(R->out, " %8.1f  %15lld  %9llu  %12.1f  %12.1f  %10lld  %10lld  %12.1f  %s\n",
+				pct, (long long)g->total, (unsigned long long)g->n, g->avg, g->med,
+				(long long)g->min, (long long)g->max, g->sd, g->name);
+			if (o->by == XP_BY_KERNEL && o->stacks)
+				rc = kernel_stacks(R, g, 12, NULL);
+		} else if (o->format == XP_FMT_CSV) {
+			int first = 1;
+
+			fprintf(R->out, "%.1f,%lld,%llu,%.1f,%.1f,%lld,%lld,%.1f,", pct,
+				(long long)g->total, (unsigned long long)g->n, g->avg, g->med,
+				(long long)g->min, (long long)g->max, g->sd);
+			csv_str(R->out, g->name);
+			if (o->by == XP_BY_KERNEL) {
+				fputs(",\"", R->out);
+				if (o->stacks)
+					rc = kernel_stacks(R, g, 0, &first);
+				fputc('"', R->out);
+			}
+			fputc('\n', R->out);
+		} else {
+			struct jsonw *w = &R->json;
+
+			jsonw_obj_begin(w);
+			jsonw_key(w, "time_pct"); jsonw_fixed(w, pct, 1);
+			jsonw_key(w, "total_ns"); jsonw_int(w, g->total);
+			jsonw_key(w, "instances"); jsonw_uint(w, g->n);
+			jsonw_key(w, "avg_ns"); jsonw_fixed(w, g->avg, 1);
+			jsonw_key(w, "med_ns"); jsonw_fixed(w, g->med, 1);
+			jsonw_key(w, "min_ns"); jsonw_int(w, g->min);
+			jsonw_key(w, "max_ns"); jsonw_int(w, g->max);
+			jsonw_key(w, "stddev_ns"); jsonw_fixed(w, g->sd, 1);
+			jsonw_key(w, "name"); jsonw_str(w, g->name);
+			if (o->by == XP_BY_STACK && g->key >= 0) {
+				jsonw_key(w, "stack_id"); jsonw_int(w, g->key);
+			}
+			if (o->by == XP_BY_KERNEL && o->stacks)
+				rc = kernel_stacks(R, g, 0, NULL);
+			jsonw_obj_end(w);
+		}
+	}
+	if (o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	return rc;
+}
+
+/* ---- footer: coverage, rejected evidence, losses, clock skew, warnings ---- */
+
+static void foot_line(struct rep *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void foot_line(struct rep *R, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (R->o->format == XP_FMT_JSON)
+		return;
+	fputs(R->o->format == XP_FMT_CSV ? (*fmt && strcmp(fmt, "%s") ? "# " : "#") : "", R->out);
+	va_start(ap, fmt);
+	vfprintf(R->out, fmt, ap);
+	va_end(ap);
+	fputc('\n', R->out);
+}
+
+static const char *loss_reason(int64_t r)
+{
+	switch (r) {
+	case 1: return "BPF ring buffer full";
+	case 2: return "perf side-band buffer overflowed";
+	case 3: return "stacks unreadable (records kept)";
+	case 4: return "disk write failed";
+	case 16: return "CUPTI dropped records (no host buffer)";
+	case 17: return "GPU records without timestamps (device buffer full)";
+	}
+	return "other";
+}
+
+struct cov {
+	char how[16];
+	char why[160];
+	int64_t n, t;
+};
+
+/* One pass over the GPU rows (the query costs seconds on big runs); the
+ * (how, reason) groups are few. */
+static int footer_coverage(struct rep *R)
+{
+	char sql[1400], f[256];
+	sqlite3_stmt *s;
+	struct cov *c = NULL;
+	size_t nc = 0, cap = 0;
+	int64_t total = 0, rows = 0;
+	int rc;
+	struct jsonw *w = &R->json;
+
+	filter(R->o, "g.gp", "g.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT ifnull(a.how, 'none'), ifnull(a.reason, 'not correlated yet"
+		 " (run the correlation)'), count(*), sum(g.end - g.start) FROM " GPU_ROWS " WHERE %s"
+		 " GROUP BY 1, 2 ORDER BY CASE 1 WHEN 'exact' THEN 0 WHEN 'inferred' THEN 1 ELSE 2 END,"
+		 " 4 DESC, 2", f);
+	if (prepare(R, sql, &s) < 0)
+		return -EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *how = (const char *)sqlite3_column_text(s, 0);
+		const char *why = (const char *)sqlite3_column_text(s, 1);
+
+		if (nc == cap) {
+			void *p = realloc(c, (cap = cap ? 2 * cap : 8) * sizeof(*c));
+
+			if (!p) {
+				free(c);
+				sqlite3_finalize(s);
+				return -ENOMEM;
+			}
+			c = p;
+		}
+		snprintf(c[nc].how, sizeof(c[nc].how), "%s", how ? how : "none");
+		snprintf(c[nc].why, sizeof(c[nc].why), "%s", why ? why : "?");
+		c[nc].n = sqlite3_column_int64(s, 2);
+		c[nc].t = sqlite3_column_int64(s, 3);
+		total += c[nc].t;
+		rows += c[nc].n;
+		nc++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(c);
+		return -EIO;
+	}
+	foot_line(R, "%s", "");
+	foot_line(R, "GPU time attribution: %lld ns in %lld records (kernels, memcpy, memset)",
+		  (long long)total, (long long)rows);
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(w, "coverage");
+		jsonw_obj_begin(w);
+		jsonw_key(w, "gpu_ns"); jsonw_int(w, total);
+		jsonw_key(w, "records"); jsonw_int(w, rows);
+		jsonw_key(w, "by_how");
+		jsonw_arr_begin(w);
+	}
+	for (size_t i = 0; i < nc; i++) {
+		double pct = total ? 100.0 * (double)c[i].t / (double)total : 0;
+
+		if (R->o->format == XP_FMT_JSON) {
+			jsonw_obj_begin(w);
+			jsonw_key(w, "how"); jsonw_str(w, c[i].how);
+			jsonw_key(w, "reason"); jsonw_str(w, c[i].why);
+			jsonw_key(w, "records"); jsonw_int(w, c[i].n);
+			jsonw_key(w, "gpu_ns"); jsonw_int(w, c[i].t);
+			jsonw_key(w, "pct"); jsonw_fixed(w, pct, 1);
+			jsonw_obj_end(w);
+		} else {
+			foot_line(R, "  %-13s %5.1f%%  %12lld ns  %6lld records  %s",
+				  !strcmp(c[i].how, "none") ? "unattributed" : c[i].how, pct,
+				  (long long)c[i].t, (long long)c[i].n,
+				  strcmp(c[i].how, "exact") ? c[i].why : "launch record of the call");
+		}
+	}
+	free(c);
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_arr_end(w);
+		jsonw_obj_end(w);
+	}
+	return 0;
+}
+
+static int footer_rest(struct rep *R)
+{
+	sqlite3_stmt *s;
+	struct jsonw *w = &R->json;
+	int json = R->o->format == XP_FMT_JSON, any = 0;
+
+	/* evidence the join threw away */
+	if (prepare(R, "SELECT reason, count FROM xp_correlation_counts WHERE count > 0 AND"
+		    " (reason LIKE 'launch%' OR reason LIKE 'second%' OR reason LIKE 'samples out%')"
+		    " ORDER BY reason", &s) < 0)
+		return -EIO;
+	if (json) {
+		jsonw_key(w, "rejected");
+		jsonw_arr_begin(w);
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *why = (const char *)sqlite3_column_text(s, 0);
+		int64_t n = sqlite3_column_int64(s, 1);
+
+		if (json) {
+			jsonw_obj_begin(w);
+			jsonw_key(w, "reason"); jsonw_str(w, why);
+			jsonw_key(w, "count"); jsonw_int(w, n);
+			jsonw_obj_end(w);
+		} else {
+			foot_line(R, "Rejected evidence: %s: %lld", why, (long long)n);
+		}
+	}
+	sqlite3_finalize(s);
+	if (json)
+		jsonw_arr_end(w);
+
+	if (prepare(R, "SELECT reason, kind, sum(count), ifnull(source, '') FROM xp_losses"
+		    " GROUP BY 1, 2, 4 ORDER BY 4, 1, 2", &s) < 0)
+		return -EIO;
+	if (json) {
+		jsonw_key(w, "losses");
+		jsonw_arr_begin(w);
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		int64_t reason = sqlite3_column_int64(s, 0), kind = sqlite3_column_int64(s, 1);
+		int64_t n = sqlite3_column_int64(s, 2);
+		const char *src = (const char *)sqlite3_column_text(s, 3);
+
+		any = 1;
+		if (json) {
+			jsonw_obj_begin(w);
+			jsonw_key(w, "reason"); jsonw_str(w, loss_reason(reason));
+			jsonw_key(w, "record_type"); jsonw_int(w, kind);
+			jsonw_key(w, "count"); jsonw_int(w, n);
+			jsonw_key(w, "source"); jsonw_str(w, src);
+			jsonw_obj_end(w);
+		} else {
+			foot_line(R, "Losses: %s: %lld records%s%s%s", loss_reason(reason), (long long)n,
+				  kind ? " of a known type" : "", *src ? " in " : "", src);
+		}
+	}
+	sqlite3_finalize(s);
+	if (json)
+		jsonw_arr_end(w);
+	else if (!any)
+		foot_line(R, "Losses: none recorded");
+
+	if (prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_kernels'),"
+		    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_min_ns'),"
+		    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_median_ns'),"
+		    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_negative')", &s) < 0)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(s, 0), mn = sqlite3_column_int64(s, 1);
+		int64_t med = sqlite3_column_int64(s, 2), neg = sqlite3_column_int64(s, 3);
+
+		if (json) {
+			jsonw_key(w, "clock_skew");
+			jsonw_obj_begin(w);
+			jsonw_key(w, "kernels"); jsonw_int(w, n);
+			jsonw_key(w, "min_ns"); jsonw_int(w, mn);
+			jsonw_key(w, "median_ns"); jsonw_int(w, med);
+			jsonw_key(w, "negative"); jsonw_int(w, neg);
+			jsonw_obj_end(w);
+		} else if (n == 0) {
+			foot_line(R, "Clock skew: not measured (no kernel with its API call)");
+		} else {
+			foot_line(R, "Clock skew (kernel start - API call start, >= 0 when clocks agree):"
+				  " min %lld ns, median %lld ns over %lld kernels%s", (long long)mn,
+				  (long long)med, (long long)n, neg ? "; NEGATIVE: clocks disagree" : "");
+		}
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+/* Why a run has no GPU rows at all, from what the injection library said. */
+static int no_activity_warning(struct rep *R)
+{
+	sqlite3_stmt *s;
+	char why[600] = "";
+	int64_t gpu = 0, procs = 0;
+
+	if (prepare(R, "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL) +"
+		    " (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY) +"
+		    " (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET),"
+		    " (SELECT count(*) FROM xp_gpu_processes)", &s) < 0)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		gpu = sqlite3_column_int64(s, 0);
+		procs = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (gpu)
+		return 0;
+	if (prepare(R, "SELECT code, severity, ifnull(text, '') FROM xp_gpu_status"
+		    " WHERE code = 2 OR severity = 2 ORDER BY code = 2 DESC, ts LIMIT 1", &s) < 0)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(s, 2);
+
+		if (sqlite3_column_int64(s, 0) == 2)
+			snprintf(why, sizeof(why), "another CUPTI subscriber held the subscription"
+				 " (%s): close torch.profiler/nsys/other tools and run again", t);
+		else
+			snprintf(why, sizeof(why), "GPU tracing stopped: %s", t);
+	}
+	sqlite3_finalize(s);
+	if (!why[0])
+		snprintf(why, sizeof(why), procs ?
+			 "the traced processes loaded CUDA but ran no GPU work while traced" :
+			 "no GPU stream in the run: not a CUDA program, or the injection library"
+			 " was blocked (setuid program, CUDA_INJECTION64_PATH overridden, static"
+			 " CUDA without injection support)");
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "warning");
+		jsonw_str(&R->json, why);
+	} else {
+		foot_line(R, "WARNING: no GPU activity in this run: %s", why);
+	}
+	return 0;
+}
+
+int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
+{
+	struct rep R = { .db = db, .o = o, .out = out };
+	char sql[2048];
+	size_t shown;
+	int rc;
+
+	build_query(&R, sql, sizeof(sql));
+	/* the stack tables are the main loader's: fail before any output if absent */
+	if ((o->by == XP_BY_KERNEL || o->by == XP_BY_STACK) &&
+	    sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind FROM xp_stacks n"
+			       " LEFT JOIN xp_frames f ON f.id = n.frame"
+			       " LEFT JOIN StringIds s ON s.id = f.symbol WHERE n.id = ?",
+			       -1, &R.frame, NULL) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	if ((rc = collect(&R, sql)) < 0)
+		goto out;
+	sort_by = o->sort;
+	if (R.n)     /* qsort wants a non-NULL base even for 0 items (UBSan) */
+		qsort(R.g, R.n, sizeof(*R.g), cmp_group);
+	shown = o->top && o->top < R.n ? o->top : R.n;
+	if (o->format == XP_FMT_JSON) {
+		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph",
+						   "nvtx" };
+
+		jsonw_init(&R.json, out);
+		jsonw_obj_begin(&R.json);
+		jsonw_key(&R.json, "report");
+		jsonw_str(&R.json, by[o->by]);
+		jsonw_key(&R.json, "title");
+		jsonw_str(&R.json, title(o->by));
+		jsonw_key(&R.json, "groups");
+		jsonw_uint(&R.json, R.n);
+	}
+	if ((rc = print_table(&R, shown)) < 0)
+		goto out;
+	if (shown < R.n && o->format == XP_FMT_TEXT)
+		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);
+	if ((rc = footer_coverage(&R)) < 0 || (rc = footer_rest(&R)) < 0 ||
+	    (rc = no_activity_warning(&R)) < 0)
+		goto out;
+	if (o->format == XP_FMT_JSON) {
+		jsonw_obj_end(&R.json);
+		fputc('\n', out);
+		rc = jsonw_error(&R.json);
+	}
+out:
+	for (size_t i = 0; i < R.n; i++)
+		free(R.g[i].name);
+	free(R.g);
+	sqlite3_finalize(R.frame);
+	return rc;
+}

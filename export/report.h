@@ -1,0 +1,50 @@
+/* report.h - `xpcorr report`: GPU time summaries in the manner of
+ * `nsys stats` (cuda_gpu_kern_sum and friends), each kernel with the CPU
+ * stacks that launched it, and a footer on attribution coverage, losses and
+ * clock skew.
+ *
+ *   struct xp_report_opts o = XP_REPORT_DEFAULTS;
+ *   o.format = XP_FMT_CSV;
+ *   if (xp_report(db, &o, stdout) < 0) ... sqlite3_errmsg(db) ...
+ *
+ * Reads the database only (after xc_correlate_db); never prints to stderr.
+ */
+#ifndef XP_REPORT_H
+#define XP_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+enum xp_report_by {
+	XP_BY_KERNEL,               /* per kernel name, with its launching stacks */
+	XP_BY_STACK,                /* GPU time (kernels, copies, sets) by launching CPU stack */
+	XP_BY_API,                  /* CUDA API calls by name (CPU time in the call) */
+	XP_BY_MEMOP,                /* memcpy by kind, memset */
+	XP_BY_THREAD,               /* GPU time by the CPU thread that made the call */
+	XP_BY_GRAPH,                /* kernel time by CUDA graph */
+	XP_BY_NVTX,                 /* GPU time by the NVTX range around the launching call */
+};
+
+enum xp_report_format { XP_FMT_TEXT, XP_FMT_CSV, XP_FMT_JSON };
+enum xp_report_sort { XP_SORT_TOTAL, XP_SORT_AVG, XP_SORT_INSTANCES, XP_SORT_NAME };
+
+struct xp_report_opts {
+	enum xp_report_by by;
+	enum xp_report_format format;
+	enum xp_report_sort sort;
+	unsigned top;               /* rows shown; 0 = all */
+	int mangled;                /* kernel names as CUPTI gave them */
+	uint32_t pid;               /* 0 = every process */
+	int64_t since, until;       /* ns, CLOCK_MONOTONIC, on start; until 0 = no end */
+	unsigned stacks;            /* launching stacks under each kernel */
+	unsigned frames;            /* user frames shown per stack */
+};
+
+#define XP_REPORT_DEFAULTS { .by = XP_BY_KERNEL, .format = XP_FMT_TEXT, \
+	.sort = XP_SORT_TOTAL, .top = 30, .stacks = 3, .frames = 4 }
+
+/* 0, -EIO (SQLite: see sqlite3_errmsg) or -ENOMEM. */
+int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,133 @@
+/* gpu_schema.c - the GPU tables, named and shaped like Nsight Systems'
+ * SQLite export so that users' nsys SQL runs unchanged, plus our own xp_*
+ * tables for launches, status and attribution. Documented column by column
+ * in xpcorr-gpu-db(5).
+ *
+ *   if (xp_gpu_schema_create(db) < 0) ... sqlite3_errmsg(db) ...
+ *
+ * nsys conventions kept: globalPid = pid << 24, globalTid = pid << 24 | tid,
+ * names are StringIds ids, times are ns.
+ */
+#include <errno.h>
+
+#include "gpu_ingest.h"
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_KERNEL ("
+	" start INTEGER NOT NULL,"        /* ns, GPU start */
+	" end INTEGER NOT NULL,"          /* ns */
+	" deviceId INTEGER NOT NULL,"
+	" contextId INTEGER NOT NULL,"
+	" streamId INTEGER NOT NULL,"
+	" correlationId INTEGER,"         /* of the launching API call */
+	" globalPid INTEGER,"             /* pid << 24 */
+	" demangledName INTEGER NOT NULL,"/* StringIds */
+	" shortName INTEGER NOT NULL,"    /* StringIds: function name only */
+	" mangledName INTEGER,"           /* StringIds: as CUPTI gave it */
+	" gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,"
+	" blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,"
+	" registersPerThread INTEGER NOT NULL,"
+	" staticSharedMemory INTEGER NOT NULL,"
+	" dynamicSharedMemory INTEGER NOT NULL,"
+	" graphNodeId INTEGER,"           /* NULL when not from a graph */
+	" graphId INTEGER,"
+	" xp_flags INTEGER NOT NULL DEFAULT 0);"  /* XP_GPU_F_* */
+	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMCPY ("
+	" start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+	" correlationId INTEGER, globalPid INTEGER,"
+	" bytes INTEGER NOT NULL,"
+	" copyKind INTEGER NOT NULL,"     /* ENUM_CUDA_MEMCPY_OPER */
+	" srcKind INTEGER, dstKind INTEGER,"  /* ENUM_CUDA_MEM_KIND */
+	" graphNodeId INTEGER, graphId INTEGER,"
+	" xp_flags INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMSET ("
+	" start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+	" correlationId INTEGER, globalPid INTEGER,"
+	" value INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	" memKind INTEGER,"               /* ENUM_CUDA_MEM_KIND */
+	" graphNodeId INTEGER, graphId INTEGER,"
+	" xp_flags INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ("
+	" start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" globalPid INTEGER,"             /* the record names no thread; see the API call */
+	" correlationId INTEGER, contextId INTEGER, streamId INTEGER, eventId INTEGER,"
+	" syncType INTEGER NOT NULL,"     /* 1 event, 2 stream wait event, 3 stream, 4 context */
+	" returnValue INTEGER);"
+	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_RUNTIME ("
+	" start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" eventClass INTEGER NOT NULL,"   /* 0 runtime, 1 driver (cbid high bit) */
+	" globalTid INTEGER,"             /* pid << 24 | tid */
+	" correlationId INTEGER,"
+	" nameId INTEGER NOT NULL,"       /* StringIds: function name */
+	" returnValue INTEGER NOT NULL,"
+	" callchainId INTEGER,"           /* NULL: the stack is in xp_attribution */
+	" xp_cbid INTEGER,"               /* CUPTI callback id */
+	" xp_flags INTEGER NOT NULL DEFAULT 0);"  /* 1: from CUPTI activity (CUPTI clock) */
+	"CREATE INDEX IF NOT EXISTS xp_runtime_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(correlationId);"
+	"CREATE TABLE IF NOT EXISTS NVTX_EVENTS ("
+	" start INTEGER NOT NULL, end INTEGER,"
+	" eventType INTEGER NOT NULL,"    /* 34 mark, 60 start/end range */
+	" rangeId INTEGER, category INTEGER, color INTEGER,"
+	" text TEXT,"                     /* NULL: the name is textId */
+	" globalTid INTEGER, endGlobalTid INTEGER,"
+	" textId INTEGER,"                /* StringIds */
+	" domainId INTEGER,"              /* StringIds id of the domain, 0 default */
+	" uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,"
+	" int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT);"
+	"CREATE INDEX IF NOT EXISTS xp_nvtx_thread ON NVTX_EVENTS(globalTid, start);"
+	"CREATE TABLE IF NOT EXISTS TARGET_INFO_GPU ("
+	" id INTEGER NOT NULL,"           /* CUPTI device id = deviceId */
+	" name TEXT, uuid TEXT,"          /* uuid as 32 hex digits */
+	" smCount INTEGER, totalMemory INTEGER,"
+	" computeMajor INTEGER, computeMinor INTEGER,"
+	" clockRate INTEGER,"             /* Hz */
+	" l2CacheSize INTEGER, maxWarpsPerSm INTEGER,"
+	" isMig INTEGER, globalPid INTEGER);"
+	"CREATE TABLE IF NOT EXISTS ENUM_CUDA_MEMCPY_OPER (id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
+	"INSERT OR IGNORE INTO ENUM_CUDA_MEMCPY_OPER VALUES"
+	" (0,'CUDA_MEMCPY_OPER_UNKNOWN','Unknown'),(1,'CUDA_MEMCPY_OPER_HTOD','Host-to-Device'),"
+	" (2,'CUDA_MEMCPY_OPER_DTOH','Device-to-Host'),(3,'CUDA_MEMCPY_OPER_HTOA','Host-to-Array'),"
+	" (4,'CUDA_MEMCPY_OPER_ATOH','Array-to-Host'),(5,'CUDA_MEMCPY_OPER_ATOA','Array-to-Array'),"
+	" (6,'CUDA_MEMCPY_OPER_ATOD','Array-to-Device'),(7,'CUDA_MEMCPY_OPER_DTOA','Device-to-Array'),"
+	" (8,'CUDA_MEMCPY_OPER_DTOD','Device-to-Device'),(9,'CUDA_MEMCPY_OPER_HTOH','Host-to-Host'),"
+	" (10,'CUDA_MEMCPY_OPER_PTOP','Peer-to-Peer');"
+	"CREATE TABLE IF NOT EXISTS ENUM_CUDA_MEM_KIND (id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
+	"INSERT OR IGNORE INTO ENUM_CUDA_MEM_KIND VALUES"
+	" (0,'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN','Unknown'),(1,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable'),"
+	" (2,'CUDA_MEMOPR_MEMORY_KIND_PINNED','Pinned'),(3,'CUDA_MEMOPR_MEMORY_KIND_DEVICE','Device'),"
+	" (4,'CUDA_MEMOPR_MEMORY_KIND_ARRAY','Array'),(5,'CUDA_MEMOPR_MEMORY_KIND_MANAGED','Managed'),"
+	" (6,'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC','Device Static'),"
+	" (7,'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC','Managed Static');"
+	/* ours */
+	"CREATE TABLE IF NOT EXISTS xp_launches ("
+	" ts INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL, cpu INTEGER,"
+	" correlation_id INTEGER NOT NULL, cbid INTEGER,"
+	" stack_id INTEGER);"             /* xp_stacks leaf id, NULL if none */
+	"CREATE TABLE IF NOT EXISTS xp_gpu_processes ("
+	" pid INTEGER NOT NULL,"          /* in the pid space of cpu.xpr */
+	" own_pid INTEGER, ns_pid INTEGER, ns_depth INTEGER, ppid INTEGER, init_tid INTEGER,"
+	" cupti_version INTEGER, driver_version INTEGER, cuda_version INTEGER,"
+	" clock_method INTEGER, flags INTEGER, exe_name INTEGER,"  /* StringIds */
+	" source TEXT);"                  /* the stream file */
+	"CREATE TABLE IF NOT EXISTS xp_gpu_status ("
+	" ts INTEGER, pid INTEGER, code INTEGER, severity INTEGER, detail INTEGER,"
+	" text TEXT, source TEXT);"
+	"CREATE TABLE IF NOT EXISTS xp_gpu_clock ("
+	" pid INTEGER, mono_before INTEGER, cupti_ts INTEGER, mono_after INTEGER, at_exit INTEGER);"
+	"CREATE TABLE IF NOT EXISTS xp_attribution ("
+	" gpu_table TEXT NOT NULL,"       /* 'KERNEL' | 'MEMCPY' | 'MEMSET' */
+	" gpu_rowid INTEGER NOT NULL,"    /* rowid in CUPTI_ACTIVITY_KIND_<gpu_table> */
+	" api_rowid INTEGER,"             /* rowid in CUPTI_ACTIVITY_KIND_RUNTIME, NULL if none */
+	" stack_id INTEGER,"              /* launching CPU stack, NULL if none */
+	" how TEXT NOT NULL,"             /* 'exact' | 'inferred' | 'none' */
+	" reason TEXT NOT NULL,"
+	" distance_ns INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE IF NOT EXISTS xp_sample_api (sample_id INTEGER NOT NULL, api_rowid INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS xp_correlation_counts (reason TEXT NOT NULL, count INTEGER NOT NULL);";
+
+int xp_gpu_schema_create(sqlite3 *db)
+{
+	return sqlite3_exec(db, schema, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}

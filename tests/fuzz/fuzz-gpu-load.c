@@ -1,0 +1,45 @@
+/* fuzz-gpu-load.c - libFuzzer target for the GPU stream loader: any byte
+ * string, read as a gpu-<pid>.xpr, must load or fail with a one-line error,
+ * never crash, read out of bounds or hang; the correlation then runs on
+ * whatever was loaded.
+ *   scripts/fuzz gpu-load 60
+ */
+// fuzz-sources: ingest/gpu_load.c ingest/gpu_schema.c correlate/join.c correlate/db_join.c tests/gpu-testdb.c
+// fuzz-libs: -Icorrelate -Itests -lsqlite3 -lstdc++
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "db_join.h"
+#include "gpu-testdb.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	struct xp_gpu_load_stats st;
+	struct testdb_sink sink;
+	struct xc_summary sum;
+	char err[512];
+	sqlite3 *db;
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz-gpu-load", 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return 0;
+	db = testdb_open(":memory:");
+	if (!db)
+		return 0;
+	if (testdb_sink_init(&sink, db) == 0) {
+		if (xp_gpu_load_stream(db, path, &testdb_ops, &sink, &st, err, sizeof(err)) < 0 &&
+		    (!err[0] || strchr(err, '\n')))
+			__builtin_trap();       /* an error must say what, on one line */
+		xc_correlate_db(db, &sum);
+	}
+	testdb_sink_fini(&sink);
+	sqlite3_close(db);
+	return 0;
+}

@@ -1,0 +1,187 @@
+/* test-report.c - golden files for `xpcorr report` on the synthetic ground
+ * truth of gpu-testdb.c: tests/golden/report/<name>.{txt,csv,json}.
+ * Regenerate them on purpose with tests/golden/regen-report (sets
+ * XP_REGEN_GOLDEN=1, which writes instead of comparing). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "db_join.h"
+#include "gpu-testdb.h"
+#include "report.h"
+
+static char dir[] = "/tmp/xp-report-XXXXXX";
+static sqlite3 *db;
+static struct testdb_sink sink;
+
+static void setup(void)
+{
+	struct xc_summary s;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	db = testdb_open(":memory:");
+	ck_assert_ptr_nonnull(db);
+	ck_assert_int_eq(testdb_sink_init(&sink, db), 0);
+	ck_assert_int_eq(truth_build(db, &sink, dir), 0);
+	ck_assert_int_eq(xc_correlate_db(db, &s), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	testdb_sink_fini(&sink);
+	sqlite3_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	strcpy(dir, "/tmp/xp-report-XXXXXX");
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void golden(const char *name, const struct xp_report_opts *o)
+{
+	const char *gdir = getenv("GOLDEN_DIR");
+	char path[512], *got = NULL, *want;
+	size_t got_len = 0, want_len;
+	FILE *mem = open_memstream(&got, &got_len);
+
+	ck_assert_ptr_nonnull(gdir);
+	ck_assert_int_eq(xp_report(db, o, mem), 0);
+	fclose(mem);
+	snprintf(path, sizeof(path), "%s/%s", gdir, name);
+	if (getenv("XP_REGEN_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+
+		ck_assert_ptr_nonnull(f);
+		fwrite(got, 1, got_len, f);
+		fclose(f);
+	}
+	want = slurp(path, &want_len);
+	ck_assert_msg(want != NULL, "no golden file %s (run tests/golden/regen-report)", path);
+	ck_assert_msg(got_len == want_len && !memcmp(got, want, got_len),
+		      "%s differs; got:\n%s", name, got);
+	free(got);
+	free(want);
+}
+
+START_TEST(kernel_text_csv_json)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+
+	golden("kernels.txt", &o);
+	o.format = XP_FMT_CSV;
+	golden("kernels.csv", &o);
+	o.format = XP_FMT_JSON;
+	golden("kernels.json", &o);
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.mangled = 1;
+	o.sort = XP_SORT_NAME;
+	o.top = 2;
+	golden("kernels-mangled-name-top2.txt", &o);
+}
+END_TEST
+
+START_TEST(other_views)
+{
+	static const struct { enum xp_report_by by; const char *file; } views[] = {
+		{ XP_BY_STACK, "by-stack.txt" }, { XP_BY_API, "by-api.txt" },
+		{ XP_BY_MEMOP, "by-memop.txt" }, { XP_BY_THREAD, "by-thread.txt" },
+		{ XP_BY_GRAPH, "by-graph.txt" }, { XP_BY_NVTX, "by-nvtx.txt" },
+	};
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		o.by = views[i].by;
+		golden(views[i].file, &o);
+	}
+	o.by = XP_BY_STACK;
+	o.format = XP_FMT_JSON;
+	golden("by-stack.json", &o);
+}
+END_TEST
+
+START_TEST(filters)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+
+	/* the first 1.5 ms: sites A, B, C and the graph launch only */
+	o.since = 1000000000;
+	o.until = 1001500000;
+	golden("kernels-since-until.txt", &o);
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.pid = 4242;
+	golden("kernels-other-pid.txt", &o);
+}
+END_TEST
+
+START_TEST(no_gpu_activity_warns)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+
+	sqlite3_exec(db, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;"
+		     "DELETE FROM xp_gpu_processes; DELETE FROM xp_losses;", NULL, NULL, NULL);
+	golden("empty.txt", &o);
+	sqlite3_exec(db, "INSERT INTO xp_gpu_status(ts, pid, code, severity, detail, text)"
+		     " VALUES(5, 100, 2, 2, 0, 'libkineto (torch.profiler)')", NULL, NULL, NULL);
+	golden("empty-subscriber.txt", &o);
+}
+END_TEST
+
+/* the command on a database file: same bytes as the library's output */
+START_TEST(command_on_run_dir)
+{
+	const char *xpcorr = getenv("XPCORR"), *gdir = getenv("GOLDEN_DIR");
+	char path[512], cmd[2048];
+	sqlite3 *disk;
+	sqlite3_backup *b;
+
+	ck_assert_ptr_nonnull(xpcorr);
+	snprintf(path, sizeof(path), "%s/xpcorr.db", dir);
+	ck_assert_int_eq(sqlite3_open(path, &disk), SQLITE_OK);
+	b = sqlite3_backup_init(disk, "main", db, "main");
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(sqlite3_backup_step(b, -1), SQLITE_DONE);
+	sqlite3_backup_finish(b);
+	sqlite3_close(disk);
+	snprintf(cmd, sizeof(cmd), "%s report --format csv %s | cmp - %s/kernels.csv", xpcorr, dir, gdir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s report --by nonsense %s 2>/dev/null", xpcorr, dir);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+	snprintf(cmd, sizeof(cmd), "%s report %s/nonexistent.db 2>/dev/null", xpcorr, dir);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("golden");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, kernel_text_csv_json);
+	tcase_add_test(tc, other_views);
+	tcase_add_test(tc, filters);
+	tcase_add_test(tc, no_gpu_activity_warns);
+	tcase_add_test(tc, command_on_run_dir);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(report_suite)
