@@ -43,8 +43,7 @@ static __u32 default_ringbuf_bytes(void)
 	return size;
 }
 
-int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
-		     uint32_t ring_bytes)
+int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *c)
 {
 	struct bpf_sampler *s;
 	int err;
@@ -61,11 +60,14 @@ int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
 	}
 	/* room for ~0.1 s of samples at 999 Hz on every CPU between drains */
 	err = bpf_map__set_max_entries(s->skel->maps.events,
-				       ring_bytes ? ring_bytes : default_ringbuf_bytes());
+				       c->ring_bytes ? c->ring_bytes : default_ringbuf_bytes());
 	if (err)
 		goto cleanup;
-	s->skel->rodata->filter_tgids = filter;
-	s->skel->rodata->period_ns = freq ? 1000000000u / freq : 0;
+	s->skel->rodata->filter_tgids = c->filter;
+	s->skel->rodata->period_ns = c->freq ? 1000000000u / c->freq : 0;
+	s->skel->rodata->offcpu_min_ns = c->offcpu_min_ns;
+	/* not even loaded without --off-cpu: sched_switch is the hottest tracepoint */
+	bpf_program__set_autoload(s->skel->progs.xp_switch, c->off_cpu);
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto cleanup;
@@ -76,6 +78,14 @@ int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
 	if (!s->skel->links.xp_fork || !s->skel->links.xp_exit || !s->skel->links.xp_exec) {
 		err = -errno;
 		goto cleanup;
+	}
+	if (c->off_cpu) {
+		s->failed = SAMPLER_STEP_OFFCPU;
+		s->skel->links.xp_switch = bpf_program__attach(s->skel->progs.xp_switch);
+		if (!s->skel->links.xp_switch) {
+			err = -errno;
+			goto cleanup;
+		}
 	}
 	s->failed = SAMPLER_STEP_NONE;
 	return 0;

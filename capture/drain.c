@@ -139,6 +139,11 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 		write_stack_record(d, XP_REC_LAUNCH, &e->u.launch, sizeof(e->u.launch),
 				   &e->u.launch.stack, e);
 		break;
+	case XP_REC_SWITCH:
+		note_pid(d, (pid_t)e->u.sw.pid);
+		write_stack_record(d, XP_REC_SWITCH, &e->u.sw, sizeof(e->u.sw),
+				   &e->u.sw.stack, e);
+		break;
 	case XP_REC_EXEC: {
 		size_t n = e->u.exec.path_len < SAMPLER_PATH_MAX ? e->u.exec.path_len : 0;
 		struct xp_exec x = e->u.exec;
@@ -195,6 +200,9 @@ static void report_losses(struct drain *d)
 		[SAMPLER_LOSS_LAUNCH] = { XP_REC_LAUNCH, XP_LOST_RINGBUF_FULL },
 		[SAMPLER_LOSS_EXEC] = { XP_REC_EXEC, XP_LOST_RINGBUF_FULL },
 		[SAMPLER_LOSS_STACK] = { XP_REC_SAMPLE, XP_LOST_STACK },
+		[SAMPLER_LOSS_SWITCH] = { XP_REC_SWITCH, XP_LOST_RINGBUF_FULL },
+		[SAMPLER_LOSS_SWITCH_STATE] = { XP_REC_SWITCH, XP_LOST_NO_MEMORY },
+		[SAMPLER_LOSS_SWITCH_STACK] = { XP_REC_SWITCH, XP_LOST_STACK },
 	};
 	uint64_t now[SAMPLER_LOSS_N];
 

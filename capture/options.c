@@ -1,6 +1,7 @@
 /* options.c - the command line of `xpcap record`, parsed into struct rec_opts.
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
+ *                [--off-cpu] [--off-cpu-min-us US]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -13,7 +14,8 @@
 
 #include "record.h"
 
-enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB };
+enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
+       OPT_OFF_CPU_MIN };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -27,6 +29,8 @@ static const struct option long_opts[] = {
 	{ "gpu-only", no_argument, NULL, OPT_GPU_ONLY },
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
 	{ "ring-size", required_argument, NULL, 'm' },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-min-us", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -45,7 +49,9 @@ void rec_usage(FILE *f)
 	      "      --no-gpu          no correlation uprobe, no CUDA injection\n"
 	      "      --gpu-only        no periodic CPU sampling\n"
 	      "      --cupti-lib PATH  injection library (default: libxpcupti.so next to xpcap)\n"
-	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n",
+	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n"
+	      "      --off-cpu         record when threads block, for how long, with their stacks\n"
+	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0)\n",
 	      f);
 }
 
@@ -177,6 +183,21 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		case OPT_CUPTI_LIB:
 			o->cupti_lib = optarg;
 			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > (long)REC_MAX_OFFCPU_MIN_US)
+				return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
+					    "microseconds", optarg, REC_MAX_OFFCPU_MIN_US);
+			o->offcpu_min_us = (uint32_t)v;
+			break;
+		}
 		case 'h':
 			o->help = true;
 			return 0;

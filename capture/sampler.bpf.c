@@ -5,6 +5,9 @@
  *  - xp_fork/xp_exit: follow the process tree (tracked tgids map)
  *  - xp_exec: the path of each successful execve of a tracked process
  *  - xp_marker: uprobe on xpcap_correlation_marker(corr_id, cbid)
+ *  - xp_switch (--off-cpu): sched_switch; a tracked thread going off CPU
+ *    leaves ts, state and stacks in its task storage, and when it is
+ *    switched in again one xp_switch record carries the interval
  * Events go to one ring buffer; failures are counted per CPU in `losses`.
  * No vmlinux.h: the two kernel structs read are declared below with
  * preserve_access_index, so libbpf relocates them against the running
@@ -26,12 +29,14 @@ struct task_struct {
 	void *mm;                   /* NULL for kernel threads */
 } __attribute__((preserve_access_index));
 
+
 struct linux_binprm {
 	const char *filename;
 } __attribute__((preserve_access_index));
 
 const volatile bool filter_tgids = true;    /* false with -a */
 const volatile __u32 period_ns = 0;
+const volatile __u64 offcpu_min_ns = 0;     /* --off-cpu-min-us */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -52,6 +57,15 @@ struct {
 	__type(value, __u64);
 } losses SEC(".maps");
 
+/* Per-thread off-CPU state: allocated on the first switch-out, freed by
+ * the kernel with the task, so exited threads leave nothing behind. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_state);
+} offcpu SEC(".maps");
+
 static __always_inline void count_loss(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&losses, &idx);
@@ -67,16 +81,18 @@ static __always_inline bool tracked(__u32 tgid)
 	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
 }
 
-/* Reads kernel then user stack of the current task into e->tail.ips. */
+/* Reads kernel then user stack of the current task into ips (kernel at
+ * ips[0..], user at ips[XP_MAX_STACK_DEPTH..]); loss: counter to bump when
+ * the user stack cannot be read. */
 static __always_inline void read_stacks(void *ctx, struct xp_stack *st,
-					struct sampler_event *e, bool kernel)
+					__u64 *ips, bool kernel, __u32 loss)
 {
 	long n;
 
 	st->flags = 0;
 	st->kernel_depth = 0;
 	if (kernel) {
-		n = bpf_get_stack(ctx, e->tail.ips, XP_MAX_STACK_DEPTH * 8, 0);
+		n = bpf_get_stack(ctx, ips, XP_MAX_STACK_DEPTH * 8, 0);
 		if (n < 0)
 			st->flags |= XP_STACK_KERNEL_ERR;
 		else
@@ -87,12 +103,12 @@ static __always_inline void read_stacks(void *ctx, struct xp_stack *st,
 		st->user_depth = 0;
 		return;
 	}
-	n = bpf_get_stack(ctx, &e->tail.ips[XP_MAX_STACK_DEPTH],
-			  XP_MAX_STACK_DEPTH * 8, BPF_F_USER_STACK);
+	n = bpf_get_stack(ctx, &ips[XP_MAX_STACK_DEPTH], XP_MAX_STACK_DEPTH * 8,
+			  BPF_F_USER_STACK);
 	if (n < 0) {
 		st->flags |= XP_STACK_USER_ERR;
 		st->user_depth = 0;
-		count_loss(SAMPLER_LOSS_STACK);
+		count_loss(loss);
 	} else {
 		st->user_depth = n / 8;
 		if (st->user_depth >= XP_MAX_STACK_DEPTH)
@@ -122,7 +138,7 @@ int xp_sample_cpu(void *ctx)
 	s->cpu = bpf_get_smp_processor_id();
 	s->period_ns = period_ns;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	read_stacks(ctx, &s->stack, e, true);
+	read_stacks(ctx, &s->stack, e->tail.ips, true, SAMPLER_LOSS_STACK);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -209,11 +225,69 @@ int xp_marker(struct pt_regs *ctx)
 	l->pid = id >> 32;
 	l->tid = (__u32)id;
 	l->cpu = bpf_get_smp_processor_id();
-	read_stacks(ctx, &l->stack, e, false);
+	read_stacks(ctx, &l->stack, e->tail.ips, false, SAMPLER_LOSS_STACK);
 	e->entry_ret = 0;
 #ifdef __TARGET_ARCH_x86
 	bpf_probe_read_user(&e->entry_ret, sizeof(e->entry_ret), (void *)PT_REGS_SP(ctx));
 #endif
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+ *              unsigned int prev_state): runs in prev, just before the switch.
+ * tp_btf rather than raw_tp: task storage wants typed task pointers. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(xp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct sampler_event *e;
+	struct offcpu_state *st;
+	struct xp_switch *sw;
+	__u64 dur;
+
+	/* switch-out: prev is current, so its user stack is readable */
+	if (prev->pid && tracked(prev->tgid)) {
+		st = bpf_task_storage_get(&offcpu, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (st) {
+			st->ts = now;
+			st->cpu = bpf_get_smp_processor_id();
+			st->state = preempt ? 0 : prev_state;
+			read_stacks(ctx, &st->stack, st->ips, true, SAMPLER_LOSS_SWITCH_STACK);
+		} else {
+			count_loss(SAMPLER_LOSS_SWITCH_STATE);
+		}
+	}
+	/* switch-in: close the interval next left open */
+	if (!next->pid)
+		return 0;
+	st = bpf_task_storage_get(&offcpu, next, NULL, 0);
+	if (!st || !st->ts)
+		return 0;
+	dur = now - st->ts;
+	if (dur < offcpu_min_ns) {
+		st->ts = 0;
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		st->ts = 0;
+		count_loss(SAMPLER_LOSS_SWITCH);
+		return 0;
+	}
+	e->type = XP_REC_SWITCH;
+	e->entry_ret = 0;
+	sw = &e->u.sw;
+	sw->ts = st->ts;
+	sw->duration_ns = dur;
+	sw->pid = next->tgid;
+	sw->tid = next->pid;
+	sw->cpu = st->cpu;
+	sw->prev_state = st->state;
+	sw->stack = st->stack;
+	bpf_probe_read_kernel(e->tail.ips, sizeof(e->tail.ips), st->ips);
+	st->ts = 0;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -17,12 +17,25 @@ enum sampler_loss {
 	SAMPLER_LOSS_SAMPLE = 0,      /* sample: ring buffer full */
 	SAMPLER_LOSS_LAUNCH = 1,      /* launch: ring buffer full */
 	SAMPLER_LOSS_EXEC = 2,        /* exec: ring buffer full */
-	SAMPLER_LOSS_STACK = 3,       /* a stack could not be read (record kept) */
-	SAMPLER_LOSS_N = 4,
+	SAMPLER_LOSS_STACK = 3,       /* a sample's stack could not be read (record kept) */
+	SAMPLER_LOSS_SWITCH = 4,      /* off-CPU interval: ring buffer full */
+	SAMPLER_LOSS_SWITCH_STATE = 5,  /* off-CPU: no per-thread slot (task storage) */
+	SAMPLER_LOSS_SWITCH_STACK = 6,  /* off-CPU: user stack unreadable (record kept) */
+	SAMPLER_LOSS_N = 7,
+};
+
+/* --off-cpu: what the switch-out of a tracked thread leaves in its task
+ * storage until it runs again (same stack layout as sampler_event.tail). */
+struct offcpu_state {
+	uint64_t ts;                  /* ns, switch-out; 0: nothing pending */
+	uint32_t cpu;                 /* CPU it left */
+	uint32_t state;               /* prev_state, 0 when preempted */
+	struct xp_stack stack;
+	uint64_t ips[2 * XP_MAX_STACK_DEPTH];
 };
 
 struct sampler_event {
-	uint32_t type;                /* XP_REC_SAMPLE, XP_REC_LAUNCH or XP_REC_EXEC */
+	uint32_t type;                /* XP_REC_SAMPLE, _LAUNCH, _EXEC or _SWITCH */
 	uint32_t pad;
 	/* launch: the marker's return address, read from the stack at its
 	 * first instruction: the frame-pointer walk cannot see that caller,
@@ -32,6 +45,7 @@ struct sampler_event {
 		struct xp_sample sample;
 		struct xp_launch launch;
 		struct xp_exec exec;
+		struct xp_switch sw;
 	} u;
 	union {
 		uint64_t ips[2 * XP_MAX_STACK_DEPTH];   /* kernel, then user */

@@ -172,6 +172,7 @@ enum xp_lost_reason {
 	XP_LOST_PERF_LOST = 2,      /* perf side-band buffer overflowed */
 	XP_LOST_STACK = 3,          /* stack could not be read (record kept) */
 	XP_LOST_WRITE = 4,          /* disk write failed */
+	XP_LOST_NO_MEMORY = 5,      /* BPF had no per-thread slot (off-CPU state) */
 };
 
 struct xp_lost {

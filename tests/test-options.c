@@ -101,6 +101,24 @@ START_TEST(errors)
 }
 END_TEST
 
+START_TEST(off_cpu)
+{
+	char *on[] = { "record", "--off-cpu", "--off-cpu-min-us", "250", "app", NULL };
+	char *off[] = { "record", "app", NULL };
+	char *neg[] = { "record", "--off-cpu-min-us", "-1", "app", NULL };
+	char *junk[] = { "record", "--off-cpu-min-us", "1ms", "app", NULL };
+
+	ck_assert_int_eq(parse(on), 0);
+	ck_assert(o.off_cpu);
+	ck_assert_uint_eq(o.offcpu_min_us, 250);
+	ck_assert_int_eq(parse(off), 0);
+	ck_assert(!o.off_cpu && o.offcpu_min_us == 0);
+	ck_assert_int_eq(parse(neg), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "off-CPU minimum"));
+	ck_assert_int_eq(parse(junk), -EINVAL);
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
 	Suite *s = suite_create("options");
@@ -110,6 +128,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, all_options);
 	tcase_add_test(tc, pids);
 	tcase_add_test(tc, errors);
+	tcase_add_test(tc, off_cpu);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,7 +27,7 @@ PROGDIR = os.environ.get("PROGDIR", "build/tests/programs")
 MARKERDIR = os.environ.get("MARKERDIR", "build/tests/marker")
 # commands that may outlive a test must not hold the test harness's pipes
 QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-OUR_PROGS = ("xp_sample_cpu", "xp_fork", "xp_exit", "xp_exec", "xp_marker")
+OUR_PROGS = ("xp_sample_cpu", "xp_fork", "xp_exit", "xp_exec", "xp_marker", "xp_switch")
 
 
 class Failure(Exception):
@@ -180,7 +180,7 @@ def samples(recs):
 def check_meta_counts(run, recs):
     md = meta(run)
     check(md["status"] == "complete", "meta.json says the run is complete")
-    for kind in ("sample", "mmap", "comm", "fork", "exit", "exec", "launch"):
+    for kind in ("sample", "mmap", "comm", "fork", "exit", "exec", "launch", "switch"):
         n = sum(1 for r in recs if r["kind"] == kind)
         check(md["records"][kind]["written"] == n,
               "meta.json counts %d %s records, dump shows %d" %
@@ -524,6 +524,63 @@ def t_losses(tmp):
     print("written %d, lost %d, %.2f of %d expected" % (written, lost, share, expected))
     check(0.6 <= share <= 1.05, "written + lost accounts for the sampling (%.2f)" % share)
     check("lost" not in err, "-q: no loss warning printed")
+
+
+def t_offcpu(tmp):
+    # blocker blocks its main thread in wait_on_pipe (pipe read) and
+    # sleep_a_while (nanosleep) and says for how long it measured each
+    run = os.path.join(tmp, "run")
+    out = os.path.join(tmp, "blocked.txt")
+    os.chmod(tmp, 0o777)
+    rc, err = record(run, ["-q", "--no-gpu", "--off-cpu"], [prog("blocker"), out])
+    check(rc == 0, "blocker under xpcap --off-cpu exits 0 (%d %r)" % (rc, err))
+    with open(out) as f:
+        measured = {k: int(v) for k, v in (l.split() for l in f if l.strip())}
+    recs = dump(run)
+    switches = [r for r in recs if r["kind"] == "switch"]
+    check(len(switches) >= 10, "switch records written (%d)" % len(switches))
+    sym = Symbolizer(prog("blocker"))
+    maps = sym.maps_of(recs)
+    pid = str(meta(run)["target_pids"][0])
+    per_fn = {}
+    for r in switches:
+        if r["tid"] != pid:
+            continue
+        names = {sym.name(ip, r["pid"], maps) for ip in ips(r, "ustack")}
+        for fn in measured:
+            if fn in names:
+                per_fn[fn] = per_fn.get(fn, 0) + int(r["dur"])
+    for fn, want in measured.items():
+        got = per_fn.get(fn, 0)
+        print("%s: blocked %.1f ms measured, %.1f ms in switch records" % (fn, want / 1e6, got / 1e6))
+        check(0.85 * want <= got <= 1.15 * want,
+              "%s: off-CPU time with it on the stack within 15%% (%.3f)" % (fn, got / want))
+    blocked = [r for r in switches if r["tid"] == pid and int(r["dur"]) > 50e6]
+    check(blocked and all(int(r["state"]) != 0 and r["kstack"] for r in blocked),
+          "blocked intervals have a sleeping state and a kernel stack")
+    with open(os.path.join(run, "tracepoints", "sched_switch.format")) as f:
+        fmt = f.read()
+    check("name: sched_switch" in fmt and "prev_state" in fmt,
+          "tracepoints/sched_switch.format saved")
+    md = check_meta_counts(run, recs)
+    check(md["records"]["switch"]["written"] == len(switches), "meta.json counts switch records")
+    check(md["off_cpu"]["enabled"] and md["off_cpu"]["tracepoint_formats"] == ["sched_switch"],
+          "meta.json off_cpu %s" % md["off_cpu"])
+    # --off-cpu-min-us drops the short intervals, keeps the long ones
+    run2 = os.path.join(tmp, "min")
+    rc, err = record(run2, ["-q", "--no-gpu", "--off-cpu", "--off-cpu-min-us", "20000"],
+                     [prog("blocker"), out])
+    sw2 = [r for r in dump(run2) if r["kind"] == "switch"]
+    check(rc == 0 and all(int(r["dur"]) >= 20000000 for r in sw2),
+          "--off-cpu-min-us 20000: no interval under 20 ms")
+    check(sum(1 for r in sw2 if r["tid"] == pid or r["pid"] == r["tid"]) >= 10,
+          "--off-cpu-min-us 20000: the 10 long blocks stay (%d records)" % len(sw2))
+    check(meta(run2)["off_cpu"]["min_us"] == 20000, "meta.json off_cpu.min_us")
+    # without --off-cpu: no switch records, program not loaded
+    run3 = os.path.join(tmp, "none")
+    rc, err = record(run3, ["-q", "--no-gpu"], [prog("blocker"), out])
+    check(not any(r["kind"] == "switch" for r in dump(run3)), "no --off-cpu: no switch records")
+    check(not os.path.exists(os.path.join(run3, "tracepoints")), "no --off-cpu: no tracepoints/")
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
