@@ -43,6 +43,27 @@ static __u32 default_ringbuf_bytes(void)
 	return size;
 }
 
+/* Dwarf mode sizes, and the scratch slots they need (none otherwise). */
+static int set_copy_sizes(struct sampler_bpf *skel, const struct bpf_sampler_config *c)
+{
+	uint32_t sample = c->sample_copy, launch = c->launch_copy;
+	uint32_t sw = c->off_cpu ? sample : 0;
+	int ncpus = libbpf_num_possible_cpus();
+
+	if (sample > SAMPLER_MAX_COPY || launch > SAMPLER_MAX_COPY || (sample | launch) % 8)
+		return -EINVAL;
+	if (sw > SAMPLER_OFFCPU_MAX_COPY)
+		sw = SAMPLER_OFFCPU_MAX_COPY;
+	skel->rodata->sample_copy = sample;
+	skel->rodata->launch_copy = launch;
+	skel->rodata->switch_copy = sw;
+	if (!sample && !launch)
+		return 0;
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -ENODEV;
+	return bpf_map__set_max_entries(skel->maps.scratch, (uint32_t)ncpus * SAMPLER_SLOT_N);
+}
+
 int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *c)
 {
 	struct bpf_sampler *s;
@@ -66,6 +87,9 @@ int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *
 	s->skel->rodata->filter_tgids = c->filter;
 	s->skel->rodata->period_ns = c->freq ? 1000000000u / c->freq : 0;
 	s->skel->rodata->offcpu_min_ns = c->offcpu_min_ns;
+	err = set_copy_sizes(s->skel, c);
+	if (err)
+		goto cleanup;
 	/* not even loaded without --off-cpu: sched_switch is the hottest tracepoint */
 	bpf_program__set_autoload(s->skel->progs.xp_switch, c->off_cpu);
 	err = sampler_bpf__load(s->skel);

@@ -159,6 +159,7 @@ static int arm(struct recorder *r)
 	struct bpf_sampler_config bc = {
 		.filter = !r->o.system_wide, .freq = r->o.freq, .ring_bytes = r->o.ring_kib * 1024u,
 		.off_cpu = r->o.off_cpu, .offcpu_min_ns = (uint64_t)r->o.offcpu_min_us * 1000,
+		.sample_copy = r->o.sample_copy, .launch_copy = r->o.launch_copy,
 	};
 
 	err = bpf_sampler_open(&r->sampler, &bc);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runfmt.h"
+#include "sampler.h"
 
 static const char *const kind_names[] = {
 	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
@@ -60,6 +61,22 @@ static json_t *off_cpu_json(const struct rec_meta *m)
 			 json_string(strerror(-m->tracefmt_err)) : json_null());
 }
 
+/* {"samples": "fp"|"dwarf", "sample_copy_bytes", "launches", "launch_copy_bytes",
+ *  "off_cpu_copy_bytes"}: the user stack bytes requested per record */
+static json_t *call_graph_json(const struct rec_opts *o)
+{
+	uint32_t sw = o->off_cpu ? o->sample_copy : 0;
+
+	if (sw > SAMPLER_OFFCPU_MAX_COPY)
+		sw = SAMPLER_OFFCPU_MAX_COPY;
+	return json_pack("{s:s,s:I,s:s,s:I,s:I}",
+			 "samples", o->sample_copy ? "dwarf" : "fp",
+			 "sample_copy_bytes", (json_int_t)o->sample_copy,
+			 "launches", o->launch_copy ? "dwarf" : "fp",
+			 "launch_copy_bytes", (json_int_t)o->launch_copy,
+			 "off_cpu_copy_bytes", (json_int_t)sw);
+}
+
 static json_t *meta_json(const struct rec_meta *m)
 {
 	const struct rec_opts *o = m->opts;
@@ -107,6 +124,7 @@ static json_t *meta_json(const struct rec_meta *m)
 	json_object_set_new(root, "cupti_library", m->cupti_lib ? json_string(m->cupti_lib)
 								: json_null());
 	json_object_set_new(root, "off_cpu", off_cpu_json(m));
+	json_object_set_new(root, "call_graph", call_graph_json(o));
 	json_object_set_new(root, "streams", json_pack("{s:{s:I}}", "cpu.xpr", "bytes",
 						       (json_int_t)m->cpu_bytes));
 	json_object_set_new(root, "records", counts_json(m->counts));

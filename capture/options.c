@@ -1,7 +1,8 @@
 /* options.c - the command line of `xpcap record`, parsed into struct rec_opts.
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
- *                [--off-cpu] [--off-cpu-min-us US]
+ *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
+ *                [--launch-call-graph fp|dwarf[,SIZE]]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -15,7 +16,7 @@
 #include "record.h"
 
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
-       OPT_OFF_CPU_MIN };
+       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -31,6 +32,8 @@ static const struct option long_opts[] = {
 	{ "ring-size", required_argument, NULL, 'm' },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-min-us", required_argument, NULL, OPT_OFF_CPU_MIN },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "launch-call-graph", required_argument, NULL, OPT_LAUNCH_CALL_GRAPH },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -51,7 +54,10 @@ void rec_usage(FILE *f)
 	      "      --cupti-lib PATH  injection library (default: libxpcupti.so next to xpcap)\n"
 	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n"
 	      "      --off-cpu         record when threads block, for how long, with their stacks\n"
-	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0)\n",
+	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0)\n"
+	      "      --call-graph fp|dwarf[,SIZE]  samples and off-CPU stacks: frame pointers\n"
+	      "                        (default), or also SIZE bytes of user stack (default 8192)\n"
+	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,8192)\n",
 	      f);
 }
 
@@ -106,6 +112,29 @@ static int parse_ring(const char *s, uint32_t *out)
 	return 0;
 }
 
+int rec_parse_call_graph(const char *s, uint32_t *copy_bytes)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(s, "fp")) {
+		*copy_bytes = 0;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
+		return -EINVAL;
+	if (!s[5]) {
+		*copy_bytes = REC_DEFAULT_COPY;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s + 6, &end, 10);
+	if (errno || end == s + 6 || *end || v < 1 || v > XP_USER_COPY_MAX)
+		return -EINVAL;
+	*copy_bytes = XP_ALIGN8((uint32_t)v);
+	return 0;
+}
+
 static int parse_freq(const char *s, unsigned *out)
 {
 	char *end;
@@ -127,6 +156,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	memset(o, 0, sizeof(*o));
 	o->output = REC_DEFAULT_OUTPUT;
 	o->freq = REC_DEFAULT_FREQ;
+	o->launch_copy = REC_DEFAULT_COPY;
 	err[0] = '\0';
 	optind = 1;
 	opterr = 0;
@@ -182,6 +212,13 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 			break;
 		case OPT_CUPTI_LIB:
 			o->cupti_lib = optarg;
+			break;
+		case OPT_CALL_GRAPH:
+		case OPT_LAUNCH_CALL_GRAPH:
+			if (rec_parse_call_graph(optarg, c == OPT_CALL_GRAPH ? &o->sample_copy :
+						 &o->launch_copy))
+				return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
+					    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
 			break;
 		case OPT_OFF_CPU:
 			o->off_cpu = true;

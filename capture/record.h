@@ -37,6 +37,7 @@
 #define REC_MIN_RING_KIB 4              /* one page */
 #define REC_MAX_RING_KIB (1u << 20)     /* 1 GiB */
 #define REC_MAX_OFFCPU_MIN_US 60000000u /* one minute */
+#define REC_DEFAULT_COPY 8192u          /* dwarf: user stack bytes, as perf */
 
 struct rec_opts {
 	const char *output;             /* run directory */
@@ -52,6 +53,8 @@ struct rec_opts {
 	uint32_t ring_kib;              /* -m: BPF ring buffer KiB, 0: default */
 	bool off_cpu;                   /* --off-cpu: sched_switch intervals */
 	uint32_t offcpu_min_us;         /* --off-cpu-min-us: shorter ones dropped */
+	uint32_t sample_copy;           /* --call-graph dwarf,SIZE: bytes; 0: fp (default) */
+	uint32_t launch_copy;           /* --launch-call-graph: bytes; default dwarf,8192 */
 	pid_t pids[REC_MAX_PIDS];       /* -p */
 	unsigned npids;
 	char **command;                 /* argv of the command, NULL-terminated; NULL with -p/-a */
@@ -64,6 +67,9 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 /* "123,456" -> pids; -EINVAL on anything else. */
 int rec_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n);
 void rec_usage(FILE *f);
+/* perf's spelling: "fp" -> 0, "dwarf" -> REC_DEFAULT_COPY, "dwarf,SIZE" ->
+ * SIZE rounded up to 8 (1..XP_USER_COPY_MAX); -EINVAL on anything else. */
+int rec_parse_call_graph(const char *s, uint32_t *copy_bytes);
 
 /* Per record kind and loss reason counts, for meta.json and XP_REC_LOST. */
 #define REC_NTYPES 128

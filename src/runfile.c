@@ -318,12 +318,39 @@ STACK_LAST(xp_sample);
 STACK_LAST(xp_launch);
 STACK_LAST(xp_switch);
 
+int xp_record_user_copy(const struct xp_record_header *h, size_t fixed,
+			const struct xp_stack *st, struct xp_user_regs_copy *regs,
+			const uint8_t **bytes)
+{
+	const unsigned char *ips = (const void *)xp_record_stack_ips(h, fixed, st);
+	size_t at, len = xp_record_payload_len(h);
+
+	if (!ips)
+		return -EBADMSG;
+	if (!(st->flags & XP_STACK_HAS_USER_COPY))
+		return -ENOENT;
+	at = fixed + ((size_t)st->user_depth + st->kernel_depth) * 8;
+	if (at + sizeof(*regs) > len)
+		return -EBADMSG;
+	memcpy(regs, (const unsigned char *)xp_record_payload(h) + at, sizeof(*regs));
+	if (regs->size > XP_USER_COPY_MAX || regs->size % 8 ||
+	    at + sizeof(*regs) + regs->size > len)
+		return -EBADMSG;
+	*bytes = (const uint8_t *)xp_record_payload(h) + at + sizeof(*regs);
+	return 0;
+}
+
 static int stack_fits(const struct xp_record_header *h, size_t fixed)
 {
 	const struct xp_stack *st;
+	struct xp_user_regs_copy regs;
+	const uint8_t *bytes;
 
 	st = (const void *)((const unsigned char *)xp_record_payload(h) + fixed - sizeof(*st));
-	return xp_record_stack_ips(h, fixed, st) != NULL;
+	if (!xp_record_stack_ips(h, fixed, st))
+		return 0;
+	return !(st->flags & XP_STACK_HAS_USER_COPY) ||
+	       xp_record_user_copy(h, fixed, st, &regs, &bytes) == 0;
 }
 
 int xp_record_check(const struct xp_record_header *h, const char **why)
@@ -348,7 +375,7 @@ int xp_record_check(const struct xp_record_header *h, const char **why)
 	*why = "record shorter than its type";
 	if (xp_record_payload_len(h) < fixed)
 		return -EBADMSG;
-	*why = "stack depth beyond the record";
+	*why = "stack depth or user stack copy beyond the record";
 	switch (h->type) {
 	case XP_REC_SAMPLE:
 	case XP_REC_LAUNCH:

@@ -79,6 +79,13 @@ static inline uint32_t xp_record_payload_len(const struct xp_record_header *h)
  * too short for the depths it claims. */
 const uint64_t *xp_record_stack_ips(const struct xp_record_header *h,
 				    size_t fixed, const struct xp_stack *st);
+/* Dwarf mode: the registers and user stack bytes after the IPs of a
+ * stack record (fixed: size of the struct ending with st). 0 and regs,
+ * bytes set (bytes valid while h is); -ENOENT: the stack has no copy;
+ * -EBADMSG: the record is too short for the copy it claims. */
+int xp_record_user_copy(const struct xp_record_header *h, size_t fixed,
+			const struct xp_stack *st, struct xp_user_regs_copy *regs,
+			const uint8_t **bytes);
 /* Checks that a record of a type this version knows is long enough for its
  * fixed part and for the stacks and paths it claims: 0, or -EBADMSG with
  * *why set. Unknown types pass (readers skip them). Every consumer calls

@@ -78,14 +78,29 @@ enum xp_record_type {
 #define XP_STACK_USER_ERR   (1u << 0)   /* user stack read failed (depth 0 then) */
 #define XP_STACK_KERNEL_ERR (1u << 1)   /* kernel stack read failed */
 #define XP_STACK_USER_TRUNC (1u << 2)   /* user stack hit the depth limit */
+#define XP_STACK_HAS_USER_COPY (1u << 3) /* struct xp_user_regs_copy + stack bytes follow the IPs */
 
 /* Stacks as recorded: IPs, leaf first. Followed in the record by
- * kernel_depth u64 kernel IPs, then user_depth u64 user IPs, then
- * regs_stack_size bytes of raw user stack (dwarf mode, reserved). */
+ * kernel_depth u64 kernel IPs, then user_depth u64 user IPs, then, with
+ * XP_STACK_HAS_USER_COPY (dwarf mode), struct xp_user_regs_copy and its
+ * size bytes of user stack memory from sp upwards, for offline unwinding. */
 struct xp_stack {
 	uint16_t user_depth;        /* number of user IPs */
 	uint16_t kernel_depth;      /* number of kernel IPs */
 	uint32_t flags;             /* XP_STACK_* */
+};
+
+#define XP_USER_COPY_MAX 65528      /* largest user stack copy, bytes */
+
+/* The user registers a CFI unwinder starts from (x86-64: rip, rsp, rbp)
+ * and how many bytes of stack memory from sp follow; size can be less
+ * than requested when the stack ends sooner (what could be read). */
+struct xp_user_regs_copy {
+	uint64_t ip;                /* user instruction pointer */
+	uint64_t sp;                /* user stack pointer: address of the first byte copied */
+	uint64_t bp;                /* user frame pointer */
+	uint32_t size;              /* bytes of stack that follow, multiple of 8, <= XP_USER_COPY_MAX */
+	uint32_t pad;               /* 0 */
 };
 
 struct xp_sample {

@@ -152,6 +152,70 @@ START_TEST(path_accessor_checks_bounds)
 }
 END_TEST
 
+/* A launch record with 2 user IPs and a copy of n bytes, as drain writes it. */
+static size_t make_copy_record(unsigned char *buf, size_t cap, uint32_t n)
+{
+	struct xp_record_header *h = (void *)buf;
+	struct xp_launch *l = (void *)(h + 1);
+	uint64_t *ips = (uint64_t *)(l + 1);
+	struct xp_user_regs_copy *r = (void *)(ips + 2);
+	size_t size = sizeof(*h) + sizeof(*l) + 16 + sizeof(*r) + n;
+
+	ck_assert_uint_le(size, cap);
+	memset(buf, 0, size);
+	h->type = XP_REC_LAUNCH;
+	h->size = (uint32_t)XP_ALIGN8(size);
+	l->stack.user_depth = 2;
+	l->stack.flags = XP_STACK_HAS_USER_COPY;
+	ips[0] = 0x1000;
+	ips[1] = 0x2000;
+	r->ip = 0x1000;
+	r->sp = 0x7ff0;
+	r->bp = 0x8000;
+	r->size = n;
+	if (n >= 8)
+		memcpy(r + 1, &ips[1], 8);
+	return size;
+}
+
+START_TEST(user_copy_accessor_checks_bounds)
+{
+	static unsigned char buf[256];
+	struct xp_record_header *h = (void *)buf;
+	struct xp_launch *l = (void *)(h + 1);
+	struct xp_user_regs_copy regs, *r;
+	const uint8_t *bytes;
+	const char *why;
+	uint64_t word;
+
+	make_copy_record(buf, sizeof(buf), 64);
+	ck_assert_int_eq(xp_record_check(h, &why), 0);
+	ck_assert_int_eq(xp_record_user_copy(h, sizeof(*l), &l->stack, &regs, &bytes), 0);
+	ck_assert_uint_eq(regs.size, 64);
+	ck_assert_uint_eq(regs.sp, 0x7ff0);
+	memcpy(&word, bytes, 8);
+	ck_assert_uint_eq(word, 0x2000);
+	/* no flag: no copy, and the record is still valid */
+	l->stack.flags = 0;
+	ck_assert_int_eq(xp_record_user_copy(h, sizeof(*l), &l->stack, &regs, &bytes), -ENOENT);
+	ck_assert_int_eq(xp_record_check(h, &why), 0);
+	l->stack.flags = XP_STACK_HAS_USER_COPY;
+	/* a size past the record, not a multiple of 8, or above the maximum */
+	r = (void *)((uint64_t *)(l + 1) + 2);
+	r->size = 72;
+	ck_assert_int_eq(xp_record_user_copy(h, sizeof(*l), &l->stack, &regs, &bytes), -EBADMSG);
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+	r->size = 60;
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+	r->size = 0xfffffff8u;
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+	/* the regs themselves cut off */
+	make_copy_record(buf, sizeof(buf), 0);
+	h->size -= 8;
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+}
+END_TEST
+
 Suite *runfile_suite(void)
 {
 	Suite *s = suite_create("runfile");
@@ -162,6 +226,7 @@ Suite *runfile_suite(void)
 	tcase_add_test(tc, huge_length_is_corruption_not_allocation);
 	tcase_add_test(tc, bad_magic_and_future_version_refused);
 	tcase_add_test(tc, path_accessor_checks_bounds);
+	tcase_add_test(tc, user_copy_accessor_checks_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }

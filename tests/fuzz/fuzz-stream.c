@@ -21,9 +21,14 @@ static uint64_t touch_record(const struct xp_record_header *h)
 	if (h->type == XP_REC_SAMPLE) {
 		const struct xp_sample *s = (const void *)p;
 		const uint64_t *ips = xp_record_stack_ips(h, sizeof(*s), &s->stack);
+		struct xp_user_regs_copy regs;
+		const uint8_t *bytes;
 
 		for (unsigned i = 0; i < (unsigned)s->stack.user_depth + s->stack.kernel_depth; i++)
 			sum += ips[i];
+		if (xp_record_user_copy(h, sizeof(*s), &s->stack, &regs, &bytes) == 0)
+			for (uint32_t i = 0; i < regs.size; i++)
+				sum += bytes[i];
 	} else if (h->type == XP_REC_MMAP) {
 		const struct xp_mmap *m = (const void *)p;
 
