@@ -27,6 +27,7 @@
 #include "meta.h"
 #include "record.h"
 #include "runfile.h"
+#include "runfile_zstd.h"
 #include "rundir.h"
 #include "sideband.h"
 #include "snapshot.h"
@@ -185,6 +186,8 @@ static int arm(struct recorder *r)
 	}
 	snprintf(path, sizeof(path), "%s/cpu.xpr", r->dir);
 	err = xp_writer_open(&r->w, path, XP_STREAM_CPU, 0);
+	if (!err && r->o.compress)
+		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot create %s: %s\n", path, strerror(-err));
 		return XP_EXIT_USAGE;
@@ -266,6 +269,7 @@ static int finish(struct recorder *r)
 	r->meta.stop_mono = clock_ns(CLOCK_MONOTONIC);
 	r->meta.stop_real = clock_ns(CLOCK_REALTIME);
 	r->meta.cpu_bytes = xp_writer_bytes(r->w);
+	r->meta.cpu_raw_bytes = xp_writer_raw_bytes(r->w);
 	if (!err)
 		err = xp_writer_close(r->w);
 	else

@@ -125,8 +125,10 @@ static json_t *meta_json(const struct rec_meta *m)
 								: json_null());
 	json_object_set_new(root, "off_cpu", off_cpu_json(m));
 	json_object_set_new(root, "call_graph", call_graph_json(o));
-	json_object_set_new(root, "streams", json_pack("{s:{s:I}}", "cpu.xpr", "bytes",
-						       (json_int_t)m->cpu_bytes));
+	json_object_set_new(root, "streams", json_pack("{s:{s:I,s:I,s:s}}", "cpu.xpr",
+						       "bytes", (json_int_t)m->cpu_bytes,
+						       "raw_bytes", (json_int_t)m->cpu_raw_bytes,
+						       "compression", o->compress ? "zstd" : "none"));
 	json_object_set_new(root, "records", counts_json(m->counts));
 	return root;
 }

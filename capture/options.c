@@ -2,7 +2,7 @@
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
- *                [--launch-call-graph fp|dwarf[,SIZE]]
+ *                [--launch-call-graph fp|dwarf[,SIZE]] [--compress none|zstd]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include "record.h"
 
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
-       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH };
+       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_COMPRESS };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -34,6 +34,7 @@ static const struct option long_opts[] = {
 	{ "off-cpu-min-us", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "launch-call-graph", required_argument, NULL, OPT_LAUNCH_CALL_GRAPH },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -57,7 +58,8 @@ void rec_usage(FILE *f)
 	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0)\n"
 	      "      --call-graph fp|dwarf[,SIZE]  samples and off-CPU stacks: frame pointers\n"
 	      "                        (default), or also SIZE bytes of user stack (default 8192)\n"
-	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,8192)\n",
+	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,8192)\n"
+	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n",
 	      f);
 }
 
@@ -157,6 +159,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	o->output = REC_DEFAULT_OUTPUT;
 	o->freq = REC_DEFAULT_FREQ;
 	o->launch_copy = REC_DEFAULT_COPY;
+	o->compress = true;
 	err[0] = '\0';
 	optind = 1;
 	opterr = 0;
@@ -219,6 +222,12 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 						 &o->launch_copy))
 				return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
 					    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
+			break;
+		case OPT_COMPRESS:
+			if (strcmp(optarg, "none") && strcmp(optarg, "zstd"))
+				return fail(err, errlen, "invalid compression '%s': expected none or zstd",
+					    optarg);
+			o->compress = !strcmp(optarg, "zstd");
 			break;
 		case OPT_OFF_CPU:
 			o->off_cpu = true;

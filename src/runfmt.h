@@ -71,7 +71,7 @@ enum xp_record_type {
 	XP_REC_LAUNCH = 7,          /* struct xp_launch: marker uprobe hit (CUDA API entry) */
 	XP_REC_SWITCH = 8,          /* struct xp_switch: a thread's off-CPU interval */
 	XP_REC_LOST = 96,           /* struct xp_lost: records that could not be written */
-	XP_REC_ZBLOCK = 97,         /* reserved: a zstd-compressed run of records */
+	XP_REC_ZBLOCK = 97,         /* struct xp_zblock: a zstd-compressed run of records */
 };
 
 /* How a stack was read; bits in xp_stack.flags. */
@@ -195,6 +195,18 @@ struct xp_lost {
 	uint32_t kind;              /* enum xp_record_type that was lost */
 	uint32_t reason;            /* enum xp_lost_reason */
 	uint64_t count;             /* records lost since the previous xp_lost of this kind */
+};
+
+/* A run of whole records (never another zblock), compressed as one zstd
+ * frame. Readers expand it in place of the record; the offset of anything
+ * wrong inside is that of the zblock. */
+#define XP_ZBLOCK_RAW_MAX (64u << 20)   /* larger raw_size is corruption */
+
+struct xp_zblock {
+	uint64_t raw_size;          /* bytes of records in the frame, 8 .. XP_ZBLOCK_RAW_MAX */
+	uint32_t frame_size;        /* bytes of the zstd frame that follows (then zero padding to 8) */
+	uint32_t pad;               /* 0 */
+	/* uint8_t frame[frame_size] */
 };
 
 #define XP_ALIGN8(n) (((n) + 7u) & ~7u)

@@ -630,6 +630,22 @@ def t_dwarf(tmp):
     md = check_meta_counts(run, recs)
     check(md["call_graph"]["launches"] == "dwarf" and md["call_graph"]["launch_copy_bytes"] == 8192,
           "meta.json call_graph for launches")
+    st = md["streams"]["cpu.xpr"]
+    check(st["compression"] == "zstd" and st["bytes"] == size and st["raw_bytes"] > 5 * size,
+          "compressed by default: %d bytes on disk, %d raw" % (st["bytes"], st["raw_bytes"]))
+    with open(os.path.join(run, "cpu.xpr"), "rb") as f:
+        f.seek(40)
+        check(int.from_bytes(f.read(4), "little") == 97, "cpu.xpr holds zstd blocks (type 97)")
+    plain = os.path.join(tmp, "plain")
+    rc, err = record(plain, ["-q", "--cupti-lib", lib, "--compress", "none"], [caller, "50"])
+    prec = dump(plain)
+    st = meta(plain)["streams"]["cpu.xpr"]
+    print("50 launches, dwarf,8192: %d bytes plain, %d bytes zstd" % (st["bytes"], size))
+    check(rc == 0 and st["compression"] == "none" and st["bytes"] == st["raw_bytes"] ==
+          os.path.getsize(os.path.join(plain, "cpu.xpr")), "--compress none: plain records")
+    pl = [r for r in prec if r["kind"] == "launch"]
+    check(len(pl) == 50 and all(copy_of(r)[0] == 8192 and copy_of(r)[4] == ips(r, "ustack")[1]
+                                for r in pl), "--compress none: the same launch records")
     # explicit sizes and fp
     run = os.path.join(tmp, "small")
     rc, err = record(run, ["-q", "--cupti-lib", lib, "--launch-call-graph", "dwarf,1001"],
