@@ -32,6 +32,7 @@ struct xp_writer {
 	size_t used;                /* bytes buffered */
 	size_t head;                /* of which the file header, written as is */
 	const struct xp_block_codec *codec;  /* NULL: plain records */
+	void *codec_state;          /* the codec's, for this writer */
 	unsigned char *zbuf;        /* one XP_REC_ZBLOCK record being written */
 	size_t zcap;
 	unsigned char buf[WRITER_BUF_SIZE];
@@ -95,13 +96,22 @@ int xp_writer_set_codec(struct xp_writer *w, const struct xp_block_codec *codec)
 {
 	size_t cap = sizeof(struct xp_record_header) + sizeof(struct xp_zblock) +
 		     codec->bound(WRITER_BUF_SIZE) + XP_RECORD_ALIGN;
-	unsigned char *p = realloc(w->zbuf, cap);
+	unsigned char *p;
+	void *state;
 
+	if (w->codec)
+		return -EBUSY;
+	p = malloc(cap);
 	if (!p)
 		return -ENOMEM;
+	if (codec->encoder_new(&state)) {
+		free(p);
+		return -ENOMEM;
+	}
 	w->zbuf = p;
 	w->zcap = cap;
 	w->codec = codec;
+	w->codec_state = state;
 	return 0;
 }
 
@@ -113,7 +123,8 @@ static size_t encode_block(struct xp_writer *w, const unsigned char *recs, size_
 	struct xp_zblock *z = (void *)(h + 1);
 	size_t hl = sizeof(*h) + sizeof(*z), n, total;
 
-	if (w->codec->encode(w->zbuf + hl, w->zcap - hl - XP_RECORD_ALIGN, recs, len, &n))
+	if (w->codec->encode(w->codec_state, w->zbuf + hl, w->zcap - hl - XP_RECORD_ALIGN, recs,
+			     len, &n))
 		return 0;
 	total = XP_ALIGN8(hl + n);
 	if (total >= len || total > XP_RECORD_MAX)
@@ -234,6 +245,8 @@ int xp_writer_close(struct xp_writer *w)
 	err = w->error;
 	if (close(w->fd) && !err)
 		err = -errno;
+	if (w->codec)
+		w->codec->encoder_free(w->codec_state);
 	free(w->zbuf);
 	free(w);
 	return err;

@@ -39,8 +39,13 @@ struct xp_block_codec {
 	const char *name;           /* "zstd" */
 	/* Largest encoding of len bytes. */
 	size_t (*bound)(size_t len);
+	/* A writer's encoder state: 0 and *state, or -ENOMEM; freed by
+	 * encoder_free (which accepts NULL). */
+	int (*encoder_new)(void **state);
+	void (*encoder_free)(void *state);
 	/* Encodes src into dst (cap bytes): 0 and *out_len, or -errno. */
-	int (*encode)(void *dst, size_t cap, const void *src, size_t len, size_t *out_len);
+	int (*encode)(void *state, void *dst, size_t cap, const void *src, size_t len,
+		      size_t *out_len);
 	/* Decodes exactly raw_len bytes into dst: 0, or -EBADMSG. */
 	int (*decode)(void *dst, size_t raw_len, const void *src, size_t len);
 };

@@ -14,21 +14,32 @@ static size_t zstd_bound(size_t len)
 	return ZSTD_compressBound(len);
 }
 
-static int zstd_encode(void *dst, size_t cap, const void *src, size_t len, size_t *out_len)
+static int zstd_encoder_new(void **state)
 {
-	/* one context per thread, kept: a writer is used by one thread */
-	static __thread ZSTD_CCtx *cctx;
-	size_t n;
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 
-	if (!cctx) {
-		cctx = ZSTD_createCCtx();
-		if (!cctx)
-			return -ENOMEM;
-		/* a checksum, so a damaged frame is refused, not misread */
-		ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, LEVEL);
-		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	if (!cctx)
+		return -ENOMEM;
+	/* a checksum, so a damaged frame is refused, not misread */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1))) {
+		ZSTD_freeCCtx(cctx);
+		return -EINVAL;
 	}
-	n = ZSTD_compress2(cctx, dst, cap, src, len);
+	*state = cctx;
+	return 0;
+}
+
+static void zstd_encoder_free(void *state)
+{
+	ZSTD_freeCCtx(state);
+}
+
+static int zstd_encode(void *state, void *dst, size_t cap, const void *src, size_t len,
+		       size_t *out_len)
+{
+	size_t n = ZSTD_compress2(state, dst, cap, src, len);
+
 	if (ZSTD_isError(n))
 		return -EIO;
 	*out_len = n;
@@ -52,6 +63,8 @@ static int zstd_decode(void *dst, size_t raw_len, const void *src, size_t len)
 const struct xp_block_codec xp_zstd_codec = {
 	.name = "zstd",
 	.bound = zstd_bound,
+	.encoder_new = zstd_encoder_new,
+	.encoder_free = zstd_encoder_free,
 	.encode = zstd_encode,
 	.decode = zstd_decode,
 };
