@@ -431,6 +431,10 @@ int cmd_record(int argc, char **argv)
 			 (unsigned long long)c->written[XP_REC_SWITCH],
 			 (unsigned long long)c->written[XP_REC_MMAP],
 			 (double)r->meta.cpu_bytes / (1 << 20));
+		if (r->o.compress && r->meta.cpu_bytes)
+			progress(r, "cpu.xpr compressed %.1fx (%.1f MiB of records)",
+				 (double)r->meta.cpu_raw_bytes / (double)r->meta.cpu_bytes,
+				 (double)r->meta.cpu_raw_bytes / (1 << 20));
 	}
 cleanup:
 	if (r->t.pid > 0 && !r->run_started)
