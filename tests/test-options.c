@@ -149,6 +149,24 @@ START_TEST(call_graph)
 }
 END_TEST
 
+START_TEST(compress)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *none[] = { "record", "--compress", "none", "app", NULL };
+	char *zstd[] = { "record", "--compress", "zstd", "app", NULL };
+	char *bad[] = { "record", "--compress", "gzip", "app", NULL };
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(o.compress);
+	ck_assert_int_eq(parse(none), 0);
+	ck_assert(!o.compress);
+	ck_assert_int_eq(parse(zstd), 0);
+	ck_assert(o.compress);
+	ck_assert_int_eq(parse(bad), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "compression"));
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
 	Suite *s = suite_create("options");
@@ -160,6 +178,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, off_cpu);
 	tcase_add_test(tc, call_graph);
+	tcase_add_test(tc, compress);
 	suite_add_tcase(s, tc);
 	return s;
 }
