@@ -43,9 +43,30 @@ static __u32 default_ringbuf_bytes(void)
 	return size;
 }
 
-int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
-		     uint32_t ring_bytes)
+/* Dwarf mode sizes, and the scratch slots they need (none otherwise). */
+static int set_copy_sizes(struct sampler_bpf *skel, const struct bpf_sampler_config *c)
 {
+	uint32_t sample = c->sample_copy, launch = c->launch_copy;
+	uint32_t sw = c->off_cpu ? sample : 0;
+	int ncpus = libbpf_num_possible_cpus();
+
+	if (sample > SAMPLER_MAX_COPY || launch > SAMPLER_MAX_COPY || (sample | launch) % 8)
+		return -EINVAL;
+	if (sw > SAMPLER_OFFCPU_MAX_COPY)
+		sw = SAMPLER_OFFCPU_MAX_COPY;
+	skel->rodata->sample_copy = sample;
+	skel->rodata->launch_copy = launch;
+	skel->rodata->switch_copy = sw;
+	if (!sample && !launch)
+		return 0;
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -ENODEV;
+	return bpf_map__set_max_entries(skel->maps.scratch, (uint32_t)ncpus * SAMPLER_SLOT_N);
+}
+
+int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *c)
+{
+	uint32_t ring_bytes;
 	struct bpf_sampler *s;
 	int err;
 
@@ -60,14 +81,19 @@ int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
 		goto cleanup;
 	}
 	/* room for ~0.1 s of samples at 999 Hz on every CPU between drains */
-	if (!ring_bytes)
-		ring_bytes = default_ringbuf_bytes();
+	ring_bytes = c->ring_bytes ? c->ring_bytes : default_ringbuf_bytes();
 	err = bpf_map__set_max_entries(s->skel->maps.events, ring_bytes);
 	if (err)
 		goto cleanup;
 	s->skel->rodata->wakeup_bytes = ring_bytes / 4;
-	s->skel->rodata->filter_tgids = filter;
-	s->skel->rodata->period_ns = freq ? 1000000000u / freq : 0;
+	s->skel->rodata->filter_tgids = c->filter;
+	s->skel->rodata->period_ns = c->freq ? 1000000000u / c->freq : 0;
+	s->skel->rodata->offcpu_min_ns = c->offcpu_min_ns;
+	err = set_copy_sizes(s->skel, c);
+	if (err)
+		goto cleanup;
+	/* not even loaded without --off-cpu: sched_switch is the hottest tracepoint */
+	bpf_program__set_autoload(s->skel->progs.xp_switch, c->off_cpu);
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto cleanup;
@@ -78,6 +104,14 @@ int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
 	if (!s->skel->links.xp_fork || !s->skel->links.xp_exit || !s->skel->links.xp_exec) {
 		err = -errno;
 		goto cleanup;
+	}
+	if (c->off_cpu) {
+		s->failed = SAMPLER_STEP_OFFCPU;
+		s->skel->links.xp_switch = bpf_program__attach(s->skel->progs.xp_switch);
+		if (!s->skel->links.xp_switch) {
+			err = -errno;
+			goto cleanup;
+		}
 	}
 	s->failed = SAMPLER_STEP_NONE;
 	return 0;

@@ -1,7 +1,8 @@
 /* bpfsampler.h - user side of sampler.bpf.c: load, track pids, sample,
  * probe the marker, detach. Every step returns 0 or -errno.
  *   struct bpf_sampler *s;
- *   bpf_sampler_open(&s, true, 99, 0);     // load, follow fork/exit/exec
+ *   struct bpf_sampler_config c = { .filter = true, .freq = 99 };
+ *   bpf_sampler_open(&s, &c);              // load, follow fork/exit/exec
  *   bpf_sampler_track(s, child_pid);
  *   bpf_sampler_start(s, 99);              // per-CPU cpu-clock events
  *   ... drain bpf_sampler_events_fd(s) ...
@@ -22,12 +23,21 @@ struct bpf_sampler;
 /* Which step failed, for the one-line error of cmd_record. */
 enum bpf_sampler_step {
 	SAMPLER_STEP_NONE, SAMPLER_STEP_LOAD, SAMPLER_STEP_ATTACH,
-	SAMPLER_STEP_PERF, SAMPLER_STEP_UPROBE,
+	SAMPLER_STEP_PERF, SAMPLER_STEP_UPROBE, SAMPLER_STEP_OFFCPU,
 };
 
-/* ring_bytes: BPF ring buffer size, a power of two >= page size; 0: default. */
-int bpf_sampler_open(struct bpf_sampler **out, bool filter, unsigned freq,
-		     uint32_t ring_bytes);
+struct bpf_sampler_config {
+	bool filter;                /* only tracked processes (false: -a) */
+	unsigned freq;              /* sampling frequency, Hz (for period_ns) */
+	uint32_t ring_bytes;        /* BPF ring buffer, a power of two >= page; 0: default */
+	bool off_cpu;               /* attach sched_switch (--off-cpu) */
+	uint64_t offcpu_min_ns;     /* shorter off-CPU intervals are not recorded */
+	/* dwarf mode: user stack bytes copied (multiple of 8); 0: frame pointers only */
+	uint32_t sample_copy;       /* samples and off-CPU (capped at SAMPLER_OFFCPU_MAX_COPY) */
+	uint32_t launch_copy;       /* marker uprobe */
+};
+
+int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *c);
 int bpf_sampler_track(struct bpf_sampler *s, pid_t tgid);
 int bpf_sampler_start(struct bpf_sampler *s, unsigned freq);
 /* Uprobe on XP_MARKER_SYMBOL in the library at path, every process. */

@@ -27,10 +27,12 @@
 #include "meta.h"
 #include "record.h"
 #include "runfile.h"
+#include "runfile_zstd.h"
 #include "rundir.h"
 #include "sideband.h"
 #include "snapshot.h"
 #include "target.h"
+#include "tracefmt.h"
 #include "waitend.h"
 
 #define EXIT_EXEC_FAILED 127
@@ -141,6 +143,8 @@ static const char *bpf_hint(enum bpf_sampler_step step, int err)
 		return "needs a kernel with BPF ring buffers and BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF=y)";
 	case SAMPLER_STEP_ATTACH:
 		return "needs raw tracepoints sched_process_fork/exit/exec";
+	case SAMPLER_STEP_OFFCPU:
+		return "--off-cpu needs the BTF tracepoint sched_switch and BPF task storage (5.11+)";
 	case SAMPLER_STEP_PERF:
 		return "needs perf events (CONFIG_PERF_EVENTS; check /proc/sys/kernel/perf_event_paranoid)";
 	default:
@@ -157,8 +161,13 @@ static int arm(struct recorder *r)
 
 	r->meta.start_mono = clock_ns(CLOCK_MONOTONIC);
 	r->meta.start_real = clock_ns(CLOCK_REALTIME);
-	err = bpf_sampler_open(&r->sampler, !r->o.system_wide, r->o.freq,
-			       r->o.ring_kib * 1024u);
+	struct bpf_sampler_config bc = {
+		.filter = !r->o.system_wide, .freq = r->o.freq, .ring_bytes = r->o.ring_kib * 1024u,
+		.off_cpu = r->o.off_cpu, .offcpu_min_ns = (uint64_t)r->o.offcpu_min_us * 1000,
+		.sample_copy = r->o.sample_copy, .launch_copy = r->o.launch_copy,
+	};
+
+	err = bpf_sampler_open(&r->sampler, &bc);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot load BPF programs: %s (%s)\n", strerror(-err),
 			bpf_hint(bpf_sampler_failed_step(r->sampler), err));
@@ -181,6 +190,8 @@ static int arm(struct recorder *r)
 	}
 	snprintf(path, sizeof(path), "%s/cpu.xpr", r->dir);
 	err = xp_writer_open(&r->w, path, XP_STREAM_CPU, 0);
+	if (!err && r->o.compress)
+		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot create %s: %s\n", path, strerror(-err));
 		return XP_EXIT_USAGE;
@@ -262,6 +273,7 @@ static int finish(struct recorder *r)
 	r->meta.stop_mono = clock_ns(CLOCK_MONOTONIC);
 	r->meta.stop_real = clock_ns(CLOCK_REALTIME);
 	r->meta.cpu_bytes = xp_writer_bytes(r->w);
+	r->meta.cpu_raw_bytes = xp_writer_raw_bytes(r->w);
 	if (!err)
 		err = xp_writer_close(r->w);
 	else
@@ -371,6 +383,11 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		goto cleanup;
 	rundir_copy_file("/proc/kallsyms", r->dir, "kallsyms");
+	if (r->o.off_cpu)
+		r->meta.tracefmt_err = tracefmt_save(r->dir, "sched", "sched_switch");
+	if (r->meta.tracefmt_err)
+		progress(r, "cannot save the sched_switch tracepoint format: %s (noted in meta.json)",
+			 strerror(-r->meta.tracefmt_err));
 	r->meta.pids = r->pids;
 	r->meta.npids = r->npids;
 	meta_write(r->dir, &r->meta);
@@ -405,16 +422,23 @@ int cmd_record(int argc, char **argv)
 
 		uint64_t lost = c->lost[XP_REC_SAMPLE][XP_LOST_RINGBUF_FULL] +
 				c->lost[XP_REC_LAUNCH][XP_LOST_RINGBUF_FULL] +
+				c->lost[XP_REC_SWITCH][XP_LOST_RINGBUF_FULL] +
 				c->lost[0][XP_LOST_PERF_LOST];
 
 		if (lost)
 			progress(r, "lost %llu records: the rings were full (a larger -m may help)",
 				 (unsigned long long)lost);
-		progress(r, "wrote %s: %llu samples, %llu launches, %llu mmaps, %.1f MiB",
+		progress(r, "wrote %s: %llu samples, %llu launches, %llu off-CPU intervals, "
+			 "%llu mmaps, %.1f MiB",
 			 r->dir, (unsigned long long)c->written[XP_REC_SAMPLE],
 			 (unsigned long long)c->written[XP_REC_LAUNCH],
+			 (unsigned long long)c->written[XP_REC_SWITCH],
 			 (unsigned long long)c->written[XP_REC_MMAP],
 			 (double)r->meta.cpu_bytes / (1 << 20));
+		if (r->o.compress && r->meta.cpu_bytes)
+			progress(r, "cpu.xpr compressed %.1fx (%.1f MiB of records)",
+				 (double)r->meta.cpu_raw_bytes / (double)r->meta.cpu_bytes,
+				 (double)r->meta.cpu_raw_bytes / (1 << 20));
 	}
 cleanup:
 	if (r->t.pid > 0 && !r->run_started)

@@ -92,11 +92,31 @@ static void write_lost(struct drain *d, uint32_t kind, uint32_t reason, uint64_t
 	drain_append(d, XP_REC_LOST, &l, sizeof(l), NULL, 0);
 }
 
-/* Stack records: fixed part, then kernel IPs, then user IPs, contiguous. */
+/* Dwarf mode: the regs and stack bytes after the event, if the stack says
+ * so and the event is long enough for them; else NULL. */
+static const struct xp_user_regs_copy *event_copy(const struct sampler_event *e,
+						  size_t size, const struct xp_stack *st)
+{
+	const struct sampler_copy_event *c = (const void *)e;
+
+	if (!(st->flags & XP_STACK_HAS_USER_COPY))
+		return NULL;
+	if (size < sizeof(*e) + sizeof(c->regs))
+		return NULL;
+	if (c->regs.size > XP_USER_COPY_MAX || c->regs.size % 8 ||
+	    size < sizeof(*e) + sizeof(c->regs) + c->regs.size)
+		return NULL;
+	return &c->regs;
+}
+
+/* Stack records: fixed part, then kernel IPs, then user IPs, contiguous,
+ * then (dwarf mode) the registers and the user stack copy. */
 static void write_stack_record(struct drain *d, uint32_t type, const void *fixed,
 			       size_t flen, const struct xp_stack *st,
-			       const struct sampler_event *e)
+			       const struct sampler_event *e, size_t size)
 {
+	const struct xp_user_regs_copy *copy = event_copy(e, size, st);
+	struct xp_stack *out;
 	size_t kd = st->kernel_depth <= XP_MAX_STACK_DEPTH ? st->kernel_depth : 0;
 	size_t ud = st->user_depth <= XP_MAX_STACK_DEPTH ? st->user_depth : 0;
 	const uint64_t *user = &e->tail.ips[XP_MAX_STACK_DEPTH];
@@ -116,9 +136,13 @@ static void write_stack_record(struct drain *d, uint32_t type, const void *fixed
 		memcpy(p + flen + kd * 8, user, ud * 8);
 	}
 	/* the depths written must match the IPs that follow */
-	((struct xp_stack *)(p + flen - sizeof(*st)))->kernel_depth = (uint16_t)kd;
-	((struct xp_stack *)(p + flen - sizeof(*st)))->user_depth = (uint16_t)ud;
-	drain_append(d, type, p, flen + (kd + ud) * 8, NULL, 0);
+	out = (struct xp_stack *)(p + flen - sizeof(*st));
+	out->kernel_depth = (uint16_t)kd;
+	out->user_depth = (uint16_t)ud;
+	if (!copy)
+		out->flags &= ~XP_STACK_HAS_USER_COPY;
+	drain_append(d, type, p, flen + (kd + ud) * 8, copy,
+		     copy ? sizeof(*copy) + copy->size : 0);
 }
 
 static int on_bpf_event(void *ctx, void *data, size_t size)
@@ -132,12 +156,17 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 	case XP_REC_SAMPLE:
 		note_pid(d, (pid_t)e->u.sample.pid);
 		write_stack_record(d, XP_REC_SAMPLE, &e->u.sample, sizeof(e->u.sample),
-				   &e->u.sample.stack, e);
+				   &e->u.sample.stack, e, size);
 		break;
 	case XP_REC_LAUNCH:
 		note_pid(d, (pid_t)e->u.launch.pid);
 		write_stack_record(d, XP_REC_LAUNCH, &e->u.launch, sizeof(e->u.launch),
-				   &e->u.launch.stack, e);
+				   &e->u.launch.stack, e, size);
+		break;
+	case XP_REC_SWITCH:
+		note_pid(d, (pid_t)e->u.sw.pid);
+		write_stack_record(d, XP_REC_SWITCH, &e->u.sw, sizeof(e->u.sw),
+				   &e->u.sw.stack, e, size);
 		break;
 	case XP_REC_EXEC: {
 		size_t n = e->u.exec.path_len < SAMPLER_PATH_MAX ? e->u.exec.path_len : 0;
@@ -195,6 +224,11 @@ static void report_losses(struct drain *d)
 		[SAMPLER_LOSS_LAUNCH] = { XP_REC_LAUNCH, XP_LOST_RINGBUF_FULL },
 		[SAMPLER_LOSS_EXEC] = { XP_REC_EXEC, XP_LOST_RINGBUF_FULL },
 		[SAMPLER_LOSS_STACK] = { XP_REC_SAMPLE, XP_LOST_STACK },
+		[SAMPLER_LOSS_SWITCH] = { XP_REC_SWITCH, XP_LOST_RINGBUF_FULL },
+		[SAMPLER_LOSS_SWITCH_STATE] = { XP_REC_SWITCH, XP_LOST_NO_MEMORY },
+		[SAMPLER_LOSS_SWITCH_STACK] = { XP_REC_SWITCH, XP_LOST_STACK },
+		[SAMPLER_LOSS_LAUNCH_STACK] = { XP_REC_LAUNCH, XP_LOST_STACK },
+		[SAMPLER_LOSS_COPY_STATE] = { XP_REC_SWITCH, XP_LOST_NO_MEMORY },
 	};
 	uint64_t now[SAMPLER_LOSS_N];
 

@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "runfmt.h"
+#include "sampler.h"
 
 static const char *const kind_names[] = {
 	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
@@ -18,6 +20,7 @@ static const char *const kind_names[] = {
 static const char *const reason_names[REC_NREASONS] = {
 	[XP_LOST_RINGBUF_FULL] = "ringbuf_full", [XP_LOST_PERF_LOST] = "perf_lost",
 	[XP_LOST_STACK] = "stack", [XP_LOST_WRITE] = "write",
+	[XP_LOST_NO_MEMORY] = "no_memory",
 };
 
 static json_t *counts_json(const struct rec_counts *c)
@@ -42,6 +45,36 @@ static json_t *counts_json(const struct rec_counts *c)
 	json_object_set_new(recs, "sideband_lost",
 			    json_integer(c ? (json_int_t)c->lost[0][XP_LOST_PERF_LOST] : 0));
 	return recs;
+}
+
+/* {"enabled", "min_us", "tracepoint_formats": [names], "tracepoint_format_error"} */
+static json_t *off_cpu_json(const struct rec_meta *m)
+{
+	const struct rec_opts *o = m->opts;
+	json_t *fmts = json_array();
+
+	if (o->off_cpu && !m->tracefmt_err)
+		json_array_append_new(fmts, json_string("sched_switch"));
+	return json_pack("{s:b,s:I,s:o,s:o}", "enabled", o->off_cpu,
+			 "min_us", (json_int_t)o->offcpu_min_us, "tracepoint_formats", fmts,
+			 "tracepoint_format_error", o->off_cpu && m->tracefmt_err ?
+			 json_string(strerror(-m->tracefmt_err)) : json_null());
+}
+
+/* {"samples": "fp"|"dwarf", "sample_copy_bytes", "launches", "launch_copy_bytes",
+ *  "off_cpu_copy_bytes"}: the user stack bytes requested per record */
+static json_t *call_graph_json(const struct rec_opts *o)
+{
+	uint32_t sw = o->off_cpu ? o->sample_copy : 0;
+
+	if (sw > SAMPLER_OFFCPU_MAX_COPY)
+		sw = SAMPLER_OFFCPU_MAX_COPY;
+	return json_pack("{s:s,s:I,s:s,s:I,s:I}",
+			 "samples", o->sample_copy ? "dwarf" : "fp",
+			 "sample_copy_bytes", (json_int_t)o->sample_copy,
+			 "launches", o->launch_copy ? "dwarf" : "fp",
+			 "launch_copy_bytes", (json_int_t)o->launch_copy,
+			 "off_cpu_copy_bytes", (json_int_t)sw);
 }
 
 static json_t *meta_json(const struct rec_meta *m)
@@ -90,8 +123,12 @@ static json_t *meta_json(const struct rec_meta *m)
 	json_object_set_new(root, "correlation_uprobe", json_boolean(m->marker_attached));
 	json_object_set_new(root, "cupti_library", m->cupti_lib ? json_string(m->cupti_lib)
 								: json_null());
-	json_object_set_new(root, "streams", json_pack("{s:{s:I}}", "cpu.xpr", "bytes",
-						       (json_int_t)m->cpu_bytes));
+	json_object_set_new(root, "off_cpu", off_cpu_json(m));
+	json_object_set_new(root, "call_graph", call_graph_json(o));
+	json_object_set_new(root, "streams", json_pack("{s:{s:I,s:I,s:s}}", "cpu.xpr",
+						       "bytes", (json_int_t)m->cpu_bytes,
+						       "raw_bytes", (json_int_t)m->cpu_raw_bytes,
+						       "compression", o->compress ? "zstd" : "none"));
 	json_object_set_new(root, "records", counts_json(m->counts));
 	return root;
 }

@@ -29,6 +29,8 @@ struct rec_meta {
 	const char *cupti_lib;          /* library path, or NULL */
 	const struct rec_counts *counts;  /* NULL at start */
 	uint64_t cpu_bytes;             /* size of cpu.xpr */
+	uint64_t cpu_raw_bytes;         /* what it would be uncompressed */
+	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
 };
 
 int meta_write(const char *dir, const struct rec_meta *m);

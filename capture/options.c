@@ -1,6 +1,8 @@
 /* options.c - the command line of `xpcap record`, parsed into struct rec_opts.
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
+ *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
+ *                [--launch-call-graph fp|dwarf[,SIZE]] [--compress none|zstd]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -13,7 +15,8 @@
 
 #include "record.h"
 
-enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB };
+enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
+       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_COMPRESS };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -27,6 +30,11 @@ static const struct option long_opts[] = {
 	{ "gpu-only", no_argument, NULL, OPT_GPU_ONLY },
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
 	{ "ring-size", required_argument, NULL, 'm' },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-min-us", required_argument, NULL, OPT_OFF_CPU_MIN },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "launch-call-graph", required_argument, NULL, OPT_LAUNCH_CALL_GRAPH },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -45,7 +53,13 @@ void rec_usage(FILE *f)
 	      "      --no-gpu          no correlation uprobe, no CUDA injection\n"
 	      "      --gpu-only        no periodic CPU sampling\n"
 	      "      --cupti-lib PATH  injection library (default: libxpcupti.so next to xpcap)\n"
-	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n",
+	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n"
+	      "      --off-cpu         record when threads block, for how long, with their stacks\n"
+	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0)\n"
+	      "      --call-graph fp|dwarf[,SIZE]  samples and off-CPU stacks: frame pointers\n"
+	      "                        (default), or also SIZE bytes of user stack (default 8192)\n"
+	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,8192)\n"
+	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n",
 	      f);
 }
 
@@ -100,6 +114,29 @@ static int parse_ring(const char *s, uint32_t *out)
 	return 0;
 }
 
+int rec_parse_call_graph(const char *s, uint32_t *copy_bytes)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(s, "fp")) {
+		*copy_bytes = 0;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
+		return -EINVAL;
+	if (!s[5]) {
+		*copy_bytes = REC_DEFAULT_COPY;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s + 6, &end, 10);
+	if (errno || end == s + 6 || *end || v < 1 || v > XP_USER_COPY_MAX)
+		return -EINVAL;
+	*copy_bytes = XP_ALIGN8((uint32_t)v);
+	return 0;
+}
+
 static int parse_freq(const char *s, unsigned *out)
 {
 	char *end;
@@ -121,6 +158,8 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	memset(o, 0, sizeof(*o));
 	o->output = REC_DEFAULT_OUTPUT;
 	o->freq = REC_DEFAULT_FREQ;
+	o->launch_copy = REC_DEFAULT_COPY;
+	o->compress = true;
 	err[0] = '\0';
 	optind = 1;
 	opterr = 0;
@@ -177,6 +216,34 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		case OPT_CUPTI_LIB:
 			o->cupti_lib = optarg;
 			break;
+		case OPT_CALL_GRAPH:
+		case OPT_LAUNCH_CALL_GRAPH:
+			if (rec_parse_call_graph(optarg, c == OPT_CALL_GRAPH ? &o->sample_copy :
+						 &o->launch_copy))
+				return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
+					    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
+			break;
+		case OPT_COMPRESS:
+			if (strcmp(optarg, "none") && strcmp(optarg, "zstd"))
+				return fail(err, errlen, "invalid compression '%s': expected none or zstd",
+					    optarg);
+			o->compress = !strcmp(optarg, "zstd");
+			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > (long)REC_MAX_OFFCPU_MIN_US)
+				return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
+					    "microseconds", optarg, REC_MAX_OFFCPU_MIN_US);
+			o->offcpu_min_us = (uint32_t)v;
+			break;
+		}
 		case 'h':
 			o->help = true;
 			return 0;

@@ -12,6 +12,7 @@
  *   drain.c     the drain thread: BPF ring buffer + perf rings -> cpu.xpr
  *   rundir.c    create/check the run directory, copy files in, chown
  *   meta.c      meta.json (jansson), written at start and atomically at end
+ *   tracefmt.c  tracepoint format files (sched_switch) copied into the run
  * Everything here returns 0 or a negative errno and never prints; only
  * cmd_record.c talks to the user.
  *
@@ -35,6 +36,8 @@
 #define REC_MAX_PIDS 64
 #define REC_MIN_RING_KIB 4              /* one page */
 #define REC_MAX_RING_KIB (1u << 20)     /* 1 GiB */
+#define REC_MAX_OFFCPU_MIN_US 60000000u /* one minute */
+#define REC_DEFAULT_COPY 8192u          /* dwarf: user stack bytes, as perf */
 
 struct rec_opts {
 	const char *output;             /* run directory */
@@ -48,6 +51,11 @@ struct rec_opts {
 	bool help;                      /* -h: print usage, nothing else */
 	const char *cupti_lib;          /* --cupti-lib PATH, NULL: next to xpcap */
 	uint32_t ring_kib;              /* -m: BPF ring buffer KiB, 0: default */
+	bool off_cpu;                   /* --off-cpu: sched_switch intervals */
+	uint32_t offcpu_min_us;         /* --off-cpu-min-us: shorter ones dropped */
+	uint32_t sample_copy;           /* --call-graph dwarf,SIZE: bytes; 0: fp (default) */
+	uint32_t launch_copy;           /* --launch-call-graph: bytes; default dwarf,8192 */
+	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */
 	pid_t pids[REC_MAX_PIDS];       /* -p */
 	unsigned npids;
 	char **command;                 /* argv of the command, NULL-terminated; NULL with -p/-a */
@@ -60,10 +68,13 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 /* "123,456" -> pids; -EINVAL on anything else. */
 int rec_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n);
 void rec_usage(FILE *f);
+/* perf's spelling: "fp" -> 0, "dwarf" -> REC_DEFAULT_COPY, "dwarf,SIZE" ->
+ * SIZE rounded up to 8 (1..XP_USER_COPY_MAX); -EINVAL on anything else. */
+int rec_parse_call_graph(const char *s, uint32_t *copy_bytes);
 
 /* Per record kind and loss reason counts, for meta.json and XP_REC_LOST. */
 #define REC_NTYPES 128
-#define REC_NREASONS 5
+#define REC_NREASONS 6
 struct rec_counts {
 	uint64_t written[REC_NTYPES];
 	uint64_t lost[REC_NTYPES][REC_NREASONS];

@@ -24,6 +24,28 @@ static bool is_run_file(const char *name)
 	return false;
 }
 
+/* run/tracepoints/: the *.format files xpcap copied, then the directory. */
+static int clear_tracepoints(int dirfd)
+{
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	fd = openat(dirfd, "tracepoints", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)))
+		if (fnmatch("*.format", de->d_name, 0) == 0)
+			unlinkat(fd, de->d_name, 0);
+	closedir(d);
+	return unlinkat(dirfd, "tracepoints", AT_REMOVEDIR) ? -errno : 0;
+}
+
 /* Removes run files; returns how many other entries remain. */
 static int clear_run_files(const char *dir)
 {
@@ -38,6 +60,8 @@ static int clear_run_files(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (is_run_file(de->d_name) && unlinkat(dirfd(d), de->d_name, 0) == 0)
+			continue;
+		if (!strcmp(de->d_name, "tracepoints") && clear_tracepoints(dirfd(d)) == 0)
 			continue;
 		others++;
 	}
@@ -138,10 +162,19 @@ int rundir_chown(const char *dir, uid_t uid, gid_t gid)
 	d = opendir(dir);
 	if (!d)
 		return -errno;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    fchownat(dirfd(d), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err)
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fchownat(dirfd(d), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err)
 			err = -errno;
+		if (de->d_type == DT_DIR && !strcmp(de->d_name, "tracepoints")) {
+			char sub[4096];
+
+			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+			if (rundir_chown(sub, uid, gid) && !err)
+				err = -EIO;
+		}
+	}
 	closedir(d);
 	return err;
 }

@@ -5,8 +5,14 @@
  *  - xp_fork/xp_exit: follow the process tree (tracked tgids map)
  *  - xp_exec: the path of each successful execve of a tracked process
  *  - xp_marker: uprobe on xpcap_correlation_marker(corr_id, cbid)
+ *  - xp_switch (--off-cpu): sched_switch; a tracked thread going off CPU
+ *    leaves ts, state and stacks in its task storage, and when it is
+ *    switched in again one xp_switch record carries the interval
  * Events go to one ring buffer; failures are counted per CPU in `losses`.
- * No vmlinux.h: the two kernel structs read are declared below with
+ * Dwarf mode (a *_copy size set): the event is built in a per-CPU scratch
+ * slot with a copy of the user stack from sp (x86-64 only) and sent with
+ * its used length; the fp IPs are kept too.
+ * No vmlinux.h: the kernel structs read are declared below with
  * preserve_access_index, so libbpf relocates them against the running
  * kernel's BTF (CO-RE). */
 #include <stdbool.h>
@@ -26,13 +32,26 @@ struct task_struct {
 	void *mm;                   /* NULL for kernel threads */
 } __attribute__((preserve_access_index));
 
+
 struct linux_binprm {
 	const char *filename;
 } __attribute__((preserve_access_index));
 
+/* the kernel's x86-64 pt_regs (the ___xp flavor matches "pt_regs") */
+struct pt_regs___xp {
+	unsigned long bp;
+	unsigned long sp;
+	unsigned long ip;
+} __attribute__((preserve_access_index));
+
 const volatile bool filter_tgids = true;    /* false with -a */
 const volatile __u32 period_ns = 0;
+const volatile __u64 offcpu_min_ns = 0;     /* --off-cpu-min-us */
 const volatile __u64 wakeup_bytes = 1;      /* wake the drain thread past this fill */
+/* dwarf mode: user stack bytes to copy, multiple of 8; 0: frame pointers only */
+const volatile __u32 sample_copy = 0;       /* --call-graph, <= SAMPLER_MAX_COPY */
+const volatile __u32 launch_copy = 0;       /* --launch-call-graph */
+const volatile __u32 switch_copy = 0;       /* --call-graph with --off-cpu, <= SAMPLER_OFFCPU_MAX_COPY */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -53,6 +72,32 @@ struct {
 	__type(value, __u64);
 } losses SEC(".maps");
 
+/* Per-thread off-CPU state: allocated on the first switch-out, freed by
+ * the kernel with the task, so exited threads leave nothing behind. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_state);
+} offcpu SEC(".maps");
+
+/* Dwarf mode scratch: ncpus * SAMPLER_SLOT_N slots (1 when unused); an
+ * array, not a per-CPU array, whose values are limited to 32 KiB. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sampler_copy_event);
+} scratch SEC(".maps");
+
+/* Dwarf off-CPU: the stack copy taken at switch-out, per thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_copy);
+} offcpu_copies SEC(".maps");
+
 static __always_inline void count_loss(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&losses, &idx);
@@ -64,10 +109,10 @@ static __always_inline void count_loss(__u32 idx)
 /* A wakeup per record costs the traced thread an irq_work and a context
  * switch of the drain thread, microseconds per CUDA launch; the drain
  * thread polls every POLL_MS anyway, so wake it only when the ring fills. */
-static __always_inline void submit(void *e)
+static __always_inline __u64 wakeup_flag(void)
 {
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline bool tracked(__u32 tgid)
@@ -77,16 +122,18 @@ static __always_inline bool tracked(__u32 tgid)
 	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
 }
 
-/* Reads kernel then user stack of the current task into e->tail.ips. */
+/* Reads kernel then user stack of the current task into ips (kernel at
+ * ips[0..], user at ips[XP_MAX_STACK_DEPTH..]); loss: counter to bump when
+ * the user stack cannot be read. */
 static __always_inline void read_stacks(void *ctx, struct xp_stack *st,
-					struct sampler_event *e, bool kernel)
+					__u64 *ips, bool kernel, __u32 loss)
 {
 	long n;
 
 	st->flags = 0;
 	st->kernel_depth = 0;
 	if (kernel) {
-		n = bpf_get_stack(ctx, e->tail.ips, XP_MAX_STACK_DEPTH * 8, 0);
+		n = bpf_get_stack(ctx, ips, XP_MAX_STACK_DEPTH * 8, 0);
 		if (n < 0)
 			st->flags |= XP_STACK_KERNEL_ERR;
 		else
@@ -97,12 +144,12 @@ static __always_inline void read_stacks(void *ctx, struct xp_stack *st,
 		st->user_depth = 0;
 		return;
 	}
-	n = bpf_get_stack(ctx, &e->tail.ips[XP_MAX_STACK_DEPTH],
-			  XP_MAX_STACK_DEPTH * 8, BPF_F_USER_STACK);
+	n = bpf_get_stack(ctx, &ips[XP_MAX_STACK_DEPTH], XP_MAX_STACK_DEPTH * 8,
+			  BPF_F_USER_STACK);
 	if (n < 0) {
 		st->flags |= XP_STACK_USER_ERR;
 		st->user_depth = 0;
-		count_loss(SAMPLER_LOSS_STACK);
+		count_loss(loss);
 	} else {
 		st->user_depth = n / 8;
 		if (st->user_depth >= XP_MAX_STACK_DEPTH)
@@ -110,16 +157,87 @@ static __always_inline void read_stacks(void *ctx, struct xp_stack *st,
 	}
 }
 
+static __always_inline struct sampler_copy_event *scratch_slot(__u32 kind)
+{
+	__u32 key = bpf_get_smp_processor_id() * SAMPLER_SLOT_N + kind;
+
+	return bpf_map_lookup_elem(&scratch, &key);
+}
+
+/* Copies up to want bytes of user stack from sp into dst (a scratch
+ * buffer of SAMPLER_COPY_BUF bytes): all at once; when that faults (the
+ * stack ends sooner), the largest halving of want that reads, then
+ * smaller and smaller chunks after it. Returns the bytes read. The masks
+ * only tell the verifier what the loop already guarantees. */
+static __always_inline __u32 read_user_stack(__u8 *dst, __u64 sp, __u32 want)
+{
+	__u32 got = 0, n = want;
+	int i;
+
+	if (!want || !bpf_probe_read_user(dst, want & 0xffff, (void *)sp))
+		return want;
+	for (i = 0; i < 14 && !got; i++) {
+		n = (n / 2) & ~7u;
+		if (n < 8)
+			return 0;
+		if (!bpf_probe_read_user(dst, n & 0xffff, (void *)sp))
+			got = n;
+	}
+	for (i = 0; i < 14; i++) {
+		n = (n / 2) & ~7u;
+		if (n < 8)
+			break;
+		if (!bpf_probe_read_user(dst + (got & 0xffff), n & 0x7fff, (void *)(sp + got)))
+			got += n;
+	}
+	return got;
+}
+
+/* The user registers of the current task (where it entered the kernel). */
+static __always_inline void current_user_regs(struct xp_user_regs_copy *r)
+{
+	struct pt_regs___xp *regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+}
+
+/* Fills c->regs.size and the copy (regs already set), flags the stack,
+ * sends the event with its used length. */
+static __always_inline void send_with_copy(struct sampler_copy_event *c, struct xp_stack *st,
+					   __u32 want, __u32 loss)
+{
+	__u32 got = read_user_stack(c->data, c->regs.sp, want);
+
+	c->regs.size = got;
+	c->regs.pad = 0;
+	st->flags |= XP_STACK_HAS_USER_COPY;
+	if (bpf_ringbuf_output(&events, c, sizeof(c->e) + sizeof(c->regs) + (got & 0xffff), wakeup_flag()))
+		count_loss(loss);
+}
+
+static __always_inline bool has_user(void)
+{
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm) != NULL;
+}
+
 SEC("perf_event")
 int xp_sample_cpu(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	struct sampler_copy_event *c = NULL;
 	struct sampler_event *e;
 	struct xp_sample *s;
 
 	if (!tracked(id >> 32))
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (sample_copy) {
+		c = scratch_slot(SAMPLER_SLOT_SAMPLE);
+		e = c ? &c->e : NULL;
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	}
 	if (!e) {
 		count_loss(SAMPLER_LOSS_SAMPLE);
 		return 0;
@@ -132,8 +250,17 @@ int xp_sample_cpu(void *ctx)
 	s->cpu = bpf_get_smp_processor_id();
 	s->period_ns = period_ns;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	read_stacks(ctx, &s->stack, e, true);
-	submit(e);
+	read_stacks(ctx, &s->stack, e->tail.ips, true, SAMPLER_LOSS_STACK);
+	e->entry_ret = 0;
+	if (c && has_user()) {
+		current_user_regs(&c->regs);
+		send_with_copy(c, &s->stack, sample_copy, SAMPLER_LOSS_SAMPLE);
+	} else if (c) {
+		if (bpf_ringbuf_output(&events, e, sizeof(*e), wakeup_flag()))
+			count_loss(SAMPLER_LOSS_SAMPLE);
+	} else {
+		bpf_ringbuf_submit(e, wakeup_flag());
+	}
 	return 0;
 }
 
@@ -192,7 +319,7 @@ int xp_exec(struct bpf_raw_tracepoint_args *ctx)
 	filename = BPF_CORE_READ(bprm, filename);
 	n = bpf_probe_read_kernel_str(e->tail.path, sizeof(e->tail.path), filename);
 	e->u.exec.path_len = n > 0 ? n - 1 : 0;
-	submit(e);
+	bpf_ringbuf_submit(e, wakeup_flag());
 	return 0;
 }
 
@@ -201,12 +328,18 @@ SEC("uprobe")
 int xp_marker(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	struct sampler_copy_event *c = NULL;
 	struct sampler_event *e;
 	struct xp_launch *l;
 
 	if (!tracked(id >> 32))
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (launch_copy) {
+		c = scratch_slot(SAMPLER_SLOT_LAUNCH);
+		e = c ? &c->e : NULL;
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	}
 	if (!e) {
 		count_loss(SAMPLER_LOSS_LAUNCH);
 		return 0;
@@ -219,11 +352,128 @@ int xp_marker(struct pt_regs *ctx)
 	l->pid = id >> 32;
 	l->tid = (__u32)id;
 	l->cpu = bpf_get_smp_processor_id();
-	read_stacks(ctx, &l->stack, e, false);
+	read_stacks(ctx, &l->stack, e->tail.ips, false, SAMPLER_LOSS_LAUNCH_STACK);
 	e->entry_ret = 0;
 #ifdef __TARGET_ARCH_x86
 	bpf_probe_read_user(&e->entry_ret, sizeof(e->entry_ret), (void *)PT_REGS_SP(ctx));
+	if (c) {
+		/* the probe's own registers: at the marker's first instruction */
+		c->regs.ip = PT_REGS_IP(ctx);
+		c->regs.sp = PT_REGS_SP(ctx);
+		c->regs.bp = PT_REGS_FP(ctx);
+		send_with_copy(c, &l->stack, launch_copy, SAMPLER_LOSS_LAUNCH);
+		return 0;
+	}
 #endif
-	submit(e);
+	if (c) {
+		if (bpf_ringbuf_output(&events, e, sizeof(*e), wakeup_flag()))
+			count_loss(SAMPLER_LOSS_LAUNCH);
+	} else {
+		bpf_ringbuf_submit(e, wakeup_flag());
+	}
+	return 0;
+}
+
+/* sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+ *              unsigned int prev_state): runs in prev, just before the switch.
+ * tp_btf rather than raw_tp: task storage wants typed task pointers. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(xp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct sampler_copy_event *c = NULL;
+	struct offcpu_copy *cp = NULL;
+	struct sampler_event *e;
+	struct offcpu_state *st;
+	struct xp_switch *sw;
+	__u64 dur;
+	__u32 got;
+
+	/* switch-out: prev is current, so its user stack is readable */
+	if (prev->pid && tracked(prev->tgid)) {
+		st = bpf_task_storage_get(&offcpu, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (st) {
+			st->ts = now;
+			st->cpu = bpf_get_smp_processor_id();
+			st->state = preempt ? 0 : prev_state;
+			read_stacks(ctx, &st->stack, st->ips, true, SAMPLER_LOSS_SWITCH_STACK);
+		} else {
+			count_loss(SAMPLER_LOSS_SWITCH_STATE);
+		}
+		if (st && switch_copy && prev->mm) {
+			/* read into the scratch slot (the bounded chunked read
+			 * wants its room), keep what was read with the thread */
+			c = scratch_slot(SAMPLER_SLOT_SWITCH);
+			cp = bpf_task_storage_get(&offcpu_copies, prev, NULL,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (c && cp) {
+				current_user_regs(&cp->regs);
+				got = read_user_stack(c->data, cp->regs.sp, switch_copy);
+				if (got > SAMPLER_OFFCPU_MAX_COPY)
+					got = SAMPLER_OFFCPU_MAX_COPY;
+				cp->regs.size = got;
+				cp->regs.pad = 0;
+				bpf_probe_read_kernel(cp->data, got, c->data);
+				st->stack.flags |= XP_STACK_HAS_USER_COPY;
+			} else {
+				count_loss(SAMPLER_LOSS_COPY_STATE);
+			}
+		}
+	}
+	/* switch-in: close the interval next left open */
+	c = NULL;
+	cp = NULL;
+	if (!next->pid)
+		return 0;
+	st = bpf_task_storage_get(&offcpu, next, NULL, 0);
+	if (!st || !st->ts)
+		return 0;
+	dur = now - st->ts;
+	if (dur < offcpu_min_ns) {
+		st->ts = 0;
+		return 0;
+	}
+	if (st->stack.flags & XP_STACK_HAS_USER_COPY) {
+		c = scratch_slot(SAMPLER_SLOT_SWITCH);
+		cp = bpf_task_storage_get(&offcpu_copies, next, NULL, 0);
+		if (!c || !cp) {
+			st->ts = 0;
+			count_loss(SAMPLER_LOSS_SWITCH);
+			return 0;
+		}
+		e = &c->e;
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	}
+	if (!e) {
+		st->ts = 0;
+		count_loss(SAMPLER_LOSS_SWITCH);
+		return 0;
+	}
+	e->type = XP_REC_SWITCH;
+	e->entry_ret = 0;
+	sw = &e->u.sw;
+	sw->ts = st->ts;
+	sw->duration_ns = dur;
+	sw->pid = next->tgid;
+	sw->tid = next->pid;
+	sw->cpu = st->cpu;
+	sw->prev_state = st->state;
+	sw->stack = st->stack;
+	bpf_probe_read_kernel(e->tail.ips, sizeof(e->tail.ips), st->ips);
+	st->ts = 0;
+	if (!c || !cp) {
+		bpf_ringbuf_submit(e, wakeup_flag());
+		return 0;
+	}
+	c->regs = cp->regs;
+	got = cp->regs.size;
+	if (got > SAMPLER_OFFCPU_MAX_COPY)
+		got = SAMPLER_OFFCPU_MAX_COPY;
+	c->regs.size = got;
+	bpf_probe_read_kernel(c->data, got, cp->data);
+	if (bpf_ringbuf_output(&events, c, sizeof(c->e) + sizeof(c->regs) + got, wakeup_flag()))
+		count_loss(SAMPLER_LOSS_SWITCH);
 	return 0;
 }

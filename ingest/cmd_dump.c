@@ -48,9 +48,21 @@ static void print_stack(const struct xp_record_header *h, size_t fixed,
 {
 	const uint64_t *ips = xp_record_stack_ips(h, fixed, st);
 
+	struct xp_user_regs_copy regs;
+	const uint8_t *bytes;
+
 	printf(" flags=%" PRIu32, st->flags);
 	print_ips(ips, st->kernel_depth, "kstack");
 	print_ips(ips + st->kernel_depth, st->user_depth, "ustack");
+	if (xp_record_user_copy(h, fixed, st, &regs, &bytes) == 0) {
+		uint64_t first = 0;
+
+		/* the first stack word: at a function's entry, its return address */
+		if (regs.size >= 8)
+			memcpy(&first, bytes, 8);
+		printf(" copy=%" PRIu32 "@%" PRIx64 " ip=%" PRIx64 " bp=%" PRIx64 " word0=%" PRIx64,
+		       regs.size, regs.sp, regs.ip, regs.bp, first);
+	}
 }
 
 /* Text that follows a fixed struct, bounds-checked; NULL if too short. */

@@ -1,6 +1,8 @@
 /* runfile.c - buffered writer and validating reader of *.xpr streams.
  * The writer is also compiled into the CUPTI injection library, so it uses
- * nothing but libc and never prints. */
+ * nothing but libc and never prints; compression comes in through struct
+ * xp_block_codec (runfile_zstd.c), and only xpcommon's build, which
+ * defines XP_RUNFILE_ZSTD, gives readers the zstd codec. */
 #include "runfile.h"
 
 #include <errno.h>
@@ -11,6 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef XP_RUNFILE_ZSTD
+#include "runfile_zstd.h"
+#define READER_CODEC (&xp_zstd_codec)
+#else
+#define READER_CODEC NULL
+#endif
+
 #define WRITER_BUF_SIZE (1u << 20)  /* one write() per MiB of records */
 #define READER_BUF_SIZE (1u << 16)
 
@@ -19,7 +28,13 @@ struct xp_writer {
 	int error;                  /* first write error, negative errno */
 	uint64_t dropped;           /* records refused after an error */
 	uint64_t bytes;             /* bytes written to the file, header included */
+	uint64_t raw_bytes;         /* the same, counted before compression */
 	size_t used;                /* bytes buffered */
+	size_t head;                /* of which the file header, written as is */
+	const struct xp_block_codec *codec;  /* NULL: plain records */
+	void *codec_state;          /* the codec's, for this writer */
+	unsigned char *zbuf;        /* one XP_REC_ZBLOCK record being written */
+	size_t zcap;
 	unsigned char buf[WRITER_BUF_SIZE];
 };
 
@@ -72,8 +87,74 @@ int xp_writer_open_fd(struct xp_writer **out, int fd, uint32_t stream,
 	hdr.created_ns = monotonic_ns();
 	memcpy(w->buf, &hdr, sizeof(hdr));
 	w->used = sizeof(hdr);
+	w->head = sizeof(hdr);
 	*out = w;
 	return 0;
+}
+
+int xp_writer_set_codec(struct xp_writer *w, const struct xp_block_codec *codec)
+{
+	size_t cap = sizeof(struct xp_record_header) + sizeof(struct xp_zblock) +
+		     codec->bound(WRITER_BUF_SIZE) + XP_RECORD_ALIGN;
+	unsigned char *p;
+	void *state;
+
+	if (w->codec)
+		return -EBUSY;
+	p = malloc(cap);
+	if (!p)
+		return -ENOMEM;
+	if (codec->encoder_new(&state)) {
+		free(p);
+		return -ENOMEM;
+	}
+	w->zbuf = p;
+	w->zcap = cap;
+	w->codec = codec;
+	w->codec_state = state;
+	return 0;
+}
+
+/* The buffered records as one XP_REC_ZBLOCK record in w->zbuf: its size,
+ * or 0 when compressing does not pay or fails (then they go out plain). */
+static size_t encode_block(struct xp_writer *w, const unsigned char *recs, size_t len)
+{
+	struct xp_record_header *h = (void *)w->zbuf;
+	struct xp_zblock *z = (void *)(h + 1);
+	size_t hl = sizeof(*h) + sizeof(*z), n, total;
+
+	if (w->codec->encode(w->codec_state, w->zbuf + hl, w->zcap - hl - XP_RECORD_ALIGN, recs,
+			     len, &n))
+		return 0;
+	total = XP_ALIGN8(hl + n);
+	if (total >= len || total > XP_RECORD_MAX)
+		return 0;
+	h->type = XP_REC_ZBLOCK;
+	h->size = (uint32_t)total;
+	z->raw_size = len;
+	z->frame_size = (uint32_t)n;
+	z->pad = 0;
+	memset(w->zbuf + hl + n, 0, total - hl - n);
+	return total;
+}
+
+/* Writes the buffer: the file header as is, records through the codec;
+ * *written: the bytes that reached the file. */
+static int write_buffer(struct xp_writer *w, size_t *written)
+{
+	size_t z = 0;
+	int err;
+
+	*written = w->used;
+	if (w->codec && w->used > w->head)
+		z = encode_block(w, w->buf + w->head, w->used - w->head);
+	if (!z)
+		return write_all(w->fd, w->buf, w->used);
+	err = write_all(w->fd, w->buf, w->head);
+	if (err)
+		return err;
+	*written = w->head + z;
+	return write_all(w->fd, w->zbuf, z);
 }
 
 int xp_writer_open(struct xp_writer **out, const char *path, uint32_t stream,
@@ -88,19 +169,22 @@ int xp_writer_open(struct xp_writer **out, const char *path, uint32_t stream,
 
 int xp_writer_flush(struct xp_writer *w)
 {
+	size_t written;
 	int err;
 
 	if (w->error)
 		return w->error;
 	if (w->used == 0)
 		return 0;
-	err = write_all(w->fd, w->buf, w->used);
+	err = write_buffer(w, &written);
 	if (err) {
 		w->error = err;
 		return err;
 	}
-	w->bytes += w->used;
+	w->bytes += written;
+	w->raw_bytes += w->used;
 	w->used = 0;
+	w->head = 0;
 	return 0;
 }
 
@@ -146,6 +230,11 @@ uint64_t xp_writer_bytes(const struct xp_writer *w)
 	return w->bytes + w->used;
 }
 
+uint64_t xp_writer_raw_bytes(const struct xp_writer *w)
+{
+	return w->raw_bytes + w->used;
+}
+
 int xp_writer_close(struct xp_writer *w)
 {
 	int err;
@@ -156,9 +245,15 @@ int xp_writer_close(struct xp_writer *w)
 	err = w->error;
 	if (close(w->fd) && !err)
 		err = -errno;
+	if (w->codec)
+		w->codec->encoder_free(w->codec_state);
+	free(w->zbuf);
 	free(w);
 	return err;
 }
+
+struct xp_reader;
+static int read_record(struct xp_reader *r, const struct xp_record_header **rec);
 
 struct xp_reader {
 	FILE *f;                    /* owned */
@@ -168,6 +263,11 @@ struct xp_reader {
 	const char *error;          /* static text after a failure */
 	unsigned char *rec;         /* current record, grown up to XP_RECORD_MAX */
 	size_t rec_cap;
+	const struct xp_block_codec *codec;  /* for XP_REC_ZBLOCK, or NULL */
+	unsigned char *block;       /* records of the last zblock, expanded */
+	size_t block_cap;
+	size_t block_len;           /* bytes of records in block */
+	size_t block_pos;           /* next record in block */
 };
 
 static int reader_fail(struct xp_reader *r, int err, const char *what)
@@ -204,6 +304,7 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 		return err;
 	}
 	setvbuf(r->f, NULL, _IOFBF, READER_BUF_SIZE);
+	r->codec = READER_CODEC;
 	*out = r;
 	err = read_exact(r, &r->hdr, sizeof(r->hdr), &got_any);
 	if (err == -ENODATA)
@@ -224,7 +325,82 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 	return 0;
 }
 
+/* Grows r->block to hold n bytes. */
+static int block_reserve(struct xp_reader *r, size_t n)
+{
+	unsigned char *p;
+
+	if (n <= r->block_cap)
+		return 0;
+	p = realloc(r->block, n);
+	if (!p)
+		return -ENOMEM;
+	r->block = p;
+	r->block_cap = n;
+	return 0;
+}
+
+/* Expands the zblock in r->rec into r->block. */
+static int expand_block(struct xp_reader *r)
+{
+	const struct xp_record_header *h = (const void *)r->rec;
+	const struct xp_zblock *z = (const void *)(h + 1);
+	size_t room = h->size - sizeof(*h);
+
+	if (!r->codec)
+		return reader_fail(r, -EPROTO, "compressed block, and this reader has no zstd");
+	if (room < sizeof(*z) || z->frame_size > room - sizeof(*z))
+		return reader_fail(r, -EBADMSG, "compressed block shorter than its frame");
+	if (z->raw_size < sizeof(*h) || z->raw_size > XP_ZBLOCK_RAW_MAX ||
+	    z->raw_size % XP_RECORD_ALIGN)
+		return reader_fail(r, -EBADMSG, "compressed block with a bad raw size");
+	if (block_reserve(r, z->raw_size))
+		return reader_fail(r, -ENOMEM, "out of memory");
+	if (r->codec->decode(r->block, z->raw_size, z + 1, z->frame_size))
+		return reader_fail(r, -EBADMSG, "corrupt compressed block");
+	r->block_len = z->raw_size;
+	r->block_pos = 0;
+	return 0;
+}
+
+/* The next record of the expanded block, checked like one from the file. */
+static int next_in_block(struct xp_reader *r, const struct xp_record_header **rec)
+{
+	const struct xp_record_header *h = (const void *)(r->block + r->block_pos);
+	size_t left = r->block_len - r->block_pos;
+
+	if (left < sizeof(*h) || h->size < sizeof(*h) || h->size % XP_RECORD_ALIGN ||
+	    h->size > left || h->size > XP_RECORD_MAX) {
+		r->block_len = 0;
+		return reader_fail(r, -EBADMSG, "bad record inside a compressed block");
+	}
+	if (h->type == XP_REC_ZBLOCK) {
+		r->block_len = 0;
+		return reader_fail(r, -EBADMSG, "compressed block inside a compressed block");
+	}
+	r->block_pos += h->size;
+	*rec = h;
+	return 1;
+}
+
 int xp_reader_next(struct xp_reader *r, const struct xp_record_header **rec)
+{
+	if (r->block_pos < r->block_len)
+		return next_in_block(r, rec);
+	for (;;) {
+		int err = read_record(r, rec);
+
+		if (err <= 0 || (*rec)->type != XP_REC_ZBLOCK)
+			return err;
+		err = expand_block(r);
+		if (err)
+			return err;
+		if (r->block_len)
+			return next_in_block(r, rec);
+	}
+}
+
+static int read_record(struct xp_reader *r, const struct xp_record_header **rec)
 {
 	struct xp_record_header h;
 	int got_any, err;
@@ -284,6 +460,7 @@ void xp_reader_close(struct xp_reader *r)
 	if (r->f)
 		fclose(r->f);
 	free(r->rec);
+	free(r->block);
 	free(r);
 }
 
@@ -318,12 +495,39 @@ STACK_LAST(xp_sample);
 STACK_LAST(xp_launch);
 STACK_LAST(xp_switch);
 
+int xp_record_user_copy(const struct xp_record_header *h, size_t fixed,
+			const struct xp_stack *st, struct xp_user_regs_copy *regs,
+			const uint8_t **bytes)
+{
+	const unsigned char *ips = (const void *)xp_record_stack_ips(h, fixed, st);
+	size_t at, len = xp_record_payload_len(h);
+
+	if (!ips)
+		return -EBADMSG;
+	if (!(st->flags & XP_STACK_HAS_USER_COPY))
+		return -ENOENT;
+	at = fixed + ((size_t)st->user_depth + st->kernel_depth) * 8;
+	if (at + sizeof(*regs) > len)
+		return -EBADMSG;
+	memcpy(regs, (const unsigned char *)xp_record_payload(h) + at, sizeof(*regs));
+	if (regs->size > XP_USER_COPY_MAX || regs->size % 8 ||
+	    at + sizeof(*regs) + regs->size > len)
+		return -EBADMSG;
+	*bytes = (const uint8_t *)xp_record_payload(h) + at + sizeof(*regs);
+	return 0;
+}
+
 static int stack_fits(const struct xp_record_header *h, size_t fixed)
 {
 	const struct xp_stack *st;
+	struct xp_user_regs_copy regs;
+	const uint8_t *bytes;
 
 	st = (const void *)((const unsigned char *)xp_record_payload(h) + fixed - sizeof(*st));
-	return xp_record_stack_ips(h, fixed, st) != NULL;
+	if (!xp_record_stack_ips(h, fixed, st))
+		return 0;
+	return !(st->flags & XP_STACK_HAS_USER_COPY) ||
+	       xp_record_user_copy(h, fixed, st, &regs, &bytes) == 0;
 }
 
 int xp_record_check(const struct xp_record_header *h, const char **why)
@@ -348,7 +552,7 @@ int xp_record_check(const struct xp_record_header *h, const char **why)
 	*why = "record shorter than its type";
 	if (xp_record_payload_len(h) < fixed)
 		return -EBADMSG;
-	*why = "stack depth beyond the record";
+	*why = "stack depth or user stack copy beyond the record";
 	switch (h->type) {
 	case XP_REC_SAMPLE:
 	case XP_REC_LAUNCH:

@@ -31,6 +31,25 @@
 struct xp_writer;
 struct xp_reader;
 
+/* A block compressor, for XP_REC_ZBLOCK. runfile.c itself links nothing
+ * but libc (it is also built into the CUPTI injection library, whose
+ * writer never compresses); runfile_zstd.c provides xp_zstd_codec, and
+ * xpcommon's build of runfile.c (XP_RUNFILE_ZSTD) makes readers use it. */
+struct xp_block_codec {
+	const char *name;           /* "zstd" */
+	/* Largest encoding of len bytes. */
+	size_t (*bound)(size_t len);
+	/* A writer's encoder state: 0 and *state, or -ENOMEM; freed by
+	 * encoder_free (which accepts NULL). */
+	int (*encoder_new)(void **state);
+	void (*encoder_free)(void *state);
+	/* Encodes src into dst (cap bytes): 0 and *out_len, or -errno. */
+	int (*encode)(void *state, void *dst, size_t cap, const void *src, size_t len,
+		      size_t *out_len);
+	/* Decodes exactly raw_len bytes into dst: 0, or -EBADMSG. */
+	int (*decode)(void *dst, size_t raw_len, const void *src, size_t len);
+};
+
 /* Creates path (O_EXCL: never overwrites) and writes the header. */
 int xp_writer_open(struct xp_writer **out, const char *path,
 		   uint32_t stream, uint32_t pid);
@@ -42,11 +61,16 @@ int xp_writer_open_fd(struct xp_writer **out, int fd, uint32_t stream,
  * (the writer then drops further records and counts them). */
 int xp_writer_append(struct xp_writer *w, uint32_t type, const void *fixed,
 		     size_t fixed_len, const void *tail, size_t tail_len);
+/* From now on, each buffer of records is written as one XP_REC_ZBLOCK
+ * (or as plain records when that would not be smaller). 0 or -ENOMEM. */
+int xp_writer_set_codec(struct xp_writer *w, const struct xp_block_codec *codec);
 /* Writes what is buffered; records are whole on disk after this. */
 int xp_writer_flush(struct xp_writer *w);
 /* Records given to append but not written because of an earlier error. */
 uint64_t xp_writer_dropped(const struct xp_writer *w);
 uint64_t xp_writer_bytes(const struct xp_writer *w);
+/* The same before compression: header plus records as appended. */
+uint64_t xp_writer_raw_bytes(const struct xp_writer *w);
 /* Flushes, fsyncs nothing, closes, frees; accepts NULL. Returns the first
  * write error seen during the writer's life, else 0. */
 int xp_writer_close(struct xp_writer *w);
@@ -54,7 +78,9 @@ int xp_writer_close(struct xp_writer *w);
 int xp_reader_open(struct xp_reader **out, const char *path);
 /* 1 and *rec set: a record (valid until the next call); 0: clean end;
  * -EBADMSG: corrupt; -ENODATA: truncated tail; -EPROTO: unsupported
- * version; other -errno: I/O. */
+ * version, or a compressed block and no codec; other -errno: I/O.
+ * Compressed blocks are expanded: their records come out one by one, and
+ * xp_reader_offset() is then the offset of the block. */
 int xp_reader_next(struct xp_reader *r, const struct xp_record_header **rec);
 const struct xp_file_header *xp_reader_header(const struct xp_reader *r);
 /* Offset in the file of the last record returned, or of the error. */
@@ -79,6 +105,13 @@ static inline uint32_t xp_record_payload_len(const struct xp_record_header *h)
  * too short for the depths it claims. */
 const uint64_t *xp_record_stack_ips(const struct xp_record_header *h,
 				    size_t fixed, const struct xp_stack *st);
+/* Dwarf mode: the registers and user stack bytes after the IPs of a
+ * stack record (fixed: size of the struct ending with st). 0 and regs,
+ * bytes set (bytes valid while h is); -ENOENT: the stack has no copy;
+ * -EBADMSG: the record is too short for the copy it claims. */
+int xp_record_user_copy(const struct xp_record_header *h, size_t fixed,
+			const struct xp_stack *st, struct xp_user_regs_copy *regs,
+			const uint8_t **bytes);
 /* Checks that a record of a type this version knows is long enough for its
  * fixed part and for the stacks and paths it claims: 0, or -EBADMSG with
  * *why set. Unknown types pass (readers skip them). Every consumer calls

@@ -71,21 +71,36 @@ enum xp_record_type {
 	XP_REC_LAUNCH = 7,          /* struct xp_launch: marker uprobe hit (CUDA API entry) */
 	XP_REC_SWITCH = 8,          /* struct xp_switch: a thread's off-CPU interval */
 	XP_REC_LOST = 96,           /* struct xp_lost: records that could not be written */
-	XP_REC_ZBLOCK = 97,         /* reserved: a zstd-compressed run of records */
+	XP_REC_ZBLOCK = 97,         /* struct xp_zblock: a zstd-compressed run of records */
 };
 
 /* How a stack was read; bits in xp_stack.flags. */
 #define XP_STACK_USER_ERR   (1u << 0)   /* user stack read failed (depth 0 then) */
 #define XP_STACK_KERNEL_ERR (1u << 1)   /* kernel stack read failed */
 #define XP_STACK_USER_TRUNC (1u << 2)   /* user stack hit the depth limit */
+#define XP_STACK_HAS_USER_COPY (1u << 3) /* struct xp_user_regs_copy + stack bytes follow the IPs */
 
 /* Stacks as recorded: IPs, leaf first. Followed in the record by
- * kernel_depth u64 kernel IPs, then user_depth u64 user IPs, then
- * regs_stack_size bytes of raw user stack (dwarf mode, reserved). */
+ * kernel_depth u64 kernel IPs, then user_depth u64 user IPs, then, with
+ * XP_STACK_HAS_USER_COPY (dwarf mode), struct xp_user_regs_copy and its
+ * size bytes of user stack memory from sp upwards, for offline unwinding. */
 struct xp_stack {
 	uint16_t user_depth;        /* number of user IPs */
 	uint16_t kernel_depth;      /* number of kernel IPs */
 	uint32_t flags;             /* XP_STACK_* */
+};
+
+#define XP_USER_COPY_MAX 65528      /* largest user stack copy, bytes */
+
+/* The user registers a CFI unwinder starts from (x86-64: rip, rsp, rbp)
+ * and how many bytes of stack memory from sp follow; size can be less
+ * than requested when the stack ends sooner (what could be read). */
+struct xp_user_regs_copy {
+	uint64_t ip;                /* user instruction pointer */
+	uint64_t sp;                /* user stack pointer: address of the first byte copied */
+	uint64_t bp;                /* user frame pointer */
+	uint32_t size;              /* bytes of stack that follow, multiple of 8, <= XP_USER_COPY_MAX */
+	uint32_t pad;               /* 0 */
 };
 
 struct xp_sample {
@@ -172,6 +187,7 @@ enum xp_lost_reason {
 	XP_LOST_PERF_LOST = 2,      /* perf side-band buffer overflowed */
 	XP_LOST_STACK = 3,          /* stack could not be read (record kept) */
 	XP_LOST_WRITE = 4,          /* disk write failed */
+	XP_LOST_NO_MEMORY = 5,      /* BPF had no per-thread slot (off-CPU state) */
 };
 
 struct xp_lost {
@@ -179,6 +195,18 @@ struct xp_lost {
 	uint32_t kind;              /* enum xp_record_type that was lost */
 	uint32_t reason;            /* enum xp_lost_reason */
 	uint64_t count;             /* records lost since the previous xp_lost of this kind */
+};
+
+/* A run of whole records (never another zblock), compressed as one zstd
+ * frame. Readers expand it in place of the record; the offset of anything
+ * wrong inside is that of the zblock. */
+#define XP_ZBLOCK_RAW_MAX (64u << 20)   /* larger raw_size is corruption */
+
+struct xp_zblock {
+	uint64_t raw_size;          /* bytes of records in the frame, 8 .. XP_ZBLOCK_RAW_MAX */
+	uint32_t frame_size;        /* bytes of the zstd frame that follows (then zero padding to 8) */
+	uint32_t pad;               /* 0 */
+	/* uint8_t frame[frame_size] */
 };
 
 #define XP_ALIGN8(n) (((n) + 7u) & ~7u)

@@ -101,6 +101,72 @@ START_TEST(errors)
 }
 END_TEST
 
+START_TEST(off_cpu)
+{
+	char *on[] = { "record", "--off-cpu", "--off-cpu-min-us", "250", "app", NULL };
+	char *off[] = { "record", "app", NULL };
+	char *neg[] = { "record", "--off-cpu-min-us", "-1", "app", NULL };
+	char *junk[] = { "record", "--off-cpu-min-us", "1ms", "app", NULL };
+
+	ck_assert_int_eq(parse(on), 0);
+	ck_assert(o.off_cpu);
+	ck_assert_uint_eq(o.offcpu_min_us, 250);
+	ck_assert_int_eq(parse(off), 0);
+	ck_assert(!o.off_cpu && o.offcpu_min_us == 0);
+	ck_assert_int_eq(parse(neg), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "off-CPU minimum"));
+	ck_assert_int_eq(parse(junk), -EINVAL);
+}
+END_TEST
+
+START_TEST(call_graph)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *both[] = { "record", "--call-graph", "dwarf,4096", "--launch-call-graph", "fp",
+			 "app", NULL };
+	char *bad[] = { "record", "--call-graph", "lbr", "app", NULL };
+	uint32_t n;
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert_uint_eq(o.sample_copy, 0);
+	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
+	ck_assert_int_eq(parse(both), 0);
+	ck_assert_uint_eq(o.sample_copy, 4096);
+	ck_assert_uint_eq(o.launch_copy, 0);
+	ck_assert_int_eq(parse(bad), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "call graph"));
+	ck_assert_int_eq(rec_parse_call_graph("dwarf", &n), 0);
+	ck_assert_uint_eq(n, 8192);
+	ck_assert_int_eq(rec_parse_call_graph("dwarf,1", &n), 0);
+	ck_assert_uint_eq(n, 8);
+	ck_assert_int_eq(rec_parse_call_graph("dwarf,65528", &n), 0);
+	ck_assert_uint_eq(n, 65528);
+	ck_assert_int_eq(rec_parse_call_graph("dwarf,65529", &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_call_graph("dwarf,0", &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_call_graph("dwarf,", &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_call_graph("dwarfx", &n), -EINVAL);
+	ck_assert_int_eq(rec_parse_call_graph("fp,8", &n), -EINVAL);
+}
+END_TEST
+
+START_TEST(compress)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *none[] = { "record", "--compress", "none", "app", NULL };
+	char *zstd[] = { "record", "--compress", "zstd", "app", NULL };
+	char *bad[] = { "record", "--compress", "gzip", "app", NULL };
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(o.compress);
+	ck_assert_int_eq(parse(none), 0);
+	ck_assert(!o.compress);
+	ck_assert_int_eq(parse(zstd), 0);
+	ck_assert(o.compress);
+	ck_assert_int_eq(parse(bad), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "compression"));
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
 	Suite *s = suite_create("options");
@@ -110,6 +176,9 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, all_options);
 	tcase_add_test(tc, pids);
 	tcase_add_test(tc, errors);
+	tcase_add_test(tc, off_cpu);
+	tcase_add_test(tc, call_graph);
+	tcase_add_test(tc, compress);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check-main.h"
 #include "runfile.h"
+#include "runfile_zstd.h"
 
 static char path[] = "/tmp/xp-test-runfile-XXXXXX";
 
@@ -23,7 +25,7 @@ static void make_path(void)
 	unlink(path);
 }
 
-static void write_samples(int n)
+static void write_samples_with(int n, const struct xp_block_codec *codec)
 {
 	struct xp_writer *w;
 	struct xp_sample s;
@@ -31,6 +33,8 @@ static void write_samples(int n)
 
 	make_path();
 	ck_assert_int_eq(xp_writer_open(&w, path, XP_STREAM_CPU, 0), 0);
+	if (codec)
+		ck_assert_int_eq(xp_writer_set_codec(w, codec), 0);
 	for (int i = 0; i < n; i++) {
 		memset(&s, 0, sizeof(s));
 		s.ts = 1000 + (uint64_t)i;
@@ -41,6 +45,11 @@ static void write_samples(int n)
 		ck_assert_int_eq(xp_writer_append(w, XP_REC_SAMPLE, &s, sizeof(s), ips, sizeof(ips)), 0);
 	}
 	ck_assert_int_eq(xp_writer_close(w), 0);
+}
+
+static void write_samples(int n)
+{
+	write_samples_with(n, NULL);
 }
 
 static int count_records(int *err_out, uint64_t *err_offset)
@@ -152,6 +161,209 @@ START_TEST(path_accessor_checks_bounds)
 }
 END_TEST
 
+/* A launch record with 2 user IPs and a copy of n bytes, as drain writes it. */
+static size_t make_copy_record(unsigned char *buf, size_t cap, uint32_t n)
+{
+	struct xp_record_header *h = (void *)buf;
+	struct xp_launch *l = (void *)(h + 1);
+	uint64_t *ips = (uint64_t *)(l + 1);
+	struct xp_user_regs_copy *r = (void *)(ips + 2);
+	size_t size = sizeof(*h) + sizeof(*l) + 16 + sizeof(*r) + n;
+
+	ck_assert_uint_le(size, cap);
+	memset(buf, 0, size);
+	h->type = XP_REC_LAUNCH;
+	h->size = (uint32_t)XP_ALIGN8(size);
+	l->stack.user_depth = 2;
+	l->stack.flags = XP_STACK_HAS_USER_COPY;
+	ips[0] = 0x1000;
+	ips[1] = 0x2000;
+	r->ip = 0x1000;
+	r->sp = 0x7ff0;
+	r->bp = 0x8000;
+	r->size = n;
+	if (n >= 8)
+		memcpy(r + 1, &ips[1], 8);
+	return size;
+}
+
+START_TEST(user_copy_accessor_checks_bounds)
+{
+	static unsigned char buf[256];
+	struct xp_record_header *h = (void *)buf;
+	struct xp_launch *l = (void *)(h + 1);
+	struct xp_user_regs_copy regs, *r;
+	const uint8_t *bytes;
+	const char *why;
+	uint64_t word;
+
+	make_copy_record(buf, sizeof(buf), 64);
+	ck_assert_int_eq(xp_record_check(h, &why), 0);
+	ck_assert_int_eq(xp_record_user_copy(h, sizeof(*l), &l->stack, &regs, &bytes), 0);
+	ck_assert_uint_eq(regs.size, 64);
+	ck_assert_uint_eq(regs.sp, 0x7ff0);
+	memcpy(&word, bytes, 8);
+	ck_assert_uint_eq(word, 0x2000);
+	/* no flag: no copy, and the record is still valid */
+	l->stack.flags = 0;
+	ck_assert_int_eq(xp_record_user_copy(h, sizeof(*l), &l->stack, &regs, &bytes), -ENOENT);
+	ck_assert_int_eq(xp_record_check(h, &why), 0);
+	l->stack.flags = XP_STACK_HAS_USER_COPY;
+	/* a size past the record, not a multiple of 8, or above the maximum */
+	r = (void *)((uint64_t *)(l + 1) + 2);
+	r->size = 72;
+	ck_assert_int_eq(xp_record_user_copy(h, sizeof(*l), &l->stack, &regs, &bytes), -EBADMSG);
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+	r->size = 60;
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+	r->size = 0xfffffff8u;
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+	/* the regs themselves cut off */
+	make_copy_record(buf, sizeof(buf), 0);
+	h->size -= 8;
+	ck_assert_int_eq(xp_record_check(h, &why), -EBADMSG);
+}
+END_TEST
+
+static off_t file_size(void)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return st.st_size;
+}
+
+/* The zblock record at off: its header and payload head. */
+static void read_zblock(off_t off, struct xp_record_header *h, struct xp_zblock *z)
+{
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, h, sizeof(*h), off), sizeof(*h));
+	ck_assert_int_eq(pread(fd, z, sizeof(*z), off + sizeof(*h)), sizeof(*z));
+	close(fd);
+	ck_assert_uint_eq(h->type, XP_REC_ZBLOCK);
+}
+
+static void patch(off_t off, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, data, len, off), (ssize_t)len);
+	close(fd);
+}
+
+static uint32_t read_zblock_size(off_t off)
+{
+	struct xp_record_header h;
+	struct xp_zblock z;
+
+	read_zblock(off, &h, &z);
+	return h.size;
+}
+
+START_TEST(zstd_roundtrip)
+{
+	size_t rec = XP_ALIGN8(sizeof(struct xp_record_header) + sizeof(struct xp_sample) + 24);
+	struct xp_record_header h;
+	struct xp_zblock z;
+	uint64_t off;
+	int err;
+
+	write_samples_with(100000, &xp_zstd_codec);   /* several blocks */
+	ck_assert_int_eq(count_records(&err, &off), 100000);
+	ck_assert_int_eq(err, 0);
+	ck_assert_int_lt(file_size(), 100000 * (off_t)rec / 10);
+	read_zblock(sizeof(struct xp_file_header), &h, &z);
+	ck_assert_uint_le(z.raw_size, 1u << 20);
+	ck_assert_uint_eq(z.raw_size % rec, 0);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(zstd_corrupt_frame_reports_block_offset)
+{
+	off_t first = sizeof(struct xp_file_header);
+	struct xp_record_header h;
+	struct xp_zblock z;
+	unsigned char junk[16];
+	uint64_t off;
+	int err;
+
+	write_samples_with(30000, &xp_zstd_codec);
+	/* garble the middle of the second block's frame: its records are
+	 * lost, the first block's are not */
+	read_zblock(first + read_zblock_size(first), &h, &z);
+	memset(junk, 0x5a, sizeof(junk));
+	patch(first + read_zblock_size(first) + (off_t)(sizeof(h) + sizeof(z) + z.frame_size / 2),
+	      junk, sizeof(junk));
+	ck_assert_int_eq(count_records(&err, &off) > 0, 1);
+	ck_assert_int_eq(err, -EBADMSG);
+	ck_assert_uint_eq(off, first + read_zblock_size(first));
+	unlink(path);
+}
+END_TEST
+
+START_TEST(zstd_truncated_and_huge_raw_size)
+{
+	off_t first = sizeof(struct xp_file_header);
+	struct xp_record_header h;
+	struct xp_zblock z;
+	uint64_t off, huge = 65ull << 20;
+	int err, n;
+
+	write_samples_with(30000, &xp_zstd_codec);
+	read_zblock(first, &h, &z);
+	n = (int)(z.raw_size / XP_ALIGN8(sizeof(struct xp_record_header) +
+					 sizeof(struct xp_sample) + 24));
+	/* cut inside the second block: the first block's records, then -ENODATA */
+	ck_assert_int_eq(truncate(path, first + h.size + 100), 0);
+	ck_assert_int_eq(count_records(&err, &off), n);
+	ck_assert_int_eq(err, -ENODATA);
+	ck_assert_uint_eq(off, first + h.size);
+	/* a raw size past the limit is corruption, not an allocation */
+	patch(first + 8, &huge, sizeof(huge));
+	ck_assert_int_eq(count_records(&err, &off), 0);
+	ck_assert_int_eq(err, -EBADMSG);
+	ck_assert_uint_eq(off, first);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(zstd_incompressible_written_plain)
+{
+	struct xp_writer *w;
+	unsigned char data[4096];
+	struct xp_reader *r;
+	const struct xp_record_header *h;
+	unsigned seed = 1;
+	int n = 0, err;
+
+	make_path();
+	ck_assert_int_eq(xp_writer_open(&w, path, XP_STREAM_CPU, 0), 0);
+	ck_assert_int_eq(xp_writer_set_codec(w, &xp_zstd_codec), 0);
+	for (int i = 0; i < 600; i++) {
+		for (size_t j = 0; j < sizeof(data); j++)
+			data[j] = (unsigned char)(rand_r(&seed) >> 7);
+		ck_assert_int_eq(xp_writer_append(w, 200, data, sizeof(data), NULL, 0), 0);
+	}
+	ck_assert_int_eq(xp_writer_close(w), 0);
+	ck_assert_int_eq(xp_reader_open(&r, path), 0);
+	while ((err = xp_reader_next(r, &h)) > 0) {
+		ck_assert_uint_eq(h->type, 200);
+		n++;
+	}
+	ck_assert_int_eq(err, 0);
+	ck_assert_int_eq(n, 600);
+	xp_reader_close(r);
+	/* nothing was worth compressing: plain records, no zblock */
+	ck_assert_int_eq(file_size(), sizeof(struct xp_file_header) +
+			 600 * (sizeof(struct xp_record_header) + sizeof(data)));
+	unlink(path);
+}
+END_TEST
+
 Suite *runfile_suite(void)
 {
 	Suite *s = suite_create("runfile");
@@ -162,6 +374,11 @@ Suite *runfile_suite(void)
 	tcase_add_test(tc, huge_length_is_corruption_not_allocation);
 	tcase_add_test(tc, bad_magic_and_future_version_refused);
 	tcase_add_test(tc, path_accessor_checks_bounds);
+	tcase_add_test(tc, user_copy_accessor_checks_bounds);
+	tcase_add_test(tc, zstd_roundtrip);
+	tcase_add_test(tc, zstd_corrupt_frame_reports_block_offset);
+	tcase_add_test(tc, zstd_truncated_and_huge_raw_size);
+	tcase_add_test(tc, zstd_incompressible_written_plain);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,7 +27,7 @@ PROGDIR = os.environ.get("PROGDIR", "build/tests/programs")
 MARKERDIR = os.environ.get("MARKERDIR", "build/tests/marker")
 # commands that may outlive a test must not hold the test harness's pipes
 QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-OUR_PROGS = ("xp_sample_cpu", "xp_fork", "xp_exit", "xp_exec", "xp_marker")
+OUR_PROGS = ("xp_sample_cpu", "xp_fork", "xp_exit", "xp_exec", "xp_marker", "xp_switch")
 
 
 class Failure(Exception):
@@ -141,7 +141,8 @@ class Symbolizer:
         return [r for r in recs if r["kind"] == "mmap" and
                 os.path.realpath(r.get("path", "")) == self.elf]
 
-    def name(self, ip, pid, maps):
+    def vaddr(self, ip, pid, maps):
+        """The ELF virtual address of a process address, or None."""
         for m in maps:
             addr, ln = int(m["addr"], 16), int(m["len"], 16)
             if m["pid"] != pid or not addr <= ip < addr + ln:
@@ -149,11 +150,18 @@ class Symbolizer:
             off = ip - addr + int(m["pgoff"], 16)
             for p_off, p_vaddr, p_filesz in self.loads:
                 if p_off <= off < p_off + p_filesz:
-                    vaddr = off - p_off + p_vaddr
-                    for start, size, name in self.syms:
-                        if start <= vaddr < start + size:
-                            return name
+                    return off - p_off + p_vaddr
         return None
+
+    def name(self, ip, pid, maps):
+        vaddr = self.vaddr(ip, pid, maps)
+        for start, size, name in self.syms if vaddr is not None else ():
+            if start <= vaddr < start + size:
+                return name
+        return None
+
+    def start_of(self, name):
+        return next(start for start, size, n in self.syms if n == name)
 
     def leaf_counts(self, recs):
         maps = self.maps_of(recs)
@@ -180,7 +188,7 @@ def samples(recs):
 def check_meta_counts(run, recs):
     md = meta(run)
     check(md["status"] == "complete", "meta.json says the run is complete")
-    for kind in ("sample", "mmap", "comm", "fork", "exit", "exec", "launch"):
+    for kind in ("sample", "mmap", "comm", "fork", "exit", "exec", "launch", "switch"):
         n = sum(1 for r in recs if r["kind"] == kind)
         check(md["records"][kind]["written"] == n,
               "meta.json counts %d %s records, dump shows %d" %
@@ -526,6 +534,176 @@ def t_losses(tmp):
     print("written %d, lost %d, %.2f of %d expected" % (written, lost, share, expected))
     check(0.9 <= share <= 1.15, "written + lost accounts for the sampling (%.2f)" % share)
     check("lost" not in err.replace("cpu_seconds", ""), "-q: no loss warning printed")
+
+
+def t_offcpu(tmp):
+    # blocker blocks its main thread in wait_on_pipe (pipe read) and
+    # sleep_a_while (nanosleep) and says for how long it measured each
+    run = os.path.join(tmp, "run")
+    out = os.path.join(tmp, "blocked.txt")
+    os.chmod(tmp, 0o777)
+    rc, err = record(run, ["-q", "--no-gpu", "--off-cpu"], [prog("blocker"), out])
+    check(rc == 0, "blocker under xpcap --off-cpu exits 0 (%d %r)" % (rc, err))
+    with open(out) as f:
+        measured = {k: int(v) for k, v in (l.split() for l in f if l.strip())}
+    recs = dump(run)
+    switches = [r for r in recs if r["kind"] == "switch"]
+    check(len(switches) >= 10, "switch records written (%d)" % len(switches))
+    sym = Symbolizer(prog("blocker"))
+    maps = sym.maps_of(recs)
+    pid = str(meta(run)["target_pids"][0])
+    per_fn = {}
+    for r in switches:
+        if r["tid"] != pid:
+            continue
+        names = {sym.name(ip, r["pid"], maps) for ip in ips(r, "ustack")}
+        for fn in measured:
+            if fn in names:
+                per_fn[fn] = per_fn.get(fn, 0) + int(r["dur"])
+    for fn, want in measured.items():
+        got = per_fn.get(fn, 0)
+        print("%s: blocked %.1f ms measured, %.1f ms in switch records" % (fn, want / 1e6, got / 1e6))
+        check(0.85 * want <= got <= 1.15 * want,
+              "%s: off-CPU time with it on the stack within 15%% (%.3f)" % (fn, got / want))
+    blocked = [r for r in switches if r["tid"] == pid and int(r["dur"]) > 50e6]
+    check(blocked and all(int(r["state"]) != 0 and r["kstack"] for r in blocked),
+          "blocked intervals have a sleeping state and a kernel stack")
+    with open(os.path.join(run, "tracepoints", "sched_switch.format")) as f:
+        fmt = f.read()
+    check("name: sched_switch" in fmt and "prev_state" in fmt,
+          "tracepoints/sched_switch.format saved")
+    md = check_meta_counts(run, recs)
+    check(md["records"]["switch"]["written"] == len(switches), "meta.json counts switch records")
+    check(md["off_cpu"]["enabled"] and md["off_cpu"]["tracepoint_formats"] == ["sched_switch"],
+          "meta.json off_cpu %s" % md["off_cpu"])
+    # --off-cpu-min-us drops the short intervals, keeps the long ones
+    run2 = os.path.join(tmp, "min")
+    rc, err = record(run2, ["-q", "--no-gpu", "--off-cpu", "--off-cpu-min-us", "20000"],
+                     [prog("blocker"), out])
+    sw2 = [r for r in dump(run2) if r["kind"] == "switch"]
+    check(rc == 0 and all(int(r["dur"]) >= 20000000 for r in sw2),
+          "--off-cpu-min-us 20000: no interval under 20 ms")
+    check(sum(1 for r in sw2 if r["tid"] == pid or r["pid"] == r["tid"]) >= 10,
+          "--off-cpu-min-us 20000: the 10 long blocks stay (%d records)" % len(sw2))
+    check(meta(run2)["off_cpu"]["min_us"] == 20000, "meta.json off_cpu.min_us")
+    # without --off-cpu: no switch records, program not loaded
+    run3 = os.path.join(tmp, "none")
+    rc, err = record(run3, ["-q", "--no-gpu"], [prog("blocker"), out])
+    check(not any(r["kind"] == "switch" for r in dump(run3)), "no --off-cpu: no switch records")
+    check(not os.path.exists(os.path.join(run3, "tracepoints")), "no --off-cpu: no tracepoints/")
+
+
+def copy_of(rec):
+    """(size, sp, ip, bp, first stack word) of a dwarf-mode record, or None."""
+    if "copy" not in rec:
+        return None
+    size, _, sp = rec["copy"].partition("@")
+    return int(size), int(sp, 16), int(rec["ip"], 16), int(rec["bp"], 16), int(rec["word0"], 16)
+
+
+def t_dwarf(tmp):
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    caller = os.path.join(MARKERDIR, "marker-caller")
+    # launches: dwarf,8192 by default when GPU capture is on
+    run = os.path.join(tmp, "launch")
+    rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, "50"])
+    check(rc == 0, "marker-caller exits 0 (%d %r)" % (rc, err))
+    recs = dump(run)
+    launches = [r for r in recs if r["kind"] == "launch"]
+    check(len(launches) == 50 and all(copy_of(r) for r in launches),
+          "50 launch records, each with a user stack copy")
+    marker = Symbolizer(lib)
+    lmaps = marker.maps_of(recs)
+    start = marker.start_of("xpcap_correlation_marker")
+    for r in launches:
+        size, sp, ip, bp, word0 = copy_of(r)
+        u = ips(r, "ustack")
+        check(size == 8192, "copy of the default 8192 bytes (%d)" % size)
+        check(marker.vaddr(ip, r["pid"], lmaps) == start,
+              "ip %x is the marker's first instruction (symbol + load bias)" % ip)
+        check(word0 == u[1], "first copied word %x is the return address into the caller" % word0)
+        check(sp % 8 == 0 and sp < bp < sp + size, "sp %x and bp %x are sane" % (sp, bp))
+        check(u[0] == ip, "fp IPs kept: leaf IP equals the copied ip")
+        break  # the details once; all records below
+    check(all(copy_of(r)[4] == ips(r, "ustack")[1] and copy_of(r)[0] == 8192 for r in launches),
+          "every launch: 8192 bytes, first word = return address")
+    size = os.path.getsize(os.path.join(run, "cpu.xpr"))
+    print("launch run: cpu.xpr %d bytes for %d launches" % (size, len(launches)))
+    md = check_meta_counts(run, recs)
+    check(md["call_graph"]["launches"] == "dwarf" and md["call_graph"]["launch_copy_bytes"] == 8192,
+          "meta.json call_graph for launches")
+    st = md["streams"]["cpu.xpr"]
+    check(st["compression"] == "zstd" and st["bytes"] == size and st["raw_bytes"] > 5 * size,
+          "compressed by default: %d bytes on disk, %d raw" % (st["bytes"], st["raw_bytes"]))
+    with open(os.path.join(run, "cpu.xpr"), "rb") as f:
+        f.seek(40)
+        check(int.from_bytes(f.read(4), "little") == 97, "cpu.xpr holds zstd blocks (type 97)")
+    plain = os.path.join(tmp, "plain")
+    rc, err = record(plain, ["-q", "--cupti-lib", lib, "--compress", "none"], [caller, "50"])
+    prec = dump(plain)
+    st = meta(plain)["streams"]["cpu.xpr"]
+    print("50 launches, dwarf,8192: %d bytes plain, %d bytes zstd" % (st["bytes"], size))
+    check(rc == 0 and st["compression"] == "none" and st["bytes"] == st["raw_bytes"] ==
+          os.path.getsize(os.path.join(plain, "cpu.xpr")), "--compress none: plain records")
+    pl = [r for r in prec if r["kind"] == "launch"]
+    check(len(pl) == 50 and all(copy_of(r)[0] == 8192 and copy_of(r)[4] == ips(r, "ustack")[1]
+                                for r in pl), "--compress none: the same launch records")
+    # explicit sizes and fp
+    run = os.path.join(tmp, "small")
+    rc, err = record(run, ["-q", "--cupti-lib", lib, "--launch-call-graph", "dwarf,1001"],
+                     [caller, "5"])
+    launches = [r for r in dump(run) if r["kind"] == "launch"]
+    check(rc == 0 and launches and all(copy_of(r)[0] == 1008 for r in launches),
+          "--launch-call-graph dwarf,1001: 1008 bytes (rounded up to 8)")
+    run = os.path.join(tmp, "fp")
+    rc, err = record(run, ["-q", "--cupti-lib", lib, "--launch-call-graph", "fp"], [caller, "5"])
+    launches = [r for r in dump(run) if r["kind"] == "launch"]
+    check(rc == 0 and len(launches) == 5 and not any(copy_of(r) for r in launches),
+          "--launch-call-graph fp: no copies")
+    # samples: fp by default, dwarf with --call-graph
+    hot = os.path.realpath(os.path.join(PROGDIR, "libhotlib.so"))
+    run = os.path.join(tmp, "samples")
+    rc, err = record(run, ["-q", "--no-gpu", "-F", "999", "--call-graph", "dwarf,4096"],
+                     [prog("hotspots"), hot, "1"])
+    check(rc == 0, "hotspots with --call-graph dwarf,4096 exits 0 (%d %r)" % (rc, err))
+    recs = dump(run)
+    user = [r for r in samples(recs) if ips(r, "ustack")]
+    copies = [copy_of(r) for r in user]
+    check(len(user) > 300 and all(copies), "every user sample has a copy (%d)" % len(user))
+    # 4096 bytes, or up to a page that cannot be read: the stack's top, or
+    # the never-touched page that the kernel's random shift of the initial
+    # stack (arch_align_stack) can leave between argv and main's frames
+    full = sum(1 for c in copies if c[0] == 4096)
+    whole = [c[0] == 4096 or (0 < c[0] < 4096 and (c[1] + c[0]) % 4096 == 0) for c in copies]
+    print("copies: %d of %d are 4096 bytes, the others end at a page boundary" %
+          (full, len(copies)))
+    check(sum(whole) >= len(copies) - 3, "copies of 4096 bytes or up to an unreadable page "
+          "(%d of %d)" % (sum(whole), len(copies)))
+    check(all(c[2] == ips(r, "ustack")[0] for c, r in zip(copies, user)),
+          "sample copies: ip equals the leaf user IP")
+    size = os.path.getsize(os.path.join(run, "cpu.xpr"))
+    print("sample run: cpu.xpr %d bytes, %d samples, %.0f bytes per sample" %
+          (size, len(samples(recs)), size / max(1, len(samples(recs)))))
+    md = check_meta_counts(run, recs)
+    check(md["call_graph"]["samples"] == "dwarf" and md["call_graph"]["sample_copy_bytes"] == 4096,
+          "meta.json call_graph for samples")
+    run = os.path.join(tmp, "samples-fp")
+    rc, err = record(run, ["-q", "--no-gpu", "-F", "999"], [prog("hotspots"), hot, "0.3"])
+    check(not any(copy_of(r) for r in samples(dump(run))), "samples: fp only by default")
+    # off-CPU intervals carry the copy taken at switch-out
+    run = os.path.join(tmp, "offcpu")
+    out = os.path.join(tmp, "blocked.txt")
+    os.chmod(tmp, 0o777)
+    rc, err = record(run, ["-q", "--no-gpu", "--off-cpu", "--call-graph", "dwarf,2048"],
+                     [prog("blocker"), out])
+    sw = [r for r in dump(run) if r["kind"] == "switch" and ips(r, "ustack")]
+    check(rc == 0 and len(sw) >= 10 and all(copy_of(r) for r in sw),
+          "off-CPU records with user stacks carry copies (%d)" % len(sw))
+    check(all(copy_of(r)[0] <= 2048 and copy_of(r)[2] == ips(r, "ustack")[0] for r in sw),
+          "off-CPU copies: at most 2048 bytes, ip equals the leaf user IP")
+    long_ = [copy_of(r) for r in sw if int(r["dur"]) > 50e6]
+    check(long_ and all(c[0] == 2048 or (c[0] and (c[1] + c[0]) % 4096 == 0) for c in long_),
+          "blocked intervals: 2048-byte copies, or up to an unreadable page")
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}

@@ -1,0 +1,42 @@
+/* tracefmt.c - see tracefmt.h. */
+#include "tracefmt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rundir.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static const char *const roots[] = { TRACEFS, "/sys/kernel/debug/tracing" };
+
+static int find_format(const char *system, const char *event, char *path, size_t len)
+{
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, len, "%s/events/%s/%s/format", roots[i], system, event);
+		if (access(path, R_OK) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int tracefmt_save(const char *dir, const char *system, const char *event)
+{
+	char src[512], sub[4096], name[300];
+
+	if (find_format(system, event, src, sizeof(src))) {
+		/* not mounted: mount it where the kernel expects it, and retry */
+		if (mount("tracefs", TRACEFS, "tracefs", 0, NULL) && errno != EBUSY)
+			return -errno;
+		if (find_format(system, event, src, sizeof(src)))
+			return -ENOENT;
+	}
+	snprintf(sub, sizeof(sub), "%s/tracepoints", dir);
+	if (mkdir(sub, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(name, sizeof(name), "tracepoints/%s.format", event);
+	return rundir_copy_file(src, dir, name);
+}

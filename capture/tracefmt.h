@@ -1,0 +1,13 @@
+/* tracefmt.h - copies a tracepoint's format file from tracefs into the run
+ * (run/tracepoints/NAME.format), so its records decode offline with
+ * libtraceevent even where the fields differ between kernels. Mounts tracefs
+ * on /sys/kernel/tracing if neither it nor debugfs's tracing is there.
+ *   tracefmt_save("run", "sched", "sched_switch");
+ */
+#ifndef XP_CAPTURE_TRACEFMT_H
+#define XP_CAPTURE_TRACEFMT_H
+
+/* 0, or -errno: -ENOENT when no tracefs has the event. */
+int tracefmt_save(const char *dir, const char *system, const char *event);
+
+#endif

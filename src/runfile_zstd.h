@@ -1,0 +1,11 @@
+/* runfile_zstd.h - the zstd block codec of XP_REC_ZBLOCK (runfile.h).
+ *   xp_writer_set_codec(w, &xp_zstd_codec);   // xpcap --compress zstd
+ * Readers built in xpcommon use it on their own. */
+#ifndef XP_RUNFILE_ZSTD_H
+#define XP_RUNFILE_ZSTD_H
+
+#include "runfile.h"
+
+extern const struct xp_block_codec xp_zstd_codec;
+
+#endif
