@@ -13,7 +13,8 @@
 /* A sink that keeps the records in memory. */
 struct rec {
 	uint32_t type;
-	unsigned char data[256];
+	/* records are read back through their structs: keep 8-byte alignment */
+	_Alignas(8) unsigned char data[256];
 	size_t len;
 };
 

@@ -39,16 +39,25 @@ same tp
 grep -h profiler_cuda_events "$R/tp.bare.err" "$R/tp.rec.err"
 grep -h xpcap-cupti "$R/tp.rec.err" | head -3
 
-echo "== overhead: launch-heavy loop, alternating, median step time"
+echo "== overhead: median step time (us), configurations alternated, 3 rounds"
+# launch-heavy: ~107 launches per step; compute: 8192^3 bf16 matmul per step
+L="$T --steps 100"
+LIBONLY="env CUDA_INJECTION64_PATH=$(realpath "$C/libxpcupti.so") XPCAP_RUN_DIR=/tmp/xp-libonly"
 for i in 1 2 3; do
-  $T --steps 100 2>&1 >/dev/null | sed -n 's/^step_us=/bare /p'
-  "$C/xpcap" record -q -o "$R/ovh$i" -- $T --steps 100 2>&1 >/dev/null | sed -n 's/^step_us=/xpcap /p'
-  rm -rf "$R/ovh$i"
+  $L 2>&1 >/dev/null | sed -n 's/^step_us=/launch bare /p'
+  rm -rf /tmp/xp-libonly; mkdir -p /tmp/xp-libonly
+  $LIBONLY $L 2>&1 >/dev/null | sed -n 's/^step_us=/launch cupti-lib-only /p'
+  "$C/xpcap" record -q --launch-call-graph fp -o "$R/o1" -- $L 2>&1 >/dev/null | sed -n 's/^step_us=/launch xpcap-fp /p'
+  "$C/xpcap" record -q -o "$R/o2" -- $L 2>&1 >/dev/null | sed -n 's/^step_us=/launch xpcap-dwarf /p'
+  "$C/xpcap" record -q -F 999 -o "$R/o3" -- $L 2>&1 >/dev/null | sed -n 's/^step_us=/launch xpcap-dwarf-999Hz /p'
+  $L --profile /tmp/p.json 2>&1 >/dev/null | sed -n 's/^step_us=/launch torch.profiler /p'
+  rm -rf "$R/o1" "$R/o2" "$R/o3"
 done
 for i in 1 2; do
-  $T --mode compute --steps 20 2>&1 >/dev/null | sed -n 's/^step_us=/compute-bare /p'
-  "$C/xpcap" record -q -o "$R/ovc$i" -- $T --mode compute --steps 20 2>&1 >/dev/null | sed -n 's/^step_us=/compute-xpcap /p'
-  rm -rf "$R/ovc$i"
+  $T --mode compute --steps 20 2>&1 >/dev/null | sed -n 's/^step_us=/compute bare /p'
+  "$C/xpcap" record -q -o "$R/oc" -- $T --mode compute --steps 20 2>&1 >/dev/null | sed -n 's/^step_us=/compute xpcap /p'
+  $T --mode compute --steps 20 --profile /tmp/p.json 2>&1 >/dev/null | sed -n 's/^step_us=/compute torch.profiler /p'
+  rm -rf "$R/oc"
 done
 
 echo "== runs"
