@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_schema.h"
 #include "jsonw.h"
 #include "report.h"
 
@@ -156,7 +157,30 @@ static int cmp_group(const void *pa, const void *pb)
 	return c ? c : (a->key > b->key) - (a->key < b->key);
 }
 
-/* "launch_a <- forward <- main": user frames from the leaf, at most o->frames. */
+/* Frames of the CUDA stack itself (our marker, CUPTI, the driver, the
+ * runtime): every launch passes through them, so the report starts at the
+ * leaf-most frame of the caller's own code. */
+static int is_cuda_layer(const char *sym, const char *module)
+{
+	static const char *const libs[] = { "libxpcupti.so", "libcupti.so", "libcuda.so",
+					    "libcudart.so" };
+	const char *base = module ? strrchr(module, '/') : NULL;
+
+	if (sym && !strcmp(sym, "xpcap_correlation_marker"))
+		return 1;
+	base = base ? base + 1 : module;
+	for (size_t i = 0; base && i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(base, libs[i], strlen(libs[i])))
+			return 1;
+	/* unresolved frames carry their module in the name: "libcupti.so.13+0x7d162" */
+	for (size_t i = 0; sym && i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(sym, libs[i], strlen(libs[i])))
+			return 1;
+	return 0;
+}
+
+/* "launch_a <- forward <- main": user frames from the leaf-most one of the
+ * caller's code (kernel and CUDA-layer frames skipped), at most o->frames. */
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 {
 	unsigned shown = 0, guard = 0;
@@ -167,13 +191,15 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		snprintf(buf, len, "(no stack)");
 		return 0;
 	}
-	if (!R->frame && sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind FROM xp_stacks n"
+	if (!R->frame && sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
 					    " LEFT JOIN xp_frames f ON f.id = n.frame"
-					    " LEFT JOIN StringIds s ON s.id = f.symbol WHERE n.id = ?",
+					    " LEFT JOIN StringIds s ON s.id = f.symbol"
+					    " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
 					    -1, &R->frame, NULL) != SQLITE_OK)
 		return -EIO;
 	while (id > 0 && guard++ < 4096) {      /* a cycle in a corrupt tree must end */
-		const char *sym, *kind;
+		const char *sym;
+		int kind, user;
 
 		sqlite3_bind_int64(R->frame, 1, id);
 		if (sqlite3_step(R->frame) != SQLITE_ROW) {
@@ -182,8 +208,12 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		}
 		id = sqlite3_column_int64(R->frame, 0);
 		sym = (const char *)sqlite3_column_text(R->frame, 1);
-		kind = (const char *)sqlite3_column_text(R->frame, 2);
-		if (!kind || strcmp(kind, "kernel")) {
+		kind = sqlite3_column_int(R->frame, 2);
+		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
+		/* the CUDA layers only until the first frame of the caller's code */
+		if (user && !shown && is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
+			user = 0;
+		if (user) {
 			if (shown == R->o->frames) {
 				used += (size_t)snprintf(buf + used, used < len ? len - used : 0, " <- ...");
 				sqlite3_reset(R->frame);
@@ -696,9 +726,10 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
 	build_query(&R, sql, sizeof(sql));
 	/* the stack tables are the main loader's: fail before any output if absent */
 	if ((o->by == XP_BY_KERNEL || o->by == XP_BY_STACK) &&
-	    sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind FROM xp_stacks n"
+	    sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
 			       " LEFT JOIN xp_frames f ON f.id = n.frame"
-			       " LEFT JOIN StringIds s ON s.id = f.symbol WHERE n.id = ?",
+			       " LEFT JOIN StringIds s ON s.id = f.symbol"
+			       " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
 			       -1, &R.frame, NULL) != SQLITE_OK) {
 		rc = -EIO;
 		goto out;

@@ -18,13 +18,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db_schema.h"
 #include "gpu-testdb.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
 
 static const char base_schema[] =
 	"CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE xp_frames (id INTEGER PRIMARY KEY, symbol INTEGER, module INTEGER, kind TEXT);"
+	"CREATE TABLE xp_frames (id INTEGER PRIMARY KEY, symbol INTEGER, module INTEGER, kind INTEGER);"
 	"CREATE TABLE xp_stacks (id INTEGER PRIMARY KEY, parent INTEGER, frame INTEGER, depth INTEGER);"
 	"CREATE UNIQUE INDEX xp_stacks_pf ON xp_stacks(parent, frame);"
 	"CREATE TABLE xp_samples (id INTEGER PRIMARY KEY, ts INTEGER, pid INTEGER, tid INTEGER,"
@@ -75,6 +76,8 @@ static int64_t intern_string(void *ctx, const char *s)
 static const char *symbol_of(uint64_t ip)
 {
 	switch (ip) {
+	case 0x0f00: return "xpcap_correlation_marker";    /* the CUDA layers a */
+	case 0x0f10: return "libcupti.so.13+0x7d162";      /* report skips */
 	case 0x1000: return "main";
 	case 0x1010: return "launch_a";
 	case 0x1020: return "launch_b";
@@ -103,8 +106,9 @@ static int64_t frame_of(struct testdb_sink *k, uint64_t ip, int kernel)
 		return sid;
 	sqlite3_bind_int64(k->frame_get, 1, sid);
 	sqlite3_bind_int64(k->frame_put, 1, sid);
-	sqlite3_bind_text(k->frame_get, 2, kernel ? "kernel" : "user", -1, SQLITE_STATIC);
-	sqlite3_bind_text(k->frame_put, 2, kernel ? "kernel" : "user", -1, SQLITE_STATIC);
+	/* the main loader's frame kinds (db_schema.h) */
+	sqlite3_bind_int(k->frame_get, 2, kernel ? XP_FRAME_KERNEL : XP_FRAME_USER);
+	sqlite3_bind_int(k->frame_put, 2, kernel ? XP_FRAME_KERNEL : XP_FRAME_USER);
 	return get_or_put(k->frame_get, k->frame_put);
 }
 
@@ -183,7 +187,7 @@ void testdb_sink_fini(struct testdb_sink *k)
 #define T2 102
 #define BASE 1000000000ull
 
-static const uint64_t site_a[] = { 0x1010, 0x1200, 0x1000 };
+static const uint64_t site_a[] = { 0x0f00, 0x0f10, 0x1010, 0x1200, 0x1000 };
 static const uint64_t site_b[] = { 0x1020, 0x1300, 0x1000 };
 static const uint64_t site_c[] = { 0x1030, 0x1400, 0x1000 };
 static const uint64_t site_d[] = { 0x1040, 0x1000 };
@@ -301,7 +305,7 @@ static int write_streams(const char *gpu, const char *cpu)
 		uint64_t dur = i < 5 ? gemm_ns[i] : i < 8 ? reduce_ns[i - 5] : fwd_ns[i - 8];
 
 		put_kernel(g, t + 2000, dur, corr, name, 0, 0);
-		put_launch(c, t + 1000, corr, T1, site, 3);
+		put_launch(c, t + 1000, corr, T1, site, site == site_a ? 5 : 3);
 	}
 	for (int i = 0; i < 10; i++)
 		put_api(g, BASE + 100000ull * i, BASE + 100000ull * i + 5000, 1 + i, T1, S_LAUNCH);
@@ -361,7 +365,7 @@ int truth_build(sqlite3 *db, struct testdb_sink *k, const char *dir)
 	if ((rc = xp_gpu_load_stream(db, gpu, &testdb_ops, k, &st, err, sizeof(err))) < 0)
 		return rc;
 	/* T1 samples: inside corr 1 (site A) and inside corr 22 (site B) */
-	if ((rc = put_sample(db, BASE + 3000, T1, testdb_stack(k, site_a, 3))) < 0 ||
+	if ((rc = put_sample(db, BASE + 3000, T1, testdb_stack(k, site_a, 5))) < 0 ||
 	    (rc = put_sample(db, BASE + 3003000, T1, testdb_stack(k, site_b, 3))) < 0)
 		return rc;
 	return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
