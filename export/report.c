@@ -9,6 +9,7 @@
  * cuda_gpu_kern_sum: StdDev is the sample standard deviation, Med the
  * middle value (mean of the two middle ones for an even count).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -167,6 +168,13 @@ static int is_cuda_layer(const char *sym, const char *module)
 	const char *base = module ? strrchr(module, '/') : NULL;
 
 	if (sym && !strcmp(sym, "xpcap_correlation_marker"))
+		return 1;
+	/* the runtime and driver APIs, also when cudart is linked statically
+	 * into the program (nvcc's default): cudaLaunchKernel, cuLaunchKernel,
+	 * __cudaLaunchKernel_helper, __device_stub__k_alpha, ... */
+	if (sym && ((!strncmp(sym, "cuda", 4) && isupper((unsigned char)sym[4])) ||
+		    (!strncmp(sym, "cu", 2) && isupper((unsigned char)sym[2])) ||
+		    !strncmp(sym, "__cuda", 6) || !strncmp(sym, "__device_stub_", 14)))
 		return 1;
 	base = base ? base + 1 : module;
 	for (size_t i = 0; base && i < sizeof(libs) / sizeof(libs[0]); i++)

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""check-fixture.py - the offline stages on real runs recorded on the H100
+(fixtures/, recorded by tests/gpu/record-fixtures.sh), without a GPU.
+
+  check-fixture.py XPCORR fixtures/h100-workload   # the CUDA workload's ground truth
+  check-fixture.py XPCORR fixtures/h100-torch      # the PyTorch loop vs torch.profiler
+
+Workload: re-ingests the raw run here and checks every ground-truth kernel's
+instance count, graph replays, copies and memsets, and that every GPU record
+is attributed exactly to a launch record; then, in device.db (ingested on the
+GPU machine, where libcuda's CFI let the launch stacks be unwound), that each
+kernel's launching stack goes through the CPU function that launched it.
+Torch: our GPU record count equals torch.profiler's, exact coverage, and the
+share of launch stacks that reach a Python frame (py::) is printed.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def report(xpcorr, target, *args):
+    p = subprocess.run([xpcorr, "report", "--format", "json", "--top", "0", *args, target],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stderr, file=sys.stderr)
+        sys.exit(1)
+    return json.loads(p.stdout)
+
+
+def reingest(xpcorr, fixture, tmp):
+    """A copy of the raw run, ingested here (no device.db)."""
+    run = os.path.join(tmp, "run")
+    shutil.copytree(fixture, run, ignore=shutil.ignore_patterns("device.db", "report.*"))
+    p = subprocess.run([xpcorr, "ingest", "--quiet", run], capture_output=True, text=True)
+    check(p.returncode == 0, "xpcorr ingest of the raw run (%s)" % p.stderr.strip()[:200])
+    return run
+
+
+def short(name):
+    return name.split("(")[0].split("<")[0].split()[-1]
+
+
+def exact_share(rep):
+    cov = rep["coverage"]
+    exact = sum(r["gpu_ns"] for r in cov["by_how"] if r["how"] == "exact")
+    return 100.0 * exact / cov["gpu_ns"] if cov["gpu_ns"] else 0.0
+
+
+def check_workload(xpcorr, fixture, tmp):
+    truth = json.load(open(os.path.join(fixture, "truth.json")))
+    want = dict(truth["parent"]["kernels"])
+    want.update(truth["child_early"]["kernels"])
+    run = reingest(xpcorr, fixture, tmp)
+    rep = report(xpcorr, run)
+    got = {short(r["name"]): r["instances"] for r in rep["rows"]}
+    for k, n in sorted(want.items()):
+        check(got.get(k) == n, "kernel %s: %s instances, ground truth %d" % (k, got.get(k), n))
+    check(set(got) == set(want), "no kernels beyond the ground truth (%s)" % sorted(set(got) - set(want)))
+    mem = report(xpcorr, run, "--by", "memop")
+    print("     memops: " + ", ".join("%s x%d" % (r["name"], r["instances"]) for r in mem["rows"]))
+    graph = report(xpcorr, run, "--by", "graph")
+    replays = sum(r["instances"] for r in graph["rows"])
+    check(replays >= truth["parent"]["graph_launches"],
+          "graph rows cover %d launches (ground truth %d)" % (replays, truth["parent"]["graph_launches"]))
+    check(exact_share(rep) == 100.0, "GPU time attributed exactly: %.1f%%" % exact_share(rep))
+    dev = os.path.join(fixture, "device.db")
+    rep = report(xpcorr, dev, "--frames", "12")
+    launchers = truth["parent"]["launchers"]
+    for row in rep["rows"]:
+        k = short(row["name"])
+        if k not in launchers:
+            continue
+        top = row["stacks"][0] if row["stacks"] else {"frames": "", "share_pct": 0}
+        check(launchers[k] in top["frames"] and top["share_pct"] == 100.0,
+              "%s launched from %s: %s (%.1f%%)" % (k, launchers[k], top["frames"][:120],
+                                                     top["share_pct"]))
+
+
+def check_torch(xpcorr, fixture, tmp):
+    with open(os.path.join(fixture, "torch-profiler-count.txt")) as f:
+        prof = int(f.read().strip().split("=")[1])
+    run = reingest(xpcorr, fixture, tmp)
+    kern = report(xpcorr, run)
+    mem = report(xpcorr, run, "--by", "memop")
+    ours = sum(r["instances"] for r in kern["rows"]) + sum(r["instances"] for r in mem["rows"])
+    # the profiled loop ran the same steps; torch.profiler counts kernels, copies and memsets
+    check(ours == prof, "GPU records: ours %d, torch.profiler %d" % (ours, prof))
+    check(exact_share(kern) >= 99.0, "exact attribution %.2f%% of GPU time (>= 99%%)" % exact_share(kern))
+    dev = report(xpcorr, os.path.join(fixture, "device.db"), "--by", "stack", "--frames", "40")
+    total = sum(r["total_ns"] for r in dev["rows"]) or 1
+    py = sum(r["total_ns"] for r in dev["rows"] if "py::" in r["name"])
+    print("     launch stacks reaching a Python frame: %.1f%% of GPU time" % (100.0 * py / total))
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    xpcorr, fixture = sys.argv[1], sys.argv[2]
+    if not os.path.isdir(fixture):
+        print("skip: no fixture %s (record it with tests/gpu/record-fixtures.sh)" % fixture)
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        if os.path.exists(os.path.join(fixture, "truth.json")):
+            check_workload(xpcorr, fixture, tmp)
+        else:
+            check_torch(xpcorr, fixture, tmp)
+    print("SUMMARY: %d failed check(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
