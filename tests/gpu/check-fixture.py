@@ -14,6 +14,7 @@ Torch: our GPU record count equals torch.profiler's, exact coverage, and the
 share of launch stacks that reach a Python frame (py::) is printed.
 """
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -38,10 +39,21 @@ def report(xpcorr, target, *args):
     return json.loads(p.stdout)
 
 
+def device_db(fixture, tmp):
+    """device.db, or device.db.xz unpacked (large databases are kept compressed)."""
+    plain = os.path.join(fixture, "device.db")
+    if os.path.exists(plain):
+        return plain
+    out = os.path.join(tmp, "device.db")
+    with lzma.open(plain + ".xz") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
 def reingest(xpcorr, fixture, tmp):
     """A copy of the raw run, ingested here (no device.db)."""
     run = os.path.join(tmp, "run")
-    shutil.copytree(fixture, run, ignore=shutil.ignore_patterns("device.db", "report.*"))
+    shutil.copytree(fixture, run, ignore=shutil.ignore_patterns("device.db*", "report.*"))
     p = subprocess.run([xpcorr, "ingest", "--quiet", run], capture_output=True, text=True)
     check(p.returncode == 0, "xpcorr ingest of the raw run (%s)" % p.stderr.strip()[:200])
     return run
@@ -74,8 +86,7 @@ def check_workload(xpcorr, fixture, tmp):
     check(replays >= truth["parent"]["graph_launches"],
           "graph rows cover %d launches (ground truth %d)" % (replays, truth["parent"]["graph_launches"]))
     check(exact_share(rep) == 100.0, "GPU time attributed exactly: %.1f%%" % exact_share(rep))
-    dev = os.path.join(fixture, "device.db")
-    rep = report(xpcorr, dev, "--frames", "12")
+    rep = report(xpcorr, device_db(fixture, tmp), "--frames", "12")
     launchers = truth["parent"]["launchers"]
     for row in rep["rows"]:
         k = short(row["name"])
@@ -97,7 +108,7 @@ def check_torch(xpcorr, fixture, tmp):
     # the profiled loop ran the same steps; torch.profiler counts kernels, copies and memsets
     check(ours == prof, "GPU records: ours %d, torch.profiler %d" % (ours, prof))
     check(exact_share(kern) >= 99.0, "exact attribution %.2f%% of GPU time (>= 99%%)" % exact_share(kern))
-    dev = report(xpcorr, os.path.join(fixture, "device.db"), "--by", "stack", "--frames", "40")
+    dev = report(xpcorr, device_db(fixture, tmp), "--by", "stack", "--frames", "40")
     total = sum(r["total_ns"] for r in dev["rows"]) or 1
     py = sum(r["total_ns"] for r in dev["rows"] if "py::" in r["name"])
     print("     launch stacks reaching a Python frame: %.1f%% of GPU time" % (100.0 * py / total))
