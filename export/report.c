@@ -244,7 +244,7 @@ static const char *title(enum xp_report_by by)
 	case XP_BY_API: return "CUDA API Summary (cuda_api_sum)";
 	case XP_BY_MEMOP: return "CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)";
 	case XP_BY_THREAD: return "GPU Time by Launching CPU Thread";
-	case XP_BY_GRAPH: return "GPU Kernel Time by CUDA Graph";
+	case XP_BY_GRAPH: return "CUDA Graph Replays (first node start to last node end)";
 	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
 	}
 	return "?";
@@ -289,8 +289,11 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		break;
 	case XP_BY_GRAPH:
 		filter(o, "globalPid", "start", f, sizeof(f));
-		snprintf(sql, len, "SELECT 'graph ' || graphId, graphId, end - start"
-			 " FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL AND %s ORDER BY 2, 3", f);
+		/* one instance per replay (the kernels of one cudaGraphLaunch share its
+		 * correlation id): from its first node's start to its last node's end */
+		snprintf(sql, len, "SELECT 'graph ' || graphId, graphId, max(end) - min(start)"
+			 " FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL AND %s"
+			 " GROUP BY globalPid, graphId, correlationId ORDER BY 2, 3", f);
 		break;
 	case XP_BY_NVTX:
 		/* a GPU row counts in every start/end range open on the calling

@@ -83,8 +83,14 @@ def check_workload(xpcorr, fixture, tmp):
     print("     memops: " + ", ".join("%s x%d" % (r["name"], r["instances"]) for r in mem["rows"]))
     graph = report(xpcorr, run, "--by", "graph")
     replays = sum(r["instances"] for r in graph["rows"])
-    check(replays >= truth["parent"]["graph_launches"],
-          "graph rows cover %d launches (ground truth %d)" % (replays, truth["parent"]["graph_launches"]))
+    check(replays == truth["parent"]["graph_launches"],
+          "graph replays: %d, ground truth %d" % (replays, truth["parent"]["graph_launches"]))
+    # NVTX: each phase holds the kernels launched inside it
+    k = truth["parent"]["kernels"]
+    want_nvtx = {"phase_alpha": k["k_alpha"], "phase_beta": k["k_beta"],
+                 "phase_graph": k["k_graph_a"] + k["k_graph_b"]}
+    nvtx = {r["name"]: r["instances"] for r in report(xpcorr, run, "--by", "nvtx")["rows"]}
+    check(nvtx == want_nvtx, "kernels by NVTX range: %s, expected %s" % (nvtx, want_nvtx))
     check(exact_share(rep) == 100.0, "GPU time attributed exactly: %.1f%%" % exact_share(rep))
     rep = report(xpcorr, device_db(fixture, tmp), "--frames", "12")
     launchers = truth["parent"]["launchers"]
