@@ -56,12 +56,11 @@ int cmd_export(int argc, char **argv)
 	struct xp_folded_opts fo = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1 };
 	struct xp_svg_opts so = { 0 };
 	const char *format = NULL, *output = NULL, *input = NULL;
-	struct xp_load_result res;
 	FILE *out = stdout, *folded = NULL;
 	char *mem = NULL;
 	size_t memlen = 0;
 	sqlite3 *db = NULL;
-	int c, ingested, err, rc = XP_EXIT_FAIL;
+	int c, err, rc = XP_EXIT_FAIL;
 	uint64_t bad = 0;
 
 	while ((c = getopt_long(argc, argv, "f:o:i:h", opts, NULL)) != -1) {
@@ -110,13 +109,8 @@ int cmd_export(int argc, char **argv)
 			return XP_EXIT_FAIL;
 		}
 	} else {
-		if (xp_ingest_open(argv[optind], &db, &ingested, &res)) {
-			xp_print_load_warnings(&res);
-			fprintf(stderr, "xpcorr: %s\n", res.error);
+		if (xp_cmd_open_db(argv[optind], &db))
 			return XP_EXIT_FAIL;
-		}
-		if (ingested)
-			xp_print_load_warnings(&res);
 	}
 	if (output) {
 		out = fopen(output, "we");

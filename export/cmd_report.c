@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "ingest.h"
 #include "report.h"
 
 static const char usage[] =
@@ -49,8 +50,6 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
-	char path[4096];
-	struct stat sb;
 	sqlite3 *db = NULL;
 	long long v;
 	int c, i, rc;
@@ -96,19 +95,12 @@ int cmd_report(int argc, char **argv)
 		fputs(usage, stderr);
 		return XP_EXIT_USAGE;
 	}
-	if (stat(argv[optind], &sb) == 0 && S_ISDIR(sb.st_mode))
-		snprintf(path, sizeof(path), "%s/xpcorr.db", argv[optind]);
-	else
-		snprintf(path, sizeof(path), "%s", argv[optind]);
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "xpcorr: cannot open %s: %s (run 'xpcorr ingest' first)\n", path,
-			db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close(db);
+	/* a run directory is ingested first when its database is missing or stale */
+	if (xp_cmd_open_db(argv[optind], &db))
 		return XP_EXIT_FAIL;
-	}
 	rc = xp_report(db, &o, stdout);
 	if (rc < 0)
-		fprintf(stderr, "xpcorr: report on %s: %s\n", path,
+		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
 			rc == -EIO ? sqlite3_errmsg(db) : strerror(-rc));
 	sqlite3_close(db);
 	if (fflush(stdout) != 0 && rc == 0) {

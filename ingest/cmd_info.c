@@ -232,10 +232,9 @@ int cmd_info(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct xp_load_result res;
 	const char *format = "text";
 	sqlite3 *db = NULL;
-	int c, ingested;
+	int c;
 	json_t *info;
 
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
@@ -254,13 +253,8 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "xpcorr info: expected [--format text|json] RUN_DIR\n");
 		return XP_EXIT_USAGE;
 	}
-	if (xp_ingest_open(argv[optind], &db, &ingested, &res)) {
-		xp_print_load_warnings(&res);
-		fprintf(stderr, "xpcorr: %s\n", res.error);
+	if (xp_cmd_open_db(argv[optind], &db))
 		return XP_EXIT_FAIL;
-	}
-	if (ingested)
-		xp_print_load_warnings(&res);
 	info = build_info(db);
 	if (!strcmp(format, "json")) {
 		json_dumpf(info, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,6 +37,31 @@ void xp_print_load_warnings(const struct xp_load_result *res)
 	if (res->nwarnings > XP_LOAD_WARNINGS_KEPT)
 		fprintf(stderr, "xpcorr: warning: %u more warnings in table xp_warnings\n",
 			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
+}
+
+int xp_cmd_open_db(const char *target, sqlite3 **db)
+{
+	struct xp_load_result res;
+	struct stat sb;
+	int ingested = 0;
+
+	if (stat(target, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+		if (sqlite3_open_v2(target, db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+			return 0;
+		fprintf(stderr, "xpcorr: cannot open %s: %s\n", target,
+			*db ? sqlite3_errmsg(*db) : "out of memory");
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	if (xp_ingest_open(target, db, &ingested, &res)) {
+		xp_print_load_warnings(&res);
+		fprintf(stderr, "xpcorr: %s\n", res.error);
+		return -1;
+	}
+	if (ingested)
+		xp_print_load_warnings(&res);
+	return 0;
 }
 
 int cmd_ingest(int argc, char **argv)

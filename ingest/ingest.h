@@ -32,6 +32,10 @@ int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
 /* For the cmd_* files only (library code never prints): the warnings of a
  * load on stderr, "xpcorr: warning: ...", the first few and a count. */
 void xp_print_load_warnings(const struct xp_load_result *res);
+/* For the cmd_* files: the database of a run directory, ingested first when
+ * missing or stale (warnings and errors printed), or an existing .db file
+ * opened read-only. 0, or -1 after printing why. */
+int xp_cmd_open_db(const char *target, sqlite3 **db);
 /* run_dir/xpcorr.db into buf; -ENAMETOOLONG if it does not fit. */
 int xp_ingest_db_path(const char *run_dir, char *buf, size_t len);
 
