@@ -149,6 +149,10 @@ static json_t *build_info(sqlite3 *db)
 		scalar(db, "SELECT count(*) FROM xp_stacks", 0)));
 	json_object_set_new(sym, "kallsyms_symbols", json_integer(
 		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.kallsyms_symbols'", 0)));
+	json_object_set_new(sym, "stack_copies", json_integer(
+		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stack_copies'", 0)));
+	json_object_set_new(sym, "stacks_unwound", json_integer(
+		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stacks_unwound'", 0)));
 	json_object_set_new(sym, "build_id_mismatches", json_integer(
 		scalar(db, "SELECT count(*) FROM xp_modules WHERE status = 'build_id_mismatch'", 0)));
 	json_object_set_new(sym, "modules_missing", json_integer(
@@ -205,6 +209,11 @@ static void print_text(json_t *info)
 	       json_integer_value(json_object_get(sym, "distinct_frames")),
 	       json_integer_value(json_object_get(sym, "distinct_stacks")),
 	       json_integer_value(json_object_get(sym, "kallsyms_symbols")));
+	if (json_integer_value(json_object_get(sym, "stack_copies")))
+		printf("dwarf unwinding: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+		       " stack copies reached further than frame pointers\n",
+		       json_integer_value(json_object_get(sym, "stacks_unwound")),
+		       json_integer_value(json_object_get(sym, "stack_copies")));
 	printf("modules:         %" JSON_INTEGER_FORMAT " with another build id on disk (frames kept"
 	       " as module+offset), %" JSON_INTEGER_FORMAT " missing or unreadable\n",
 	       json_integer_value(json_object_get(sym, "build_id_mismatches")),

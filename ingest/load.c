@@ -27,6 +27,7 @@
 #include "stacktree.h"
 #include "strtab.h"
 #include "symbolize.h"
+#include "unwind.h"
 #include "u64map.h"
 
 #define MAX_STREAMS 4096            /* *.xpr files per run */
@@ -93,6 +94,8 @@ struct loader {
 	struct xp_u64map rawstacks; /* 128-bit hash of (pid, IPs) -> stack id */
 	struct xp_mappings *maps;
 	struct xp_symbolizer *sym;
+	struct xp_unwinder *uw;     /* dwarf-mode stack copies */
+	uint64_t walked[2 * XP_MAX_STACK_DEPTH]; /* kernel IPs + unwound user IPs */
 	struct xp_kallsyms *ksyms;
 	struct xp_u64map perfmaps;  /* pid -> index + 1 in pmaps, or UINT64_MAX: none */
 	struct xp_perfmap **pmaps;
@@ -640,6 +643,32 @@ static int pass1_record(struct loader *L, const struct xp_record_header *h)
 }
 
 /* Pass 2: samples and losses. 1 handled, 0 not this pass, -EBADMSG malformed. */
+/* A stack's IPs (kernel, then user), with the user part walked offline from
+ * its dwarf-mode copy when that reaches further than the frame pointers
+ * did: code built without them loses callers in a frame-pointer walk. */
+static const uint64_t *stack_ips(struct loader *L, const struct xp_record_header *h,
+				 size_t fixed, const struct xp_stack *st, uint32_t pid,
+				 uint64_t ts, unsigned *nu)
+{
+	const uint64_t *ips = xp_record_stack_ips(h, fixed, st);
+	struct xp_user_regs_copy regs;
+	const uint8_t *bytes;
+	unsigned nk = st->kernel_depth;
+	int n;
+
+	*nu = st->user_depth;
+	if (!ips || !(st->flags & XP_STACK_HAS_USER_COPY) ||
+	    xp_record_user_copy(h, fixed, st, &regs, &bytes))
+		return ips;
+	n = xp_unwind(L->uw, pid, ts, &regs, bytes, L->walked + nk, XP_MAX_STACK_DEPTH);
+	if (n <= (int)*nu)
+		return ips;
+	memcpy(L->walked, ips, nk * sizeof(*ips));
+	*nu = (unsigned)n;
+	L->res->stacks_unwound++;
+	return L->walked;
+}
+
 static int pass2_record(struct loader *L, const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
@@ -650,21 +679,19 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 		const struct xp_sample *s = p;
 		sqlite3_stmt *st = L->st[STMT_SAMPLE];
 		const uint64_t *ips;
+		unsigned nu;
 		int64_t stack;
 		int err;
 
-		if (len < sizeof(*s) || !(ips = xp_record_stack_ips(h, sizeof(*s), &s->stack)))
+		if (len < sizeof(*s) ||
+		    !(ips = stack_ips(L, h, sizeof(*s), &s->stack, s->pid, s->ts, &nu)))
 			return -EBADMSG;
 		err = thread_seen(L, s->pid, s->tid, s->comm, 0);
 		if (err)
 			return err;
-		err = stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth,
-			       s->stack.user_depth, &stack);
+		err = stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, &stack);
 		if (err)
 			return err;
-		/* stacks are IPs here; the dwarf stack-copy mode (regs + raw user
-		 * stack after the IPs, a later issue) will unwind them into IPs
-		 * first, with the per-module Dwfl of symbolize.c */
 		if (stack) {
 			L->res->sample_frames += L->nodes[stack].depth;
 			L->res->sample_frames_resolved += L->nodes[stack].resolved;
@@ -684,13 +711,14 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 		const struct xp_launch *l = p;
 		sqlite3_stmt *st = L->st[STMT_LAUNCH];
 		const uint64_t *ips;
+		unsigned nu;
 		int64_t stack;
 		int err;
 
-		if (len < sizeof(*l) || !(ips = xp_record_stack_ips(h, sizeof(*l), &l->stack)))
+		if (len < sizeof(*l) ||
+		    !(ips = stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, &nu)))
 			return -EBADMSG;
-		err = stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, l->stack.user_depth,
-			       &stack);
+		err = stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu, &stack);
 		if (err)
 			return err;
 		sqlite3_bind_int64(st, 1, (int64_t)l->ts);
@@ -707,13 +735,14 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 		const struct xp_switch *w = p;
 		sqlite3_stmt *st = L->st[STMT_SWITCH];
 		const uint64_t *ips;
+		unsigned nu;
 		int64_t stack;
 		int err;
 
-		if (len < sizeof(*w) || !(ips = xp_record_stack_ips(h, sizeof(*w), &w->stack)))
+		if (len < sizeof(*w) ||
+		    !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
 			return -EBADMSG;
-		err = stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, w->stack.user_depth,
-			       &stack);
+		err = stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, &stack);
 		if (err)
 			return err;
 		sqlite3_bind_int64(st, 1, (int64_t)w->ts);
@@ -1042,6 +1071,8 @@ static int finish(struct loader *L)
 			{ "xp.sample_frames", L->res->sample_frames },
 			{ "xp.sample_frames_resolved", L->res->sample_frames_resolved },
 			{ "xp.kallsyms_symbols", xp_kallsyms_count(L->ksyms) },
+			{ "xp.stack_copies", xp_unwinder_stats(L->uw)->copies },
+			{ "xp.stacks_unwound", L->res->stacks_unwound },
 			{ "xp.warnings", L->res->nwarnings },
 		};
 
@@ -1067,6 +1098,7 @@ static void loader_free(struct loader *L)
 	xp_u64map_free(&L->ipcache);
 	xp_u64map_free(&L->rawstacks);
 	xp_mappings_free(L->maps);
+	xp_unwinder_free(L->uw);
 	xp_symbolizer_free(L->sym);
 	xp_kallsyms_free(L->ksyms);
 	xp_u64map_free(&L->perfmaps);
@@ -1097,8 +1129,9 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->strs = xp_strtab_new();
 	L->maps = xp_mappings_new();
 	L->sym = xp_symbolizer_new(o->symfs);
+	L->uw = L->maps && L->sym ? xp_unwinder_new(L->maps, L->sym) : NULL;
 	L->inl = calloc(XP_INLINE_MAX, sizeof(*L->inl));
-	if (!L->strs || !L->maps || !L->sym || !L->inl) {
+	if (!L->strs || !L->maps || !L->sym || !L->uw || !L->inl) {
 		err = -ENOMEM;
 		goto out;
 	}

@@ -41,6 +41,7 @@ struct xp_load_result {
 	uint64_t stacks, frames, strings;   /* distinct rows */
 	uint64_t sample_frames;             /* frames over all samples */
 	uint64_t sample_frames_resolved;    /* of which symbolized */
+	uint64_t stacks_unwound;            /* dwarf copies walked further than frame pointers */
 	uint64_t gpu_streams;               /* gpu-<pid>.xpr files loaded */
 	struct xc_summary correlation;      /* what the join attributed */
 };

@@ -177,17 +177,24 @@ static int read_loads(struct module *m, Elf *elf)
 	return m->nloads ? 0 : -ENOEXEC;
 }
 
+/* path as read: under the --symfs root when there is one */
+static int full_path(const struct xp_symbolizer *sy, const char *path, char *buf, size_t buflen)
+{
+	int n = snprintf(buf, buflen, "%s%s", sy->root ? sy->root : "", path);
+
+	return n < 0 || (size_t)n >= buflen ? -ENAMETOOLONG : 0;
+}
+
 static void open_module(struct xp_symbolizer *sy, struct module *m)
 {
 	char full[4096];
 	const void *bid = NULL;
 	GElf_Addr bias;
 	Elf *elf;
-	int fd, n;
+	int fd;
 
 	m->status = XP_MODULE_MISSING;
-	n = snprintf(full, sizeof(full), "%s%s", sy->root ? sy->root : "", m->path);
-	if (n < 0 || (size_t)n >= sizeof(full))
+	if (full_path(sy, m->path, full, sizeof(full)))
 		return;
 	fd = open(full, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -382,6 +389,23 @@ enum xp_module_status xp_symbolizer_status(struct xp_symbolizer *sy,
 	if (module >= sy->count)
 		return XP_MODULE_MISSING;
 	return sy->mods[module].status;
+}
+
+enum xp_module_status xp_symbolizer_open(struct xp_symbolizer *sy, uint32_t module)
+{
+	if (module >= sy->count)
+		return XP_MODULE_MISSING;
+	if (sy->mods[module].status == XP_MODULE_UNOPENED)
+		open_module(sy, &sy->mods[module]);
+	return sy->mods[module].status;
+}
+
+int xp_symbolizer_file(const struct xp_symbolizer *sy, uint32_t module,
+		       char *buf, size_t buflen)
+{
+	if (module >= sy->count)
+		return -EINVAL;
+	return full_path(sy, sy->mods[module].path, buf, buflen);
 }
 
 const char *xp_symbolizer_path(const struct xp_symbolizer *sy, uint32_t module)

@@ -12,8 +12,8 @@
  *       puts(name);                 // demangled: "ns::Widget::draw(int)"
  *   xp_symbolizer_free(sy);
  *
- * Dwarf stack-copy unwinding (a later issue) will sit beside this: it needs
- * the same per-module Dwfl, through xp_symbolizer_dwfl().
+ * Dwarf stack-copy unwinding (unwind.h) reports the files this opened and
+ * verified, through xp_symbolizer_open() and xp_symbolizer_file().
  */
 #ifndef XP_SYMBOLIZE_H
 #define XP_SYMBOLIZE_H
@@ -54,6 +54,12 @@ int xp_symbolizer_inlines(struct xp_symbolizer *sy, uint32_t module, uint64_t of
 			  char (*names)[XP_INLINE_NAME_LEN], int max);
 enum xp_module_status xp_symbolizer_status(struct xp_symbolizer *sy,
 					   uint32_t module);
+/* Opens module now if it was not yet (checking its build id); its status. */
+enum xp_module_status xp_symbolizer_open(struct xp_symbolizer *sy, uint32_t module);
+/* The file read for module: its path under the --symfs root. 0, or
+ * -ENAMETOOLONG / -EINVAL. */
+int xp_symbolizer_file(const struct xp_symbolizer *sy, uint32_t module,
+		       char *buf, size_t buflen);
 const char *xp_symbolizer_path(const struct xp_symbolizer *sy, uint32_t module);
 uint32_t xp_symbolizer_count(const struct xp_symbolizer *sy);
 /* The build id recorded for module (length 0 if none). */

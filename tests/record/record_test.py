@@ -601,6 +601,20 @@ def copy_of(rec):
     return int(size), int(sp, 16), int(rec["ip"], 16), int(rec["bp"], 16), int(rec["word0"], 16)
 
 
+def callers_of_hot_a(run):
+    """Samples whose leaf-most user frame is hot_a, by the frame above it."""
+    p = subprocess.run([XPCORR, "export", "--format", "folded", "--no-kernel", run],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "xpcorr export folded of %s (%r)" % (run, p.stderr))
+    by = {}
+    for line in p.stdout.splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        if frames[-1] == "hot_a":
+            by[frames[-2]] = by.get(frames[-2], 0) + int(count)
+    return by
+
+
 def t_dwarf(tmp):
     lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
     caller = os.path.join(MARKERDIR, "marker-caller")
@@ -687,9 +701,19 @@ def t_dwarf(tmp):
     md = check_meta_counts(run, recs)
     check(md["call_graph"]["samples"] == "dwarf" and md["call_graph"]["sample_copy_bytes"] == 4096,
           "meta.json call_graph for samples")
+    # ingest walks the copies offline: hot_a, a leaf that gcc gives no frame
+    # of its own, is found under main (a frame-pointer walk skips main)
+    dwarf_hot = callers_of_hot_a(run)
+    print("dwarf: hot_a samples by caller:", dwarf_hot)
+    check(sum(dwarf_hot.values()) > 100, "hot_a sampled (%d)" % sum(dwarf_hot.values()))
+    check(dwarf_hot.get("main", 0) >= 0.95 * sum(dwarf_hot.values()),
+          "at least 95% of hot_a samples are under main with dwarf unwinding")
+    unwound = subprocess.run([XPCORR, "info", run], capture_output=True, text=True).stdout
+    check("dwarf unwinding:" in unwound, "info reports the dwarf unwinding counts")
     run = os.path.join(tmp, "samples-fp")
     rc, err = record(run, ["-q", "--no-gpu", "-F", "999"], [prog("hotspots"), hot, "0.3"])
     check(not any(copy_of(r) for r in samples(dump(run))), "samples: fp only by default")
+    print("fp: hot_a samples by caller:", callers_of_hot_a(run))
     # off-CPU intervals carry the copy taken at switch-out
     run = os.path.join(tmp, "offcpu")
     out = os.path.join(tmp, "blocked.txt")
