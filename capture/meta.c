@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -59,6 +60,19 @@ static json_t *off_cpu_json(const struct rec_meta *m)
 			 "min_us", (json_int_t)o->offcpu_min_us, "tracepoint_formats", fmts,
 			 "tracepoint_format_error", o->off_cpu && m->tracefmt_err ?
 			 json_string(strerror(-m->tracefmt_err)) : json_null());
+}
+
+/* {"user_s", "sys_s"}: CPU time xpcap itself used so far (BPF programs run
+ * in the profiled threads and are not in it; the drain and writer are) */
+static json_t *own_cpu_json(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return json_null();
+	return json_pack("{s:f,s:f}",
+			 "user_s", (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+			 "sys_s", (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 }
 
 /* {"samples": "fp"|"dwarf", "sample_copy_bytes", "launches", "launch_copy_bytes",
@@ -130,6 +144,7 @@ static json_t *meta_json(const struct rec_meta *m)
 						       "raw_bytes", (json_int_t)m->cpu_raw_bytes,
 						       "compression", o->compress ? "zstd" : "none"));
 	json_object_set_new(root, "records", counts_json(m->counts));
+	json_object_set_new(root, "xpcap_cpu", own_cpu_json());
 	return root;
 }
 

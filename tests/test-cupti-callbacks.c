@@ -72,7 +72,7 @@ START_TEST(one_record_per_outermost_call)
 	xpc.strings = xp_strtab_new(&xpc.next_string_id);
 	xp_conv_init(&xpc.conv, xpc.strings, xpc_stage_emit, NULL);
 	ck_assert_int_eq(xpc_out_open(dir, xpc.pid), 0);
-	xpc_callbacks_enable(NULL);     /* fails without a GPU; sets up batching */
+	xpc_callbacks_enable(NULL, XPC_CALLBACKS_ALL); /* fails without a GPU; sets up batching */
 	xpc.active = 1;
 	for (int i = 0; i < THREADS; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, thread_main, (void *)(long)i), 0);

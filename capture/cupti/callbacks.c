@@ -11,7 +11,9 @@
  * id: the thread-local depth keeps only the outermost. Calls that launch
  * nothing (cuKernelGetName, cudaMalloc, ...) are never enabled, so never
  * reach the marker.
- *   xpc_callbacks_enable(sub);   // from InitializeInjection
+ *   xpc_callbacks_enable(sub, XPC_CALLBACKS_ALL);   // from InitializeInjection
+ * The other levels exist to measure what each part costs (bench/gpu-overhead):
+ * DRIVER leaves out the runtime layer, NONE keeps only the activity records.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -290,14 +292,17 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 	write_api(is_driver, cbid, cb);
 }
 
-int xpc_callbacks_enable(CUpti_SubscriberHandle sub)
+int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level level)
 {
 	CUptiResult res;
+
+	if (level == XPC_CALLBACKS_NONE)
+		return 0;
 
 	/* Without a key threads write each record directly: slower, still right. */
 	have_batch_key = pthread_key_create(&batch_key, batch_release) == 0;
 
-	for (size_t i = 0; i < sizeof(runtime_ids) / sizeof(runtime_ids[0]); i++) {
+	for (size_t i = 0; level == XPC_CALLBACKS_ALL && i < sizeof(runtime_ids) / sizeof(runtime_ids[0]); i++) {
 		res = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids[i]);
 		if (res != CUPTI_SUCCESS)
 			return (int)res;

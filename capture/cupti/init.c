@@ -47,6 +47,19 @@ static int env_flag(const char *name, int dflt)
 	return strcmp(v, "0") != 0;
 }
 
+/* XPCAP_CALLBACKS=driver|none: benchmark knobs (what the callbacks cost);
+ * anything else is the default. */
+static enum xpc_callback_level callback_level(void)
+{
+	const char *v = getenv("XPCAP_CALLBACKS");
+
+	if (v && strcmp(v, "driver") == 0)
+		return XPC_CALLBACKS_DRIVER;
+	if (v && strcmp(v, "none") == 0)
+		return XPC_CALLBACKS_NONE;
+	return XPC_CALLBACKS_ALL;
+}
+
 static const char *cupti_error(CUptiResult res)
 {
 	const char *s = NULL;
@@ -182,7 +195,7 @@ static int configure(void)
 	res = cuptiActivityRegisterCallbacks(xpc_buffer_requested, xpc_buffer_completed);
 	if (res != CUPTI_SUCCESS)
 		goto cupti_fail;
-	err = xpc_callbacks_enable(xpc.sub);
+	err = xpc_callbacks_enable(xpc.sub, callback_level());
 	if (err) {
 		res = (CUptiResult)err;
 		goto cupti_fail;

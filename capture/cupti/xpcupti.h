@@ -61,7 +61,12 @@ uint64_t xpc_now(void);
 /* callbacks.c */
 void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *cbdata);
-int xpc_callbacks_enable(CUpti_SubscriberHandle sub);
+enum xpc_callback_level {
+	XPC_CALLBACKS_ALL,          /* runtime and driver launch-class calls (default) */
+	XPC_CALLBACKS_DRIVER,       /* driver calls only (XPCAP_CALLBACKS=driver) */
+	XPC_CALLBACKS_NONE,         /* activity records only (XPCAP_CALLBACKS=none) */
+};
+int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level level);
 /* Writes the API records every thread has batched (flusher, exit). */
 void xpc_callbacks_drain_all(void);
 

@@ -5,6 +5,7 @@ to compare kernel counts with torch.profiler, and to measure overhead.
   python3 tests/gpu/torch_loop.py --steps 50                # launch-heavy (many tiny kernels)
   python3 tests/gpu/torch_loop.py --mode compute --steps 20  # large matmuls
   python3 tests/gpu/torch_loop.py --profile prof.json        # torch.profiler active inside
+  python3 tests/gpu/torch_loop.py --size 1024                # the same loop on bigger tensors
 stdout holds only deterministic results (identical with and without a
 profiler); timings go to stderr as `step_us=<median>`.
 """
@@ -44,19 +45,19 @@ def step_compute(state):
     return c.float().mean()
 
 
-def make_state(mode):
+def make_state(mode, size):
     g = torch.Generator(device="cuda").manual_seed(1234)
     if mode == "compute":
         n = 8192
         return {"a": torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g),
                 "b": torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)}
-    return {"x": torch.randn(64, 64, device="cuda", generator=g),
-            "w1": torch.randn(64, 64, device="cuda", generator=g) * 0.1,
-            "w2": torch.randn(64, 64, device="cuda", generator=g) * 0.1}
+    return {"x": torch.randn(size, size, device="cuda", generator=g),
+            "w1": torch.randn(size, size, device="cuda", generator=g) * 0.1,
+            "w2": torch.randn(size, size, device="cuda", generator=g) * 0.1}
 
 
 def run(args):
-    state = make_state(args.mode)
+    state = make_state(args.mode, args.size)
     step = step_compute if args.mode == "compute" else step_launch_heavy
     for _ in range(args.warmup):
         step(state)
@@ -76,6 +77,7 @@ def main():
     p.add_argument("--mode", choices=["launch", "compute"], default="launch")
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--size", type=int, default=64, help="launch mode: tensors are SIZE x SIZE")
     p.add_argument("--profile", metavar="TRACE_JSON", help="run under torch.profiler (CPU+CUDA)")
     args = p.parse_args()
     if args.profile:
