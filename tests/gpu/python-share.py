@@ -1,22 +1,56 @@
 #!/usr/bin/env python3
-"""python-share.py XPCORR RUN - share of GPU time whose launching stack
-reaches a Python frame (py::), from `xpcorr report --by stack`, and the top
-stacks. Run where the run was recorded (its libraries are needed to unwind)."""
-import json
-import subprocess
+"""python-share.py DB - share of GPU time (kernels, copies, memsets) whose
+exact launching stack reaches a Python frame (a py:: frame from CPython's
+perf map), read from an ingested database (xpcorr.db or a fixture's
+device.db). Prints python_share_pct=... and the deepest Python frame of
+the biggest stacks."""
+import sqlite3
 import sys
+
+GPU_TABLES = ("KERNEL", "MEMCPY", "MEMSET")   # xp_attribution.gpu_table
+
+
+def python_frames(db):
+    """stack node id -> (parent, py:: name or None)"""
+    rows = db.execute("SELECT s.id, s.parent, CASE WHEN f.kind = 2 AND n.value LIKE 'py::%'"
+                      " THEN n.value END FROM xp_stacks s JOIN xp_frames f ON f.id = s.frame"
+                      " JOIN StringIds n ON n.id = f.symbol")
+    return {i: (p, name) for i, p, name in rows}
+
+
+def leaf_python(nodes, stack, memo):
+    """The leaf-most py:: frame on the path from stack to the root, or None."""
+    path = []
+    while stack and stack not in memo:
+        path.append(stack)
+        parent, name = nodes.get(stack, (0, None))
+        if name:
+            memo[stack] = name
+            break
+        stack = parent
+    found = memo.get(stack) if stack else None
+    for s in path:
+        memo[s] = found
+    return found
 
 
 def main():
-    xpcorr, run = sys.argv[1], sys.argv[2]
-    out = subprocess.run([xpcorr, "report", "--by", "stack", "--format", "json", "--top", "0",
-                          "--frames", "60", run], capture_output=True, text=True, check=True).stdout
-    rows = json.loads(out)["rows"]
-    total = sum(r["total_ns"] for r in rows) or 1
-    py = sum(r["total_ns"] for r in rows if "py::" in r["name"])
-    print("python_share_pct=%.2f (%d stacks)" % (100.0 * py / total, len(rows)))
-    for r in sorted(rows, key=lambda r: -r["total_ns"])[:3]:
-        print("  %5.1f%%  %s" % (100.0 * r["total_ns"] / total, r["name"][:400]))
+    db = sqlite3.connect(sys.argv[1])
+    nodes, memo = python_frames(db), {}
+    total = py = 0
+    by_frame = {}
+    for table in GPU_TABLES:
+        q = ("SELECT g.end - g.start, a.stack_id FROM CUPTI_ACTIVITY_KIND_%s g JOIN xp_attribution a"
+             " ON a.gpu_table = '%s' AND a.gpu_rowid = g.rowid WHERE a.how = 'exact'" % (table, table))
+        for dur, stack in db.execute(q):
+            total += dur
+            name = leaf_python(nodes, stack, memo) if stack else None
+            if name:
+                py += dur
+                by_frame[name] = by_frame.get(name, 0) + dur
+    print("python_share_pct=%.2f of %d ns exactly attributed GPU time" % (100.0 * py / (total or 1), total))
+    for name, ns in sorted(by_frame.items(), key=lambda x: -x[1])[:5]:
+        print("  %5.1f%%  %s" % (100.0 * ns / (total or 1), name))
     return 0
 
 

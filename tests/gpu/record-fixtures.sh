@@ -13,8 +13,6 @@ R=/tmp/xp-fixtures
 rm -rf "$R"; mkdir -p "$R" "$OUT"
 exec > >(tee "$OUT/fixtures.log") 2>&1
 xpcorr() { LD_LIBRARY_PATH="$C/lib" "$C/xpcorr" "$@"; }
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s/xpcorr "$@"\n' "$C" "$C" > "$C/xpcorr-wrap"
-chmod +x "$C/xpcorr-wrap"
 echo "== versions"; uname -r; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__)'
 
@@ -29,10 +27,10 @@ python3 tests/gpu/torch_loop.py --steps 20 --profile /tmp/prof.json 2>&1 | grep 
 echo "== the same loop on 1024x1024 tensors (the second run of the diff fixture)"
 "$C/xpcap" record -q -F 999 -o "$R/h100-torch-1024" -- python3 tests/gpu/torch_loop.py --steps 20 --size 1024; echo "rc=$?"
 echo "== launch stack copy sizes: share of GPU time reaching Python"
-for sz in 8192 16384 32768; do
+for sz in 8192 16384 32768 65528; do
   "$C/xpcap" record -q -F 99 --launch-call-graph dwarf,$sz -o "$R/copy-$sz" -- python3 tests/gpu/torch_loop.py --steps 5 >/dev/null
   xpcorr ingest "$R/copy-$sz" >/dev/null 2>&1
-  echo "copy $sz: $(python3 tests/gpu/python-share.py "$C/xpcorr-wrap" "$R/copy-$sz" | head -1)"
+  echo "copy $sz: $(python3 tests/gpu/python-share.py "$R/copy-$sz/xpcorr.db" | head -1)"
   du -sh "$R/copy-$sz/cpu.xpr"; rm -rf "$R/copy-$sz"
 done
 
@@ -42,7 +40,7 @@ for run in h100-workload h100-torch h100-torch-1024; do
   xpcorr info "$R/$run" | grep -E "symbolization|unwound|lost|records" -A0
   xpcorr report --top 8 --frames 6 "$R/$run" | tee "$R/$run/report.txt"
   xpcorr report --format json --top 0 --frames 12 "$R/$run" > "$R/$run/report.json"
-  python3 tests/gpu/python-share.py "$C/xpcorr-wrap" "$R/$run"
+  python3 tests/gpu/python-share.py "$R/$run/xpcorr.db"
   # the fixture: the raw run without the 7 MB kallsyms copy, and the db made here
   mv "$R/$run/xpcorr.db" "$R/$run/device.db"
   rm -f "$R/$run/kallsyms"
