@@ -2,8 +2,8 @@
 """python-share.py DB - share of GPU time (kernels, copies, memsets) whose
 exact launching stack reaches a Python frame (a py:: frame from CPython's
 perf map), read from an ingested database (xpcorr.db or a fixture's
-device.db). Prints python_share_pct=... and the deepest Python frame of
-the biggest stacks."""
+device.db). Prints python_share_pct=..., the share of launch records whose
+stack reaches Python, and the leaf-most Python frames that launched most."""
 import sqlite3
 import sys
 
@@ -48,7 +48,12 @@ def main():
             if name:
                 py += dur
                 by_frame[name] = by_frame.get(name, 0) + dur
-    print("python_share_pct=%.2f of %d ns exactly attributed GPU time" % (100.0 * py / (total or 1), total))
+    launches = [leaf_python(nodes, s, memo) if s else None
+                for (s,) in db.execute("SELECT stack_id FROM xp_launches")]
+    reached = sum(1 for name in launches if name)
+    print("python_share_pct=%.2f of %d ns exactly attributed GPU time; launch stacks reaching"
+          " Python: %d of %d (%.2f%%)" % (100.0 * py / (total or 1), total, reached, len(launches),
+                                          100.0 * reached / (len(launches) or 1)))
     for name, ns in sorted(by_frame.items(), key=lambda x: -x[1])[:5]:
         print("  %5.1f%%  %s" % (100.0 * ns / (total or 1), name))
     return 0
