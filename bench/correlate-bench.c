@@ -73,7 +73,8 @@ int main(int argc, char **argv)
 	if (argc == 2) {        /* correlate an existing (ingested) database again */
 		if (sqlite3_open(argv[1], &db) != SQLITE_OK ||
 		    sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-				 " PRAGMA cache_size=-65536;", NULL, NULL, NULL) != SQLITE_OK)
+				 " PRAGMA cache_size=-65536;", NULL, NULL, NULL) != SQLITE_OK ||
+		    xp_gpu_schema_create(db) < 0)     /* tables a newer build adds */
 			die(db, "open");
 		return correlate(db);
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "db_join.h"
+#include "report_groups.h"
 #include "row_batch.h"
 
 /* Samples of the threads that made API calls, streamed thread by thread in
@@ -180,19 +181,21 @@ static int read_launches(sqlite3 *db, struct xc_input *in)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static int read_apis(sqlite3 *db, struct xc_input *in)
+static int read_apis(sqlite3 *db, struct xc_input *in, struct xc_groups *g)
 {
 	sqlite3_stmt *s;
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT rowid, start, end, correlationId, globalTid"
+	if (sqlite3_prepare_v2(db, "SELECT rowid, start, end, correlationId, globalTid, nameId"
 			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t gt = sqlite3_column_int64(s, 4);
 
-		if (grow((void **)&in->apis, &cap, in->n_apis, sizeof(*in->apis))) {
+		if (grow((void **)&in->apis, &cap, in->n_apis, sizeof(*in->apis)) ||
+		    xc_groups_api_row(g, sqlite3_column_int64(s, 5),
+				      sqlite3_column_int64(s, 2) - sqlite3_column_int64(s, 1))) {
 			sqlite3_finalize(s);
 			return -ENOMEM;
 		}
@@ -207,11 +210,6 @@ static int read_apis(sqlite3 *db, struct xc_input *in)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static const char *how_name(uint8_t how)
-{
-	return how == XC_EXACT ? "exact" : how == XC_INFERRED ? "inferred" : "none";
-}
-
 struct skew {
 	int64_t *d;
 	size_t n, cap;
@@ -219,7 +217,8 @@ struct skew {
 
 /* Attributes every row of one GPU table through its API call. */
 static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct xc_result *res,
-			   const char *table, struct xc_summary *sum, struct skew *sk)
+			   const char *table, struct xc_summary *sum, struct skew *sk,
+			   struct xc_groups *g)
 {
 	char sql[160];
 	sqlite3_stmt *sel = NULL;
@@ -228,8 +227,9 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 
 	xc_batch_init(&ins, db, "xp_attribution(gpu_table, gpu_rowid, api_rowid, stack_id, how,"
 		      " reason, distance_ns)", 7);
-	snprintf(sql, sizeof(sql), "SELECT rowid, globalPid, correlationId, start, end"
-		 " FROM CUPTI_ACTIVITY_KIND_%s", table);
+	snprintf(sql, sizeof(sql), "SELECT rowid, globalPid, correlationId, start, end, %s"
+		 " FROM CUPTI_ACTIVITY_KIND_%s", strcmp(table, "KERNEL") ? "0, NULL" :
+		 "demangledName, mangledName", table);
 	if (sqlite3_prepare_v2(db, sql, -1, &sel, NULL) != SQLITE_OK)
 		goto out;
 	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
@@ -239,7 +239,18 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 		size_t i;
 		const struct xc_api *a = xc_find_api(in, pid, corr, &i);
 		const struct xc_attr *at = a ? &res->api_attr[i] : NULL;
+		struct xc_gpu_row row = { .is_kernel = !strcmp(table, "KERNEL"), .dur = dur,
+			.name_id = sqlite3_column_int64(sel, 5),
+			.mangled_id = sqlite3_column_type(sel, 6) == SQLITE_NULL ? -1 :
+				      sqlite3_column_int64(sel, 6),
+			.stack_id = at ? at->stack_id : XC_NO_STACK,
+			.how = at ? at->how : XC_UNATTRIBUTED,
+			.reason = at ? at->reason : XC_NO_API_REASON };
 
+		if (xc_groups_gpu_row(g, &row)) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		xc_batch_text(&ins, table);
 		xc_batch_int(&ins, sqlite3_column_int64(sel, 0));
 		sum->gpu_rows++;
@@ -269,7 +280,7 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 				xc_batch_null(&ins);
 			else
 				xc_batch_int(&ins, at->stack_id);
-			xc_batch_text(&ins, how_name(at->how));
+			xc_batch_text(&ins, xc_how_name(at->how));
 			xc_batch_text(&ins, xc_reason_name(at->reason));
 			xc_batch_int(&ins, at->distance_ns);
 			if (sk && start > 0) {
@@ -344,19 +355,23 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 		"SAVEPOINT xc_correlate;"
 		"DELETE FROM xp_attribution; DELETE FROM xp_sample_api;"
 		"DELETE FROM xp_correlation_counts;"
-		"DELETE FROM META_DATA_EXPORT WHERE name LIKE 'xp_clock_skew%';"
+		"DELETE FROM xp_report_groups; DELETE FROM xp_report_kernel_stacks;"
+		"DELETE FROM xp_report_coverage;"
+		"DELETE FROM META_DATA_EXPORT WHERE name LIKE 'xp_clock_skew%'"
+		" OR name = 'xp_report_groups_of';"
 		"DROP INDEX IF EXISTS xp_attribution_row;"
 		;
 	struct xc_input in = { .window_ns = XC_WINDOW_NS, .slack_ns = XC_SLACK_NS };
 	struct xc_result res = { 0 };
 	struct db_iter it = { 0 };
 	struct skew sk = { 0 };
+	struct xc_groups groups = { 0 };
 	int rc = -EIO;
 
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_exec(db, prologue, NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	if ((rc = read_launches(db, &in)) < 0 || (rc = read_apis(db, &in)) < 0)
+	if ((rc = read_launches(db, &in)) < 0 || (rc = read_apis(db, &in, &groups)) < 0)
 		goto out;
 	if ((rc = open_samples(db, &in, &it)) < 0)
 		goto out;
@@ -373,9 +388,10 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 	memcpy(out->reasons, res.reasons, sizeof(out->reasons));
 	out->samples_in_api = res.samples_in_api;
 	out->samples_out_of_order = res.samples_out_of_order;
-	if ((rc = attribute_table(db, &in, &res, "KERNEL", out, &sk)) < 0 ||
-	    (rc = attribute_table(db, &in, &res, "MEMCPY", out, NULL)) < 0 ||
-	    (rc = attribute_table(db, &in, &res, "MEMSET", out, NULL)) < 0)
+	if ((rc = attribute_table(db, &in, &res, "KERNEL", out, &sk, &groups)) < 0 ||
+	    (rc = attribute_table(db, &in, &res, "MEMCPY", out, NULL, &groups)) < 0 ||
+	    (rc = attribute_table(db, &in, &res, "MEMSET", out, NULL, &groups)) < 0 ||
+	    (rc = xc_groups_write(db, &groups)) < 0)
 		goto out;
 	if (sk.n) {
 		qsort(sk.d, sk.n, sizeof(*sk.d), cmp_i64);
@@ -397,6 +413,7 @@ out:
 	free(in.launches);
 	free(in.apis);
 	free(sk.d);
+	xc_groups_free(&groups);
 	xc_result_free(&res);
 	if (rc < 0) {
 		/* keep sqlite3_errmsg for the caller: roll back without clobbering it

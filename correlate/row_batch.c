@@ -6,14 +6,17 @@
 
 #include "row_batch.h"
 
-void xc_batch_init(struct xc_batch *b, sqlite3 *db, const char *target, int ncols)
+int xc_batch_init(struct xc_batch *b, sqlite3 *db, const char *target, int ncols)
 {
+	int bad = ncols < 1 || ncols > XC_BATCH_MAX_COLS;
+
 	b->db = db;
 	b->target = target;
-	b->ncols = ncols;
+	b->ncols = bad ? -1 : ncols;
 	b->nrows = 0;
 	b->ncells = 0;
 	b->full = NULL;
+	return bad ? -EINVAL : 0;
 }
 
 static void add(struct xc_batch *b, struct xc_cell c)
@@ -25,17 +28,22 @@ static void add(struct xc_batch *b, struct xc_cell c)
 
 void xc_batch_int(struct xc_batch *b, int64_t v)
 {
-	add(b, (struct xc_cell){ .i = v });
+	add(b, (struct xc_cell){ .kind = XC_CELL_INT, .i = v });
+}
+
+void xc_batch_real(struct xc_batch *b, double v)
+{
+	add(b, (struct xc_cell){ .kind = XC_CELL_REAL, .r = v });
 }
 
 void xc_batch_null(struct xc_batch *b)
 {
-	add(b, (struct xc_cell){ .is_null = 1 });
+	add(b, (struct xc_cell){ .kind = XC_CELL_NULL });
 }
 
 void xc_batch_text(struct xc_batch *b, const char *s)
 {
-	add(b, (struct xc_cell){ .text = s });
+	add(b, (struct xc_cell){ .kind = XC_CELL_TEXT, .text = s });
 }
 
 /* "INSERT INTO target VALUES (?,?),(?,?),..." for nrows rows. */
@@ -71,12 +79,12 @@ static int insert(struct xc_batch *b, sqlite3_stmt *st)
 	for (int i = 0; i < n; i++) {
 		const struct xc_cell *c = &b->cells[i];
 
-		if (c->is_null)
-			sqlite3_bind_null(st, i + 1);
-		else if (c->text)
-			sqlite3_bind_text(st, i + 1, c->text, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_int64(st, i + 1, c->i);
+		switch (c->kind) {
+		case XC_CELL_INT: sqlite3_bind_int64(st, i + 1, c->i); break;
+		case XC_CELL_REAL: sqlite3_bind_double(st, i + 1, c->r); break;
+		case XC_CELL_TEXT: sqlite3_bind_text(st, i + 1, c->text, -1, SQLITE_STATIC); break;
+		case XC_CELL_NULL: sqlite3_bind_null(st, i + 1); break;
+		}
 	}
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);

@@ -20,12 +20,15 @@
 #include <sqlite3.h>
 
 #define XC_BATCH_ROWS 64
-#define XC_BATCH_MAX_COLS 8
+#define XC_BATCH_MAX_COLS 12
+
+enum xc_cell_kind { XC_CELL_INT, XC_CELL_REAL, XC_CELL_TEXT, XC_CELL_NULL };
 
 struct xc_cell {
-	const char *text;           /* NULL: an integer, or SQL NULL if is_null */
+	enum xc_cell_kind kind;
 	int64_t i;
-	int is_null;
+	double r;
+	const char *text;           /* not copied */
 };
 
 struct xc_batch {
@@ -38,10 +41,12 @@ struct xc_batch {
 	struct xc_cell cells[XC_BATCH_ROWS * XC_BATCH_MAX_COLS];
 };
 
-/* ncols <= XC_BATCH_MAX_COLS; target is not copied. */
-void xc_batch_init(struct xc_batch *b, sqlite3 *db, const char *target, int ncols);
+/* target is not copied. 0, or -EINVAL if ncols > XC_BATCH_MAX_COLS (then
+ * every row fails). */
+int xc_batch_init(struct xc_batch *b, sqlite3 *db, const char *target, int ncols);
 void xc_batch_int(struct xc_batch *b, int64_t v);
 void xc_batch_null(struct xc_batch *b);
+void xc_batch_real(struct xc_batch *b, double v);
 void xc_batch_text(struct xc_batch *b, const char *s);
 /* Ends a row (its ncols cells added); inserts a full batch. 0 or -EIO. */
 int xc_batch_row(struct xc_batch *b);

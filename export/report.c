@@ -18,6 +18,7 @@
 
 #include "db_schema.h"
 #include "jsonw.h"
+#include "report_groups.h"
 #include "report.h"
 
 struct group {
@@ -37,6 +38,7 @@ struct rep {
 	size_t n, cap;
 	int64_t all_total;
 	sqlite3_stmt *frame;        /* one stack node */
+	int groups;                 /* read the correlation's precomputed groups */
 };
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
@@ -72,6 +74,81 @@ static int prepare(struct rep *R, const char *sql, sqlite3_stmt **s)
 	if ((i = sqlite3_bind_parameter_index(*s, ":until")))
 		sqlite3_bind_int64(*s, i, R->o->until);
 	return 0;
+}
+
+/* The correlation's per-group statistics (xp_report_groups and friends)
+ * describe the whole run: usable when nothing is filtered out and they
+ * were computed from the rows the database holds now (databases of older
+ * builds have none; rows deleted by hand make them stale). */
+static int use_groups(struct rep *R)
+{
+	const struct xp_report_opts *o = R->o;
+
+	if (o->pid || o->since || o->until)
+		return 0;
+	return xc_groups_fresh(R->db);
+}
+
+/* The view's name in xp_report_groups, or NULL when it has none. */
+static const char *groups_view(const struct xp_report_opts *o)
+{
+	switch (o->by) {
+	case XP_BY_KERNEL: return o->mangled ? "kernel_mangled" : "kernel";
+	case XP_BY_STACK: return "stack";
+	case XP_BY_API: return "api";
+	default: return NULL;
+	}
+}
+
+static int add_group(struct rep *R, struct group **g)
+{
+	if (R->n == R->cap) {
+		void *p = realloc(R->g, (R->cap = R->cap ? 2 * R->cap : 64) * sizeof(*R->g));
+
+		if (!p)
+			return -ENOMEM;
+		R->g = p;
+	}
+	*g = &R->g[R->n++];
+	**g = (struct group){ 0 };
+	return 0;
+}
+
+/* Reads the precomputed groups of one view, in key order as collect() makes them. */
+static int collect_groups(struct rep *R, const char *view)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(R->db, strcmp(view, "stack") ?
+			       "SELECT s.value, g.key, instances, total_ns, min_ns, max_ns, avg_ns,"
+			       " med_ns, stddev_ns FROM xp_report_groups g JOIN StringIds s"
+			       " ON s.id = g.key WHERE g.view = ?1 ORDER BY g.key" :
+			       "SELECT NULL, key, instances, total_ns, min_ns, max_ns, avg_ns,"
+			       " med_ns, stddev_ns FROM xp_report_groups WHERE view = ?1 ORDER BY key",
+			       -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(s, 1, view, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(s, 0);
+		struct group *g;
+
+		if (add_group(R, &g) < 0 || !(g->name = strdup(name ? name : ""))) {
+			sqlite3_finalize(s);
+			return -ENOMEM;
+		}
+		g->key = sqlite3_column_int64(s, 1);
+		g->n = (uint64_t)sqlite3_column_int64(s, 2);
+		g->total = sqlite3_column_int64(s, 3);
+		g->min = sqlite3_column_int64(s, 4);
+		g->max = sqlite3_column_int64(s, 5);
+		g->avg = sqlite3_column_double(s, 6);
+		g->med = sqlite3_column_double(s, 7);
+		g->sd = sqlite3_column_double(s, 8);
+		R->all_total += g->total;
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 static void group_finish(struct group *g, int64_t *d)
@@ -329,11 +406,16 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 	int rc;
 
 	filter(o, "k.globalPid", "k.start", f, sizeof(f));
-	snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), a.how, a.reason, sum(k.end - k.start)"
-		 " FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN xp_attribution a ON a.gpu_table = 'KERNEL'"
-		 " AND a.gpu_rowid = k.rowid WHERE k.%s = :key AND %s GROUP BY 1, 2, 3"
-		 " ORDER BY 4 DESC, 1, 2 LIMIT %u", o->mangled ? "mangledName" : "demangledName", f,
-		 o->stacks);
+	if (R->groups)
+		snprintf(sql, sizeof(sql), "SELECT stack_id, how, reason, gpu_ns FROM"
+			 " xp_report_kernel_stacks WHERE mangled = %d AND key = :key"
+			 " ORDER BY 4 DESC, 1, 2 LIMIT %u", o->mangled ? 1 : 0, o->stacks);
+	else
+		snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), a.how, a.reason,"
+			 " sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN xp_attribution a"
+			 " ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid WHERE k.%s = :key AND %s"
+			 " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2 LIMIT %u",
+			 o->mangled ? "mangledName" : "demangledName", f, o->stacks);
 	if (prepare(R, sql, &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":key"), g->key);
@@ -518,10 +600,14 @@ static int footer_coverage(struct rep *R)
 	struct jsonw *w = &R->json;
 
 	filter(R->o, "g.gp", "g.start", f, sizeof(f));
-	snprintf(sql, sizeof(sql), "SELECT ifnull(a.how, 'none'), ifnull(a.reason, 'not correlated yet"
-		 " (run the correlation)'), count(*), sum(g.end - g.start) FROM " GPU_ROWS " WHERE %s"
-		 " GROUP BY 1, 2 ORDER BY CASE 1 WHEN 'exact' THEN 0 WHEN 'inferred' THEN 1 ELSE 2 END,"
-		 " 4 DESC, 2", f);
+	if (R->groups)
+		snprintf(sql, sizeof(sql), "SELECT how, reason, records, gpu_ns FROM xp_report_coverage"
+			 " ORDER BY CASE 1 WHEN 'exact' THEN 0 WHEN 'inferred' THEN 1 ELSE 2 END, 4 DESC, 2");
+	else
+		snprintf(sql, sizeof(sql), "SELECT ifnull(a.how, 'none'), ifnull(a.reason, 'not"
+			 " correlated yet (run the correlation)'), count(*), sum(g.end - g.start) FROM "
+			 GPU_ROWS " WHERE %s GROUP BY 1, 2 ORDER BY CASE 1 WHEN 'exact' THEN 0"
+			 " WHEN 'inferred' THEN 1 ELSE 2 END, 4 DESC, 2", f);
 	if (prepare(R, sql, &s) < 0)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -687,10 +773,11 @@ static int no_activity_warning(struct rep *R)
 	char why[600] = "";
 	int64_t gpu = 0, procs = 0;
 
-	if (prepare(R, "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL) +"
-		    " (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY) +"
-		    " (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET),"
-		    " (SELECT count(*) FROM xp_gpu_processes)", &s) < 0)
+	/* whether there are rows, not how many: count(*) reads every row */
+	if (prepare(R, "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL) OR"
+		    " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY) OR"
+		    " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET),"
+		    " EXISTS (SELECT 1 FROM xp_gpu_processes)", &s) < 0)
 		return -EIO;
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		gpu = sqlite3_column_int64(s, 0);
@@ -745,7 +832,9 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
 		rc = -EIO;
 		goto out;
 	}
-	if ((rc = collect(&R, sql)) < 0)
+	R.groups = use_groups(&R);
+	if ((rc = R.groups && groups_view(o) ? collect_groups(&R, groups_view(o)) :
+	     collect(&R, sql)) < 0)
 		goto out;
 	sort_by = o->sort;
 	if (R.n)     /* qsort wants a non-NULL base even for 0 items (UBSan) */
