@@ -161,7 +161,7 @@ static int read_launches(sqlite3 *db, struct xc_input *in)
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT ts, correlation_id, pid, tid, stack_id FROM xp_launches",
+	if (sqlite3_prepare_v2(db, "SELECT ts, correlation_id, pid, tid, stack_id, rowid FROM xp_launches",
 			       -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -175,7 +175,8 @@ static int read_launches(sqlite3 *db, struct xc_input *in)
 			.pid = (uint32_t)sqlite3_column_int64(s, 2),
 			.tid = (uint32_t)sqlite3_column_int64(s, 3),
 			.stack_id = sqlite3_column_type(s, 4) == SQLITE_NULL ? XC_NO_STACK :
-				    sqlite3_column_int64(s, 4) };
+				    sqlite3_column_int64(s, 4),
+			.id = sqlite3_column_int64(s, 5) };
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -301,6 +302,27 @@ out:
 	return rc;
 }
 
+/* The launch records the join refused, each with why: few, and what lets a
+ * filtered report count the rejections of its own processes and times. */
+static int write_rejects(sqlite3 *db, const struct xc_input *in, const struct xc_result *res)
+{
+	struct xc_batch b;
+	int rc = 0;
+
+	xc_batch_init(&b, db, "xp_launch_rejects(launch_rowid, reason)", 2);
+	for (size_t i = 0; i < in->n_launches && rc == 0; i++) {
+		if (res->launch_reason[i] == XC_OK)
+			continue;
+		xc_batch_int(&b, in->launches[i].id);
+		xc_batch_text(&b, xc_reason_name(res->launch_reason[i]));
+		rc = xc_batch_row(&b);
+	}
+	if (rc == 0)
+		rc = xc_batch_flush(&b);
+	xc_batch_free(&b);
+	return rc;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -356,7 +378,7 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 		"DELETE FROM xp_attribution; DELETE FROM xp_sample_api;"
 		"DELETE FROM xp_correlation_counts;"
 		"DELETE FROM xp_report_groups; DELETE FROM xp_report_kernel_stacks;"
-		"DELETE FROM xp_report_coverage;"
+		"DELETE FROM xp_report_coverage; DELETE FROM xp_launch_rejects;"
 		"DELETE FROM META_DATA_EXPORT WHERE name LIKE 'xp_clock_skew%'"
 		" OR name = 'xp_report_groups_of';"
 		"DROP INDEX IF EXISTS xp_attribution_row;"
@@ -391,7 +413,7 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 	if ((rc = attribute_table(db, &in, &res, "KERNEL", out, &sk, &groups)) < 0 ||
 	    (rc = attribute_table(db, &in, &res, "MEMCPY", out, NULL, &groups)) < 0 ||
 	    (rc = attribute_table(db, &in, &res, "MEMSET", out, NULL, &groups)) < 0 ||
-	    (rc = xc_groups_write(db, &groups)) < 0)
+	    (rc = xc_groups_write(db, &groups)) < 0 || (rc = write_rejects(db, &in, &res)) < 0)
 		goto out;
 	if (sk.n) {
 		qsort(sk.d, sk.n, sizeof(*sk.d), cmp_i64);

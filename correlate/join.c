@@ -123,10 +123,12 @@ static void join_launches(const struct xc_input *in, struct xc_result *res)
 		while (a < in->n_apis && (in->apis[a].pid < l->pid ||
 		       (in->apis[a].pid == l->pid && in->apis[a].corr < l->corr)))
 			a++;
-		if (a == in->n_apis || in->apis[a].pid != l->pid || in->apis[a].corr != l->corr)
-			res->reasons[XC_LAUNCH_NO_API]++;
-		else
-			res->reasons[match_launch(in, res, a, l)]++;
+		enum xc_reason r = XC_LAUNCH_NO_API;
+
+		if (a < in->n_apis && in->apis[a].pid == l->pid && in->apis[a].corr == l->corr)
+			r = match_launch(in, res, a, l);
+		res->reasons[r]++;
+		res->launch_reason[i] = (uint8_t)r;
 	}
 }
 
@@ -251,8 +253,11 @@ int xc_join(struct xc_input *in, struct xc_result *res)
 
 	memset(res, 0, sizeof(*res));
 	res->api_attr = calloc(in->n_apis ? in->n_apis : 1, sizeof(*res->api_attr));
-	if (!res->api_attr)
+	res->launch_reason = calloc(in->n_launches ? in->n_launches : 1, 1);
+	if (!res->api_attr || !res->launch_reason) {
+		xc_result_free(res);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < in->n_apis; i++)
 		res->api_attr[i].stack_id = XC_NO_STACK;
 	/* qsort's pointer must not be NULL, even for zero elements */
@@ -270,5 +275,7 @@ int xc_join(struct xc_input *in, struct xc_result *res)
 void xc_result_free(struct xc_result *res)
 {
 	free(res->api_attr);
+	free(res->launch_reason);
 	res->api_attr = NULL;
+	res->launch_reason = NULL;
 }

@@ -674,16 +674,48 @@ static int footer_coverage(struct rep *R)
 	return 0;
 }
 
-static int footer_rest(struct rep *R)
+static int is_filtered(const struct xp_report_opts *o)
+{
+	return o->pid || o->since || o->until;
+}
+
+static int has_table(sqlite3 *db, const char *name)
 {
 	sqlite3_stmt *s;
-	struct jsonw *w = &R->json;
-	int json = R->o->format == XP_FMT_JSON, any = 0;
+	int yes;
 
-	/* evidence the join threw away */
-	if (prepare(R, "SELECT reason, count FROM xp_correlation_counts WHERE count > 0 AND"
-		    " (reason LIKE 'launch%' OR reason LIKE 'second%' OR reason LIKE 'samples out%')"
-		    " ORDER BY reason", &s) < 0)
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?", -1, &s, NULL)
+	    != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
+}
+
+/* Evidence the join threw away. Filtered: the refused launch records of the
+ * view's processes and times (xp_launch_rejects); samples out of order are
+ * only counted, so that line stays about the whole run and says so. */
+static int footer_rejected(struct rep *R)
+{
+	const struct xp_report_opts *o = R->o;
+	struct jsonw *w = &R->json;
+	int json = o->format == XP_FMT_JSON, per_view = is_filtered(o) &&
+		has_table(R->db, "xp_launch_rejects");
+	char sql[700], f[256];
+	sqlite3_stmt *s;
+
+	filter(o, "(l.pid << 24)", "l.ts", f, sizeof(f));
+	if (per_view)
+		snprintf(sql, sizeof(sql), "SELECT j.reason, count(*), 0 FROM xp_launch_rejects j"
+			 " JOIN xp_launches l ON l.rowid = j.launch_rowid WHERE %s GROUP BY 1"
+			 " UNION ALL SELECT reason, count, 1 FROM xp_correlation_counts WHERE count > 0"
+			 " AND reason LIKE 'samples out%%' ORDER BY 1", f);
+	else
+		snprintf(sql, sizeof(sql), "SELECT reason, count, %d FROM xp_correlation_counts"
+			 " WHERE count > 0 AND (reason LIKE 'launch%%' OR reason LIKE 'second%%'"
+			 " OR reason LIKE 'samples out%%') ORDER BY reason", is_filtered(o));
+	if (prepare(R, sql, &s) < 0)
 		return -EIO;
 	if (json) {
 		jsonw_key(w, "rejected");
@@ -692,22 +724,48 @@ static int footer_rest(struct rep *R)
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		const char *why = (const char *)sqlite3_column_text(s, 0);
 		int64_t n = sqlite3_column_int64(s, 1);
+		int whole = sqlite3_column_int(s, 2);
 
 		if (json) {
 			jsonw_obj_begin(w);
 			jsonw_key(w, "reason"); jsonw_str(w, why);
 			jsonw_key(w, "count"); jsonw_int(w, n);
+			if (whole) {
+				jsonw_key(w, "whole_run"); jsonw_bool(w, 1);
+			}
 			jsonw_obj_end(w);
 		} else {
-			foot_line(R, "Rejected evidence: %s: %lld", why, (long long)n);
+			foot_line(R, "Rejected evidence: %s: %lld%s", why, (long long)n,
+				  whole ? " (whole run, not filtered)" : "");
 		}
 	}
 	sqlite3_finalize(s);
 	if (json)
 		jsonw_arr_end(w);
+	return 0;
+}
 
-	if (prepare(R, "SELECT reason, kind, sum(count), ifnull(source, '') FROM xp_losses"
-		    " GROUP BY 1, 2, 4 ORDER BY 4, 1, 2", &s) < 0)
+/* Losses carry a time (when known) but no process: a time filter applies to
+ * those with a time; under --pid every line is about the whole run. */
+static int footer_losses(struct rep *R)
+{
+	const struct xp_report_opts *o = R->o;
+	struct jsonw *w = &R->json;
+	int json = o->format == XP_FMT_JSON, any = 0;
+	char sql[600], f[256];
+	sqlite3_stmt *s;
+
+	/* the scope column: 0 in the view, 1 untimed (whole run), 2 not per process */
+	filter(&(struct xp_report_opts){ .since = o->since, .until = o->until }, "0", "ts", f,
+	       sizeof(f));
+	if (o->pid)
+		snprintf(sql, sizeof(sql), "SELECT reason, kind, sum(count), ifnull(source, ''), 2"
+			 " FROM xp_losses GROUP BY 1, 2, 4 ORDER BY 4, 1, 2");
+	else
+		snprintf(sql, sizeof(sql), "SELECT reason, kind, sum(count), ifnull(source, ''),"
+			 " %s FROM xp_losses WHERE ts IS NULL OR (%s) GROUP BY 1, 2, 4, 5"
+			 " ORDER BY 4, 1, 2, 5", o->since || o->until ? "ts IS NULL" : "0", f);
+	if (prepare(R, sql, &s) < 0)
 		return -EIO;
 	if (json) {
 		jsonw_key(w, "losses");
@@ -717,6 +775,7 @@ static int footer_rest(struct rep *R)
 		int64_t reason = sqlite3_column_int64(s, 0), kind = sqlite3_column_int64(s, 1);
 		int64_t n = sqlite3_column_int64(s, 2);
 		const char *src = (const char *)sqlite3_column_text(s, 3);
+		int whole = sqlite3_column_int(s, 4);   /* 1 untimed, 2 not per process */
 
 		any = 1;
 		if (json) {
@@ -725,45 +784,129 @@ static int footer_rest(struct rep *R)
 			jsonw_key(w, "record_type"); jsonw_int(w, kind);
 			jsonw_key(w, "count"); jsonw_int(w, n);
 			jsonw_key(w, "source"); jsonw_str(w, src);
+			if (whole) {
+				jsonw_key(w, "whole_run"); jsonw_bool(w, 1);
+			}
 			jsonw_obj_end(w);
 		} else {
-			foot_line(R, "Losses: %s: %lld records%s%s%s", loss_reason(reason), (long long)n,
-				  kind ? " of a known type" : "", *src ? " in " : "", src);
+			foot_line(R, "Losses: %s: %lld records%s%s%s%s", loss_reason(reason), (long long)n,
+				  kind ? " of a known type" : "", *src ? " in " : "", src,
+				  whole == 2 ? " (whole run: losses are not recorded per process)" :
+				  whole ? " (whole run: no time recorded)" : "");
 		}
 	}
 	sqlite3_finalize(s);
 	if (json)
 		jsonw_arr_end(w);
 	else if (!any)
-		foot_line(R, "Losses: none recorded");
+		foot_line(R, is_filtered(o) ? "Losses: none recorded in this time range" :
+			  "Losses: none recorded");
+	return 0;
+}
 
-	if (prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_kernels'),"
-		    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_min_ns'),"
-		    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_median_ns'),"
-		    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_negative')", &s) < 0)
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Kernel start - API call start over the kernels of the filtered view, as
+ * the correlation measures it over the whole run. */
+static int skew_of_view(struct rep *R, int64_t v[4])
+{
+	char sql[800], f[256];
+	sqlite3_stmt *s;
+	int64_t *d = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	filter(R->o, "k.globalPid", "k.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT k.start - r.start FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+		 " JOIN xp_attribution a ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid"
+		 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
+		 " WHERE k.start > 0 AND %s", f);
+	if (prepare(R, sql, &s) < 0)
 		return -EIO;
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		int64_t n = sqlite3_column_int64(s, 0), mn = sqlite3_column_int64(s, 1);
-		int64_t med = sqlite3_column_int64(s, 2), neg = sqlite3_column_int64(s, 3);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			void *p = realloc(d, (cap = cap ? 2 * cap : 1024) * sizeof(*d));
 
-		if (json) {
-			jsonw_key(w, "clock_skew");
-			jsonw_obj_begin(w);
-			jsonw_key(w, "kernels"); jsonw_int(w, n);
-			jsonw_key(w, "min_ns"); jsonw_int(w, mn);
-			jsonw_key(w, "median_ns"); jsonw_int(w, med);
-			jsonw_key(w, "negative"); jsonw_int(w, neg);
-			jsonw_obj_end(w);
-		} else if (n == 0) {
-			foot_line(R, "Clock skew: not measured (no kernel with its API call)");
-		} else {
-			foot_line(R, "Clock skew (kernel start - API call start, >= 0 when clocks agree):"
-				  " min %lld ns, median %lld ns over %lld kernels%s", (long long)mn,
-				  (long long)med, (long long)n, neg ? "; NEGATIVE: clocks disagree" : "");
+			if (!p) {
+				free(d);
+				sqlite3_finalize(s);
+				return -ENOMEM;
+			}
+			d = p;
 		}
+		d[n++] = sqlite3_column_int64(s, 0);
 	}
 	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(d);
+		return -EIO;
+	}
+	memset(v, 0, 4 * sizeof(*v));
+	if (n) {
+		qsort(d, n, sizeof(*d), cmp_i64);
+		v[0] = (int64_t)n;
+		v[1] = d[0];
+		v[2] = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+		for (size_t i = 0; i < n && d[i] < 0; i++)
+			v[3]++;
+	}
+	free(d);
 	return 0;
+}
+
+static int footer_skew(struct rep *R)
+{
+	struct jsonw *w = &R->json;
+	int json = R->o->format == XP_FMT_JSON, rc;
+	int64_t v[4] = { 0 };          /* kernels, min, median, negative */
+	sqlite3_stmt *s;
+
+	if (is_filtered(R->o)) {
+		if ((rc = skew_of_view(R, v)) < 0)
+			return rc;
+	} else {
+		if (prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_kernels'),"
+			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_min_ns'),"
+			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_median_ns'),"
+			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_negative')",
+			    &s) < 0)
+			return -EIO;
+		if (sqlite3_step(s) == SQLITE_ROW)
+			for (int i = 0; i < 4; i++)
+				v[i] = sqlite3_column_int64(s, i);
+		sqlite3_finalize(s);
+	}
+	if (json) {
+		jsonw_key(w, "clock_skew");
+		jsonw_obj_begin(w);
+		jsonw_key(w, "kernels"); jsonw_int(w, v[0]);
+		jsonw_key(w, "min_ns"); jsonw_int(w, v[1]);
+		jsonw_key(w, "median_ns"); jsonw_int(w, v[2]);
+		jsonw_key(w, "negative"); jsonw_int(w, v[3]);
+		jsonw_obj_end(w);
+	} else if (v[0] == 0) {
+		foot_line(R, "Clock skew: not measured (no kernel with its API call%s)",
+			  is_filtered(R->o) ? " in this view" : "");
+	} else {
+		foot_line(R, "Clock skew (kernel start - API call start, >= 0 when clocks agree):"
+			  " min %lld ns, median %lld ns over %lld kernels%s", (long long)v[1],
+			  (long long)v[2], (long long)v[0], v[3] ? "; NEGATIVE: clocks disagree" : "");
+	}
+	return 0;
+}
+
+static int footer_rest(struct rep *R)
+{
+	int rc;
+
+	if ((rc = footer_rejected(R)) < 0 || (rc = footer_losses(R)) < 0)
+		return rc;
+	return footer_skew(R);
 }
 
 /* Why a run has no GPU rows at all, from what the injection library said. */

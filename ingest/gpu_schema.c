@@ -126,6 +126,9 @@ static const char schema[] =
 	" distance_ns INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE IF NOT EXISTS xp_sample_api (sample_id INTEGER NOT NULL, api_rowid INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS xp_correlation_counts (reason TEXT NOT NULL, count INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS xp_launch_rejects ("
+	" launch_rowid INTEGER NOT NULL,"  /* rowid in xp_launches */
+	" reason TEXT NOT NULL);"         /* as in xp_correlation_counts */
 	/* written by the correlation so that the unfiltered report reads a few
 	 * rows per group instead of sorting every GPU row (report_groups.h) */
 	"CREATE TABLE IF NOT EXISTS xp_report_groups ("

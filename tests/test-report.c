@@ -94,6 +94,17 @@ static void golden(const char *name, const struct xp_report_opts *o)
 	free(want);
 }
 
+static char *report_text(const struct xp_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(xp_report(db, o, mem), 0);
+	fclose(mem);
+	return buf;
+}
+
 START_TEST(kernel_text_csv_json)
 {
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
@@ -141,6 +152,33 @@ START_TEST(filters)
 	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
 	o.pid = 4242;
 	golden("kernels-other-pid.txt", &o);
+	/* 40..80 ms: the rejected launch record (50 ms) and the CUPTI loss
+	 * (70 ms) are in the view, so the footer counts them without a note */
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.since = 1040000000;
+	o.until = 1080000000;
+	golden("kernels-since-until-late.txt", &o);
+	o.format = XP_FMT_JSON;
+	golden("kernels-since-until-late.json", &o);
+	/* the footer of a process filter: losses are about the whole run, and say so */
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.pid = 100;
+	o.format = XP_FMT_JSON;
+	golden("kernels-pid.json", &o);
+	/* a loss without a time cannot be placed in a time range: kept, marked */
+	sqlite3_exec(db, "INSERT INTO xp_losses(ts, kind, reason, count, source)"
+		     " VALUES (NULL, 0, 1, 7, 'cpu.xpr')", NULL, NULL, NULL);
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.since = 1000000000;
+	o.until = 1001500000;
+	{
+		char *text = report_text(&o);
+
+		ck_assert_msg(strstr(text, "Losses: BPF ring buffer full: 7 records in cpu.xpr"
+				     " (whole run: no time recorded)\n") != NULL, "%s", text);
+		ck_assert_ptr_null(strstr(text, "gpu-100.xpr"));
+		free(text);
+	}
 }
 END_TEST
 
@@ -156,17 +194,6 @@ START_TEST(no_gpu_activity_warns)
 	golden("empty-subscriber.txt", &o);
 }
 END_TEST
-
-static char *report_text(const struct xp_report_opts *o)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-
-	ck_assert_int_eq(xp_report(db, o, mem), 0);
-	fclose(mem);
-	return buf;
-}
 
 /* The correlation's precomputed groups (xp_report_groups and friends) give
  * the same bytes as the statistics computed from the rows at report time,
