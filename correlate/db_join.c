@@ -73,6 +73,11 @@ static int thread_spans(const struct xc_input *in, struct db_iter *it)
 		}
 	}
 	it->nt = n;
+	/* a few threads left of one entry per call: give the rest back */
+	void *p = realloc(it->t, (n ? n : 1) * sizeof(*it->t));
+
+	if (p)
+		it->t = p;
 	return 0;
 }
 
@@ -129,6 +134,9 @@ static void close_samples(struct db_iter *it)
 {
 	sqlite3_finalize(it->sel);
 	free(it->t);
+	it->sel = NULL;
+	it->t = NULL;
+	it->nt = 0;
 }
 
 static int on_in_api(void *ctx, const struct xc_sample *s, const struct xc_api *a)
@@ -410,10 +418,20 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 	memcpy(out->reasons, res.reasons, sizeof(out->reasons));
 	out->samples_in_api = res.samples_in_api;
 	out->samples_out_of_order = res.samples_out_of_order;
+	if ((rc = write_rejects(db, &in, &res)) < 0)
+		goto out;
+	/* the launches and the sample cursor are done: their memory goes before
+	 * the GPU rows' (the peak of a big run is in the attribution) */
+	close_samples(&it);
+	free(in.launches);
+	in.launches = NULL;
+	in.n_launches = 0;
+	free(res.launch_reason);
+	res.launch_reason = NULL;
 	if ((rc = attribute_table(db, &in, &res, "KERNEL", out, &sk, &groups)) < 0 ||
 	    (rc = attribute_table(db, &in, &res, "MEMCPY", out, NULL, &groups)) < 0 ||
 	    (rc = attribute_table(db, &in, &res, "MEMSET", out, NULL, &groups)) < 0 ||
-	    (rc = xc_groups_write(db, &groups)) < 0 || (rc = write_rejects(db, &in, &res)) < 0)
+	    (rc = xc_groups_write(db, &groups)) < 0)
 		goto out;
 	if (sk.n) {
 		qsort(sk.d, sk.n, sizeof(*sk.d), cmp_i64);

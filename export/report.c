@@ -180,14 +180,8 @@ static int collect(struct rep *R, const char *sql)
 		if (!cur || cur->key != key) {
 			if (cur)
 				group_finish(cur, d);
-			if (R->n == R->cap) {
-				void *p = realloc(R->g, (R->cap = R->cap ? 2 * R->cap : 64) * sizeof(*R->g));
-
-				if (!p)
-					goto oom;
-				R->g = p;
-			}
-			cur = &R->g[R->n++];
+			if (add_group(R, &cur) < 0)
+				goto oom;
 			*cur = (struct group){ .key = key, .min = dur, .max = dur,
 					       .name = strdup(name ? name : "") };
 			if (!cur->name)
@@ -409,12 +403,12 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 	if (R->groups)
 		snprintf(sql, sizeof(sql), "SELECT stack_id, how, reason, gpu_ns FROM"
 			 " xp_report_kernel_stacks WHERE mangled = %d AND key = :key"
-			 " ORDER BY 4 DESC, 1, 2 LIMIT %u", o->mangled ? 1 : 0, o->stacks);
+			 " ORDER BY 4 DESC, 1, 2, 3 LIMIT %u", o->mangled ? 1 : 0, o->stacks);
 	else
 		snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), a.how, a.reason,"
 			 " sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN xp_attribution a"
 			 " ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid WHERE k.%s = :key AND %s"
-			 " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2 LIMIT %u",
+			 " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3 LIMIT %u",
 			 o->mangled ? "mangledName" : "demangledName", f, o->stacks);
 	if (prepare(R, sql, &s) < 0)
 		return -EIO;
