@@ -71,7 +71,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (argc == 2) {        /* correlate an existing (ingested) database again */
-		if (sqlite3_open(argv[1], &db) != SQLITE_OK ||
+		/* one thread per connection: no SQLite mutex per call (7% of the join) */
+		if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL)
+		    != SQLITE_OK ||
 		    sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 				 " PRAGMA cache_size=-65536;", NULL, NULL, NULL) != SQLITE_OK ||
 		    xp_gpu_schema_create(db) < 0)     /* tables a newer build adds */

@@ -247,6 +247,15 @@ cleanup:
 	return err;
 }
 
+static int is_sorted(const void *base, size_t n, size_t size,
+		     int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp((const char *)base + (i - 1) * size, (const char *)base + i * size) > 0)
+			return 0;
+	return 1;
+}
+
 int xc_join(struct xc_input *in, struct xc_result *res)
 {
 	int err;
@@ -260,10 +269,12 @@ int xc_join(struct xc_input *in, struct xc_result *res)
 	}
 	for (size_t i = 0; i < in->n_apis; i++)
 		res->api_attr[i].stack_id = XC_NO_STACK;
-	/* qsort's pointer must not be NULL, even for zero elements */
-	if (in->n_apis)
+	/* qsort's pointer must not be NULL, even for zero elements; records
+	 * usually arrive in correlation id order already, and a check is linear */
+	if (in->n_apis && !is_sorted(in->apis, in->n_apis, sizeof(*in->apis), api_by_pid_corr))
 		qsort(in->apis, in->n_apis, sizeof(*in->apis), api_by_pid_corr);
-	if (in->n_launches)
+	if (in->n_launches && !is_sorted(in->launches, in->n_launches, sizeof(*in->launches),
+					 launch_by_pid_corr))
 		qsort(in->launches, in->n_launches, sizeof(*in->launches), launch_by_pid_corr);
 	join_launches(in, res);
 	err = sweep_samples(in, res);
