@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	}
 	xp_reader_close(r);
 	sqlite3_finalize(st);
-	if (err < 0 || sqlite3_exec(db, "CREATE INDEX xp_samples_pid_tid_ts ON xp_samples(pid, tid, ts);"
+	if (err < 0 || sqlite3_exec(db, "CREATE INDEX xp_samples_pid_tid_ts ON xp_samples(pid, tid, ts, stack_id);"
 				    " CREATE INDEX xp_samples_stack ON xp_samples(stack_id); COMMIT;",
 				    NULL, NULL, NULL) != SQLITE_OK) {
 		fprintf(stderr, "baseline-insert: failed (%d): %s\n", err, sqlite3_errmsg(db));

@@ -1,7 +1,7 @@
 /* db_join.c - the database glue of the correlation join: arrays in, the
  * pure xc_join (join.c), rows out. Linear in rows apart from two sorts and
- * one binary search per GPU row; samples come in one table scan, bucketed
- * per thread that made API calls (memory: 24 bytes per such sample).
+ * one binary search per GPU row; samples are streamed per thread from an
+ * index, so memory grows with API calls and GPU rows, not with samples.
  *
  *   xp_gpu_schema_create(db); ...load...; xc_correlate_db(db, &summary);
  *
@@ -14,124 +14,86 @@
 #include <string.h>
 
 #include "db_join.h"
+#include "report_groups.h"
+#include "row_batch.h"
 
-/* Samples of the threads that made API calls, bucketed per thread in one
- * table scan (rowid order, which is about time order), then sorted per
- * thread where needed: an index on (pid, tid, ts) over 10 million rows
- * cost 3x the whole join (bench/correlate-bench). */
+/* Samples of the threads that made API calls, streamed thread by thread in
+ * (ts) order from the covering index xp_samples_pid_tid_ts (pid, tid, ts,
+ * stack_id): no table scan, no sort, and memory independent of the number
+ * of samples. Only the time span where a sample can matter is read: from
+ * the window before the thread's first call to the end of its last. */
 static int grow(void **arr, size_t *cap, size_t n, size_t elem);
 
-struct tsample {
-	uint64_t ts;
-	int64_t id;
-	int64_t stack_id;
-};
-
-struct thread_bucket {
+struct thread_span {
 	uint64_t key;               /* pid << 32 | tid */
-	struct tsample *s;
-	size_t n, cap;
-	int sorted;                 /* appended in ts order so far */
+	uint64_t lo, hi;            /* ts range of samples that can matter */
 };
 
 struct db_iter {
-	struct thread_bucket *t;    /* sorted by key */
+	struct thread_span *t;      /* sorted by key */
 	size_t nt;
-	size_t ti, si;              /* iteration cursor */
-	sqlite3_stmt *tag;          /* INSERT INTO xp_sample_api */
+	size_t ti;                  /* thread being read */
+	sqlite3_stmt *sel;          /* samples of one thread in ts order */
+	int running;                /* sel is bound to t[ti] */
+	struct xc_batch tag;        /* INTO xp_sample_api */
 };
 
-static int cmp_u64p(const void *a, const void *b)
+static int cmp_span(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	const struct thread_span *x = a, *y = b;
 
-	return (x > y) - (x < y);
+	if (x->key != y->key)
+		return (x->key > y->key) - (x->key < y->key);
+	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-static int cmp_tsample(const void *a, const void *b)
+/* One span per thread that made API calls. */
+static int thread_spans(const struct xc_input *in, struct db_iter *it)
 {
-	const struct tsample *x = a, *y = b;
+	size_t n = 0;
 
-	return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static struct thread_bucket *find_thread(struct db_iter *it, uint64_t key)
-{
-	size_t lo = 0, hi = it->nt;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (it->t[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < it->nt && it->t[lo].key == key ? &it->t[lo] : NULL;
-}
-
-static int load_samples(sqlite3 *db, const struct xc_input *in, struct db_iter *it)
-{
-	sqlite3_stmt *sel;
-	uint64_t *keys, last_key = UINT64_MAX;
-	struct thread_bucket *b = NULL;
-	size_t nk = 0;
-	int rc;
-
-	keys = malloc((in->n_apis ? in->n_apis : 1) * sizeof(*keys));
-	if (!keys)
+	it->t = malloc((in->n_apis ? in->n_apis : 1) * sizeof(*it->t));
+	if (!it->t)
 		return -ENOMEM;
-	for (size_t i = 0; i < in->n_apis; i++)
-		keys[i] = (uint64_t)in->apis[i].pid << 32 | in->apis[i].tid;
+	for (size_t i = 0; i < in->n_apis; i++) {
+		const struct xc_api *a = &in->apis[i];
+
+		it->t[i] = (struct thread_span){ .key = (uint64_t)a->pid << 32 | a->tid,
+			.lo = a->start > in->window_ns ? a->start - in->window_ns : 0,
+			.hi = a->end > a->start ? a->end : a->start };
+	}
 	if (in->n_apis)
-		qsort(keys, in->n_apis, sizeof(*keys), cmp_u64p);
-	for (size_t i = 0; i < in->n_apis; i++)
-		if (!nk || keys[nk - 1] != keys[i])
-			keys[nk++] = keys[i];
-	it->t = calloc(nk ? nk : 1, sizeof(*it->t));
-	if (!it->t) {
-		free(keys);
-		return -ENOMEM;
+		qsort(it->t, in->n_apis, sizeof(*it->t), cmp_span);
+	for (size_t i = 0; i < in->n_apis; i++) {
+		if (n && it->t[n - 1].key == it->t[i].key) {
+			if (it->t[i].hi > it->t[n - 1].hi)
+				it->t[n - 1].hi = it->t[i].hi;
+		} else {
+			it->t[n++] = it->t[i];
+		}
 	}
-	for (size_t i = 0; i < nk; i++)
-		it->t[i] = (struct thread_bucket){ .key = keys[i], .sorted = 1 };
-	it->nt = nk;
-	free(keys);
-	if (!nk)
-		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT id, ts, pid, tid, stack_id FROM xp_samples", -1, &sel,
-			       NULL) != SQLITE_OK)
-		return -EIO;
-	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		uint64_t key = (uint64_t)sqlite3_column_int64(sel, 2) << 32 |
-			       (uint32_t)sqlite3_column_int64(sel, 3);
-		struct tsample *t;
+	it->nt = n;
+	/* a few threads left of one entry per call: give the rest back */
+	void *p = realloc(it->t, (n ? n : 1) * sizeof(*it->t));
 
-		if (key != last_key) {
-			b = find_thread(it, key);
-			last_key = key;
-		}
-		if (!b)
-			continue;
-		if (grow((void **)&b->s, &b->cap, b->n, sizeof(*b->s))) {
-			sqlite3_finalize(sel);
-			return -ENOMEM;
-		}
-		t = &b->s[b->n];
-		t->id = sqlite3_column_int64(sel, 0);
-		t->ts = (uint64_t)sqlite3_column_int64(sel, 1);
-		t->stack_id = sqlite3_column_type(sel, 4) == SQLITE_NULL ? XC_NO_STACK :
-			      sqlite3_column_int64(sel, 4);
-		if (b->n && t->ts < b->s[b->n - 1].ts)
-			b->sorted = 0;
-		b->n++;
-	}
-	sqlite3_finalize(sel);
-	if (rc != SQLITE_DONE)
+	if (p)
+		it->t = p;
+	return 0;
+}
+
+static int open_samples(sqlite3 *db, const struct xc_input *in, struct db_iter *it)
+{
+	int rc = thread_spans(in, it);
+
+	if (rc < 0)
+		return rc;
+	/* built by ingest (xp_db_create_indexes); only a bare database lacks it */
+	if (sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS xp_samples_pid_tid_ts"
+			 " ON xp_samples(pid, tid, ts, stack_id)", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT ts, stack_id, id FROM xp_samples"
+			       " WHERE pid = ?1 AND tid = ?2 AND ts BETWEEN ?3 AND ?4 ORDER BY ts",
+			       -1, &it->sel, NULL) != SQLITE_OK)
 		return -EIO;
-	for (size_t i = 0; i < nk; i++)
-		if (!it->t[i].sorted)
-			qsort(it->t[i].s, it->t[i].n, sizeof(*it->t[i].s), cmp_tsample);
 	return 0;
 }
 
@@ -139,37 +101,51 @@ static int next_sample(void *ctx, struct xc_sample *out)
 {
 	struct db_iter *it = ctx;
 
-	while (it->ti < it->nt && it->si == it->t[it->ti].n) {
-		it->ti++;
-		it->si = 0;
-	}
-	if (it->ti == it->nt)
-		return 0;
-	const struct thread_bucket *b = &it->t[it->ti];
-	const struct tsample *t = &b->s[it->si++];
+	while (it->ti < it->nt) {
+		const struct thread_span *t = &it->t[it->ti];
+		int rc;
 
-	*out = (struct xc_sample){ .ts = t->ts, .pid = (uint32_t)(b->key >> 32),
-				   .tid = (uint32_t)b->key, .stack_id = t->stack_id, .id = t->id };
-	return 1;
+		if (!it->running) {
+			sqlite3_reset(it->sel);
+			sqlite3_bind_int64(it->sel, 1, (int64_t)(t->key >> 32));
+			sqlite3_bind_int64(it->sel, 2, (int64_t)(uint32_t)t->key);
+			sqlite3_bind_int64(it->sel, 3, (int64_t)t->lo);
+			sqlite3_bind_int64(it->sel, 4, (int64_t)t->hi);
+			it->running = 1;
+		}
+		rc = sqlite3_step(it->sel);
+		if (rc == SQLITE_ROW) {
+			*out = (struct xc_sample){ .ts = (uint64_t)sqlite3_column_int64(it->sel, 0),
+				.pid = (uint32_t)(t->key >> 32), .tid = (uint32_t)t->key,
+				.stack_id = sqlite3_column_type(it->sel, 1) == SQLITE_NULL ?
+					    XC_NO_STACK : sqlite3_column_int64(it->sel, 1),
+				.id = sqlite3_column_int64(it->sel, 2) };
+			return 1;
+		}
+		if (rc != SQLITE_DONE)
+			return -EIO;
+		it->running = 0;
+		it->ti++;
+	}
+	return 0;
 }
 
-static void free_samples(struct db_iter *it)
+static void close_samples(struct db_iter *it)
 {
-	for (size_t i = 0; i < it->nt; i++)
-		free(it->t[i].s);
+	sqlite3_finalize(it->sel);
 	free(it->t);
+	it->sel = NULL;
+	it->t = NULL;
+	it->nt = 0;
 }
 
 static int on_in_api(void *ctx, const struct xc_sample *s, const struct xc_api *a)
 {
 	struct db_iter *it = ctx;
-	int rc;
 
-	sqlite3_bind_int64(it->tag, 1, s->id);
-	sqlite3_bind_int64(it->tag, 2, a->id);
-	rc = sqlite3_step(it->tag);
-	sqlite3_reset(it->tag);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	xc_batch_int(&it->tag, s->id);
+	xc_batch_int(&it->tag, a->id);
+	return xc_batch_row(&it->tag);
 }
 
 /* Grows *arr (of elem bytes) to hold n + 1. */
@@ -193,7 +169,7 @@ static int read_launches(sqlite3 *db, struct xc_input *in)
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT ts, correlation_id, pid, tid, stack_id FROM xp_launches",
+	if (sqlite3_prepare_v2(db, "SELECT ts, correlation_id, pid, tid, stack_id, rowid FROM xp_launches",
 			       -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -207,25 +183,28 @@ static int read_launches(sqlite3 *db, struct xc_input *in)
 			.pid = (uint32_t)sqlite3_column_int64(s, 2),
 			.tid = (uint32_t)sqlite3_column_int64(s, 3),
 			.stack_id = sqlite3_column_type(s, 4) == SQLITE_NULL ? XC_NO_STACK :
-				    sqlite3_column_int64(s, 4) };
+				    sqlite3_column_int64(s, 4),
+			.id = sqlite3_column_int64(s, 5) };
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static int read_apis(sqlite3 *db, struct xc_input *in)
+static int read_apis(sqlite3 *db, struct xc_input *in, struct xc_groups *g)
 {
 	sqlite3_stmt *s;
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT rowid, start, end, correlationId, globalTid"
+	if (sqlite3_prepare_v2(db, "SELECT rowid, start, end, correlationId, globalTid, nameId"
 			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t gt = sqlite3_column_int64(s, 4);
 
-		if (grow((void **)&in->apis, &cap, in->n_apis, sizeof(*in->apis))) {
+		if (grow((void **)&in->apis, &cap, in->n_apis, sizeof(*in->apis)) ||
+		    xc_groups_api_row(g, sqlite3_column_int64(s, 5),
+				      sqlite3_column_int64(s, 2) - sqlite3_column_int64(s, 1))) {
 			sqlite3_finalize(s);
 			return -ENOMEM;
 		}
@@ -240,11 +219,6 @@ static int read_apis(sqlite3 *db, struct xc_input *in)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static const char *how_name(uint8_t how)
-{
-	return how == XC_EXACT ? "exact" : how == XC_INFERRED ? "inferred" : "none";
-}
-
 struct skew {
 	int64_t *d;
 	size_t n, cap;
@@ -252,20 +226,21 @@ struct skew {
 
 /* Attributes every row of one GPU table through its API call. */
 static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct xc_result *res,
-			   const char *table, struct xc_summary *sum, struct skew *sk)
+			   const char *table, struct xc_summary *sum, struct skew *sk,
+			   struct xc_groups *g)
 {
 	char sql[160];
-	sqlite3_stmt *sel = NULL, *ins = NULL;
+	sqlite3_stmt *sel = NULL;
+	struct xc_batch ins;
 	int rc = -EIO, step;
 
-	snprintf(sql, sizeof(sql), "SELECT rowid, globalPid, correlationId, start, end"
-		 " FROM CUPTI_ACTIVITY_KIND_%s", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO xp_attribution(gpu_table, gpu_rowid, api_rowid,"
-			       " stack_id, how, reason, distance_ns) VALUES(?,?,?,?,?,?,?)",
-			       -1, &ins, NULL) != SQLITE_OK)
+	xc_batch_init(&ins, db, "xp_attribution(gpu_table, gpu_rowid, api_rowid, stack_id, how,"
+		      " reason, distance_ns)", 7);
+	snprintf(sql, sizeof(sql), "SELECT rowid, globalPid, correlationId, start, end, %s"
+		 " FROM CUPTI_ACTIVITY_KIND_%s", strcmp(table, "KERNEL") ? "0, NULL" :
+		 "demangledName, mangledName", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &sel, NULL) != SQLITE_OK)
 		goto out;
-	sqlite3_bind_text(ins, 1, table, -1, SQLITE_STATIC);
 	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
 		uint32_t pid = (uint32_t)(sqlite3_column_int64(sel, 1) >> 24);
 		uint64_t corr = (uint64_t)sqlite3_column_int64(sel, 2);
@@ -273,19 +248,31 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 		size_t i;
 		const struct xc_api *a = xc_find_api(in, pid, corr, &i);
 		const struct xc_attr *at = a ? &res->api_attr[i] : NULL;
+		struct xc_gpu_row row = { .is_kernel = !strcmp(table, "KERNEL"), .dur = dur,
+			.name_id = sqlite3_column_int64(sel, 5),
+			.mangled_id = sqlite3_column_type(sel, 6) == SQLITE_NULL ? -1 :
+				      sqlite3_column_int64(sel, 6),
+			.stack_id = at ? at->stack_id : XC_NO_STACK,
+			.how = at ? at->how : XC_UNATTRIBUTED,
+			.reason = at ? at->reason : XC_NO_API_REASON };
 
-		sqlite3_bind_int64(ins, 2, sqlite3_column_int64(sel, 0));
+		if (xc_groups_gpu_row(g, &row)) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		xc_batch_text(&ins, table);
+		xc_batch_int(&ins, sqlite3_column_int64(sel, 0));
 		sum->gpu_rows++;
 		sum->gpu_ns += dur;
 		if (!at) {
 			sum->no_api++;
 			sum->rows_none++;
 			sum->ns_none += dur;
-			sqlite3_bind_null(ins, 3);
-			sqlite3_bind_null(ins, 4);
-			sqlite3_bind_text(ins, 5, "none", -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 6, "no API record", -1, SQLITE_STATIC);
-			sqlite3_bind_int64(ins, 7, 0);
+			xc_batch_null(&ins);
+			xc_batch_null(&ins);
+			xc_batch_text(&ins, "none");
+			xc_batch_text(&ins, "no API record");
+			xc_batch_int(&ins, 0);
 		} else {
 			if (at->how == XC_EXACT) {
 				sum->rows_exact++;
@@ -297,14 +284,14 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 				sum->rows_none++;
 				sum->ns_none += dur;
 			}
-			sqlite3_bind_int64(ins, 3, a->id);
+			xc_batch_int(&ins, a->id);
 			if (at->stack_id == XC_NO_STACK)
-				sqlite3_bind_null(ins, 4);
+				xc_batch_null(&ins);
 			else
-				sqlite3_bind_int64(ins, 4, at->stack_id);
-			sqlite3_bind_text(ins, 5, how_name(at->how), -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 6, xc_reason_name(at->reason), -1, SQLITE_STATIC);
-			sqlite3_bind_int64(ins, 7, at->distance_ns);
+				xc_batch_int(&ins, at->stack_id);
+			xc_batch_text(&ins, xc_how_name(at->how));
+			xc_batch_text(&ins, xc_reason_name(at->reason));
+			xc_batch_int(&ins, at->distance_ns);
 			if (sk && start > 0) {
 				if (grow((void **)&sk->d, &sk->cap, sk->n, sizeof(*sk->d))) {
 					rc = -ENOMEM;
@@ -313,14 +300,34 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 				sk->d[sk->n++] = start - (int64_t)a->start;
 			}
 		}
-		if (sqlite3_step(ins) != SQLITE_DONE)
+		if ((rc = xc_batch_row(&ins)) < 0)
 			goto out;
-		sqlite3_reset(ins);
 	}
-	rc = step == SQLITE_DONE ? 0 : -EIO;
+	rc = step == SQLITE_DONE ? xc_batch_flush(&ins) : -EIO;
 out:
 	sqlite3_finalize(sel);
-	sqlite3_finalize(ins);
+	xc_batch_free(&ins);
+	return rc;
+}
+
+/* The launch records the join refused, each with why: few, and what lets a
+ * filtered report count the rejections of its own processes and times. */
+static int write_rejects(sqlite3 *db, const struct xc_input *in, const struct xc_result *res)
+{
+	struct xc_batch b;
+	int rc = 0;
+
+	xc_batch_init(&b, db, "xp_launch_rejects(launch_rowid, reason)", 2);
+	for (size_t i = 0; i < in->n_launches && rc == 0; i++) {
+		if (res->launch_reason[i] == XC_OK)
+			continue;
+		xc_batch_int(&b, in->launches[i].id);
+		xc_batch_text(&b, xc_reason_name(res->launch_reason[i]));
+		rc = xc_batch_row(&b);
+	}
+	if (rc == 0)
+		rc = xc_batch_flush(&b);
+	xc_batch_free(&b);
 	return rc;
 }
 
@@ -378,39 +385,53 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 		"SAVEPOINT xc_correlate;"
 		"DELETE FROM xp_attribution; DELETE FROM xp_sample_api;"
 		"DELETE FROM xp_correlation_counts;"
-		"DELETE FROM META_DATA_EXPORT WHERE name LIKE 'xp_clock_skew%';"
+		"DELETE FROM xp_report_groups; DELETE FROM xp_report_kernel_stacks;"
+		"DELETE FROM xp_report_coverage; DELETE FROM xp_launch_rejects;"
+		"DELETE FROM META_DATA_EXPORT WHERE name LIKE 'xp_clock_skew%'"
+		" OR name = 'xp_report_groups_of';"
 		"DROP INDEX IF EXISTS xp_attribution_row;"
 		;
 	struct xc_input in = { .window_ns = XC_WINDOW_NS, .slack_ns = XC_SLACK_NS };
 	struct xc_result res = { 0 };
 	struct db_iter it = { 0 };
 	struct skew sk = { 0 };
+	struct xc_groups groups = { 0 };
 	int rc = -EIO;
 
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_exec(db, prologue, NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	if ((rc = read_launches(db, &in)) < 0 || (rc = read_apis(db, &in)) < 0)
+	if ((rc = read_launches(db, &in)) < 0 || (rc = read_apis(db, &in, &groups)) < 0)
 		goto out;
-	if ((rc = load_samples(db, &in, &it)) < 0)
+	if ((rc = open_samples(db, &in, &it)) < 0)
 		goto out;
-	rc = -EIO;
-	if (sqlite3_prepare_v2(db, "INSERT INTO xp_sample_api(sample_id, api_rowid) VALUES(?,?)",
-			       -1, &it.tag, NULL) != SQLITE_OK)
-		goto out;
+	xc_batch_init(&it.tag, db, "xp_sample_api(sample_id, api_rowid)", 2);
 	in.next_sample = next_sample;
 	in.sample_ctx = &it;
 	in.on_sample_in_api = on_in_api;
 	in.in_api_ctx = &it;
 	rc = xc_join(&in, &res);
+	if (rc == 0)
+		rc = xc_batch_flush(&it.tag);
 	if (rc < 0)
 		goto out;
 	memcpy(out->reasons, res.reasons, sizeof(out->reasons));
 	out->samples_in_api = res.samples_in_api;
 	out->samples_out_of_order = res.samples_out_of_order;
-	if ((rc = attribute_table(db, &in, &res, "KERNEL", out, &sk)) < 0 ||
-	    (rc = attribute_table(db, &in, &res, "MEMCPY", out, NULL)) < 0 ||
-	    (rc = attribute_table(db, &in, &res, "MEMSET", out, NULL)) < 0)
+	if ((rc = write_rejects(db, &in, &res)) < 0)
+		goto out;
+	/* the launches and the sample cursor are done: their memory goes before
+	 * the GPU rows' (the peak of a big run is in the attribution) */
+	close_samples(&it);
+	free(in.launches);
+	in.launches = NULL;
+	in.n_launches = 0;
+	free(res.launch_reason);
+	res.launch_reason = NULL;
+	if ((rc = attribute_table(db, &in, &res, "KERNEL", out, &sk, &groups)) < 0 ||
+	    (rc = attribute_table(db, &in, &res, "MEMCPY", out, NULL, &groups)) < 0 ||
+	    (rc = attribute_table(db, &in, &res, "MEMSET", out, NULL, &groups)) < 0 ||
+	    (rc = xc_groups_write(db, &groups)) < 0)
 		goto out;
 	if (sk.n) {
 		qsort(sk.d, sk.n, sizeof(*sk.d), cmp_i64);
@@ -427,11 +448,12 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 				    " gpu_rowid)", NULL, NULL, NULL) != SQLITE_OK)
 		rc = -EIO;
 out:
-	free_samples(&it);
-	sqlite3_finalize(it.tag);
+	close_samples(&it);
+	xc_batch_free(&it.tag);
 	free(in.launches);
 	free(in.apis);
 	free(sk.d);
+	xc_groups_free(&groups);
 	xc_result_free(&res);
 	if (rc < 0) {
 		/* keep sqlite3_errmsg for the caller: roll back without clobbering it

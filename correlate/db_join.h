@@ -1,7 +1,8 @@
 /* db_join.h - runs the correlation join (join.h) on the database: reads
  * xp_launches, CUPTI_ACTIVITY_KIND_RUNTIME and xp_samples, writes
- * xp_attribution, xp_sample_api, xp_correlation_counts and the clock skew
- * rows of META_DATA_EXPORT.
+ * xp_attribution, xp_sample_api, xp_correlation_counts, xp_launch_rejects,
+ * the clock skew rows of META_DATA_EXPORT and the report's precomputed groups
+ * (xp_report_groups, xp_report_kernel_stacks, xp_report_coverage).
  *
  *   struct xc_summary sum;
  *   if (xc_correlate_db(db, &sum) < 0) fprintf(stderr, "%s\n", sqlite3_errmsg(db));

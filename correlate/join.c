@@ -123,10 +123,12 @@ static void join_launches(const struct xc_input *in, struct xc_result *res)
 		while (a < in->n_apis && (in->apis[a].pid < l->pid ||
 		       (in->apis[a].pid == l->pid && in->apis[a].corr < l->corr)))
 			a++;
-		if (a == in->n_apis || in->apis[a].pid != l->pid || in->apis[a].corr != l->corr)
-			res->reasons[XC_LAUNCH_NO_API]++;
-		else
-			res->reasons[match_launch(in, res, a, l)]++;
+		enum xc_reason r = XC_LAUNCH_NO_API;
+
+		if (a < in->n_apis && in->apis[a].pid == l->pid && in->apis[a].corr == l->corr)
+			r = match_launch(in, res, a, l);
+		res->reasons[r]++;
+		res->launch_reason[i] = (uint8_t)r;
 	}
 }
 
@@ -245,20 +247,34 @@ cleanup:
 	return err;
 }
 
+static int is_sorted(const void *base, size_t n, size_t size,
+		     int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp((const char *)base + (i - 1) * size, (const char *)base + i * size) > 0)
+			return 0;
+	return 1;
+}
+
 int xc_join(struct xc_input *in, struct xc_result *res)
 {
 	int err;
 
 	memset(res, 0, sizeof(*res));
 	res->api_attr = calloc(in->n_apis ? in->n_apis : 1, sizeof(*res->api_attr));
-	if (!res->api_attr)
+	res->launch_reason = calloc(in->n_launches ? in->n_launches : 1, 1);
+	if (!res->api_attr || !res->launch_reason) {
+		xc_result_free(res);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < in->n_apis; i++)
 		res->api_attr[i].stack_id = XC_NO_STACK;
-	/* qsort's pointer must not be NULL, even for zero elements */
-	if (in->n_apis)
+	/* qsort's pointer must not be NULL, even for zero elements; records
+	 * usually arrive in correlation id order already, and a check is linear */
+	if (in->n_apis && !is_sorted(in->apis, in->n_apis, sizeof(*in->apis), api_by_pid_corr))
 		qsort(in->apis, in->n_apis, sizeof(*in->apis), api_by_pid_corr);
-	if (in->n_launches)
+	if (in->n_launches && !is_sorted(in->launches, in->n_launches, sizeof(*in->launches),
+					 launch_by_pid_corr))
 		qsort(in->launches, in->n_launches, sizeof(*in->launches), launch_by_pid_corr);
 	join_launches(in, res);
 	err = sweep_samples(in, res);
@@ -270,5 +286,7 @@ int xc_join(struct xc_input *in, struct xc_result *res)
 void xc_result_free(struct xc_result *res)
 {
 	free(res->api_attr);
+	free(res->launch_reason);
 	res->api_attr = NULL;
+	res->launch_reason = NULL;
 }

@@ -28,6 +28,7 @@ struct xc_launch {
 	uint32_t pid;
 	uint32_t tid;
 	int64_t stack_id;           /* the recorded CPU stack */
+	int64_t id;                 /* the caller's row id, echoed in results */
 };
 
 /* A CUDA API call recorded by the injection library (outermost calls). */
@@ -95,6 +96,8 @@ struct xc_input {
 
 struct xc_result {
 	struct xc_attr *api_attr;    /* one per input API call, in sorted order */
+	uint8_t *launch_reason;      /* one per launch record, in sorted order: XC_OK or
+	                                the XC_LAUNCH_* reason it was rejected for */
 	uint64_t reasons[XC_REASON_COUNT];   /* counts by reason */
 	uint64_t samples_in_api;     /* samples tagged with a call */
 	uint64_t samples_out_of_order;   /* iterator broke (pid, tid, ts) order */

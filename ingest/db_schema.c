@@ -44,7 +44,8 @@ static const char schema_sql[] =
 /* The nsys-compatible sample views. SAMPLING_CALLCHAINS walks the prefix
  * tree from each sample's leaf node up to the root: stackDepth 0 is the leaf. */
 static const char index_sql[] =
-	"CREATE INDEX xp_samples_pid_tid_ts ON xp_samples(pid, tid, ts);\n"
+	/* covering for the correlation's per-thread sample sweep */
+	"CREATE INDEX xp_samples_pid_tid_ts ON xp_samples(pid, tid, ts, stack_id);\n"
 	"CREATE INDEX xp_samples_stack ON xp_samples(stack_id);\n"
 	"CREATE INDEX xp_stacks_parent ON xp_stacks(parent);\n"
 	"CREATE INDEX xp_launches_corr ON xp_launches(pid, correlation_id);\n"

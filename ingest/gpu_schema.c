@@ -125,7 +125,26 @@ static const char schema[] =
 	" reason TEXT NOT NULL,"
 	" distance_ns INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE IF NOT EXISTS xp_sample_api (sample_id INTEGER NOT NULL, api_rowid INTEGER NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS xp_correlation_counts (reason TEXT NOT NULL, count INTEGER NOT NULL);";
+	"CREATE TABLE IF NOT EXISTS xp_correlation_counts (reason TEXT NOT NULL, count INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS xp_launch_rejects ("
+	" launch_rowid INTEGER NOT NULL,"  /* rowid in xp_launches */
+	" reason TEXT NOT NULL);"         /* as in xp_correlation_counts */
+	/* written by the correlation so that the unfiltered report reads a few
+	 * rows per group instead of sorting every GPU row (report_groups.h) */
+	"CREATE TABLE IF NOT EXISTS xp_report_groups ("
+	" view TEXT NOT NULL,"            /* 'kernel' | 'kernel_mangled' | 'stack' | 'api' */
+	" key INTEGER NOT NULL,"          /* name id (StringIds), or stack id (-1: none) */
+	" instances INTEGER NOT NULL, total_ns INTEGER NOT NULL,"
+	" min_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
+	" avg_ns REAL NOT NULL, med_ns REAL NOT NULL, stddev_ns REAL NOT NULL,"
+	" PRIMARY KEY (view, key)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS xp_report_kernel_stacks ("
+	" mangled INTEGER NOT NULL,"      /* 0: key is demangledName, 1: mangledName */
+	" key INTEGER NOT NULL, stack_id INTEGER NOT NULL,"  /* -1: no stack */
+	" how TEXT NOT NULL, reason TEXT NOT NULL, gpu_ns INTEGER NOT NULL,"
+	" PRIMARY KEY (mangled, key, stack_id, how, reason)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS xp_report_coverage ("
+	" how TEXT NOT NULL, reason TEXT NOT NULL, records INTEGER NOT NULL, gpu_ns INTEGER NOT NULL);";
 
 int xp_gpu_schema_create(sqlite3 *db)
 {

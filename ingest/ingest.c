@@ -145,7 +145,9 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", final, (long)getpid());
 	unlink(tmp);    /* a leftover of a crashed ingest with our pid */
 	remove_stale_tmp(o->run_dir);
-	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
+	/* one thread: no SQLite mutex around every call (7% of the correlation) */
+	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL)
 	    != SQLITE_OK) {
 		snprintf(res->error, sizeof(res->error), "cannot create %s: %s", tmp,
 			 db ? sqlite3_errmsg(db) : "out of memory");

@@ -1,6 +1,7 @@
 /* gen-run.c - command line of the synthetic run generator (synthrun.h).
  *   gen-run golden EXE LIB DIR           # the run behind tests/golden/
  *   gen-run bench EXE LIB DIR N [SEED]   # N samples for bench/ingest-bench
+ *   gen-run scale EXE LIB DIR N [SEED]   # N samples + GPU side, bench/scale-bench
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +14,11 @@ int main(int argc, char **argv)
 	struct xp_synth s = { 0 };
 	char *exe = NULL, *lib = NULL;
 	int err, rc = 1;
+	int sized = argc > 1 && (!strcmp(argv[1], "bench") || !strcmp(argv[1], "scale"));
 
-	if (argc < 5 || (strcmp(argv[1], "golden") && strcmp(argv[1], "bench")) ||
-	    (!strcmp(argv[1], "bench") && argc < 6)) {
-		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench EXE LIB DIR N [SEED]\n");
+	if (argc < 5 || (strcmp(argv[1], "golden") && !sized) || (sized && argc < 6)) {
+		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench|scale EXE LIB DIR N"
+			" [SEED]\n");
 		return 2;
 	}
 	/* mappings carry absolute paths, as the kernel reports them */
@@ -34,8 +36,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "golden"))
 		err = xp_synth_write_golden(&s, argv[4]);
-	else
+	else if (!strcmp(argv[1], "bench"))
 		err = xp_synth_write_bench(&s, argv[4], strtoull(argv[5], NULL, 10),
+					   argc > 6 ? strtoull(argv[6], NULL, 10) : 1);
+	else
+		err = xp_synth_write_scale(&s, argv[4], strtoull(argv[5], NULL, 10),
 					   argc > 6 ? strtoull(argv[6], NULL, 10) : 1);
 	if (err) {
 		fprintf(stderr, "gen-run: cannot write %s: %s\n", argv[4], strerror(-err));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "runfile.h"
+#include "runfmt_gpu.h"
 
 static int load_elf(struct xp_synth *s, int which, const char *path)
 {
@@ -443,6 +444,186 @@ int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
 	if (!err)
 		err = write_meta(dir, n, 0);
 out:
+	free(pool);
+	return err;
+}
+
+/* ---- the scale run: CPU samples plus the GPU side (bench/scale-bench) ---- */
+
+#define SCALE_THREADS 32            /* 24 in the trainer, 8 in python */
+#define SCALE_LAUNCHERS 4           /* threads that call CUDA */
+#define SCALE_KERNELS 200           /* distinct kernel names */
+#define SCALE_SITES 256             /* distinct launching stacks */
+#define SCALE_GRAPH_EVERY 50        /* every 50th launch replays a graph */
+#define SCALE_GRAPH_NODES 8
+
+enum { SS_LAUNCH = 1, SS_GRAPH = 2, SS_EXE = 3, SS_KERNEL0 = 16 };
+
+struct scale_proc {
+	uint32_t pid;
+	struct xp_writer *gpu;      /* gpu-<pid>.xpr */
+	uint64_t corr;              /* last correlation id */
+};
+
+static uint32_t scale_tid(int t)
+{
+	return t < 24 ? 1000 + (uint32_t)t : 2000 + (uint32_t)(t - 24);
+}
+
+static const char *scale_comm(int t)
+{
+	static const char names[3][16] = { "trainer", "loader", "python3" };
+
+	return names[t < 3 ? 0 : t < 24 ? 1 : 2];
+}
+
+static int scale_gpu_open(struct scale_proc *p, const char *dir, const char *exe)
+{
+	struct xp_gpu_process proc = { .ts = 999000000, .pid = p->pid, .ns_pid = p->pid, .ppid = 1,
+				       .init_tid = p->pid, .cupti_version = 130001,
+				       .driver_version = 13000, .cuda_version = 13000,
+				       .clock_method = XP_GPU_CLOCK_CALLBACK, .ns_depth = 1,
+				       .exe_name = SS_EXE };
+	char path[4096], name[32];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/gpu-%u.xpr", dir, p->pid);
+	unlink(path);
+	err = xp_writer_open(&p->gpu, path, XP_STREAM_GPU, p->pid);
+	for (int i = 0; !err && i < SCALE_KERNELS + 3; i++) {
+		const char *s = i == 0 ? "cudaLaunchKernel" : i == 1 ? "cudaGraphLaunch" : i == 2 ? exe :
+			name;
+		uint32_t id = i == 0 ? SS_LAUNCH : i == 1 ? SS_GRAPH : i == 2 ? SS_EXE :
+			(uint32_t)(SS_KERNEL0 + i - 3);
+		struct xp_gpu_string g = { .id = id };
+
+		/* mangled as nvcc does: _Z8gemm_042PfS_i is gemm_042(float*, float*, int) */
+		snprintf(name, sizeof(name), "_Z8gemm_%03dPfS_i", i - 3);
+		g.len = (uint32_t)strlen(s);
+		err = xp_writer_append(p->gpu, XP_REC_GPU_STRING, &g, sizeof(g), s, g.len);
+	}
+	if (!err)
+		err = xp_writer_append(p->gpu, XP_REC_GPU_PROCESS, &proc, sizeof(proc), NULL, 0);
+	return err;
+}
+
+static int scale_kernel(struct xp_writer *g, uint64_t start, uint64_t corr, unsigned k,
+			uint32_t graph, uint64_t node)
+{
+	/* each kernel name has its own typical duration, 2 us .. 200 us */
+	struct xp_gpu_kernel r = { .start = start, .correlation_id = corr, .graph_id = graph,
+				   .graph_node_id = node, .context = 1, .stream = graph ? 14 : 7,
+				   .grid = { 128, 1, 1 }, .block = { 256, 1, 1 }, .registers = 32,
+				   .dynamic_shared = 1024, .name = SS_KERNEL0 + k };
+
+	r.end = start + 2000 + (k * 7919u) % 198000 + (corr * 31) % 500;
+	return xp_writer_append(g, XP_REC_GPU_KERNEL, &r, sizeof(r), NULL, 0);
+}
+
+/* One CUDA call at ts on thread t: the API record, its kernels (a graph
+ * replay every SCALE_GRAPH_EVERY calls), and the uprobe launch record unless
+ * it was lost (5%) or claims another thread (0.1%). */
+static int scale_launch(struct scale_proc *p, struct xp_writer *cpu, uint64_t ts, uint32_t tid,
+			const uint64_t *site, unsigned depth, uint64_t r)
+{
+	uint64_t corr = ++p->corr;
+	int graph = corr % SCALE_GRAPH_EVERY == 0;
+	struct xp_gpu_api a = { .start = ts - 2000, .end = ts + 6000, .correlation_id = corr,
+				.pid = p->pid, .tid = tid, .cbid = graph ? 311 : 211,
+				.name = graph ? SS_GRAPH : SS_LAUNCH };
+	struct { struct xp_launch l; uint64_t ips[XP_MAX_STACK_DEPTH]; } rec = {
+		.l = { .ts = ts - 1000, .correlation_id = corr, .pid = p->pid,
+		       .tid = r % 1000 == 7 ? tid + 1 : tid, .cpu = tid % 4, .cbid = a.cbid,
+		       .stack = { .user_depth = (uint16_t)depth } } };
+	int err = xp_writer_append(p->gpu, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
+
+	for (int n = 0; !err && n < (graph ? SCALE_GRAPH_NODES : 1); n++)
+		err = scale_kernel(p->gpu, ts + 20000 + 3000ull * (uint64_t)n, corr,
+				   (unsigned)((graph ? corr / SCALE_GRAPH_EVERY + (uint64_t)n : r) %
+					      SCALE_KERNELS),
+				   graph ? (uint32_t)(1 + corr / SCALE_GRAPH_EVERY % 4) : 0,
+				   graph ? (uint64_t)n + 1 : 0);
+	if (err || r % 100 < 5)
+		return err;
+	memcpy(rec.ips, site, depth * sizeof(*site));
+	return xp_writer_append(cpu, XP_REC_LAUNCH, &rec.l, sizeof(rec.l), rec.ips,
+				depth * sizeof(*site));
+}
+
+int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, uint64_t seed)
+{
+	struct scale_proc procs[2] = { { .pid = 1000 }, { .pid = 2000 } };
+	struct xp_writer *w = NULL;
+	uint64_t (*pool)[40] = NULL, k[3] = { K_SCHED, K_WAIT + 1, K_SYSCALL + 1 };
+	uint8_t depth[POOL];
+	uint64_t state = seed ? seed : 1, ts = 1000000000, launches = 0;
+	char path[4096];
+	int err = 0;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (!s->nfuncs)
+		return -ENOEXEC;
+	pool = calloc(POOL, sizeof(*pool));
+	if (!pool)
+		return -ENOMEM;
+	/* deep stacks sharing their outer frames, as in xp_synth_write_bench */
+	for (int i = 0; i < POOL; i++) {
+		int d = 10 + (int)(lcg(&state) % 31), from = i ? (int)(lcg(&state) % (unsigned)i) : 0;
+		int keep = i && lcg(&state) % 4 ? depth[from] * 3 / 4 : 0;
+
+		depth[i] = (uint8_t)d;
+		if (keep > d)
+			keep = d;
+		for (int j = 0; j < keep; j++)
+			pool[i][d - 1 - j] = pool[from][depth[from] - 1 - j];
+		for (int j = 0; j < d - keep; j++) {
+			const struct xp_synth_func *f = &s->funcs[lcg(&state) % (unsigned)s->nfuncs];
+			uint64_t off = f->size > 8 ? lcg(&state) % (f->size - 1) + 1 : 1;
+
+			pool[i][j] = vaddr_to_ip(s, f->in_lib, f->vaddr + off);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
+	unlink(path);
+	err = xp_writer_open(&w, path, XP_STREAM_CPU, 0);
+	for (int i = 0; i < 2 && !err; i++)
+		err = scale_gpu_open(&procs[i], dir, s->exe);
+	for (int t = 0; t < SCALE_THREADS && !err; t++)
+		err = add_comm(w, ts, t < 24 ? 1000 : 2000, scale_tid(t), scale_comm(t));
+	if (!err)
+		err = map_fixture(s, w, ts, 1000, 1);
+	if (!err)
+		err = map_fixture(s, w, ts, 2000, 1);
+	for (uint64_t i = 0; i < n && !err; i++) {
+		uint64_t r = lcg(&state);
+		/* the launching threads (0, 1, 2 and python's 24) are the busiest: 40% */
+		int l = (int)(r / 10 % SCALE_LAUNCHERS);
+		int t = r % 10 < 4 ? (l < 3 ? l : 24) : (int)(r / 10 % SCALE_THREADS);
+		int p = (int)(r % 100 < 70 ? lcg(&state) % 64 : lcg(&state) % POOL);
+
+		ts += 31250;        /* 32 threads at 1 kHz */
+		/* one CUDA call per 10 samples, on a launching thread, around this time */
+		if (i % 10 == 5) {
+			int lt = (int)(launches++ % SCALE_LAUNCHERS);
+			uint32_t tid = lt < 3 ? scale_tid(lt) : scale_tid(24);
+			int site = (int)(lcg(&state) % SCALE_SITES);
+
+			err = scale_launch(&procs[lt < 3 ? 0 : 1], w, ts, tid, pool[site], depth[site],
+					   lcg(&state));
+		}
+		if (!err)
+			err = add_sample(w, ts, t < 24 ? 1000 : 2000, scale_tid(t), (uint32_t)t % 4,
+					 scale_comm(t), k,
+					 i % 8 == 0 ? 3 : 0, pool[p], depth[p]);
+	}
+	err = xp_writer_close(w) ?: err;
+	for (int i = 0; i < 2; i++)
+		err = xp_writer_close(procs[i].gpu) ?: err;
+	if (!err)
+		err = write_text(dir, "kallsyms", kallsyms_text);
+	if (!err)
+		err = write_meta(dir, n, 0);
 	free(pool);
 	return err;
 }

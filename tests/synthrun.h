@@ -60,4 +60,12 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir);
 int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
 			 uint64_t seed);
 
+/* n samples of 32 threads in 2 processes (deep stacks, heavy reuse) and
+ * the GPU side: one CUDA call per 10 samples on 4 launching threads, each
+ * with its API record and kernel (200 names), a graph replay of 8 kernels
+ * every 50th call, uprobe launch records of which 5% are lost and 0.1%
+ * claim another thread. For bench/scale-bench. 0 or -errno. */
+int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n,
+			 uint64_t seed);
+
 #endif

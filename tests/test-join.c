@@ -123,6 +123,35 @@ START_TEST(launch_outside_the_call_time_is_rejected)
 }
 END_TEST
 
+/* Each launch record's own verdict, so a filtered report can count the
+ * rejections of one process or time range. */
+START_TEST(each_launch_record_has_its_verdict)
+{
+	struct xc_api a[] = {
+		{ .start = 100, .end = 200, .corr = 1, .pid = 7, .tid = 10 },
+		{ .start = 300, .end = 400, .corr = 2, .pid = 7, .tid = 10 },
+	};
+	struct xc_launch l[] = {
+		{ .ts = 150, .corr = 1, .pid = 7, .tid = 10, .id = 501 },   /* ok */
+		{ .ts = 160, .corr = 1, .pid = 7, .tid = 10, .id = 502 },   /* duplicate */
+		{ .ts = 350, .corr = 2, .pid = 7, .tid = 11, .id = 503 },   /* wrong thread */
+		{ .ts = 900, .corr = 2, .pid = 7, .tid = 10, .id = 504 },   /* outside */
+		{ .ts = 150, .corr = 9, .pid = 7, .tid = 10, .id = 505 },   /* no call */
+	};
+	static const uint8_t want[] = { [1] = XC_OK, [2] = XC_LAUNCH_DUPLICATE,
+		[3] = XC_LAUNCH_WRONG_TID, [4] = XC_LAUNCH_OUTSIDE_CALL, [5] = XC_LAUNCH_NO_API };
+	struct xc_input in = input(l, 5, a, 2, NULL);
+	struct xc_result r;
+
+	ck_assert_int_eq(xc_join(&in, &r), 0);
+	for (size_t i = 0; i < 5; i++)      /* launches are sorted in place: go by id */
+		ck_assert_int_eq(r.launch_reason[i], want[in.launches[i].id - 500]);
+	ck_assert_uint_eq(r.reasons[XC_OK], 1);
+	ck_assert_uint_eq(r.reasons[XC_LAUNCH_DUPLICATE], 1);
+	xc_result_free(&r);
+}
+END_TEST
+
 START_TEST(correlation_ids_reused_by_two_processes)
 {
 	struct xc_api a[] = {
@@ -232,6 +261,7 @@ Suite *join_suite(void)
 	tcase_add_test(tc, two_threads_launch_on_one_cpu_between_samples);
 	tcase_add_test(tc, launch_claiming_another_threads_call_is_rejected);
 	tcase_add_test(tc, launch_outside_the_call_time_is_rejected);
+	tcase_add_test(tc, each_launch_record_has_its_verdict);
 	tcase_add_test(tc, correlation_ids_reused_by_two_processes);
 	tcase_add_test(tc, out_of_order_records_across_cpus);
 	tcase_add_test(tc, unpartnered_records_counted_and_fallback_bounded);

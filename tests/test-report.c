@@ -12,6 +12,7 @@
 #include "db_join.h"
 #include "gpu-testdb.h"
 #include "report.h"
+#include "report_groups.h"
 
 static char dir[] = "/tmp/xp-report-XXXXXX";
 static sqlite3 *db;
@@ -38,6 +39,18 @@ static void teardown(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
 	strcpy(dir, "/tmp/xp-report-XXXXXX");
+}
+
+static int64_t q1(const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t v = -1;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -79,6 +92,17 @@ static void golden(const char *name, const struct xp_report_opts *o)
 		      "%s differs; got:\n%s", name, got);
 	free(got);
 	free(want);
+}
+
+static char *report_text(const struct xp_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(xp_report(db, o, mem), 0);
+	fclose(mem);
+	return buf;
 }
 
 START_TEST(kernel_text_csv_json)
@@ -128,6 +152,33 @@ START_TEST(filters)
 	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
 	o.pid = 4242;
 	golden("kernels-other-pid.txt", &o);
+	/* 40..80 ms: the rejected launch record (50 ms) and the CUPTI loss
+	 * (70 ms) are in the view, so the footer counts them without a note */
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.since = 1040000000;
+	o.until = 1080000000;
+	golden("kernels-since-until-late.txt", &o);
+	o.format = XP_FMT_JSON;
+	golden("kernels-since-until-late.json", &o);
+	/* the footer of a process filter: losses are about the whole run, and say so */
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.pid = 100;
+	o.format = XP_FMT_JSON;
+	golden("kernels-pid.json", &o);
+	/* a loss without a time cannot be placed in a time range: kept, marked */
+	sqlite3_exec(db, "INSERT INTO xp_losses(ts, kind, reason, count, source)"
+		     " VALUES (NULL, 0, 1, 7, 'cpu.xpr')", NULL, NULL, NULL);
+	o = (struct xp_report_opts)XP_REPORT_DEFAULTS;
+	o.since = 1000000000;
+	o.until = 1001500000;
+	{
+		char *text = report_text(&o);
+
+		ck_assert_msg(strstr(text, "Losses: BPF ring buffer full: 7 records in cpu.xpr"
+				     " (whole run: no time recorded)\n") != NULL, "%s", text);
+		ck_assert_ptr_null(strstr(text, "gpu-100.xpr"));
+		free(text);
+	}
 }
 END_TEST
 
@@ -141,6 +192,64 @@ START_TEST(no_gpu_activity_warns)
 	sqlite3_exec(db, "INSERT INTO xp_gpu_status(ts, pid, code, severity, detail, text)"
 		     " VALUES(5, 100, 2, 2, 0, 'libkineto (torch.profiler)')", NULL, NULL, NULL);
 	golden("empty-subscriber.txt", &o);
+}
+END_TEST
+
+/* The correlation's precomputed groups (xp_report_groups and friends) give
+ * the same bytes as the statistics computed from the rows at report time,
+ * in every view that has them, with and without --mangled, in every format. */
+START_TEST(groups_equal_rows)
+{
+	static const enum xp_report_by bys[] = { XP_BY_KERNEL, XP_BY_STACK, XP_BY_API };
+	char *from_groups[3][3][2], *from_rows;
+
+	ck_assert_int_eq(xc_groups_fresh(db), 1);
+	ck_assert_int_gt(q1("SELECT count(*) FROM xp_report_groups WHERE view = 'kernel'"), 2);
+	for (int b = 0; b < 3; b++)
+		for (int f = 0; f < 3; f++)
+			for (int m = 0; m < 2; m++) {
+				struct xp_report_opts o = XP_REPORT_DEFAULTS;
+
+				o.by = bys[b];
+				o.format = (enum xp_report_format)f;
+				o.mangled = m;
+				from_groups[b][f][m] = report_text(&o);
+			}
+	/* forget what they were computed from: the report computes from rows */
+	sqlite3_exec(db, "DELETE FROM META_DATA_EXPORT WHERE name = 'xp_report_groups_of'",
+		     NULL, NULL, NULL);
+	ck_assert_int_eq(xc_groups_fresh(db), 0);
+	for (int b = 0; b < 3; b++)
+		for (int f = 0; f < 3; f++)
+			for (int m = 0; m < 2; m++) {
+				struct xp_report_opts o = XP_REPORT_DEFAULTS;
+
+				o.by = bys[b];
+				o.format = (enum xp_report_format)f;
+				o.mangled = m;
+				from_rows = report_text(&o);
+				ck_assert_msg(!strcmp(from_groups[b][f][m], from_rows),
+					      "view %d format %d mangled %d: groups gave\n%s\nrows gave\n%s",
+					      b, f, m, from_groups[b][f][m], from_rows);
+				free(from_rows);
+				free(from_groups[b][f][m]);
+			}
+}
+END_TEST
+
+/* Rows added or deleted after the correlation make the groups stale. */
+START_TEST(groups_stale_after_changes)
+{
+	struct xc_summary s;
+
+	ck_assert_int_eq(xc_groups_fresh(db), 1);
+	sqlite3_exec(db, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY", NULL, NULL, NULL);
+	ck_assert_int_eq(xc_groups_fresh(db), 0);
+	ck_assert_int_eq(xc_correlate_db(db, &s), 0);
+	ck_assert_int_eq(xc_groups_fresh(db), 1);
+	sqlite3_exec(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, nameId,"
+		     " returnValue) VALUES (1, 2, 0, 1, 0)", NULL, NULL, NULL);
+	ck_assert_int_eq(xc_groups_fresh(db), 0);
 }
 END_TEST
 
@@ -181,6 +290,8 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, no_gpu_activity_warns);
 	tcase_add_test(tc, command_on_run_dir);
+	tcase_add_test(tc, groups_equal_rows);
+	tcase_add_test(tc, groups_stale_after_changes);
 	suite_add_tcase(s, tc);
 	return s;
 }
