@@ -3,6 +3,7 @@
  *   xpcorr export --format svg -o cpu.svg run/
  *   xpcorr export --format svg --input cpu.folded -o cpu.svg    # any folded file
  *   xpcorr export --format folded --root tid --no-kernel --pid 1234 run/
+ *   xpcorr export --format folded --weight gpu run/   # launching stack;kernel gpu_ns
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,12 @@ static void usage(FILE *out)
 		"                         name-PID/TID, or nothing\n"
 		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
 		"  --no-kernel            drop kernel frames\n"
+		"  --weight cpu|gpu|offcpu|api  what a line counts: CPU samples (default),\n"
+		"                         GPU ns under the launching stack (kernel or copy\n"
+		"                         as leaf), ns off CPU (record --off-cpu), ns in\n"
+		"                         CUDA API calls (API name as leaf)\n"
+		"  --exact-only           gpu, api: drop time attributed by inference\n"
+		"                         (leaf marked ' [inferred]') and unattributed time\n"
 		"  --title TEXT           SVG title\n");
 }
 
@@ -50,6 +57,8 @@ int cmd_export(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "title", required_argument, NULL, 'T' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "exact-only", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -71,6 +80,13 @@ int cmd_export(int argc, char **argv)
 		case 'K': fo.no_kernel = 1; break;
 		case 'c': fo.comm = optarg; break;
 		case 'T': so.title = optarg; break;
+		case 'E': fo.exact_only = 1; break;
+		case 'w':
+			if (xp_weight_parse(optarg, &fo.weight)) {
+				fprintf(stderr, "xpcorr export: --weight is cpu, gpu, offcpu or api\n");
+				return XP_EXIT_USAGE;
+			}
+			break;
 		case 'p':
 		case 't':
 			if (parse_int(optarg, c == 'p' ? &fo.pid : &fo.tid)) {

@@ -9,7 +9,6 @@
  * cuda_gpu_kern_sum: StdDev is the sample standard deviation, Med the
  * middle value (mean of the two middle ones for an even count).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +17,7 @@
 
 #include "db_schema.h"
 #include "jsonw.h"
+#include "launch.h"
 #include "report.h"
 
 struct group {
@@ -38,13 +38,6 @@ struct rep {
 	int64_t all_total;
 	sqlite3_stmt *frame;        /* one stack node */
 };
-
-/* The GPU rows of every kind, each with its attribution (or NULLs). */
-#define GPU_ROWS \
-	"(SELECT 'KERNEL' AS t, rowid AS r, start, end, globalPid AS gp FROM CUPTI_ACTIVITY_KIND_KERNEL" \
-	" UNION ALL SELECT 'MEMCPY', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY" \
-	" UNION ALL SELECT 'MEMSET', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) g" \
-	" LEFT JOIN xp_attribution a ON a.gpu_table = g.t AND a.gpu_rowid = g.r"
 
 static void filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
 		   size_t len)
@@ -158,35 +151,6 @@ static int cmp_group(const void *pa, const void *pb)
 	return c ? c : (a->key > b->key) - (a->key < b->key);
 }
 
-/* Frames of the CUDA stack itself (our marker, CUPTI, the driver, the
- * runtime): every launch passes through them, so the report starts at the
- * leaf-most frame of the caller's own code. */
-static int is_cuda_layer(const char *sym, const char *module)
-{
-	static const char *const libs[] = { "libxpcupti.so", "libcupti.so", "libcuda.so",
-					    "libcudart.so" };
-	const char *base = module ? strrchr(module, '/') : NULL;
-
-	if (sym && !strcmp(sym, "xpcap_correlation_marker"))
-		return 1;
-	/* the runtime and driver APIs, also when cudart is linked statically
-	 * into the program (nvcc's default): cudaLaunchKernel, cuLaunchKernel,
-	 * __cudaLaunchKernel_helper, __device_stub__k_alpha, ... */
-	if (sym && ((!strncmp(sym, "cuda", 4) && isupper((unsigned char)sym[4])) ||
-		    (!strncmp(sym, "cu", 2) && isupper((unsigned char)sym[2])) ||
-		    !strncmp(sym, "__cuda", 6) || !strncmp(sym, "__device_stub_", 14)))
-		return 1;
-	base = base ? base + 1 : module;
-	for (size_t i = 0; base && i < sizeof(libs) / sizeof(libs[0]); i++)
-		if (!strncmp(base, libs[i], strlen(libs[i])))
-			return 1;
-	/* unresolved frames carry their module in the name: "libcupti.so.13+0x7d162" */
-	for (size_t i = 0; sym && i < sizeof(libs) / sizeof(libs[0]); i++)
-		if (!strncmp(sym, libs[i], strlen(libs[i])))
-			return 1;
-	return 0;
-}
-
 /* "launch_a <- forward <- main": user frames from the leaf-most one of the
  * caller's code (kernel and CUDA-layer frames skipped), at most o->frames. */
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
@@ -219,7 +183,7 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		kind = sqlite3_column_int(R->frame, 2);
 		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
 		/* the CUDA layers only until the first frame of the caller's code */
-		if (user && !shown && is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
+		if (user && !shown && xp_is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
 			user = 0;
 		if (user) {
 			if (shown == R->o->frames) {
@@ -264,7 +228,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		break;
 	case XP_BY_STACK:
 		filter(o, "g.gp", "g.start", f, sizeof(f));
-		snprintf(sql, len, "SELECT NULL, ifnull(a.stack_id, -1), g.end - g.start FROM " GPU_ROWS
+		snprintf(sql, len, "SELECT NULL, ifnull(a.stack_id, -1), g.end - g.start FROM " XP_GPU_ROWS
 			 " WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_API:
@@ -284,7 +248,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		filter(o, "g.gp", "g.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
 			 " (r.globalTid >> 24) || '/' || (r.globalTid & 16777215) END, ifnull(r.globalTid, -1),"
-			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
+			 " g.end - g.start FROM " XP_GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_GRAPH:
@@ -299,7 +263,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		/* a GPU row counts in every start/end range open on the calling
 		 * thread when its API call began (nested ranges each count it) */
 		filter(o, "g.gp", "g.start", f, sizeof(f));
-		snprintf(sql, len, "SELECT s.value, n.textId, g.end - g.start FROM " GPU_ROWS
+		snprintf(sql, len, "SELECT s.value, n.textId, g.end - g.start FROM " XP_GPU_ROWS
 			 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
 			 " JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.eventType = 60"
 			 " AND n.start <= r.start AND n.end >= r.start"
@@ -519,7 +483,7 @@ static int footer_coverage(struct rep *R)
 
 	filter(R->o, "g.gp", "g.start", f, sizeof(f));
 	snprintf(sql, sizeof(sql), "SELECT ifnull(a.how, 'none'), ifnull(a.reason, 'not correlated yet"
-		 " (run the correlation)'), count(*), sum(g.end - g.start) FROM " GPU_ROWS " WHERE %s"
+		 " (run the correlation)'), count(*), sum(g.end - g.start) FROM " XP_GPU_ROWS " WHERE %s"
 		 " GROUP BY 1, 2 ORDER BY CASE 1 WHEN 'exact' THEN 0 WHEN 'inferred' THEN 1 ELSE 2 END,"
 		 " 4 DESC, 2", f);
 	if (prepare(R, sql, &s) < 0)
