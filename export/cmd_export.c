@@ -33,7 +33,9 @@ static void usage(FILE *out)
 		"                         CUDA API calls (API name as leaf)\n"
 		"  --exact-only           gpu, api: drop time attributed by inference\n"
 		"                         (leaf marked ' [inferred]') and unattributed time\n"
-		"  --title TEXT           SVG title\n");
+		"  --title TEXT           SVG title\n"
+		"  --differential         --input holds 'stack base new' lines (xpcorr diff\n"
+		"                         --format folded): red grew, blue shrank\n");
 }
 
 static int parse_int(const char *s, int64_t *v)
@@ -59,6 +61,7 @@ int cmd_export(int argc, char **argv)
 		{ "title", required_argument, NULL, 'T' },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "exact-only", no_argument, NULL, 'E' },
+		{ "differential", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,6 +84,7 @@ int cmd_export(int argc, char **argv)
 		case 'c': fo.comm = optarg; break;
 		case 'T': so.title = optarg; break;
 		case 'E': fo.exact_only = 1; break;
+		case 'D': so.differential = 1; break;
 		case 'w':
 			if (xp_weight_parse(optarg, &fo.weight)) {
 				fprintf(stderr, "xpcorr export: --weight is cpu, gpu, offcpu or api\n");
@@ -118,6 +122,14 @@ int cmd_export(int argc, char **argv)
 		usage(stderr);
 		return XP_EXIT_USAGE;
 	}
+	if (so.differential && !input) {
+		fprintf(stderr, "xpcorr export: --differential reads --input; xpcorr diff --format svg"
+			" draws two runs\n");
+		return XP_EXIT_USAGE;
+	}
+	so.unit = xp_weight_unit(fo.weight);
+	if (!so.title && fo.weight != XP_WEIGHT_CPU)
+		so.title = xp_weight_title(fo.weight);
 	if (input) {
 		folded = fopen(input, "re");
 		if (!folded) {

@@ -48,6 +48,8 @@ int xp_weight_parse(const char *name, enum xp_weight *w);
 const char *xp_weight_name(enum xp_weight w);
 /* "samples" or "ns": what a line's number counts. */
 const char *xp_weight_unit(enum xp_weight w);
+/* A flame graph title: "GPU time by launching CPU stack", ... */
+const char *xp_weight_title(enum xp_weight w);
 
 /* Adds every folded line of the database to side `side` of t (weight and
  * instances), unsorted and merged by text. Errors as xp_folded_write. */

@@ -85,6 +85,17 @@ const char *xp_weight_unit(enum xp_weight w)
 	return w == XP_WEIGHT_CPU ? "samples" : "ns";
 }
 
+const char *xp_weight_title(enum xp_weight w)
+{
+	switch (w) {
+	case XP_WEIGHT_CPU: return "CPU samples";
+	case XP_WEIGHT_GPU: return "GPU time by launching CPU stack";
+	case XP_WEIGHT_OFFCPU: return "Off-CPU time";
+	case XP_WEIGHT_API: return "Time in CUDA API calls";
+	}
+	return "?";
+}
+
 const char *xp_weight_sql(enum xp_weight w)
 {
 	switch (w) {
