@@ -17,6 +17,12 @@
 	" UNION ALL SELECT 'MEMSET', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) g" \
 	" LEFT JOIN xp_attribution a ON a.gpu_table = g.t AND a.gpu_rowid = g.r"
 
+/* "[memcpy HtoD]" for a copyKind column (ENUM_CUDA_MEMCPY_OPER ids). */
+#define XP_MEMCPY_LABEL(col) \
+	"'[memcpy ' || CASE " col " WHEN 1 THEN 'HtoD' WHEN 2 THEN 'DtoH' WHEN 3 THEN 'HtoA'" \
+	" WHEN 4 THEN 'AtoH' WHEN 5 THEN 'AtoA' WHEN 6 THEN 'AtoD' WHEN 7 THEN 'DtoA' WHEN 8 THEN 'DtoD'" \
+	" WHEN 9 THEN 'HtoH' WHEN 10 THEN 'PtoP' ELSE 'other' END || ']'"
+
 /* 1 for a frame of our marker, CUPTI, the driver or the runtime (also a
  * statically linked cudart): every launch passes through them, so launch
  * stacks start at the leaf-most frame of the caller's own code. Either

@@ -30,10 +30,8 @@ static const char offcpu_sql[] =
 static const char gpu_sql[] =
 	"SELECT ifnull(r.globalTid >> 24, g.gp >> 24) AS pid, ifnull(r.globalTid & 16777215, 0) AS tid,"
 	" coalesce(tname.value, ''), ifnull(a.stack_id, -1),"
-	" CASE g.t WHEN 'KERNEL' THEN ifnull(ks.value, '[kernel]') WHEN 'MEMCPY' THEN '[memcpy ' ||"
-	"  CASE m.copyKind WHEN 1 THEN 'HtoD' WHEN 2 THEN 'DtoH' WHEN 3 THEN 'HtoA' WHEN 4 THEN 'AtoH'"
-	"  WHEN 5 THEN 'AtoA' WHEN 6 THEN 'AtoD' WHEN 7 THEN 'DtoA' WHEN 8 THEN 'DtoD'"
-	"  WHEN 9 THEN 'HtoH' WHEN 10 THEN 'PtoP' ELSE 'other' END || ']' ELSE '[memset]' END,"
+	" CASE g.t WHEN 'KERNEL' THEN ifnull(ks.value, '[kernel]') WHEN 'MEMCPY' THEN "
+	XP_MEMCPY_LABEL("m.copyKind") " ELSE '[memset]' END,"
 	" ifnull(a.how, 'none'), sum(g.end - g.start), count(*)"
 	" FROM " XP_GPU_ROWS
 	" LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
