@@ -16,6 +16,7 @@
 #include "folded.h"
 #include "ingest.h"
 #include "svg.h"
+#include "weights.h"
 
 static void usage(FILE *out)
 {
@@ -140,6 +141,9 @@ int cmd_export(int argc, char **argv)
 		if (xp_cmd_open_db(argv[optind], &db))
 			return XP_EXIT_FAIL;
 	}
+	/* an empty flame graph should say why */
+	if (db && xp_weight_has_rows(db, fo.weight) == 0)
+		fprintf(stderr, "xpcorr: warning: %s\n", xp_weight_empty_hint(fo.weight));
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {

@@ -104,3 +104,36 @@ const char *xp_weight_sql(enum xp_weight w)
 	}
 	return NULL;
 }
+
+int xp_weight_has_rows(sqlite3 *db, enum xp_weight w)
+{
+	static const char *const sql[] = {
+		[XP_WEIGHT_CPU] = "SELECT EXISTS (SELECT 1 FROM xp_samples)",
+		[XP_WEIGHT_GPU] = "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL) OR"
+				  " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY) OR"
+				  " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET)",
+		[XP_WEIGHT_OFFCPU] = "SELECT EXISTS (SELECT 1 FROM xp_switches)",
+		[XP_WEIGHT_API] = "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME)",
+	};
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((unsigned)w >= sizeof(sql) / sizeof(sql[0]) ||
+	    sqlite3_prepare_v2(db, sql[w], -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) != 0 : -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+const char *xp_weight_empty_hint(enum xp_weight w)
+{
+	switch (w) {
+	case XP_WEIGHT_CPU: return "no CPU samples in this run";
+	case XP_WEIGHT_GPU: return "no GPU activity in this run (see the warning of xpcorr report)";
+	case XP_WEIGHT_OFFCPU: return "no off-CPU records in this run: record with"
+				      " 'xpcap record --off-cpu'";
+	case XP_WEIGHT_API: return "no CUDA API calls in this run";
+	}
+	return "?";
+}

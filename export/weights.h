@@ -9,5 +9,9 @@
 #include "folded.h"
 
 const char *xp_weight_sql(enum xp_weight w);
+/* 1 when the weight's source table has rows, 0 when empty, -EIO. */
+int xp_weight_has_rows(sqlite3 *db, enum xp_weight w);
+/* Why such an export is empty, for a warning. */
+const char *xp_weight_empty_hint(enum xp_weight w);
 
 #endif

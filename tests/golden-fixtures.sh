@@ -36,6 +36,9 @@ for w in gpu api; do
 done
 "$xpcorr" export --format folded --weight gpu --root tid --exact-only workload.db > out/workload-gpu-tid-exact.folded
 "$xpcorr" export --format svg --weight gpu -o out/workload-gpu.svg workload.db
+# recorded without --off-cpu: an empty graph that says why
+"$xpcorr" export --format folded --weight offcpu workload.db > offcpu.folded 2> offcpu.err
+[ ! -s offcpu.folded ] && grep -q "record with 'xpcap record --off-cpu'" offcpu.err
 for w in gpu api; do
 	"$xpcorr" export --format folded --weight $w torch.db > out/torch-$w.folded
 done
