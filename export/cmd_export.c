@@ -24,19 +24,19 @@ static void usage(FILE *out)
 		"usage: xpcorr export --format folded|svg [options] RUN_DIR\n"
 		"       xpcorr export --format svg --input FILE.folded [-o FILE.svg]\n"
 		"  -o, --output FILE      write there instead of stdout\n"
-		"  --root comm|pid|tid|none  first frame: thread name (default), name-PID,\n"
-		"                         name-PID/TID, or nothing\n"
-		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
-		"  --no-kernel            drop kernel frames\n"
 		"  --weight cpu|gpu|offcpu|api  what a line counts: CPU samples (default),\n"
 		"                         GPU ns under the launching stack (kernel or copy\n"
 		"                         as leaf), ns off CPU (record --off-cpu), ns in\n"
 		"                         CUDA API calls (API name as leaf)\n"
 		"  --exact-only           gpu, api: drop time attributed by inference\n"
 		"                         (leaf marked ' [inferred]') and unattributed time\n"
-		"  --title TEXT           SVG title\n"
 		"  --differential         --input holds 'stack base new' lines (xpcorr diff\n"
-		"                         --format folded): red grew, blue shrank\n");
+		"                         --format folded): red grew, blue shrank\n"
+		"  --root comm|pid|tid|none  first frame: thread name (default), name-PID,\n"
+		"                         name-PID/TID, or nothing\n"
+		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
+		"  --no-kernel            drop kernel frames\n"
+		"  --title TEXT           SVG title\n");
 }
 
 static int parse_int(const char *s, int64_t *v)
@@ -52,6 +52,9 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "exact-only", no_argument, NULL, 'E' },
+		{ "differential", no_argument, NULL, 'D' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "root", required_argument, NULL, 'r' },
@@ -60,9 +63,6 @@ int cmd_export(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "title", required_argument, NULL, 'T' },
-		{ "weight", required_argument, NULL, 'w' },
-		{ "exact-only", no_argument, NULL, 'E' },
-		{ "differential", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -79,11 +79,6 @@ int cmd_export(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:o:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
-		case 'o': output = optarg; break;
-		case 'i': input = optarg; break;
-		case 'K': fo.no_kernel = 1; break;
-		case 'c': fo.comm = optarg; break;
-		case 'T': so.title = optarg; break;
 		case 'E': fo.exact_only = 1; break;
 		case 'D': so.differential = 1; break;
 		case 'w':
@@ -92,6 +87,11 @@ int cmd_export(int argc, char **argv)
 				return XP_EXIT_USAGE;
 			}
 			break;
+		case 'o': output = optarg; break;
+		case 'i': input = optarg; break;
+		case 'K': fo.no_kernel = 1; break;
+		case 'c': fo.comm = optarg; break;
+		case 'T': so.title = optarg; break;
 		case 'p':
 		case 't':
 			if (parse_int(optarg, c == 'p' ? &fo.pid : &fo.tid)) {
