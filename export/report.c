@@ -17,8 +17,8 @@
 
 #include "db_schema.h"
 #include "jsonw.h"
-#include "launch.h"
 #include "report.h"
+#include "launch.h"
 
 struct group {
 	char *name;
@@ -38,6 +38,9 @@ struct rep {
 	int64_t all_total;
 	sqlite3_stmt *frame;        /* one stack node */
 };
+
+/* The GPU rows of every kind, each with its attribution (or NULLs). */
+#define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
 
 static void filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
 		   size_t len)
@@ -228,7 +231,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		break;
 	case XP_BY_STACK:
 		filter(o, "g.gp", "g.start", f, sizeof(f));
-		snprintf(sql, len, "SELECT NULL, ifnull(a.stack_id, -1), g.end - g.start FROM " XP_GPU_ROWS
+		snprintf(sql, len, "SELECT NULL, ifnull(a.stack_id, -1), g.end - g.start FROM " GPU_ROWS
 			 " WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_API:
@@ -248,7 +251,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		filter(o, "g.gp", "g.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
 			 " (r.globalTid >> 24) || '/' || (r.globalTid & 16777215) END, ifnull(r.globalTid, -1),"
-			 " g.end - g.start FROM " XP_GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
+			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_GRAPH:
@@ -263,7 +266,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		/* a GPU row counts in every start/end range open on the calling
 		 * thread when its API call began (nested ranges each count it) */
 		filter(o, "g.gp", "g.start", f, sizeof(f));
-		snprintf(sql, len, "SELECT s.value, n.textId, g.end - g.start FROM " XP_GPU_ROWS
+		snprintf(sql, len, "SELECT s.value, n.textId, g.end - g.start FROM " GPU_ROWS
 			 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
 			 " JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.eventType = 60"
 			 " AND n.start <= r.start AND n.end >= r.start"
@@ -483,7 +486,7 @@ static int footer_coverage(struct rep *R)
 
 	filter(R->o, "g.gp", "g.start", f, sizeof(f));
 	snprintf(sql, sizeof(sql), "SELECT ifnull(a.how, 'none'), ifnull(a.reason, 'not correlated yet"
-		 " (run the correlation)'), count(*), sum(g.end - g.start) FROM " XP_GPU_ROWS " WHERE %s"
+		 " (run the correlation)'), count(*), sum(g.end - g.start) FROM " GPU_ROWS " WHERE %s"
 		 " GROUP BY 1, 2 ORDER BY CASE 1 WHEN 'exact' THEN 0 WHEN 'inferred' THEN 1 ELSE 2 END,"
 		 " 4 DESC, 2", f);
 	if (prepare(R, sql, &s) < 0)
