@@ -3,6 +3,7 @@
  *   xpcorr export --format svg -o cpu.svg run/
  *   xpcorr export --format svg --input cpu.folded -o cpu.svg    # any folded file
  *   xpcorr export --format folded --root tid --no-kernel --pid 1234 run/
+ *   xpcorr export --format folded --weight gpu run/   # launching stack;kernel gpu_ns
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +16,7 @@
 #include "folded.h"
 #include "ingest.h"
 #include "svg.h"
+#include "weights.h"
 
 static void usage(FILE *out)
 {
@@ -22,6 +24,14 @@ static void usage(FILE *out)
 		"usage: xpcorr export --format folded|svg [options] RUN_DIR\n"
 		"       xpcorr export --format svg --input FILE.folded [-o FILE.svg]\n"
 		"  -o, --output FILE      write there instead of stdout\n"
+		"  --weight cpu|gpu|offcpu|api  what a line counts: CPU samples (default),\n"
+		"                         GPU ns under the launching stack (kernel or copy\n"
+		"                         as leaf), ns off CPU (record --off-cpu), ns in\n"
+		"                         CUDA API calls (API name as leaf)\n"
+		"  --exact-only           gpu, api: drop time attributed by inference\n"
+		"                         (leaf marked ' [inferred]') and unattributed time\n"
+		"  --differential         --input holds 'stack base new' lines (xpcorr diff\n"
+		"                         --format folded): red grew, blue shrank\n"
 		"  --root comm|pid|tid|none  first frame: thread name (default), name-PID,\n"
 		"                         name-PID/TID, or nothing\n"
 		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
@@ -42,6 +52,9 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "exact-only", no_argument, NULL, 'E' },
+		{ "differential", no_argument, NULL, 'D' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "root", required_argument, NULL, 'r' },
@@ -66,6 +79,14 @@ int cmd_export(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:o:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
+		case 'E': fo.exact_only = 1; break;
+		case 'D': so.differential = 1; break;
+		case 'w':
+			if (xp_weight_parse(optarg, &fo.weight)) {
+				fprintf(stderr, "xpcorr export: --weight is cpu, gpu, offcpu or api\n");
+				return XP_EXIT_USAGE;
+			}
+			break;
 		case 'o': output = optarg; break;
 		case 'i': input = optarg; break;
 		case 'K': fo.no_kernel = 1; break;
@@ -102,6 +123,14 @@ int cmd_export(int argc, char **argv)
 		usage(stderr);
 		return XP_EXIT_USAGE;
 	}
+	if (so.differential && !input) {
+		fprintf(stderr, "xpcorr export: --differential reads --input; xpcorr diff --format svg"
+			" draws two runs\n");
+		return XP_EXIT_USAGE;
+	}
+	so.unit = xp_weight_unit(fo.weight);
+	if (!so.title && fo.weight != XP_WEIGHT_CPU)
+		so.title = xp_weight_title(fo.weight);
 	if (input) {
 		folded = fopen(input, "re");
 		if (!folded) {
@@ -112,6 +141,9 @@ int cmd_export(int argc, char **argv)
 		if (xp_cmd_open_db(argv[optind], &db))
 			return XP_EXIT_FAIL;
 	}
+	/* an empty flame graph should say why */
+	if (db && xp_weight_has_rows(db, fo.weight) == 0)
+		fprintf(stderr, "xpcorr: warning: %s\n", xp_weight_empty_hint(fo.weight));
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {

@@ -1,7 +1,9 @@
-/* folded.c - samples -> folded stacks; see folded.h.
- * The database is grouped by (thread, stack) in SQL, so memory grows with
- * distinct stacks, never with samples; each stack's text is built from the
- * prefix tree held in arrays indexed by node id. */
+/* folded.c - samples, GPU work, off-CPU time or API calls -> folded
+ * stacks; see folded.h. The database is grouped by (thread, stack, leaf) in
+ * SQL (weights.c), so memory grows with distinct stacks, never with rows;
+ * each stack's text is built from the prefix tree held in arrays indexed by
+ * node id. Launch stacks lose their CUDA-layer frames at the leaf end, as
+ * in report, so that the kernel hangs under the caller's own code. */
 #include "folded.h"
 
 #include <errno.h>
@@ -10,7 +12,8 @@
 #include <string.h>
 
 #include "db_schema.h"
-#include "strtab.h"
+#include "launch.h"
+#include "weights.h"
 
 #define MAX_DEPTH 4096              /* frames per stack; the tree is acyclic by construction */
 
@@ -19,6 +22,7 @@ struct tree {
 	int64_t nnodes;
 	char **frame_text;          /* by frame id: the name as it appears in a line */
 	uint8_t *frame_kernel;
+	uint8_t *frame_cuda;        /* marker, CUPTI, driver, runtime (launch.h) */
 	int64_t nframes;
 };
 
@@ -28,6 +32,7 @@ static void tree_free(struct tree *t)
 		free(t->frame_text ? t->frame_text[i] : NULL);
 	free(t->frame_text);
 	free(t->frame_kernel);
+	free(t->frame_cuda);
 	free(t->parent);
 	free(t->frame);
 }
@@ -70,16 +75,18 @@ static int load_tree(sqlite3 *db, struct tree *t)
 	t->nframes = n + 1;
 	t->frame_text = calloc((size_t)t->nframes, sizeof(char *));
 	t->frame_kernel = calloc((size_t)t->nframes, 1);
+	t->frame_cuda = calloc((size_t)t->nframes, 1);
 	n = max_id(db, "SELECT coalesce(max(id), 0) FROM xp_stacks");
 	if (n < 0)
 		return -EIO;
 	t->nnodes = n + 1;
 	t->parent = calloc((size_t)t->nnodes, sizeof(int64_t));
 	t->frame = calloc((size_t)t->nnodes, sizeof(int64_t));
-	if (!t->frame_text || !t->frame_kernel || !t->parent || !t->frame)
+	if (!t->frame_text || !t->frame_kernel || !t->frame_cuda || !t->parent || !t->frame)
 		return -ENOMEM;
-	if (sqlite3_prepare_v2(db, "SELECT f.id, s.value, f.kind FROM xp_frames f"
-			       " JOIN StringIds s ON s.id = f.symbol", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT f.id, s.value, f.kind, m.value FROM xp_frames f"
+			       " JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module",
+			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
@@ -89,6 +96,7 @@ static int load_tree(sqlite3 *db, struct tree *t)
 		if (id <= 0 || id >= t->nframes || !name)
 			continue;
 		t->frame_kernel[id] = kind == XP_FRAME_KERNEL || kind == XP_FRAME_KERNEL_UNRESOLVED;
+		t->frame_cuda[id] = xp_is_cuda_layer(name, (const char *)sqlite3_column_text(st, 3));
 		t->frame_text[id] = frame_text(name, t->frame_kernel[id]);
 		if (!t->frame_text[id]) {
 			sqlite3_finalize(st);
@@ -111,12 +119,41 @@ static int load_tree(sqlite3 *db, struct tree *t)
 	return 0;
 }
 
-/* Text of one line (without the count) into a growing buffer. */
-static int render(const struct tree *t, const struct xp_folded_opts *o, int64_t node,
-		  const char *prefix, char **buf, size_t *cap, size_t *len)
+static int append(char **buf, size_t *cap, size_t *len, const char *s, const char *suffix)
 {
-	int64_t path[MAX_DEPTH];
-	int depth = 0, frames = 0;
+	size_t n = strlen(s), m = strlen(suffix);
+
+	if (*len + n + m + 2 > *cap) {
+		size_t c = (*cap + n + m + 2) * 2;
+		char *p = realloc(*buf, c);
+
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = c;
+	}
+	if (*len)
+		(*buf)[(*len)++] = ';';
+	memcpy(*buf + *len, s, n);
+	memcpy(*buf + *len + n, suffix, m);
+	*len += n + m;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+struct line_in {
+	int64_t node;               /* stack leaf, <= 0: none */
+	const char *prefix;         /* root frame or "" */
+	const char *leaf;           /* kernel or API name, or NULL */
+	const char *how;            /* attribution of a GPU or API row, or NULL */
+};
+
+/* Text of one line (without the count) into a growing buffer. */
+static int render(const struct tree *t, const struct xp_folded_opts *o, const struct line_in *in,
+		  char **buf, size_t *cap, size_t *len)
+{
+	int64_t path[MAX_DEPTH], node = in->node;
+	int depth = 0, frames = 0, cut = 0, err;
 
 	/* parents always have smaller ids (created first), so this ends */
 	while (node > 0 && node < t->nnodes && depth < MAX_DEPTH) {
@@ -125,79 +162,66 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, int64_t 
 			break;
 		node = t->parent[node];
 	}
-	*len = 0;
-	for (int i = depth; i >= -1; i--) {
-		const char *s;
-		size_t n;
+	/* a launch stack starts at the caller's code, unless that is all there is */
+	if (in->how) {
+		while (cut < depth) {
+			int64_t f = t->frame[path[cut]];
 
-		if (i == depth)
-			s = prefix;
-		else if (i >= 0) {
-			int64_t f = t->frame[path[i]];
-
-			if (f <= 0 || f >= t->nframes || !t->frame_text[f])
-				s = "[bad frame]";
-			else if (o->no_kernel && t->frame_kernel[f])
-				continue;
-			else
-				s = t->frame_text[f];
-			frames++;
-		} else
-			s = frames ? NULL : "[no stack]";
-		if (!s || !*s)
-			continue;
-		n = strlen(s);
-		if (*len + n + 2 > *cap) {
-			size_t c = (*cap + n + 2) * 2;
-			char *p = realloc(*buf, c);
-
-			if (!p)
-				return -ENOMEM;
-			*buf = p;
-			*cap = c;
+			if (f <= 0 || f >= t->nframes || !(t->frame_kernel[f] || t->frame_cuda[f]))
+				break;
+			cut++;
 		}
-		if (*len)
-			(*buf)[(*len)++] = ';';
-		memcpy(*buf + *len, s, n);
-		*len += n;
-		(*buf)[*len] = '\0';
+		if (cut == depth)
+			cut = 0;
 	}
-	return 0;
+	*len = 0;
+	if (*in->prefix && (err = append(buf, cap, len, in->prefix, "")))
+		return err;
+	for (int i = depth - 1; i >= cut; i--) {
+		int64_t f = t->frame[path[i]];
+		const char *s;
+
+		if (f <= 0 || f >= t->nframes || !t->frame_text[f])
+			s = "[bad frame]";
+		else if (o->no_kernel && t->frame_kernel[f])
+			continue;
+		else
+			s = t->frame_text[f];
+		frames++;
+		if ((err = append(buf, cap, len, s, "")))
+			return err;
+	}
+	if (!frames && (err = append(buf, cap, len, in->how && !strcmp(in->how, "none") ?
+				     "[unattributed]" : in->how ? "[no launch stack]" : "[no stack]", "")))
+		return err;
+	if (in->leaf && !o->no_leaf) {
+		char *leaf = frame_text(in->leaf, 0);
+
+		if (!leaf)
+			return -ENOMEM;
+		err = append(buf, cap, len, leaf, in->how && !strcmp(in->how, "inferred") ?
+			     " [inferred]" : "");
+		free(leaf);
+	}
+	return err;
 }
 
-struct line {
-	const char *text;
-	uint64_t count;
-};
-
-static int cmp_line(const void *a, const void *b)
-{
-	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
-}
-
-int xp_folded_write(sqlite3 *db, const struct xp_folded_opts *o, FILE *out)
+int xp_folded_collect(sqlite3 *db, const struct xp_folded_opts *o, struct xp_wtab *lines,
+		      int side)
 {
 	struct tree t = { 0 };
-	struct xp_strtab *lines = xp_strtab_new();
-	uint64_t *counts = NULL;
-	size_t counts_cap = 0, cap = 0, len;
-	struct line *sorted = NULL;
+	size_t cap = 0, len;
 	sqlite3_stmt *st = NULL;
 	char *buf = NULL, prefix[128];
+	const char *sql = xp_weight_sql(o->weight);
 	int err;
 
-	if (!lines)
-		return -ENOMEM;
+	if (!sql)
+		return -EINVAL;
 	err = load_tree(db, &t);
 	if (err)
 		goto out;
-	if (sqlite3_prepare_v2(db,
-		"SELECT x.pid, x.tid, coalesce(n.value, ''), x.stack_id, count(*)"
-		" FROM xp_samples x"
-		" LEFT JOIN ThreadNames tn ON tn.globalTid = (x.pid << 24) | x.tid"
-		" LEFT JOIN StringIds n ON n.id = tn.nameId"
-		" WHERE (?1 < 0 OR x.pid = ?1) AND (?2 < 0 OR x.tid = ?2)"
-		" GROUP BY x.pid, x.tid, x.stack_id", -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		err = -EIO;
 		goto out;
 	}
@@ -206,11 +230,22 @@ int xp_folded_write(sqlite3 *db, const struct xp_folded_opts *o, FILE *out)
 	while ((err = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
 		const char *comm = (const char *)sqlite3_column_text(st, 2);
-		int64_t id;
-		int fresh;
+		struct line_in in = {
+			.node = sqlite3_column_int64(st, 3),
+			.prefix = prefix,
+			.leaf = (const char *)sqlite3_column_text(st, 4),
+			.how = (const char *)sqlite3_column_text(st, 5),
+		};
+		int64_t w = sqlite3_column_int64(st, 6), n = sqlite3_column_int64(st, 7);
 
+		if (!comm)
+			comm = "";
 		if (o->comm && strcmp(o->comm, comm))
 			continue;
+		if (o->exact_only && in.how && strcmp(in.how, "exact"))
+			continue;
+		if (!*comm && in.how)
+			comm = tid ? "[unnamed]" : "[no API call]";
 		switch (o->root) {
 		case XP_ROOT_COMM:
 			snprintf(prefix, sizeof(prefix), "%s", comm);
@@ -227,52 +262,38 @@ int xp_folded_write(sqlite3 *db, const struct xp_folded_opts *o, FILE *out)
 		for (char *p = prefix; *p; p++)
 			if (*p == ';' || *p == '\n')
 				*p = ':';
-		err = render(&t, o, sqlite3_column_int64(st, 3), prefix, &buf, &cap, &len);
+		err = render(&t, o, &in, &buf, &cap, &len);
 		if (err)
 			goto out;
-		err = xp_strtab_intern(lines, buf, len, &id, &fresh);
+		err = xp_wtab_add(lines, side, buf, len, w > 0 ? (uint64_t)w : 0,
+				  n > 0 ? (uint64_t)n : 0);
 		if (err)
 			goto out;
-		if ((size_t)id >= counts_cap) {
-			size_t c = counts_cap ? counts_cap * 2 : 1024;
-			uint64_t *p = realloc(counts, c * sizeof(*p));
-
-			if (!p) {
-				err = -ENOMEM;
-				goto out;
-			}
-			memset(p + counts_cap, 0, (c - counts_cap) * sizeof(*p));
-			counts = p;
-			counts_cap = c;
-		}
-		counts[id] += (uint64_t)sqlite3_column_int64(st, 4);
 	}
-	if (err != SQLITE_DONE) {
-		err = -EIO;
-		goto out;
-	}
-	err = 0;
-	sorted = malloc((xp_strtab_count(lines) + 1) * sizeof(*sorted));
-	if (!sorted) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < xp_strtab_count(lines); i++) {
-		sorted[i].text = xp_strtab_get(lines, (int64_t)i + 1);
-		sorted[i].count = counts[i + 1];
-	}
-	qsort(sorted, xp_strtab_count(lines), sizeof(*sorted), cmp_line);
-	for (size_t i = 0; i < xp_strtab_count(lines); i++)
-		if (fprintf(out, "%s %" PRIu64 "\n", sorted[i].text, sorted[i].count) < 0) {
-			err = -EIO;
-			break;
-		}
+	err = err == SQLITE_DONE ? 0 : -EIO;
 out:
 	sqlite3_finalize(st);
-	free(sorted);
-	free(counts);
 	free(buf);
-	xp_strtab_free(lines);
 	tree_free(&t);
+	return err;
+}
+
+int xp_folded_write(sqlite3 *db, const struct xp_folded_opts *o, FILE *out)
+{
+	struct xp_wtab *lines = xp_wtab_new();
+	struct xp_wrow *rows = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!lines)
+		return -ENOMEM;
+	err = xp_folded_collect(db, o, lines, 0);
+	if (!err)
+		err = xp_wtab_rows(lines, &rows, &n);
+	for (size_t i = 0; !err && i < n; i++)
+		if (rows[i].w[0] && fprintf(out, "%s %" PRIu64 "\n", rows[i].key, rows[i].w[0]) < 0)
+			err = -EIO;
+	free(rows);
+	xp_wtab_free(lines);
 	return err;
 }

@@ -9,7 +9,6 @@
  * cuda_gpu_kern_sum: StdDev is the sample standard deviation, Med the
  * middle value (mean of the two middle ones for an even count).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include "jsonw.h"
 #include "report_groups.h"
 #include "report.h"
+#include "launch.h"
 
 struct group {
 	char *name;
@@ -42,11 +42,7 @@ struct rep {
 };
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
-#define GPU_ROWS \
-	"(SELECT 'KERNEL' AS t, rowid AS r, start, end, globalPid AS gp FROM CUPTI_ACTIVITY_KIND_KERNEL" \
-	" UNION ALL SELECT 'MEMCPY', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY" \
-	" UNION ALL SELECT 'MEMSET', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) g" \
-	" LEFT JOIN xp_attribution a ON a.gpu_table = g.t AND a.gpu_rowid = g.r"
+#define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
 
 static void filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
 		   size_t len)
@@ -229,35 +225,6 @@ static int cmp_group(const void *pa, const void *pb)
 	return c ? c : (a->key > b->key) - (a->key < b->key);
 }
 
-/* Frames of the CUDA stack itself (our marker, CUPTI, the driver, the
- * runtime): every launch passes through them, so the report starts at the
- * leaf-most frame of the caller's own code. */
-static int is_cuda_layer(const char *sym, const char *module)
-{
-	static const char *const libs[] = { "libxpcupti.so", "libcupti.so", "libcuda.so",
-					    "libcudart.so" };
-	const char *base = module ? strrchr(module, '/') : NULL;
-
-	if (sym && !strcmp(sym, "xpcap_correlation_marker"))
-		return 1;
-	/* the runtime and driver APIs, also when cudart is linked statically
-	 * into the program (nvcc's default): cudaLaunchKernel, cuLaunchKernel,
-	 * __cudaLaunchKernel_helper, __device_stub__k_alpha, ... */
-	if (sym && ((!strncmp(sym, "cuda", 4) && isupper((unsigned char)sym[4])) ||
-		    (!strncmp(sym, "cu", 2) && isupper((unsigned char)sym[2])) ||
-		    !strncmp(sym, "__cuda", 6) || !strncmp(sym, "__device_stub_", 14)))
-		return 1;
-	base = base ? base + 1 : module;
-	for (size_t i = 0; base && i < sizeof(libs) / sizeof(libs[0]); i++)
-		if (!strncmp(base, libs[i], strlen(libs[i])))
-			return 1;
-	/* unresolved frames carry their module in the name: "libcupti.so.13+0x7d162" */
-	for (size_t i = 0; sym && i < sizeof(libs) / sizeof(libs[0]); i++)
-		if (!strncmp(sym, libs[i], strlen(libs[i])))
-			return 1;
-	return 0;
-}
-
 /* "launch_a <- forward <- main": user frames from the leaf-most one of the
  * caller's code (kernel and CUDA-layer frames skipped), at most o->frames. */
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
@@ -290,7 +257,7 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		kind = sqlite3_column_int(R->frame, 2);
 		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
 		/* the CUDA layers only until the first frame of the caller's code */
-		if (user && !shown && is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
+		if (user && !shown && xp_is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
 			user = 0;
 		if (user) {
 			if (shown == R->o->frames) {

@@ -2,11 +2,15 @@
  * The folded lines are merged into a tree (frames with the same path are one
  * node), children sorted by name as flamegraph.pl does, and each node drawn
  * as a rectangle whose width is its share of all samples. Positions are
- * also written as fractions (data-x, data-w) for the zoom script. */
+ * also written as fractions (data-x, data-w) for the zoom script.
+ * Differential input ("stack base new", difffolded.pl's format) draws the
+ * new profile, each frame red where its time grew and blue where it shrank,
+ * the deeper the colour the larger the change. */
 #include "svg.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +28,8 @@ struct node {
 	uint32_t parent;
 	uint32_t first_child;       /* index into child list after build */
 	uint32_t nchildren;
-	uint64_t total;             /* samples here and below */
+	uint64_t total;             /* samples here and below (new, in a diff) */
+	uint64_t base;              /* a diff's base samples here and below */
 };
 
 struct flame {
@@ -34,6 +39,8 @@ struct flame {
 	size_t count, cap;
 	uint32_t *children;         /* grouped by parent */
 	int max_depth;
+	int diff;                   /* lines carry two counts */
+	double max_delta;           /* largest |new - base| of a frame */
 };
 
 static int add_node(struct flame *f, uint32_t parent, int64_t name, uint32_t *out)
@@ -64,27 +71,39 @@ static int add_node(struct flame *f, uint32_t parent, int64_t name, uint32_t *ou
 	return 0;
 }
 
-/* "a;b;c 12" -> adds 12 along the path a, b, c. 1 added, 0 bad line. */
-static int add_line(struct flame *f, char *line)
+/* The number after the last space of line, which is cut there; 0 or -1. */
+static int cut_count(char *line, uint64_t *count)
 {
-	char *sp = strrchr(line, ' '), *end, *frame, *save = NULL;
-	uint32_t node = 0;
-	uint64_t count;
-	int depth = 0, err;
+	char *sp = strrchr(line, ' '), *end;
 
 	if (!sp || sp == line)
-		return 0;
+		return -1;
 	errno = 0;
-	count = strtoull(sp + 1, &end, 10);
-	if (errno || end == sp + 1 || (*end && *end != '\n'))
-		return 0;
+	*count = strtoull(sp + 1, &end, 10);
+	if (errno || end == sp + 1 || (*end && *end != '\n') || sp[1] == '-')
+		return -1;
 	*sp = '\0';
+	return 0;
+}
+
+/* "a;b;c 12" (or "a;b;c 10 12" in a diff) -> adds 12 along the path a, b, c.
+ * 1 added, 0 bad line. */
+static int add_line(struct flame *f, char *line)
+{
+	char *frame, *save = NULL;
+	uint32_t node = 0;
+	uint64_t count, base = 0;
+	int depth = 0, err;
+
+	if (cut_count(line, &count) || (f->diff && cut_count(line, &base)))
+		return 0;
 	for (char *p = line; *p; p++)
 		depth += *p == ';';
 	if (depth >= XP_SVG_MAX_DEPTH)
 		return 0;   /* bounds the drawing recursion */
 	depth = 0;
 	f->nodes[0].total += count;
+	f->nodes[0].base += base;
 	for (frame = strtok_r(line, ";", &save); frame; frame = strtok_r(NULL, ";", &save)) {
 		int64_t name;
 		int fresh;
@@ -95,6 +114,7 @@ static int add_line(struct flame *f, char *line)
 		if (err)
 			return err;
 		f->nodes[node].total += count;
+		f->nodes[node].base += base;
 		if (++depth > f->max_depth)
 			f->max_depth = depth;
 	}
@@ -179,6 +199,21 @@ static void colour(const char *name, char *buf, size_t len)
 		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + v1 % 50, v2 % 230, 40 + v1 % 30);
 }
 
+/* White for no change, to full red (grew) or blue (shrank) at the largest
+ * change of any frame, as flamegraph.pl draws differential graphs. */
+static void diff_colour(const struct flame *f, const struct node *n, char *buf, size_t len)
+{
+	double d = (double)n->total - (double)n->base;
+	unsigned v = f->max_delta > 0 ? (unsigned)(210.0 * (1.0 - fabs(d) / f->max_delta) + 0.5) : 210;
+
+	if (d > 0)
+		snprintf(buf, len, "rgb(255,%u,%u)", v, v);
+	else if (d < 0)
+		snprintf(buf, len, "rgb(%u,%u,255)", v, v);
+	else
+		snprintf(buf, len, "rgb(250,250,250)");
+}
+
 static const char script[] =
 "<script type=\"text/ecmascript\"><![CDATA[\n"
 "'use strict';\n"
@@ -254,6 +289,7 @@ struct emit {
 	const struct flame *f;
 	FILE *out;
 	double inner;               /* drawable width in pixels */
+	const char *unit;
 	int height;
 };
 
@@ -268,15 +304,26 @@ static void emit_node(const struct emit *e, uint32_t i, double x, int depth)
 
 	if (w * e->inner < MIN_WIDTH_PX)
 		return;
-	colour(name, fill, sizeof(fill));
+	if (f->diff)
+		diff_colour(f, n, fill, sizeof(fill));
+	else
+		colour(name, fill, sizeof(fill));
 	fprintf(e->out, "<g class=\"f\" data-x=\"%.12g\" data-w=\"%.12g\" data-d=\"%d\" data-name=\"",
 		x, w, depth);
 	xml_escape(e->out, name);
 	fprintf(e->out, "\"><title>");
 	xml_escape(e->out, name);
-	fprintf(e->out, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\""
+	if (f->diff && n->base)
+		fprintf(e->out, " (%" PRIu64 " %s, %.2f%%; base %" PRIu64 ", %+.2f%%)", n->total,
+			e->unit, 100.0 * w, n->base, 100.0 * ((double)n->total - (double)n->base) /
+			(double)n->base);
+	else if (f->diff)
+		fprintf(e->out, " (%" PRIu64 " %s, %.2f%%; new)", n->total, e->unit, 100.0 * w);
+	else
+		fprintf(e->out, " (%" PRIu64 " %s, %.2f%%)", n->total, e->unit, 100.0 * w);
+	fprintf(e->out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\""
 		" height=\"%d\" fill=\"%s\" data-fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
-		n->total, 100.0 * w, PAD_SIDE + x * e->inner,
+		PAD_SIDE + x * e->inner,
 		e->height - PAD_BOTTOM - (depth + 1) * FRAME_H, w * e->inner - 0.5 > 0.1 ?
 		w * e->inner - 0.5 : 0.1, FRAME_H - 1, fill, fill, PAD_SIDE + 3 + x * e->inner,
 		e->height - PAD_BOTTOM - depth * FRAME_H - 4);
@@ -299,6 +346,7 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 	uint32_t root;
 
 	*bad_lines = 0;
+	f.diff = o->differential;
 	xp_u64map_init(&f.edges);
 	f.names = xp_strtab_new();
 	if (!f.names)
@@ -319,11 +367,18 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 	}
 	if (!err)
 		err = build_children(&f);
+	for (size_t i = 0; !err && i < f.count; i++) {
+		double d = fabs((double)f.nodes[i].total - (double)f.nodes[i].base);
+
+		if (d > f.max_delta)
+			f.max_delta = d;
+	}
 	if (err)
 		goto out;
 	e.f = &f;
 	e.out = out;
 	e.inner = width - 2 * PAD_SIDE;
+	e.unit = o->unit ? o->unit : "samples";
 	e.height = (f.max_depth + 1) * FRAME_H + PAD_TOP + PAD_BOTTOM;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""

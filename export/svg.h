@@ -2,6 +2,8 @@
  * (SVG with inline script, no network): click a frame to zoom, "Reset zoom",
  * Ctrl-F or "Search" to highlight frames matching a regular expression and
  * see the share of samples they account for. In the manner of flamegraph.pl.
+ * Differential input ("stack base new", o.differential) is drawn with the
+ * new counts, red where a frame grew and blue where it shrank.
  *
  *   struct xp_svg_opts o = { .title = "CPU samples", .width = 1200 };
  *   uint64_t bad;
@@ -16,6 +18,9 @@
 struct xp_svg_opts {
 	const char *title;          /* NULL: "Flame Graph" */
 	int width;                  /* pixels; 0: 1200 */
+	const char *unit;           /* what a count is: NULL "samples", "ns" */
+	int differential;           /* lines are "stack base new": width new,
+	                             * red grew, blue shrank */
 };
 
 /* 0, -ENOMEM, -E2BIG (more than XP_SVG_MAX_NODES distinct frames), -EIO on a

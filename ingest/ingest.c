@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "db_join.h"
 #include "db_schema.h"
 #include "gpu_ingest.h"
@@ -179,6 +180,12 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 		/* GPU work to the CPU stacks that launched it, in the same db */
 		if (xc_correlate_db(db, &res->correlation)) {
 			snprintf(res->error, sizeof(res->error), "correlation: %s", sqlite3_errmsg(db));
+			err = -EIO;
+			goto fail;
+		}
+		/* what a later diff or ls needs: host, GPU, versions, git describe */
+		if (xp_archive_record(db)) {
+			snprintf(res->error, sizeof(res->error), "archive facts: %s", sqlite3_errmsg(db));
 			err = -EIO;
 			goto fail;
 		}

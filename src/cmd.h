@@ -27,5 +27,7 @@ int cmd_ingest(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
 
 #endif

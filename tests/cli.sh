@@ -60,6 +60,41 @@ check svg-input 0 "1 lines that are not" -- "$xpcorr" export --format svg --inpu
 grep -q 'data-name="c"' "$tmp/x.svg" || { echo "FAIL svg content"; fail=1; }
 check svg-input-missing 1 "cannot read" -- "$xpcorr" export --format svg --input "$tmp/none"
 
+# --weight, diff and ls as a user types them (on a fresh run: the one above was damaged)
+run="$tmp/fresh"
+"$gen" golden "$exe" "$lib" "$run" || exit 1
+check usage-bad-weight 2 "--weight is cpu, gpu, offcpu or api" -- "$xpcorr" export --format folded --weight wall "$run"
+check usage-differential-needs-input 2 "--differential reads --input" -- "$xpcorr" export --format svg --differential "$run"
+check export-offcpu 0 "" -- "$xpcorr" export --format folded --weight offcpu "$run"
+grep -q "^worker;main;xp_idle;schedule_\[k\] 5000000$" "$tmp/out" || { echo "FAIL offcpu folded"; fail=1; }
+printf 'a;b 1 3\na;c 4 2\n' > "$tmp/d.folded"
+check svg-differential 0 "" -- "$xpcorr" export --format svg --differential --input "$tmp/d.folded" -o "$tmp/d.svg"
+grep -q 'data-name="b"><title>b (3 samples, 60.00%; base 1, +200.00%)' "$tmp/d.svg" || { echo "FAIL svg diff"; fail=1; }
+check diff-one-run 2 "expected two runs" -- "$xpcorr" diff "$run"
+check diff-bad-normalize 2 "--normalize is none" -- "$xpcorr" diff --normalize steps "$run" "$run"
+check diff-unknown-kernel 2 "no kernel named 'k_none' in either run" -- "$xpcorr" diff --normalize kernel=k_none "$run" "$run"
+check diff-missing-run 1 "$tmp/none" -- "$xpcorr" diff "$run" "$tmp/none"
+check diff-self 0 "" -- "$xpcorr" diff --weight cpu --format folded "$run" "$run"
+grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6 6$" "$tmp/out" || { echo "FAIL diff folded cpu"; fail=1; }
+check ls-missing 1 "cannot read $tmp/none" -- "$xpcorr" ls "$tmp/none"
+check ls-usage 2 "" -- "$xpcorr" ls
+
+# ingest records the git describe of the program's checkout, ls shows it
+repo="$tmp/repo"
+mkdir -p "$repo" && cp "$exe" "$repo/xptarget" && (cd "$repo" && git init -q . && git add xptarget &&
+	git -c user.name=t -c user.email=t@t commit -qm one && git tag v0.9) || { echo "FAIL git setup"; fail=1; }
+mkdir "$tmp/runs" && cp -r "$run" "$tmp/runs/r1" && rm -f "$tmp/runs/r1/xpcorr.db"
+python3 - "$tmp/runs/r1/meta.json" "$repo/xptarget" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["command"] = [sys.argv[2], "--steps", "3"]
+json.dump(m, open(sys.argv[1], "w"))
+PY
+check ls-not-ingested 0 "" -- "$xpcorr" ls "$tmp/runs"
+grep -q "not ingested .*r1: $repo/xptarget --steps 3" "$tmp/out" || { echo "FAIL ls meta"; cat "$tmp/out"; fail=1; }
+"$xpcorr" ingest --quiet "$tmp/runs/r1" 2>/dev/null
+check ls-ingested 0 "" -- "$xpcorr" ls "$tmp/runs"
+grep -q " v0.9 .*r1: $repo/xptarget --steps 3" "$tmp/out" || { echo "FAIL ls git"; cat "$tmp/out"; fail=1; }
+
 # Ctrl-C during an ingest: exit 1, the previous database untouched, no temp file
 big="$tmp/big"
 "$gen" bench "$exe" "$lib" "$big" 1000000 || exit 1

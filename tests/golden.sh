@@ -17,6 +17,7 @@ mkdir "$tmp/out"
 "$xpcorr" export --format folded "$tmp/run" | fix > "$tmp/out/folded.txt"
 "$xpcorr" export --format folded --root tid --no-kernel "$tmp/run" | fix > "$tmp/out/folded-tid-nokernel.txt"
 "$xpcorr" export --format folded --root none --pid 2000 "$tmp/run" | fix > "$tmp/out/folded-pid2000.txt"
+"$xpcorr" export --format folded --weight offcpu --root tid "$tmp/run" | fix > "$tmp/out/folded-offcpu.txt"
 "$xpcorr" info "$tmp/run" | fix > "$tmp/out/info.txt"
 "$xpcorr" info --format json "$tmp/run" | fix > "$tmp/out/info.json"
 

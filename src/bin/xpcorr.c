@@ -12,6 +12,8 @@ static const struct xp_cmd commands[] = {
 	{ "export", cmd_export, "folded stacks or a flame graph SVG" },
 	{ "dump", cmd_dump, "print the raw records of a run, one per line" },
 	{ "report", cmd_report, "GPU time per kernel (or stack, API, ...) with the CPU stacks that launched it" },
+	{ "diff", cmd_diff, "what got slower, faster, appeared or vanished between two runs" },
+	{ "ls", cmd_ls, "archived runs in a directory: date, command, duration, GPU time" },
 	{ NULL, NULL, NULL },
 };
 

@@ -565,6 +565,15 @@ def t_offcpu(tmp):
         print("%s: blocked %.1f ms measured, %.1f ms in switch records" % (fn, want / 1e6, got / 1e6))
         check(0.85 * want <= got <= 1.15 * want,
               "%s: off-CPU time with it on the stack within 15%% (%.3f)" % (fn, got / want))
+    # the same through ingest: export --weight offcpu puts that time under fn
+    p = subprocess.run([XPCORR, "export", "--format", "folded", "--weight", "offcpu", "--root",
+                        "none", "--tid", pid, run], capture_output=True, text=True)
+    check(p.returncode == 0, "export --weight offcpu exits 0 (%r)" % p.stderr)
+    for fn, want in measured.items():
+        got = sum(int(l.rsplit(" ", 1)[1]) for l in p.stdout.splitlines()
+                  if fn in l.rsplit(" ", 1)[0].split(";"))
+        check(0.85 * want <= got <= 1.15 * want,
+              "export --weight offcpu: %s within 15%% of measured (%.3f)" % (fn, got / want))
     blocked = [r for r in switches if r["tid"] == pid and int(r["dur"]) > 50e6]
     check(blocked and all(int(r["state"]) != 0 and r["kstack"] for r in blocked),
           "blocked intervals have a sleeping state and a kernel stack")

@@ -1,0 +1,149 @@
+/* cmd_diff.c - `xpcorr diff`: what got slower, faster, appeared, vanished.
+ *   xpcorr diff runA/ runB/                          # per kernel, stack, API
+ *   xpcorr diff --normalize kernel=k_step runA/ runB/
+ *   xpcorr diff --format folded runA/ runB/ > d.folded   # "stack base new"
+ *   xpcorr diff --format svg -o diff.svg runA/ runB/     # red slower, blue faster
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "diff.h"
+#include "ingest.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: xpcorr diff [options] BASE_RUN NEW_RUN\n"
+		"  Runs are run directories (ingested first when needed) or databases.\n"
+		"  --format text|csv|folded|svg   tables (default), a CSV of them, differential\n"
+		"                         folded stacks 'stack base new', or their flame graph\n"
+		"  -o, --output FILE      write there instead of stdout\n"
+		"  --top N                rows per table (default 20, 0 = all)\n"
+		"  --frames N             frames shown per launching stack (default 4)\n"
+		"  --normalize none|duration|kernel=NAME   scale the new run's totals by\n"
+		"                         base/new duration, or so that kernel NAME (or a\n"
+		"                         unique part of its name) has the base's instances\n"
+		"  --weight cpu|gpu|offcpu|api   folded, svg: what a stack counts (default gpu)\n"
+		"  --exact-only           drop GPU time attributed by inference or not at all\n"
+		"  --title TEXT           SVG title\n");
+}
+
+static int parse_uint(const char *s, unsigned *v)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || x > 1000000)
+		return -EINVAL;
+	*v = (unsigned)x;
+	return 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "top", required_argument, NULL, 't' },
+		{ "frames", required_argument, NULL, 'F' },
+		{ "normalize", required_argument, NULL, 'n' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "exact-only", no_argument, NULL, 'E' },
+		{ "title", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct xp_diff_opts o = XP_DIFF_DEFAULTS;
+	struct xp_diff_side a = { 0 }, b = { 0 };
+	const char *output = NULL;
+	FILE *out = stdout;
+	char err[1200];
+	int c, rc = XP_EXIT_FAIL;
+
+	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "text")) o.format = XP_DIFF_TEXT;
+			else if (!strcmp(optarg, "csv")) o.format = XP_DIFF_CSV;
+			else if (!strcmp(optarg, "folded")) o.format = XP_DIFF_FOLDED;
+			else if (!strcmp(optarg, "svg")) o.format = XP_DIFF_SVG;
+			else {
+				fprintf(stderr, "xpcorr diff: --format is text, csv, folded or svg\n");
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'o': output = optarg; break;
+		case 'E': o.exact_only = 1; break;
+		case 'T': o.title = optarg; break;
+		case 't':
+		case 'F':
+			if (parse_uint(optarg, c == 't' ? &o.top : &o.frames)) {
+				fprintf(stderr, "xpcorr diff: --%s wants a number\n",
+					c == 't' ? "top" : "frames");
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (!strcmp(optarg, "none")) {
+				o.normalize = XP_NORM_NONE;
+			} else if (!strcmp(optarg, "duration")) {
+				o.normalize = XP_NORM_DURATION;
+			} else if (!strncmp(optarg, "kernel=", 7) && optarg[7]) {
+				o.normalize = XP_NORM_KERNEL;
+				o.norm_kernel = optarg + 7;
+			} else {
+				fprintf(stderr, "xpcorr diff: --normalize is none, duration or"
+					" kernel=NAME\n");
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'w':
+			if (xp_weight_parse(optarg, &o.weight)) {
+				fprintf(stderr, "xpcorr diff: --weight is cpu, gpu, offcpu or api\n");
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return XP_EXIT_OK;
+		default:
+			usage(stderr);
+			return XP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 2) {
+		fprintf(stderr, "xpcorr diff: expected two runs, the base and the new one\n");
+		usage(stderr);
+		return XP_EXIT_USAGE;
+	}
+	a.name = argv[optind];
+	b.name = argv[optind + 1];
+	o.warnings = stderr;
+	if (xp_cmd_open_db(a.name, &a.db) || xp_cmd_open_db(b.name, &b.db))
+		goto out;
+	if (output && !(out = fopen(output, "we"))) {
+		fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
+		goto out;
+	}
+	c = xp_diff(&a, &b, &o, out, err, sizeof(err));
+	if (c) {
+		fprintf(stderr, "xpcorr: diff: %s\n", err);
+		rc = c == -ENOENT || c == -EINVAL ? XP_EXIT_USAGE : XP_EXIT_FAIL;
+	} else {
+		rc = XP_EXIT_OK;
+	}
+	if (out != stdout && fclose(out) && rc == XP_EXIT_OK) {
+		fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
+		rc = XP_EXIT_FAIL;
+	}
+out:
+	sqlite3_close(a.db);
+	sqlite3_close(b.db);
+	return rc;
+}

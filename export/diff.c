@@ -1,0 +1,422 @@
+/* diff.c - two runs side by side; see diff.h.
+ * Each side is aggregated in SQL (or by xp_folded_collect for stacks) into
+ * one xp_wtab keyed by text, base as side 0 and new as side 1, so memory
+ * grows with distinct kernels, stacks and APIs, never with rows. The new
+ * side's totals are multiplied by the normalisation factor; instance
+ * counts stay as recorded. */
+#include "diff.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "archive.h"
+#include "launch.h"
+#include "svg.h"
+#include "wtab.h"
+
+/* GPU work by item: kernels by demangled name, copies by kind, sets. */
+static const char gpu_items_sql[] =
+	"SELECT s.value, sum(k.end - k.start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+	" JOIN StringIds s ON s.id = k.demangledName GROUP BY k.demangledName"
+	" UNION ALL SELECT " XP_MEMCPY_LABEL("copyKind") ", sum(end - start), count(*)"
+	" FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY copyKind"
+	" UNION ALL SELECT '[memset]', sum(end - start), count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET"
+	" HAVING count(*) > 0";
+
+static const char api_items_sql[] =
+	"SELECT s.value, sum(r.end - r.start), count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
+	" JOIN StringIds s ON s.id = r.nameId GROUP BY r.nameId";
+
+struct ctx {
+	const struct xp_diff_side *side[2];
+	const struct xp_diff_opts *o;
+	FILE *out;
+	char *err;
+	size_t errlen;
+	double scale;               /* applied to the new side's totals */
+	struct xp_archive info[2];
+};
+
+static int fail(struct ctx *C, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct ctx *C, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(C->err, C->errlen, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int db_fail(struct ctx *C, int s)
+{
+	return fail(C, -EIO, "%s: %s", C->side[s]->name, sqlite3_errmsg(C->side[s]->db));
+}
+
+static int items(struct ctx *C, int s, const char *sql, struct xp_wtab *t)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(C->side[s]->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(C, s);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		int64_t w = sqlite3_column_int64(st, 1), n = sqlite3_column_int64(st, 2);
+
+		if (!k)
+			k = "?";
+		if ((rc = xp_wtab_add(t, s, k, strlen(k), w > 0 ? (uint64_t)w : 0,
+				      n > 0 ? (uint64_t)n : 0))) {
+			sqlite3_finalize(st);
+			return fail(C, rc, "%s", strerror(-rc));
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(C, s);
+}
+
+static int folded(struct ctx *C, int s, const struct xp_folded_opts *fo, struct xp_wtab *t)
+{
+	int rc = xp_folded_collect(C->side[s]->db, fo, t, s);
+
+	if (rc == -EIO)
+		return db_fail(C, s);
+	return rc ? fail(C, rc, "%s: %s", C->side[s]->name, strerror(-rc)) : 0;
+}
+
+/* --normalize kernel=NAME: the factor that makes its instances equal. */
+static int kernel_scale(struct ctx *C, const struct xp_wtab *gpu)
+{
+	struct xp_wrow *rows, *hit = NULL;
+	size_t n, hits = 0;
+	int rc = xp_wtab_rows(gpu, &rows, &n);
+
+	if (rc)
+		return fail(C, rc, "%s", strerror(-rc));
+	for (size_t i = 0; i < n && !(hit && !strcmp(hit->key, C->o->norm_kernel)); i++) {
+		if (!strcmp(rows[i].key, C->o->norm_kernel)) {
+			hit = &rows[i];
+			hits = 1;
+		} else if (strstr(rows[i].key, C->o->norm_kernel)) {
+			hits += !hit || strcmp(hit->key, rows[i].key);
+			hit = hits == 1 ? &rows[i] : hit;
+		}
+	}
+	if (!hit)
+		rc = fail(C, -ENOENT, "--normalize: no kernel named '%s' in either run",
+			  C->o->norm_kernel);
+	else if (hits > 1)
+		rc = fail(C, -EINVAL, "--normalize: '%s' matches %zu kernels; give the whole name",
+			  C->o->norm_kernel, hits);
+	else if (!hit->n[0] || !hit->n[1])
+		rc = fail(C, -ENOENT, "--normalize: kernel '%s' did not run in %s", hit->key,
+			  C->side[hit->n[0] ? 1 : 0]->name);
+	else
+		C->scale = (double)hit->n[0] / (double)hit->n[1];
+	free(rows);
+	return rc;
+}
+
+static void when(int64_t realtime_ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(realtime_ns / 1000000000);
+	struct tm tm;
+
+	if (realtime_ns <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, len, "date unknown");
+}
+
+/* The runs, then why they may not compare: on the output of a text diff,
+ * else on o->warnings (a CSV, folded or SVG file stays clean). */
+static void header(struct ctx *C)
+{
+	const struct xp_archive *a = &C->info[0], *b = &C->info[1];
+	const char *pre = C->o->format == XP_DIFF_TEXT ? "" : "xpcorr: diff: ";
+	FILE *out = C->o->format == XP_DIFF_TEXT ? C->out : C->o->warnings;
+
+	if (!out)
+		return;
+	for (int s = 0; s < 2 && out == C->out; s++) {
+		const struct xp_archive *i = &C->info[s];
+		char date[64];
+
+		when(i->start_realtime_ns, date, sizeof(date));
+		fprintf(out, "%s%-5s %s: %s\n", pre, s ? "new" : "base", C->side[s]->name,
+			i->command[0] ? i->command : "(command unknown)");
+		fprintf(out, "%s      %s, %.3f s, GPU time %" PRId64 " ns, host %s, GPU %s,"
+			" CUDA driver %s, %" PRId64 " Hz sampling, xpcap %s%s%s\n", pre, date,
+			(double)i->duration_ns / 1e9, i->gpu_ns, i->host[0] ? i->host : "?",
+			i->gpu[0] ? i->gpu : "none", i->driver[0] ? i->driver : "?", i->sample_hz,
+			i->xpcap_version[0] ? i->xpcap_version : "?", i->git[0] ? ", git " : "", i->git);
+	}
+	if (strcmp(a->gpu, b->gpu))
+		fprintf(out, "%sWARNING: GPU models differ (%s vs %s): kernel times are not"
+			" comparable\n", pre, a->gpu[0] ? a->gpu : "none", b->gpu[0] ? b->gpu : "none");
+	if (strcmp(a->driver, b->driver))
+		fprintf(out, "%sWARNING: CUDA drivers differ (%s vs %s)\n", pre,
+			a->driver[0] ? a->driver : "?", b->driver[0] ? b->driver : "?");
+	if (a->sample_hz != b->sample_hz)
+		fprintf(out, "%sWARNING: sampling frequencies differ (%" PRId64 " vs %" PRId64
+			" Hz): CPU sample counts are not comparable\n", pre, a->sample_hz, b->sample_hz);
+	if (C->o->normalize == XP_NORM_DURATION)
+		fprintf(out, "%snormalized: new totals x %.4f (base duration / new duration)\n", pre,
+			C->scale);
+	else if (C->o->normalize == XP_NORM_KERNEL)
+		fprintf(out, "%snormalized: new totals x %.4f (instances of %s, base / new)\n", pre,
+			C->scale, C->o->norm_kernel);
+	if (out == C->out)
+		fputc('\n', out);
+}
+
+struct drow {
+	const char *key;
+	double a, b, d;             /* base, new (scaled), new - base */
+	uint64_t an, bn;
+};
+
+static int cmp_drow(const void *pa, const void *pb)
+{
+	const struct drow *x = pa, *y = pb;
+	double dx = fabs(x->d), dy = fabs(y->d);
+
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+/* "launch_a <- main <- __libc_start_main": a folded stack, leaf first. */
+static void stack_name(const char *folded, unsigned frames, char *buf, size_t len)
+{
+	const char *end = folded + strlen(folded);
+	size_t used = 0;
+	unsigned shown = 0;
+
+	buf[0] = '\0';
+	while (end > folded && used < len) {
+		const char *start = end;
+
+		while (start > folded && start[-1] != ';')
+			start--;
+		if (shown == frames) {
+			snprintf(buf + used, len - used, " <- ...");
+			return;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s%.*s", shown ? " <- " : "",
+					 (int)(end - start), start);
+		shown++;
+		end = start > folded ? start - 1 : folded;
+	}
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static int table(struct ctx *C, const char *title, const char *section, const struct xp_wtab *t,
+		 int stacks)
+{
+	struct xp_wrow *rows;
+	struct drow *d;
+	size_t n, shown;
+	double ta = 0, tb = 0;
+	int rc = xp_wtab_rows(t, &rows, &n);
+
+	if (rc)
+		return fail(C, rc, "%s", strerror(-rc));
+	d = calloc(n ? n : 1, sizeof(*d));
+	if (!d) {
+		free(rows);
+		return fail(C, -ENOMEM, "%s", strerror(ENOMEM));
+	}
+	for (size_t i = 0; i < n; i++) {
+		d[i] = (struct drow){ .key = rows[i].key, .a = (double)rows[i].w[0],
+				      .b = (double)rows[i].w[1] * C->scale, .an = rows[i].n[0],
+				      .bn = rows[i].n[1] };
+		d[i].d = d[i].b - d[i].a;
+		ta += d[i].a;
+		tb += d[i].b;
+	}
+	if (n)
+		qsort(d, n, sizeof(*d), cmp_drow);
+	shown = C->o->top && C->o->top < n ? C->o->top : n;
+	if (C->o->format == XP_DIFF_TEXT) {
+		fprintf(C->out, "** %s:\n\n %15s  %15s  %15s  %8s  %9s  %9s  %s\n", title, "Base (ns)",
+			"New (ns)", "Diff (ns)", "Diff (%)", "Base Inst", "New Inst", "Name");
+		fprintf(C->out, " %15s  %15s  %15s  %8s  %9s  %9s  %s\n", "---------", "--------",
+			"---------", "--------", "---------", "--------", "----");
+	}
+	for (size_t i = 0; i < shown; i++) {
+		char name[1024], pct[32];
+
+		if (stacks)
+			stack_name(d[i].key, C->o->frames, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s", d[i].key);
+		if (d[i].a == 0)
+			snprintf(pct, sizeof(pct), "new");
+		else if (d[i].b == 0)
+			snprintf(pct, sizeof(pct), "gone");
+		else
+			snprintf(pct, sizeof(pct), "%+.1f", 100.0 * d[i].d / d[i].a);
+		if (C->o->format == XP_DIFF_TEXT) {
+			fprintf(C->out, " %15.0f  %15.0f  %+15.0f  %8s  %9" PRIu64 "  %9" PRIu64 "  %s\n",
+				d[i].a, d[i].b, d[i].d, pct, d[i].an, d[i].bn, name);
+		} else {
+			fprintf(C->out, "%s,%.0f,%.0f,%.0f,%s,%" PRIu64 ",%" PRIu64 ",", section, d[i].a,
+				d[i].b, d[i].d, pct, d[i].an, d[i].bn);
+			csv_str(C->out, name);
+			fputc('\n', C->out);
+		}
+	}
+	if (C->o->format == XP_DIFF_TEXT) {
+		if (shown < n)
+			fprintf(C->out, " (%zu more rows; --top 0 shows all)\n", n - shown);
+		fprintf(C->out, " %15.0f  %15.0f  %+15.0f  %8s  %9s  %9s  %s\n\n", ta, tb, tb - ta,
+			"", "", "", "(total)");
+	}
+	free(d);
+	free(rows);
+	return 0;
+}
+
+static int print_folded(struct ctx *C, const struct xp_wtab *t, FILE *out)
+{
+	struct xp_wrow *rows;
+	size_t n;
+	int rc = xp_wtab_rows(t, &rows, &n);
+
+	if (rc)
+		return fail(C, rc, "%s", strerror(-rc));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t b = (uint64_t)llround((double)rows[i].w[1] * C->scale);
+
+		if ((rows[i].w[0] || b) &&
+		    fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", rows[i].key, rows[i].w[0], b) < 0) {
+			rc = fail(C, -EIO, "write: %s", strerror(errno));
+			break;
+		}
+	}
+	free(rows);
+	return rc;
+}
+
+static int stacks_out(struct ctx *C)
+{
+	struct xp_folded_opts fo = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1,
+				     .weight = C->o->weight, .exact_only = C->o->exact_only };
+	struct xp_svg_opts so = { .title = C->o->title, .unit = xp_weight_unit(C->o->weight),
+				  .differential = 1 };
+	struct xp_wtab *t = xp_wtab_new();
+	char *mem = NULL;
+	size_t memlen = 0;
+	uint64_t bad;
+	FILE *m = NULL;
+	int rc;
+
+	if (!t)
+		return fail(C, -ENOMEM, "%s", strerror(ENOMEM));
+	if ((rc = folded(C, 0, &fo, t)) || (rc = folded(C, 1, &fo, t)))
+		goto out;
+	if (C->o->format == XP_DIFF_FOLDED) {
+		rc = print_folded(C, t, C->out);
+		goto out;
+	}
+	/* collapse, then render the differential folded text, as export does */
+	if (!(m = open_memstream(&mem, &memlen))) {
+		rc = fail(C, -ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	rc = print_folded(C, t, m);
+	fclose(m);
+	m = NULL;
+	if (rc)
+		goto out;
+	if (!so.title)
+		so.title = C->o->weight == XP_WEIGHT_GPU ? "GPU time by launching CPU stack: new vs base" :
+			   "Differential flame graph: new vs base";
+	if (!(m = fmemopen(mem, memlen ? memlen : 1, "r"))) {
+		rc = fail(C, -ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	if (!memlen)
+		fgetc(m);   /* an empty diff: nothing to read */
+	rc = xp_svg_render(m, &so, C->out, &bad);
+	if (rc)
+		rc = fail(C, rc, "svg: %s", strerror(-rc));
+out:
+	if (m)
+		fclose(m);
+	free(mem);
+	xp_wtab_free(t);
+	return rc;
+}
+
+int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
+	    const struct xp_diff_opts *o, FILE *out, char *err, size_t errlen)
+{
+	struct ctx C = { .side = { a, b }, .o = o, .out = out, .err = err, .errlen = errlen,
+			 .scale = 1.0 };
+	struct xp_folded_opts fo = { .root = XP_ROOT_NONE, .pid = -1, .tid = -1,
+				     .weight = XP_WEIGHT_GPU, .exact_only = o->exact_only,
+				     .no_leaf = 1 };
+	struct xp_wtab *gpu = xp_wtab_new(), *stk = xp_wtab_new(), *api = xp_wtab_new();
+	int rc = 0;
+
+	err[0] = '\0';
+	if (!gpu || !stk || !api) {
+		rc = fail(&C, -ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (int s = 0; s < 2 && !rc; s++)
+		if (xp_archive_read(C.side[s]->db, &C.info[s]) || items(&C, s, gpu_items_sql, gpu))
+			rc = err[0] ? -EIO : db_fail(&C, s);
+	if (rc)
+		goto out;
+	if (o->normalize == XP_NORM_DURATION) {
+		if (C.info[0].duration_ns <= 0 || C.info[1].duration_ns <= 0) {
+			rc = fail(&C, -ENOENT, "--normalize duration: the duration of %s is unknown",
+				  C.info[0].duration_ns <= 0 ? a->name : b->name);
+			goto out;
+		}
+		C.scale = (double)C.info[0].duration_ns / (double)C.info[1].duration_ns;
+	} else if (o->normalize == XP_NORM_KERNEL && (rc = kernel_scale(&C, gpu))) {
+		goto out;
+	}
+	header(&C);
+	if (o->format == XP_DIFF_FOLDED || o->format == XP_DIFF_SVG) {
+		rc = stacks_out(&C);
+		goto out;
+	}
+	for (int s = 0; s < 2 && !rc; s++)
+		if (!(rc = items(&C, s, api_items_sql, api)))
+			rc = folded(&C, s, &fo, stk);
+	if (rc)
+		goto out;
+	if (o->format == XP_DIFF_CSV)
+		fprintf(out, "section,base_ns,new_ns,diff_ns,diff_pct,base_instances,new_instances,name\n");
+	if ((rc = table(&C, "GPU time by kernel, copy and set", "kernel", gpu, 0)) ||
+	    (rc = table(&C, "GPU time by launching CPU stack", "stack", stk, 1)) ||
+	    (rc = table(&C, "CUDA API calls (time in the call)", "api", api, 0)))
+		goto out;
+	if (ferror(out))
+		rc = fail(&C, -EIO, "write: %s", strerror(errno));
+out:
+	xp_wtab_free(gpu);
+	xp_wtab_free(stk);
+	xp_wtab_free(api);
+	return rc;
+}

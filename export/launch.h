@@ -1,0 +1,32 @@
+/* launch.h - what report and the GPU-weighted exports share about launching
+ * stacks: the GPU rows of every kind with their attribution, and which
+ * frames belong to the CUDA stack itself (skipped at the leaf end).
+ *
+ *   sqlite3_prepare_v2(db, "SELECT g.t, a.stack_id FROM " XP_GPU_ROWS, ...);
+ *   if (xp_is_cuda_layer("cudaLaunchKernel", "/usr/lib/libcudart.so.13")) ...
+ */
+#ifndef XP_LAUNCH_H
+#define XP_LAUNCH_H
+
+/* The GPU rows of every kind, each with its attribution (or NULLs):
+ * g.t ('KERNEL'|'MEMCPY'|'MEMSET'), g.r (rowid), g.start, g.end, g.gp
+ * (globalPid), a.* (xp_attribution). */
+#define XP_GPU_ROWS \
+	"(SELECT 'KERNEL' AS t, rowid AS r, start, end, globalPid AS gp FROM CUPTI_ACTIVITY_KIND_KERNEL" \
+	" UNION ALL SELECT 'MEMCPY', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY" \
+	" UNION ALL SELECT 'MEMSET', rowid, start, end, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) g" \
+	" LEFT JOIN xp_attribution a ON a.gpu_table = g.t AND a.gpu_rowid = g.r"
+
+/* "[memcpy HtoD]" for a copyKind column (ENUM_CUDA_MEMCPY_OPER ids). */
+#define XP_MEMCPY_LABEL(col) \
+	"'[memcpy ' || CASE " col " WHEN 1 THEN 'HtoD' WHEN 2 THEN 'DtoH' WHEN 3 THEN 'HtoA'" \
+	" WHEN 4 THEN 'AtoH' WHEN 5 THEN 'AtoA' WHEN 6 THEN 'AtoD' WHEN 7 THEN 'DtoA' WHEN 8 THEN 'DtoD'" \
+	" WHEN 9 THEN 'HtoH' WHEN 10 THEN 'PtoP' ELSE 'other' END || ']'"
+
+/* 1 for a frame of our marker, CUPTI, the driver or the runtime (also a
+ * statically linked cudart): every launch passes through them, so launch
+ * stacks start at the leaf-most frame of the caller's own code. Either
+ * argument may be NULL. */
+int xp_is_cuda_layer(const char *sym, const char *module);
+
+#endif
