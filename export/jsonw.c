@@ -20,6 +20,10 @@ static void value_prefix(struct jsonw *w)
 	if (w->need_comma[w->depth])
 		putc(',', w->out);
 	w->need_comma[w->depth] = 1;
+	if (w->newline) {
+		putc('\n', w->out);
+		w->newline = 0;
+	}
 }
 
 static void open_level(struct jsonw *w, char c)
@@ -122,6 +126,11 @@ void jsonw_null(struct jsonw *w)
 {
 	value_prefix(w);
 	fputs("null", w->out);
+}
+
+void jsonw_newline(struct jsonw *w)
+{
+	w->newline = 1;
 }
 
 int jsonw_error(const struct jsonw *w)

@@ -21,6 +21,7 @@ struct jsonw {
 	int error;                  /* -errno once a write failed or nesting broke */
 	uint8_t need_comma[JSONW_MAX_DEPTH];
 	uint8_t after_key;          /* a key was written: the next value takes no comma */
+	uint8_t newline;            /* start the next key or value on a new line */
 };
 
 void jsonw_init(struct jsonw *w, FILE *out);
@@ -39,6 +40,9 @@ void jsonw_ns_as_us(struct jsonw *w, int64_t ns);
 void jsonw_fixed(struct jsonw *w, double v, int decimals);
 void jsonw_bool(struct jsonw *w, int v);
 void jsonw_null(struct jsonw *w);
+/* The next key or value starts a new line (after its comma): one trace
+ * event a line keeps big files readable with grep, diff and head. */
+void jsonw_newline(struct jsonw *w);
 int jsonw_error(const struct jsonw *w);
 
 #endif

@@ -1,0 +1,133 @@
+/* chrome.c - puts the Chrome trace together (see chrome.h): the top-level
+ * object in the order Kineto writes it, the shared event header and query
+ * filter, and a byte count of the output for the browser-size warning. */
+#include "chrome_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const char *name,
+			int64_t pid, int64_t tid, int64_t ts_ns)
+{
+	struct jsonw *w = &c->w;
+
+	jsonw_newline(w);
+	jsonw_obj_begin(w);
+	jsonw_key(w, "ph"); jsonw_str(w, ph);
+	if (cat) {
+		jsonw_key(w, "cat"); jsonw_str(w, cat);
+	}
+	jsonw_key(w, "name"); jsonw_str(w, name);
+	jsonw_key(w, "pid"); jsonw_int(w, pid);
+	jsonw_key(w, "tid"); jsonw_int(w, tid);
+	jsonw_key(w, "ts"); jsonw_ns_as_us(w, ts_ns);
+	c->st.events++;
+}
+
+int chrome_in_window(const struct chrome *c, int64_t ts)
+{
+	return ts >= c->o->since && (!c->o->until || ts < c->o->until);
+}
+
+int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
+		   const char *where, const char *time_col, const char *pid_expr,
+		   const char *order)
+{
+	char *sql;
+	int i, rc;
+
+	if (asprintf(&sql, "%s WHERE (%s)%s%s%s%s%s%s%s%s ORDER BY %s", select_from,
+		     where ? where : "1",
+		     time_col && c->o->since ? " AND " : "", time_col && c->o->since ? time_col : "",
+		     time_col && c->o->since ? " >= :since" : "",
+		     time_col && c->o->until ? " AND " : "", time_col && c->o->until ? time_col : "",
+		     time_col && c->o->until ? " < :until" : "",
+		     pid_expr && c->o->pid >= 0 ? " AND :pid = " : "",
+		     pid_expr && c->o->pid >= 0 ? pid_expr : "", order) < 0)
+		return -ENOMEM;
+	rc = sqlite3_prepare_v2(c->db, sql, -1, st, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	if ((i = sqlite3_bind_parameter_index(*st, ":since")))
+		sqlite3_bind_int64(*st, i, c->o->since);
+	if ((i = sqlite3_bind_parameter_index(*st, ":until")))
+		sqlite3_bind_int64(*st, i, c->o->until);
+	if ((i = sqlite3_bind_parameter_index(*st, ":pid")))
+		sqlite3_bind_int64(*st, i, c->o->pid);
+	return 0;
+}
+
+/* The output goes through a stdio cookie that counts what reaches the real
+ * stream: the size is known whether out is a file or a pipe, at no cost per
+ * character. */
+struct counted {
+	FILE *out;
+	uint64_t bytes;
+	int err;                    /* errno of the first failed write */
+};
+
+static ssize_t counted_write(void *cookie, const char *buf, size_t n)
+{
+	struct counted *k = cookie;
+	size_t done = fwrite(buf, 1, n, k->out);
+
+	k->bytes += done;
+	if (done < n && !k->err)
+		k->err = errno ? errno : EIO;
+	return done ? (ssize_t)done : -1;
+}
+
+static int write_trace(struct chrome *c)
+{
+	struct jsonw *w = &c->w;
+	int err;
+
+	jsonw_obj_begin(w);
+	jsonw_key(w, "schemaVersion"); jsonw_int(w, 1);
+	jsonw_key(w, "deviceProperties");
+	if ((err = chrome_device_properties(c)))
+		return err;
+	jsonw_key(w, "traceEvents");
+	jsonw_arr_begin(w);
+	if ((err = chrome_thread_names(c)) || (err = chrome_cpu_events(c)) ||
+	    (err = chrome_gpu_events(c)))
+		return err;
+	jsonw_arr_end(w);
+	jsonw_newline(w);
+	/* what chrome://tracing shows as the stack of a sample or a launch ("sf") */
+	jsonw_key(w, "stackFrames");
+	if ((err = chrome_stack_frames(c)))
+		return err;
+	jsonw_newline(w);
+	jsonw_key(w, "displayTimeUnit"); jsonw_str(w, "ms");
+	jsonw_key(w, "traceName"); jsonw_str(w, "xpcorr " XP_VERSION);
+	jsonw_obj_end(w);
+	putc('\n', w->out);
+	return jsonw_error(w);
+}
+
+int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
+		    struct xp_chrome_stats *stats)
+{
+	static const cookie_io_functions_t io = { .write = counted_write };
+	struct counted k = { .out = out };
+	struct chrome c = { .db = db, .o = o, .first_gpu_pid = -1, .next_flow_id = 1ull << 32 };
+	FILE *f = fopencookie(&k, "w", io);
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	jsonw_init(&c.w, f);
+	err = write_trace(&c);
+	fclose(f);
+	if (k.err)                  /* a write error, not the database's */
+		err = -k.err;
+	chrome_gpu_fini(&c);
+	c.st.bytes = k.bytes;
+	if (stats)
+		*stats = c.st;
+	return err;
+}
