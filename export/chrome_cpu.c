@@ -15,11 +15,12 @@ static int api_slices(struct chrome *c)
 	sqlite3_stmt *st;
 	int rc;
 
-	/* the launch record gives the call's own stack (chrome://tracing's "sf") */
+	/* the launch record gives the call's own stack (chrome://tracing's "sf");
+	 * "+l.tid": look it up by (pid, correlation id), the selective index */
 	if (chrome_prepare(c, &st, "SELECT r.start, r.end, r.eventClass, r.globalTid >> 24,"
 			   " r.globalTid & 16777215, r.correlationId, ifnull(s.value, '?'), r.xp_cbid,"
 			   " r.returnValue, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = r.globalTid >> 24"
-			   "  AND l.correlation_id = r.correlationId AND l.tid = r.globalTid & 16777215 LIMIT 1)"
+			   "  AND l.correlation_id = r.correlationId AND +l.tid = r.globalTid & 16777215 LIMIT 1)"
 			   " FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId",
 			   NULL, "r.start", "r.globalTid >> 24", "r.start"))
 		return -EIO;
