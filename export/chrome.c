@@ -85,6 +85,8 @@ static int write_trace(struct chrome *c)
 	int err;
 
 	jsonw_obj_begin(w);
+	if ((err = chrome_stacks_init(c)))
+		return err;
 	jsonw_key(w, "schemaVersion"); jsonw_int(w, 1);
 	jsonw_key(w, "deviceProperties");
 	if ((err = chrome_device_properties(c)))
@@ -126,6 +128,7 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	if (k.err)                  /* a write error, not the database's */
 		err = -k.err;
 	chrome_gpu_fini(&c);
+	free(c.used_stacks);
 	c.st.bytes = k.bytes;
 	if (stats)
 		*stats = c.st;

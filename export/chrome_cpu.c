@@ -33,7 +33,7 @@ static int api_slices(struct chrome *c)
 				   sqlite3_column_int64(st, 4), start);
 		jsonw_key(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 		if (stack > 0) {
-			jsonw_key(w, "sf"); jsonw_int(w, stack);
+			chrome_sf(c, stack);
 		}
 		jsonw_key(w, "args");
 		jsonw_obj_begin(w);
@@ -114,7 +114,7 @@ static int samples(struct chrome *c)
 				   sqlite3_column_int64(st, 0));
 		jsonw_key(w, "s"); jsonw_str(w, "t");
 		if (stack > 0) {
-			jsonw_key(w, "sf"); jsonw_int(w, stack);
+			chrome_sf(c, stack);
 		}
 		jsonw_key(w, "args");
 		jsonw_obj_begin(w);

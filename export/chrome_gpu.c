@@ -149,7 +149,7 @@ static void slice_begin(struct chrome *c, sqlite3_stmt *st, const char *cat, con
 	chrome_event_begin(c, "X", cat, name, sqlite3_column_int64(st, COL_DEVICE), tid, start);
 	jsonw_key(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 	if (stack > 0) {            /* the launching stack, as the correlation found it */
-		jsonw_key(w, "sf"); jsonw_int(w, stack);
+		chrome_sf(c, stack);
 	}
 	jsonw_key(w, "args");
 	jsonw_obj_begin(w);

@@ -1,10 +1,12 @@
 /* chrome_meta.c - the Chrome trace's names and dictionaries: process and
  * thread names ("M" events), Kineto's deviceProperties, and stackFrames, the
  * prefix tree of xp_stacks as chrome://tracing reads it (a sample's or a
- * launch's "sf" names its leaf node). */
+ * launch's "sf" names its leaf node), cut to the stacks the events name: a
+ * bit per node, not a string per event. */
 #include "chrome_priv.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,6 +92,55 @@ int chrome_device_properties(struct chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+int chrome_stacks_init(struct chrome *c)
+{
+	sqlite3_stmt *st;
+	int64_t max = 0;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT max(id) FROM xp_stacks", -1, &st, NULL))
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		max = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	c->nstacks = max > 0 ? max + 1 : 0;
+	c->used_stacks = calloc((size_t)c->nstacks / 8 + 1, 1);
+	return c->used_stacks ? 0 : -ENOMEM;
+}
+
+static int used(const struct chrome *c, int64_t id)
+{
+	return id > 0 && id < c->nstacks && (c->used_stacks[id / 8] & (1u << (id % 8)));
+}
+
+static void mark(struct chrome *c, int64_t id)
+{
+	if (id > 0 && id < c->nstacks)
+		c->used_stacks[id / 8] |= (uint8_t)(1u << (id % 8));
+}
+
+void chrome_sf(struct chrome *c, int64_t stack_id)
+{
+	jsonw_key(&c->w, "sf");
+	jsonw_int(&c->w, stack_id);
+	mark(c, stack_id);
+}
+
+/* Callers of used nodes are used: a parent's id is smaller than its
+ * children's, so one pass from the largest id down closes the set. */
+static int mark_callers(struct chrome *c)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT id, parent FROM xp_stacks ORDER BY id DESC", -1, &st, NULL))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (used(c, sqlite3_column_int64(st, 0)))
+			mark(c, sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 int chrome_stack_frames(struct chrome *c)
 {
 	struct jsonw *w = &c->w;
@@ -97,6 +148,8 @@ int chrome_stack_frames(struct chrome *c)
 	char key[24];
 	int rc;
 
+	if ((rc = mark_callers(c)))
+		return rc;
 	if (sqlite3_prepare_v2(c->db, "SELECT n.id, n.parent, ifnull(s.value, '?'), ifnull(m.value, '')"
 			       " FROM xp_stacks n LEFT JOIN xp_frames f ON f.id = n.frame"
 			       " LEFT JOIN StringIds s ON s.id = f.symbol"
@@ -108,6 +161,8 @@ int chrome_stack_frames(struct chrome *c)
 		const char *module = (const char *)sqlite3_column_text(st, 3);
 		const char *slash = strrchr(module, '/');
 
+		if (!used(c, sqlite3_column_int64(st, 0)))
+			continue;
 		snprintf(key, sizeof(key), "%lld", (long long)sqlite3_column_int64(st, 0));
 		jsonw_newline(w);
 		jsonw_key(w, key);

@@ -20,6 +20,8 @@ struct chrome {
 	size_t ntracks, cap_tracks;
 	int64_t first_gpu_pid;         /* flows of this process use the bare correlation id */
 	uint64_t next_flow_id;         /* ids of the other flows, from 2^32 up */
+	uint8_t *used_stacks;          /* bit per xp_stacks id that an event names */
+	int64_t nstacks;               /* max xp_stacks id + 1 */
 };
 
 /* Opens an event object and writes ph, cat, name, pid, tid and ts; the caller
@@ -34,6 +36,9 @@ int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
 		   const char *where, const char *time_col, const char *pid_expr,
 		   const char *order);
 
+/* Writes "sf": the event's stack (an xp_stacks leaf), kept for stackFrames. */
+void chrome_sf(struct chrome *c, int64_t stack_id);
+
 /* Whether a time is inside the options' window (for the far end of a flow). */
 int chrome_in_window(const struct chrome *c, int64_t ts);
 
@@ -42,6 +47,8 @@ int chrome_gpu_events(struct chrome *c);       /* kernels, copies, sets, flows *
 void chrome_gpu_fini(struct chrome *c);
 int chrome_thread_names(struct chrome *c);     /* process and thread name metadata */
 int chrome_device_properties(struct chrome *c);
+int chrome_stacks_init(struct chrome *c);     /* the bitmap of used stacks */
+/* The frames of the stacks that events named, with their callers. */
 int chrome_stack_frames(struct chrome *c);
 
 #endif

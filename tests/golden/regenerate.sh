@@ -6,6 +6,7 @@ set -eu
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 ninja -C "$build" src/bin/xpcorr tests/gen-run tests/xptarget tests/libxptarget.so
+"$here/../chrome.sh" "$build/src/bin/xpcorr" "$here/../../fixtures" "$here" --regenerate
 exec "$here/../golden.sh" "$build/src/bin/xpcorr" "$build/tests/gen-run" \
 	"$(cd "$build/tests" && pwd)/xptarget" "$(cd "$build/tests" && pwd)/libxptarget.so" \
 	"$here" --regenerate
