@@ -1,6 +1,6 @@
 /* chrome.c - puts the Chrome trace together (see chrome.h): the top-level
  * object in the order Kineto writes it, the shared event header and query
- * filter, and a byte count of the output for the browser-size warning. */
+ * filter; output gathered in a 64 KiB buffer (jsonw_buffer). */
 #include "chrome_priv.h"
 
 #include <errno.h>
@@ -59,26 +59,6 @@ int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
 	return 0;
 }
 
-/* The output goes through a stdio cookie that counts what reaches the real
- * stream: the size is known whether out is a file or a pipe, at no cost per
- * character. */
-struct counted {
-	FILE *out;
-	uint64_t bytes;
-	int err;                    /* errno of the first failed write */
-};
-
-static ssize_t counted_write(void *cookie, const char *buf, size_t n)
-{
-	struct counted *k = cookie;
-	size_t done = fwrite(buf, 1, n, k->out);
-
-	k->bytes += done;
-	if (done < n && !k->err)
-		k->err = errno ? errno : EIO;
-	return done ? (ssize_t)done : -1;
-}
-
 static int write_trace(struct chrome *c)
 {
 	struct jsonw *w = &c->w;
@@ -106,6 +86,7 @@ static int write_trace(struct chrome *c)
 	jsonw_key(w, "displayTimeUnit"); jsonw_str(w, "ms");
 	jsonw_key(w, "traceName"); jsonw_str(w, "xpcorr " XP_VERSION);
 	jsonw_obj_end(w);
+	jsonw_flush(w);
 	putc('\n', w->out);
 	return jsonw_error(w);
 }
@@ -113,23 +94,24 @@ static int write_trace(struct chrome *c)
 int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		    struct xp_chrome_stats *stats)
 {
-	static const cookie_io_functions_t io = { .write = counted_write };
-	struct counted k = { .out = out };
 	struct chrome c = { .db = db, .o = o, .first_gpu_pid = -1, .next_flow_id = 1ull << 32 };
-	FILE *f = fopencookie(&k, "w", io);
+	char *buf = malloc(1 << 16);
 	int err;
 
-	if (!f)
+	if (!buf)
 		return -ENOMEM;
-	setvbuf(f, NULL, _IOFBF, 1 << 16);
-	jsonw_init(&c.w, f);
+	jsonw_init(&c.w, out);
+	jsonw_buffer(&c.w, buf, 1 << 16);
 	err = write_trace(&c);
-	fclose(f);
-	if (k.err)                  /* a write error, not the database's */
-		err = -k.err;
+	jsonw_flush(&c.w);
+	if (fflush(out) && !c.w.error)
+		c.w.error = errno ? -errno : -EIO;
+	if (c.w.error && c.w.error != -EIO)   /* a write error, not the database's */
+		err = c.w.error;
 	chrome_gpu_fini(&c);
 	free(c.used_stacks);
-	c.st.bytes = k.bytes;
+	free(buf);
+	c.st.bytes = c.w.bytes + 1;           /* and the final newline */
 	if (stats)
 		*stats = c.st;
 	return err;

@@ -8,9 +8,39 @@
 #include <math.h>
 #include <string.h>
 
+static void write_out(struct jsonw *w, const char *s, size_t n)
+{
+	if (fwrite_unlocked(s, 1, n, w->out) < n && !w->error)
+		w->error = errno ? -errno : -EIO;
+}
+
 static void put(struct jsonw *w, const char *s, size_t n)
 {
-	fwrite_unlocked(s, 1, n, w->out);
+	w->bytes += n;
+	if (!w->buf) {
+		write_out(w, s, n);
+		return;
+	}
+	if (w->len + n > w->cap) {
+		write_out(w, w->buf, w->len);
+		w->len = 0;
+		if (n > w->cap) {
+			write_out(w, s, n);
+			return;
+		}
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void putch(struct jsonw *w, char c)
+{
+	if (w->buf && w->len < w->cap) {
+		w->buf[w->len++] = c;
+		w->bytes++;
+	} else {
+		put(w, &c, 1);
+	}
 }
 
 /* Decimal digits of v, written backwards from end; returns the first. */
@@ -28,6 +58,21 @@ void jsonw_init(struct jsonw *w, FILE *out)
 	*w = (struct jsonw){ .out = out };
 }
 
+void jsonw_buffer(struct jsonw *w, char *buf, size_t cap)
+{
+	jsonw_flush(w);
+	w->buf = cap ? buf : NULL;
+	w->cap = cap;
+}
+
+int jsonw_flush(struct jsonw *w)
+{
+	if (w->buf && w->len)
+		write_out(w, w->buf, w->len);
+	w->len = 0;
+	return w->error;
+}
+
 /* Separator before a value or key at the current level. */
 static void value_prefix(struct jsonw *w)
 {
@@ -36,10 +81,10 @@ static void value_prefix(struct jsonw *w)
 		return;
 	}
 	if (w->need_comma[w->depth])
-		putc_unlocked(',', w->out);
+		putch(w, ',');
 	w->need_comma[w->depth] = 1;
 	if (w->newline) {
-		putc_unlocked('\n', w->out);
+		putch(w, '\n');
 		w->newline = 0;
 	}
 }
@@ -51,7 +96,7 @@ static void open_level(struct jsonw *w, char c)
 		w->error = -E2BIG;
 		return;
 	}
-	putc_unlocked(c, w->out);
+	putch(w, c);
 	w->need_comma[++w->depth] = 0;
 }
 
@@ -62,7 +107,7 @@ static void close_level(struct jsonw *w, char c)
 		return;
 	}
 	w->depth--;
-	putc_unlocked(c, w->out);
+	putch(w, c);
 }
 
 void jsonw_obj_begin(struct jsonw *w) { open_level(w, '{'); }
@@ -74,7 +119,7 @@ static void put_escaped(struct jsonw *w, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s, *run = p;
 
-	putc_unlocked('"', w->out);
+	putch(w, '"');
 	for (; *p; p++) {
 		if (*p >= 0x20 && *p != '"' && *p != '\\')
 			continue;
@@ -86,18 +131,23 @@ static void put_escaped(struct jsonw *w, const char *s)
 		case '\n': put(w, "\\n", 2); break;
 		case '\t': put(w, "\\t", 2); break;
 		case '\r': put(w, "\\r", 2); break;
-		default: fprintf(w->out, "\\u%04x", *p);
+		default: {
+			char u[8];
+
+			snprintf(u, sizeof(u), "\\u%04x", *p);
+			put(w, u, 6);
+		}
 		}
 	}
 	put(w, (const char *)run, (size_t)(p - run));
-	putc_unlocked('"', w->out);
+	putch(w, '"');
 }
 
 void jsonw_key(struct jsonw *w, const char *key)
 {
 	value_prefix(w);
 	put_escaped(w, key);
-	putc_unlocked(':', w->out);
+	putch(w, ':');
 	w->after_key = 1;
 }
 
@@ -147,20 +197,23 @@ void jsonw_fixed(struct jsonw *w, double v, int decimals)
 		jsonw_null(w);
 		return;
 	}
+	char b[512];                /* %f of the largest double: 309 digits */
+	int n = snprintf(b, sizeof(b), "%.*f", decimals, v);
+
 	value_prefix(w);
-	fprintf(w->out, "%.*f", decimals, v);
+	put(w, b, n > 0 && (size_t)n < sizeof(b) ? (size_t)n : 0);
 }
 
 void jsonw_bool(struct jsonw *w, int v)
 {
 	value_prefix(w);
-	fputs(v ? "true" : "false", w->out);
+	put(w, v ? "true" : "false", v ? 4 : 5);
 }
 
 void jsonw_null(struct jsonw *w)
 {
 	value_prefix(w);
-	fputs("null", w->out);
+	put(w, "null", 4);
 }
 
 void jsonw_newline(struct jsonw *w)

@@ -17,6 +17,9 @@
 
 struct jsonw {
 	FILE *out;                  /* not owned */
+	char *buf;                  /* NULL, or jsonw_buffer's: writes gather here */
+	size_t len, cap;
+	uint64_t bytes;             /* written so far (buffered ones included) */
 	int depth;
 	int error;                  /* -errno once a write failed or nesting broke */
 	uint8_t need_comma[JSONW_MAX_DEPTH];
@@ -25,6 +28,12 @@ struct jsonw {
 };
 
 void jsonw_init(struct jsonw *w, FILE *out);
+/* Gather output in buf (not owned) and write it in cap-sized blocks: per
+ * value stdio calls cost more than the formatting in traces of millions of
+ * events. Nothing else may write to out until jsonw_flush. */
+void jsonw_buffer(struct jsonw *w, char *buf, size_t cap);
+/* Writes what is gathered; 0 or the sticky error. */
+int jsonw_flush(struct jsonw *w);
 void jsonw_obj_begin(struct jsonw *w);
 void jsonw_obj_end(struct jsonw *w);
 void jsonw_arr_begin(struct jsonw *w);
