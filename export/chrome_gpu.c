@@ -5,8 +5,8 @@
  * the call, ph "f" bp "e" at the GPU slice, cat and name "ac2g").
  *
  * Ids stay unambiguous when more than one process uses the GPU: streams of
- * the second process on a device get tid = stream + (2^32 x its rank there),
- * and a flow's id is the correlation id only for the first GPU process's
+ * the second and later processes on a device get tids from 2^31 up, and a
+ * flow's id is the correlation id only for the first GPU process's
  * calls that launched one GPU row; the other flows (other processes, graph
  * launches with many nodes) take ids from 2^32 up. args.correlation always
  * holds the CUPTI correlation id. */
@@ -68,10 +68,15 @@ static int device_names(struct chrome *c, int64_t device)
 	/* GPUs after the CPU processes, whose sort index is their pid */
 	chrome_event_begin(c, "M", NULL, "process_sort_index", device, 0, 0);
 	jsonw_key(w, "args"); jsonw_obj_begin(w);
-	jsonw_key(w, "sort_index"); jsonw_int(w, (1ll << 32) + device);
+	jsonw_key(w, "sort_index"); jsonw_int(w, (1ll << 30) + device);
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	return 0;
 }
+
+/* Trace viewers read pid and tid as 32-bit numbers (Perfetto's JSON importer
+ * as uint32): the tracks of a device's second and later processes, which may
+ * use the same stream ids as its first, are numbered from here. */
+#define OTHER_TRACKS_TID (1ll << 31)
 
 /* The trace tid of a GPU row's stream; names the device and stream the first
  * time they appear. -ENOMEM, -EIO or 0. */
@@ -79,11 +84,11 @@ static int track_of(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 {
 	int64_t device = sqlite3_column_int64(st, COL_DEVICE), gpid = sqlite3_column_int64(st, COL_GPID);
 	int64_t context = sqlite3_column_int64(st, COL_CONTEXT), stream = sqlite3_column_int64(st, COL_STREAM);
-	int64_t seen_gpids[64], rank = 0;
-	size_t nseen = 0, i;
-	int new_device = 1, err;
+	const struct chrome_track *first = NULL;    /* this device's first track */
 	struct jsonw *w = &c->w;
 	char name[64];
+	size_t i;
+	int err;
 
 	for (i = 0; i < c->ntracks; i++) {
 		struct chrome_track *t = &c->tracks[i];
@@ -92,22 +97,9 @@ static int track_of(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 			*tid = t->tid;
 			return 0;
 		}
+		if (t->device == device && !first)
+			first = t;
 	}
-	/* rank of the process among those seen on this device */
-	for (i = 0; i < c->ntracks; i++) {
-		struct chrome_track *t = &c->tracks[i];
-		size_t j;
-
-		if (t->device != device)
-			continue;
-		new_device = 0;
-		for (j = 0; j < nseen && seen_gpids[j] != t->gpid; j++)
-			;
-		if (j == nseen && nseen < sizeof(seen_gpids) / sizeof(seen_gpids[0]))
-			seen_gpids[nseen++] = t->gpid;
-	}
-	for (rank = 0; (size_t)rank < nseen && seen_gpids[rank] != gpid; rank++)
-		;
 	if (c->ntracks == c->cap_tracks) {
 		size_t cap = c->cap_tracks ? 2 * c->cap_tracks : 16;
 		struct chrome_track *n = realloc(c->tracks, cap * sizeof(*n));
@@ -117,22 +109,26 @@ static int track_of(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 		c->tracks = n;
 		c->cap_tracks = cap;
 	}
-	*tid = stream + rank * (1ll << 32);
-	c->tracks[c->ntracks++] = (struct chrome_track){ device, gpid, context, stream, *tid };
-	if (new_device && (err = device_names(c, device)))
-		return err;
-	if (rank)
+	if ((!first || first->gpid == gpid) && stream >= 0 && stream < OTHER_TRACKS_TID) {
+		*tid = stream;          /* Kineto's: tid = stream id */
+		snprintf(name, sizeof(name), "stream %lld", (long long)stream);
+	} else {
+		*tid = OTHER_TRACKS_TID + (int64_t)c->ntracks;
 		snprintf(name, sizeof(name), "stream %lld (pid %lld)", (long long)stream,
 			 (long long)(gpid >> 24));
-	else
-		snprintf(name, sizeof(name), "stream %lld", (long long)stream);
+	}
+	c->tracks[c->ntracks++] = (struct chrome_track){ device, gpid, context, stream, *tid };
+	if (!first && (err = device_names(c, device)))
+		return err;
 	chrome_event_begin(c, "M", NULL, "thread_name", device, *tid, 0);
 	jsonw_key(w, "args"); jsonw_obj_begin(w);
 	jsonw_key(w, "name"); jsonw_str(w, name);
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	chrome_event_begin(c, "M", NULL, "thread_sort_index", device, *tid, 0);
 	jsonw_key(w, "args"); jsonw_obj_begin(w);
-	jsonw_key(w, "sort_index"); jsonw_int(w, *tid);
+	/* after the first process's streams; below 2^31, as viewers read it */
+	jsonw_key(w, "sort_index");
+	jsonw_int(w, *tid < OTHER_TRACKS_TID ? *tid : (1ll << 30) + *tid - OTHER_TRACKS_TID);
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	return 0;
 }

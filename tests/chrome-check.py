@@ -97,6 +97,10 @@ def check_trace(db, trace, since=0, until=0, pid=None):
             check(False, "event outside [%d, %d): %s" % (since, until, e))
             break
     check(all(e["dur"] >= 0 for e in ev if e["ph"] == "X"), "no negative durations")
+    check(all(0 <= e["pid"] < 2 ** 32 and 0 <= e["tid"] < 2 ** 32 for e in ev),
+          "pid and tid fit in 32 bits (Perfetto's JSON importer reads them as uint32)")
+    check(all(e["args"]["sort_index"] < 2 ** 31 for e in ev if e["name"].endswith("_sort_index")),
+          "sort indexes fit in 31 bits")
     frames = t["stackFrames"]
     check(all(str(e["sf"]) in frames for e in ev if "sf" in e), "every sf names a stack frame")
     check(all(f.get("parent", k) in frames for k, f in frames.items()), "every stack frame's parent exists")
