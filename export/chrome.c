@@ -14,14 +14,14 @@ void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const
 
 	jsonw_newline(w);
 	jsonw_obj_begin(w);
-	jsonw_key(w, "ph"); jsonw_str(w, ph);
+	jsonw_key_lit(w, "ph"); jsonw_str(w, ph);
 	if (cat) {
-		jsonw_key(w, "cat"); jsonw_str(w, cat);
+		jsonw_key_lit(w, "cat"); jsonw_str(w, cat);
 	}
-	jsonw_key(w, "name"); jsonw_str(w, name);
-	jsonw_key(w, "pid"); jsonw_int(w, pid);
-	jsonw_key(w, "tid"); jsonw_int(w, tid);
-	jsonw_key(w, "ts"); jsonw_ns_as_us(w, ts_ns);
+	jsonw_key_lit(w, "name"); jsonw_str(w, name);
+	jsonw_key_lit(w, "pid"); jsonw_int(w, pid);
+	jsonw_key_lit(w, "tid"); jsonw_int(w, tid);
+	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ts_ns);
 	c->st.events++;
 }
 
@@ -67,11 +67,11 @@ static int write_trace(struct chrome *c)
 	jsonw_obj_begin(w);
 	if ((err = chrome_stacks_init(c)))
 		return err;
-	jsonw_key(w, "schemaVersion"); jsonw_int(w, 1);
-	jsonw_key(w, "deviceProperties");
+	jsonw_key_lit(w, "schemaVersion"); jsonw_int(w, 1);
+	jsonw_key_lit(w, "deviceProperties");
 	if ((err = chrome_device_properties(c)))
 		return err;
-	jsonw_key(w, "traceEvents");
+	jsonw_key_lit(w, "traceEvents");
 	jsonw_arr_begin(w);
 	if ((err = chrome_thread_names(c)) || (err = chrome_cpu_events(c)) ||
 	    (err = chrome_gpu_events(c)))
@@ -79,12 +79,12 @@ static int write_trace(struct chrome *c)
 	jsonw_arr_end(w);
 	jsonw_newline(w);
 	/* what chrome://tracing shows as the stack of a sample or a launch ("sf") */
-	jsonw_key(w, "stackFrames");
+	jsonw_key_lit(w, "stackFrames");
 	if ((err = chrome_stack_frames(c)))
 		return err;
 	jsonw_newline(w);
-	jsonw_key(w, "displayTimeUnit"); jsonw_str(w, "ms");
-	jsonw_key(w, "traceName"); jsonw_str(w, "xpcorr " XP_VERSION);
+	jsonw_key_lit(w, "displayTimeUnit"); jsonw_str_lit(w, "ms");
+	jsonw_key_lit(w, "traceName"); jsonw_str(w, "xpcorr " XP_VERSION);
 	jsonw_obj_end(w);
 	jsonw_flush(w);
 	putc('\n', w->out);

@@ -31,16 +31,16 @@ static int api_slices(struct chrome *c)
 		chrome_event_begin(c, "X", sqlite3_column_int(st, 2) ? "cuda_driver" : "cuda_runtime",
 				   (const char *)sqlite3_column_text(st, 6), sqlite3_column_int64(st, 3),
 				   sqlite3_column_int64(st, 4), start);
-		jsonw_key(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+		jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 		if (stack > 0) {
 			chrome_sf(c, stack);
 		}
-		jsonw_key(w, "args");
+		jsonw_key_lit(w, "args");
 		jsonw_obj_begin(w);
-		jsonw_key(w, "cbid"); jsonw_int(w, sqlite3_column_int64(st, 7) & ~(int64_t)DRIVER_CBID_BIT);
-		jsonw_key(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, 5));
+		jsonw_key_lit(w, "cbid"); jsonw_int(w, sqlite3_column_int64(st, 7) & ~(int64_t)DRIVER_CBID_BIT);
+		jsonw_key_lit(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, 5));
 		if (ret) {
-			jsonw_key(w, "return"); jsonw_int(w, ret);
+			jsonw_key_lit(w, "return"); jsonw_int(w, ret);
 		}
 		jsonw_obj_end(w);
 		jsonw_obj_end(w);
@@ -73,18 +73,18 @@ static int nvtx_ranges(struct chrome *c)
 				   (const char *)sqlite3_column_text(st, 5), sqlite3_column_int64(st, 3),
 				   sqlite3_column_int64(st, 4), start);
 		if (point) {
-			jsonw_key(w, "s"); jsonw_str(w, "t");
+			jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
 		} else {
-			jsonw_key(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+			jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 		}
 		if (domain || (point && sqlite3_column_int(st, 2) != NVTX_MARK)) {
-			jsonw_key(w, "args");
+			jsonw_key_lit(w, "args");
 			jsonw_obj_begin(w);
 			if (domain) {
-				jsonw_key(w, "domain"); jsonw_str(w, domain);
+				jsonw_key_lit(w, "domain"); jsonw_str(w, domain);
 			}
 			if (point && sqlite3_column_int(st, 2) != NVTX_MARK) {
-				jsonw_key(w, "unended"); jsonw_bool(w, 1);
+				jsonw_key_lit(w, "unended"); jsonw_bool(w, 1);
 			}
 			jsonw_obj_end(w);
 		}
@@ -112,13 +112,13 @@ static int samples(struct chrome *c)
 		chrome_event_begin(c, "i", "cpu_sample", (const char *)sqlite3_column_text(st, 5),
 				   sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 				   sqlite3_column_int64(st, 0));
-		jsonw_key(w, "s"); jsonw_str(w, "t");
+		jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
 		if (stack > 0) {
 			chrome_sf(c, stack);
 		}
-		jsonw_key(w, "args");
+		jsonw_key_lit(w, "args");
 		jsonw_obj_begin(w);
-		jsonw_key(w, "cpu"); jsonw_int(w, sqlite3_column_int64(st, 4));
+		jsonw_key_lit(w, "cpu"); jsonw_int(w, sqlite3_column_int64(st, 4));
 		jsonw_obj_end(w);
 		jsonw_obj_end(w);
 	}

@@ -49,8 +49,8 @@ static int device_names(struct chrome *c, int64_t device)
 
 	snprintf(name, sizeof(name), "GPU %lld", (long long)device);
 	chrome_event_begin(c, "M", NULL, "process_name", device, 0, 0);
-	jsonw_key(w, "args"); jsonw_obj_begin(w);
-	jsonw_key(w, "name"); jsonw_str(w, name);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	if (sqlite3_prepare_v2(c->db, "SELECT name FROM TARGET_INFO_GPU WHERE id = ? AND name IS NOT NULL"
 			       " LIMIT 1", -1, &st, NULL))
@@ -58,8 +58,8 @@ static int device_names(struct chrome *c, int64_t device)
 	sqlite3_bind_int64(st, 1, device);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		chrome_event_begin(c, "M", NULL, "process_labels", device, 0, 0);
-		jsonw_key(w, "args"); jsonw_obj_begin(w);
-		jsonw_key(w, "labels"); jsonw_str(w, (const char *)sqlite3_column_text(st, 0));
+		jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+		jsonw_key_lit(w, "labels"); jsonw_str(w, (const char *)sqlite3_column_text(st, 0));
 		jsonw_obj_end(w); jsonw_obj_end(w);
 	}
 	sqlite3_finalize(st);
@@ -67,8 +67,8 @@ static int device_names(struct chrome *c, int64_t device)
 		return -EIO;
 	/* GPUs after the CPU processes, whose sort index is their pid */
 	chrome_event_begin(c, "M", NULL, "process_sort_index", device, 0, 0);
-	jsonw_key(w, "args"); jsonw_obj_begin(w);
-	jsonw_key(w, "sort_index"); jsonw_int(w, (1ll << 30) + device);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+	jsonw_key_lit(w, "sort_index"); jsonw_int(w, (1ll << 30) + device);
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	return 0;
 }
@@ -121,13 +121,13 @@ static int track_of(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 	if (!first && (err = device_names(c, device)))
 		return err;
 	chrome_event_begin(c, "M", NULL, "thread_name", device, *tid, 0);
-	jsonw_key(w, "args"); jsonw_obj_begin(w);
-	jsonw_key(w, "name"); jsonw_str(w, name);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	chrome_event_begin(c, "M", NULL, "thread_sort_index", device, *tid, 0);
-	jsonw_key(w, "args"); jsonw_obj_begin(w);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 	/* after the first process's streams; below 2^31, as viewers read it */
-	jsonw_key(w, "sort_index");
+	jsonw_key_lit(w, "sort_index");
 	jsonw_int(w, *tid < OTHER_TRACKS_TID ? *tid : (1ll << 30) + *tid - OTHER_TRACKS_TID);
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	return 0;
@@ -143,16 +143,16 @@ static void slice_begin(struct chrome *c, sqlite3_stmt *st, const char *cat, con
 	int64_t stack = sqlite3_column_int64(st, COL_STACK);
 
 	chrome_event_begin(c, "X", cat, name, sqlite3_column_int64(st, COL_DEVICE), tid, start);
-	jsonw_key(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 	if (stack > 0) {            /* the launching stack, as the correlation found it */
 		chrome_sf(c, stack);
 	}
-	jsonw_key(w, "args");
+	jsonw_key_lit(w, "args");
 	jsonw_obj_begin(w);
-	jsonw_key(w, "device"); jsonw_int(w, sqlite3_column_int64(st, COL_DEVICE));
-	jsonw_key(w, "context"); jsonw_int(w, sqlite3_column_int64(st, COL_CONTEXT));
-	jsonw_key(w, "stream"); jsonw_int(w, sqlite3_column_int64(st, COL_STREAM));
-	jsonw_key(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, COL_CORR));
+	jsonw_key_lit(w, "device"); jsonw_int(w, sqlite3_column_int64(st, COL_DEVICE));
+	jsonw_key_lit(w, "context"); jsonw_int(w, sqlite3_column_int64(st, COL_CONTEXT));
+	jsonw_key_lit(w, "stream"); jsonw_int(w, sqlite3_column_int64(st, COL_STREAM));
+	jsonw_key_lit(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, COL_CORR));
 }
 
 /* Closes args with what all kinds share at the end, and the event. */
@@ -161,11 +161,11 @@ static void slice_end(struct chrome *c, sqlite3_stmt *st)
 	struct jsonw *w = &c->w;
 
 	if (sqlite3_column_type(st, COL_GRAPH) != SQLITE_NULL) {
-		jsonw_key(w, "graph id"); jsonw_int(w, sqlite3_column_int64(st, COL_GRAPH));
-		jsonw_key(w, "graph node id"); jsonw_int(w, sqlite3_column_int64(st, COL_GRAPH_NODE));
+		jsonw_key_lit(w, "graph id"); jsonw_int(w, sqlite3_column_int64(st, COL_GRAPH));
+		jsonw_key_lit(w, "graph node id"); jsonw_int(w, sqlite3_column_int64(st, COL_GRAPH_NODE));
 	}
 	if (sqlite3_column_type(st, COL_HOW) != SQLITE_NULL) {
-		jsonw_key(w, "launch stack"); jsonw_str(w, (const char *)sqlite3_column_text(st, COL_HOW));
+		jsonw_key_lit(w, "launch stack"); jsonw_str(w, (const char *)sqlite3_column_text(st, COL_HOW));
 	}
 	jsonw_obj_end(w);
 	jsonw_obj_end(w);
@@ -177,9 +177,9 @@ static void flow_event(struct chrome *c, const char *ph, uint64_t id, int64_t pi
 	struct jsonw *w = &c->w;
 
 	chrome_event_begin(c, ph, "ac2g", "ac2g", pid, tid, ts);
-	jsonw_key(w, "id"); jsonw_uint(w, id);
+	jsonw_key_lit(w, "id"); jsonw_uint(w, id);
 	if (ph[0] == 'f') {         /* bind to the GPU slice that starts here */
-		jsonw_key(w, "bp"); jsonw_str(w, "e");
+		jsonw_key_lit(w, "bp"); jsonw_str_lit(w, "e");
 	}
 	jsonw_obj_end(w);
 }
@@ -244,8 +244,8 @@ static void kernel(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 	struct jsonw *w = &c->w;
 
 	slice_begin(c, st, "kernel", (const char *)sqlite3_column_text(st, COL_KIND), tid);
-	jsonw_key(w, "registers per thread"); jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 7));
-	jsonw_key(w, "shared memory");
+	jsonw_key_lit(w, "registers per thread"); jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 7));
+	jsonw_key_lit(w, "shared memory");
 	jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 8) + sqlite3_column_int64(st, COL_KIND + 9));
 	dims(w, "grid", st, COL_KIND + 1);
 	dims(w, "block", st, COL_KIND + 4);
@@ -274,8 +274,8 @@ static void bandwidth(struct jsonw *w, sqlite3_stmt *st, int64_t bytes)
 {
 	int64_t dur = sqlite3_column_int64(st, COL_END) - sqlite3_column_int64(st, COL_START);
 
-	jsonw_key(w, "bytes"); jsonw_int(w, bytes);
-	jsonw_key(w, "memory bandwidth (GB/s)");
+	jsonw_key_lit(w, "bytes"); jsonw_int(w, bytes);
+	jsonw_key_lit(w, "memory bandwidth (GB/s)");
 	jsonw_fixed(w, dur > 0 ? (double)bytes / (double)dur : 0.0, 3);   /* bytes/ns = GB/s */
 }
 
@@ -299,7 +299,7 @@ static void memset_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 	snprintf(name, sizeof(name), "Memset (%s)", mem_kind(sqlite3_column_int64(st, COL_KIND + 1)));
 	slice_begin(c, st, "gpu_memset", name, tid);
 	bandwidth(&c->w, st, sqlite3_column_int64(st, COL_KIND));
-	jsonw_key(&c->w, "value"); jsonw_int(&c->w, sqlite3_column_int64(st, COL_KIND + 2));
+	jsonw_key_lit(&c->w, "value"); jsonw_int(&c->w, sqlite3_column_int64(st, COL_KIND + 2));
 	slice_end(c, st);
 }
 

@@ -16,7 +16,7 @@ static void name_event(struct chrome *c, const char *what, int64_t pid, int64_t 
 	struct jsonw *w = &c->w;
 
 	chrome_event_begin(c, "M", NULL, what, pid, tid, 0);
-	jsonw_key(w, "args");
+	jsonw_key_lit(w, "args");
 	jsonw_obj_begin(w);
 	jsonw_key(w, key);
 	if (text)
@@ -73,18 +73,18 @@ int chrome_device_properties(struct chrome *c)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		jsonw_newline(w);
 		jsonw_obj_begin(w);
-		jsonw_key(w, "id"); jsonw_int(w, sqlite3_column_int64(st, 0));
-		jsonw_key(w, "name"); jsonw_str(w, (const char *)sqlite3_column_text(st, 1));
-		jsonw_key(w, "uuid"); jsonw_str(w, (const char *)sqlite3_column_text(st, 2));
-		jsonw_key(w, "totalGlobalMem"); jsonw_int(w, sqlite3_column_int64(st, 3));
-		jsonw_key(w, "computeMajor"); jsonw_int(w, sqlite3_column_int64(st, 4));
-		jsonw_key(w, "computeMinor"); jsonw_int(w, sqlite3_column_int64(st, 5));
-		jsonw_key(w, "numSms"); jsonw_int(w, sqlite3_column_int64(st, 6));
-		jsonw_key(w, "maxThreadsPerMultiprocessor");
+		jsonw_key_lit(w, "id"); jsonw_int(w, sqlite3_column_int64(st, 0));
+		jsonw_key_lit(w, "name"); jsonw_str(w, (const char *)sqlite3_column_text(st, 1));
+		jsonw_key_lit(w, "uuid"); jsonw_str(w, (const char *)sqlite3_column_text(st, 2));
+		jsonw_key_lit(w, "totalGlobalMem"); jsonw_int(w, sqlite3_column_int64(st, 3));
+		jsonw_key_lit(w, "computeMajor"); jsonw_int(w, sqlite3_column_int64(st, 4));
+		jsonw_key_lit(w, "computeMinor"); jsonw_int(w, sqlite3_column_int64(st, 5));
+		jsonw_key_lit(w, "numSms"); jsonw_int(w, sqlite3_column_int64(st, 6));
+		jsonw_key_lit(w, "maxThreadsPerMultiprocessor");
 		jsonw_int(w, 32 * sqlite3_column_int64(st, 7));
-		jsonw_key(w, "warpSize"); jsonw_int(w, 32);
-		jsonw_key(w, "l2CacheSize"); jsonw_int(w, sqlite3_column_int64(st, 8));
-		jsonw_key(w, "clockRate"); jsonw_int(w, sqlite3_column_int64(st, 9));
+		jsonw_key_lit(w, "warpSize"); jsonw_int(w, 32);
+		jsonw_key_lit(w, "l2CacheSize"); jsonw_int(w, sqlite3_column_int64(st, 8));
+		jsonw_key_lit(w, "clockRate"); jsonw_int(w, sqlite3_column_int64(st, 9));
 		jsonw_obj_end(w);
 	}
 	sqlite3_finalize(st);
@@ -120,7 +120,7 @@ static void mark(struct chrome *c, int64_t id)
 
 void chrome_sf(struct chrome *c, int64_t stack_id)
 {
-	jsonw_key(&c->w, "sf");
+	jsonw_key_lit(&c->w, "sf");
 	jsonw_int(&c->w, stack_id);
 	mark(c, stack_id);
 }
@@ -167,11 +167,11 @@ int chrome_stack_frames(struct chrome *c)
 		jsonw_newline(w);
 		jsonw_key(w, key);
 		jsonw_obj_begin(w);
-		jsonw_key(w, "name"); jsonw_str(w, (const char *)sqlite3_column_text(st, 2));
-		jsonw_key(w, "category"); jsonw_str(w, slash ? slash + 1 : module);
+		jsonw_key_lit(w, "name"); jsonw_str(w, (const char *)sqlite3_column_text(st, 2));
+		jsonw_key_lit(w, "category"); jsonw_str(w, slash ? slash + 1 : module);
 		if (parent > 0) {
 			snprintf(key, sizeof(key), "%lld", (long long)parent);
-			jsonw_key(w, "parent"); jsonw_str(w, key);
+			jsonw_key_lit(w, "parent"); jsonw_str(w, key);
 		}
 		jsonw_obj_end(w);
 	}

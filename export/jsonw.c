@@ -151,6 +151,19 @@ void jsonw_key(struct jsonw *w, const char *key)
 	w->after_key = 1;
 }
 
+void jsonw_raw_key(struct jsonw *w, const char *json, size_t n)
+{
+	value_prefix(w);
+	put(w, json, n);
+	w->after_key = 1;
+}
+
+void jsonw_raw_value(struct jsonw *w, const char *json, size_t n)
+{
+	value_prefix(w);
+	put(w, json, n);
+}
+
 void jsonw_str(struct jsonw *w, const char *s)
 {
 	value_prefix(w);

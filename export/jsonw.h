@@ -10,6 +10,7 @@
 #ifndef XP_JSONW_H
 #define XP_JSONW_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -40,6 +41,13 @@ void jsonw_arr_begin(struct jsonw *w);
 void jsonw_arr_end(struct jsonw *w);
 void jsonw_key(struct jsonw *w, const char *key);
 void jsonw_str(struct jsonw *w, const char *s);
+/* Text that is already JSON (a literal of the caller's), written as is: a
+ * key "\"name\":" or a value. The _lit macros quote a string literal at
+ * compile time; it must need no escaping. Keys are most of a trace's bytes. */
+void jsonw_raw_key(struct jsonw *w, const char *json, size_t n);
+void jsonw_raw_value(struct jsonw *w, const char *json, size_t n);
+#define jsonw_key_lit(w, lit) jsonw_raw_key((w), "\"" lit "\":", sizeof("\"" lit "\":") - 1)
+#define jsonw_str_lit(w, lit) jsonw_raw_value((w), "\"" lit "\"", sizeof("\"" lit "\"") - 1)
 void jsonw_int(struct jsonw *w, int64_t v);
 void jsonw_uint(struct jsonw *w, uint64_t v);
 /* A nanosecond count as microseconds with 3 decimals: Chrome trace's unit,
