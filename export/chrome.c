@@ -102,7 +102,11 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		return -ENOMEM;
 	jsonw_init(&c.w, out);
 	jsonw_buffer(&c.w, buf, 1 << 16);
-	err = write_trace(&c);
+	if (!(err = chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&
+	    !(err = chrome_names_new(db, "SELECT v.value FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
+				     " JOIN StringIds v ON v.id = f.symbol WHERE n.id = ?", "[no stack]",
+				     &c.leaves)))
+		err = write_trace(&c);
 	jsonw_flush(&c.w);
 	if (fflush(out) && !c.w.error)
 		c.w.error = errno ? -errno : -EIO;
@@ -110,6 +114,8 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		err = c.w.error;
 	chrome_gpu_fini(&c);
 	free(c.used_stacks);
+	chrome_names_free(c.strings);
+	chrome_names_free(c.leaves);
 	free(buf);
 	c.st.bytes = c.w.bytes + 1;           /* and the final newline */
 	if (stats)

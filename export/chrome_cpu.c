@@ -18,19 +18,21 @@ static int api_slices(struct chrome *c)
 	/* the launch record gives the call's own stack (chrome://tracing's "sf");
 	 * "+l.tid": look it up by (pid, correlation id), the selective index */
 	if (chrome_prepare(c, &st, "SELECT r.start, r.end, r.eventClass, r.globalTid >> 24,"
-			   " r.globalTid & 16777215, r.correlationId, ifnull(s.value, '?'), r.xp_cbid,"
+			   " r.globalTid & 16777215, r.correlationId, r.nameId, r.xp_cbid,"
 			   " r.returnValue, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = r.globalTid >> 24"
 			   "  AND l.correlation_id = r.correlationId AND +l.tid = r.globalTid & 16777215 LIMIT 1)"
-			   " FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId",
+			   " FROM CUPTI_ACTIVITY_KIND_RUNTIME r",
 			   NULL, "r.start", "r.globalTid >> 24", "r.start"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
 		int64_t ret = sqlite3_column_int64(st, 8), stack = sqlite3_column_int64(st, 9);
+		const char *name = chrome_names_get(c->strings, sqlite3_column_int64(st, 6));
 
+		if (!name)
+			break;
 		chrome_event_begin(c, "X", sqlite3_column_int(st, 2) ? "cuda_driver" : "cuda_runtime",
-				   (const char *)sqlite3_column_text(st, 6), sqlite3_column_int64(st, 3),
-				   sqlite3_column_int64(st, 4), start);
+				   name, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), start);
 		jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 		if (stack > 0) {
 			chrome_sf(c, stack);
@@ -46,6 +48,8 @@ static int api_slices(struct chrome *c)
 		jsonw_obj_end(w);
 	}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)           /* stopped by a failed name lookup */
+		return c->strings->err;
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
@@ -101,15 +105,16 @@ static int samples(struct chrome *c)
 	int rc;
 
 	/* ordered as the (pid, tid, ts) index: each thread's samples in time order */
-	if (chrome_prepare(c, &st, "SELECT x.ts, x.pid, x.tid, x.stack_id, x.cpu, ifnull(v.value, '[no stack]')"
-			   " FROM xp_samples x LEFT JOIN xp_stacks n ON n.id = x.stack_id"
-			   " LEFT JOIN xp_frames f ON f.id = n.frame LEFT JOIN StringIds v ON v.id = f.symbol",
+	if (chrome_prepare(c, &st, "SELECT x.ts, x.pid, x.tid, x.stack_id, x.cpu FROM xp_samples x",
 			   NULL, "x.ts", "x.pid", "x.pid, x.tid, x.ts"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t stack = sqlite3_column_int64(st, 3);
+		const char *leaf = chrome_names_get(c->leaves, stack);
 
-		chrome_event_begin(c, "i", "cpu_sample", (const char *)sqlite3_column_text(st, 5),
+		if (!leaf)
+			break;
+		chrome_event_begin(c, "i", "cpu_sample", leaf,
 				   sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 				   sqlite3_column_int64(st, 0));
 		jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
@@ -123,6 +128,8 @@ static int samples(struct chrome *c)
 		jsonw_obj_end(w);
 	}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)           /* stopped by a failed name lookup */
+		return c->leaves->err;
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 

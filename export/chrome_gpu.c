@@ -208,7 +208,7 @@ static void flow(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 
 /* Rows of one kind in time order: a slice and a flow each. */
 static int gpu_rows(struct chrome *c, const char *sql,
-		    void (*args)(struct chrome *c, sqlite3_stmt *st, int64_t tid))
+		    int (*slice)(struct chrome *c, sqlite3_stmt *st, int64_t tid))
 {
 	sqlite3_stmt *st;
 	int64_t tid;
@@ -221,7 +221,8 @@ static int gpu_rows(struct chrome *c, const char *sql,
 			break;
 		if (c->first_gpu_pid < 0)
 			c->first_gpu_pid = sqlite3_column_int64(st, COL_GPID);
-		args(c, st, tid);
+		if ((err = slice(c, st, tid)))
+			break;
 		flow(c, st, tid);
 	}
 	sqlite3_finalize(st);
@@ -239,17 +240,21 @@ static void dims(struct jsonw *w, const char *key, sqlite3_stmt *st, int col)
 	jsonw_arr_end(w);
 }
 
-static void kernel(struct chrome *c, sqlite3_stmt *st, int64_t tid)
+static int kernel(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 {
 	struct jsonw *w = &c->w;
+	const char *name = chrome_names_get(c->strings, sqlite3_column_int64(st, COL_KIND));
 
-	slice_begin(c, st, "kernel", (const char *)sqlite3_column_text(st, COL_KIND), tid);
+	if (!name)
+		return c->strings->err;
+	slice_begin(c, st, "kernel", name, tid);
 	jsonw_key_lit(w, "registers per thread"); jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 7));
 	jsonw_key_lit(w, "shared memory");
 	jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 8) + sqlite3_column_int64(st, COL_KIND + 9));
 	dims(w, "grid", st, COL_KIND + 1);
 	dims(w, "block", st, COL_KIND + 4);
 	slice_end(c, st);
+	return 0;
 }
 
 /* CUPTI's copy and memory kinds (ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND),
@@ -279,7 +284,7 @@ static void bandwidth(struct jsonw *w, sqlite3_stmt *st, int64_t bytes)
 	jsonw_fixed(w, dur > 0 ? (double)bytes / (double)dur : 0.0, 3);   /* bytes/ns = GB/s */
 }
 
-static void memcpy_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
+static int memcpy_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 {
 	char name[80];
 
@@ -290,9 +295,10 @@ static void memcpy_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 	slice_begin(c, st, "gpu_memcpy", name, tid);
 	bandwidth(&c->w, st, sqlite3_column_int64(st, COL_KIND));
 	slice_end(c, st);
+	return 0;
 }
 
-static void memset_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
+static int memset_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 {
 	char name[48];
 
@@ -301,16 +307,16 @@ static void memset_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 	bandwidth(&c->w, st, sqlite3_column_int64(st, COL_KIND));
 	jsonw_key_lit(&c->w, "value"); jsonw_int(&c->w, sqlite3_column_int64(st, COL_KIND + 2));
 	slice_end(c, st);
+	return 0;
 }
 
 int chrome_gpu_events(struct chrome *c)
 {
 	int err;
 
-	if ((err = gpu_rows(c, GPU_COMMON ", ifnull(n.value, '?'), g.gridX, g.gridY, g.gridZ,"
+	if ((err = gpu_rows(c, GPU_COMMON ", g.demangledName, g.gridX, g.gridY, g.gridZ,"
 			    " g.blockX, g.blockY, g.blockZ, g.registersPerThread, g.staticSharedMemory,"
-			    " g.dynamicSharedMemory" GPU_JOIN("KERNEL")
-			    " LEFT JOIN StringIds n ON n.id = g.demangledName", kernel)) ||
+			    " g.dynamicSharedMemory" GPU_JOIN("KERNEL"), kernel)) ||
 	    (err = gpu_rows(c, GPU_COMMON ", g.bytes, g.copyKind, g.srcKind, g.dstKind"
 			    GPU_JOIN("MEMCPY"), memcpy_row)) ||
 	    (err = gpu_rows(c, GPU_COMMON ", g.bytes, g.memKind, g.value" GPU_JOIN("MEMSET"),

@@ -7,6 +7,7 @@
 #define XP_CHROME_PRIV_H
 
 #include "chrome.h"
+#include "chrome_names.h"
 #include "jsonw.h"
 
 struct chrome_track;                /* chrome_gpu.c: one per (device, process, stream) */
@@ -20,6 +21,8 @@ struct chrome {
 	size_t ntracks, cap_tracks;
 	int64_t first_gpu_pid;         /* flows of this process use the bare correlation id */
 	uint64_t next_flow_id;         /* ids of the other flows, from 2^32 up */
+	struct chrome_names *strings;  /* StringIds values by id */
+	struct chrome_names *leaves;   /* a stack's leaf function by xp_stacks id */
 	uint8_t *used_stacks;          /* bit per xp_stacks id that an event names */
 	int64_t nstacks;               /* max xp_stacks id + 1 */
 };

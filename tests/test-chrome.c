@@ -11,6 +11,7 @@
 
 #include "check-main.h"
 #include "chrome.h"
+#include "chrome_names.h"
 #include "db_join.h"
 #include "gpu-testdb.h"
 
@@ -263,6 +264,31 @@ START_TEST(errors_are_returned)
 }
 END_TEST
 
+/* Ids that share a cache slot evict each other and still get their own
+ * names; an unknown id gets the missing name; ids <= 0 are never looked up. */
+START_TEST(names_cache_collisions)
+{
+	struct chrome_names *n;
+	char sql[256];
+
+	exec("CREATE TABLE names (id INTEGER PRIMARY KEY, value TEXT)");
+	snprintf(sql, sizeof(sql), "INSERT INTO names VALUES (5, 'five'), (%d, 'five plus slots')",
+		 5 + NAME_SLOTS);
+	exec(sql);
+	ck_assert_int_eq(chrome_names_new(db, "SELECT value FROM names WHERE id = ?", "none", &n), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_str_eq(chrome_names_get(n, 5), "five");
+		ck_assert_str_eq(chrome_names_get(n, 5 + NAME_SLOTS), "five plus slots");
+	}
+	ck_assert_str_eq(chrome_names_get(n, 6), "none");
+	ck_assert_str_eq(chrome_names_get(n, 0), "none");
+	ck_assert_int_eq(n->err, 0);
+	chrome_names_free(n);
+	ck_assert_int_eq(chrome_names_new(db, "SELECT nothing FROM nowhere WHERE id = ?", "", &n), -EIO);
+	ck_assert_ptr_null(n);
+}
+END_TEST
+
 static Suite *chrome_suite(void)
 {
 	Suite *s = suite_create("chrome");
@@ -273,6 +299,7 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, window_drops_flows_from_outside);
 	tcase_add_test(tc, pid_keeps_one_process);
 	tcase_add_test(tc, errors_are_returned);
+	tcase_add_test(tc, names_cache_collisions);
 	suite_add_tcase(s, tc);
 	return s;
 }
