@@ -123,6 +123,10 @@ int cmd_export(int argc, char **argv)
 		usage(stderr);
 		return XP_EXIT_USAGE;
 	}
+	if ((co.since || co.until) && strcmp(format, "chrome")) {
+		fprintf(stderr, "xpcorr export: --since and --until are for --format chrome\n");
+		return XP_EXIT_USAGE;
+	}
 	if (input) {
 		folded = fopen(input, "re");
 		if (!folded) {

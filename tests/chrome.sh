@@ -77,6 +77,11 @@ for args in "--since 12x" "--until -5" "--pid abc"; do
 		echo "FAIL export --format chrome $args: exit $rc, $(cat "$tmp/err")"; status=1
 	fi
 done
+rc=0
+"$xpcorr" export --format folded --since 5 "$tmp/wl" > /dev/null 2> "$tmp/err" || rc=$?
+if [ $rc != 2 ] || ! grep -q "are for --format chrome" "$tmp/err"; then
+	echo "FAIL export --format folded --since: exit $rc, $(cat "$tmp/err")"; status=1
+fi
 # a write error is reported, not hidden
 if [ -w /dev/full ]; then
 	rc=0
