@@ -1,5 +1,6 @@
-/* cmd_export.c - `xpcorr export`: folded stacks and flame graphs.
+/* cmd_export.c - `xpcorr export`: folded stacks, flame graphs, Chrome traces.
  *   xpcorr export --format folded run/ > cpu.folded
+ *   xpcorr export --format chrome -o trace.json --since NS --until NS run/
  *   xpcorr export --format svg -o cpu.svg run/
  *   xpcorr export --format svg --input cpu.folded -o cpu.svg    # any folded file
  *   xpcorr export --format folded --root tid --no-kernel --pid 1234 run/
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chrome.h"
 #include "cmd.h"
 #include "folded.h"
 #include "ingest.h"
@@ -21,7 +23,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: xpcorr export --format folded|svg [options] RUN_DIR\n"
+		"usage: xpcorr export --format folded|svg|chrome [options] RUN_DIR\n"
 		"       xpcorr export --format svg --input FILE.folded [-o FILE.svg]\n"
 		"  -o, --output FILE      write there instead of stdout\n"
 		"  --weight cpu|gpu|offcpu|api  what a line counts: CPU samples (default),\n"
@@ -36,7 +38,9 @@ static void usage(FILE *out)
 		"                         name-PID/TID, or nothing\n"
 		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
 		"  --no-kernel            drop kernel frames\n"
-		"  --title TEXT           SVG title\n");
+		"  --title TEXT           SVG title\n"
+		"  --since NS, --until NS chrome: only events starting in [NS, NS)\n"
+		"                         (CLOCK_MONOTONIC ns, as in the database)\n");
 }
 
 static int parse_int(const char *s, int64_t *v)
@@ -46,6 +50,16 @@ static int parse_int(const char *s, int64_t *v)
 	errno = 0;
 	*v = strtoll(s, &end, 10);
 	return errno || end == s || *end || *v < 0 ? -EINVAL : 0;
+}
+
+/* The size past which a chrome trace gets a warning; the environment may
+ * lower it (tests cannot write a gigabyte). */
+static uint64_t chrome_warn_bytes(void)
+{
+	const char *e = getenv("XPCORR_CHROME_WARN_BYTES");
+	int64_t v;
+
+	return e && !parse_int(e, &v) ? (uint64_t)v : XP_CHROME_BROWSER_LIMIT;
 }
 
 int cmd_export(int argc, char **argv)
@@ -63,11 +77,15 @@ int cmd_export(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "title", required_argument, NULL, 'T' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct xp_folded_opts fo = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1 };
 	struct xp_svg_opts so = { 0 };
+	struct xp_chrome_opts co = { .pid = -1 };
+	struct xp_chrome_stats cs = { 0 };
 	const char *format = NULL, *output = NULL, *input = NULL;
 	FILE *out = stdout, *folded = NULL;
 	char *mem = NULL;
@@ -94,9 +112,12 @@ int cmd_export(int argc, char **argv)
 		case 'T': so.title = optarg; break;
 		case 'p':
 		case 't':
-			if (parse_int(optarg, c == 'p' ? &fo.pid : &fo.tid)) {
-				fprintf(stderr, "xpcorr export: --%s wants a number\n",
-					c == 'p' ? "pid" : "tid");
+		case 'S':
+		case 'U':
+			if (parse_int(optarg, c == 'p' ? &fo.pid : c == 't' ? &fo.tid :
+				      c == 'S' ? &co.since : &co.until)) {
+				fprintf(stderr, "xpcorr export: --%s wants a number\n", c == 'p' ? "pid" :
+					c == 't' ? "tid" : c == 'S' ? "since" : "until");
 				return XP_EXIT_USAGE;
 			}
 			break;
@@ -118,7 +139,7 @@ int cmd_export(int argc, char **argv)
 			return XP_EXIT_USAGE;
 		}
 	}
-	if (!format || (strcmp(format, "folded") && strcmp(format, "svg")) ||
+	if (!format || (strcmp(format, "folded") && strcmp(format, "svg") && strcmp(format, "chrome")) ||
 	    (input && strcmp(format, "svg")) || (input ? optind != argc : optind != argc - 1)) {
 		usage(stderr);
 		return XP_EXIT_USAGE;
@@ -131,6 +152,15 @@ int cmd_export(int argc, char **argv)
 	so.unit = xp_weight_unit(fo.weight);
 	if (!so.title && fo.weight != XP_WEIGHT_CPU)
 		so.title = xp_weight_title(fo.weight);
+	if ((co.since || co.until) && strcmp(format, "chrome")) {
+		fprintf(stderr, "xpcorr export: --since and --until are for --format chrome\n");
+		return XP_EXIT_USAGE;
+	}
+	if (!strcmp(format, "chrome") && (fo.weight != XP_WEIGHT_CPU || fo.exact_only)) {
+		fprintf(stderr, "xpcorr export: --weight and --exact-only are for folded and svg;"
+			" a chrome trace holds every kind\n");
+		return XP_EXIT_USAGE;
+	}
 	if (input) {
 		folded = fopen(input, "re");
 		if (!folded) {
@@ -142,7 +172,7 @@ int cmd_export(int argc, char **argv)
 			return XP_EXIT_FAIL;
 	}
 	/* an empty flame graph should say why */
-	if (db && xp_weight_has_rows(db, fo.weight) == 0)
+	if (db && strcmp(format, "chrome") && xp_weight_has_rows(db, fo.weight) == 0)
 		fprintf(stderr, "xpcorr: warning: %s\n", xp_weight_empty_hint(fo.weight));
 	if (output) {
 		out = fopen(output, "we");
@@ -152,7 +182,15 @@ int cmd_export(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!strcmp(format, "folded")) {
+	if (!strcmp(format, "chrome")) {
+		co.pid = fo.pid;
+		err = xp_chrome_write(db, &co, out, &cs);
+		if (!err && cs.bytes > chrome_warn_bytes())
+			fprintf(stderr, "xpcorr: warning: %s: the trace is %.2f GB; the Perfetto UI loads"
+				" about 1 GB in a browser: cut it with --since/--until/--pid, or open"
+				" it with trace_processor\n", output ? output : "stdout",
+				(double)cs.bytes / 1e9);
+	} else if (!strcmp(format, "folded")) {
 		err = xp_folded_write(db, &fo, out);
 	} else {
 		if (!folded) {

@@ -1,6 +1,9 @@
 /* test-jsonw.c - the streaming JSON writer emits what jansson parses back,
  * with escapes, nesting and ns->us conversion exact. */
+#include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +74,79 @@ START_TEST(unbalanced_close_is_an_error)
 }
 END_TEST
 
+/* The same values, written through a small buffer and straight to stdio,
+ * give the same bytes and the same count; a string longer than the buffer
+ * and newlines between values included. */
+static void sample_values(struct jsonw *w, const char *long_str)
+{
+	jsonw_arr_begin(w);
+	for (int i = 0; i < 50; i++) {
+		jsonw_newline(w);
+		jsonw_obj_begin(w);
+		jsonw_key(w, "i"); jsonw_int(w, i * -1234567);
+		jsonw_key(w, "u"); jsonw_uint(w, UINT64_MAX - (uint64_t)i);
+		jsonw_key(w, "ts"); jsonw_ns_as_us(w, INT64_MIN + i);
+		jsonw_key(w, "f"); jsonw_fixed(w, i / 7.0, 3);
+		jsonw_key(w, "s"); jsonw_str(w, i % 10 ? "a\tb" : long_str);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
+START_TEST(buffered_output_is_the_same)
+{
+	char small[16], long_str[100];
+	char *plain, *buffered;
+	size_t plain_len;
+	FILE *f;
+	struct jsonw w;
+
+	memset(long_str, 'x', sizeof(long_str) - 1);
+	long_str[sizeof(long_str) - 1] = '\0';
+	f = open_mem();
+	jsonw_init(&w, f);
+	sample_values(&w, long_str);
+	ck_assert_int_eq(jsonw_error(&w), 0);
+	fclose(f);
+	plain = buf;
+	plain_len = len;
+	ck_assert_uint_eq(w.bytes, plain_len);
+
+	f = open_mem();
+	jsonw_init(&w, f);
+	jsonw_buffer(&w, small, sizeof(small));
+	sample_values(&w, long_str);
+	ck_assert_int_eq(jsonw_flush(&w), 0);
+	fclose(f);
+	buffered = buf;
+	ck_assert_uint_eq(w.bytes, plain_len);
+	ck_assert_uint_eq(len, plain_len);
+	ck_assert_mem_eq(buffered, plain, plain_len);
+	ck_assert_ptr_nonnull(strstr(plain, "\"ts\":-9223372036854775.808"));
+	free(plain);
+	free(buffered);
+}
+END_TEST
+
+START_TEST(write_errors_are_kept)
+{
+	char b[64];
+	FILE *f = fopen("/dev/full", "w");
+	struct jsonw w;
+
+	if (!f) {
+		printf("write_errors_are_kept: no /dev/full here, not checked\n");
+		return;
+	}
+	setvbuf(f, NULL, _IONBF, 0);
+	jsonw_init(&w, f);
+	jsonw_buffer(&w, b, sizeof(b));
+	sample_values(&w, "x");
+	ck_assert_int_eq(jsonw_flush(&w), -ENOSPC);
+	fclose(f);
+}
+END_TEST
+
 Suite *jsonw_suite(void)
 {
 	Suite *s = suite_create("jsonw");
@@ -78,6 +154,8 @@ Suite *jsonw_suite(void)
 
 	tcase_add_test(tc, nested_values_and_escapes);
 	tcase_add_test(tc, unbalanced_close_is_an_error);
+	tcase_add_test(tc, buffered_output_is_the_same);
+	tcase_add_test(tc, write_errors_are_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

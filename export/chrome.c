@@ -1,0 +1,124 @@
+/* chrome.c - puts the Chrome trace together (see chrome.h): the top-level
+ * object in the order Kineto writes it, the shared event header and query
+ * filter; output gathered in a 64 KiB buffer (jsonw_buffer). */
+#include "chrome_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const char *name,
+			int64_t pid, int64_t tid, int64_t ts_ns)
+{
+	struct jsonw *w = &c->w;
+
+	jsonw_newline(w);
+	jsonw_obj_begin(w);
+	jsonw_key_lit(w, "ph"); jsonw_str(w, ph);
+	if (cat) {
+		jsonw_key_lit(w, "cat"); jsonw_str(w, cat);
+	}
+	jsonw_key_lit(w, "name"); jsonw_str(w, name);
+	jsonw_key_lit(w, "pid"); jsonw_int(w, pid);
+	jsonw_key_lit(w, "tid"); jsonw_int(w, tid);
+	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ts_ns);
+	c->st.events++;
+}
+
+int chrome_in_window(const struct chrome *c, int64_t ts)
+{
+	return ts >= c->o->since && (!c->o->until || ts < c->o->until);
+}
+
+int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
+		   const char *where, const char *time_col, const char *pid_expr,
+		   const char *order)
+{
+	char *sql;
+	int i, rc;
+
+	if (asprintf(&sql, "%s WHERE (%s)%s%s%s%s%s%s%s%s ORDER BY %s", select_from,
+		     where ? where : "1",
+		     time_col && c->o->since ? " AND " : "", time_col && c->o->since ? time_col : "",
+		     time_col && c->o->since ? " >= :since" : "",
+		     time_col && c->o->until ? " AND " : "", time_col && c->o->until ? time_col : "",
+		     time_col && c->o->until ? " < :until" : "",
+		     pid_expr && c->o->pid >= 0 ? " AND :pid = " : "",
+		     pid_expr && c->o->pid >= 0 ? pid_expr : "", order) < 0)
+		return -ENOMEM;
+	rc = sqlite3_prepare_v2(c->db, sql, -1, st, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	if ((i = sqlite3_bind_parameter_index(*st, ":since")))
+		sqlite3_bind_int64(*st, i, c->o->since);
+	if ((i = sqlite3_bind_parameter_index(*st, ":until")))
+		sqlite3_bind_int64(*st, i, c->o->until);
+	if ((i = sqlite3_bind_parameter_index(*st, ":pid")))
+		sqlite3_bind_int64(*st, i, c->o->pid);
+	return 0;
+}
+
+static int write_trace(struct chrome *c)
+{
+	struct jsonw *w = &c->w;
+	int err;
+
+	jsonw_obj_begin(w);
+	if ((err = chrome_stacks_init(c)))
+		return err;
+	jsonw_key_lit(w, "schemaVersion"); jsonw_int(w, 1);
+	jsonw_key_lit(w, "deviceProperties");
+	if ((err = chrome_device_properties(c)))
+		return err;
+	jsonw_key_lit(w, "traceEvents");
+	jsonw_arr_begin(w);
+	if ((err = chrome_thread_names(c)) || (err = chrome_cpu_events(c)) ||
+	    (err = chrome_gpu_events(c)))
+		return err;
+	jsonw_arr_end(w);
+	jsonw_newline(w);
+	/* what chrome://tracing shows as the stack of a sample or a launch ("sf") */
+	jsonw_key_lit(w, "stackFrames");
+	if ((err = chrome_stack_frames(c)))
+		return err;
+	jsonw_newline(w);
+	jsonw_key_lit(w, "displayTimeUnit"); jsonw_str_lit(w, "ms");
+	jsonw_key_lit(w, "traceName"); jsonw_str(w, "xpcorr " XP_VERSION);
+	jsonw_obj_end(w);
+	jsonw_flush(w);
+	putc('\n', w->out);
+	return jsonw_error(w);
+}
+
+int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
+		    struct xp_chrome_stats *stats)
+{
+	struct chrome c = { .db = db, .o = o, .first_gpu_pid = -1, .next_flow_id = 1ull << 32 };
+	char *buf = malloc(1 << 16);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	jsonw_init(&c.w, out);
+	jsonw_buffer(&c.w, buf, 1 << 16);
+	if (!(err = chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&
+	    !(err = chrome_names_new(db, "SELECT v.value FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
+				     " JOIN StringIds v ON v.id = f.symbol WHERE n.id = ?", "[no stack]",
+				     &c.leaves)))
+		err = write_trace(&c);
+	jsonw_flush(&c.w);
+	if (fflush(out) && !c.w.error)
+		c.w.error = errno ? -errno : -EIO;
+	if (c.w.error && c.w.error != -EIO)   /* a write error, not the database's */
+		err = c.w.error;
+	chrome_gpu_fini(&c);
+	free(c.used_stacks);
+	chrome_names_free(c.strings);
+	chrome_names_free(c.leaves);
+	free(buf);
+	c.st.bytes = c.w.bytes + 1;           /* and the final newline */
+	if (stats)
+		*stats = c.st;
+	return err;
+}

@@ -1,0 +1,143 @@
+/* chrome_cpu.c - the CPU threads' events of the Chrome trace: CUDA API calls
+ * as slices (cuda_runtime, cuda_driver, with Kineto's args cbid and
+ * correlation), NVTX ranges and marks (user_annotation), and CPU samples as
+ * instant events named by their leaf frame (cpu_sample). Each table is read
+ * in time order, one row at a time. */
+#include "chrome_priv.h"
+
+#include <errno.h>
+
+#define DRIVER_CBID_BIT 0x80000000u   /* xp_cbid: set for driver API callback ids */
+
+static int api_slices(struct chrome *c)
+{
+	struct jsonw *w = &c->w;
+	sqlite3_stmt *st;
+	int rc;
+
+	/* the launch record gives the call's own stack (chrome://tracing's "sf");
+	 * "+l.tid": look it up by (pid, correlation id), the selective index */
+	if (chrome_prepare(c, &st, "SELECT r.start, r.end, r.eventClass, r.globalTid >> 24,"
+			   " r.globalTid & 16777215, r.correlationId, r.nameId, r.xp_cbid,"
+			   " r.returnValue, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = r.globalTid >> 24"
+			   "  AND l.correlation_id = r.correlationId AND +l.tid = r.globalTid & 16777215 LIMIT 1)"
+			   " FROM CUPTI_ACTIVITY_KIND_RUNTIME r",
+			   NULL, "r.start", "r.globalTid >> 24", "r.start"))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
+		int64_t ret = sqlite3_column_int64(st, 8), stack = sqlite3_column_int64(st, 9);
+		const char *name = chrome_names_get(c->strings, sqlite3_column_int64(st, 6));
+
+		if (!name)
+			break;
+		chrome_event_begin(c, "X", sqlite3_column_int(st, 2) ? "cuda_driver" : "cuda_runtime",
+				   name, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), start);
+		jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+		if (stack > 0) {
+			chrome_sf(c, stack);
+		}
+		jsonw_key_lit(w, "args");
+		jsonw_obj_begin(w);
+		jsonw_key_lit(w, "cbid"); jsonw_int(w, sqlite3_column_int64(st, 7) & ~(int64_t)DRIVER_CBID_BIT);
+		jsonw_key_lit(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, 5));
+		if (ret) {
+			jsonw_key_lit(w, "return"); jsonw_int(w, ret);
+		}
+		jsonw_obj_end(w);
+		jsonw_obj_end(w);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)           /* stopped by a failed name lookup */
+		return c->strings->err;
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+#define NVTX_MARK 34
+
+static int nvtx_ranges(struct chrome *c)
+{
+	struct jsonw *w = &c->w;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (chrome_prepare(c, &st, "SELECT n.start, n.end, n.eventType, n.globalTid >> 24,"
+			   " n.globalTid & 16777215, coalesce(n.text, t.value, ''), d.value"
+			   " FROM NVTX_EVENTS n LEFT JOIN StringIds t ON t.id = n.textId"
+			   " LEFT JOIN StringIds d ON d.id = n.domainId AND n.domainId != 0",
+			   NULL, "n.start", "n.globalTid >> 24", "n.globalTid, n.start"))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
+		/* a mark, or a range whose end never came: a point in time */
+		int point = sqlite3_column_int(st, 2) == NVTX_MARK || sqlite3_column_type(st, 1) == SQLITE_NULL;
+		const char *domain = (const char *)sqlite3_column_text(st, 6);
+
+		chrome_event_begin(c, point ? "i" : "X", "user_annotation",
+				   (const char *)sqlite3_column_text(st, 5), sqlite3_column_int64(st, 3),
+				   sqlite3_column_int64(st, 4), start);
+		if (point) {
+			jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
+		} else {
+			jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+		}
+		if (domain || (point && sqlite3_column_int(st, 2) != NVTX_MARK)) {
+			jsonw_key_lit(w, "args");
+			jsonw_obj_begin(w);
+			if (domain) {
+				jsonw_key_lit(w, "domain"); jsonw_str(w, domain);
+			}
+			if (point && sqlite3_column_int(st, 2) != NVTX_MARK) {
+				jsonw_key_lit(w, "unended"); jsonw_bool(w, 1);
+			}
+			jsonw_obj_end(w);
+		}
+		jsonw_obj_end(w);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static int samples(struct chrome *c)
+{
+	struct jsonw *w = &c->w;
+	sqlite3_stmt *st;
+	int rc;
+
+	/* ordered as the (pid, tid, ts) index: each thread's samples in time order */
+	if (chrome_prepare(c, &st, "SELECT x.ts, x.pid, x.tid, x.stack_id, x.cpu FROM xp_samples x",
+			   NULL, "x.ts", "x.pid", "x.pid, x.tid, x.ts"))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t stack = sqlite3_column_int64(st, 3);
+		const char *leaf = chrome_names_get(c->leaves, stack);
+
+		if (!leaf)
+			break;
+		chrome_event_begin(c, "i", "cpu_sample", leaf,
+				   sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				   sqlite3_column_int64(st, 0));
+		jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
+		if (stack > 0) {
+			chrome_sf(c, stack);
+		}
+		jsonw_key_lit(w, "args");
+		jsonw_obj_begin(w);
+		jsonw_key_lit(w, "cpu"); jsonw_int(w, sqlite3_column_int64(st, 4));
+		jsonw_obj_end(w);
+		jsonw_obj_end(w);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)           /* stopped by a failed name lookup */
+		return c->leaves->err;
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int chrome_cpu_events(struct chrome *c)
+{
+	int err;
+
+	if ((err = api_slices(c)) || (err = nvtx_ranges(c)) || (err = samples(c)))
+		return err;
+	return 0;
+}

@@ -1,0 +1,181 @@
+/* chrome_meta.c - the Chrome trace's names and dictionaries: process and
+ * thread names ("M" events), Kineto's deviceProperties, and stackFrames, the
+ * prefix tree of xp_stacks as chrome://tracing reads it (a sample's or a
+ * launch's "sf" names its leaf node), cut to the stacks the events name: a
+ * bit per node, not a string per event. */
+#include "chrome_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static void name_event(struct chrome *c, const char *what, int64_t pid, int64_t tid,
+		       const char *key, const char *text, int64_t num)
+{
+	struct jsonw *w = &c->w;
+
+	chrome_event_begin(c, "M", NULL, what, pid, tid, 0);
+	jsonw_key_lit(w, "args");
+	jsonw_obj_begin(w);
+	jsonw_key(w, key);
+	if (text)
+		jsonw_str(w, text);
+	else
+		jsonw_int(w, num);
+	jsonw_obj_end(w);
+	jsonw_obj_end(w);
+}
+
+int chrome_thread_names(struct chrome *c)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (chrome_prepare(c, &st, "SELECT pid, ifnull(name, '') FROM PROCESSES", NULL, NULL,
+			   "pid", "pid"))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(st, 0);
+
+		name_event(c, "process_name", pid, 0, "name", (const char *)sqlite3_column_text(st, 1), 0);
+		name_event(c, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (chrome_prepare(c, &st, "SELECT t.globalTid >> 24, t.globalTid & 16777215, ifnull(s.value, '')"
+			   " FROM ThreadNames t LEFT JOIN StringIds s ON s.id = t.nameId", NULL, NULL,
+			   "t.globalTid >> 24", "t.globalTid"))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
+
+		name_event(c, "thread_name", pid, tid, "name", (const char *)sqlite3_column_text(st, 2), 0);
+		name_event(c, "thread_sort_index", pid, tid, "sort_index", NULL, tid);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int chrome_device_properties(struct chrome *c)
+{
+	struct jsonw *w = &c->w;
+	sqlite3_stmt *st;
+	int rc;
+
+	/* one row per device per stream in the table: the first of each id */
+	if (sqlite3_prepare_v2(c->db, "SELECT id, ifnull(name, ''), ifnull(uuid, ''), totalMemory,"
+			       " computeMajor, computeMinor, smCount, maxWarpsPerSm, l2CacheSize, clockRate"
+			       " FROM TARGET_INFO_GPU GROUP BY id ORDER BY id", -1, &st, NULL))
+		return -EIO;
+	jsonw_arr_begin(w);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		jsonw_newline(w);
+		jsonw_obj_begin(w);
+		jsonw_key_lit(w, "id"); jsonw_int(w, sqlite3_column_int64(st, 0));
+		jsonw_key_lit(w, "name"); jsonw_str(w, (const char *)sqlite3_column_text(st, 1));
+		jsonw_key_lit(w, "uuid"); jsonw_str(w, (const char *)sqlite3_column_text(st, 2));
+		jsonw_key_lit(w, "totalGlobalMem"); jsonw_int(w, sqlite3_column_int64(st, 3));
+		jsonw_key_lit(w, "computeMajor"); jsonw_int(w, sqlite3_column_int64(st, 4));
+		jsonw_key_lit(w, "computeMinor"); jsonw_int(w, sqlite3_column_int64(st, 5));
+		jsonw_key_lit(w, "numSms"); jsonw_int(w, sqlite3_column_int64(st, 6));
+		jsonw_key_lit(w, "maxThreadsPerMultiprocessor");
+		jsonw_int(w, 32 * sqlite3_column_int64(st, 7));
+		jsonw_key_lit(w, "warpSize"); jsonw_int(w, 32);
+		jsonw_key_lit(w, "l2CacheSize"); jsonw_int(w, sqlite3_column_int64(st, 8));
+		jsonw_key_lit(w, "clockRate"); jsonw_int(w, sqlite3_column_int64(st, 9));
+		jsonw_obj_end(w);
+	}
+	sqlite3_finalize(st);
+	jsonw_arr_end(w);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int chrome_stacks_init(struct chrome *c)
+{
+	sqlite3_stmt *st;
+	int64_t max = 0;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT max(id) FROM xp_stacks", -1, &st, NULL))
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		max = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	c->nstacks = max > 0 ? max + 1 : 0;
+	c->used_stacks = calloc((size_t)c->nstacks / 8 + 1, 1);
+	return c->used_stacks ? 0 : -ENOMEM;
+}
+
+static int used(const struct chrome *c, int64_t id)
+{
+	return id > 0 && id < c->nstacks && (c->used_stacks[id / 8] & (1u << (id % 8)));
+}
+
+static void mark(struct chrome *c, int64_t id)
+{
+	if (id > 0 && id < c->nstacks)
+		c->used_stacks[id / 8] |= (uint8_t)(1u << (id % 8));
+}
+
+void chrome_sf(struct chrome *c, int64_t stack_id)
+{
+	jsonw_key_lit(&c->w, "sf");
+	jsonw_int(&c->w, stack_id);
+	mark(c, stack_id);
+}
+
+/* Callers of used nodes are used: a parent's id is smaller than its
+ * children's, so one pass from the largest id down closes the set. */
+static int mark_callers(struct chrome *c)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT id, parent FROM xp_stacks ORDER BY id DESC", -1, &st, NULL))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (used(c, sqlite3_column_int64(st, 0)))
+			mark(c, sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int chrome_stack_frames(struct chrome *c)
+{
+	struct jsonw *w = &c->w;
+	sqlite3_stmt *st;
+	char key[24];
+	int rc;
+
+	if ((rc = mark_callers(c)))
+		return rc;
+	if (sqlite3_prepare_v2(c->db, "SELECT n.id, n.parent, ifnull(s.value, '?'), ifnull(m.value, '')"
+			       " FROM xp_stacks n LEFT JOIN xp_frames f ON f.id = n.frame"
+			       " LEFT JOIN StringIds s ON s.id = f.symbol"
+			       " LEFT JOIN StringIds m ON m.id = f.module ORDER BY n.id", -1, &st, NULL))
+		return -EIO;
+	jsonw_obj_begin(w);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t parent = sqlite3_column_int64(st, 1);
+		const char *module = (const char *)sqlite3_column_text(st, 3);
+		const char *slash = strrchr(module, '/');
+
+		if (!used(c, sqlite3_column_int64(st, 0)))
+			continue;
+		snprintf(key, sizeof(key), "%lld", (long long)sqlite3_column_int64(st, 0));
+		jsonw_newline(w);
+		jsonw_key(w, key);
+		jsonw_obj_begin(w);
+		jsonw_key_lit(w, "name"); jsonw_str(w, (const char *)sqlite3_column_text(st, 2));
+		jsonw_key_lit(w, "category"); jsonw_str(w, slash ? slash + 1 : module);
+		if (parent > 0) {
+			snprintf(key, sizeof(key), "%lld", (long long)parent);
+			jsonw_key_lit(w, "parent"); jsonw_str(w, key);
+		}
+		jsonw_obj_end(w);
+	}
+	sqlite3_finalize(st);
+	jsonw_obj_end(w);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}

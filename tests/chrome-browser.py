@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""chrome-browser.py - the Chrome trace of a real H100 fixture, opened in
+headless Chromium: a localhost page (tests/browser/check-trace.html) parses
+it with the browser's JSON parser and counts CPU and GPU tracks, slices and
+instants per category, bound flow pairs and the first kernel's ns time;
+those must equal what SQL counts in the database the trace came from.
+
+  chrome-browser.py XPCORR FIXTURE_DIR
+
+Without Chromium it skips (exit 77, saying why), unless XP_REQUIRE_BROWSER=1,
+where it fails. Chromium: Debian package chromium (scripts/quickstart).
+"""
+import http.server
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT_S = 25
+
+
+def find_browser():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def expected(db_path):
+    """What the trace must hold, counted by SQL from the database."""
+    db = sqlite3.connect(db_path)
+
+    def one(sql):
+        return db.execute(sql).fetchone()[0]
+    timed = "(xp_flags & 1) = 0"
+    gpu_rows = " UNION ALL ".join("SELECT deviceId, globalPid, contextId, streamId, rowid AS r, '%s' AS t, start"
+                                  " FROM CUPTI_ACTIVITY_KIND_%s WHERE %s" % (t, t, timed)
+                                  for t in ("KERNEL", "MEMCPY", "MEMSET"))
+    slices = {
+        "cuda_runtime": one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 0"),
+        "cuda_driver": one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 1"),
+        "kernel": one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE " + timed),
+        "gpu_memcpy": one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE " + timed),
+        "gpu_memset": one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE " + timed),
+        "user_annotation": one("SELECT count(*) FROM NVTX_EVENTS WHERE eventType != 34 AND end IS NOT NULL"),
+    }
+    instants = {
+        "cpu_sample": one("SELECT count(*) FROM xp_samples"),
+        "user_annotation": one("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 OR end IS NULL"),
+    }
+    return {
+        "cpu_tracks": one("SELECT count(*) FROM (SELECT globalTid >> 24, globalTid & 16777215 FROM"
+                          " CUPTI_ACTIVITY_KIND_RUNTIME UNION SELECT globalTid >> 24, globalTid & 16777215"
+                          " FROM NVTX_EVENTS UNION SELECT pid, tid FROM xp_samples)"),
+        "gpu_tracks": one("SELECT count(*) FROM (SELECT DISTINCT deviceId, globalPid, contextId, streamId"
+                          " FROM (%s))" % gpu_rows),
+        "slices": {k: v for k, v in slices.items() if v},
+        "instants": {k: v for k, v in instants.items() if v},
+        "flows": one("SELECT count(*) FROM (%s) g JOIN xp_attribution a ON a.gpu_table = g.t AND"
+                     " a.gpu_rowid = g.r WHERE a.api_rowid IS NOT NULL" % gpu_rows),
+        "unbound": 0,
+        "first_kernel_ns": str(one("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE " + timed)),
+    }
+
+
+def serve(root, results):
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=root, **kw)
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(204)
+            self.end_headers()
+            results.append(json.loads(body))
+            done.set()
+
+        def log_message(self, *a):
+            pass
+    done = threading.Event()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, done
+
+
+def main():
+    xpcorr, fixture = sys.argv[1], sys.argv[2]
+    browser = find_browser()
+    if not browser:
+        if os.environ.get("XP_REQUIRE_BROWSER") == "1":
+            print("FAIL chromium not found and XP_REQUIRE_BROWSER=1 (apt-get install chromium)")
+            return 1
+        print("SKIP chromium not found (apt-get install chromium; XP_REQUIRE_BROWSER=1 makes this fail)")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        run, www = os.path.join(tmp, "run"), os.path.join(tmp, "www")
+        os.mkdir(run)
+        os.mkdir(www)
+        for f in os.listdir(fixture):
+            if f.endswith(".xpr") or f == "meta.json" or f.startswith("perf-"):
+                shutil.copy(os.path.join(fixture, f), run)
+        subprocess.run([xpcorr, "ingest", "--quiet", run], check=True)
+        subprocess.run([xpcorr, "export", "--format", "chrome", "-o", os.path.join(www, "trace.json"), run],
+                       check=True)
+        want = expected(os.path.join(run, "xpcorr.db"))
+        with open(os.path.join(www, "expected.json"), "w") as f:
+            json.dump(want, f)
+        shutil.copy(os.path.join(HERE, "browser", "check-trace.html"), www)
+        results = []
+        httpd, done = serve(www, results)
+        url = "http://127.0.0.1:%d/check-trace.html" % httpd.server_address[1]
+        profile = os.path.join(tmp, "profile")
+        proc = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                                 "--disable-background-networking", "--disable-component-update",
+                                 "--disable-sync", "--no-first-run", "--user-data-dir=" + profile, url],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        done.wait(TIMEOUT_S)
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        httpd.shutdown()
+        if not results:
+            print("FAIL the page posted no result in %d s; chromium said:\n%s"
+                  % (TIMEOUT_S, err.decode(errors="replace")[-2000:]))
+            return 1
+        r = results[0]
+        print("browser: %s" % r.get("userAgent", "?"))
+        print("in the browser: %s" % json.dumps(r.get("got"), sort_keys=True))
+        print("from the database: %s" % json.dumps(want, sort_keys=True))
+        for b in r.get("bad", []):
+            print("FAIL " + b)
+        if r.get("ok"):
+            print("ok   tracks, slices per category, flows and ns times agree in the browser")
+        return 0 if r.get("ok") else 1
+
+
+sys.exit(main())

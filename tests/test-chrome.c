@@ -1,0 +1,307 @@
+/* test-chrome.c - the Chrome trace writer on the synthetic ground truth of
+ * gpu-testdb.c (graph launch, copy, lost and rejected launch records), plus
+ * a second process on the same GPU stream, a kernel without timestamps, a
+ * name that needs escaping and an NVTX range that never ended; correlated by
+ * the real join, exported, parsed back with jansson. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check-main.h"
+#include "chrome.h"
+#include "chrome_names.h"
+#include "db_join.h"
+#include "gpu-testdb.h"
+
+#define OTHER_PID 300
+#define ODD_NAME "k<\"odd\">\n"
+
+static char dir[] = "/tmp/xp-chrome-XXXXXX";
+static sqlite3 *db;
+static struct testdb_sink sink;
+static int64_t stream;               /* the truth's first kernel stream */
+
+static void exec(const char *sql)
+{
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s: %s", sql,
+		      sqlite3_errmsg(db));
+}
+
+static int64_t one(const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void setup(void)
+{
+	struct xc_summary s;
+	char sql[4096];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	db = testdb_open(":memory:");
+	ck_assert_ptr_nonnull(db);
+	ck_assert_int_eq(testdb_sink_init(&sink, db), 0);
+	ck_assert_int_eq(truth_build(db, &sink, dir), 0);
+	stream = one("SELECT streamId FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1");
+	/* pid 300 launches on the same device and stream, with correlation id 1,
+	 * which pid 100 uses too; a kernel without timestamps; an open range */
+	exec("INSERT INTO StringIds(value) VALUES ('" ODD_NAME "'), ('open range'), ('cudaLaunchKernel_x')");
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId,"
+		 " nameId, returnValue, xp_cbid) VALUES (5000000000, 5000010000, 0, (%d << 24) | 301, 1,"
+		 " (SELECT id FROM StringIds WHERE value = 'cudaLaunchKernel_x'), 0, 211);"
+		 "INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid, stack_id)"
+		 " VALUES (5000001000, %d, 301, 0, 1, 211, NULL);"
+		 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId,"
+		 " correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX, blockY,"
+		 " blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory) VALUES"
+		 " (5000020000, 5000030000, 0, 9, %lld, 1, %d << 24, (SELECT id FROM StringIds WHERE value ="
+		 " '" ODD_NAME "'), 1, 2, 1, 1, 64, 1, 1, 40, 128, 256),"
+		 " (0, 0, 0, 1, %lld, 77, 100 << 24, 1, 1, 1, 1, 1, 1, 1, 1, 8, 0, 0);"
+		 "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET xp_flags = 1 WHERE correlationId = 77;"
+		 "INSERT INTO NVTX_EVENTS(start, end, eventType, rangeId, globalTid, textId, domainId)"
+		 " VALUES (1000000500, NULL, 60, 9, (100 << 24) | 101,"
+		 " (SELECT id FROM StringIds WHERE value = 'open range'), 0);",
+		 OTHER_PID, OTHER_PID, (long long)stream, OTHER_PID, (long long)stream);
+	exec(sql);
+	ck_assert_int_eq(xc_correlate_db(db, &s), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	testdb_sink_fini(&sink);
+	sqlite3_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	strcpy(dir, "/tmp/xp-chrome-XXXXXX");
+}
+
+static json_t *export(const struct xp_chrome_opts *o, struct xp_chrome_stats *st)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_error_t jerr;
+	json_t *t;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(xp_chrome_write(db, o, f, st), 0);
+	fclose(f);
+	ck_assert_uint_eq(st->bytes, len);
+	t = json_loadb(buf, len, 0, &jerr);
+	ck_assert_msg(t != NULL, "not JSON: %s at line %d", jerr.text, jerr.line);
+	free(buf);
+	return t;
+}
+
+static const char *str(json_t *e, const char *key)
+{
+	return json_string_value(json_object_get(e, key));
+}
+
+static int64_t num(json_t *e, const char *key)
+{
+	return json_integer_value(json_object_get(e, key));
+}
+
+static int is(json_t *e, const char *ph, const char *cat)
+{
+	return !strcmp(str(e, "ph"), ph) && (!cat || (str(e, "cat") && !strcmp(str(e, "cat"), cat)));
+}
+
+/* The flow end bound to a GPU slice: same track and time, ph "f". */
+static json_t *flow_end_of(json_t *events, json_t *slice)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(events, i, e)
+		if (is(e, "f", "ac2g") && num(e, "pid") == num(slice, "pid") &&
+		    num(e, "tid") == num(slice, "tid") &&
+		    json_real_value(json_object_get(e, "ts")) == json_real_value(json_object_get(slice, "ts")))
+			return e;
+	return NULL;
+}
+
+START_TEST(kernels_flows_and_tracks)
+{
+	struct xp_chrome_opts o = { .pid = -1 };
+	struct xp_chrome_stats st;
+	json_t *t = export(&o, &st), *events = json_object_get(t, "traceEvents"), *e;
+	json_t *frames = json_object_get(t, "stackFrames");
+	int64_t kernels = 0, graph_ids = 0, s_count = 0, f_count = 0, other_track_named = 0;
+	int64_t open_range = 0, odd = 0;
+	size_t i;
+
+	ck_assert_uint_eq(json_array_size(events), st.events);
+	json_array_foreach(events, i, e) {
+		json_t *args = json_object_get(e, "args"), *f;
+
+		if (json_object_get(e, "sf")) {
+			char key[24];
+
+			snprintf(key, sizeof(key), "%lld", (long long)num(e, "sf"));
+			ck_assert_msg(json_object_get(frames, key), "sf %s not in stackFrames", key);
+		}
+		s_count += is(e, "s", "ac2g");
+		f_count += is(e, "f", "ac2g");
+		/* tids of a device's other processes: 32-bit, as viewers read them */
+		if (is(e, "M", NULL) && !strcmp(str(e, "name"), "thread_name") &&
+		    num(e, "tid") >= 1ll << 31) {
+			ck_assert_int_lt(num(e, "tid"), 1ll << 32);
+			char want[64];
+
+			snprintf(want, sizeof(want), "stream %lld (pid %d)", (long long)stream, OTHER_PID);
+			ck_assert_str_eq(str(args, "name"), want);
+			other_track_named++;
+		}
+		if (is(e, "i", "user_annotation") && !strcmp(str(e, "name"), "open range")) {
+			ck_assert(json_is_true(json_object_get(args, "unended")));
+			open_range++;
+		}
+		if (!is(e, "X", "kernel"))
+			continue;
+		kernels++;
+		ck_assert_int_eq(num(e, "pid"), num(args, "device"));
+		f = flow_end_of(events, e);
+		if (!strcmp(str(e, "name"), ODD_NAME)) {
+			/* the second process: its own track, a flow id that cannot collide */
+			odd++;
+			ck_assert_int_ge(num(e, "tid"), 1ll << 31);
+			ck_assert_int_lt(num(e, "tid"), 1ll << 32);
+			ck_assert_int_eq(num(args, "correlation"), 1);
+			ck_assert_int_eq(num(args, "shared memory"), 128 + 256);
+			ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(args, "block"), 0)), 64);
+			ck_assert_ptr_nonnull(f);
+			ck_assert_int_ge(num(f, "id"), 1ll << 32);
+		} else if (json_object_get(args, "graph id")) {
+			graph_ids++;            /* 4 nodes of one launch: 4 distinct flows */
+			ck_assert_ptr_nonnull(f);
+			ck_assert_int_ge(num(f, "id"), 1ll << 32);
+		} else if (f) {
+			ck_assert_int_eq(num(f, "id"), num(args, "correlation"));
+			ck_assert_int_eq(num(e, "tid"), num(args, "stream"));
+		}
+	}
+	ck_assert_int_eq(kernels, one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE xp_flags = 0"));
+	ck_assert_int_eq(odd, 1);
+	ck_assert_int_eq(graph_ids, 4);
+	ck_assert_int_eq(other_track_named, 1);
+	ck_assert_int_eq(open_range, 1);
+	ck_assert_int_eq(s_count, (int64_t)st.flows);
+	ck_assert_int_eq(f_count, (int64_t)st.flows);
+	ck_assert_int_eq((int64_t)st.flows, one("SELECT count(*) FROM xp_attribution WHERE api_rowid IS NOT NULL"));
+	json_decref(t);
+}
+END_TEST
+
+START_TEST(window_drops_flows_from_outside)
+{
+	/* from just after pid 300's call started to after its kernel: the kernel
+	 * is kept, its call and the arrow are not */
+	struct xp_chrome_opts o = { .pid = -1, .since = 5000000001, .until = 5000030001 };
+	struct xp_chrome_stats st;
+	json_t *t = export(&o, &st), *events = json_object_get(t, "traceEvents"), *e;
+	int64_t kernels = 0;
+	size_t i;
+
+	json_array_foreach(events, i, e) {
+		kernels += is(e, "X", "kernel");
+		ck_assert(!is(e, "X", "cuda_runtime"));
+	}
+	ck_assert_int_eq(kernels, 1);
+	ck_assert_uint_eq(st.flows, 0);
+	json_decref(t);
+}
+END_TEST
+
+START_TEST(pid_keeps_one_process)
+{
+	struct xp_chrome_opts o = { .pid = OTHER_PID };
+	struct xp_chrome_stats st;
+	json_t *t = export(&o, &st), *events = json_object_get(t, "traceEvents"), *e;
+	size_t i;
+
+	json_array_foreach(events, i, e) {
+		if (is(e, "M", NULL))
+			continue;
+		if (is(e, "X", "kernel") || is(e, "f", "ac2g"))
+			ck_assert_int_eq(num(e, "pid"), 0);
+		else
+			ck_assert_int_eq(num(e, "pid"), OTHER_PID);
+	}
+	ck_assert_uint_eq(st.flows, 1);
+	json_decref(t);
+}
+END_TEST
+
+START_TEST(errors_are_returned)
+{
+	struct xp_chrome_opts o = { .pid = -1 };
+	FILE *full = fopen("/dev/full", "w");
+
+	if (full) {
+		ck_assert_int_eq(xp_chrome_write(db, &o, full, NULL), -ENOSPC);
+		fclose(full);
+	}
+	exec("DROP TABLE NVTX_EVENTS");
+	full = fopen("/dev/null", "w");
+	ck_assert_ptr_nonnull(full);
+	ck_assert_int_eq(xp_chrome_write(db, &o, full, NULL), -EIO);
+	ck_assert_ptr_nonnull(strstr(sqlite3_errmsg(db), "NVTX_EVENTS"));
+	fclose(full);
+}
+END_TEST
+
+/* Ids that share a cache slot evict each other and still get their own
+ * names; an unknown id gets the missing name; ids <= 0 are never looked up. */
+START_TEST(names_cache_collisions)
+{
+	struct chrome_names *n;
+	char sql[256];
+
+	exec("CREATE TABLE names (id INTEGER PRIMARY KEY, value TEXT)");
+	snprintf(sql, sizeof(sql), "INSERT INTO names VALUES (5, 'five'), (%d, 'five plus slots')",
+		 5 + NAME_SLOTS);
+	exec(sql);
+	ck_assert_int_eq(chrome_names_new(db, "SELECT value FROM names WHERE id = ?", "none", &n), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_str_eq(chrome_names_get(n, 5), "five");
+		ck_assert_str_eq(chrome_names_get(n, 5 + NAME_SLOTS), "five plus slots");
+	}
+	ck_assert_str_eq(chrome_names_get(n, 6), "none");
+	ck_assert_str_eq(chrome_names_get(n, 0), "none");
+	ck_assert_int_eq(n->err, 0);
+	chrome_names_free(n);
+	ck_assert_int_eq(chrome_names_new(db, "SELECT nothing FROM nowhere WHERE id = ?", "", &n), -EIO);
+	ck_assert_ptr_null(n);
+}
+END_TEST
+
+static Suite *chrome_suite(void)
+{
+	Suite *s = suite_create("chrome");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, kernels_flows_and_tracks);
+	tcase_add_test(tc, window_drops_flows_from_outside);
+	tcase_add_test(tc, pid_keeps_one_process);
+	tcase_add_test(tc, errors_are_returned);
+	tcase_add_test(tc, names_cache_collisions);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(chrome_suite)
