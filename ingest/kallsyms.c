@@ -8,6 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A piece read by fgets ends its line; a NUL byte in the file makes the
+ * piece look empty, which must not index before it. */
+static int ends_line(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && s[n - 1] == '\n';
+}
+
 #define KALLSYMS_MAX_SYMS (16u << 20)   /* a kernel has a few hundred thousand */
 #define KALLSYMS_LINE_MAX 1024
 
@@ -87,7 +96,7 @@ int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
 
 		if (len && line[len - 1] != '\n' && !feof(f)) {
 			/* overlong line: skip the rest of it, count it */
-			while (fgets(tail, sizeof(tail), f) && tail[strlen(tail) - 1] != '\n')
+			while (fgets(tail, sizeof(tail), f) && !ends_line(tail))
 				;
 			k->skipped++;
 			continue;

@@ -5,6 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A piece read by fgets ends its line; a NUL byte in the file makes the
+ * piece look empty, which must not index before it. */
+static int ends_line(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && s[n - 1] == '\n';
+}
+
 #define PERFMAP_LINE_MAX 4096
 
 struct pm_entry {
@@ -45,7 +54,7 @@ int xp_perfmap_parse(struct xp_perfmap **out, FILE *f)
 		if (len && line[len - 1] != '\n' && !feof(f)) {
 			char tail[PERFMAP_LINE_MAX];
 
-			while (fgets(tail, sizeof(tail), f) && tail[strlen(tail) - 1] != '\n')
+			while (fgets(tail, sizeof(tail), f) && !ends_line(tail))
 				;
 			m->skipped++;
 			continue;
