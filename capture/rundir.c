@@ -121,60 +121,104 @@ void rundir_remove(const char *dir, bool created)
 		rmdir(dir);
 }
 
-int rundir_copy_file(const char *src, const char *dir, const char *name)
+static int copy_fd(int in, const char *dir, const char *name)
 {
 	char buf[65536], path[4096];
-	int in, out, err = 0;
+	int out, err = 0;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
+	unlink(path);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0)
 		return -errno;
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
-		if (write(out, buf, (size_t)n) != n) {
-			err = -EIO;
-			goto cleanup;
+	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		for (ssize_t done = 0, w; !err && done < n; done += w) {
+			w = write(out, buf + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w <= 0)
+				err = w < 0 ? -errno : -EIO;
 		}
 	}
-	if (n < 0)
+	if (close(out) && !err)
 		err = -errno;
-cleanup:
-	if (out >= 0)
-		close(out);
+	if (err)
+		unlink(path);
+	return err;
+}
+
+int rundir_copy_file(const char *src, const char *dir, const char *name)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC), err;
+
+	if (in < 0)
+		return -errno;
+	err = copy_fd(in, dir, name);
 	close(in);
+	return err;
+}
+
+int rundir_copy_user_file(const char *src, const char *dir, const char *name,
+			  uid_t owner, uid_t owner2)
+{
+	int in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
+	struct stat st;
+
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode) || (st.st_uid != owner && st.st_uid != owner2))
+		err = -EPERM;
+	else
+		err = copy_fd(in, dir, name);
+	close(in);
+	return err;
+}
+
+/* The directory parent/name and its files (and, one level down, those of
+ * tracepoints/), every one opened or changed without following a link:
+ * the user may have swapped any of them for a link since. */
+static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool top)
+{
+	struct dirent *de;
+	int fd, err = 0;
+	DIR *d;
+
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchown(fd, uid, gid)) {
+		close(fd);
+		return -errno;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (top && de->d_type == DT_DIR && !strcmp(de->d_name, "tracepoints")) {
+			if (chown_dir(fd, de->d_name, uid, gid, false) && !err)
+				err = -EIO;
+		} else if (fchownat(fd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err) {
+			err = -errno;
+		}
+	}
+	closedir(d);
 	return err;
 }
 
 int rundir_chown(const char *dir, uid_t uid, gid_t gid)
 {
-	struct dirent *de;
-	int err = 0;
-	DIR *d;
-
-	if (chown(dir, uid, gid))
-		return -errno;
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fchownat(dirfd(d), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err)
-			err = -errno;
-		if (de->d_type == DT_DIR && !strcmp(de->d_name, "tracepoints")) {
-			char sub[4096];
-
-			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-			if (rundir_chown(sub, uid, gid) && !err)
-				err = -EIO;
-		}
-	}
-	closedir(d);
-	return err;
+	return chown_dir(AT_FDCWD, dir, uid, gid, true);
 }

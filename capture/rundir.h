@@ -17,8 +17,14 @@
 int rundir_prepare(const char *dir, bool force, bool *created);
 /* Removes the files xpcap writes, then the directory if it was created. */
 void rundir_remove(const char *dir, bool created);
+/* Copies src to dir/name: never through a link planted at dir/name, and a
+ * partial copy (a full disk) is removed. 0 or -errno. */
 int rundir_copy_file(const char *src, const char *dir, const char *name);
-/* The directory and every file in it. */
+/* Same for a file a profiled user could have planted (/tmp/perf-PID.map):
+ * only a regular file, not a link, owned by one of the two uids. */
+int rundir_copy_user_file(const char *src, const char *dir, const char *name,
+			  uid_t owner, uid_t owner2);
+/* The directory and every file in it, never through a link. */
 int rundir_chown(const char *dir, uid_t uid, gid_t gid);
 
 #endif

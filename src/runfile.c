@@ -178,6 +178,10 @@ int xp_writer_flush(struct xp_writer *w)
 		return 0;
 	err = write_buffer(w, &written);
 	if (err) {
+		/* a full disk can take half a block: cut the file back to the
+		 * last whole one, so that it still ends cleanly */
+		if (ftruncate(w->fd, (off_t)w->bytes) == 0)
+			lseek(w->fd, (off_t)w->bytes, SEEK_SET);
 		w->error = err;
 		return err;
 	}
@@ -225,14 +229,20 @@ uint64_t xp_writer_dropped(const struct xp_writer *w)
 	return w->dropped;
 }
 
+/* after a write error the buffer never reaches the file */
 uint64_t xp_writer_bytes(const struct xp_writer *w)
 {
-	return w->bytes + w->used;
+	return w->bytes + (w->error ? 0 : w->used);
+}
+
+uint64_t xp_writer_flushed_bytes(const struct xp_writer *w)
+{
+	return w->bytes;
 }
 
 uint64_t xp_writer_raw_bytes(const struct xp_writer *w)
 {
-	return w->raw_bytes + w->used;
+	return w->raw_bytes + (w->error ? 0 : w->used);
 }
 
 int xp_writer_close(struct xp_writer *w)

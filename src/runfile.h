@@ -64,11 +64,16 @@ int xp_writer_append(struct xp_writer *w, uint32_t type, const void *fixed,
 /* From now on, each buffer of records is written as one XP_REC_ZBLOCK
  * (or as plain records when that would not be smaller). 0 or -ENOMEM. */
 int xp_writer_set_codec(struct xp_writer *w, const struct xp_block_codec *codec);
-/* Writes what is buffered; records are whole on disk after this. */
+/* Writes what is buffered; records are whole on disk after this. On a
+ * write error (a full disk) the file is cut back to its last whole buffer,
+ * so it stays readable to there, and the writer takes nothing more. */
 int xp_writer_flush(struct xp_writer *w);
 /* Records given to append but not written because of an earlier error. */
 uint64_t xp_writer_dropped(const struct xp_writer *w);
 uint64_t xp_writer_bytes(const struct xp_writer *w);
+/* Of those, the bytes already in the file: grows with every flush, so a
+ * caller sees when the records it appended reached the disk. */
+uint64_t xp_writer_flushed_bytes(const struct xp_writer *w);
 /* The same before compression: header plus records as appended. */
 uint64_t xp_writer_raw_bytes(const struct xp_writer *w);
 /* Flushes, fsyncs nothing, closes, frees; accepts NULL. Returns the first
