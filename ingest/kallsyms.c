@@ -2,6 +2,7 @@
  * symbols (t, T, w, W) are kept: data symbols would capture IPs that fall
  * after the end of the last function. */
 #include "kallsyms.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -147,7 +148,7 @@ fail:
 
 int xp_kallsyms_load(struct xp_kallsyms **out, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = xp_run_file_fopen(path);
 	int err;
 
 	if (!f)

@@ -1,5 +1,6 @@
 /* perfmap.c - parse and search perf-PID.map files; see perfmap.h. */
 #include "perfmap.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ fail:
 
 int xp_perfmap_load(struct xp_perfmap **out, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = xp_run_file_fopen(path);
 	int err;
 
 	if (!f)

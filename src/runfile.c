@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,6 +300,42 @@ static int read_exact(struct xp_reader *r, void *dst, size_t len, int *got_any)
 	return -ENODATA;
 }
 
+int xp_run_file_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -ENXIO;
+	else
+		return fd;
+	close(fd);
+	return err;
+}
+
+FILE *xp_run_file_fopen(const char *path)
+{
+	int fd = xp_run_file_open(path);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+	}
+	return f;
+}
+
 int xp_reader_open(struct xp_reader **out, const char *path)
 {
 	struct xp_reader *r;
@@ -307,7 +344,7 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->f = fopen(path, "rbe");
+	r->f = xp_run_file_fopen(path);
 	if (!r->f) {
 		err = -errno;
 		free(r);

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "runfmt.h"
 
@@ -79,6 +80,14 @@ uint64_t xp_writer_raw_bytes(const struct xp_writer *w);
 /* Flushes, fsyncs nothing, closes, frees; accepts NULL. Returns the first
  * write error seen during the writer's life, else 0. */
 int xp_writer_close(struct xp_writer *w);
+
+/* Opens a file of a run directory for reading: a fd, or -ELOOP for a
+ * symbolic link (never followed: a run may come from someone else, and
+ * root may be the one reading it), -ENXIO for anything but a regular file
+ * (a FIFO would block, a device never end), -errno. */
+int xp_run_file_open(const char *path);
+/* FILE * over xp_run_file_open, or NULL with errno set. */
+FILE *xp_run_file_fopen(const char *path);
 
 int xp_reader_open(struct xp_reader **out, const char *path);
 /* 1 and *rec set: a record (valid until the next call); 0: clean end;
