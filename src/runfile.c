@@ -140,22 +140,24 @@ static size_t encode_block(struct xp_writer *w, const unsigned char *recs, size_
 }
 
 /* Writes the buffer: the file header as is, records through the codec;
- * *written: the bytes that reached the file. */
+ * *written: the bytes that reached the file whole (after an error, the
+ * header alone if it got there: a file cut back to it stays readable). */
 static int write_buffer(struct xp_writer *w, size_t *written)
 {
 	size_t z = 0;
 	int err;
 
-	*written = w->used;
+	*written = 0;
 	if (w->codec && w->used > w->head)
 		z = encode_block(w, w->buf + w->head, w->used - w->head);
-	if (!z)
-		return write_all(w->fd, w->buf, w->used);
 	err = write_all(w->fd, w->buf, w->head);
 	if (err)
 		return err;
-	*written = w->head + z;
-	return write_all(w->fd, w->zbuf, z);
+	*written = w->head;
+	err = z ? write_all(w->fd, w->zbuf, z) : write_all(w->fd, w->buf + w->head, w->used - w->head);
+	if (!err)
+		*written += z ? z : w->used - w->head;
+	return err;
 }
 
 int xp_writer_open(struct xp_writer **out, const char *path, uint32_t stream,
@@ -181,6 +183,7 @@ int xp_writer_flush(struct xp_writer *w)
 	if (err) {
 		/* a full disk can take half a block: cut the file back to the
 		 * last whole one, so that it still ends cleanly */
+		w->bytes += written;
 		if (ftruncate(w->fd, (off_t)w->bytes) == 0)
 			lseek(w->fd, (off_t)w->bytes, SEEK_SET);
 		w->error = err;
