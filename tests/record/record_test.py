@@ -780,6 +780,15 @@ def t_crashes(tmp):
     check(len(children) == n and exited == children, "all %d children: fork and exit records" % n)
     check(len(sampled) >= n * 3 // 4, "most children sampled (%d of %d)" % (len(sampled), n))
     ingests(run, "forkmany")
+    # GPU capture armed, no CUDA here: the program runs as without xpcap,
+    # and the run says why it holds no GPU data
+    run = os.path.join(tmp, "nocuda")
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    rc, err = record(run, ["-q", "--cupti-lib", lib], [prog("exit7")])
+    check(rc == 7 and meta(run)["gpu_capture_armed"], "armed, no CUDA: exit 7 (%d %r)" % (rc, err))
+    ingests(run, "no CUDA")
+    rep = subprocess.run([XPCORR, "report", run], capture_output=True, text=True).stdout
+    check("no GPU stream in the run" in rep, "the report says why there is no GPU data")
 
 
 def t_hangup(tmp):
