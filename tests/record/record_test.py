@@ -58,9 +58,23 @@ def require_bpf():
 
 
 def our_attached_progs():
+    """Our programs still loaded, links still pointing at them, and legacy
+    (tracefs) uprobes still defined: what a dying xpcap could leave."""
     bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
-    out = subprocess.run([bpftool, "prog", "show"], capture_output=True, text=True).stdout
-    return [n for n in re.findall(r"name (\S+)", out) if n in OUR_PROGS]
+    progs = json.loads(subprocess.run([bpftool, "-j", "prog", "show"], capture_output=True,
+                                      text=True).stdout or "[]")
+    ours = {p["id"]: p.get("name") for p in progs if p.get("name") in OUR_PROGS}
+    links = json.loads(subprocess.run([bpftool, "-j", "link", "show"], capture_output=True,
+                                      text=True).stdout or "[]")
+    left = list(ours.values())
+    left += ["link %d of %s" % (l["id"], ours[l["prog_id"]]) for l in links
+             if l.get("prog_id") in ours]
+    try:
+        with open("/sys/kernel/tracing/uprobe_events") as f:
+            left += ["uprobe " + l.strip() for l in f if "libbpf_" in l or "xpcap" in l]
+    except OSError:
+        pass
+    return left
 
 
 def detached():
