@@ -10,6 +10,7 @@
  * (but a full disk or quota only stops recording: the command runs on and
  * its status is still xpcap's); 0 for -p/-a runs that ended normally. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ struct recorder {
 	struct rec_opts o;
 	struct rec_meta meta;
 	char dir[PATH_MAX];             /* absolute run directory */
+	int dirfd;                      /* it, opened once: every write goes through it */
 	bool dir_created;
 	bool run_started;               /* from here on the run dir is kept */
 	bool write_failed;              /* cpu.xpr hit an error, already reported */
@@ -191,7 +193,8 @@ static int arm(struct recorder *r)
 		return XP_EXIT_USAGE;
 	}
 	snprintf(path, sizeof(path), "%s/cpu.xpr", r->dir);
-	err = xp_writer_open(&r->w, path, XP_STREAM_CPU, 0);
+	err = openat(r->dirfd, "cpu.xpr", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	err = err < 0 ? -errno : xp_writer_open_fd(&r->w, err, XP_STREAM_CPU, 0);
 	if (!err && r->o.compress)
 		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
 	/* the header on disk now: a disk that fills later leaves a valid file */
@@ -320,15 +323,15 @@ static int finish(struct recorder *r)
 	/* a full disk or quota is the run's limit, not xpcap's failure */
 	if (err && !disk_full(err))
 		ret = XP_EXIT_FAIL;
-	snapshot_perf_maps(r->drain, r->pids, r->npids, r->dir, r->uid);
+	snapshot_perf_maps(r->drain, r->pids, r->npids, r->dirfd, r->uid);
 	r->meta.status = "complete";
 	r->meta.counts = drain_counts(r->drain);
-	err = meta_write(r->dir, &r->meta);
+	err = meta_write(r->dirfd, &r->meta);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot write %s/meta.json: %s\n", r->dir, strerror(-err));
 		ret = XP_EXIT_FAIL;
 	}
-	rundir_chown(r->dir, r->uid, r->gid);
+	rundir_chown(r->dirfd, r->uid, r->gid, r->dir_created);
 	return ret;
 }
 
@@ -357,6 +360,7 @@ int cmd_record(int argc, char **argv)
 		return XP_EXIT_FAIL;
 	}
 	r->we.sigfd = r->we.timerfd = r->we.failfd = -1;
+	r->dirfd = -1;
 	r->t.go_fd = r->t.err_fd = -1;
 	/* 1. arguments and environment: nothing is created before these pass */
 	if (rec_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
@@ -386,8 +390,15 @@ int cmd_record(int argc, char **argv)
 	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
 	target_invoking_user(&r->uid, &r->gid);
-	/* 2. the run directory */
-	err = rundir_prepare(r->o.output, r->o.force, &r->dir_created);
+	/* 2. the run directory, created and checked as the invoking user: root
+	 * must not make or take a directory where that user could not */
+	err = target_become_user(r->uid, r->gid, true);
+	if (!err)
+		err = rundir_prepare(r->o.output, r->o.force, &r->dir_created);
+	if (target_become_user(r->uid, r->gid, false)) {
+		fprintf(stderr, "xpcap: cannot return to root after preparing %s\n", r->o.output);
+		goto cleanup;
+	}
 	if (err) {
 		fprintf(stderr, "xpcap: cannot use %s as run directory: %s%s\n", r->o.output,
 			strerror(-err), err == -ENOTEMPTY ? " (use --force to reuse it)" : "");
@@ -395,6 +406,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!realpath(r->o.output, r->dir)) {
 		fprintf(stderr, "xpcap: cannot resolve %s: %s\n", r->o.output, strerror(errno));
+		goto cleanup;
+	}
+	r->dirfd = rundir_open(r->dir);
+	if (r->dirfd < 0) {
+		fprintf(stderr, "xpcap: cannot open %s: %s\n", r->dir, strerror(-r->dirfd));
 		goto cleanup;
 	}
 	/* 3. signals, then the held child */
@@ -423,18 +439,18 @@ int cmd_record(int argc, char **argv)
 	 * disk that fills while recording could otherwise refuse */
 	r->meta.pids = r->pids;
 	r->meta.npids = r->npids;
-	meta_write(r->dir, &r->meta);
+	meta_write(r->dirfd, &r->meta);
 	if (r->o.off_cpu)
-		r->meta.tracefmt_err = tracefmt_save(r->dir, "sched", "sched_switch");
+		r->meta.tracefmt_err = tracefmt_save(r->dirfd, "sched", "sched_switch");
 	if (r->meta.tracefmt_err)
 		progress(r, "cannot save the sched_switch tracepoint format: %s (noted in meta.json)",
 			 strerror(-r->meta.tracefmt_err));
 	/* the largest file (MiBs): a partial copy is removed, the run goes on */
-	r->meta.kallsyms_err = rundir_copy_file("/proc/kallsyms", r->dir, "kallsyms");
+	r->meta.kallsyms_err = rundir_copy_file("/proc/kallsyms", r->dirfd, "kallsyms");
 	if (r->meta.kallsyms_err)
 		progress(r, "cannot save kallsyms into the run: %s (kernel frames stay addresses; "
 			 "noted in meta.json)", strerror(-r->meta.kallsyms_err));
-	rundir_chown(r->dir, r->uid, r->gid);
+	rundir_chown(r->dirfd, r->uid, r->gid, r->dir_created);
 	/* 5. the duration counts from here; let the command run */
 	err = waitend_arm_timer(&r->we, r->o.duration_s);
 	if (err) {
@@ -495,6 +511,8 @@ cleanup:
 	else if (!r->run_started && r->dir_created)
 		rundir_remove(r->o.output, true);
 	waitend_close(&r->we);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
 	free(r);
 	return ret;
 }

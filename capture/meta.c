@@ -156,14 +156,14 @@ static int write_all(int fd, const char *p, size_t len)
 /* Writes text (then spaces up to pad bytes) to a new file: O_EXCL and
  * O_NOFOLLOW, since the run directory belongs to the user by now and a
  * link planted there must not make root write elsewhere. */
-static int write_new(const char *path, const char *text, size_t pad)
+static int write_new(int dirfd, const char *name, const char *text, size_t pad)
 {
 	static const char spaces[256] = { [0 ... 255] = ' ' };
 	size_t len = strlen(text);
 	int fd, err;
 
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	unlinkat(dirfd, name, 0);
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	err = write_all(fd, text, len);
@@ -180,13 +180,13 @@ static int write_new(const char *path, const char *text, size_t pad)
 
 /* A full disk: overwrite the reserved first version in place, which needs
  * no new blocks, and cut off the rest of the padding. */
-static int overwrite_in_place(const char *path, const char *text)
+static int overwrite_in_place(int dirfd, const char *name, const char *text)
 {
 	size_t len = strlen(text);
 	struct stat st;
 	int fd, err;
 
-	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	err = fstat(fd, &st) ? -errno : !S_ISREG(st.st_mode) || (size_t)st.st_size < len ? -ENOSPC : 0;
@@ -198,15 +198,12 @@ static int overwrite_in_place(const char *path, const char *text)
 	return err;
 }
 
-int meta_write(const char *dir, const struct rec_meta *m)
+int meta_write(int dirfd, const struct rec_meta *m)
 {
-	char tmp[4096], path[4096];
 	char *text = NULL, *nl;
 	json_t *root;
 	int err = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s/meta.json.tmp", dir);
-	snprintf(path, sizeof(path), "%s/meta.json", dir);
 	root = meta_json(m);
 	if (root)
 		text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -215,19 +212,18 @@ int meta_write(const char *dir, const struct rec_meta *m)
 		return -ENOMEM;
 	/* jansson ends without a newline; a file should not */
 	nl = realloc(text, strlen(text) + 2);
-
 	if (!nl) {
 		free(text);
 		return -ENOMEM;
 	}
 	text = strcat(nl, "\n");
-	err = write_new(tmp, text, m->counts ? 0 : META_RESERVE);
-	if (!err && rename(tmp, path))
+	err = write_new(dirfd, "meta.json.tmp", text, m->counts ? 0 : META_RESERVE);
+	if (!err && renameat(dirfd, "meta.json.tmp", dirfd, "meta.json"))
 		err = -errno;
 	if (err)
-		unlink(tmp);
+		unlinkat(dirfd, "meta.json.tmp", 0);
 	if (err == -ENOSPC || err == -EDQUOT)
-		err = overwrite_in_place(path, text);
+		err = overwrite_in_place(dirfd, "meta.json", text);
 	free(text);
 	return err;
 }

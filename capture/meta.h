@@ -4,7 +4,7 @@
  * The first version is padded with spaces to META_RESERVE bytes, so that
  * on a full disk the last one can overwrite it in place instead.
  *   struct rec_meta m = { .opts = &o, ... };
- *   meta_write("run", &m);
+ *   meta_write(dirfd, &m);       // dirfd: rundir_open("run")
  */
 #ifndef XP_CAPTURE_META_H
 #define XP_CAPTURE_META_H
@@ -38,6 +38,6 @@ struct rec_meta {
 
 #define META_RESERVE (64u << 10)       /* a meta.json is a few KiB */
 
-int meta_write(const char *dir, const struct rec_meta *m);
+int meta_write(int dirfd, const struct rec_meta *m);
 
 #endif

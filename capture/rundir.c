@@ -101,7 +101,8 @@ int rundir_prepare(const char *dir, bool force, bool *created)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (access(dir, W_OK | X_OK))
+	/* as the effective user: xpcap checks this as the invoking user */
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
 		return -errno;
 	n = count_entries(dir);
 	if (n < 0)
@@ -114,6 +115,13 @@ int rundir_prepare(const char *dir, bool force, bool *created)
 	return n < 0 ? n : 0;
 }
 
+int rundir_open(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 void rundir_remove(const char *dir, bool created)
 {
 	clear_run_files(dir);
@@ -121,17 +129,29 @@ void rundir_remove(const char *dir, bool created)
 		rmdir(dir);
 }
 
-static int copy_fd(int in, const char *dir, const char *name)
+/* Copies in to name under dirfd; name may be "sub/file", and sub is then
+ * opened without following a link (the user owns the run directory and
+ * could have swapped sub for one). */
+static int copy_fd(int in, int dirfd, const char *name)
 {
-	char buf[65536], path[4096];
-	int out, err = 0;
+	const char *slash = strchr(name, '/');
+	int dir = dirfd, out, err = 0;
+	char buf[65536], sub[256];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
-	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (out < 0)
-		return -errno;
+	if (slash) {
+		snprintf(sub, sizeof(sub), "%.*s", (int)(slash - name), name);
+		dir = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0)
+			return -errno;
+		name = slash + 1;
+	}
+	unlinkat(dir, name, 0);
+	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0) {
+		err = -errno;
+		goto cleanup;
+	}
 	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -150,22 +170,25 @@ static int copy_fd(int in, const char *dir, const char *name)
 	if (close(out) && !err)
 		err = -errno;
 	if (err)
-		unlink(path);
+		unlinkat(dir, name, 0);
+cleanup:
+	if (dir != dirfd)
+		close(dir);
 	return err;
 }
 
-int rundir_copy_file(const char *src, const char *dir, const char *name)
+int rundir_copy_file(const char *src, int dirfd, const char *name)
 {
 	int in = open(src, O_RDONLY | O_CLOEXEC), err;
 
 	if (in < 0)
 		return -errno;
-	err = copy_fd(in, dir, name);
+	err = copy_fd(in, dirfd, name);
 	close(in);
 	return err;
 }
 
-int rundir_copy_user_file(const char *src, const char *dir, const char *name,
+int rundir_copy_user_file(const char *src, int dirfd, const char *name,
 			  uid_t owner, uid_t owner2)
 {
 	int in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
@@ -178,7 +201,7 @@ int rundir_copy_user_file(const char *src, const char *dir, const char *name,
 	else if (!S_ISREG(st.st_mode) || (st.st_uid != owner && st.st_uid != owner2))
 		err = -EPERM;
 	else
-		err = copy_fd(in, dir, name);
+		err = copy_fd(in, dirfd, name);
 	close(in);
 	return err;
 }
@@ -186,7 +209,8 @@ int rundir_copy_user_file(const char *src, const char *dir, const char *name,
 /* The directory parent/name and its files (and, one level down, those of
  * tracepoints/), every one opened or changed without following a link:
  * the user may have swapped any of them for a link since. */
-static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool top)
+static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool top,
+		     bool own_dir)
 {
 	struct dirent *de;
 	int fd, err = 0;
@@ -195,7 +219,7 @@ static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool to
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fchown(fd, uid, gid)) {
+	if (own_dir && fchown(fd, uid, gid)) {
 		close(fd);
 		return -errno;
 	}
@@ -208,7 +232,7 @@ static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool to
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (top && de->d_type == DT_DIR && !strcmp(de->d_name, "tracepoints")) {
-			if (chown_dir(fd, de->d_name, uid, gid, false) && !err)
+			if (chown_dir(fd, de->d_name, uid, gid, false, true) && !err)
 				err = -EIO;
 		} else if (fchownat(fd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err) {
 			err = -errno;
@@ -218,7 +242,7 @@ static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool to
 	return err;
 }
 
-int rundir_chown(const char *dir, uid_t uid, gid_t gid)
+int rundir_chown(int dirfd, uid_t uid, gid_t gid, bool own_dir)
 {
-	return chown_dir(AT_FDCWD, dir, uid, gid, true);
+	return chown_dir(dirfd, ".", uid, gid, true, own_dir);
 }

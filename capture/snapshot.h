@@ -2,7 +2,7 @@
  * the run: the executable mappings processes had before capture started
  * (as XP_MMAP_FROM_PROC records) and JIT perf maps (/tmp/perf-PID.map).
  *   snapshot_existing_maps(drain, pids, n, now);    // NULL pids: every process
- *   snapshot_perf_maps(drain, pids, n, "run", uid); // at the end
+ *   snapshot_perf_maps(drain, pids, n, dirfd, uid); // at the end
  */
 #ifndef XP_CAPTURE_SNAPSHOT_H
 #define XP_CAPTURE_SNAPSHOT_H
@@ -19,6 +19,6 @@ unsigned snapshot_existing_maps(struct drain *d, const pid_t *pids, unsigned n, 
  * regular file owned by uid (the invoking user) or by its process's owner:
  * xpcap runs as root, and /tmp is anyone's to plant a link in. */
 unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n,
-			    const char *dir, uid_t uid);
+			    int dirfd, uid_t uid);
 
 #endif

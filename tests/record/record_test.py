@@ -978,6 +978,32 @@ def t_security(tmp):
     check(not any(r["pid"] == str(outsider.pid) for r in samples(recs)),
           "a busy process outside the target's tree is not sampled")
     check(any(samples(recs)), "the target's tree is")
+    # the run directory is made as the user: not where they cannot write
+    locked = os.path.join(tmp, "locked")
+    os.mkdir(locked, 0o755)
+    rc, err = record(os.path.join(locked, "run"), ["-q", "--no-gpu"], ["true"], env=env)
+    check(rc == 2 and one_error_line(err) and "Permission denied" in err and
+          not os.listdir(locked), "no run directory where the user cannot write (%d %r)" % (rc, err))
+    # an existing directory of someone else that the user may write to
+    # keeps its owner: root does not hand it over
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o777)
+    rc, err = record(shared, ["-q", "--no-gpu"], ["true"], env=env)
+    st = os.stat(shared)
+    check(rc == 0 and st.st_uid == 0, "a shared directory stays root's (%d, uid %d)" % (rc, st.st_uid))
+    check(os.stat(os.path.join(shared, "meta.json")).st_uid == 65534, "its run files are the user's")
+    # the user swaps the run directory for a link while recording: xpcap
+    # keeps writing into the directory it made, never through the link
+    decoy = os.path.join(tmp, "decoy")
+    os.mkdir(decoy, 0o755)
+    run = os.path.join(tmp, "swapped")
+    script = "mv {run} {run}.moved && ln -s {decoy} {run} && {spin} 0.3".format(
+        run=run, decoy=decoy, spin=prog("threads"))
+    rc, err = record(run, ["-q", "--no-gpu"], ["sh", "-c", script], env=env)
+    check(rc == 0 and os.path.islink(run), "the command swapped the run directory (%d %r)" % (rc, err))
+    check(os.listdir(decoy) == [], "nothing written through the link (%s)" % os.listdir(decoy))
+    check(meta(run + ".moved")["status"] == "complete", "the run is complete where it was made")
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
