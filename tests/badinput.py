@@ -217,6 +217,29 @@ def other_user(tmp):
           (p.returncode, lines))
 
 
+def disk_full(tmp):
+    if os.geteuid() != 0:
+        print("SKIP part: a full disk during ingest needs root to mount a tmpfs (only this part)")
+        return
+    disk = os.path.join(tmp, "disk")
+    os.mkdir(disk)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", disk]).returncode:
+        check(False, "mount a 256 KiB tmpfs")
+        return
+    try:
+        run = os.path.join(disk, "run")
+        os.mkdir(run)
+        for f in ("cpu.xpr", "meta.json"):
+            shutil.copy(os.path.join(FIXTURE, f), run)
+        rc, lines = ingest(run)
+        check(one_error(rc, lines, "cannot write " + os.path.join(run, "xpcorr.db")) and
+              sorted(os.listdir(run)) == ["cpu.xpr", "meta.json"],
+              "disk full during ingest: exit 1, one line naming the database, no temporary "
+              "file left (%s %s %s)" % (rc, lines, os.listdir(run)))
+    finally:
+        subprocess.run(["umount", disk])
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="xp-badinput-")
     try:
@@ -225,6 +248,7 @@ def main():
         streams(tmp)
         files(tmp)
         other_user(tmp)
+        disk_full(tmp)
         flips(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
