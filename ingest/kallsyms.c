@@ -9,13 +9,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A piece read by fgets ends its line; a NUL byte in the file makes the
- * piece look empty, which must not index before it. */
-static int ends_line(const char *s)
+/* Reads one line (with its newline, as fgets) into buf: 0, or 1 when the
+ * line is to be skipped, its rest already read: longer than buf, or with a
+ * NUL byte (which would hide the rest of the line from string functions);
+ * -1 at the end. By bytes, so it never indexes before or past buf. */
+static int read_line(FILE *f, char *buf, size_t cap)
 {
-	size_t n = strlen(s);
+	size_t n = 0;
+	int c = EOF, bad = 0;
 
-	return n && s[n - 1] == '\n';
+	while ((c = getc(f)) != EOF) {
+		if (c == '\0' || n + 1 >= cap)
+			bad = 1;
+		else
+			buf[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	if (c == EOF && n == 0 && !bad)
+		return -1;
+	return bad;
 }
 
 #define KALLSYMS_MAX_SYMS (16u << 20)   /* a kernel has a few hundred thousand */
@@ -89,16 +103,14 @@ int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
 
 	if (!k)
 		return -ENOMEM;
-	while (fgets(line, sizeof(line), f)) {
-		char tail[KALLSYMS_LINE_MAX];
-		size_t len = strlen(line);
+	int got;
+
+	while ((got = read_line(f, line, sizeof(line))) >= 0) {
 		struct ksym sym;
 		int r;
 
-		if (len && line[len - 1] != '\n' && !feof(f)) {
-			/* overlong line: skip the rest of it, count it */
-			while (fgets(tail, sizeof(tail), f) && !ends_line(tail))
-				;
+		if (got) {
+			/* overlong line, or a NUL in it: count it */
 			k->skipped++;
 			continue;
 		}
