@@ -6,9 +6,11 @@
  *   sudo xpcap record -a --duration 5
  * Exit codes: the command's own status (128+N if killed by signal N);
  * 2 for bad arguments or environment (nothing is left behind); 127 when the
- * command cannot be executed (like a shell); 1 when writing the run failed;
- * 0 for -p/-a runs that ended normally. */
+ * command cannot be executed (like a shell); 1 when writing the run failed
+ * (but a full disk or quota only stops recording: the command runs on and
+ * its status is still xpcap's); 0 for -p/-a runs that ended normally. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,8 +43,10 @@ struct recorder {
 	struct rec_opts o;
 	struct rec_meta meta;
 	char dir[PATH_MAX];             /* absolute run directory */
+	int dirfd;                      /* it, opened once: every write goes through it */
 	bool dir_created;
 	bool run_started;               /* from here on the run dir is kept */
+	bool write_failed;              /* cpu.xpr hit an error, already reported */
 	uid_t uid;
 	gid_t gid;
 	struct target t;
@@ -189,9 +193,13 @@ static int arm(struct recorder *r)
 		return XP_EXIT_USAGE;
 	}
 	snprintf(path, sizeof(path), "%s/cpu.xpr", r->dir);
-	err = xp_writer_open(&r->w, path, XP_STREAM_CPU, 0);
+	err = openat(r->dirfd, "cpu.xpr", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	err = err < 0 ? -errno : xp_writer_open_fd(&r->w, err, XP_STREAM_CPU, 0);
 	if (!err && r->o.compress)
 		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
+	/* the header on disk now: a disk that fills later leaves a valid file */
+	if (!err)
+		err = xp_writer_flush(r->w);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot create %s: %s\n", path, strerror(-err));
 		return XP_EXIT_USAGE;
@@ -227,7 +235,29 @@ static int arm(struct recorder *r)
 		fprintf(stderr, "xpcap: cannot start the drain thread: %s\n", strerror(-err));
 		return XP_EXIT_FAIL;
 	}
+	waitend_watch_fd(&r->we, drain_failed_fd(r->drain));
 	return 0;
+}
+
+static bool disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+/* Writing cpu.xpr failed (a full disk, a quota): say so once, detach so
+ * the command no longer pays for sampling, and let it run on. The file
+ * keeps every whole block written before (the writer cuts it back). */
+static void stop_on_write_error(struct recorder *r, int err)
+{
+	if (r->write_failed)
+		return;
+	r->write_failed = true;
+	drain_stop(r->drain);
+	bpf_sampler_stop(r->sampler);
+	r->meta.stop_reason = disk_full(err) ? "disk_full" : "write_error";
+	fprintf(stderr, "xpcap: cannot write %s/cpu.xpr: %s; recording stopped, the run keeps "
+		"what was written before%s\n", r->dir, strerror(-err),
+		r->o.command ? " and the command runs on" : "");
 }
 
 /* Waits until the command exits, the duration ends, the attached
@@ -238,17 +268,24 @@ static int wait_for_end(struct recorder *r)
 
 	if (r->o.npids)
 		waitend_watch_pids(&r->we, r->pids, r->npids);
-	while ((ev = waitend_next(&r->we)) == WAITEND_INTERRUPT)
-		progress(r, "interrupt: waiting for the command (Ctrl-C again to stop now)");
+	while ((ev = waitend_next(&r->we)) == WAITEND_INTERRUPT || ev == WAITEND_WRITE_FAILED) {
+		if (ev == WAITEND_WRITE_FAILED)
+			stop_on_write_error(r, drain_write_error(r->drain));
+		else
+			progress(r, "interrupt: waiting for the command (Ctrl-C again to stop now)");
+	}
 	switch (ev) {
 	case WAITEND_EXIT:
-		r->meta.stop_reason = "exit";
+		if (!r->write_failed)
+			r->meta.stop_reason = "exit";
 		return r->we.code;
 	case WAITEND_DURATION:
-		r->meta.stop_reason = "duration";
+		if (!r->write_failed)
+			r->meta.stop_reason = "duration";
 		return 0;
 	case WAITEND_TARGETS_GONE:
-		r->meta.stop_reason = "targets_exited";
+		if (!r->write_failed)
+			r->meta.stop_reason = "targets_exited";
 		return 0;
 	case WAITEND_SIGNAL:
 		r->meta.stop_reason = "signal";
@@ -272,6 +309,8 @@ static int finish(struct recorder *r)
 	r->meta.exit_signal = r->we.child_signo;
 	r->meta.stop_mono = clock_ns(CLOCK_MONOTONIC);
 	r->meta.stop_real = clock_ns(CLOCK_REALTIME);
+	if (err)
+		stop_on_write_error(r, err);
 	r->meta.cpu_bytes = xp_writer_bytes(r->w);
 	r->meta.cpu_raw_bytes = xp_writer_raw_bytes(r->w);
 	if (!err)
@@ -279,19 +318,20 @@ static int finish(struct recorder *r)
 	else
 		xp_writer_close(r->w);
 	r->w = NULL;
-	if (err) {
-		fprintf(stderr, "xpcap: cannot write %s/cpu.xpr: %s\n", r->dir, strerror(-err));
+	if (err)
+		stop_on_write_error(r, err);
+	/* a full disk or quota is the run's limit, not xpcap's failure */
+	if (err && !disk_full(err))
 		ret = XP_EXIT_FAIL;
-	}
-	snapshot_perf_maps(r->drain, r->pids, r->npids, r->dir);
+	snapshot_perf_maps(r->drain, r->pids, r->npids, r->dirfd, r->uid);
 	r->meta.status = "complete";
 	r->meta.counts = drain_counts(r->drain);
-	err = meta_write(r->dir, &r->meta);
+	err = meta_write(r->dirfd, &r->meta);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot write %s/meta.json: %s\n", r->dir, strerror(-err));
 		ret = XP_EXIT_FAIL;
 	}
-	rundir_chown(r->dir, r->uid, r->gid);
+	rundir_chown(r->dirfd, r->uid, r->gid, r->dir_created);
 	return ret;
 }
 
@@ -319,7 +359,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "xpcap: cannot record: out of memory\n");
 		return XP_EXIT_FAIL;
 	}
-	r->we.sigfd = r->we.timerfd = -1;
+	r->we.sigfd = r->we.timerfd = r->we.failfd = -1;
+	r->dirfd = -1;
 	r->t.go_fd = r->t.err_fd = -1;
 	/* 1. arguments and environment: nothing is created before these pass */
 	if (rec_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
@@ -349,8 +390,15 @@ int cmd_record(int argc, char **argv)
 	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
 	target_invoking_user(&r->uid, &r->gid);
-	/* 2. the run directory */
-	err = rundir_prepare(r->o.output, r->o.force, &r->dir_created);
+	/* 2. the run directory, created and checked as the invoking user: root
+	 * must not make or take a directory where that user could not */
+	err = target_become_user(r->uid, r->gid, true);
+	if (!err)
+		err = rundir_prepare(r->o.output, r->o.force, &r->dir_created);
+	if (target_become_user(r->uid, r->gid, false)) {
+		fprintf(stderr, "xpcap: cannot return to root after preparing %s\n", r->o.output);
+		goto cleanup;
+	}
 	if (err) {
 		fprintf(stderr, "xpcap: cannot use %s as run directory: %s%s\n", r->o.output,
 			strerror(-err), err == -ENOTEMPTY ? " (use --force to reuse it)" : "");
@@ -358,6 +406,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!realpath(r->o.output, r->dir)) {
 		fprintf(stderr, "xpcap: cannot resolve %s: %s\n", r->o.output, strerror(errno));
+		goto cleanup;
+	}
+	r->dirfd = rundir_open(r->dir);
+	if (r->dirfd < 0) {
+		fprintf(stderr, "xpcap: cannot open %s: %s\n", r->dir, strerror(-r->dirfd));
 		goto cleanup;
 	}
 	/* 3. signals, then the held child */
@@ -382,16 +435,22 @@ int cmd_record(int argc, char **argv)
 	ret = arm(r);
 	if (ret)
 		goto cleanup;
-	rundir_copy_file("/proc/kallsyms", r->dir, "kallsyms");
+	/* meta.json first: it reserves room for its final version, which a
+	 * disk that fills while recording could otherwise refuse */
+	r->meta.pids = r->pids;
+	r->meta.npids = r->npids;
+	meta_write(r->dirfd, &r->meta);
 	if (r->o.off_cpu)
-		r->meta.tracefmt_err = tracefmt_save(r->dir, "sched", "sched_switch");
+		r->meta.tracefmt_err = tracefmt_save(r->dirfd, "sched", "sched_switch");
 	if (r->meta.tracefmt_err)
 		progress(r, "cannot save the sched_switch tracepoint format: %s (noted in meta.json)",
 			 strerror(-r->meta.tracefmt_err));
-	r->meta.pids = r->pids;
-	r->meta.npids = r->npids;
-	meta_write(r->dir, &r->meta);
-	rundir_chown(r->dir, r->uid, r->gid);
+	/* the largest file (MiBs): a partial copy is removed, the run goes on */
+	r->meta.kallsyms_err = rundir_copy_file("/proc/kallsyms", r->dirfd, "kallsyms");
+	if (r->meta.kallsyms_err)
+		progress(r, "cannot save kallsyms into the run: %s (kernel frames stay addresses; "
+			 "noted in meta.json)", strerror(-r->meta.kallsyms_err));
+	rundir_chown(r->dirfd, r->uid, r->gid, r->dir_created);
 	/* 5. the duration counts from here; let the command run */
 	err = waitend_arm_timer(&r->we, r->o.duration_s);
 	if (err) {
@@ -417,7 +476,7 @@ int cmd_record(int argc, char **argv)
 	err = finish(r);
 	if (err && !ret)
 		ret = err;
-	if (!err) {
+	if (!err && !r->write_failed) {
 		const struct rec_counts *c = drain_counts(r->drain);
 
 		uint64_t lost = c->lost[XP_REC_SAMPLE][XP_LOST_RINGBUF_FULL] +
@@ -452,6 +511,8 @@ cleanup:
 	else if (!r->run_started && r->dir_created)
 		rundir_remove(r->o.output, true);
 	waitend_close(&r->we);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
 	free(r);
 	return ret;
 }

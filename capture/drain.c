@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,9 +31,15 @@ struct drain {
 	pthread_t thread;
 	int started;
 	int stop;                   /* set by drain_stop, read atomically */
+	int fail_fd;                /* eventfd: readable once writing failed */
+	int write_err;              /* that first write error, negative errno */
 	uint64_t last_flush;
 	uint64_t bpf_reported[SAMPLER_LOSS_N];
 	struct rec_counts counts;
+	/* records in the writer's buffer, not yet on disk: written once a
+	 * flush succeeds, lost (XP_LOST_WRITE) if it fails */
+	uint64_t pending[REC_NTYPES];
+	uint64_t flushed;           /* xp_writer_flushed_bytes at the last look */
 	pid_t pids[MAX_PIDS];
 	unsigned npids;
 	pid_t last_pid;
@@ -61,16 +68,54 @@ static void note_pid(struct drain *d, pid_t pid)
 		d->pids[d->npids++] = pid;
 }
 
+/* The first write error (a full disk) wakes the main thread, which stops
+ * recording; later records are only counted as lost. */
+static void note_write_error(struct drain *d, int err)
+{
+	uint64_t one = 1;
+
+	if (!err || err == -EMSGSIZE || d->write_err)
+		return;
+	d->write_err = err;
+	if (d->fail_fd >= 0 && write(d->fail_fd, &one, sizeof(one)) < 0)
+		return;
+}
+
+/* After the writer flushed (or failed to): settle the pending counts. */
+static void settle(struct drain *d, int err)
+{
+	uint64_t now = xp_writer_flushed_bytes(d->w);
+
+	if (!err && now == d->flushed)
+		return;         /* nothing left the buffer */
+	for (unsigned k = 0; k < REC_NTYPES; k++) {
+		if (err)
+			d->counts.lost[k][XP_LOST_WRITE] += d->pending[k];
+		else
+			d->counts.written[k] += d->pending[k];
+		d->pending[k] = 0;
+	}
+	d->flushed = now;
+	note_write_error(d, err);
+}
+
 int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 		 const void *tail, size_t tlen)
 {
 	int err = xp_writer_append(d->w, type, fixed, flen, tail, tlen);
 
+	/* an append that flushed sent the records before this one */
+	settle(d, err == -EMSGSIZE ? 0 : err);
 	if (!err)
-		d->counts.written[rec_type_slot(type)]++;
+		d->pending[rec_type_slot(type)]++;
 	else
 		d->counts.lost[rec_type_slot(type)][XP_LOST_WRITE]++;
 	return err;
+}
+
+static void flush(struct drain *d)
+{
+	settle(d, xp_writer_flush(d->w));
 }
 
 int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t flen,
@@ -251,7 +296,7 @@ static void drain_once(struct drain *d, int timeout_ms)
 		sideband_read(d->sb, on_perf_record, d);
 	if (now_ns() - d->last_flush >= FLUSH_INTERVAL_NS) {
 		report_losses(d);
-		xp_writer_flush(d->w);
+		flush(d);
 		d->last_flush = now_ns();
 	}
 }
@@ -282,6 +327,10 @@ int drain_open(struct drain **out, struct xp_writer *w, struct bpf_sampler *s,
 	d->s = s;
 	d->sb = sb;
 	d->last_flush = now_ns();
+	d->flushed = xp_writer_flushed_bytes(w);
+	d->fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->fail_fd < 0)
+		return -errno;
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epfd < 0)
 		return -errno;
@@ -325,7 +374,18 @@ int drain_final(struct drain *d)
 	if (d->sb)
 		sideband_read(d->sb, on_perf_record, d);
 	report_losses(d);
-	return xp_writer_flush(d->w);
+	flush(d);
+	return d->write_err;
+}
+
+int drain_failed_fd(const struct drain *d)
+{
+	return d->fail_fd;
+}
+
+int drain_write_error(const struct drain *d)
+{
+	return d->write_err;
 }
 
 const struct rec_counts *drain_counts(const struct drain *d)
@@ -349,5 +409,7 @@ void drain_close(struct drain *d)
 	ring_buffer__free(d->rb);
 	if (d->epfd > 0)
 		close(d->epfd);
+	if (d->fail_fd > 0)
+		close(d->fail_fd);
 	free(d);
 }

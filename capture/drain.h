@@ -32,8 +32,13 @@ int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t 
 		      const char *path, size_t path_len);
 int drain_start(struct drain *d);
 void drain_stop(struct drain *d);
-/* Reads everything still queued, writes loss records, flushes. */
+/* Reads everything still queued, writes loss records, flushes. Returns
+ * the first write error of the whole recording, or 0. */
 int drain_final(struct drain *d);
+/* An eventfd that becomes readable when writing cpu.xpr first fails (a
+ * full disk); the error itself, or 0. */
+int drain_failed_fd(const struct drain *d);
+int drain_write_error(const struct drain *d);
 const struct rec_counts *drain_counts(const struct drain *d);
 /* Processes seen in records (for /tmp/perf-PID.map copies); returns count. */
 unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max);

@@ -2,10 +2,13 @@
 #include "meta.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -137,6 +140,8 @@ static json_t *meta_json(const struct rec_meta *m)
 	json_object_set_new(root, "correlation_uprobe", json_boolean(m->marker_attached));
 	json_object_set_new(root, "cupti_library", m->cupti_lib ? json_string(m->cupti_lib)
 								: json_null());
+	json_object_set_new(root, "kallsyms_error", m->kallsyms_err ?
+			    json_string(strerror(-m->kallsyms_err)) : json_null());
 	json_object_set_new(root, "off_cpu", off_cpu_json(m));
 	json_object_set_new(root, "call_graph", call_graph_json(o));
 	json_object_set_new(root, "streams", json_pack("{s:{s:I,s:I,s:s}}", "cpu.xpr",
@@ -148,26 +153,92 @@ static json_t *meta_json(const struct rec_meta *m)
 	return root;
 }
 
-int meta_write(const char *dir, const struct rec_meta *m)
+static int write_all(int fd, const char *p, size_t len)
 {
-	char tmp[4096], path[4096];
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Writes text (then spaces up to pad bytes) to a new file: O_EXCL and
+ * O_NOFOLLOW, since the run directory belongs to the user by now and a
+ * link planted there must not make root write elsewhere. */
+static int write_new(int dirfd, const char *name, const char *text, size_t pad)
+{
+	static const char spaces[256] = { [0 ... 255] = ' ' };
+	size_t len = strlen(text);
+	int fd, err;
+
+	unlinkat(dirfd, name, 0);
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, text, len);
+	while (!err && len < pad) {
+		size_t n = pad - len < sizeof(spaces) ? pad - len : sizeof(spaces);
+
+		err = write_all(fd, spaces, n);
+		len += n;
+	}
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/* A full disk: overwrite the reserved first version in place, which needs
+ * no new blocks, and cut off the rest of the padding. */
+static int overwrite_in_place(int dirfd, const char *name, const char *text)
+{
+	size_t len = strlen(text);
+	struct stat st;
+	int fd, err;
+
+	fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = fstat(fd, &st) ? -errno : !S_ISREG(st.st_mode) || (size_t)st.st_size < len ? -ENOSPC : 0;
+	if (!err)
+		err = write_all(fd, text, len);
+	if (!err && ftruncate(fd, (off_t)len))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int meta_write(int dirfd, const struct rec_meta *m)
+{
+	char *text = NULL, *nl;
 	json_t *root;
 	int err = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s/meta.json.tmp", dir);
-	snprintf(path, sizeof(path), "%s/meta.json", dir);
 	root = meta_json(m);
-	if (!root)
-		return -ENOMEM;
-	if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS)) {
-		err = -EIO;
-		goto cleanup;
-	}
-	if (rename(tmp, path))
-		err = -errno;
-cleanup:
+	if (root)
+		text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(root);
+	if (!text)
+		return -ENOMEM;
+	/* jansson ends without a newline; a file should not */
+	nl = realloc(text, strlen(text) + 2);
+	if (!nl) {
+		free(text);
+		return -ENOMEM;
+	}
+	text = strcat(nl, "\n");
+	err = write_new(dirfd, "meta.json.tmp", text, m->counts ? 0 : META_RESERVE);
+	if (!err && renameat(dirfd, "meta.json.tmp", dirfd, "meta.json"))
+		err = -errno;
 	if (err)
-		unlink(tmp);
+		unlinkat(dirfd, "meta.json.tmp", 0);
+	if (err == -ENOSPC || err == -EDQUOT)
+		err = overwrite_in_place(dirfd, "meta.json", text);
+	free(text);
 	return err;
 }

@@ -1,8 +1,10 @@
 /* meta.h - run/meta.json: what was recorded, how, and what was lost.
  * Written once at start (status "recording": a run whose xpcap was killed
  * still says what it is) and again at the end, atomically (tmp + rename).
+ * The first version is padded with spaces to META_RESERVE bytes, so that
+ * on a full disk the last one can overwrite it in place instead.
  *   struct rec_meta m = { .opts = &o, ... };
- *   meta_write("run", &m);
+ *   meta_write(dirfd, &m);       // dirfd: rundir_open("run")
  */
 #ifndef XP_CAPTURE_META_H
 #define XP_CAPTURE_META_H
@@ -31,8 +33,11 @@ struct rec_meta {
 	uint64_t cpu_bytes;             /* size of cpu.xpr */
 	uint64_t cpu_raw_bytes;         /* what it would be uncompressed */
 	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
+	int kallsyms_err;               /* 0 or -errno of saving /proc/kallsyms */
 };
 
-int meta_write(const char *dir, const struct rec_meta *m);
+#define META_RESERVE (64u << 10)       /* a meta.json is a few KiB */
+
+int meta_write(int dirfd, const struct rec_meta *m);
 
 #endif

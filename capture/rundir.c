@@ -101,7 +101,8 @@ int rundir_prepare(const char *dir, bool force, bool *created)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (access(dir, W_OK | X_OK))
+	/* as the effective user: xpcap checks this as the invoking user */
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
 		return -errno;
 	n = count_entries(dir);
 	if (n < 0)
@@ -114,6 +115,13 @@ int rundir_prepare(const char *dir, bool force, bool *created)
 	return n < 0 ? n : 0;
 }
 
+int rundir_open(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 void rundir_remove(const char *dir, bool created)
 {
 	clear_run_files(dir);
@@ -121,60 +129,120 @@ void rundir_remove(const char *dir, bool created)
 		rmdir(dir);
 }
 
-int rundir_copy_file(const char *src, const char *dir, const char *name)
+/* Copies in to name under dirfd; name may be "sub/file", and sub is then
+ * opened without following a link (the user owns the run directory and
+ * could have swapped sub for one). */
+static int copy_fd(int in, int dirfd, const char *name)
 {
-	char buf[65536], path[4096];
-	int in, out, err = 0;
+	const char *slash = strchr(name, '/');
+	int dir = dirfd, out, err = 0;
+	char buf[65536], sub[256];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (slash) {
+		snprintf(sub, sizeof(sub), "%.*s", (int)(slash - name), name);
+		dir = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0)
+			return -errno;
+		name = slash + 1;
+	}
+	unlinkat(dir, name, 0);
+	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0) {
 		err = -errno;
 		goto cleanup;
 	}
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
-		if (write(out, buf, (size_t)n) != n) {
-			err = -EIO;
-			goto cleanup;
+	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		for (ssize_t done = 0, w; !err && done < n; done += w) {
+			w = write(out, buf + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w <= 0)
+				err = w < 0 ? -errno : -EIO;
 		}
 	}
-	if (n < 0)
+	if (close(out) && !err)
 		err = -errno;
+	if (err)
+		unlinkat(dir, name, 0);
 cleanup:
-	if (out >= 0)
-		close(out);
+	if (dir != dirfd)
+		close(dir);
+	return err;
+}
+
+int rundir_copy_file(const char *src, int dirfd, const char *name)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC), err;
+
+	if (in < 0)
+		return -errno;
+	err = copy_fd(in, dirfd, name);
 	close(in);
 	return err;
 }
 
-int rundir_chown(const char *dir, uid_t uid, gid_t gid)
+int rundir_copy_user_file(const char *src, int dirfd, const char *name,
+			  uid_t owner, uid_t owner2)
+{
+	int in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
+	struct stat st;
+
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode) || (st.st_uid != owner && st.st_uid != owner2))
+		err = -EPERM;
+	else
+		err = copy_fd(in, dirfd, name);
+	close(in);
+	return err;
+}
+
+/* The directory parent/name and its files (and, one level down, those of
+ * tracepoints/), every one opened or changed without following a link:
+ * the user may have swapped any of them for a link since. */
+static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool top,
+		     bool own_dir)
 {
 	struct dirent *de;
-	int err = 0;
+	int fd, err = 0;
 	DIR *d;
 
-	if (chown(dir, uid, gid))
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	d = opendir(dir);
-	if (!d)
+	if (own_dir && fchown(fd, uid, gid)) {
+		close(fd);
 		return -errno;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fchownat(dirfd(d), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err)
-			err = -errno;
-		if (de->d_type == DT_DIR && !strcmp(de->d_name, "tracepoints")) {
-			char sub[4096];
-
-			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-			if (rundir_chown(sub, uid, gid) && !err)
+		if (top && de->d_type == DT_DIR && !strcmp(de->d_name, "tracepoints")) {
+			if (chown_dir(fd, de->d_name, uid, gid, false, true) && !err)
 				err = -EIO;
+		} else if (fchownat(fd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err) {
+			err = -errno;
 		}
 	}
 	closedir(d);
 	return err;
+}
+
+int rundir_chown(int dirfd, uid_t uid, gid_t gid, bool own_dir)
+{
+	return chown_dir(dirfd, ".", uid, gid, true, own_dir);
 }

@@ -26,10 +26,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+struct signal_struct {
+	struct { int counter; } live;   /* threads of the group not yet exiting */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
 	void *mm;                   /* NULL for kernel threads */
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 
@@ -281,14 +286,18 @@ int xp_fork(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* sched_process_exit(struct task_struct *p, ...): runs in the exiting task. */
+/* sched_process_exit(struct task_struct *p, ...): runs in the exiting task,
+ * after do_exit counted it out of signal->live. The process is gone only
+ * when its last thread exits: a main thread that calls pthread_exit first
+ * leaves the others running, and they must stay tracked. */
 SEC("raw_tp/sched_process_exit")
 int xp_exit(struct bpf_raw_tracepoint_args *ctx)
 {
+	struct task_struct *task = (void *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 
-	if (tgid == (__u32)id && filter_tgids)
+	if (filter_tgids && BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&tgids, &tgid);
 	return 0;
 }

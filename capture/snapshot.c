@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "drain.h"
@@ -39,8 +40,18 @@ unsigned snapshot_existing_maps(struct drain *d, const pid_t *pids, unsigned n, 
 	return done;
 }
 
+/* The owner of a live process, else fallback. */
+static uid_t proc_owner(pid_t pid, uid_t fallback)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) ? fallback : st.st_uid;
+}
+
 unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n,
-			    const char *dir)
+			    int dirfd, uid_t uid)
 {
 	pid_t seen[MAX_PERF_MAPS];
 	unsigned count = drain_pids(d, seen, MAX_PERF_MAPS), copied = 0;
@@ -51,8 +62,9 @@ unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n
 	for (unsigned i = 0; i < count; i++) {
 		snprintf(src, sizeof(src), "/tmp/perf-%d.map", (int)seen[i]);
 		snprintf(name, sizeof(name), "perf-%d.map", (int)seen[i]);
-		if (access(src, R_OK) == 0)
-			copied += rundir_copy_file(src, dir, name) == 0;
+		if (access(src, F_OK) == 0)
+			copied += rundir_copy_user_file(src, dirfd, name, uid,
+							proc_owner(seen[i], uid)) == 0;
 	}
 	return copied;
 }

@@ -23,9 +23,9 @@ static int find_format(const char *system, const char *event, char *path, size_t
 	return -ENOENT;
 }
 
-int tracefmt_save(const char *dir, const char *system, const char *event)
+int tracefmt_save(int dirfd, const char *system, const char *event)
 {
-	char src[512], sub[4096], name[300];
+	char src[512], name[300];
 
 	if (find_format(system, event, src, sizeof(src))) {
 		/* not mounted: mount it where the kernel expects it, and retry */
@@ -34,9 +34,8 @@ int tracefmt_save(const char *dir, const char *system, const char *event)
 		if (find_format(system, event, src, sizeof(src)))
 			return -ENOENT;
 	}
-	snprintf(sub, sizeof(sub), "%s/tracepoints", dir);
-	if (mkdir(sub, 0755) && errno != EEXIST)
+	if (mkdirat(dirfd, "tracepoints", 0755) && errno != EEXIST)
 		return -errno;
 	snprintf(name, sizeof(name), "tracepoints/%s.format", event);
-	return rundir_copy_file(src, dir, name);
+	return rundir_copy_file(src, dirfd, name);
 }

@@ -2,12 +2,12 @@
  * (run/tracepoints/NAME.format), so its records decode offline with
  * libtraceevent even where the fields differ between kernels. Mounts tracefs
  * on /sys/kernel/tracing if neither it nor debugfs's tracing is there.
- *   tracefmt_save("run", "sched", "sched_switch");
+ *   tracefmt_save(dirfd, "sched", "sched_switch");    // dirfd: rundir_open("run")
  */
 #ifndef XP_CAPTURE_TRACEFMT_H
 #define XP_CAPTURE_TRACEFMT_H
 
 /* 0, or -errno: -ENOENT when no tracefs has the event. */
-int tracefmt_save(const char *dir, const char *system, const char *event);
+int tracefmt_save(int dirfd, const char *system, const char *event);
 
 #endif

@@ -18,7 +18,7 @@ int waitend_open(struct waitend *w)
 	sigset_t set;
 
 	memset(w, 0, sizeof(*w));
-	w->sigfd = w->timerfd = -1;
+	w->sigfd = w->timerfd = w->failfd = -1;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -31,6 +31,11 @@ int waitend_open(struct waitend *w)
 	w->blocked = true;
 	w->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
 	return w->sigfd < 0 ? -errno : 0;
+}
+
+void waitend_watch_fd(struct waitend *w, int fd)
+{
+	w->failfd = fd;
 }
 
 void waitend_set_child(struct waitend *w, pid_t child)
@@ -99,7 +104,7 @@ static int on_signal(struct waitend *w)
 
 enum waitend_event waitend_next(struct waitend *w)
 {
-	struct pollfd pfd[2 + REC_MAX_PIDS];
+	struct pollfd pfd[3 + REC_MAX_PIDS];
 
 	for (;;) {
 		nfds_t n = 0;
@@ -111,6 +116,7 @@ enum waitend_event waitend_next(struct waitend *w)
 		pfd[n++] = (struct pollfd){ .fd = w->timerfd, .events = POLLIN };
 		for (unsigned i = 0; i < w->npids; i++)
 			pfd[n++] = (struct pollfd){ .fd = w->pidfds[i], .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = w->failfd, .events = POLLIN };
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -118,6 +124,10 @@ enum waitend_event waitend_next(struct waitend *w)
 		}
 		if (pfd[1].revents)
 			return WAITEND_DURATION;
+		if (pfd[n - 1].revents) {
+			w->failfd = -1;         /* once */
+			return WAITEND_WRITE_FAILED;
+		}
 		for (unsigned i = 0; i < w->npids; i++) {
 			if (w->pidfds[i] >= 0 && pfd[2 + i].revents) {
 				close(w->pidfds[i]);

@@ -24,11 +24,13 @@ enum waitend_event {
 	WAITEND_INTERRUPT,      /* first SIGINT while the command runs; it was
 				 * forwarded unless it came from the terminal */
 	WAITEND_SIGNAL,         /* stop now: stop_signo set (SIGTERM, SIGHUP, 2nd SIGINT) */
+	WAITEND_WRITE_FAILED,   /* the fd of waitend_watch_fd became readable */
 	WAITEND_ERROR,          /* poll failed */
 };
 
 struct waitend {
 	int sigfd, timerfd;
+	int failfd;                     /* borrowed: writing failed, or -1 */
 	sigset_t old_mask;
 	bool blocked;
 	pid_t child;                    /* 0: none, or reaped */
@@ -46,6 +48,8 @@ int waitend_open(struct waitend *w);
 void waitend_set_child(struct waitend *w, pid_t child);
 /* seconds <= 0: no timer. */
 int waitend_arm_timer(struct waitend *w, double seconds);
+/* An eventfd that says writing the run failed: WAITEND_WRITE_FAILED once. */
+void waitend_watch_fd(struct waitend *w, int fd);
 /* Attached processes: WAITEND_TARGETS_GONE once all have exited. */
 void waitend_watch_pids(struct waitend *w, const pid_t *pids, unsigned n);
 enum waitend_event waitend_next(struct waitend *w);

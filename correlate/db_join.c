@@ -244,7 +244,9 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
 		uint32_t pid = (uint32_t)(sqlite3_column_int64(sel, 1) >> 24);
 		uint64_t corr = (uint64_t)sqlite3_column_int64(sel, 2);
-		int64_t start = sqlite3_column_int64(sel, 3), dur = sqlite3_column_int64(sel, 4) - start;
+		int64_t start = sqlite3_column_int64(sel, 3);
+		/* wraps instead of overflowing on a corrupt (calibrated) time */
+		int64_t dur = (int64_t)((uint64_t)sqlite3_column_int64(sel, 4) - (uint64_t)start);
 		size_t i;
 		const struct xc_api *a = xc_find_api(in, pid, corr, &i);
 		const struct xc_attr *at = a ? &res->api_attr[i] : NULL;

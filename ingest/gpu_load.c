@@ -25,6 +25,9 @@
  * the stream from its clock pairs (see calibrate()).
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +307,37 @@ static uint32_t fixed_size(uint32_t type)
 	return 0;
 }
 
+#define STARTS_WITH_TIMES(t) _Static_assert(offsetof(struct t, start) == 0 && \
+					     offsetof(struct t, end) == 8, #t ": start, end first")
+STARTS_WITH_TIMES(xp_gpu_api);
+STARTS_WITH_TIMES(xp_gpu_kernel);
+STARTS_WITH_TIMES(xp_gpu_memcpy);
+STARTS_WITH_TIMES(xp_gpu_memset);
+STARTS_WITH_TIMES(xp_gpu_sync);
+
+static bool times_fit(uint32_t type, const void *p)
+{
+	const uint64_t max = INT64_MAX;
+	const struct xp_gpu_clock *c = p;
+
+	switch (type) {
+	case XP_REC_GPU_API:
+	case XP_REC_GPU_KERNEL:
+	case XP_REC_GPU_MEMCPY:
+	case XP_REC_GPU_MEMSET:
+	case XP_REC_GPU_SYNC: {
+		const uint64_t *se = p;     /* each of these starts with start, end */
+
+		return se[0] <= max && se[1] <= max;
+	}
+	case XP_REC_GPU_NVTX:
+		return ((const struct xp_gpu_nvtx *)p)->ts <= max;
+	case XP_REC_GPU_CLOCK:
+		return c->mono_before <= max && c->cupti_ts <= max && c->mono_after <= max;
+	}
+	return true;
+}
+
 /* 0 or -EBADMSG with *why: the record holds its fixed part and its tail. */
 static int check_gpu_record(const struct xp_record_header *h, const char **why)
 {
@@ -322,6 +356,11 @@ static int check_gpu_record(const struct xp_record_header *h, const char **why)
 		return -EBADMSG;
 	*why = "string id 0";
 	if (h->type == XP_REC_GPU_STRING && ((const struct xp_gpu_string *)p)->id == 0)
+		return -EBADMSG;
+	/* the database keeps signed 64-bit ns; later arithmetic on them must
+	 * not overflow (2^63 ns is 292 years of CLOCK_MONOTONIC) */
+	*why = "timestamp beyond 2^63 ns";
+	if (!times_fit(h->type, p))
 		return -EBADMSG;
 	return 0;
 }

@@ -213,6 +213,13 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 	}
 	return 0;
 fail:
+	/* a database error (a full disk) names the file it could not write */
+	if (!strncmp(res->error, "database: ", 10)) {
+		char why[sizeof(res->error)];
+
+		snprintf(why, sizeof(why), "%s", res->error + 10);
+		snprintf(res->error, sizeof(res->error), "cannot write %s: %s", final, why);
+	}
 	sqlite3_close(db);
 	unlink(tmp);
 	return err;

@@ -2,11 +2,35 @@
  * symbols (t, T, w, W) are kept: data symbols would capture IPs that fall
  * after the end of the last function. */
 #include "kallsyms.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Reads one line (with its newline, as fgets) into buf: 0, or 1 when the
+ * line is to be skipped, its rest already read: longer than buf, or with a
+ * NUL byte (which would hide the rest of the line from string functions);
+ * -1 at the end. By bytes, so it never indexes before or past buf. */
+static int read_line(FILE *f, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int c = EOF, bad = 0;
+
+	while ((c = getc(f)) != EOF) {
+		if (c == '\0' || n + 1 >= cap)
+			bad = 1;
+		else
+			buf[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	if (c == EOF && n == 0 && !bad)
+		return -1;
+	return bad;
+}
 
 #define KALLSYMS_MAX_SYMS (16u << 20)   /* a kernel has a few hundred thousand */
 #define KALLSYMS_LINE_MAX 1024
@@ -79,16 +103,14 @@ int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
 
 	if (!k)
 		return -ENOMEM;
-	while (fgets(line, sizeof(line), f)) {
-		char tail[KALLSYMS_LINE_MAX];
-		size_t len = strlen(line);
+	int got;
+
+	while ((got = read_line(f, line, sizeof(line))) >= 0) {
 		struct ksym sym;
 		int r;
 
-		if (len && line[len - 1] != '\n' && !feof(f)) {
-			/* overlong line: skip the rest of it, count it */
-			while (fgets(tail, sizeof(tail), f) && tail[strlen(tail) - 1] != '\n')
-				;
+		if (got) {
+			/* overlong line, or a NUL in it: count it */
 			k->skipped++;
 			continue;
 		}
@@ -138,7 +160,7 @@ fail:
 
 int xp_kallsyms_load(struct xp_kallsyms **out, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = xp_run_file_fopen(path);
 	int err;
 
 	if (!f)

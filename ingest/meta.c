@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "runfile.h"
 
 #define META_DEPTH_MAX 8
 
@@ -13,13 +16,20 @@ int xp_meta_load(json_t **out, const char *path, int *line)
 {
 	json_error_t jerr;
 	struct stat st;
+	int fd = xp_run_file_open(path);
 
 	*line = 0;
-	if (stat(path, &st))
-		return -errno;
-	if (st.st_size > XP_META_MAX_BYTES)
-		return -EFBIG;
-	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	errno = 0;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || st.st_size > XP_META_MAX_BYTES) {
+		int err = errno;
+
+		close(fd);
+		return err ? -err : -EFBIG;
+	}
+	*out = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
+	close(fd);
 	if (!*out) {
 		*line = jerr.line;
 		return -EBADMSG;

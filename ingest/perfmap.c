@@ -1,9 +1,33 @@
 /* perfmap.c - parse and search perf-PID.map files; see perfmap.h. */
 #include "perfmap.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Reads one line (with its newline, as fgets) into buf: 0, or 1 when the
+ * line is to be skipped, its rest already read: longer than buf, or with a
+ * NUL byte (which would hide the rest of the line from string functions);
+ * -1 at the end. By bytes, so it never indexes before or past buf. */
+static int read_line(FILE *f, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int c = EOF, bad = 0;
+
+	while ((c = getc(f)) != EOF) {
+		if (c == '\0' || n + 1 >= cap)
+			bad = 1;
+		else
+			buf[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	if (c == EOF && n == 0 && !bad)
+		return -1;
+	return bad;
+}
 
 #define PERFMAP_LINE_MAX 4096
 
@@ -36,17 +60,15 @@ int xp_perfmap_parse(struct xp_perfmap **out, FILE *f)
 
 	if (!m)
 		return -ENOMEM;
-	while (fgets(line, sizeof(line), f)) {
+	int got;
+
+	while ((got = read_line(f, line, sizeof(line))) >= 0) {
 		uint64_t start, size;
 		char *p = line, *end;
 		size_t len = strlen(line);
 
 		seq++;
-		if (len && line[len - 1] != '\n' && !feof(f)) {
-			char tail[PERFMAP_LINE_MAX];
-
-			while (fgets(tail, sizeof(tail), f) && tail[strlen(tail) - 1] != '\n')
-				;
+		if (got) {
 			m->skipped++;
 			continue;
 		}
@@ -102,7 +124,7 @@ fail:
 
 int xp_perfmap_load(struct xp_perfmap **out, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = xp_run_file_fopen(path);
 	int err;
 
 	if (!f)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "u64map.h"
@@ -111,8 +112,11 @@ void xp_symbolizer_free(struct xp_symbolizer *sy)
 
 static int is_file_path(const char *path)
 {
-	/* "[vdso]", "//anon", "" and "memfd:..." have nothing to open */
-	return path[0] == '/' && path[1] != '/';
+	/* "[vdso]", "//anon", "" and "memfd:..." have nothing to open; a path
+	 * with a ".." component (the kernel never records one) could climb
+	 * out of --symfs, so it is not opened either */
+	return path[0] == '/' && path[1] != '/' && !strstr(path, "/../") &&
+	       !(strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "/.."));
 }
 
 int xp_symbolizer_module(struct xp_symbolizer *sy, const char *path,
@@ -189,6 +193,7 @@ static void open_module(struct xp_symbolizer *sy, struct module *m)
 {
 	char full[4096];
 	const void *bid = NULL;
+	struct stat st;
 	GElf_Addr bias;
 	Elf *elf;
 	int fd;
@@ -196,10 +201,16 @@ static void open_module(struct xp_symbolizer *sy, struct module *m)
 	m->status = XP_MODULE_MISSING;
 	if (full_path(sy, m->path, full, sizeof(full)))
 		return;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	/* read-only, and never a FIFO or device that a hostile run names:
+	 * opening one could block, reading one never end */
+	fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	m->status = XP_MODULE_NOT_ELF;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
 	m->dwfl = dwfl_begin(&sy->cb);
 	if (!m->dwfl) {
 		close(fd);

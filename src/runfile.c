@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,22 +140,24 @@ static size_t encode_block(struct xp_writer *w, const unsigned char *recs, size_
 }
 
 /* Writes the buffer: the file header as is, records through the codec;
- * *written: the bytes that reached the file. */
+ * *written: the bytes that reached the file whole (after an error, the
+ * header alone if it got there: a file cut back to it stays readable). */
 static int write_buffer(struct xp_writer *w, size_t *written)
 {
 	size_t z = 0;
 	int err;
 
-	*written = w->used;
+	*written = 0;
 	if (w->codec && w->used > w->head)
 		z = encode_block(w, w->buf + w->head, w->used - w->head);
-	if (!z)
-		return write_all(w->fd, w->buf, w->used);
 	err = write_all(w->fd, w->buf, w->head);
 	if (err)
 		return err;
-	*written = w->head + z;
-	return write_all(w->fd, w->zbuf, z);
+	*written = w->head;
+	err = z ? write_all(w->fd, w->zbuf, z) : write_all(w->fd, w->buf + w->head, w->used - w->head);
+	if (!err)
+		*written += z ? z : w->used - w->head;
+	return err;
 }
 
 int xp_writer_open(struct xp_writer **out, const char *path, uint32_t stream,
@@ -178,6 +181,11 @@ int xp_writer_flush(struct xp_writer *w)
 		return 0;
 	err = write_buffer(w, &written);
 	if (err) {
+		/* a full disk can take half a block: cut the file back to the
+		 * last whole one, so that it still ends cleanly */
+		w->bytes += written;
+		if (ftruncate(w->fd, (off_t)w->bytes) == 0)
+			lseek(w->fd, (off_t)w->bytes, SEEK_SET);
 		w->error = err;
 		return err;
 	}
@@ -225,14 +233,20 @@ uint64_t xp_writer_dropped(const struct xp_writer *w)
 	return w->dropped;
 }
 
+/* after a write error the buffer never reaches the file */
 uint64_t xp_writer_bytes(const struct xp_writer *w)
 {
-	return w->bytes + w->used;
+	return w->bytes + (w->error ? 0 : w->used);
+}
+
+uint64_t xp_writer_flushed_bytes(const struct xp_writer *w)
+{
+	return w->bytes;
 }
 
 uint64_t xp_writer_raw_bytes(const struct xp_writer *w)
 {
-	return w->raw_bytes + w->used;
+	return w->raw_bytes + (w->error ? 0 : w->used);
 }
 
 int xp_writer_close(struct xp_writer *w)
@@ -289,6 +303,42 @@ static int read_exact(struct xp_reader *r, void *dst, size_t len, int *got_any)
 	return -ENODATA;
 }
 
+int xp_run_file_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -ENXIO;
+	else
+		return fd;
+	close(fd);
+	return err;
+}
+
+FILE *xp_run_file_fopen(const char *path)
+{
+	int fd = xp_run_file_open(path);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+	}
+	return f;
+}
+
 int xp_reader_open(struct xp_reader **out, const char *path)
 {
 	struct xp_reader *r;
@@ -297,7 +347,7 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->f = fopen(path, "rbe");
+	r->f = xp_run_file_fopen(path);
 	if (!r->f) {
 		err = -errno;
 		free(r);

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "runfmt.h"
 
@@ -64,16 +65,29 @@ int xp_writer_append(struct xp_writer *w, uint32_t type, const void *fixed,
 /* From now on, each buffer of records is written as one XP_REC_ZBLOCK
  * (or as plain records when that would not be smaller). 0 or -ENOMEM. */
 int xp_writer_set_codec(struct xp_writer *w, const struct xp_block_codec *codec);
-/* Writes what is buffered; records are whole on disk after this. */
+/* Writes what is buffered; records are whole on disk after this. On a
+ * write error (a full disk) the file is cut back to its last whole buffer,
+ * so it stays readable to there, and the writer takes nothing more. */
 int xp_writer_flush(struct xp_writer *w);
 /* Records given to append but not written because of an earlier error. */
 uint64_t xp_writer_dropped(const struct xp_writer *w);
 uint64_t xp_writer_bytes(const struct xp_writer *w);
+/* Of those, the bytes already in the file: grows with every flush, so a
+ * caller sees when the records it appended reached the disk. */
+uint64_t xp_writer_flushed_bytes(const struct xp_writer *w);
 /* The same before compression: header plus records as appended. */
 uint64_t xp_writer_raw_bytes(const struct xp_writer *w);
 /* Flushes, fsyncs nothing, closes, frees; accepts NULL. Returns the first
  * write error seen during the writer's life, else 0. */
 int xp_writer_close(struct xp_writer *w);
+
+/* Opens a file of a run directory for reading: a fd, or -ELOOP for a
+ * symbolic link (never followed: a run may come from someone else, and
+ * root may be the one reading it), -ENXIO for anything but a regular file
+ * (a FIFO would block, a device never end), -errno. */
+int xp_run_file_open(const char *path);
+/* FILE * over xp_run_file_open, or NULL with errno set. */
+FILE *xp_run_file_fopen(const char *path);
 
 int xp_reader_open(struct xp_reader **out, const char *path);
 /* 1 and *rec set: a record (valid until the next call); 0: clean end;

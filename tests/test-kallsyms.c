@@ -68,6 +68,30 @@ START_TEST(overlong_line_skipped)
 }
 END_TEST
 
+/* A NUL byte right where an overlong line's rest begins made the skipping
+ * loop index before its buffer (found by scripts/fuzz kallsyms, input in
+ * tests/fuzz/regress/kallsyms/). The line is skipped, the next one kept. */
+START_TEST(nul_after_overlong_line)
+{
+	static char text[1024 + 256];
+	struct xp_kallsyms *m = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	memset(text, 'a', 1024 - 1);
+	n = 1024 - 1;
+	text[n++] = '\0';
+	n += (size_t)sprintf(text + n, "rest\nffffffff81000000 T _stext\nffffffff81000100 T next_one\n");
+	f = fmemopen(text, n, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(xp_kallsyms_parse(&m, f), 0);
+	fclose(f);
+	ck_assert_uint_ge(xp_kallsyms_count(m), 1);
+	ck_assert_uint_eq(xp_kallsyms_skipped(m), 1);
+	xp_kallsyms_free(m);
+}
+END_TEST
+
 Suite *kallsyms_suite(void)
 {
 	Suite *s = suite_create("kallsyms");
@@ -76,6 +100,7 @@ Suite *kallsyms_suite(void)
 	tcase_add_test(tc, lookup_by_address);
 	tcase_add_test(tc, unprivileged_zero_addresses_resolve_nothing);
 	tcase_add_test(tc, overlong_line_skipped);
+	tcase_add_test(tc, nul_after_overlong_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

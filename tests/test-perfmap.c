@@ -48,6 +48,30 @@ START_TEST(later_line_wins_on_reuse)
 }
 END_TEST
 
+/* A NUL byte right where an overlong line's rest begins made the skipping
+ * loop index before its buffer (found by scripts/fuzz perfmap, input in
+ * tests/fuzz/regress/perfmap/). The line is skipped, the next one kept. */
+START_TEST(nul_after_overlong_line)
+{
+	static char text[4096 + 256];
+	struct xp_perfmap *m = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	memset(text, 'a', 4096 - 1);
+	n = 4096 - 1;
+	text[n++] = '\0';
+	n += (size_t)sprintf(text + n, "rest\n7f0000001000 40 py::f:x.py\n");
+	f = fmemopen(text, n, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(xp_perfmap_parse(&m, f), 0);
+	fclose(f);
+	ck_assert_uint_ge(xp_perfmap_count(m), 1);
+	ck_assert_uint_eq(xp_perfmap_skipped(m), 1);
+	xp_perfmap_free(m);
+}
+END_TEST
+
 Suite *perfmap_suite(void)
 {
 	Suite *s = suite_create("perfmap");
@@ -55,6 +79,7 @@ Suite *perfmap_suite(void)
 
 	tcase_add_test(tc, python_trampolines);
 	tcase_add_test(tc, later_line_wins_on_reuse);
+	tcase_add_test(tc, nul_after_overlong_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

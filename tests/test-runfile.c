@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -364,6 +366,113 @@ START_TEST(zstd_incompressible_written_plain)
 }
 END_TEST
 
+/* A disk that fills mid-block (here RLIMIT_FSIZE, which fails write() the
+ * same way without root): the file is cut back to its last whole block,
+ * reads to a clean end, and the writer says what it dropped. */
+static void fill_until_limit(const struct xp_block_codec *codec, rlim_t limit,
+			     int *appended, uint64_t *dropped, uint64_t *bytes, int *close_err)
+{
+	struct rlimit old, small;
+	struct xp_writer *w;
+	struct xp_sample s;
+	uint64_t ips[3] = { 0x1000, 0x2000, 0x3000 };
+
+	make_path();
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = old;
+	small.rlim_cur = limit;
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(xp_writer_open(&w, path, XP_STREAM_CPU, 0), 0);
+	if (codec)
+		ck_assert_int_eq(xp_writer_set_codec(w, codec), 0);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	*appended = 0;
+	for (int i = 0; i < 100000; i++) {
+		memset(&s, 0, sizeof(s));
+		s.ts = 1000 + (uint64_t)i;
+		s.pid = 42;
+		s.tid = 43 + (uint32_t)i;
+		s.stack.user_depth = 2;
+		s.stack.kernel_depth = 1;
+		*appended += xp_writer_append(w, XP_REC_SAMPLE, &s, sizeof(s), ips, sizeof(ips)) == 0;
+	}
+	*dropped = xp_writer_dropped(w);
+	*bytes = xp_writer_bytes(w);
+	*close_err = xp_writer_close(w);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+}
+
+START_TEST(write_error_cuts_back_to_last_whole_block)
+{
+	size_t rec = XP_ALIGN8(sizeof(struct xp_record_header) + sizeof(struct xp_sample) + 24);
+	int appended, close_err, err;
+	uint64_t dropped, bytes, off;
+	int n;
+
+	/* 2.5 MiB: two 1 MiB buffers fit, the third is cut off mid-write */
+	fill_until_limit(NULL, (5u << 20) / 2, &appended, &dropped, &bytes, &close_err);
+	ck_assert_int_eq(close_err, -EFBIG);
+	ck_assert_uint_eq(file_size(), bytes);
+	ck_assert_uint_eq((bytes - sizeof(struct xp_file_header)) % rec, 0);
+	n = count_records(&err, &off);
+	ck_assert_int_eq(err, 0);       /* a clean end, not a truncated record */
+	ck_assert_uint_eq(sizeof(struct xp_file_header) + (uint64_t)n * rec, bytes);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_lt(n, appended);  /* the cut-off buffer's records are gone */
+	ck_assert_uint_eq(dropped, 100000 - (uint64_t)appended);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(write_error_in_first_zblock_leaves_header)
+{
+	int appended, close_err, err;
+	uint64_t dropped, bytes, off;
+
+	/* room for the header only: the first compressed block fails */
+	fill_until_limit(&xp_zstd_codec, sizeof(struct xp_file_header) + 100, &appended, &dropped,
+			 &bytes, &close_err);
+	ck_assert_int_eq(close_err, -EFBIG);
+	ck_assert_uint_eq(file_size(), sizeof(struct xp_file_header));
+	ck_assert_uint_eq(bytes, sizeof(struct xp_file_header));
+	ck_assert_int_eq(count_records(&err, &off), 0);
+	ck_assert_int_eq(err, 0);
+	unlink(path);
+}
+END_TEST
+
+/* A run may come from someone else: its files are read only when they are
+ * regular files, never through a link. */
+START_TEST(run_files_not_links_fifos_or_directories)
+{
+	char link[64], fifo[64], dir[64];
+	struct xp_reader *r = NULL;
+	int fd;
+
+	write_samples(3);
+	snprintf(link, sizeof(link), "%s.link", path);
+	snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+	snprintf(dir, sizeof(dir), "%s.dir", path);
+	ck_assert_int_eq(symlink(path, link), 0);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	fd = xp_run_file_open(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(xp_run_file_open(link), -ELOOP);
+	ck_assert_int_eq(xp_run_file_open(fifo), -ENXIO);   /* and no hang */
+	ck_assert_int_eq(xp_run_file_open(dir), -ENXIO);
+	ck_assert_int_eq(xp_reader_open(&r, link), -ELOOP);
+	ck_assert_ptr_null(xp_run_file_fopen(fifo));
+	ck_assert_int_eq(errno, ENXIO);
+	unlink(link);
+	unlink(fifo);
+	rmdir(dir);
+	unlink(path);
+}
+END_TEST
+
 Suite *runfile_suite(void)
 {
 	Suite *s = suite_create("runfile");
@@ -379,6 +488,9 @@ Suite *runfile_suite(void)
 	tcase_add_test(tc, zstd_corrupt_frame_reports_block_offset);
 	tcase_add_test(tc, zstd_truncated_and_huge_raw_size);
 	tcase_add_test(tc, zstd_incompressible_written_plain);
+	tcase_add_test(tc, write_error_cuts_back_to_last_whole_block);
+	tcase_add_test(tc, write_error_in_first_zblock_leaves_header);
+	tcase_add_test(tc, run_files_not_links_fifos_or_directories);
 	suite_add_tcase(s, tc);
 	return s;
 }

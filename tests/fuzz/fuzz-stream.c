@@ -9,10 +9,10 @@
 // fuzz-libs: -lzstd
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runfile.h"
+#include "fuzz-file.h"
 
 /* The stack and, in dwarf mode, the user stack copy after a fixed struct. */
 static uint64_t touch_stack(const struct xp_record_header *h, size_t fixed,
@@ -69,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	volatile uint64_t sink = 0;
 
 	if (fd < 0) {
-		fd = memfd_create("fuzz-stream", 0);
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		/* a real file: readers refuse links, /proc/self/fd/N included */
+		fd = fuzz_file("stream", path, sizeof(path));
 	}
 	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
 		return 0;

@@ -58,9 +58,23 @@ def require_bpf():
 
 
 def our_attached_progs():
+    """Our programs still loaded, links still pointing at them, and legacy
+    (tracefs) uprobes still defined: what a dying xpcap could leave."""
     bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
-    out = subprocess.run([bpftool, "prog", "show"], capture_output=True, text=True).stdout
-    return [n for n in re.findall(r"name (\S+)", out) if n in OUR_PROGS]
+    progs = json.loads(subprocess.run([bpftool, "-j", "prog", "show"], capture_output=True,
+                                      text=True).stdout or "[]")
+    ours = {p["id"]: p.get("name") for p in progs if p.get("name") in OUR_PROGS}
+    links = json.loads(subprocess.run([bpftool, "-j", "link", "show"], capture_output=True,
+                                      text=True).stdout or "[]")
+    left = list(ours.values())
+    left += ["link %d of %s" % (l["id"], ours[l["prog_id"]]) for l in links
+             if l.get("prog_id") in ours]
+    try:
+        with open("/sys/kernel/tracing/uprobe_events") as f:
+            left += ["uprobe " + l.strip() for l in f if "libbpf_" in l or "xpcap" in l]
+    except OSError:
+        pass
+    return left
 
 
 def detached():
@@ -737,6 +751,292 @@ def t_dwarf(tmp):
     long_ = [copy_of(r) for r in sw if int(r["dur"]) > 50e6]
     check(long_ and all(c[0] == 2048 or (c[0] and (c[1] + c[0]) % 4096 == 0) for c in long_),
           "blocked intervals: 2048-byte copies, or up to an unreadable page")
+
+
+def ingests(run, what):
+    """The run loads with `xpcorr ingest --strict` (no damaged record) and
+    `xpcorr info` reads it."""
+    p = subprocess.run([XPCORR, "ingest", "--strict", "--quiet", run], capture_output=True, text=True)
+    check(p.returncode == 0, "%s: xpcorr ingest --strict (rc %d: %s)" % (what, p.returncode,
+                                                                      p.stderr.strip()))
+    p = subprocess.run([XPCORR, "info", run], capture_output=True, text=True)
+    check(p.returncode == 0, "%s: xpcorr info (rc %d: %s)" % (what, p.returncode, p.stderr.strip()))
+    return p.stdout
+
+
+def t_crashes(tmp):
+    # every way the program can end: the run is complete up to that moment
+    py = ("import time\n"
+          "def spin(t):\n"
+          "    end = time.monotonic() + t\n"
+          "    while time.monotonic() < end: pass\n"
+          "def boom():\n"
+          "    spin(0.3)\n"
+          "    raise RuntimeError('uncaught on purpose')\n"
+          "boom()\n")
+    cases = [
+        ("abort", [prog("abort")], 134, 6),
+        ("c++ exception", [prog("throw")], 134, 6),
+        ("python exception", [sys.executable, "-c", py], 1, None),
+        ("exit() from a thread", [prog("threadexit"), "exit"], 5, None),
+        ("main thread exits first", [prog("threadexit"), "mainexit"], 0, None),
+    ]
+    for i, (what, cmd, want, sig) in enumerate(cases):
+        run = os.path.join(tmp, "run%d" % i)
+        rc, err = record(run, ["-q", "--no-gpu", "-F", "999"], cmd)
+        check(rc == want, "%s: xpcap exits %d like the program (%d %r)" % (what, want, rc, err))
+        recs = dump(run)
+        md = check_meta_counts(run, recs)
+        check(md["exit"]["code"] == want and md["exit"]["signal"] == sig,
+              "%s: meta.json exit %s" % (what, md["exit"]))
+        check(len(samples(recs)) > 50, "%s: sampled until the end (%d)" % (what, len(samples(recs))))
+        ingests(run, what)
+    # the worker that outlived main was sampled after main had gone
+    recs = dump(os.path.join(tmp, "run4"))
+    pid = str(meta(os.path.join(tmp, "run4"))["target_pids"][0])
+    main_exit = [int(r["ts"]) for r in recs if r["kind"] == "exit" and r["tid"] == pid]
+    late = [r for r in samples(recs) if r["tid"] != pid and main_exit and
+            int(r["ts"]) > main_exit[0]]
+    check(len(late) > 100, "worker sampled after the main thread exited (%d)" % len(late))
+    # exec: one pid, two images, both sampled; the new image's status
+    run = os.path.join(tmp, "exec")
+    rc, err = record(run, ["-q", "--no-gpu", "-F", "999"], [prog("execer"), prog("exit7")])
+    check(rc == 7, "exec: xpcap exits 7 like the program execed (%d %r)" % (rc, err))
+    recs = dump(run)
+    check_meta_counts(run, recs)
+    pid = str(meta(run)["target_pids"][0])
+    check(any(r["kind"] == "exec" and r["pid"] == pid and r["path"].endswith("/exit7")
+              for r in recs), "exec record of the new image, same pid")
+    before = Symbolizer(prog("execer")).leaf_counts(recs).get("spin_for", 0)
+    after = Symbolizer(prog("exit7")).leaf_counts(recs).get("spin_for", 0)
+    check(before > 100 and after > 100, "both images sampled (execer %d, exit7 %d)" % (before, after))
+    ingests(run, "exec")
+    # many children at once: every one followed from fork to exit
+    run = os.path.join(tmp, "many")
+    n = 40
+    rc, err = record(run, ["-q", "--no-gpu", "-F", "999"], [prog("forkmany"), str(n)])
+    check(rc == 0, "forkmany %d: exit 0 (%d %r)" % (n, rc, err))
+    recs = dump(run)
+    check_meta_counts(run, recs)
+    parent = str(meta(run)["target_pids"][0])
+    children = {r["pid"] for r in recs if r["kind"] == "fork" and r["ppid"] == parent and
+                r["pid"] != parent}
+    exited = {r["pid"] for r in recs if r["kind"] == "exit" and r["pid"] in children}
+    sampled = {r["pid"] for r in samples(recs) if r["pid"] in children}
+    print("children: %d forked, %d exited, %d sampled" % (len(children), len(exited), len(sampled)))
+    check(len(children) == n and exited == children, "all %d children: fork and exit records" % n)
+    check(len(sampled) >= n * 3 // 4, "most children sampled (%d of %d)" % (len(sampled), n))
+    ingests(run, "forkmany")
+    # GPU capture armed, no CUDA here: the program runs as without xpcap,
+    # and the run says why it holds no GPU data
+    run = os.path.join(tmp, "nocuda")
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    rc, err = record(run, ["-q", "--cupti-lib", lib], [prog("exit7")])
+    check(rc == 7 and meta(run)["gpu_capture_armed"], "armed, no CUDA: exit 7 (%d %r)" % (rc, err))
+    ingests(run, "no CUDA")
+    rep = subprocess.run([XPCORR, "report", run], capture_output=True, text=True).stdout
+    check("no GPU stream in the run" in rep, "the report says why there is no GPU data")
+
+
+def t_hangup(tmp):
+    # the terminal goes away: the kernel sends SIGHUP to xpcap (session
+    # leader on the tty) and to the command; the run must still be complete
+    import fcntl
+    import pty
+    import termios
+    run = os.path.join(tmp, "run")
+    master, slave = pty.openpty()
+
+    def on_tty():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    p = subprocess.Popen([XPCAP, "record", "-F", "999", "-o", run, "--", prog("threads"), "30"],
+                         stdin=slave, stdout=slave, stderr=slave, preexec_fn=on_tty)
+    os.close(slave)
+    time.sleep(1.5)
+    os.close(master)
+    rc = p.wait(timeout=30)
+    check(rc == 128 + signal.SIGHUP, "terminal closed: xpcap exits 129 (%d)" % rc)
+    check(detached(), "no BPF program left after the terminal closed")
+    md = check_meta_counts(run, dump(run))
+    check(md["status"] == "complete", "meta.json complete after SIGHUP")
+    check(len(samples(dump(run))) > 20, "samples up to the hangup")
+    for pid in md["target_pids"]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # SIGHUP sent with kill, while the command ignores it: stop, complete run
+    run = os.path.join(tmp, "kill")
+    p = subprocess.Popen([XPCAP, "record", "-q", "-o", run, "--", "sh", "-c",
+                          "trap '' HUP; exec %s 30" % prog("threads")], **QUIET)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGHUP)
+    rc = p.wait(timeout=30)
+    check(rc == 129, "SIGHUP: xpcap exits 129 (%d)" % rc)
+    check(detached(), "no BPF program left after SIGHUP")
+    md = check_meta_counts(run, dump(run))
+    check(md["stop_reason"] == "signal", "meta.json stop_reason signal")
+    for pid in md["target_pids"]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def t_storm(tmp):
+    # -F 20000 on four spinning threads into a small ring: whatever did not
+    # fit is counted once, in meta.json, in XP_REC_LOST records, in `info`
+    # and in the report's footer, and written + lost is what was owed
+    run = os.path.join(tmp, "run")
+    freq = 20000
+    rc, err = record(run, ["-q", "--no-gpu", "-m", "16", "-F", str(freq)],
+                     [prog("threads"), "1", "--cpu-time"])
+    check(rc == 0, "storm: exit 0 (%d %r)" % (rc, err))
+    cpu_seconds = float(re.search(r"cpu_seconds=([0-9.]+)", err).group(1))
+    recs = dump(run)
+    md = check_meta_counts(run, recs)
+    lost = md["records"]["sample"]["lost"]["ringbuf_full"]
+    in_records = sum(int(r["count"]) for r in recs if r["kind"] == "lost" and
+                     r["lost_kind"] == "sample" and r["reason"] == "1")
+    written = md["records"]["sample"]["written"]
+    share = (written + lost) / (cpu_seconds * freq)
+    print("storm: written %d, lost %d, %.2f of %d owed" % (written, lost, share, cpu_seconds * freq))
+    check(lost > 0 and in_records == lost, "drops counted, records agree (%d, %d)" % (lost, in_records))
+    check(0.85 <= share <= 1.15, "written + lost accounts for the sampling (%.2f)" % share)
+    info = ingests(run, "storm")
+    check(re.search(r"^\s*sample\s+ringbuf_full\s+%d\b" % lost, info, re.M),
+          "info shows the %d dropped samples" % lost)
+    rep = subprocess.run([XPCORR, "report", run], capture_output=True, text=True)
+    check(rep.returncode == 0 and re.search(r"^Losses:.*\b%d\b" % lost, rep.stdout, re.M),
+          "report footer shows the %d dropped samples" % lost)
+
+
+def mount_tmpfs(where, size):
+    os.mkdir(where)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % size, "tmpfs", where],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        skip_or_fail("cannot mount a small tmpfs: " + p.stderr.strip())
+
+
+def t_diskfull(tmp):
+    # a small tmpfs fills while recording: one line says so, recording
+    # stops, the program runs to its end and xpcap passes on its status
+    ksize = len(open("/proc/kallsyms", "rb").read())
+    # (the writer keeps whole 1 MiB buffers: the disk holds at least one)
+    for what, size, kallsyms_fits in (("kallsyms does not fit", 2 << 20, False),
+                                      ("records do not fit", ksize + (3 << 19), True)):
+        disk = os.path.join(tmp, "disk%d" % size)
+        mount_tmpfs(disk, size)
+        try:
+            run = os.path.join(disk, "run")
+            done = os.path.join(tmp, "done%d" % size)
+            # the program then fills what xpcap's cut-back freed: the last
+            # meta.json must go in place of the first, which reserved room
+            cmd = ["sh", "-c", "%s 2; cat /dev/zero > %s/fill 2>/dev/null; echo finished > %s; "
+                   "exit 7" % (prog("threads"), disk, done)]
+            rc, err = record(run, ["-q", "--no-gpu", "--compress", "none", "-F", "20000",
+                                   "--call-graph", "dwarf,8192"], cmd)
+            lines = err.splitlines()
+            check(rc == 7, "%s: xpcap exits 7, the program's status (%d %r)" % (what, rc, err))
+            check(len(lines) == 1 and lines[0].startswith("xpcap: cannot write %s/cpu.xpr: "
+                                                          "No space left on device; recording stopped"
+                                                          % run), "%s: one line (%r)" % (what, err))
+            check(os.path.exists(done), "%s: the program ran to its end" % what)
+            recs = dump(run)
+            md = check_meta_counts(run, recs)
+            check(md["stop_reason"] == "disk_full" and md["exit"]["code"] == 7,
+                  "%s: meta.json stop_reason disk_full, exit 7" % what)
+            check(md["records"]["sample"]["lost"]["write"] > 0, "%s: lost samples counted" % what)
+            check(len(samples(recs)) > 10, "%s: samples up to the full disk (%d)" % (what, len(samples(recs))))
+            check(os.path.exists(os.path.join(run, "kallsyms")) == kallsyms_fits and
+                  (md["kallsyms_error"] is None) == kallsyms_fits,
+                  "%s: kallsyms kept whole or not at all (%s)" % (what, md["kallsyms_error"]))
+            check(md["streams"]["cpu.xpr"]["bytes"] == os.path.getsize(os.path.join(run, "cpu.xpr")),
+                  "%s: meta.json has cpu.xpr's size on disk" % what)
+            # the database needs room: ingest a copy
+            copy = os.path.join(tmp, "copy%d" % size)
+            shutil.copytree(run, copy)
+            ingests(copy, what)
+        finally:
+            subprocess.run(["umount", disk])
+
+
+def t_security(tmp):
+    os.chmod(tmp, 0o777)
+    env = dict(os.environ, SUDO_UID="65534", SUDO_GID="65534")
+    # a secret only root may read, and files root must not overwrite
+    secret = os.path.join(tmp, "secret")
+    with open(secret, "w") as f:
+        f.write("SECRET\n")
+    os.chmod(secret, 0o600)
+    victims = [os.path.join(tmp, "victim%d" % i) for i in range(2)]
+    for v in victims:
+        with open(v, "w") as f:
+            f.write("untouched\n")
+        os.chmod(v, 0o644)
+    run = os.path.join(tmp, "run")
+    ids = os.path.join(tmp, "ids.txt")
+    # as the user: a perf map that is a link to the secret, and links planted
+    # in the run directory (theirs while recording) where xpcap writes later
+    script = ("id -G > {ids}; ln -s {secret} /tmp/perf-$$.map; "
+              "ln -s {v0} {run}/meta.json.tmp; ln -s {v1} {run}/perf-$$.map; {spin} 0.5").format(
+                  ids=ids, secret=secret, v0=victims[0], v1=victims[1], run=run,
+                  spin=prog("threads"))
+    outsider = subprocess.Popen([prog("threads"), "3"])
+    try:
+        rc, err = record(run, ["-q", "-F", "999", "--no-gpu"], ["sh", "-c", script], env=env)
+    finally:
+        outsider.kill()
+        outsider.wait()
+    check(rc == 0, "user's command exits 0 (%d %r)" % (rc, err))
+    pid = meta(run)["target_pids"][0]
+    planted = "/tmp/perf-%d.map" % pid
+    check(os.path.islink(planted), "the command planted %s as a link" % planted)
+    os.unlink(planted)
+    copied = os.path.join(run, "perf-%d.map" % pid)
+    check(not os.path.exists(copied) or "SECRET" not in open(copied).read(),
+          "a perf map that is a link is not followed")
+    for v in victims:
+        check(open(v).read() == "untouched\n", "%s not written through a planted link" % v)
+    check(meta(run)["status"] == "complete", "meta.json written (not through the link)")
+    import pwd
+    want = sorted(os.getgrouplist(pwd.getpwuid(65534).pw_name, 65534))
+    with open(ids) as f:
+        got = sorted(int(g) for g in f.read().split())
+    check(got == want, "command's supplementary groups are the user's (%s)" % got)
+    recs = dump(run)
+    check(not any(r["pid"] == str(outsider.pid) for r in samples(recs)),
+          "a busy process outside the target's tree is not sampled")
+    check(any(samples(recs)), "the target's tree is")
+    # the run directory is made as the user: not where they cannot write
+    locked = os.path.join(tmp, "locked")
+    os.mkdir(locked, 0o755)
+    rc, err = record(os.path.join(locked, "run"), ["-q", "--no-gpu"], ["true"], env=env)
+    check(rc == 2 and one_error_line(err) and "Permission denied" in err and
+          not os.listdir(locked), "no run directory where the user cannot write (%d %r)" % (rc, err))
+    # an existing directory of someone else that the user may write to
+    # keeps its owner: root does not hand it over
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o777)
+    rc, err = record(shared, ["-q", "--no-gpu"], ["true"], env=env)
+    st = os.stat(shared)
+    check(rc == 0 and st.st_uid == 0, "a shared directory stays root's (%d, uid %d)" % (rc, st.st_uid))
+    check(os.stat(os.path.join(shared, "meta.json")).st_uid == 65534, "its run files are the user's")
+    # the user swaps the run directory for a link while recording: xpcap
+    # keeps writing into the directory it made, never through the link
+    decoy = os.path.join(tmp, "decoy")
+    os.mkdir(decoy, 0o755)
+    run = os.path.join(tmp, "swapped")
+    script = "mv {run} {run}.moved && ln -s {decoy} {run} && {spin} 0.3".format(
+        run=run, decoy=decoy, spin=prog("threads"))
+    rc, err = record(run, ["-q", "--no-gpu"], ["sh", "-c", script], env=env)
+    check(rc == 0 and os.path.islink(run), "the command swapped the run directory (%d %r)" % (rc, err))
+    check(os.listdir(decoy) == [], "nothing written through the link (%s)" % os.listdir(decoy))
+    check(meta(run + ".moved")["status"] == "complete", "the run is complete where it was made")
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}

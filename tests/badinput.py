@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""badinput.py - xpcorr ingest on damaged and hostile run directories,
+made from a real H100 run (fixtures/h100-workload): truncated, zero-filled,
+byte-flipped files, huge length fields, wrong magic, future versions,
+symbolic links, FIFOs, oversized meta.json, a directory of another user.
+Every case must end with the exit status xpcorr-ingest(1) documents (0 with
+warnings, 1 with --strict or when nothing usable is left), stderr lines that
+each start with "xpcorr: " and name the file (and the offset where the
+damage is), within a time limit and a memory bound: no crash, no hang.
+
+    badinput.py XPCORR FIXTURE_DIR [FLIPS]
+"""
+import os
+import random
+import re
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+XPCORR, FIXTURE = sys.argv[1], sys.argv[2]
+FLIPS = int(sys.argv[3]) if len(sys.argv) > 3 else 150
+RUN_FILES = ("cpu.xpr", "meta.json") + tuple(
+    f for f in sorted(os.listdir(FIXTURE)) if f.startswith("gpu-") and f.endswith(".xpr"))
+failures = []
+
+
+def ingest(run, *opts):
+    """(exit status, stderr lines) of xpcorr ingest, killed after 30 s."""
+    try:
+        p = subprocess.run([XPCORR, "ingest", "--quiet", *opts, run], capture_output=True,
+                           text=True, timeout=30, errors="replace")
+    except subprocess.TimeoutExpired:
+        return "timeout", []
+    return p.returncode, [l for l in p.stderr.splitlines() if l]
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def fresh(tmp, name):
+    run = os.path.join(tmp, name)
+    os.mkdir(run)
+    for f in RUN_FILES:
+        shutil.copy(os.path.join(FIXTURE, f), run)
+    return run
+
+
+def well_formed(rc, lines):
+    """Exit 0 or 1, and nothing on stderr but xpcorr's own lines: no
+    sanitizer report, no abort message, no stray text."""
+    return rc in (0, 1) and all(l.startswith("xpcorr: ") for l in lines)
+
+
+def one_error(rc, lines, path, offset=None):
+    where = "%s at offset %d: " % (path, offset) if offset is not None else path
+    return rc == 1 and len(lines) == 1 and lines[0].startswith("xpcorr: ") and where in lines[0]
+
+
+def record_offsets(path):
+    """Offsets of the records of a plain stream (header size at byte 12)."""
+    data = open(path, "rb").read()
+    off, offs = int.from_bytes(data[12:16], "little"), []
+    while off + 8 <= len(data):
+        size = int.from_bytes(data[off + 4:off + 8], "little")
+        if size < 8:
+            break
+        offs.append(off)
+        off += size
+    return offs
+
+
+def patch(path, offset, data):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(data)
+
+
+def streams(tmp):
+    for name in [f for f in RUN_FILES if f.endswith(".xpr")]:
+        size = os.path.getsize(os.path.join(FIXTURE, name))
+        offs = record_offsets(os.path.join(FIXTURE, name))
+        mid = offs[len(offs) // 2]
+        cases = [
+            # (what, how to damage path, expected error offset, strict only)
+            ("zero-filled", lambda p: open(p, "wb").write(bytes(size)), 0, False),
+            ("wrong magic", lambda p: patch(p, 0, b"NOTXPCAP"), 0, False),
+            ("future version", lambda p: patch(p, 8, (99).to_bytes(4, "little")), 0, False),
+            ("empty", lambda p: open(p, "wb").close(), 0, False),
+            ("truncated in a record", lambda p: os.truncate(p, mid + 5), mid, True),
+            ("zeros after the last record", lambda p: open(p, "ab").write(bytes(4096)), size, True),
+            ("huge record length", lambda p: patch(p, mid + 4, (0xfffffff8).to_bytes(4, "little")),
+             mid, True),
+            ("record length 0", lambda p: patch(p, mid + 4, bytes(4)), mid, True),
+        ]
+        for what, damage, offset, strict_only in cases:
+            # one process's GPU stream is not the run: a damaged header
+            # there is a warning, the CPU side still loads
+            strict_only = strict_only or (name.startswith("gpu-") and what != "future version")
+            run = fresh(tmp, "%s-%s" % (name, what.replace(" ", "-")))
+            path = os.path.join(run, name)
+            damage(path)
+            rc, lines = ingest(run)
+            if strict_only:
+                check(rc == 0 and any(path + " at offset %d: " % offset in l and "warning" in l
+                                      for l in lines) and well_formed(rc, lines),
+                      "%s %s: exit 0, warning at offset %d (%s %s)" % (name, what, offset, rc, lines))
+                rc, lines = ingest(run, "--strict")
+            check(one_error(rc, lines, path, offset),
+                  "%s %s%s: exit 1, one line at offset %d (%s %s)" % (
+                      name, what, " --strict" if strict_only else "", offset, rc, lines))
+
+
+def flips(tmp):
+    seed = int(os.environ.get("XP_FLIP_SEED", "8"))
+    rnd = random.Random(seed)
+    print("byte flips: %d runs, seed %d (XP_FLIP_SEED to change)" % (FLIPS, seed))
+    bad = 0
+    for i in range(FLIPS):
+        run = fresh(tmp, "flip%d" % i)
+        name = rnd.choice(RUN_FILES)
+        path = os.path.join(run, name)
+        data = bytearray(open(path, "rb").read())
+        for _ in range(rnd.choice((1, 1, 2, 8, 64))):
+            at = rnd.randrange(len(data))
+            data[at] = rnd.choice((0, 0xff, data[at] ^ (1 << rnd.randrange(8)), rnd.randrange(256)))
+        open(path, "wb").write(data)
+        for opts in ((), ("--strict",)):
+            rc, lines = ingest(run, *opts)
+            named = rc == 0 or any(run in l for l in lines)
+            if not (well_formed(rc, lines) and named):
+                bad += 1
+                print("FAIL flip %d in %s %s: exit %s %s" % (i, name, " ".join(opts), rc, lines[-3:]))
+        shutil.rmtree(run)
+    check(bad == 0, "byte flips: every ingest ends 0 or 1 with xpcorr's own lines (%d bad)" % bad)
+
+
+def files(tmp):
+    # a link in the run directory is not followed: an error for the stream
+    # ingest cannot do without, a warning for the others
+    run = fresh(tmp, "link-cpu")
+    os.rename(os.path.join(run, "cpu.xpr"), os.path.join(tmp, "elsewhere.xpr"))
+    os.symlink(os.path.join(tmp, "elsewhere.xpr"), os.path.join(run, "cpu.xpr"))
+    rc, lines = ingest(run)
+    check(one_error(rc, lines, os.path.join(run, "cpu.xpr")) and "symbolic link" in lines[0],
+          "cpu.xpr is a link: exit 1, one line (%s %s)" % (rc, lines))
+    secret = os.path.join(tmp, "secret.map")
+    with open(secret, "w") as f:
+        f.write("7f0000000000 1000 SECRET_SYMBOL\n")
+    for name in ("meta.json", "kallsyms", "perf-434.map"):
+        run = fresh(tmp, "link-" + name)
+        if os.path.exists(os.path.join(run, name)):
+            os.unlink(os.path.join(run, name))
+        os.symlink(secret, os.path.join(run, name))
+        rc, lines = ingest(run)
+        path = os.path.join(run, name)
+        check(rc == 0 and well_formed(rc, lines) and any(path in l and "symbolic link" in l
+                                                         for l in lines),
+              "%s is a link: exit 0, a warning naming it (%s %s)" % (name, rc, lines))
+        db = subprocess.run(["sqlite3", os.path.join(run, "xpcorr.db"),
+                             "SELECT count(*) FROM StringIds WHERE value LIKE '%SECRET%'"],
+                            capture_output=True, text=True).stdout.strip()
+        check(db in ("0", ""), "%s link: nothing of its target in the database (%s)" % (name, db))
+    # a FIFO or a directory where a file belongs: no hang, no crash
+    for name, make in (("perf-434.map", os.mkfifo), ("kallsyms", os.mkfifo),
+                       ("meta.json", os.mkfifo), ("cpu.xpr", os.mkdir)):
+        run = fresh(tmp, "odd-" + name)
+        if os.path.exists(os.path.join(run, name)):
+            os.unlink(os.path.join(run, name))
+        make(os.path.join(run, name))
+        rc, lines = ingest(run)
+        want = 1 if name == "cpu.xpr" else 0
+        check(rc == want and well_formed(rc, lines) and any(os.path.join(run, name) in l
+                                                            for l in lines),
+              "%s is a %s: exit %d, no hang, a line naming it (%s %s)" % (
+                  name, "FIFO" if make is os.mkfifo else "directory", want, rc, lines))
+    # meta.json: too large to read, a newer format, not JSON
+    run = fresh(tmp, "meta-huge")
+    with open(os.path.join(run, "meta.json"), "ab") as f:
+        f.truncate(17 << 20)
+    rc, lines = ingest(run)
+    check(rc == 0 and any("meta.json" in l and "too large" in l for l in lines),
+          "meta.json of 17 MiB: exit 0, not read, a warning (%s %s)" % (rc, lines))
+    run = fresh(tmp, "meta-future")
+    text = open(os.path.join(run, "meta.json")).read()
+    open(os.path.join(run, "meta.json"), "w").write(
+        re.sub(r'"format_version": *\d+', '"format_version": 99', text))
+    rc, lines = ingest(run)
+    check(one_error(rc, lines, os.path.join(run, "meta.json")) and "newer" in lines[0],
+          "meta.json format_version 99: exit 1, one line (%s %s)" % (rc, lines))
+    run = fresh(tmp, "meta-junk")
+    open(os.path.join(run, "meta.json"), "w").write('{"format_version": 1,\n "x": [1, 2,\n')
+    rc, lines = ingest(run)
+    check(rc == 0 and any("meta.json at line" in l for l in lines),
+          "meta.json not JSON: exit 0, a warning with the line (%s %s)" % (rc, lines))
+
+
+def other_user(tmp):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("SKIP part: a run of another user needs root and setpriv (only this part)")
+        return
+    run = fresh(tmp, "theirs")
+    for f in [run] + [os.path.join(run, n) for n in os.listdir(run)]:
+        os.chown(f, 65534, 65534)
+    os.chmod(run, 0o755)
+    os.chmod(tmp, 0o755)
+    p = subprocess.run(["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups",
+                        XPCORR, "ingest", run], capture_output=True, text=True, timeout=30)
+    lines = [l for l in p.stderr.splitlines() if l]
+    check(one_error(p.returncode, lines, os.path.join(run, "xpcorr.db")),
+          "run directory of another user: exit 1, one line naming the database (%s %s)" %
+          (p.returncode, lines))
+
+
+def disk_full(tmp):
+    if os.geteuid() != 0:
+        print("SKIP part: a full disk during ingest needs root to mount a tmpfs (only this part)")
+        return
+    disk = os.path.join(tmp, "disk")
+    os.mkdir(disk)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", disk]).returncode:
+        check(False, "mount a 256 KiB tmpfs")
+        return
+    try:
+        run = os.path.join(disk, "run")
+        os.mkdir(run)
+        for f in ("cpu.xpr", "meta.json"):
+            shutil.copy(os.path.join(FIXTURE, f), run)
+        rc, lines = ingest(run)
+        check(one_error(rc, lines, "cannot write " + os.path.join(run, "xpcorr.db")) and
+              sorted(os.listdir(run)) == ["cpu.xpr", "meta.json"],
+              "disk full during ingest: exit 1, one line naming the database, no temporary "
+              "file left (%s %s %s)" % (rc, lines, os.listdir(run)))
+    finally:
+        subprocess.run(["umount", disk])
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="xp-badinput-")
+    try:
+        rc, lines = ingest(fresh(tmp, "intact"))
+        check(rc == 0 and not lines, "the intact fixture ingests cleanly (%s %s)" % (rc, lines))
+        streams(tmp)
+        files(tmp)
+        other_user(tmp)
+        disk_full(tmp)
+        flips(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    check(peak < 1024, "peak memory of any ingest: %d MiB (bound 1024)" % peak)
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
