@@ -13,6 +13,8 @@ mkdir "$tmp/out" "$tmp/archive" "$tmp/archive/a" "$tmp/archive/b" "$tmp/archive/
 cp "$fixtures/h100-workload/device.db" "$tmp/workload.db"
 python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
 	"$fixtures/h100-torch/device.db.xz" "$tmp/torch.db"
+python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+	"$fixtures/h100-torch-1024/device.db.xz" "$tmp/torch-1024.db"
 python3 - "$tmp/workload.db" "$tmp/changed.db" <<'PY'
 import shutil, sqlite3, sys
 shutil.copy(sys.argv[1], sys.argv[2])
@@ -47,6 +49,9 @@ done
 "$xpcorr" diff --normalize kernel=k_thread --top 5 workload.db changed.db > out/diff-normalized.txt
 "$xpcorr" diff --format folded workload.db changed.db > out/diff.folded 2>/dev/null
 "$xpcorr" diff --format svg -o out/diff.svg workload.db changed.db 2>/dev/null
+# two real runs: the same PyTorch loop on 256x256 and on 1024x1024 tensors
+"$xpcorr" diff --top 6 torch.db torch-1024.db > out/diff-torch-size.txt
+"$xpcorr" diff --format csv --top 0 torch.db torch-1024.db > diff-torch-size.csv
 cp workload.db archive/a/xpcorr.db
 cp changed.db archive/b/xpcorr.db
 cp "$fixtures/h100-torch/meta.json" archive/c/
@@ -92,6 +97,23 @@ fills = {g.get("data-name"): g.find("{http://www.w3.org/2000/svg}rect").get("fil
          for g in svg.iter("{http://www.w3.org/2000/svg}g")}
 assert fills["k_alpha(float*, int)"].startswith("rgb(255,"), fills["k_alpha(float*, int)"]
 assert "k_beta(float*, int)" not in fills
+# the real pair: the same launches, larger tensors; cuBLAS picks another gemm
+rows = list(csv.DictReader(open("diff-torch-size.csv")))
+kern = [r for r in rows if r["section"] == "kernel"]
+gemm = [r for r in kern if "gemm" in r["name"]]
+assert sorted(r["diff_pct"] for r in gemm) == ["gone", "new"], gemm
+assert {r["base_instances"] for r in gemm} | {r["new_instances"] for r in gemm} == {"0", "50"}, gemm
+elementwise = [r for r in kern if "vectorized_elementwise" in r["name"]]
+assert elementwise and all(r["base_instances"] == r["new_instances"] for r in elementwise), elementwise
+assert all(float(r["diff_pct"]) > 50 for r in elementwise if int(r["base_instances"]) > 1000), elementwise
+for db, col in (("torch.db", "base_ns"), ("torch-1024.db", "new_ns")):
+    c = sqlite3.connect(db)
+    want = sum(c.execute(f"SELECT ifnull(sum(end - start), 0) FROM CUPTI_ACTIVITY_KIND_{t}").fetchone()[0]
+               for t in ("KERNEL", "MEMCPY", "MEMSET"))
+    assert sum(int(r[col]) for r in kern) == want, (db, want)
+# the launch counts per API are the same in both runs, except the memset the larger reduction needs
+api = {r["name"]: r for r in rows if r["section"] == "api"}
+assert api["cudaLaunchKernel"]["base_instances"] == api["cudaLaunchKernel"]["new_instances"], api
 PY
 grep -q "WARNING: sampling frequencies differ (999 vs 99 Hz)" out/diff.txt
 grep -q "sampling frequencies differ" diff-csv.err

@@ -34,8 +34,9 @@ def leaf_python(nodes, stack, memo):
     return found
 
 
-def main():
-    db = sqlite3.connect(sys.argv[1])
+def python_share(db):
+    """(share of exactly attributed GPU time under Python %, launch records
+    reaching Python, launch records, GPU ns by leaf-most Python frame)"""
     nodes, memo = python_frames(db), {}
     total = py = 0
     by_frame = {}
@@ -48,14 +49,20 @@ def main():
             if name:
                 py += dur
                 by_frame[name] = by_frame.get(name, 0) + dur
+    by_frame = {n: 100.0 * ns / (total or 1) for n, ns in by_frame.items()}
     launches = [leaf_python(nodes, s, memo) if s else None
                 for (s,) in db.execute("SELECT stack_id FROM xp_launches")]
     reached = sum(1 for name in launches if name)
-    print("python_share_pct=%.2f of %d ns exactly attributed GPU time; launch stacks reaching"
-          " Python: %d of %d (%.2f%%)" % (100.0 * py / (total or 1), total, reached, len(launches),
-                                          100.0 * reached / (len(launches) or 1)))
-    for name, ns in sorted(by_frame.items(), key=lambda x: -x[1])[:5]:
-        print("  %5.1f%%  %s" % (100.0 * ns / (total or 1), name))
+    return 100.0 * py / (total or 1), reached, len(launches), by_frame
+
+
+def main():
+    db = sqlite3.connect(sys.argv[1])
+    share, reached, launches, by_frame = python_share(db)
+    print("python_share_pct=%.2f of exactly attributed GPU time; launch stacks reaching"
+          " Python: %d of %d (%.2f%%)" % (share, reached, launches, 100.0 * reached / (launches or 1)))
+    for name, pct in sorted(by_frame.items(), key=lambda x: -x[1])[:5]:
+        print("  %5.1f%%  %s" % (pct, name))
     return 0
 
 

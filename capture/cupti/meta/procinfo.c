@@ -63,9 +63,18 @@ void xpc_write_process(void)
 	r.init_tid = (uint32_t)syscall(SYS_gettid);
 	cuptiGetVersion(&r.cupti_version);
 	/* libcuda is loaded (we run inside cuInit); the library links only
-	 * libcupti, so look the symbol up instead of linking -lcuda.
-	 * cuDriverGetVersion needs no initialized driver. */
+	 * libcupti, so look the symbol up instead of linking -lcuda. PyTorch
+	 * loads libcuda RTLD_LOCAL, out of RTLD_DEFAULT's reach: ask for the
+	 * loaded copy by name then. cuDriverGetVersion needs no initialized driver. */
 	*(void **)&driver_version = dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+	if (!driver_version) {
+		void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		if (cuda) {
+			*(void **)&driver_version = dlsym(cuda, "cuDriverGetVersion");
+			dlclose(cuda);   /* drops only our reference: it stays loaded */
+		}
+	}
 	if (driver_version && driver_version(&v) == 0)
 		r.driver_version = (uint32_t)v;
 	r.cuda_version = CUDA_VERSION;
