@@ -24,6 +24,7 @@
 #include "meta.h"
 #include "perfmap.h"
 #include "runfile.h"
+#include "runfmt_gpu.h"
 #include "stacktree.h"
 #include "strtab.h"
 #include "symbolize.h"
@@ -798,6 +799,24 @@ static int is_gpu_stream(const char *name)
 	return !strncmp(name, "gpu-", 4);
 }
 
+/* Whether the library wrote its clean-end status into the stream: without
+ * it (SIGKILL, a crash past the signal handlers) the tail was never flushed. */
+static int gpu_stream_stopped(sqlite3 *db, const char *file)
+{
+	sqlite3_stmt *s;
+	int found = 1;      /* a failed query claims nothing */
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM xp_gpu_status WHERE source = ? AND code = ?",
+			       -1, &s, NULL) != SQLITE_OK)
+		return found;
+	sqlite3_bind_text(s, 1, file, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, XP_GPU_ST_STOPPED);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		found = sqlite3_column_int(s, 0) > 0;
+	sqlite3_finalize(s);
+	return found;
+}
+
 /* The CUPTI side: gpu-<pid>.xpr into the nsys-named GPU tables. A damaged
  * stream keeps its valid part and warns, unless strict. */
 static int load_gpu_stream(struct loader *L, const char *path, const char *file)
@@ -813,7 +832,14 @@ static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 		snprintf(L->res->error, sizeof(L->res->error), "%s", why);
 		return err;
 	}
-	return err ? warn(L, file, 0, "%s; the records before it are kept", why) : 0;
+	if (err)
+		return warn(L, file, 0, "%s; the records before it are kept", why);
+	return st.records && !gpu_stream_stopped(L->db, file)
+		? warn(L, file, 0, "%s: no clean end (the process was killed or died before its exit"
+		       " handlers ran): its GPU records since the library's last periodic flush"
+		       " (at most %d ms) are missing; the %" PRIu64 " records before are kept", file,
+		       XP_GPU_FLUSH_PERIOD_MS, st.records)
+		: 0;
 }
 
 static int is_stream(const struct dirent *d)

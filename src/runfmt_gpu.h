@@ -142,6 +142,10 @@ enum xp_gpu_status_code {
 	XP_GPU_ST_STOPPED = 6,      /* clean end at exit (info) */
 };
 
+/* The library flushes CUPTI's buffers and its own stream this often, so a
+ * process killed without exit handlers loses at most this much at the end. */
+#define XP_GPU_FLUSH_PERIOD_MS 500
+
 #define XP_GPU_STATUS_INFO  0
 #define XP_GPU_STATUS_WARN  1
 #define XP_GPU_STATUS_FATAL 2   /* tracing is off from here on */

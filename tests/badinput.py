@@ -240,6 +240,26 @@ def disk_full(tmp):
         subprocess.run(["umount", disk])
 
 
+def killed(tmp):
+    # a GPU stream without the library's clean-end status (the process was
+    # SIGKILLed): everything ingests, and info says what could not be flushed
+    run = fresh(tmp, "killed")
+    gpu = [f for f in RUN_FILES if f.startswith("gpu-")][0]
+    path = os.path.join(run, gpu)
+    data = open(path, "rb").read()
+    end = [o for o in record_offsets(path) if int.from_bytes(data[o:o + 4], "little") == 36
+           and int.from_bytes(data[o + 16:o + 20], "little") == 6]   # gpu_status, STOPPED
+    check(len(end) == 1, "the fixture's %s ends with a clean-end status" % gpu)
+    with open(path, "r+b") as f:
+        f.truncate(end[0])
+    rc, lines = ingest(run)
+    check(rc == 0 and len(lines) == 1 and gpu + ": no clean end" in lines[0] and "500 ms" in lines[0],
+          "a stream cut where a SIGKILL leaves it: exit 0, one warning naming the file (%s %s)"
+          % (rc, lines))
+    p = subprocess.run([XPCORR, "info", run], capture_output=True, text=True)
+    check(p.returncode == 0 and "no clean end" in p.stdout, "info says what could not be flushed")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="xp-badinput-")
     try:
@@ -249,6 +269,7 @@ def main():
         files(tmp)
         other_user(tmp)
         disk_full(tmp)
+        killed(tmp)
         flips(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

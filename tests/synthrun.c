@@ -618,8 +618,15 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, 
 					 i % 8 == 0 ? 3 : 0, pool[p], depth[p]);
 	}
 	err = xp_writer_close(w) ?: err;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
+		/* the clean end the library writes at exit */
+		struct xp_gpu_status done = { .ts = ts, .code = XP_GPU_ST_STOPPED };
+
+		if (!err)
+			err = xp_writer_append(procs[i].gpu, XP_REC_GPU_STATUS, &done, sizeof(done),
+					       NULL, 0);
 		err = xp_writer_close(procs[i].gpu) ?: err;
+	}
 	if (!err)
 		err = write_text(dir, "kallsyms", kallsyms_text);
 	if (!err)

@@ -7,7 +7,7 @@
  * records go out through output.c. Buffers are per thread and come in any
  * order, so readers join by correlation id.
  *
- * The flusher thread calls cuptiActivityFlushAll every FLUSH_PERIOD_MS and
+ * The flusher thread calls cuptiActivityFlushAll every XP_GPU_FLUSH_PERIOD_MS and
  * writes what is buffered, so that a SIGKILL or a crash loses at most about
  * that much: atexit handlers do not run then.
  */
@@ -20,7 +20,6 @@
 #include "xpcupti.h"
 
 #define BUFFER_SIZE (8u << 20)      /* CUPTI suggests 1-10 MB */
-#define FLUSH_PERIOD_MS 500
 
 void CUPTIAPI xpc_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -66,7 +65,7 @@ static void *flusher_main(void *arg)
 	pthread_mutex_lock(&flusher_lock);
 	while (!flusher_stop) {
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
+		until.tv_nsec += XP_GPU_FLUSH_PERIOD_MS * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec += until.tv_nsec / 1000000000L;
 			until.tv_nsec %= 1000000000L;
