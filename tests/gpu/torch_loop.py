@@ -6,6 +6,7 @@ to compare kernel counts with torch.profiler, and to measure overhead.
   python3 tests/gpu/torch_loop.py --mode compute --steps 20  # large matmuls
   python3 tests/gpu/torch_loop.py --profile prof.json        # torch.profiler active inside
   python3 tests/gpu/torch_loop.py --size 1024                # the same loop on bigger tensors
+  python3 tests/gpu/torch_loop.py --block 20                 # time 20 steps per sync (CPU cost)
 stdout holds only deterministic results (identical with and without a
 profiler); timings go to stderr as `step_us=<median>`.
 """
@@ -57,18 +58,24 @@ def make_state(mode, size):
 
 
 def run(args):
+    """Times blocks of args.block steps, each ended by one synchronize: with
+    block 1 a step includes waiting for the GPU; with larger blocks the CPU
+    launches ahead and a step's time is the CPU's cost to launch it (the GPU
+    runs tiny kernels faster than Python launches them), free of the GPU's
+    idle-to-busy latency that made per-step figures noisy."""
     state = make_state(args.mode, args.size)
     step = step_compute if args.mode == "compute" else step_launch_heavy
     for _ in range(args.warmup):
         step(state)
     torch.cuda.synchronize()
     times, results = [], []
-    for _ in range(args.steps):
+    for _ in range(0, args.steps, args.block):
+        n = min(args.block, args.steps - len(results))
         t0 = time.perf_counter()
-        r = step(state)
+        out = [step(state) for _ in range(n)]
         torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6)
-        results.append(r.item())
+        times.append((time.perf_counter() - t0) * 1e6 / n)
+        results.extend(r.item() for r in out)
     return times, results
 
 
@@ -77,6 +84,7 @@ def main():
     p.add_argument("--mode", choices=["launch", "compute"], default="launch")
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--block", type=int, default=1, help="steps timed together, one sync each")
     p.add_argument("--size", type=int, default=64, help="launch mode: tensors are SIZE x SIZE")
     p.add_argument("--profile", metavar="TRACE_JSON", help="run under torch.profiler (CPU+CUDA)")
     args = p.parse_args()
