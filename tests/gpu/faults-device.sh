@@ -24,14 +24,14 @@ check() {   # check COND_STATUS WHAT
 }
 
 echo "== 1. SIGKILL of the recorded program"
-"$C/xpcap" record -q -o "$R/killed" -- $T --steps 1000000 > "$R/killed.out" 2>&1 &
+"$C/xpcap" record -q -o "$R/killed" -- $T --steps 1000000 --warmup 0 > "$R/killed.out" 2>&1 &
 xp=$!
 for _ in $(seq 60); do
   pid=$(pgrep -f "torch_loop.py --steps 1000000" | head -1)
   [ -n "$pid" ] && [ -e "$R/killed/gpu-$pid.xpr" ] && break
   sleep 0.5
 done
-sleep 3                                   # let it launch for a while
+sleep 1                                   # let it launch for a while (~80k launches/s)
 kill -9 "$pid"
 wait $xp; rc=$?
 check $([ "$rc" = 137 ]; echo $?) "xpcap exits 137 like the killed program (rc=$rc)"
@@ -39,7 +39,7 @@ xpcorr ingest --quiet "$R/killed" 2> "$R/killed.ingest"; cat "$R/killed.ingest"
 xpcorr info "$R/killed" > "$R/killed.info"; sed -n '/^records:/,/^lost/p;/^warnings/,$p' "$R/killed.info"
 kernels=$(sqlite3 "$R/killed/xpcorr.db" 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL' 2>/dev/null ||
   python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0])' "$R/killed/xpcorr.db")
-check $([ "${kernels:-0}" -gt 1000 ]; echo $?) "the flushed GPU records ingest: $kernels kernels"
+check $([ "${kernels:-0}" -gt 100 ]; echo $?) "the flushed GPU records ingest: $kernels kernels"
 check $(grep -q "no clean end" "$R/killed.info"; echo $?) "info says the tail was not flushed"
 xpcorr report --top 3 "$R/killed" | head -12
 
