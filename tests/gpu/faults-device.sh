@@ -26,12 +26,14 @@ check() {   # check COND_STATUS WHAT
 echo "== 1. SIGKILL of the recorded program"
 "$C/xpcap" record -q -o "$R/killed" -- $T --steps 1000000 --warmup 0 > "$R/killed.out" 2>&1 &
 xp=$!
-for _ in $(seq 60); do
-  pid=$(pgrep -f "torch_loop.py --steps 1000000" | head -1)
+pid=
+for _ in $(seq 120); do                  # the program itself, not xpcap (whose argv holds it too)
+  pid=$(pgrep -P "$xp" -f torch_loop.py | head -1)
   [ -n "$pid" ] && [ -e "$R/killed/gpu-$pid.xpr" ] && break
-  sleep 0.5
+  sleep 0.25
 done
 sleep 1                                   # let it launch for a while (~80k launches/s)
+echo "killing $pid ($(tr '\0' ' ' < /proc/$pid/cmdline))"
 kill -9 "$pid"
 wait $xp; rc=$?
 check $([ "$rc" = 137 ]; echo $?) "xpcap exits 137 like the killed program (rc=$rc)"
