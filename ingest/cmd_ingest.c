@@ -121,5 +121,12 @@ int cmd_ingest(int argc, char **argv)
 			res.samples, res.stacks, res.frames,
 			res.sample_frames ? 100.0 * (double)res.sample_frames_resolved /
 			(double)res.sample_frames : 100.0);
+	if (!quiet && res.addresses)
+		fprintf(stderr, "xpcorr: symbolized %" PRIu64 " distinct user addresses in %.2f s"
+			" (%.0f/s)\n", res.addresses, (double)res.symbolize_ns / 1e9,
+			(double)res.addresses / ((double)res.symbolize_ns / 1e9 + 1e-9));
+	if (!quiet && res.unwind_ns)
+		fprintf(stderr, "xpcorr: unwound %" PRIu64 " dwarf stack copies further than frame"
+			" pointers in %.2f s\n", res.stacks_unwound, (double)res.unwind_ns / 1e9);
 	return XP_EXIT_OK;
 }

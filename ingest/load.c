@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "db_schema.h"
 #include "gpu_ingest.h"
@@ -322,6 +323,19 @@ static int inline_chain(struct loader *L, uint32_t mod, uint64_t off, int64_t mo
 	return 0;
 }
 
+static int resolve_user_frame(struct loader *L, uint32_t pid, const struct xp_mapping *m,
+			      enum xp_module_status status, const char *path, uint64_t addr,
+			      uint64_t k2, int64_t *id);
+
+/* CLOCK_MONOTONIC ns: what symbolizing and unwinding cost, for info */
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* A user IP to a frame id (or an inline chain, see CHAIN). is_return: a caller frame, whose IP is the return
  * address after the call, which may be the first byte of the next function:
  * look up ip - 1 as perf does, so the calling function is found. */
@@ -330,9 +344,8 @@ static int user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 {
 	const struct xp_mapping *m = xp_mappings_lookup(L->maps, pid, ts, ip);
 	uint64_t addr = is_return && ip ? ip - 1 : ip;
-	uint64_t k1, k2, *slot;
+	uint64_t k1, k2, *slot, t0;
 	enum xp_module_status status = XP_MODULE_ANON;
-	struct xp_perfmap *pm;
 	const char *path = NULL;
 	int fresh, err;
 
@@ -354,6 +367,25 @@ static int user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 		*id = (int64_t)*slot;
 		return 0;
 	}
+	L->res->addresses++;
+	t0 = mono_ns();
+	err = resolve_user_frame(L, pid, m, status, path, addr, k2, id);
+	L->res->symbolize_ns += mono_ns() - t0;
+	if (err)
+		return err;
+	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;
+	return 0;
+}
+
+/* A cache miss of user_frame: the module's symbols, the JIT map, or
+ * module+offset when neither names the address. */
+static int resolve_user_frame(struct loader *L, uint32_t pid, const struct xp_mapping *m,
+			      enum xp_module_status status, const char *path, uint64_t addr,
+			      uint64_t k2, int64_t *id)
+{
+	struct xp_perfmap *pm;
+	int err;
+
 	if (m && status != XP_MODULE_ANON) {
 		int64_t module;
 
@@ -394,10 +426,7 @@ static int user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 			err = frame_id(L, L->name, L->unknown_module, XP_FRAME_UNRESOLVED, id);
 		}
 	}
-	if (err)
-		return err;
-	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;
-	return 0;
+	return err;
 }
 
 /* Adds frame under parent in the prefix tree, inserting the node if new. */
@@ -655,13 +684,16 @@ static const uint64_t *stack_ips(struct loader *L, const struct xp_record_header
 	struct xp_user_regs_copy regs;
 	const uint8_t *bytes;
 	unsigned nk = st->kernel_depth;
+	uint64_t t0;
 	int n;
 
 	*nu = st->user_depth;
 	if (!ips || !(st->flags & XP_STACK_HAS_USER_COPY) ||
 	    xp_record_user_copy(h, fixed, st, &regs, &bytes))
 		return ips;
+	t0 = mono_ns();
 	n = xp_unwind(L->uw, pid, ts, &regs, bytes, L->walked + nk, XP_MAX_STACK_DEPTH);
+	L->res->unwind_ns += mono_ns() - t0;
 	if (n <= (int)*nu)
 		return ips;
 	memcpy(L->walked, ips, nk * sizeof(*ips));
@@ -1099,6 +1131,9 @@ static int finish(struct loader *L)
 			{ "xp.kallsyms_symbols", xp_kallsyms_count(L->ksyms) },
 			{ "xp.stack_copies", xp_unwinder_stats(L->uw)->copies },
 			{ "xp.stacks_unwound", L->res->stacks_unwound },
+			{ "xp.symbolized_addresses", L->res->addresses },
+			{ "xp.symbolize_ns", L->res->symbolize_ns },
+			{ "xp.unwind_ns", L->res->unwind_ns },
 			{ "xp.warnings", L->res->nwarnings },
 		};
 

@@ -42,6 +42,8 @@ struct xp_load_result {
 	uint64_t sample_frames;             /* frames over all samples */
 	uint64_t sample_frames_resolved;    /* of which symbolized */
 	uint64_t stacks_unwound;            /* dwarf copies walked further than frame pointers */
+	uint64_t addresses;                 /* distinct user addresses symbolized (cache misses) */
+	uint64_t symbolize_ns, unwind_ns;   /* time spent symbolizing them, unwinding copies */
 	uint64_t gpu_streams;               /* gpu-<pid>.xpr files loaded */
 	struct xc_summary correlation;      /* what the join attributed */
 };
