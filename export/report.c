@@ -20,6 +20,7 @@
 #include "report_groups.h"
 #include "report.h"
 #include "launch.h"
+#include "pyreach.h"
 
 struct group {
 	char *name;
@@ -226,11 +227,16 @@ static int cmp_group(const void *pa, const void *pb)
 }
 
 /* "launch_a <- forward <- main": user frames from the leaf-most one of the
- * caller's code (kernel and CUDA-layer frames skipped), at most o->frames. */
+ * caller's code (kernel and CUDA-layer frames skipped), at most o->frames.
+ * A Python program's launch goes through dozens of C++ frames before its
+ * own code: when the leaf-most Python frame is past the limit, it leads,
+ * "py::step:train.py | at::native::... <- ...", so the report names it. */
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 {
 	unsigned shown = 0, guard = 0;
 	size_t used = 0;
+	int cut = 0, shown_py = 0;
+	char py[256] = "";
 
 	buf[0] = '\0';
 	if (id < 0) {
@@ -259,17 +265,31 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		/* the CUDA layers only until the first frame of the caller's code */
 		if (user && !shown && xp_is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
 			user = 0;
-		if (user) {
-			if (shown == R->o->frames) {
-				used += (size_t)snprintf(buf + used, used < len ? len - used : 0, " <- ...");
-				sqlite3_reset(R->frame);
-				break;
-			}
+		if (user && shown < R->o->frames) {
 			used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
 						 shown ? " <- " : "", sym ? sym : "??");
 			shown++;
+			shown_py |= xp_is_python_frame(kind, sym);
+		} else if (user) {
+			if (!cut)
+				used += (size_t)snprintf(buf + used, used < len ? len - used : 0, " <- ...");
+			cut = 1;
+			if (shown_py || xp_is_python_frame(kind, sym)) {
+				if (!shown_py)
+					snprintf(py, sizeof(py), "%s | ", sym);
+				sqlite3_reset(R->frame);
+				break;
+			}
 		}
 		sqlite3_reset(R->frame);
+	}
+	if (py[0]) {
+		size_t n = strlen(py);
+
+		if (n + used + 1 <= len) {
+			memmove(buf + n, buf, used + 1);
+			memcpy(buf, py, n);
+		}
 	}
 	return 0;
 }
@@ -635,6 +655,45 @@ static int footer_coverage(struct rep *R)
 	return 0;
 }
 
+/* For Python programs: how much of the exactly attributed GPU time has a
+ * launch stack that reaches the Python code, and what to do when some stops
+ * short (the C++ frames below it outgrew the stack copy). */
+static int footer_python(struct rep *R)
+{
+	char sql[1400], f[256];
+	struct xp_python_reach r;
+	sqlite3_stmt *s;
+	double pct;
+	int rc;
+
+	filter(R->o, "g.gp", "g.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT a.stack_id, sum(g.end - g.start) FROM " GPU_ROWS
+		 " WHERE a.how = 'exact' AND %s GROUP BY a.stack_id", f);
+	if (prepare(R, sql, &s) < 0)
+		return -EIO;
+	rc = xp_python_reach(R->db, s, &r);
+	sqlite3_finalize(s);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	pct = r.gpu_ns ? 100.0 * (double)r.python_ns / (double)r.gpu_ns : 0;
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "python");
+		jsonw_obj_begin(&R->json);
+		jsonw_key(&R->json, "exact_gpu_ns"); jsonw_int(&R->json, r.gpu_ns);
+		jsonw_key(&R->json, "python_gpu_ns"); jsonw_int(&R->json, r.python_ns);
+		jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
+		jsonw_obj_end(&R->json);
+	} else if (r.gpu_ns) {
+		foot_line(R, "Python: %.1f%% of the exactly attributed GPU time was launched from a"
+			  " Python function", pct);
+		if (r.python_ns < r.gpu_ns)
+			foot_line(R, "  %.1f%%: the launch stack ends in native code before Python (C++"
+				  " frames larger than the stack copy: record with"
+				  " --launch-call-graph dwarf,65528)", 100.0 - pct);
+	}
+	return 0;
+}
+
 static int is_filtered(const struct xp_report_opts *o)
 {
 	return o->pid || o->since || o->until;
@@ -961,7 +1020,8 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
 		goto out;
 	if (shown < R.n && o->format == XP_FMT_TEXT)
 		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);
-	if ((rc = footer_coverage(&R)) < 0 || (rc = footer_rest(&R)) < 0 ||
+	if ((rc = footer_coverage(&R)) < 0 || (rc = footer_python(&R)) < 0 ||
+	    (rc = footer_rest(&R)) < 0 ||
 	    (rc = no_activity_warning(&R)) < 0)
 		goto out;
 	if (o->format == XP_FMT_JSON) {

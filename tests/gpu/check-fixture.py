@@ -144,6 +144,14 @@ def check_torch(xpcorr, fixture, tmp):
           % (reached, launches, launch_pct, launch_floor))
     check(share >= gpu_floor, "GPU time launched from a Python frame: %.2f%% (>= %.0f%%)"
           % (share, gpu_floor))
+    # the report says the same, and names the Python function of each launch stack
+    dev = report(xpcorr, device_db(fixture, tmp))
+    check(abs(dev["python"]["pct"] - share) < 0.05,
+          "report's Python share %.1f%% = python-share.py's %.2f%%" % (dev["python"]["pct"], share))
+    row = next(r for r in dev["rows"] if "vectorized_elementwise_kernel" in r["name"])
+    top = row["stacks"][0]["frames"]
+    check(top.startswith("py::tiny_elementwise:") and " | " in top,
+          "the top elementwise kernel's launch stack starts with its Python function: %s" % top[:80])
 
 
 def main():
