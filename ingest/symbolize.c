@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "symindex.h"
 #include "u64map.h"
 
 #define MAX_LOADS 64                /* PT_LOAD headers kept per module */
@@ -47,6 +48,8 @@ struct module {
 	struct cu_range *cus;       /* built on first need, sorted by start */
 	size_t ncus;
 	int cus_built;
+	struct xp_symindex *syms;   /* built on first lookup; NULL: use libdwfl's */
+	int syms_built;
 };
 
 struct xp_symbolizer {
@@ -100,6 +103,7 @@ void xp_symbolizer_free(struct xp_symbolizer *sy)
 	for (uint32_t i = 0; i < sy->count; i++) {
 		free(sy->mods[i].path);
 		free(sy->mods[i].cus);
+		xp_symindex_free(sy->mods[i].syms);
 		if (sy->mods[i].dwfl)
 			dwfl_end(sy->mods[i].dwfl);
 	}
@@ -281,7 +285,18 @@ int xp_symbolizer_lookup(struct xp_symbolizer *sy, uint32_t module, uint64_t off
 
 	if (err)
 		return err;
-	name = dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL);
+	if (!m->syms_built) {
+		m->syms = xp_symindex_build(m->mod);
+		m->syms_built = 1;
+	}
+	if (m->syms) {
+		uint64_t size;
+
+		name = xp_symindex_lookup(m->syms, addr, &sym_off, &size);
+		sym.st_size = size;
+	} else {
+		name = dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL);
+	}
 	if (!name || !*name)
 		return -ENOENT;
 	/* a symbol without size matches any address after it: only trust it
