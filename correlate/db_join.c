@@ -16,6 +16,7 @@
 #include "db_join.h"
 #include "report_groups.h"
 #include "row_batch.h"
+#include "sat_add.h"
 
 /* Samples of the threads that made API calls, streamed thread by thread in
  * (ts) order from the covering index xp_samples_pid_tid_ts (pid, tid, ts,
@@ -265,11 +266,11 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 		xc_batch_text(&ins, table);
 		xc_batch_int(&ins, sqlite3_column_int64(sel, 0));
 		sum->gpu_rows++;
-		sum->gpu_ns += dur;
+		sum->gpu_ns = xc_sat_add(sum->gpu_ns, dur);
 		if (!at) {
 			sum->no_api++;
 			sum->rows_none++;
-			sum->ns_none += dur;
+			sum->ns_none = xc_sat_add(sum->ns_none, dur);
 			xc_batch_null(&ins);
 			xc_batch_null(&ins);
 			xc_batch_text(&ins, "none");
@@ -278,13 +279,13 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 		} else {
 			if (at->how == XC_EXACT) {
 				sum->rows_exact++;
-				sum->ns_exact += dur;
+				sum->ns_exact = xc_sat_add(sum->ns_exact, dur);
 			} else if (at->how == XC_INFERRED) {
 				sum->rows_inferred++;
-				sum->ns_inferred += dur;
+				sum->ns_inferred = xc_sat_add(sum->ns_inferred, dur);
 			} else {
 				sum->rows_none++;
-				sum->ns_none += dur;
+				sum->ns_none = xc_sat_add(sum->ns_none, dur);
 			}
 			xc_batch_int(&ins, a->id);
 			if (at->stack_id == XC_NO_STACK)

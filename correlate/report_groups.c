@@ -9,6 +9,7 @@
 
 #include "report_groups.h"
 #include "row_batch.h"
+#include "sat_add.h"
 
 static int push(struct xc_vec *v, const void *item, size_t size)
 {
@@ -42,7 +43,7 @@ int xc_groups_gpu_row(struct xc_groups *g, const struct xc_gpu_row *r)
 	unsigned why = r->reason <= XC_NO_API_REASON ? r->reason : XC_NO_API_REASON;
 
 	g->cov_n[how][why]++;
-	g->cov_ns[how][why] += r->dur;
+	g->cov_ns[how][why] = xc_sat_add(g->cov_ns[how][why], r->dur);
 	if (push(&g->stack, &st, sizeof(st)))
 		return -ENOMEM;
 	if (!r->is_kernel)
@@ -89,7 +90,7 @@ static int write_view(struct xc_batch *b, const char *view, struct xc_vec *v)
 		double avg, med, sum2 = 0;
 
 		while (j < v->n && d[j].key == d[i].key)
-			total += d[j++].dur;
+			total = xc_sat_add(total, d[j++].dur);
 		n = j - i;
 		avg = (double)total / (double)n;
 		med = n % 2 ? (double)d[i + n / 2].dur :
@@ -138,7 +139,7 @@ static int write_kstacks(struct xc_batch *b, int mangled, struct xc_vec *v)
 		int64_t total = 0;
 
 		while (j < v->n && !cmp_kstack(&d[j], &d[i]))
-			total += d[j++].dur;
+			total = xc_sat_add(total, d[j++].dur);
 		xc_batch_int(b, mangled);
 		xc_batch_int(b, d[i].key);
 		xc_batch_int(b, d[i].stack_id);
