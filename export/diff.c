@@ -191,12 +191,33 @@ static int cmp_drow(const void *pa, const void *pb)
 	return strcmp(x->key, y->key);
 }
 
-/* "launch_a <- main <- __libc_start_main": a folded stack, leaf first. */
+/* The leaf-most "py::" frame of a folded stack at or before end, as
+ * [*start, *stop), or 0 when there is none. */
+static int leaf_python(const char *folded, const char *end, const char **start, const char **stop)
+{
+	while (end > folded) {
+		const char *s = end;
+
+		while (s > folded && s[-1] != ';')
+			s--;
+		if (!strncmp(s, "py::", 4)) {
+			*start = s;
+			*stop = end;
+			return 1;
+		}
+		end = s > folded ? s - 1 : folded;
+	}
+	return 0;
+}
+
+/* "launch_a <- main <- __libc_start_main": a folded stack, leaf first; as
+ * in report, the leaf-most Python function leads when it is not shown. */
 static void stack_name(const char *folded, unsigned frames, char *buf, size_t len)
 {
-	const char *end = folded + strlen(folded);
+	const char *end = folded + strlen(folded), *py, *py_end;
 	size_t used = 0;
 	unsigned shown = 0;
+	int shown_py = 0;
 
 	buf[0] = '\0';
 	while (end > folded && used < len) {
@@ -205,11 +226,19 @@ static void stack_name(const char *folded, unsigned frames, char *buf, size_t le
 		while (start > folded && start[-1] != ';')
 			start--;
 		if (shown == frames) {
-			snprintf(buf + used, len - used, " <- ...");
+			char *rest = NULL;
+
+			if (!shown_py && leaf_python(folded, end, &py, &py_end) && (rest = strdup(buf))) {
+				snprintf(buf, len, "%.*s | %s <- ...", (int)(py_end - py), py, rest);
+				free(rest);
+			} else {
+				snprintf(buf + used, len - used, " <- ...");
+			}
 			return;
 		}
 		used += (size_t)snprintf(buf + used, len - used, "%s%.*s", shown ? " <- " : "",
 					 (int)(end - start), start);
+		shown_py |= !strncmp(start, "py::", 4);
 		shown++;
 		end = start > folded ? start - 1 : folded;
 	}
