@@ -58,8 +58,8 @@ struct recorder {
 	struct xp_writer *w;
 	struct drain *drain;
 	char cupti_lib[PATH_MAX];
-	char *env[5];
-	char env_buf[4][PATH_MAX + 64];
+	char *env[7];
+	char env_buf[6][PATH_MAX + 64];
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -134,6 +134,13 @@ static void build_env(struct recorder *r)
 		r->env[n++] = r->env_buf[1];
 		r->env[n++] = r->env_buf[2];
 		r->env[n++] = r->env_buf[3];
+		if (r->o.launch_inproc) {
+			snprintf(r->env_buf[4], sizeof(r->env_buf[4]), XP_ENV_LAUNCH_STACKS "=inproc");
+			snprintf(r->env_buf[5], sizeof(r->env_buf[5]), XP_ENV_LAUNCH_COPY "=%u",
+				 r->o.launch_copy);
+			r->env[n++] = r->env_buf[4];
+			r->env[n++] = r->env_buf[5];
+		}
 	}
 	r->env[n] = NULL;
 }

@@ -18,5 +18,9 @@
 
 /* Environment the injection library reads (set by xpcap record). */
 #define XP_ENV_RUN_DIR "XPCAP_RUN_DIR"      /* where to write gpu-<pid>.xpr */
+/* --launch-stacks inproc: the library takes launch stacks itself, into
+ * launch-<pid>.xpr, and calls the marker only if that cannot start. */
+#define XP_ENV_LAUNCH_STACKS "XPCAP_LAUNCH_STACKS"  /* "inproc" */
+#define XP_ENV_LAUNCH_COPY "XPCAP_LAUNCH_COPY"      /* bytes of stack per launch; 0: fp walk */
 
 #endif

@@ -79,18 +79,20 @@ static json_t *own_cpu_json(void)
 }
 
 /* {"samples": "fp"|"dwarf", "sample_copy_bytes", "launches", "launch_copy_bytes",
- *  "off_cpu_copy_bytes"}: the user stack bytes requested per record */
+ *  "launch_stacks": "uprobe"|"inproc", "off_cpu_copy_bytes"}: the user stack
+ *  bytes requested per record, and who takes launch stacks */
 static json_t *call_graph_json(const struct rec_opts *o)
 {
 	uint32_t sw = o->off_cpu ? o->sample_copy : 0;
 
 	if (sw > SAMPLER_OFFCPU_MAX_COPY)
 		sw = SAMPLER_OFFCPU_MAX_COPY;
-	return json_pack("{s:s,s:I,s:s,s:I,s:I}",
+	return json_pack("{s:s,s:I,s:s,s:I,s:s,s:I}",
 			 "samples", o->sample_copy ? "dwarf" : "fp",
 			 "sample_copy_bytes", (json_int_t)o->sample_copy,
 			 "launches", o->launch_copy ? "dwarf" : "fp",
 			 "launch_copy_bytes", (json_int_t)o->launch_copy,
+			 "launch_stacks", o->launch_inproc ? "inproc" : "uprobe",
 			 "off_cpu_copy_bytes", (json_int_t)sw);
 }
 

@@ -2,7 +2,8 @@
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
- *                [--launch-call-graph fp|dwarf[,SIZE]] [--compress none|zstd]
+ *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks uprobe|inproc]
+ *                [--compress none|zstd]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -16,7 +17,7 @@
 #include "record.h"
 
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
-       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_COMPRESS };
+       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -34,6 +35,7 @@ static const struct option long_opts[] = {
 	{ "off-cpu-min-us", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "launch-call-graph", required_argument, NULL, OPT_LAUNCH_CALL_GRAPH },
+	{ "launch-stacks", required_argument, NULL, OPT_LAUNCH_STACKS },
 	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -59,6 +61,8 @@ void rec_usage(FILE *f)
 	      "      --call-graph fp|dwarf[,SIZE]  samples and off-CPU stacks: frame pointers\n"
 	      "                        (default), or also SIZE bytes of user stack (default 8192)\n"
 	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,8192)\n"
+	      "      --launch-stacks uprobe|inproc  who takes launch stacks: xpcap's uprobe\n"
+	      "                        (default), or the injection library itself (cheaper)\n"
 	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n",
 	      f);
 }
@@ -223,6 +227,12 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 				return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
 					    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
 			break;
+		case OPT_LAUNCH_STACKS:
+			if (strcmp(optarg, "uprobe") && strcmp(optarg, "inproc"))
+				return fail(err, errlen, "invalid launch stacks '%s': expected uprobe or "
+					    "inproc", optarg);
+			o->launch_inproc = !strcmp(optarg, "inproc");
+			break;
 		case OPT_COMPRESS:
 			if (strcmp(optarg, "none") && strcmp(optarg, "zstd"))
 				return fail(err, errlen, "invalid compression '%s': expected none or zstd",
@@ -265,5 +275,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		return fail(err, errlen, "nothing to record: give a command after --, -p PID or -a");
 	if (o->gpu_only && o->no_gpu)
 		return fail(err, errlen, "--gpu-only and --no-gpu cannot be combined");
+	if (o->launch_inproc && o->no_gpu)
+		return fail(err, errlen, "--launch-stacks inproc and --no-gpu cannot be combined");
 	return 0;
 }

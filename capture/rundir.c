@@ -13,6 +13,7 @@
 
 static const char *const run_files[] = {
 	"cpu.xpr", "meta.json", "meta.json.tmp", "kallsyms", "perf-*.map", "gpu-*.xpr",
+	"launch-*.xpr",
 	"xpcorr.db",
 };
 

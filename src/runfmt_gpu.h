@@ -140,6 +140,7 @@ enum xp_gpu_status_code {
 	XP_GPU_ST_NVTX_OFF = 4,     /* NVTX disabled on purpose (text says why) */
 	XP_GPU_ST_KIND_OFF = 5,     /* an activity kind could not be enabled: detail = kind */
 	XP_GPU_ST_STOPPED = 6,      /* clean end at exit (info) */
+	XP_GPU_ST_LAUNCH_STACKS = 7, /* in-process launch stacks (launch-<pid>.xpr): text says how */
 };
 
 /* The library flushes CUPTI's buffers and its own stream this often, so a

@@ -149,6 +149,27 @@ START_TEST(call_graph)
 }
 END_TEST
 
+START_TEST(launch_stacks)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *inproc[] = { "record", "--launch-stacks", "inproc", "app", NULL };
+	char *uprobe[] = { "record", "--launch-stacks", "uprobe", "app", NULL };
+	char *bad[] = { "record", "--launch-stacks", "ebpf", "app", NULL };
+	char *nogpu[] = { "record", "--launch-stacks", "inproc", "--no-gpu", "app", NULL };
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(!o.launch_inproc);
+	ck_assert_int_eq(parse(inproc), 0);
+	ck_assert(o.launch_inproc);
+	ck_assert_int_eq(parse(uprobe), 0);
+	ck_assert(!o.launch_inproc);
+	ck_assert_int_eq(parse(bad), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "launch stacks 'ebpf'"));
+	ck_assert_int_eq(parse(nogpu), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "--no-gpu"));
+}
+END_TEST
+
 START_TEST(compress)
 {
 	char *dflt[] = { "record", "app", NULL };
@@ -178,6 +199,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, off_cpu);
 	tcase_add_test(tc, call_graph);
+	tcase_add_test(tc, launch_stacks);
 	tcase_add_test(tc, compress);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2,7 +2,8 @@
  *
  * Enabled per callback id (not per domain): launches, graph launches,
  * copies, memsets and host syncs. On ENTER of the outermost such call of a
- * thread we call the marker (xpcap's uprobe takes the user stack there) and
+ * thread we call the marker (xpcap's uprobe takes the user stack there), or
+ * take the stack ourselves with --launch-stacks inproc (stacks.c), and
  * remember the start time; on its EXIT we queue one XP_REC_GPU_API record
  * in the thread's batch (written every 64 calls, by the flusher, or at exit).
  * That replaces CUPTI's RUNTIME activity kind, which costs ~4 us more per
@@ -23,6 +24,7 @@
 #include <cupti.h>
 
 #include "marker.h"
+#include "stacks.h"
 #include "xpcupti.h"
 
 #define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
@@ -279,11 +281,18 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 	if (!__atomic_load_n(&xpc.active, __ATOMIC_RELAXED))
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
+		uint64_t now;
+
 		if (depth++ > 0)
 			return;
+		now = xpc_now();
 		if (cb->correlationData)
-			*cb->correlationData = xpc_now();
-		xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
+			*cb->correlationData = now;
+		/* the stack: taken here (--launch-stacks inproc) or by the uprobe */
+		if (xpc_stacks_on())
+			xpc_stack_take(now, cb->correlationId, XP_CBID(is_driver, cbid));
+		else
+			xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
 		return;
 	}
 	/* EXIT. depth 0 here means the ENTER came before tracing began. */

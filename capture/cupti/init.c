@@ -15,6 +15,8 @@
  *   CUDA_INJECTION64_PATH=/path/libxpcupti.so XPCAP_RUN_DIR=/abs/run ./app
  *   XPCAP_API_TRACE=1   also enable CUPTI RUNTIME+DRIVER activity (costly)
  *   XPCAP_NVTX=0        do not enable NVTX marker records
+ *   XPCAP_LAUNCH_STACKS=inproc XPCAP_LAUNCH_COPY=8192  take launch stacks
+ *                       here, into launch-<pid>.xpr, not by the uprobe (stacks.c)
  *   NVTX_INJECTION64_PATH=<this library>  set by xpcap before the
  *                       program starts for NVTX ranges (README.md)
  */
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "marker.h"
+#include "stacks.h"
 #include "xpcupti.h"
 
 struct xpc_state xpc = {
@@ -123,6 +126,56 @@ static void disable_kinds(void)
 		cuptiActivityDisable(kinds[i].kind);
 }
 
+/* --launch-stacks inproc: launch-<pid>.xpr instead of the marker uprobe.
+ * Any failure leaves the marker in charge (xpcap attached the uprobe too). */
+static void stacks_start(const char *dir)
+{
+	const char *mode = getenv(XP_ENV_LAUNCH_STACKS), *copy = getenv(XP_ENV_LAUNCH_COPY);
+	char name[64], text[160];
+	unsigned long bytes = 8192;
+	char *end;
+	int fd, err;
+
+	if (!mode || strcmp(mode, "inproc"))
+		return;
+	if (copy && *copy) {
+		errno = 0;
+		bytes = strtoul(copy, &end, 10);
+		if (errno || *end || bytes > XP_USER_COPY_MAX)
+			bytes = 8192;
+	}
+	bytes = (bytes + 7) & ~7ul;
+	snprintf(name, sizeof(name), "launch-%d.xpr", (int)xpc.pid);
+	fd = xpc_run_file_create(dir, name);
+	err = fd < 0 ? fd : xpc_stacks_start(fd, xpc.pid, (uint32_t)bytes);
+	if (err) {
+		snprintf(text, sizeof(text), "in-process launch stacks off (%s/%s: %s): the"
+			 " uprobe takes them", dir, name, strerror(-err));
+		xpc_status(XP_GPU_ST_LAUNCH_STACKS, XP_GPU_STATUS_WARN, err, text);
+		xpc_log("%s", text);
+		return;
+	}
+	snprintf(text, sizeof(text), "in-process launch stacks: %s", bytes ?
+		 "stack copies" : "frame-pointer walk");
+	xpc_status(XP_GPU_ST_LAUNCH_STACKS, XP_GPU_STATUS_INFO, (int32_t)bytes, text);
+}
+
+static void stacks_finish(void)
+{
+	struct xpc_stacks_stats st;
+	char text[160];
+
+	if (!xpc_stacks_on())
+		return;
+	xpc_stacks_finish();
+	xpc_stacks_stats(&st);
+	snprintf(text, sizeof(text), "launch stacks taken %llu, lost %llu (ring full), ip only"
+		 " %llu (not on the thread's stack)", (unsigned long long)st.taken,
+		 (unsigned long long)st.lost, (unsigned long long)st.no_copy);
+	xpc_status(XP_GPU_ST_LAUNCH_STACKS, st.lost ? XP_GPU_STATUS_WARN : XP_GPU_STATUS_INFO,
+		   0, text);
+}
+
 static void at_exit(void)
 {
 	char text[160];
@@ -142,6 +195,7 @@ static void at_exit(void)
 	/* Off first, then drain: threads still running add nothing after. */
 	__atomic_store_n(&xpc.active, 0, __ATOMIC_RELAXED);
 	xpc_callbacks_drain_all();
+	stacks_finish();
 	xpc_out_finish();
 }
 
@@ -262,6 +316,7 @@ int InitializeInjection(void)
 		cuptiUnsubscribe(xpc.sub);
 		goto off;
 	}
+	stacks_start(dir);
 	__atomic_store_n(&xpc.active, 1, __ATOMIC_RELAXED);
 	if (xpc_flusher_start())
 		xpc_status(XP_GPU_ST_CUPTI_ERROR, XP_GPU_STATUS_WARN, 0,

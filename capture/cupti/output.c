@@ -67,9 +67,8 @@ static int dir_ok(const char *dir)
 	return 1;
 }
 
-int xpc_out_open(const char *dir, pid_t pid)
+int xpc_run_file_create(const char *dir, const char *name)
 {
-	char name[64];
 	int dfd, fd, err;
 
 	if (!dir_ok(dir))
@@ -77,12 +76,21 @@ int xpc_out_open(const char *dir, pid_t pid)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	snprintf(name, sizeof(name), "gpu-%d.xpr", (int)pid);
 	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	err = fd < 0 ? -errno : 0;
 	close(dfd);
-	if (err)
-		return err;
+	return err ? err : fd;
+}
+
+int xpc_out_open(const char *dir, pid_t pid)
+{
+	char name[64];
+	int fd, err;
+
+	snprintf(name, sizeof(name), "gpu-%d.xpr", (int)pid);
+	fd = xpc_run_file_create(dir, name);
+	if (fd < 0)
+		return fd;
 	pthread_mutex_lock(&xpc.out_lock);
 	err = xp_writer_open_fd(&xpc.w, fd, XP_STREAM_GPU, (uint32_t)pid);
 	pthread_mutex_unlock(&xpc.out_lock);

@@ -42,6 +42,9 @@ struct xpc_state {
 extern struct xpc_state xpc;
 
 /* output.c */
+/* Creates dir/name (new, never through a link): an fd, or -errno. dir must
+ * be absolute and free of "..". */
+int xpc_run_file_create(const char *dir, const char *name);
 int xpc_out_open(const char *dir, pid_t pid);
 int xpc_emit(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
 	     const void *tail, size_t tail_len);

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -522,6 +523,68 @@ def t_marker(tmp):
     run3 = os.path.join(tmp, "gpuonly")
     rc, err = record(run3, ["-q", "--gpu-only", "--cupti-lib", lib], [prog("exit7")])
     check(rc == 7 and not samples(dump(run3)), "--gpu-only: no samples")
+
+
+def launch_stacks_by_corr(run):
+    """correlation id -> the launch's stack as symbol names, leaf first, from xpcorr.db"""
+    db = sqlite3.connect(os.path.join(run, "xpcorr.db"))
+    names = dict(db.execute("SELECT id, value FROM StringIds"))
+    frames = {i: names[s] for i, s in db.execute("SELECT id, symbol FROM xp_frames")}
+    nodes = {i: (p, f) for i, p, f in db.execute("SELECT id, parent, frame FROM xp_stacks")}
+    out = {}
+    for corr, sid in db.execute("SELECT correlation_id, stack_id FROM xp_launches"):
+        stack = []
+        while sid:
+            sid, f = nodes[sid]
+            stack.append(frames[f])
+        out[corr] = stack
+    db.close()
+    return out
+
+
+def t_inproc(tmp):
+    # --launch-stacks inproc: the program (standing in for the injection
+    # library) writes launch-<pid>.xpr itself; ingest unwinds its copies
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    caller = os.path.join(MARKERDIR, "inproc-caller")
+    run = os.path.join(tmp, "run")
+    rc, err = record(run, ["-q", "--launch-stacks", "inproc", "--cupti-lib", lib], [caller, "100"])
+    check(rc == 0, "inproc-caller under xpcap --launch-stacks inproc exits 0 (%d %r)" % (rc, err))
+    md = meta(run)
+    check(md["call_graph"]["launch_stacks"] == "inproc" and md["correlation_uprobe"] is True,
+          "meta.json: launch_stacks inproc, the uprobe still attached as the fallback")
+    files = [f for f in os.listdir(run) if f.startswith("launch-") and f.endswith(".xpr")]
+    check(len(files) == 1, "one launch-<pid>.xpr in the run (%s)" % files)
+    recs = dump(os.path.join(run, files[0]))
+    launches = [r for r in recs if r["kind"] == "launch"]
+    check(sorted(int(r["corr"]) for r in launches) == list(range(1000, 1100)) + list(range(2000, 2100)),
+          "200 launch records, ids 1000..1099 and 2000..2099 (%d)" % len(launches))
+    check(all(copy_of(r) and 0 < copy_of(r)[0] <= 8192 for r in launches),
+          "each carries a stack copy of at most 8192 bytes")
+    check(not any(r["kind"] == "launch" for r in dump(os.path.join(run, "cpu.xpr"))),
+          "no uprobe launch records in cpu.xpr (the marker was never called)")
+    ingests(run, "inproc")
+    stacks = launch_stacks_by_corr(run)
+    check(len(stacks) == 200, "200 launches in xp_launches (%d)" % len(stacks))
+    want_main = ["launch_kernel_like", "launch_all", "main"]
+    want_thread = ["launch_kernel_like", "launch_all", "second_thread"]
+    ok_main = [c for c in range(1000, 1100) if stacks.get(c, [])[1:4] == want_main]
+    ok_thread = [c for c in range(2000, 2100) if stacks.get(c, [])[1:4] == want_thread]
+    check(len(ok_main) == 100 and len(ok_thread) == 100,
+          "unwound offline: launch_kernel_like <- launch_all <- main / second_thread "
+          "(%d, %d; e.g. %s)" % (len(ok_main), len(ok_thread), stacks.get(1000)))
+    # fp: a frame-pointer walk in the process, no copies
+    run = os.path.join(tmp, "fp")
+    rc, err = record(run, ["-q", "--launch-stacks", "inproc", "--launch-call-graph", "fp",
+                           "--cupti-lib", lib], [caller, "20"])
+    files = [f for f in os.listdir(run) if f.startswith("launch-")]
+    launches = [r for r in dump(os.path.join(run, files[0])) if r["kind"] == "launch"]
+    check(rc == 0 and len(launches) == 40 and not any(copy_of(r) for r in launches),
+          "--launch-call-graph fp: 40 records, no copies")
+    ingests(run, "inproc fp")
+    stacks = launch_stacks_by_corr(run)
+    check(all(stacks[c][1:4] == want_main for c in range(1000, 1020)),
+          "fp walk: launch_kernel_like <- launch_all <- main (%s)" % stacks.get(1000))
 
 
 def t_losses(tmp):

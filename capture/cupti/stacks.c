@@ -1,0 +1,326 @@
+/* stacks.c - in-process launch stacks (see stacks.h).
+ *
+ * Launching threads never take a lock: each record goes into a slot of a
+ * bounded multi-producer ring (a slot's sequence number says whose turn it
+ * is, as in D. Vyukov's bounded queue), and one writer thread drains the
+ * slots in order into the run file, which compresses them in 1 MiB blocks.
+ * The ring holds about 8 MiB; when the writer falls that far behind, a
+ * record is dropped and counted, never waited for.
+ *
+ * The copy reads only the calling thread's own stack, from its current sp
+ * up to the lesser of the requested size and the stack's top (from
+ * pthread_getattr_np, once per thread), so it cannot fault. A thread
+ * running on another stack (sigaltstack, a coroutine) gets its ip and sp
+ * only. The words are read in a plain loop without AddressSanitizer: the
+ * frames above belong to callers and hold its redzones. */
+#include "stacks.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runfile.h"
+#include "runfmt.h"
+#include "runfmt_gpu.h"
+#include "zstd_dl.h"
+
+#if !defined(__x86_64__)
+#error "register capture is written for x86-64"
+#endif
+
+#define RING_BYTES (8u << 20)
+#define MIN_SLOTS 128u
+#define IDLE_NS 1000000L                /* writer's nap when the ring is empty */
+
+struct slot {
+	uint64_t seq;                   /* == position: free for it; position + 1: ready */
+	uint32_t len;                   /* payload bytes */
+	uint32_t pad;
+	/* payload (struct xp_launch + IPs or regs + bytes) follows */
+};
+
+static struct {
+	int on;                         /* atomic: takes go to the ring */
+	pid_t pid;
+	uint32_t copy;                  /* bytes per launch; 0 = fp walk */
+	size_t stride;                  /* bytes per slot, header included */
+	uint64_t mask;                  /* slots - 1 */
+	unsigned char *ring;
+	uint64_t head;                  /* atomic: next position to reserve */
+	uint64_t tail;                  /* writer only: next position to write */
+	struct xp_writer *w;
+	pthread_t writer;
+	int stop;                       /* atomic */
+	struct xpc_stacks_stats stats;  /* atomic counters */
+} S;
+
+static __thread pid_t my_tid;
+static __thread uintptr_t stack_lo, stack_hi;  /* 0, 0: unknown (or not a plain stack) */
+static __thread int stack_looked;
+
+static struct slot *slot_at(uint64_t pos)
+{
+	return (struct slot *)(S.ring + (pos & S.mask) * S.stride);
+}
+
+static void find_stack(void)
+{
+	pthread_attr_t a;
+	void *lo;
+	size_t size;
+
+	stack_looked = 1;
+	if (pthread_getattr_np(pthread_self(), &a))
+		return;
+	if (!pthread_attr_getstack(&a, &lo, &size)) {
+		stack_lo = (uintptr_t)lo;
+		stack_hi = (uintptr_t)lo + size;
+	}
+	pthread_attr_destroy(&a);
+}
+
+/* Stack words [sp, sp + n*8) into dst; the caller checked the bounds. */
+__attribute__((no_sanitize("address")))
+static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* Frame-pointer walk from bp, kept inside [sp, stack_hi): IPs, leaf first. */
+static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	uint16_t n = 0;
+
+	ips[n++] = ip;
+	while (n < XP_MAX_STACK_DEPTH && bp >= sp && bp % 8 == 0 && bp + 16 <= stack_hi) {
+		const uint64_t *frame = (const uint64_t *)bp;
+		uint64_t next = frame[0];
+
+		if (!frame[1])
+			break;
+		ips[n++] = frame[1];
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	return n;
+}
+
+/* Fills a slot's payload; returns its length. */
+static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid,
+		     uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	struct xp_launch *l = (struct xp_launch *)p;
+	uint64_t avail;
+
+	memset(l, 0, sizeof(*l));
+	l->ts = ts;
+	l->correlation_id = corr;
+	l->pid = (uint32_t)S.pid;
+	l->tid = (uint32_t)my_tid;
+	l->cpu = (uint32_t)sched_getcpu();
+	l->cbid = cbid;
+	if (!stack_looked)
+		find_stack();
+	avail = sp >= stack_lo && sp < stack_hi ? (stack_hi - sp) & ~7ull : 0;
+	if (!avail)
+		__atomic_add_fetch(&S.stats.no_copy, 1, __ATOMIC_RELAXED);
+	if (!S.copy) {
+		uint64_t *ips = (uint64_t *)(l + 1);
+
+		l->stack.user_depth = avail ? walk_fp(ips, ip, sp, bp) : 1;
+		ips[0] = ip;
+		return (uint32_t)(sizeof(*l) + l->stack.user_depth * sizeof(uint64_t));
+	} else {
+		struct xp_user_regs_copy *r = (struct xp_user_regs_copy *)(l + 1);
+		uint32_t size = avail < S.copy ? (uint32_t)avail : S.copy;
+
+		l->stack.flags = XP_STACK_HAS_USER_COPY;
+		r->ip = ip;
+		r->sp = sp;
+		r->bp = bp;
+		r->size = size;
+		r->pad = 0;
+		copy_words((uint64_t *)(r + 1), (const uint64_t *)sp, size / 8);
+		return (uint32_t)(sizeof(*l) + sizeof(*r) + size);
+	}
+}
+
+__attribute__((noinline))
+void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid)
+{
+	uint64_t ip, sp, bp, pos;
+	struct slot *s;
+
+	if (!__atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
+		return;
+	/* the registers at one instruction of this function, whose CFI tells
+	 * the unwinder where our caller's frame is */
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	if (!my_tid)
+		my_tid = (pid_t)syscall(SYS_gettid);
+	pos = __atomic_load_n(&S.head, __ATOMIC_RELAXED);
+	for (;;) {
+		int64_t dif;
+
+		s = slot_at(pos);
+		dif = (int64_t)(__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) - pos);
+		if (dif == 0 && __atomic_compare_exchange_n(&S.head, &pos, pos + 1, 1,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+		if (dif < 0) {
+			__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		if (dif > 0)
+			pos = __atomic_load_n(&S.head, __ATOMIC_RELAXED);
+	}
+	s->len = fill((unsigned char *)(s + 1), ts, correlation_id, cbid, ip, sp, bp);
+	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&S.stats.taken, 1, __ATOMIC_RELAXED);
+}
+
+/* Writes every ready slot in order; how many. */
+static uint64_t drain_ready(void)
+{
+	uint64_t n = 0;
+
+	for (;;) {
+		struct slot *s = slot_at(S.tail);
+
+		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != S.tail + 1)
+			return n;
+		xp_writer_append(S.w, XP_REC_LAUNCH, s + 1, s->len, NULL, 0);
+		__atomic_store_n(&s->seq, S.tail + S.mask + 1, __ATOMIC_RELEASE);
+		S.tail++;
+		n++;
+		__atomic_add_fetch(&S.stats.written, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Drains while records come, naps when none do, and flushes the file at
+ * the GPU stream's period so that a killed program loses as little. */
+static void *writer_main(void *arg)
+{
+	uint64_t flushed = mono_ns();
+
+	(void)arg;
+	for (;;) {
+		int stop = __atomic_load_n(&S.stop, __ATOMIC_ACQUIRE);
+
+		if (!drain_ready()) {
+			if (stop)
+				break;
+			nanosleep(&(struct timespec){ 0, IDLE_NS }, NULL);
+		}
+		if (mono_ns() - flushed >= XP_GPU_FLUSH_PERIOD_MS * 1000000ull) {
+			xp_writer_flush(S.w);
+			flushed = mono_ns();
+		}
+	}
+	return NULL;
+}
+
+int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
+{
+	const struct xp_block_codec *codec = xpc_zstd_codec_dl();
+	size_t payload = sizeof(struct xp_launch) +
+		(copy_bytes ? sizeof(struct xp_user_regs_copy) + copy_bytes
+			    : XP_MAX_STACK_DEPTH * sizeof(uint64_t));
+	uint64_t slots = MIN_SLOTS;
+	sigset_t all, old;
+	int err;
+
+	if (copy_bytes > XP_USER_COPY_MAX || copy_bytes % 8) {
+		close(fd);
+		return -EINVAL;
+	}
+	S.pid = pid;
+	S.copy = copy_bytes;
+	S.stride = (sizeof(struct slot) + payload + 63) & ~(size_t)63;
+	while (slots * 2 * S.stride <= RING_BYTES)
+		slots *= 2;
+	S.mask = slots - 1;
+	S.ring = aligned_alloc(64, slots * S.stride);
+	if (!S.ring) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < slots; i++)
+		slot_at(i)->seq = i;
+	err = xp_writer_open_fd(&S.w, fd, XP_STREAM_CPU, (uint32_t)pid);
+	/* without libzstd the stream is plain: larger, still whole */
+	if (!err && codec)
+		err = xp_writer_set_codec(S.w, codec);
+	if (!err)
+		err = xp_writer_flush(S.w);
+	if (err)
+		goto fail;
+	/* the writer must never take the program's signals */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&S.writer, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto fail;
+	__atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
+	return 0;
+fail:
+	if (S.w)
+		xp_writer_close(S.w);
+	else
+		close(fd);
+	S.w = NULL;
+	free(S.ring);
+	S.ring = NULL;
+	return err;
+}
+
+int xpc_stacks_on(void)
+{
+	return __atomic_load_n(&S.on, __ATOMIC_RELAXED);
+}
+
+void xpc_stacks_finish(void)
+{
+	struct xp_lost lost;
+
+	if (!__atomic_exchange_n(&S.on, 0, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(S.writer, NULL);
+	/* a take that began before `on` fell may still fill its slot: the
+	 * ring is never freed, so it writes into memory nobody reads */
+	lost.ts = mono_ns();
+	lost.kind = XP_REC_LAUNCH;
+	lost.reason = XP_LOST_RINGBUF_FULL;
+	lost.count = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
+	if (lost.count)
+		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	xp_writer_close(S.w);
+	S.w = NULL;
+}
+
+void xpc_stacks_stats(struct xpc_stacks_stats *out)
+{
+	out->taken = __atomic_load_n(&S.stats.taken, __ATOMIC_RELAXED);
+	out->lost = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
+	out->no_copy = __atomic_load_n(&S.stats.no_copy, __ATOMIC_RELAXED);
+	out->written = __atomic_load_n(&S.stats.written, __ATOMIC_RELAXED);
+}

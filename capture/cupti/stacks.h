@@ -1,0 +1,45 @@
+/* stacks.h - launch stacks taken inside the process (xpcap --launch-stacks
+ * inproc), as an alternative to the marker uprobe.
+ *
+ * At a launch-class API entry the callback takes the thread's registers and
+ * copies the top of its own stack (the payload of the uprobe's dwarf mode),
+ * or walks its frame pointers (fp mode), into an XP_REC_LAUNCH record of
+ * run/launch-<pid>.xpr. Ingest reads that stream like cpu.xpr's launches.
+ * No trap into the kernel and no copy_from_user: the cost of the uprobe
+ * path that remains is a memcpy of the stack into a ring. A writer thread
+ * compresses the ring into the file (zstd, through zstd_dl.c).
+ *
+ *   int fd = open("run/launch-123.xpr", O_WRONLY | O_CREAT | O_EXCL, 0644);
+ *   if (xpc_stacks_start(fd, 123, 8192) == 0)     // 0 bytes: fp walk
+ *       xpc_stack_take(ts, correlation_id, cbid); // on any thread
+ *   xpc_stacks_finish();                          // at exit: all on disk
+ *
+ * Nothing here uses CUPTI, so tests link it into an ordinary program. */
+#ifndef XPCUPTI_STACKS_H
+#define XPCUPTI_STACKS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct xpc_stacks_stats {
+	uint64_t taken;                 /* records handed to the ring */
+	uint64_t lost;                  /* ring full: records dropped */
+	uint64_t no_copy;               /* sp outside the thread's known stack: ip only */
+	uint64_t written;               /* records the writer appended */
+};
+
+/* Takes fd (a new, empty launch-<pid>.xpr) and starts the writer thread.
+ * copy_bytes: 0 for the frame-pointer walk, else up to XP_USER_COPY_MAX.
+ * 0, or -errno (the fd is closed; xpc_stack_take then does nothing). */
+int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes);
+/* Whether started and not finished: callers fall back to the marker. */
+int xpc_stacks_on(void);
+/* One launch record for the calling thread. Never faults, never blocks:
+ * a full ring drops the record and counts it. */
+void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid);
+/* Stops the writer after it wrote every record taken so far, writes the
+ * losses, flushes and closes the file. Later takes do nothing. */
+void xpc_stacks_finish(void);
+void xpc_stacks_stats(struct xpc_stacks_stats *out);
+
+#endif
