@@ -13,6 +13,9 @@
  * running on another stack (sigaltstack, a coroutine) gets its ip and sp
  * only. The words are read in a plain loop without AddressSanitizer: the
  * frames above belong to callers and hold its redzones. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "stacks.h"
 
 #include <errno.h>
