@@ -57,5 +57,22 @@ for how in uprobe inproc; do
   echo "$how: $(python3 tests/gpu/python-share.py "$R/reach-$how/xpcorr.db" | head -2 | tr '\n' ' ')"
   du -cb "$R/reach-$how"/*.xpr | tail -1
 done
+echo "== in-process copy sizes: Python reach, losses, launch-loop step time (3 rounds, paired with bare)"
+L="python3 tests/gpu/torch_loop.py --steps 400 --block 20"
+for sz in 8192 16384 32768 65528; do
+  "$C/xpcap" record -q $IP --launch-call-graph dwarf,$sz -o "$R/size-$sz" -- python3 tests/gpu/torch_loop.py --steps 5 >/dev/null 2>&1
+  "$X" ingest "$R/size-$sz" >/dev/null 2>&1
+  echo "copy $sz: $(python3 tests/gpu/python-share.py "$R/size-$sz/xpcorr.db" | head -2 | tr '\n' ' ')"
+  echo "copy $sz: $("$X" dump "$R/size-$sz" | grep -o "launch stacks taken [0-9]*, lost [0-9]*")"
+  rm -rf "$R/size-$sz"
+done
+for i in 1 2 3; do
+  echo "round $i bare $($L 2>&1 >/dev/null | sed -n 's/^step_us=//p')"
+  for sz in 8192 16384 32768 65528; do
+    rm -rf "$R/loop"
+    v=$("$C/xpcap" record -q $IP --launch-call-graph dwarf,$sz -o "$R/loop" -- $L 2>&1 >/dev/null | sed -n 's/^step_us=//p')
+    echo "round $i copy-$sz $v $("$X" dump "$R/loop" | grep -o "taken [0-9]*, lost [0-9]*")"
+  done
+done
 rm -f "$R"/ip/*/kallsyms
 tar czf "$OUT/inproc-runs.tgz" -C "$R/ip" h100-workload h100-torch
