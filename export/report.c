@@ -688,8 +688,8 @@ static int footer_python(struct rep *R)
 			  " Python function", pct);
 		if (r.python_ns < r.gpu_ns)
 			foot_line(R, "  %.1f%%: the launch stack ends in native code before Python (C++"
-				  " frames larger than the stack copy: record with"
-				  " --launch-call-graph dwarf,65528)", 100.0 - pct);
+				  " frames larger than the stack copy: record with --launch-stacks"
+				  " inproc --launch-call-graph dwarf,65528)", 100.0 - pct);
 	}
 	return 0;
 }

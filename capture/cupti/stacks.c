@@ -4,8 +4,8 @@
  * bounded multi-producer ring (a slot's sequence number says whose turn it
  * is, as in D. Vyukov's bounded queue), and one writer thread drains the
  * slots in order into the run file, which compresses them in 1 MiB blocks.
- * The ring holds about 8 MiB; when the writer falls that far behind, a
- * record is dropped and counted, never waited for.
+ * The ring holds 8 MiB, or 256 records of larger copies; when the writer
+ * falls that far behind, a record is dropped and counted, never waited for.
  *
  * The copy reads only the calling thread's own stack, from its current sp
  * up to the lesser of the requested size and the stack's top (from
@@ -38,7 +38,7 @@
 #endif
 
 #define RING_BYTES (8u << 20)
-#define MIN_SLOTS 128u
+#define MIN_SLOTS 256u                  /* 64 KiB copies: 16 MiB, room for bursts */
 #define IDLE_NS 1000000L                /* writer's nap when the ring is empty */
 
 struct slot {
