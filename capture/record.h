@@ -38,6 +38,7 @@
 #define REC_MAX_RING_KIB (1u << 20)     /* 1 GiB */
 #define REC_MAX_OFFCPU_MIN_US 60000000u /* one minute */
 #define REC_DEFAULT_COPY 8192u          /* dwarf: user stack bytes, as perf */
+#define REC_INPROC_DEFAULT_COPY 65528u  /* --launch-stacks inproc: launch copies */
 
 struct rec_opts {
 	const char *output;             /* run directory */

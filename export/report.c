@@ -689,7 +689,7 @@ static int footer_python(struct rep *R)
 		if (r.python_ns < r.gpu_ns)
 			foot_line(R, "  %.1f%%: the launch stack ends in native code before Python (C++"
 				  " frames larger than the stack copy: record with --launch-stacks"
-				  " inproc --launch-call-graph dwarf,65528)", 100.0 - pct);
+				  " inproc, whose copies are 64 KiB)", 100.0 - pct);
 	}
 	return 0;
 }

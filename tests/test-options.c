@@ -156,11 +156,16 @@ START_TEST(launch_stacks)
 	char *uprobe[] = { "record", "--launch-stacks", "uprobe", "app", NULL };
 	char *bad[] = { "record", "--launch-stacks", "ebpf", "app", NULL };
 	char *nogpu[] = { "record", "--launch-stacks", "inproc", "--no-gpu", "app", NULL };
+	char *inproc8k[] = { "record", "--launch-stacks", "inproc", "--launch-call-graph", "dwarf",
+			     "app", NULL };
 
 	ck_assert_int_eq(parse(dflt), 0);
 	ck_assert(!o.launch_inproc);
 	ck_assert_int_eq(parse(inproc), 0);
 	ck_assert(o.launch_inproc);
+	ck_assert_uint_eq(o.launch_copy, REC_INPROC_DEFAULT_COPY);
+	ck_assert_int_eq(parse(inproc8k), 0);
+	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
 	ck_assert_int_eq(parse(uprobe), 0);
 	ck_assert(!o.launch_inproc);
 	ck_assert_int_eq(parse(bad), -EINVAL);

@@ -559,8 +559,10 @@ def t_inproc(tmp):
     launches = [r for r in recs if r["kind"] == "launch"]
     check(sorted(int(r["corr"]) for r in launches) == list(range(1000, 1100)) + list(range(2000, 2100)),
           "200 launch records, ids 1000..1099 and 2000..2099 (%d)" % len(launches))
-    check(all(copy_of(r) and 0 < copy_of(r)[0] <= 8192 for r in launches),
-          "each carries a stack copy of at most 8192 bytes")
+    check(all(copy_of(r) and 0 < copy_of(r)[0] <= 65528 for r in launches),
+          "each carries a stack copy of at most 65528 bytes")
+    check(md["call_graph"]["launch_copy_bytes"] == 65528,
+          "in-process launch copies default to 65528 bytes (%s)" % md["call_graph"])
     check(not any(r["kind"] == "launch" for r in dump(os.path.join(run, "cpu.xpr"))),
           "no uprobe launch records in cpu.xpr (the marker was never called)")
     ingests(run, "inproc")
