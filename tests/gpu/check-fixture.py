@@ -5,6 +5,7 @@
   check-fixture.py XPCORR fixtures/h100-workload   # the CUDA workload's ground truth
   check-fixture.py XPCORR fixtures/h100-torch      # the PyTorch loop vs torch.profiler
   check-fixture.py XPCORR fixtures/h100-torch-1024 # the same loop, larger tensors
+  check-fixture.py XPCORR fixtures/h100-torch-inproc # the loop with --launch-stacks inproc
 
 Workload: re-ingests the raw run here and checks every ground-truth kernel's
 instance count, graph replays, copies and memsets, and that every GPU record
@@ -120,7 +121,9 @@ def load_python_share():
 # Floors on the recorded fixtures (default 8 KiB stack copies, unwound on the
 # GPU machine): cuBLAS and reduction launches have frames larger than the
 # copy, so a few launch stacks stop before Python; a broken unwinder gives 0.
-PYTHON_FLOORS = {"h100-torch": (97.0, 90.0), "h100-torch-1024": (96.0, 60.0)}
+PYTHON_FLOORS = {"h100-torch": (97.0, 90.0), "h100-torch-1024": (96.0, 60.0),
+                 # --launch-stacks inproc: 64 KiB copies reach Python from every launch
+                 "h100-torch-inproc": (99.0, 99.0)}
 
 
 def check_torch(xpcorr, fixture, tmp):
