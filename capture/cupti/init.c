@@ -170,8 +170,9 @@ static void stacks_finish(void)
 	xpc_stacks_finish();
 	xpc_stacks_stats(&st);
 	snprintf(text, sizeof(text), "launch stacks taken %llu, lost %llu (ring full), ip only"
-		 " %llu (not on the thread's stack)", (unsigned long long)st.taken,
-		 (unsigned long long)st.lost, (unsigned long long)st.no_copy);
+		 " %llu (not on the thread's stack), writer CPU %.3f s", (unsigned long long)st.taken,
+		 (unsigned long long)st.lost, (unsigned long long)st.no_copy,
+		 (double)st.writer_cpu_ns / 1e9);
 	xpc_status(XP_GPU_ST_LAUNCH_STACKS, st.lost ? XP_GPU_STATUS_WARN : XP_GPU_STATUS_INFO,
 		   0, text);
 }

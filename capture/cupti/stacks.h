@@ -26,6 +26,7 @@ struct xpc_stacks_stats {
 	uint64_t lost;                  /* ring full: records dropped */
 	uint64_t no_copy;               /* sp outside the thread's known stack: ip only */
 	uint64_t written;               /* records the writer appended */
+	uint64_t writer_cpu_ns;         /* CPU the writer thread used (compression), at finish */
 };
 
 /* Takes fd (a new, empty launch-<pid>.xpr) and starts the writer thread.
