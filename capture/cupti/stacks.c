@@ -39,7 +39,10 @@
 
 #define RING_BYTES (8u << 20)
 #define MIN_SLOTS 256u                  /* 64 KiB copies: 16 MiB, room for bursts */
-#define IDLE_NS 1000000L                /* writer's nap when the ring is empty */
+/* The writer naps when the ring is empty: briefly right after records came
+ * (a launch burst refills 256 slots in about 1 ms), longer as it stays empty. */
+#define NAP_MIN_NS 50000L
+#define NAP_MAX_NS 1000000L
 
 struct slot {
 	uint64_t seq;                   /* == position: free for it; position + 1: ready */
@@ -222,16 +225,20 @@ static uint64_t mono_ns(void)
 static void *writer_main(void *arg)
 {
 	uint64_t flushed = mono_ns();
+	long nap = NAP_MIN_NS;
 	struct timespec cpu;
 
 	(void)arg;
 	for (;;) {
 		int stop = __atomic_load_n(&S.stop, __ATOMIC_ACQUIRE);
 
-		if (!drain_ready()) {
+		if (drain_ready()) {
+			nap = NAP_MIN_NS;
+		} else {
 			if (stop)
 				break;
-			nanosleep(&(struct timespec){ 0, IDLE_NS }, NULL);
+			nanosleep(&(struct timespec){ 0, nap }, NULL);
+			nap = nap * 2 < NAP_MAX_NS ? nap * 2 : NAP_MAX_NS;
 		}
 		if (mono_ns() - flushed >= XP_GPU_FLUSH_PERIOD_MS * 1000000ull) {
 			xp_writer_flush(S.w);
