@@ -55,7 +55,7 @@ struct rec_opts {
 	bool off_cpu;                   /* --off-cpu: sched_switch intervals */
 	uint32_t offcpu_min_us;         /* --off-cpu-min-us: shorter ones dropped */
 	uint32_t sample_copy;           /* --call-graph dwarf,SIZE: bytes; 0: fp (default) */
-	uint32_t launch_copy;           /* --launch-call-graph: bytes; default dwarf,8192 */
+	uint32_t launch_copy;           /* --launch-call-graph: bytes; default dwarf,8192 (65528 inproc) */
 	bool launch_inproc;             /* --launch-stacks inproc: the injection library takes them */
 	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */
 	pid_t pids[REC_MAX_PIDS];       /* -p */

@@ -11,8 +11,6 @@
 #include <errno.h>
 #include <zstd.h>
 
-#define LEVEL 1
-
 static size_t zstd_bound(size_t len)
 {
 	return ZSTD_compressBound(len);
@@ -25,7 +23,7 @@ static int zstd_encoder_new(void **state)
 	if (!cctx)
 		return -ENOMEM;
 	/* a checksum, so a damaged frame is refused, not misread */
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, LEVEL)) ||
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, XP_ZSTD_LEVEL)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1))) {
 		ZSTD_freeCCtx(cctx);
 		return -EINVAL;

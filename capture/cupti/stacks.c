@@ -208,7 +208,6 @@ static uint64_t drain_ready(void)
 		__atomic_store_n(&s->seq, S.tail + S.mask + 1, __ATOMIC_RELEASE);
 		S.tail++;
 		n++;
-		__atomic_add_fetch(&S.stats.written, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -336,6 +335,5 @@ void xpc_stacks_stats(struct xpc_stacks_stats *out)
 	out->taken = __atomic_load_n(&S.stats.taken, __ATOMIC_RELAXED);
 	out->lost = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
 	out->no_copy = __atomic_load_n(&S.stats.no_copy, __ATOMIC_RELAXED);
-	out->written = __atomic_load_n(&S.stats.written, __ATOMIC_RELAXED);
 	out->writer_cpu_ns = S.stats.writer_cpu_ns;   /* set before the join */
 }

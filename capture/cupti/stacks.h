@@ -25,7 +25,6 @@ struct xpc_stacks_stats {
 	uint64_t taken;                 /* records handed to the ring */
 	uint64_t lost;                  /* ring full: records dropped */
 	uint64_t no_copy;               /* sp outside the thread's known stack: ip only */
-	uint64_t written;               /* records the writer appended */
 	uint64_t writer_cpu_ns;         /* CPU the writer thread used (compression), at finish */
 };
 

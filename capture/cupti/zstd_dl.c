@@ -2,13 +2,12 @@
  * The same settings as src/runfile_zstd.c, so readers need nothing new;
  * only the encoder is here (the library never reads a stream back). */
 #include "zstd_dl.h"
+#include "runfile_zstd.h"   /* XP_ZSTD_LEVEL only: nothing here links libzstd */
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <zstd.h>
-
-#define LEVEL 1
 
 static struct {
 	size_t (*bound)(size_t);
@@ -48,7 +47,7 @@ static int dl_encoder_new(void **state)
 
 	if (!cctx)
 		return -ENOMEM;
-	if (z.is_error(z.set_param(cctx, ZSTD_c_compressionLevel, LEVEL)) ||
+	if (z.is_error(z.set_param(cctx, ZSTD_c_compressionLevel, XP_ZSTD_LEVEL)) ||
 	    z.is_error(z.set_param(cctx, ZSTD_c_checksumFlag, 1))) {
 		z.free_ctx(cctx);
 		return -EINVAL;
