@@ -1085,15 +1085,16 @@ def t_security(tmp):
     rc, err = record(os.path.join(locked, "run"), ["-q", "--no-gpu"], ["true"], env=env)
     check(rc == 2 and one_error_line(err) and "Permission denied" in err and
           not os.listdir(locked), "no run directory where the user cannot write (%d %r)" % (rc, err))
-    # an existing directory of someone else that the user may write to
-    # keeps its owner: root does not hand it over
+    # an existing directory of someone else that the user may write to is
+    # not taken: it stays root's and nothing is written into it
     shared = os.path.join(tmp, "shared")
     os.mkdir(shared)
     os.chmod(shared, 0o777)
     rc, err = record(shared, ["-q", "--no-gpu"], ["true"], env=env)
     st = os.stat(shared)
-    check(rc == 0 and st.st_uid == 0, "a shared directory stays root's (%d, uid %d)" % (rc, st.st_uid))
-    check(os.stat(os.path.join(shared, "meta.json")).st_uid == 65534, "its run files are the user's")
+    check(rc == 2 and one_error_line(err) and "belongs to uid 0" in err,
+          "a shared directory of root's is refused (%d %r)" % (rc, err))
+    check(st.st_uid == 0 and os.listdir(shared) == [], "it stays root's and empty")
     # the user swaps the run directory for a link while recording: xpcap
     # keeps writing into the directory it made, never through the link
     decoy = os.path.join(tmp, "decoy")
