@@ -379,6 +379,7 @@ static int open_as_user(struct rundir *rd, const char *path, bool force)
 		if (errno != EWOULDBLOCK)
 			return -errno;
 		rd->holder = lock_holder(&st);
+		rd->created = false;    /* made here, but the other recorder's now */
 		return -EBUSY;
 	}
 	n = scan(rd->fd, false);
