@@ -341,7 +341,7 @@ static int finish(struct recorder *r)
 	return ret;
 }
 
-static void rundir_error(const struct recorder *r, int err)
+static void say_rundir_refused(const struct recorder *r, int err)
 {
 	const char *arg = r->o.output;
 
@@ -430,7 +430,7 @@ int cmd_record(int argc, char **argv)
 	 * root must not make or take a directory where that user could not */
 	err = rundir_open(&r->rd, r->o.output, r->uid, r->gid, r->o.force);
 	if (err) {
-		rundir_error(r, err);
+		say_rundir_refused(r, err);
 		goto cleanup;
 	}
 	r->rd_open = true;
