@@ -7,8 +7,9 @@
  * Exit codes: the command's own status (128+N if killed by signal N);
  * 2 for bad arguments or environment (nothing is left behind); 127 when the
  * command cannot be executed (like a shell); 1 when writing the run failed
- * (but a full disk or quota only stops recording: the command runs on and
- * its status is still xpcap's); 0 for -p/-a runs that ended normally. */
+ * (meta.json at the start: nothing is left behind and the command never
+ * runs; later, a full disk or quota only stops recording: the command runs
+ * on and its status is still xpcap's); 0 for -p/-a runs that ended normally. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,12 +43,11 @@
 struct recorder {
 	struct rec_opts o;
 	struct rec_meta meta;
-	char dir[PATH_MAX];             /* absolute run directory */
-	int dirfd;                      /* it, opened once: every write goes through it */
-	bool dir_created;
+	struct rundir rd;               /* opened once: every file is made through it */
+	bool rd_open;
 	bool run_started;               /* from here on the run dir is kept */
 	bool write_failed;              /* cpu.xpr hit an error, already reported */
-	uid_t uid;
+	uid_t uid;                      /* the invoking user */
 	gid_t gid;
 	struct target t;
 	pid_t pids[REC_MAX_PIDS];
@@ -127,7 +127,7 @@ static void build_env(struct recorder *r)
 	if (r->meta.gpu_armed) {
 		snprintf(r->env_buf[1], sizeof(r->env_buf[1]), "CUDA_INJECTION64_PATH=%s",
 			 r->cupti_lib);
-		snprintf(r->env_buf[2], sizeof(r->env_buf[2]), XP_ENV_RUN_DIR "=%s", r->dir);
+		snprintf(r->env_buf[2], sizeof(r->env_buf[2]), XP_ENV_RUN_DIR "=%s", r->rd.path);
 		/* NVTX ranges: our library forwards to the process's libcupti */
 		snprintf(r->env_buf[3], sizeof(r->env_buf[3]), "NVTX_INJECTION64_PATH=%s",
 			 r->cupti_lib);
@@ -199,9 +199,9 @@ static int arm(struct recorder *r)
 			strerror(-err), bpf_hint(SAMPLER_STEP_PERF, err));
 		return XP_EXIT_USAGE;
 	}
-	snprintf(path, sizeof(path), "%s/cpu.xpr", r->dir);
-	err = openat(r->dirfd, "cpu.xpr", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	err = err < 0 ? -errno : xp_writer_open_fd(&r->w, err, XP_STREAM_CPU, 0);
+	snprintf(path, sizeof(path), "%s/cpu.xpr", r->rd.path);
+	err = rundir_open_file(&r->rd, "cpu.xpr", O_WRONLY | O_CREAT);
+	err = err < 0 ? err : xp_writer_open_fd(&r->w, err, XP_STREAM_CPU, 0);
 	if (!err && r->o.compress)
 		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
 	/* the header on disk now: a disk that fills later leaves a valid file */
@@ -263,7 +263,7 @@ static void stop_on_write_error(struct recorder *r, int err)
 	bpf_sampler_stop(r->sampler);
 	r->meta.stop_reason = disk_full(err) ? "disk_full" : "write_error";
 	fprintf(stderr, "xpcap: cannot write %s/cpu.xpr: %s; recording stopped, the run keeps "
-		"what was written before%s\n", r->dir, strerror(-err),
+		"what was written before%s\n", r->rd.path, strerror(-err),
 		r->o.command ? " and the command runs on" : "");
 }
 
@@ -330,16 +330,46 @@ static int finish(struct recorder *r)
 	/* a full disk or quota is the run's limit, not xpcap's failure */
 	if (err && !disk_full(err))
 		ret = XP_EXIT_FAIL;
-	snapshot_perf_maps(r->drain, r->pids, r->npids, r->dirfd, r->uid);
+	snapshot_perf_maps(r->drain, r->pids, r->npids, &r->rd);
 	r->meta.status = "complete";
 	r->meta.counts = drain_counts(r->drain);
-	err = meta_write(r->dirfd, &r->meta);
+	err = meta_write(&r->rd, &r->meta);
 	if (err) {
-		fprintf(stderr, "xpcap: cannot write %s/meta.json: %s\n", r->dir, strerror(-err));
+		fprintf(stderr, "xpcap: cannot write %s/meta.json: %s\n", r->rd.path, strerror(-err));
 		ret = XP_EXIT_FAIL;
 	}
-	rundir_chown(r->dirfd, r->uid, r->gid, r->dir_created);
 	return ret;
+}
+
+static void say_rundir_refused(const struct recorder *r, int err)
+{
+	const char *arg = r->o.output;
+
+	switch (err) {
+	case -ENOTEMPTY:
+		fprintf(stderr, "xpcap: cannot use %s as run directory: %s (use --force to reuse "
+			"it)\n", arg, strerror(-err));
+		break;
+	case -EBUSY:
+		if (r->rd.holder > 0)
+			fprintf(stderr, "xpcap: cannot use %s as run directory: another xpcap (pid %d) "
+				"is recording into it\n", arg, (int)r->rd.holder);
+		else
+			fprintf(stderr, "xpcap: cannot use %s as run directory: another xpcap is "
+				"recording into it\n", arg);
+		break;
+	case -ELOOP:
+		fprintf(stderr, "xpcap: cannot use %s as run directory: it is a symbolic link "
+			"(name the directory itself)\n", arg);
+		break;
+	case -EPERM:
+		fprintf(stderr, "xpcap: cannot use %s as run directory: it belongs to uid %u, not "
+			"to the invoking user (uid %u); use a directory of your own\n", arg,
+			(unsigned)r->rd.owner, (unsigned)r->uid);
+		break;
+	default:
+		fprintf(stderr, "xpcap: cannot use %s as run directory: %s\n", arg, strerror(-err));
+	}
 }
 
 static int check_pids(struct recorder *r)
@@ -367,7 +397,6 @@ int cmd_record(int argc, char **argv)
 		return XP_EXIT_FAIL;
 	}
 	r->we.sigfd = r->we.timerfd = r->we.failfd = -1;
-	r->dirfd = -1;
 	r->t.go_fd = r->t.err_fd = -1;
 	/* 1. arguments and environment: nothing is created before these pass */
 	if (rec_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
@@ -397,29 +426,14 @@ int cmd_record(int argc, char **argv)
 	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
 	target_invoking_user(&r->uid, &r->gid);
-	/* 2. the run directory, created and checked as the invoking user: root
-	 * must not make or take a directory where that user could not */
-	err = target_become_user(r->uid, r->gid, true);
-	if (!err)
-		err = rundir_prepare(r->o.output, r->o.force, &r->dir_created);
-	if (target_become_user(r->uid, r->gid, false)) {
-		fprintf(stderr, "xpcap: cannot return to root after preparing %s\n", r->o.output);
-		goto cleanup;
-	}
+	/* 2. the run directory, opened once as the invoking user and locked:
+	 * root must not make or take a directory where that user could not */
+	err = rundir_open(&r->rd, r->o.output, r->uid, r->gid, r->o.force);
 	if (err) {
-		fprintf(stderr, "xpcap: cannot use %s as run directory: %s%s\n", r->o.output,
-			strerror(-err), err == -ENOTEMPTY ? " (use --force to reuse it)" : "");
+		say_rundir_refused(r, err);
 		goto cleanup;
 	}
-	if (!realpath(r->o.output, r->dir)) {
-		fprintf(stderr, "xpcap: cannot resolve %s: %s\n", r->o.output, strerror(errno));
-		goto cleanup;
-	}
-	r->dirfd = rundir_open(r->dir);
-	if (r->dirfd < 0) {
-		fprintf(stderr, "xpcap: cannot open %s: %s\n", r->dir, strerror(-r->dirfd));
-		goto cleanup;
-	}
+	r->rd_open = true;
 	/* 3. signals, then the held child */
 	err = waitend_open(&r->we);
 	if (err) {
@@ -446,18 +460,23 @@ int cmd_record(int argc, char **argv)
 	 * disk that fills while recording could otherwise refuse */
 	r->meta.pids = r->pids;
 	r->meta.npids = r->npids;
-	meta_write(r->dirfd, &r->meta);
+	err = meta_write(&r->rd, &r->meta);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot write %s/meta.json: %s\n", r->rd.path, strerror(-err));
+		ret = XP_EXIT_FAIL;
+		goto cleanup;
+	}
 	if (r->o.off_cpu)
-		r->meta.tracefmt_err = tracefmt_save(r->dirfd, "sched", "sched_switch");
+		r->meta.tracefmt_err = tracefmt_save(&r->rd, "sched", "sched_switch");
 	if (r->meta.tracefmt_err)
 		progress(r, "cannot save the sched_switch tracepoint format: %s (noted in meta.json)",
 			 strerror(-r->meta.tracefmt_err));
 	/* the largest file (MiBs): a partial copy is removed, the run goes on */
-	r->meta.kallsyms_err = rundir_copy_file("/proc/kallsyms", r->dirfd, "kallsyms");
+	r->meta.kallsyms_err = rundir_copy_file(&r->rd, "/proc/kallsyms", "kallsyms",
+						&r->meta.kallsyms_bytes);
 	if (r->meta.kallsyms_err)
 		progress(r, "cannot save kallsyms into the run: %s (kernel frames stay addresses; "
 			 "noted in meta.json)", strerror(-r->meta.kallsyms_err));
-	rundir_chown(r->dirfd, r->uid, r->gid, r->dir_created);
 	/* 5. the duration counts from here; let the command run */
 	err = waitend_arm_timer(&r->we, r->o.duration_s);
 	if (err) {
@@ -474,7 +493,7 @@ int cmd_record(int argc, char **argv)
 	r->run_started = true;
 	progress(r, "recording %s%s into %s", r->o.command ? r->o.command[0] :
 		 r->o.system_wide ? "all CPUs" : "pids",
-		 r->meta.gpu_armed ? " (GPU capture armed)" : "", r->dir);
+		 r->meta.gpu_armed ? " (GPU capture armed)" : "", r->rd.path);
 	if (r->o.npids && !r->o.no_gpu)
 		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
 			 "that loaded the injection library at their start");
@@ -496,7 +515,7 @@ int cmd_record(int argc, char **argv)
 				 (unsigned long long)lost);
 		progress(r, "wrote %s: %llu samples, %llu launches, %llu off-CPU intervals, "
 			 "%llu mmaps, %.1f MiB",
-			 r->dir, (unsigned long long)c->written[XP_REC_SAMPLE],
+			 r->rd.path, (unsigned long long)c->written[XP_REC_SAMPLE],
 			 (unsigned long long)c->written[XP_REC_LAUNCH],
 			 (unsigned long long)c->written[XP_REC_SWITCH],
 			 (unsigned long long)c->written[XP_REC_MMAP],
@@ -513,13 +532,12 @@ cleanup:
 	xp_writer_close(r->w);
 	bpf_sampler_close(r->sampler);
 	sideband_close(r->sb);
-	if (!r->run_started && r->dir[0])
-		rundir_remove(r->dir, r->dir_created);
-	else if (!r->run_started && r->dir_created)
-		rundir_remove(r->o.output, true);
+	/* capture never started: only what this xpcap made goes */
+	if (r->rd_open && !r->run_started)
+		rundir_abandon(&r->rd);
 	waitend_close(&r->we);
-	if (r->dirfd >= 0)
-		close(r->dirfd);
+	if (r->rd_open)
+		rundir_close(&r->rd);
 	free(r);
 	return ret;
 }

@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "rundir.h"
 #include "runfmt.h"
 #include "sampler.h"
 
@@ -144,6 +145,8 @@ static json_t *meta_json(const struct rec_meta *m)
 								: json_null());
 	json_object_set_new(root, "kallsyms_error", m->kallsyms_err ?
 			    json_string(strerror(-m->kallsyms_err)) : json_null());
+	json_object_set_new(root, "kallsyms_bytes", m->kallsyms_bytes ?
+			    json_integer((json_int_t)m->kallsyms_bytes) : json_null());
 	json_object_set_new(root, "off_cpu", off_cpu_json(m));
 	json_object_set_new(root, "call_graph", call_graph_json(o));
 	json_object_set_new(root, "streams", json_pack("{s:{s:I,s:I,s:s}}", "cpu.xpr",
@@ -170,19 +173,18 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* Writes text (then spaces up to pad bytes) to a new file: O_EXCL and
- * O_NOFOLLOW, since the run directory belongs to the user by now and a
- * link planted there must not make root write elsewhere. */
-static int write_new(int dirfd, const char *name, const char *text, size_t pad)
+/* Writes text (then spaces up to pad bytes) to a new file, made as the
+ * user, exclusively and not through a link planted in the run directory. */
+static int write_new(struct rundir *rd, const char *name, const char *text, size_t pad)
 {
 	static const char spaces[256] = { [0 ... 255] = ' ' };
 	size_t len = strlen(text);
 	int fd, err;
 
-	unlinkat(dirfd, name, 0);
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	rundir_unlink(rd, name);
+	fd = rundir_open_file(rd, name, O_WRONLY | O_CREAT);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = write_all(fd, text, len);
 	while (!err && len < pad) {
 		size_t n = pad - len < sizeof(spaces) ? pad - len : sizeof(spaces);
@@ -197,15 +199,15 @@ static int write_new(int dirfd, const char *name, const char *text, size_t pad)
 
 /* A full disk: overwrite the reserved first version in place, which needs
  * no new blocks, and cut off the rest of the padding. */
-static int overwrite_in_place(int dirfd, const char *name, const char *text)
+static int overwrite_in_place(struct rundir *rd, const char *name, const char *text)
 {
 	size_t len = strlen(text);
 	struct stat st;
 	int fd, err;
 
-	fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = rundir_open_file(rd, name, O_WRONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = fstat(fd, &st) ? -errno : !S_ISREG(st.st_mode) || (size_t)st.st_size < len ? -ENOSPC : 0;
 	if (!err)
 		err = write_all(fd, text, len);
@@ -215,7 +217,7 @@ static int overwrite_in_place(int dirfd, const char *name, const char *text)
 	return err;
 }
 
-int meta_write(int dirfd, const struct rec_meta *m)
+int meta_write(struct rundir *rd, const struct rec_meta *m)
 {
 	char *text = NULL, *nl;
 	json_t *root;
@@ -234,13 +236,15 @@ int meta_write(int dirfd, const struct rec_meta *m)
 		return -ENOMEM;
 	}
 	text = strcat(nl, "\n");
-	err = write_new(dirfd, "meta.json.tmp", text, m->counts ? 0 : META_RESERVE);
-	if (!err && renameat(dirfd, "meta.json.tmp", dirfd, "meta.json"))
-		err = -errno;
+	err = write_new(rd, "meta.json.tmp", text, m->counts ? 0 : META_RESERVE);
+	if (!err)
+		err = rundir_rename(rd, "meta.json.tmp", "meta.json");
 	if (err)
-		unlinkat(dirfd, "meta.json.tmp", 0);
-	if (err == -ENOSPC || err == -EDQUOT)
-		err = overwrite_in_place(dirfd, "meta.json", text);
+		rundir_unlink(rd, "meta.json.tmp");
+	/* only a version written before reserved the room; without one the
+	 * full disk is the answer */
+	if ((err == -ENOSPC || err == -EDQUOT) && overwrite_in_place(rd, "meta.json", text) == 0)
+		err = 0;
 	free(text);
 	return err;
 }

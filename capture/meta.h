@@ -4,7 +4,7 @@
  * The first version is padded with spaces to META_RESERVE bytes, so that
  * on a full disk the last one can overwrite it in place instead.
  *   struct rec_meta m = { .opts = &o, ... };
- *   meta_write(dirfd, &m);       // dirfd: rundir_open("run")
+ *   meta_write(&rd, &m);         // rd: rundir_open(&rd, "run", ...)
  */
 #ifndef XP_CAPTURE_META_H
 #define XP_CAPTURE_META_H
@@ -34,10 +34,15 @@ struct rec_meta {
 	uint64_t cpu_raw_bytes;         /* what it would be uncompressed */
 	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
 	int kallsyms_err;               /* 0 or -errno of saving /proc/kallsyms */
+	uint64_t kallsyms_bytes;        /* size of the whole copy, 0 until it is in place */
 };
 
 #define META_RESERVE (64u << 10)       /* a meta.json is a few KiB */
 
-int meta_write(int dirfd, const struct rec_meta *m);
+struct rundir;
+
+/* 0 or -errno (-ENOSPC when not even the reserved first version was there
+ * to overwrite). */
+int meta_write(struct rundir *rd, const struct rec_meta *m);
 
 #endif

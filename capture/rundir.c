@@ -1,19 +1,34 @@
-/* rundir.c - see rundir.h. Only the names xpcap itself writes are ever
- * deleted, so --force on the wrong directory cannot eat a user's files. */
+/* rundir.c - see rundir.h. Every change to the file system here is made
+ * with the invoking user's file-system identity on the calling thread
+ * (setfsuid/setfsgid and their supplementary groups, all per-thread in the
+ * kernel): the kernel then checks it as that user, and a fsuid other than
+ * 0 also drops the file-system capabilities, so a link or a swapped
+ * directory can only lead where the user could go anyway. Only the names
+ * xpcap itself writes are ever deleted, so --force on the wrong directory
+ * cannot eat a user's files. */
 #include "rundir.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static const char *const run_files[] = {
-	"cpu.xpr", "meta.json", "meta.json.tmp", "kallsyms", "perf-*.map", "gpu-*.xpr",
-	"launch-*.xpr",
+	"cpu.xpr", "meta.json", "meta.json.tmp", "kallsyms", "kallsyms.tmp", "perf-*.map",
+	"perf-*.map.tmp", "gpu-*.xpr", "launch-*.xpr",
 	"xpcorr.db",
 };
 
@@ -25,14 +40,262 @@ static bool is_run_file(const char *name)
 	return false;
 }
 
-/* run/tracepoints/: the *.format files xpcap copied, then the directory. */
+/* --- the user's file-system identity, on this thread only ------------- */
+
+struct saved_ids {
+	bool on;
+	uid_t fsuid;
+	gid_t fsgid;
+};
+
+static void as_root(const struct rundir *rd, struct saved_ids *s)
+{
+	int keep = errno;
+
+	if (!s->on)
+		return;
+	/* fsuid back to 0 first: that restores the file-system capabilities */
+	setfsuid(s->fsuid);
+	setfsgid(s->fsgid);
+	syscall(SYS_setgroups, (size_t)rd->n_own_groups, rd->own_groups);
+	s->on = false;
+	errno = keep;
+}
+
+/* The raw setgroups: glibc's would change every thread's groups. */
+static int as_user(const struct rundir *rd, struct saved_ids *s)
+{
+	s->on = false;
+	if (rd->uid == 0)
+		return 0;
+	if (syscall(SYS_setgroups, (size_t)rd->n_user_groups, rd->user_groups))
+		return -errno;
+	s->fsgid = (gid_t)setfsgid(rd->gid);
+	s->fsuid = (uid_t)setfsuid(rd->uid);
+	s->on = true;
+	/* both calls return the old id; an invalid id reads the current one */
+	if ((uid_t)setfsuid((uid_t)-1) != rd->uid || (gid_t)setfsgid((gid_t)-1) != rd->gid) {
+		as_root(rd, s);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int load_groups(struct rundir *rd)
+{
+	struct passwd *pw;
+	int n;
+
+	n = getgroups(0, NULL);
+	if (n < 0)
+		return -errno;
+	rd->own_groups = calloc((size_t)n + 1, sizeof(gid_t));
+	if (!rd->own_groups)
+		return -ENOMEM;
+	rd->n_own_groups = getgroups(n, rd->own_groups);
+	if (rd->n_own_groups < 0)
+		return -errno;
+	if (rd->uid == 0)
+		return 0;
+	pw = getpwuid(rd->uid);
+	n = 32;
+	for (;;) {
+		gid_t *g = realloc(rd->user_groups, (size_t)n * sizeof(gid_t));
+
+		if (!g)
+			return -ENOMEM;
+		rd->user_groups = g;
+		if (!pw) {      /* a uid without a name: its own group only */
+			g[0] = rd->gid;
+			n = 1;
+			break;
+		}
+		if (getgrouplist(pw->pw_name, rd->gid, g, &n) >= 0)
+			break;
+	}
+	rd->n_user_groups = n;
+	return 0;
+}
+
+/* --- the names this process made, for rundir_abandon ------------------ */
+
+static void remember(struct rundir *rd, const char *name)
+{
+	pthread_mutex_lock(&rd->made_lock);
+	/* only the first few matter: abandon happens before capture starts */
+	if (rd->nmade < RUNDIR_MAX_MADE && strlen(name) < sizeof(rd->made[0]))
+		strcpy(rd->made[rd->nmade++], name);
+	pthread_mutex_unlock(&rd->made_lock);
+}
+
+static void forget(struct rundir *rd, const char *name)
+{
+	pthread_mutex_lock(&rd->made_lock);
+	for (unsigned i = 0; i < rd->nmade; i++) {
+		if (strcmp(rd->made[i], name))
+			continue;
+		memmove(rd->made[i], rd->made[i + 1], (rd->nmade - i - 1) * sizeof(rd->made[0]));
+		rd->nmade--;
+		break;
+	}
+	pthread_mutex_unlock(&rd->made_lock);
+}
+
+/* --- operations within the directory, as the user --------------------- */
+
+/* The directory that holds name ("sub/leaf": sub, opened without following
+ * a link), and *leaf. Close the result when it is not rd->fd. */
+static int parent_of(const struct rundir *rd, const char *name, const char **leaf)
+{
+	const char *slash = strchr(name, '/');
+	char sub[256];
+	int fd;
+
+	*leaf = name;
+	if (!slash)
+		return rd->fd;
+	snprintf(sub, sizeof(sub), "%.*s", (int)(slash - name), name);
+	fd = openat(rd->fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*leaf = slash + 1;
+	return fd;
+}
+
+static void close_parent(const struct rundir *rd, int fd)
+{
+	if (fd >= 0 && fd != rd->fd)
+		close(fd);
+}
+
+enum op { OP_OPEN, OP_MKDIR, OP_UNLINK, OP_RENAME };
+
+/* One call as the user: the result (an fd for OP_OPEN) or -errno. */
+static int user_op(struct rundir *rd, enum op op, const char *name, const char *to, int flags)
+{
+	int dir = -1, dir2 = -1, ret;
+	const char *leaf, *leaf2;
+	struct saved_ids s;
+
+	ret = as_user(rd, &s);
+	if (ret)
+		return ret;
+	ret = dir = parent_of(rd, name, &leaf);
+	if (dir < 0)
+		goto cleanup;
+	switch (op) {
+	case OP_OPEN:
+		ret = openat(dir, leaf, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+		break;
+	case OP_MKDIR:
+		ret = mkdirat(dir, leaf, 0755);
+		break;
+	case OP_UNLINK:
+		ret = unlinkat(dir, leaf, 0);
+		if (ret && errno == EISDIR)
+			ret = unlinkat(dir, leaf, AT_REMOVEDIR);
+		break;
+	case OP_RENAME:
+		ret = dir2 = parent_of(rd, to, &leaf2);
+		if (dir2 >= 0)
+			ret = renameat(dir, leaf, dir2, leaf2);
+		break;
+	}
+	if (ret < 0)
+		ret = -errno;
+cleanup:
+	close_parent(rd, dir);
+	close_parent(rd, dir2);
+	as_root(rd, &s);
+	return ret;
+}
+
+int rundir_open_file(struct rundir *rd, const char *name, int flags)
+{
+	int fd;
+
+	if (flags & O_CREAT)
+		flags |= O_EXCL;
+	fd = user_op(rd, OP_OPEN, name, NULL, flags);
+	if (fd >= 0 && (flags & O_CREAT))
+		remember(rd, name);
+	return fd;
+}
+
+int rundir_mkdir(struct rundir *rd, const char *name)
+{
+	int err = user_op(rd, OP_MKDIR, name, NULL, 0);
+
+	if (!err)
+		remember(rd, name);
+	return err;
+}
+
+int rundir_unlink(struct rundir *rd, const char *name)
+{
+	int err = user_op(rd, OP_UNLINK, name, NULL, 0);
+
+	forget(rd, name);
+	return err;
+}
+
+int rundir_rename(struct rundir *rd, const char *from, const char *to)
+{
+	int err = user_op(rd, OP_RENAME, from, to, 0);
+
+	if (!err) {
+		forget(rd, from);
+		forget(rd, to);
+		remember(rd, to);
+	}
+	return err;
+}
+
+/* --- opening the directory --------------------------------------------- */
+
+/* As the user: the last component must not be a link, and no /proc magic
+ * link anywhere (openat2 where the kernel has it, 5.6+). */
+static int open_dir(const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, (int)how.flags);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The pid holding a flock on the directory st describes, from
+ * /proc/locks ("1: FLOCK  ADVISORY  WRITE 1234 00:2d:5678 0 EOF"), or 0. */
+static pid_t lock_holder(const struct stat *st)
+{
+	FILE *f = fopen("/proc/locks", "re");
+	unsigned maj, min;
+	unsigned long ino;
+	char line[256];
+	pid_t pid = 0;
+	int p;
+
+	while (f && !pid && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%lu", &p, &maj, &min, &ino) == 4 &&
+		    ino == st->st_ino && maj == major(st->st_dev) && min == minor(st->st_dev))
+			pid = p;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+/* tracepoints/: the *.format files xpcap copied, then the directory. */
 static int clear_tracepoints(int dirfd)
 {
 	struct dirent *de;
 	int fd;
 	DIR *d;
 
-	fd = openat(dirfd, "tracepoints", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(dirfd, "tracepoints", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	d = fdopendir(fd);
@@ -41,118 +304,172 @@ static int clear_tracepoints(int dirfd)
 		return -errno;
 	}
 	while ((de = readdir(d)))
-		if (fnmatch("*.format", de->d_name, 0) == 0)
+		if (fnmatch("*.format", de->d_name, 0) == 0 ||
+		    fnmatch("*.format.tmp", de->d_name, 0) == 0)
 			unlinkat(fd, de->d_name, 0);
 	closedir(d);
 	return unlinkat(dirfd, "tracepoints", AT_REMOVEDIR) ? -errno : 0;
 }
 
-/* Removes run files; returns how many other entries remain. */
-static int clear_run_files(const char *dir)
+/* Entries in the directory; with remove, xpcap's own are removed first
+ * and only the others are counted. Runs as the user. */
+static int scan(int dirfd, bool remove)
 {
 	struct dirent *de;
-	int others = 0;
+	int fd, n = 0;
 	DIR *d;
 
-	d = opendir(dir);
-	if (!d)
+	/* a description of its own: readdir must not move rd->fd's offset */
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (is_run_file(de->d_name) && unlinkat(dirfd(d), de->d_name, 0) == 0)
+		if (remove && is_run_file(de->d_name) && unlinkat(dirfd, de->d_name, 0) == 0)
 			continue;
-		if (!strcmp(de->d_name, "tracepoints") && clear_tracepoints(dirfd(d)) == 0)
+		if (remove && !strcmp(de->d_name, "tracepoints") && clear_tracepoints(dirfd) == 0)
 			continue;
-		others++;
+		n++;
 	}
-	closedir(d);
-	return others;
-}
-
-static int count_entries(const char *dir)
-{
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
 	closedir(d);
 	return n;
 }
 
-int rundir_prepare(const char *dir, bool force, bool *created)
+/* The part of rundir_open that runs as the user. */
+static int open_as_user(struct rundir *rd, const char *path, bool force)
 {
+	struct statvfs vfs;
 	struct stat st;
 	int n;
 
-	*created = false;
-	if (mkdir(dir, 0755) == 0) {
-		*created = true;
-		return 0;
+	rd->fd = open_dir(path);
+	if (rd->fd == -ENOENT) {
+		if (mkdir(path, 0755) == 0)
+			rd->created = true;
+		else if (errno != EEXIST)
+			return -errno;
+		rd->fd = open_dir(path);
 	}
-	if (errno != EEXIST)
-		return -errno;
-	if (stat(dir, &st))
+	/* O_DIRECTORY | O_NOFOLLOW on a link says ENOTDIR: say what it is */
+	if (rd->fd == -ENOTDIR && fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (rd->fd < 0)
+		return rd->fd;
+	if (fstat(rd->fd, &st))
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	/* as the effective user: xpcap checks this as the invoking user */
-	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
-		return -errno;
-	n = count_entries(dir);
-	if (n < 0)
-		return n;
-	if (n == 0)
-		return 0;
-	if (!force)
+	if (rd->uid != 0 && st.st_uid != rd->uid) {
+		rd->owner = st.st_uid;
+		return -EPERM;
+	}
+	if (rd->uid != 0 && (st.st_mode & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR))
+		return -EACCES;
+	if (fstatvfs(rd->fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		return -EROFS;
+	/* before anything is removed: a recorder using it keeps its files */
+	if (flock(rd->fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		rd->holder = lock_holder(&st);
+		rd->created = false;    /* made here, but the other recorder's now */
+		return -EBUSY;
+	}
+	n = scan(rd->fd, false);
+	if (n > 0 && !force)
 		return -ENOTEMPTY;
-	n = clear_run_files(dir);
+	if (n > 0)
+		n = scan(rd->fd, true);
 	return n < 0 ? n : 0;
 }
 
-int rundir_open(const char *dir)
+int rundir_open(struct rundir *rd, const char *path, uid_t uid, gid_t gid, bool force)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char link[64];
+	struct saved_ids s;
+	ssize_t len;
+	int err;
 
-	return fd < 0 ? -errno : fd;
+	memset(rd, 0, sizeof(*rd));
+	rd->fd = -1;
+	rd->uid = uid;
+	rd->gid = gid;
+	rd->arg = path;
+	rd->made_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	err = load_groups(rd);
+	if (!err)
+		err = as_user(rd, &s);
+	if (!err) {
+		err = open_as_user(rd, path, force);
+		as_root(rd, &s);
+	}
+	if (err) {
+		rundir_abandon(rd);
+		rundir_close(rd);
+		return err;
+	}
+	/* the absolute path of what was opened, for XPCAP_RUN_DIR */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", rd->fd);
+	len = readlink(link, rd->path, sizeof(rd->path) - 1);
+	if (len <= 0)
+		snprintf(rd->path, sizeof(rd->path), "%s", path);
+	else
+		rd->path[len] = '\0';
+	return 0;
 }
 
-void rundir_remove(const char *dir, bool created)
+void rundir_abandon(struct rundir *rd)
 {
-	clear_run_files(dir);
-	if (created)
-		rmdir(dir);
+	char name[sizeof(rd->made[0])];
+	struct stat mine, there;
+	struct saved_ids s;
+
+	while (rd->nmade) {
+		memcpy(name, rd->made[rd->nmade - 1], sizeof(name));
+		rundir_unlink(rd, name);
+	}
+	if (!rd->created || rd->fd < 0 || as_user(rd, &s))
+		return;
+	/* by path, as the user: only if the name still leads to our directory */
+	if (fstat(rd->fd, &mine) == 0 && fstatat(AT_FDCWD, rd->arg, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    mine.st_dev == there.st_dev && mine.st_ino == there.st_ino && rmdir(rd->arg) == 0)
+		rd->created = false;
+	as_root(rd, &s);
 }
 
-/* Copies in to name under dirfd; name may be "sub/file", and sub is then
- * opened without following a link (the user owns the run directory and
- * could have swapped sub for one). */
-static int copy_fd(int in, int dirfd, const char *name)
+void rundir_close(struct rundir *rd)
 {
-	const char *slash = strchr(name, '/');
-	int dir = dirfd, out, err = 0;
-	char buf[65536], sub[256];
+	if (rd->fd >= 0)
+		close(rd->fd);
+	rd->fd = -1;
+	free(rd->user_groups);
+	free(rd->own_groups);
+	rd->user_groups = rd->own_groups = NULL;
+}
+
+/* --- copies ------------------------------------------------------------ */
+
+/* Copies in to name.tmp, then renames it to name. */
+static int copy_fd(struct rundir *rd, int in, const char *name, uint64_t *bytes)
+{
+	char buf[65536], tmp[300];
+	uint64_t total = 0;
+	int out, err = 0;
 	ssize_t n;
 
-	if (slash) {
-		snprintf(sub, sizeof(sub), "%.*s", (int)(slash - name), name);
-		dir = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dir < 0)
-			return -errno;
-		name = slash + 1;
-	}
-	unlinkat(dir, name, 0);
-	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (out < 0) {
-		err = -errno;
-		goto cleanup;
-	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	rundir_unlink(rd, tmp);         /* left by a killed xpcap */
+	out = rundir_open_file(rd, tmp, O_WRONLY | O_CREAT);
+	if (out < 0)
+		return out;
 	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -167,29 +484,31 @@ static int copy_fd(int in, int dirfd, const char *name)
 			else if (w <= 0)
 				err = w < 0 ? -errno : -EIO;
 		}
+		total += (uint64_t)n;
 	}
 	if (close(out) && !err)
 		err = -errno;
+	if (!err)
+		err = rundir_rename(rd, tmp, name);
 	if (err)
-		unlinkat(dir, name, 0);
-cleanup:
-	if (dir != dirfd)
-		close(dir);
+		rundir_unlink(rd, tmp);
+	else if (bytes)
+		*bytes = total;
 	return err;
 }
 
-int rundir_copy_file(const char *src, int dirfd, const char *name)
+int rundir_copy_file(struct rundir *rd, const char *src, const char *name, uint64_t *bytes)
 {
 	int in = open(src, O_RDONLY | O_CLOEXEC), err;
 
 	if (in < 0)
 		return -errno;
-	err = copy_fd(in, dirfd, name);
+	err = copy_fd(rd, in, name, bytes);
 	close(in);
 	return err;
 }
 
-int rundir_copy_user_file(const char *src, int dirfd, const char *name,
+int rundir_copy_user_file(struct rundir *rd, const char *src, const char *name,
 			  uid_t owner, uid_t owner2)
 {
 	int in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
@@ -202,48 +521,7 @@ int rundir_copy_user_file(const char *src, int dirfd, const char *name,
 	else if (!S_ISREG(st.st_mode) || (st.st_uid != owner && st.st_uid != owner2))
 		err = -EPERM;
 	else
-		err = copy_fd(in, dirfd, name);
+		err = copy_fd(rd, in, name, NULL);
 	close(in);
 	return err;
-}
-
-/* The directory parent/name and its files (and, one level down, those of
- * tracepoints/), every one opened or changed without following a link:
- * the user may have swapped any of them for a link since. */
-static int chown_dir(int parent, const char *name, uid_t uid, gid_t gid, bool top,
-		     bool own_dir)
-{
-	struct dirent *de;
-	int fd, err = 0;
-	DIR *d;
-
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (own_dir && fchown(fd, uid, gid)) {
-		close(fd);
-		return -errno;
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (top && de->d_type == DT_DIR && !strcmp(de->d_name, "tracepoints")) {
-			if (chown_dir(fd, de->d_name, uid, gid, false, true) && !err)
-				err = -EIO;
-		} else if (fchownat(fd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) && !err) {
-			err = -errno;
-		}
-	}
-	closedir(d);
-	return err;
-}
-
-int rundir_chown(int dirfd, uid_t uid, gid_t gid, bool own_dir)
-{
-	return chown_dir(dirfd, ".", uid, gid, true, own_dir);
 }

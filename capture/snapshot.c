@@ -51,7 +51,7 @@ static uid_t proc_owner(pid_t pid, uid_t fallback)
 }
 
 unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n,
-			    int dirfd, uid_t uid)
+			    struct rundir *rd)
 {
 	pid_t seen[MAX_PERF_MAPS];
 	unsigned count = drain_pids(d, seen, MAX_PERF_MAPS), copied = 0;
@@ -63,8 +63,8 @@ unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n
 		snprintf(src, sizeof(src), "/tmp/perf-%d.map", (int)seen[i]);
 		snprintf(name, sizeof(name), "perf-%d.map", (int)seen[i]);
 		if (access(src, F_OK) == 0)
-			copied += rundir_copy_user_file(src, dirfd, name, uid,
-							proc_owner(seen[i], uid)) == 0;
+			copied += rundir_copy_user_file(rd, src, name, rd->uid,
+							proc_owner(seen[i], rd->uid)) == 0;
 	}
 	return copied;
 }

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,35 +24,6 @@ void target_invoking_user(uid_t *uid, gid_t *gid)
 		*uid = (uid_t)atoi(su);
 		*gid = (gid_t)atoi(sg);
 	}
-}
-
-int target_become_user(uid_t uid, gid_t gid, bool on)
-{
-	static gid_t saved[NGROUPS_MAX];
-	static int nsaved = -1;
-	gid_t groups[NGROUPS_MAX];
-	int n = NGROUPS_MAX;
-	struct passwd *pw;
-
-	if (getuid() != 0 || uid == 0)
-		return 0;
-	if (!on) {
-		if (seteuid(0) || setegid(0))
-			return -errno;
-		if (nsaved >= 0 && setgroups((size_t)nsaved, saved))
-			return -errno;
-		nsaved = -1;
-		return 0;
-	}
-	nsaved = getgroups(NGROUPS_MAX, saved);
-	if (nsaved < 0)
-		return -errno;
-	pw = getpwuid(uid);
-	if (!pw || getgrouplist(pw->pw_name, gid, groups, &n) < 0)
-		n = 0;
-	if (setgroups((size_t)n, groups) || setegid(gid) || seteuid(uid))
-		return -errno;
-	return 0;
 }
 
 static int drop_privileges(uid_t uid, gid_t gid)

@@ -22,10 +22,6 @@ struct target {
 /* The user to run the command as: SUDO_UID/SUDO_GID when root via sudo,
  * else the real ids. */
 void target_invoking_user(uid_t *uid, gid_t *gid);
-/* on: take uid, gid and their supplementary groups as the effective ids,
- * so the kernel checks what follows as that user; off: back to root.
- * Does nothing when uid is 0 or xpcap is not root. 0 or -errno. */
-int target_become_user(uid_t uid, gid_t gid, bool on);
 /* env: "NAME=value" strings added to the child's environment (NULL-ended). */
 int target_fork(struct target *t, char **argv, char **env, uid_t uid, gid_t gid);
 /* 0: exec succeeded. -ECHILD and *exec_errno set: the command could not run. */

@@ -23,9 +23,10 @@ static int find_format(const char *system, const char *event, char *path, size_t
 	return -ENOENT;
 }
 
-int tracefmt_save(int dirfd, const char *system, const char *event)
+int tracefmt_save(struct rundir *rd, const char *system, const char *event)
 {
 	char src[512], name[300];
+	int err;
 
 	if (find_format(system, event, src, sizeof(src))) {
 		/* not mounted: mount it where the kernel expects it, and retry */
@@ -34,8 +35,9 @@ int tracefmt_save(int dirfd, const char *system, const char *event)
 		if (find_format(system, event, src, sizeof(src)))
 			return -ENOENT;
 	}
-	if (mkdirat(dirfd, "tracepoints", 0755) && errno != EEXIST)
-		return -errno;
+	err = rundir_mkdir(rd, "tracepoints");
+	if (err && err != -EEXIST)
+		return err;
 	snprintf(name, sizeof(name), "tracepoints/%s.format", event);
-	return rundir_copy_file(src, dirfd, name);
+	return rundir_copy_file(rd, src, name, NULL);
 }
