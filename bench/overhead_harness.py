@@ -28,7 +28,9 @@ Environment (all optional):
 """
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -88,10 +90,10 @@ BY_NAME = {c.name: c for c in CONFIGS}
 # (< 9 minutes with 15 rounds, as estimated at the start and after round 1)
 GROUPS = {
     "targets": ["bare", "torch.profiler", "torch.profiler-stack", "cupti-floor", "xpcap"],
-    "parts": ["bare", "cupti-floor", "lib-callbacks", "lib-inproc", "lib-inproc-pyframes",
-              "xpcap", "xpcap-no-sampler"],
+    "parts": ["bare", "cupti-floor", "lib-callbacks", "lib-inproc", "lib-inproc-pyframes"],
+    "xpcap-parts": ["bare", "cupti-floor", "xpcap", "xpcap-no-sampler"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
-    "all": [c.name for c in CONFIGS[:9]],        # longer: more than one call's worth
+    "all": [c.name for c in CONFIGS[:9]],        # more than one call's worth: BUDGET_S cuts rounds
 }
 
 
@@ -110,6 +112,8 @@ def expand(spec):
 # estimated seconds, for the plan printed first (the first round replaces them)
 EST_TORCH_START, EST_CUDA_START, EST_XPCAP, EST_PROFILER_END = 2.5, 0.6, 1.5, 1.0
 EST_LAUNCH_STEP, EST_COMPUTE_STEP, EST_CUDA_LAUNCH = 1.3e-3, 1.8e-3, 4e-6
+EST_PREP = 25                    # the launch count (and nvcc) before the first round
+JOB_TIMEOUT_S = 60               # one process; a normal one takes seconds
 
 
 class Harness:
@@ -193,7 +197,7 @@ class Harness:
 
     # -- commands ----------------------------------------------------------
     def fake_command(self, kind, cfg, rnd):
-        return [sys.executable, os.path.join(HERE, "overhead-fake.py"), "--kind", kind,
+        return [sys.executable, "-S", os.path.join(HERE, "overhead-fake.py"), "--kind", kind,
                     "--config", cfg.name, "--round", str(rnd), "--seed", self.seed,
                     "--loops", ",".join(self.torch_loops())]
 
@@ -253,10 +257,19 @@ class Harness:
         argv, env = self.command(kind, cfg, rnd, rundir, fake=self.dry)
         t0 = time.monotonic()
         try:
-            p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180)
-            rc, out, err = p.returncode, p.stdout, p.stderr
-        except (OSError, subprocess.TimeoutExpired) as e:
-            rc, out, err = 127, "", str(e)
+            # a session of its own: a hung process and its children end together
+            p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+        except OSError as e:
+            p, rc, out, err = None, 127, "", str(e)
+        if p:
+            try:
+                out, err = p.communicate(timeout=JOB_TIMEOUT_S)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
+                rc, err = 124, err + "\ntimed out after %d s" % JOB_TIMEOUT_S
         secs = time.monotonic() - t0
         blocks = {}
         for line in err.splitlines():
@@ -280,7 +293,7 @@ class Harness:
                 self.say("round %d: %s/%s failed (rc %d): %s" % (rnd, cfg.name, kind, rc, last[:200]))
         else:
             self.check_stdout(kind, cfg, rnd, out)
-            if rnd == 1 and cfg.xpcap is not None:
+            if rnd == 1 and (cfg.xpcap is not None or cfg.env is not None):
                 self.runinfo(kind, cfg, rundir)
         shutil.rmtree(rundir, ignore_errors=True)
         return secs
@@ -289,21 +302,36 @@ class Harness:
         """The program's output must not change under any configuration."""
         ref = self.ref_stdout.setdefault(kind, out) if cfg.name == "bare" else self.ref_stdout.get(kind)
         if ref is not None and out != ref:
-            self.raw_line("info loop=%s config=%s round=%d stdout_differs=1" % (kind, cfg.name, rnd))
+            self.raw_line("info kind=%s config=%s round=%d stdout_differs=1" % (kind, cfg.name, rnd))
             self.say("round %d: %s/%s stdout differs from bare: %r" % (rnd, cfg.name, kind, out[:120]))
 
     def runinfo(self, kind, cfg, rundir):
-        """xpcap's own account of its first run: records lost, its CPU."""
+        """What the first round's recording says of itself: records lost or
+        dropped (a configuration that lost records did less work), xpcap's CPU."""
+        notes = []
         try:
-            m = json.load(open(os.path.join(rundir, "meta.json")))
-        except (OSError, ValueError):
-            return
-        lost = sum(sum(k.get("lost", {}).values()) for k in m.get("records", {}).values()
-                   if isinstance(k, dict))
-        dur = max(1e-9, (m.get("stop_monotonic_ns", 0) - m.get("start_monotonic_ns", 0)) / 1e9)
-        cpu = m.get("xpcap_cpu") or {}
-        self.raw_line("info loop=%s config=%s lost=%d xpcap_cpu_pct=%.1f" % (
-            kind, cfg.name, lost, 100.0 * (cpu.get("user_s", 0) + cpu.get("sys_s", 0)) / dur))
+            with open(os.path.join(rundir, "meta.json")) as f:
+                m = json.load(f)
+            notes.append("lost=%d" % sum(sum(k.get("lost", {}).values()) for k in
+                                         m.get("records", {}).values() if isinstance(k, dict)))
+            dur = max(1e-9, (m.get("stop_monotonic_ns", 0) - m.get("start_monotonic_ns", 0)) / 1e9)
+            cpu = m.get("xpcap_cpu") or {}
+            notes.append("xpcap_cpu_pct=%.1f" % (100.0 * (cpu.get("user_s", 0) + cpu.get("sys_s", 0)) / dur))
+        except (OSError, ValueError, AttributeError):
+            pass
+        xpcorr = os.path.join(self.carry, "xpcorr")
+        if os.access(xpcorr, os.X_OK):      # the library's own status lines
+            env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(self.carry, "lib"))
+            dump = subprocess.run([xpcorr, "dump", "--type", "gpu_status", rundir], env=env,
+                                  capture_output=True, text=True).stdout
+            for key, pattern in (("cupti_dropped", r"cupti dropped (\d+)"),
+                                 ("inproc_lost", r"launch stacks taken \d+, lost (\d+)"),
+                                 ("writer_cpu_s", r"writer CPU ([0-9.]+) s")):
+                found = re.findall(pattern, dump)
+                if found:
+                    notes.append("%s=%g" % (key, sum(float(x) for x in found)))
+        if notes:
+            self.raw_line("info kind=%s config=%s round=1 %s" % (kind, cfg.name, " ".join(notes)))
 
     def count_launches(self):
         """Launches per step of the launch-heavy loop, counted once by torch.profiler
@@ -353,7 +381,11 @@ class Harness:
             self.seed, self.rounds, len(jobs), ",".join(self.loops), ",".join(self.configs)))
         self.say("== %s" % self.note_pin)
         self.say("== estimated %.0f s a round, %.0f s in all (budget %.0f s: rounds stop there)" % (
-            per_round, 10 + self.rounds * per_round, self.budget))
+            per_round, EST_PREP + self.rounds * per_round, self.budget))
+        if EST_PREP + self.rounds * per_round > self.budget:
+            self.say("== over the budget: about %d rounds will run; narrow CONFIGS (groups: %s) or LOOPS,"
+                     " and merge calls with bench/gpu-overhead-table RAW RAW..." % (
+                         max(1, int((self.budget - EST_PREP) / per_round)), ",".join(GROUPS)))
         self.raw_line("# seed=%s rounds=%d configs=%s loops=%s launch_steps=%d compute_steps=%d"
                       " cuda_launches=%d dry=%d" % (
                           self.seed, self.rounds, ",".join(self.configs), ",".join(self.loops),

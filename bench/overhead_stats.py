@@ -5,7 +5,8 @@ the statistics are unit-tested on any machine (bench/test-overhead-stats.py).
 
 The raw file holds one measurement a line, `key=value` tokens:
   # seed=S rounds=R configs=a,b,c loops=launch,compute,cuda-c   (header)
-  info loop=launch launches_per_step=104.000                    (counts)
+  info loop=launch launches_per_step=104.000                    (counts, notes)
+  info kind=torch config=xpcap lost=0 xpcap_cpu_pct=4.2
   m round=3 pos=5 loop=launch config=xpcap wall_us=1534.2 cuda_us=1498.3 blocks=15 rc=0
 A measurement is one process's median over its timed blocks, per step (per
 launch for cuda-c). Each configuration is compared with the bare run of the
@@ -96,7 +97,8 @@ def ratio_ci(pairs, resamples=2000, level=0.95, rng=None):
 
 
 def parse_raw(lines):
-    """-> (header dict, info {(loop, key): float}, meas {(loop, config): {round: {metric: float}}})"""
+    """-> (header dict, info {(loop or kind, config or '', key): value},
+    meas {(loop, config): {round: {metric: float}}})"""
     header, info, meas = {}, {}, {}
     for line in lines:
         tok = line.split()
@@ -104,11 +106,13 @@ def parse_raw(lines):
             continue
         kv = dict(t.split("=", 1) for t in tok[1:] if "=" in t)
         if tok[0] == "#":
-            header.update(kv)
+            for k, v in kv.items():       # pooled files: the first file's header
+                header.setdefault(k, v)
         elif tok[0] == "info":
+            where = (kv.get("loop", kv.get("kind", "")), kv.get("config", ""))
             for k, v in kv.items():
-                if k != "loop":
-                    info[(kv.get("loop", ""), k)] = float(v)
+                if k not in ("loop", "kind", "config"):
+                    info[where + (k,)] = v
         elif tok[0] == "m" and kv.get("rc", "0") == "0" and "wall_us" in kv:
             d = meas.setdefault((kv["loop"], kv["config"]), {})
             d[int(kv["round"])] = {k: float(kv[k]) for k in ("wall_us", "cuda_us") if k in kv}
@@ -132,7 +136,7 @@ def scaler(loop, info):
         return "added %", (lambda d, b: 100.0 * d / b), "percent of the bare step added"
     if loop == "cuda-c":
         return "us/launch", (lambda d, b: d), "one launch a step"
-    n = info.get((loop, "launches_per_step"))
+    n = float(info.get((loop, "", "launches_per_step"), 0))
     if not n:
         return "us/step", (lambda d, b: d), "launches per step not counted: us per step"
     return "us/launch", (lambda d, b, n=n: d / n), "%.1f launches per step" % n
@@ -189,4 +193,15 @@ def table(lines, resamples=2000, seed=None):
                 fmt(quantile(vals, .75) - quantile(vals, .25), 7), fmt_ci((min(vals), max(vals))),
                 fmt(median(cev.values()) if cev else None, 9),
                 fmt(ratio, 6), fmt_ci(rci)))
+    notes = {}
+    for (where, c, k), v in sorted(info.items()):
+        if c:
+            notes.setdefault((where, c), []).append("%s=%s" % (k, v))
+    if notes:
+        out.append("")
+    for (where, c), kv in notes.items():
+        out.append("note: %s, %s process: %s" % (c, where, " ".join(kv)))
+    if any(k in ("lost", "inproc_lost", "cupti_dropped") and float(v) > 0
+           for (_, _, k), v in info.items()):
+        out.append("note: records were lost: that configuration did less work than it should")
     return "\n".join(out) + "\n"

@@ -50,7 +50,7 @@ class Stats(unittest.TestCase):
                 ("launch", "x"): {1: {"wall_us": 1500.0}, 2: {"wall_us": 1700.0}},
                 ("compute", "bare"): {1: {"wall_us": 2000.0}},
                 ("compute", "x"): {1: {"wall_us": 2050.0}}}
-        info = {("launch", "launches_per_step"): 100.0}
+        info = {("launch", "", "launches_per_step"): "100.0"}
         _, scale, _ = st.scaler("launch", info)
         self.assertEqual(st.added(meas, "launch", "x", "wall_us", scale), {1: 5.0, 2: 5.0})
         unit, scale, _ = st.scaler("compute", info)
@@ -147,6 +147,11 @@ class Dry(unittest.TestCase):
             with open(os.path.join(out, "overhead.txt")) as f:
                 text = f.read()
             self.assertIn(text.strip().splitlines()[-1], p.stdout)
+            raw_path = os.path.join(out, "overhead.raw")
+            pooled = subprocess.run([sys.executable, os.path.join(HERE, "gpu-overhead-table"),
+                                     raw_path, raw_path], capture_output=True, text=True).stdout
+        # two files' rounds pool, each kept apart
+        self.assertRegex(pooled, r"\nxpcap\s+30\s")
         # every round ran every job once, in the seeded order
         jobs = [(k, c) for c in configs.split(",") for k in (["torch"] if c == "torch.profiler"
                                                               else ["torch", "cuda-c"])]
