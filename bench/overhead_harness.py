@@ -58,29 +58,25 @@ class Config:
         return ["torch"] if self.profiler != "off" else ["torch", "cuda-c"]
 
 
-def lib(**env):
-    return dict(env)
-
-
 CONFIGS = [
     Config("bare", "the program alone"),
     Config("torch.profiler", "torch.profiler, CPU and CUDA activities", profiler="on"),
     Config("torch.profiler-stack", "torch.profiler with_stack=True", profiler="stack"),
     Config("cupti-floor", "injection library, CUPTI activity only, no callbacks",
-           env=lib(XPCAP_CALLBACKS="none", **{PYFRAMES_ENV: "0"})),
+           env=dict(XPCAP_CALLBACKS="none", **{PYFRAMES_ENV: "0"})),
     Config("lib-callbacks", "injection library with its API callbacks (its default)",
-           env=lib(**{PYFRAMES_ENV: "0"})),
+           env=dict(**{PYFRAMES_ENV: "0"})),
     Config("lib-inproc", "library + in-process launch stacks (%s-byte copy)" % INPROC_COPY,
-           env=lib(XPCAP_LAUNCH_STACKS="inproc", XPCAP_LAUNCH_COPY=INPROC_COPY,
+           env=dict(XPCAP_LAUNCH_STACKS="inproc", XPCAP_LAUNCH_COPY=INPROC_COPY,
                    **{PYFRAMES_ENV: "0"})),
     Config("lib-inproc-pyframes", "library + in-process stacks + Python frame walk",
-           env=lib(XPCAP_LAUNCH_STACKS="inproc", XPCAP_LAUNCH_COPY=INPROC_COPY,
+           env=dict(XPCAP_LAUNCH_STACKS="inproc", XPCAP_LAUNCH_COPY=INPROC_COPY,
                    **{PYFRAMES_ENV: "1"})),
     Config("xpcap", "xpcap record, default settings", xpcap=[]),
     Config("xpcap-no-sampler", "xpcap record --gpu-only (no CPU sampling)", xpcap=["--gpu-only"]),
     # not in the default set: CONFIGS=... names them
     Config("cupti-driver-cb", "injection library, driver callbacks only",
-           env=lib(XPCAP_CALLBACKS="driver", **{PYFRAMES_ENV: "0"})),
+           env=dict(XPCAP_CALLBACKS="driver", **{PYFRAMES_ENV: "0"})),
     Config("xpcap-inproc", "xpcap record --launch-stacks inproc", xpcap=["--launch-stacks", "inproc"]),
     Config("xpcap-no-pylines", "xpcap record without Python lines", xpcap=PYFRAMES_OFF_FLAGS),
     Config("xpcap-999Hz", "xpcap record -F 999", xpcap=["-F", "999"]),
@@ -342,7 +338,10 @@ class Harness:
             argv = [sys.executable, os.path.join(HERE, "overhead-torch.py"), "--count", "50"]
         if self.pin:
             argv = ["taskset", "-c", self.pin["prog"]] + argv
-        p = subprocess.run(argv, capture_output=True, text=True)
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            p = subprocess.CompletedProcess(argv, 127, "", str(e))
         for line in p.stderr.splitlines():
             if line.startswith("xpbench-count "):
                 kv = dict(t.split("=", 1) for t in line.split()[1:])
