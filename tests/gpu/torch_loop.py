@@ -7,8 +7,12 @@ to compare kernel counts with torch.profiler, and to measure overhead.
   python3 tests/gpu/torch_loop.py --profile prof.json        # torch.profiler active inside
   python3 tests/gpu/torch_loop.py --size 1024                # the same loop on bigger tensors
   python3 tests/gpu/torch_loop.py --block 20                 # time 20 steps per sync (CPU cost)
+  python3 tests/gpu/torch_loop.py --block-times              # also each block's times on stderr
 stdout holds only deterministic results (identical with and without a
-profiler); timings go to stderr as `step_us=<median>`.
+profiler); timings go to stderr as `step_us=<median>` (wall time per step),
+with --block-times also one `block wall_us=W cuda_us=C` line per block (per
+step: wall clock, and CUDA events recorded around the block's steps).
+bench/gpu-overhead runs run() through bench/overhead-torch.py.
 """
 import argparse
 import statistics
@@ -62,21 +66,27 @@ def run(args):
     block 1 a step includes waiting for the GPU; with larger blocks the CPU
     launches ahead and a step's time is the CPU's cost to launch it (the GPU
     runs tiny kernels faster than Python launches them), free of the GPU's
-    idle-to-busy latency that made per-step figures noisy."""
+    idle-to-busy latency that made per-step figures noisy. Returns the wall
+    and CUDA-event times per step of each block (us), and the results: the
+    two events add two cudaEventRecord calls per block, in every run alike."""
     state = make_state(args.mode, args.size)
     step = step_compute if args.mode == "compute" else step_launch_heavy
     for _ in range(args.warmup):
         step(state)
     torch.cuda.synchronize()
-    times, results = [], []
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times, cuda_times, results = [], [], []
     for _ in range(0, args.steps, args.block):
         n = min(args.block, args.steps - len(results))
         t0 = time.perf_counter()
+        e0.record()
         out = [step(state) for _ in range(n)]
+        e1.record()
         torch.cuda.synchronize()
         times.append((time.perf_counter() - t0) * 1e6 / n)
+        cuda_times.append(e0.elapsed_time(e1) * 1e3 / n)
         results.extend(r.item() for r in out)
-    return times, results
+    return times, cuda_times, results
 
 
 def main():
@@ -87,16 +97,20 @@ def main():
     p.add_argument("--block", type=int, default=1, help="steps timed together, one sync each")
     p.add_argument("--size", type=int, default=64, help="launch mode: tensors are SIZE x SIZE")
     p.add_argument("--profile", metavar="TRACE_JSON", help="run under torch.profiler (CPU+CUDA)")
+    p.add_argument("--block-times", action="store_true", help="each block's times on stderr")
     args = p.parse_args()
     if args.profile:
         from torch.profiler import profile, ProfilerActivity
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            times, results = run(args)
+            times, cuda_times, results = run(args)
         prof.export_chrome_trace(args.profile)
         kernels = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
         print(f"profiler_cuda_events={kernels}", file=sys.stderr)
     else:
-        times, results = run(args)
+        times, cuda_times, results = run(args)
+    if args.block_times:
+        for w, c in zip(times, cuda_times):
+            print(f"block wall_us={w:.2f} cuda_us={c:.2f}", file=sys.stderr)
     print(f"mode={args.mode} steps={args.steps} result={sum(results):.6e}")
     print(f"step_us={statistics.median(times):.1f}", file=sys.stderr)
 

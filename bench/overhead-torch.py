@@ -1,0 +1,80 @@
+"""overhead-torch.py - one process of bench/gpu-overhead's PyTorch loops.
+
+Runs the launch-heavy and/or the compute-bound loop of tests/gpu/torch_loop.py
+in one process (one Python and CUDA start-up for both), each after its own
+warm-up, optionally under torch.profiler, and prints each block's times:
+  python3 bench/overhead-torch.py --loops launch,compute [--profiler off|on|stack]
+  python3 bench/overhead-torch.py --count 20   # CUDA activities per launch-loop step
+stdout: one deterministic `mode=M steps=N result=R` line per loop (the same
+with and without any profiler); stderr: `xpbench-block loop=L wall_us=W
+cuda_us=C` per block (per step: wall clock with the block's final sync, and
+CUDA events around its steps), and with --count `xpbench-count
+launches_per_step=X` (kernels, copies and sets per step, seen by
+torch.profiler, outside the timed runs).
+"""
+import argparse
+import contextlib
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+import torch  # noqa: E402
+import torch_loop  # noqa: E402
+
+
+def profiler(kind):
+    if kind == "off":
+        return contextlib.nullcontext()
+    from torch.profiler import ProfilerActivity, profile
+    return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                   with_stack=(kind == "stack"))
+
+
+def count(steps):
+    """GPU activities per launch-loop step: the divisor of the per-launch cost."""
+    from torch.profiler import ProfilerActivity, profile
+    state = torch_loop.make_state("launch", 64)
+    for _ in range(10):
+        torch_loop.step_launch_heavy(state)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            torch_loop.step_launch_heavy(state)
+        torch.cuda.synchronize()
+    events = prof.events()
+    gpu = sum(1 for e in events if e.device_type == torch.autograd.DeviceType.CUDA)
+    calls = sum(1 for e in events if e.name in ("cudaLaunchKernel", "cuLaunchKernel",
+                                                "cudaLaunchKernelExC", "cuLaunchKernelEx"))
+    print(f"xpbench-count loop=launch launches_per_step={gpu / steps:.3f} "
+          f"launch_calls_per_step={calls / steps:.3f}", file=sys.stderr)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--loops", default="launch,compute")
+    p.add_argument("--launch-steps", type=int, default=300)
+    p.add_argument("--launch-block", type=int, default=20)
+    p.add_argument("--launch-warmup", type=int, default=40)
+    p.add_argument("--compute-steps", type=int, default=100)
+    p.add_argument("--compute-block", type=int, default=10)
+    p.add_argument("--compute-warmup", type=int, default=10)
+    p.add_argument("--profiler", choices=["off", "on", "stack"], default="off")
+    p.add_argument("--count", type=int, metavar="STEPS", help="only count launches per step")
+    args = p.parse_args()
+    if args.count:
+        count(args.count)
+        return 0
+    for loop in args.loops.split(","):
+        a = argparse.Namespace(mode=loop, size=64, steps=getattr(args, loop + "_steps"),
+                               block=getattr(args, loop + "_block"),
+                               warmup=getattr(args, loop + "_warmup"))
+        with profiler(args.profiler):
+            wall, cuda, results = torch_loop.run(a)
+        for w, c in zip(wall, cuda):
+            print(f"xpbench-block loop={loop} wall_us={w:.3f} cuda_us={c:.3f}", file=sys.stderr)
+        print(f"mode={loop} steps={a.steps} result={sum(results):.6e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
