@@ -107,6 +107,9 @@ struct loader {
 	uint64_t counts[128];       /* records per type in the current stream */
 	uint64_t lost_records;
 	uint64_t bytes_done, bytes_total;
+	struct xp_read_budget budget; /* what the run's readers may still take */
+	uint64_t *stream_records;   /* by stream: records pass 1 took, for pass 2 */
+	int64_t kallsyms_bytes;     /* meta.json's size of the kallsyms copy, or -1 */
 	int64_t *chains;            /* frame ids of inline chains, root first */
 	size_t nchains, chains_cap;
 	char (*inl)[XP_INLINE_NAME_LEN]; /* scratch for inline names */
@@ -826,6 +829,17 @@ static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *
 	return stack_id(ctx, pid, ts, ips, nk, nu, &id) ? -1 : id;
 }
 
+static const char *budget_hint(int err)
+{
+	return err == -E2BIG ? " (xpcorr ingest --max-records and --max-expand raise the budget)"
+			     : "";
+}
+
+static struct xp_read_budget *sink_budget(void *ctx)
+{
+	return &((struct loader *)ctx)->budget;
+}
+
 static int is_gpu_stream(const char *name)
 {
 	return !strncmp(name, "gpu-", 4);
@@ -853,7 +867,7 @@ static int gpu_stream_stopped(sqlite3 *db, const char *file)
  * stream keeps its valid part and warns, unless strict. */
 static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 {
-	static const struct xp_gpu_sink_ops ops = { sink_string, sink_stack };
+	static const struct xp_gpu_sink_ops ops = { sink_string, sink_stack, sink_budget };
 	struct xp_gpu_load_stats st = { 0 };
 	char why[XP_LOAD_MSG_LEN];
 	int err;
@@ -865,7 +879,8 @@ static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 		return err;
 	}
 	if (err)
-		return warn(L, file, 0, "%s; the records before it are kept", why);
+		return warn(L, file, 0, "%s; the records before it are kept%s", why,
+			    budget_hint(err));
 	return st.records && !gpu_stream_stopped(L->db, file)
 		? warn(L, file, 0, "%s: no clean end (the process was killed or died before its exit"
 		       " handlers ran): its GPU records since the library's last periodic flush"
@@ -883,8 +898,11 @@ static int is_stream(const struct dirent *d)
 
 /* Reads one stream in one pass. A damaged tail (or a malformed record) is a
  * warning unless strict; an unusable header fails the load. */
-static int load_stream(struct loader *L, const char *path, const char *file, int pass)
+static int load_stream(struct loader *L, const char *path, const char *file, int pass,
+		       int index)
 {
+	struct xp_read_budget replay = { .records = L->stream_records[index],
+					 .expand = L->budget.expand };
 	struct xp_reader *r = NULL;
 	const struct xp_record_header *h;
 	uint64_t n = 0, last = 0, off;
@@ -892,6 +910,19 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 
 	memset(L->counts, 0, sizeof(L->counts));
 	err = xp_reader_open(&r, path);
+	if (err && strcmp(file, "cpu.xpr") && !L->o->strict && err != -ENOMEM && err != -EPROTO) {
+		/* a launch-PID.xpr that is a link, a FIFO, a directory or damaged:
+		 * one process's launch stacks, not the run (as gpu-PID.xpr) */
+		if (pass == 1)
+			err = r ? warn(L, file, 0, "%s at offset 0: %s; the stream is skipped", path,
+				       xp_reader_error(r))
+				: warn(L, file, 0, "cannot read %s: %s; the stream is skipped", path,
+				       xp_run_file_strerror(err));
+		else
+			err = 0;
+		xp_reader_close(r);
+		return err;
+	}
 	if (err) {
 		if (r && err != -ENOMEM && (err == -EBADMSG || err == -EPROTO))
 			snprintf(L->res->error, sizeof(L->res->error),
@@ -899,10 +930,12 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 				 err == -EPROTO ? " (written by a newer xpcap; upgrade xpcorr)" : "");
 		else
 			snprintf(L->res->error, sizeof(L->res->error), "cannot read %s: %s",
-				 path, strerror(-err));
+				 path, xp_run_file_strerror(err));
 		xp_reader_close(r);
 		return err == -ENOENT || err == -EPROTO || err == -ENOMEM ? err : -EBADMSG;
 	}
+	/* pass 2 takes what pass 1 took of the run's budget, no more */
+	xp_reader_set_budget(r, pass == 1 ? &L->budget : &replay);
 	while ((err = xp_reader_next(r, &h)) > 0) {
 		int handled = pass == 1 ? pass1_record(L, h) : pass2_record(L, h);
 
@@ -944,13 +977,14 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 		}
 		if (L->o->strict) {
 			snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
-				 ": %s", path, off, xp_reader_error(r));
-			err = -EBADMSG;
+				 ": %s%s", path, off, xp_reader_error(r), budget_hint(err));
+			err = err == -E2BIG ? err : -EBADMSG;
 			goto out;
 		}
 		/* keep what came before; say once (pass 1) what was cut */
 		err = pass == 1 ? warn(L, file, off, "%s at offset %" PRIu64 ": %s; the records"
-				       " before it are kept", path, off, xp_reader_error(r)) : 0;
+				       " before it are kept%s", path, off, xp_reader_error(r),
+				       budget_hint(err)) : 0;
 		if (err)
 			goto out;
 	}
@@ -966,6 +1000,8 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 		}
 	}
 out:
+	if (pass == 1)
+		L->stream_records[index] = n;
 	L->bytes_done += xp_reader_offset(r);
 	xp_reader_close(r);
 	return err;
@@ -1009,6 +1045,29 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 		return step(L, STMT_LOSS);
 	}
 	return 0;
+}
+
+/* Options first, then the environment (a report that ingests on its own
+ * has no options for it), then the defaults. */
+static void budget_init(struct loader *L)
+{
+	const char *env;
+	char *end;
+
+	L->budget.records = L->o->max_records;
+	L->budget.expand = L->o->max_expand;
+	if (!L->budget.records && (env = getenv("XPCORR_MAX_RECORDS")) &&
+	    (L->budget.records = strtoull(env, &end, 10), *end))
+		L->budget.records = 0;
+	if (!L->budget.expand && (env = getenv("XPCORR_MAX_EXPAND"))) {
+		unsigned long v = strtoul(env, &end, 10);
+
+		L->budget.expand = !*end && v <= UINT32_MAX ? (uint32_t)v : 0;
+	}
+	if (!L->budget.records)
+		L->budget.records = XP_READ_RECORDS_DEFAULT;
+	if (!L->budget.expand)
+		L->budget.expand = XP_READ_EXPAND_DEFAULT;
 }
 
 static int load_meta(struct loader *L)
@@ -1170,6 +1229,7 @@ static void loader_free(struct loader *L)
 	free(L->inl);
 	xp_u64map_free(&L->threads);
 	xp_u64map_free(&L->procs);
+	free(L->stream_records);
 }
 
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
@@ -1186,6 +1246,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->o = o;
 	L->res = res;
 	L->next_frame = 1;
+	L->kallsyms_bytes = -1;
+	budget_init(L);
 	xp_stacktree_init(&L->tree);
 	L->strs = xp_strtab_new();
 	L->maps = xp_mappings_new();
@@ -1220,12 +1282,18 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 		err = -E2BIG;
 		goto out;
 	}
+	L->stream_records = calloc((size_t)n + 1, sizeof(*L->stream_records));
+	if (!L->stream_records) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 
 		has_cpu |= !strcmp(names[i]->d_name, "cpu.xpr");
 		snprintf(path, sizeof(path), "%s/%s", o->run_dir, names[i]->d_name);
-		if (!stat(path, &st))
+		/* lstat: a link is not read, its target's size is not ours */
+		if (!lstat(path, &st) && S_ISREG(st.st_mode))
 			L->bytes_total += 2 * (uint64_t)st.st_size;
 	}
 	if (!has_cpu) {
@@ -1243,7 +1311,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 			if ((pass == 3) != is_gpu_stream(file))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", o->run_dir, file);
-			err = pass == 3 ? load_gpu_stream(L, path, file) : load_stream(L, path, file, pass);
+			err = pass == 3 ? load_gpu_stream(L, path, file)
+					: load_stream(L, path, file, pass, i);
 			if (err)
 				goto out;
 		}
