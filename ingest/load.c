@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "db_schema.h"
 #include "gpu_ingest.h"
@@ -102,6 +103,8 @@ struct loader {
 	struct xp_u64map perfmaps;  /* pid -> index + 1 in pmaps, or UINT64_MAX: none */
 	struct xp_perfmap **pmaps;
 	size_t npmaps;
+	struct xp_u64map pm_inodes; /* (dev, inode) -> index + 1 in pmaps, 0: unusable */
+	struct xp_perfmap_budget pm_budget; /* what the run's maps may still take */
 	struct xp_u64map threads;   /* (pid, tid) -> comm string id */
 	struct xp_u64map procs;     /* (pid, 0) -> name string id, 0 until named */
 	uint64_t counts[128];       /* records per type in the current stream */
@@ -252,13 +255,32 @@ static int kernel_frame(struct loader *L, uint64_t ip, int64_t *id)
 	return 0;
 }
 
-/* The run's perf-PID.map of pid, loaded on first use, or NULL. */
+/* Parses the perf map open on fd, within the run's budget: 0 and *out,
+ * -E2BIG, -errno. */
+static int perfmap_parse_fd(struct loader *L, int fd, struct xp_perfmap **out)
+{
+	FILE *f = fdopen(fd, "r");
+	int err;
+
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = xp_perfmap_parse_budget(out, f, &L->pm_budget);
+	fclose(f);
+	return err;
+}
+
+/* The run's perf-PID.map of pid, loaded on first use, or NULL. One file
+ * hard-linked under several pids is parsed once and shared. */
 static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 {
 	struct xp_perfmap *pm = NULL, **arr;
 	char path[4096];
-	uint64_t *slot;
-	int fresh, err;
+	uint64_t *slot, *same;
+	struct stat st;
+	int fresh, err, fd;
 
 	*out = NULL;
 	err = xp_u64map_upsert(&L->perfmaps, pid, 0, &slot, &fresh);
@@ -271,13 +293,43 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	}
 	*slot = UINT64_MAX;
 	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", L->o->run_dir, pid);
-	err = xp_perfmap_load(&pm, path);
-	if (err == -ENOENT)
+	fd = xp_run_file_open(path);
+	if (fd == -ENOENT)
 		return 0;
-	if (err) {
-		snprintf(L->name, sizeof(L->name), "%s", strerror(-err));
-		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path, L->name);
+	if (fd < 0)
+		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+			    xp_run_file_strerror(fd));
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+			    strerror(-err));
 	}
+	err = xp_u64map_upsert(&L->pm_inodes, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &same,
+			       &fresh);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (!fresh) {
+		close(fd);
+		if (*same)
+			*out = L->pmaps[*same - 1];
+		*xp_u64map_find(&L->perfmaps, pid, 0) = *same ? *same : UINT64_MAX;
+		return 0;
+	}
+	*same = 0;          /* until it parses: a link to a bad map is bad too */
+	err = perfmap_parse_fd(L, fd, &pm);
+	if (err == -ENOMEM)
+		return err;
+	if (err == -E2BIG)
+		return warn(L, path, 0, "%s: the run's perf maps take more than %llu MiB or %llu"
+			    " lines in all; its JIT frames stay unresolved", path,
+			    (unsigned long long)(XP_PERFMAP_RUN_BYTES >> 20),
+			    (unsigned long long)XP_PERFMAP_RUN_LINES);
+	if (err)
+		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+			    strerror(-err));
 	if (xp_perfmap_skipped(pm))
 		err = warn(L, path, 0, "%s: %zu lines that do not parse were skipped", path,
 			   xp_perfmap_skipped(pm));
@@ -289,6 +341,7 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	L->pmaps = arr;
 	L->pmaps[L->npmaps++] = pm;
 	*xp_u64map_find(&L->perfmaps, pid, 0) = L->npmaps;
+	*xp_u64map_find(&L->pm_inodes, (uint64_t)st.st_dev, (uint64_t)st.st_ino) = L->npmaps;
 	*out = pm;
 	return err;
 }
@@ -1222,6 +1275,7 @@ static void loader_free(struct loader *L)
 	xp_symbolizer_free(L->sym);
 	xp_kallsyms_free(L->ksyms);
 	xp_u64map_free(&L->perfmaps);
+	xp_u64map_free(&L->pm_inodes);
 	for (size_t i = 0; i < L->npmaps; i++)
 		xp_perfmap_free(L->pmaps[i]);
 	free(L->pmaps);
@@ -1247,6 +1301,7 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->res = res;
 	L->next_frame = 1;
 	L->kallsyms_bytes = -1;
+	L->pm_budget = (struct xp_perfmap_budget){ XP_PERFMAP_RUN_BYTES, XP_PERFMAP_RUN_LINES };
 	budget_init(L);
 	xp_stacktree_init(&L->tree);
 	L->strs = xp_strtab_new();
