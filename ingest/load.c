@@ -113,6 +113,8 @@ struct loader {
 	struct xp_read_budget budget; /* what the run's readers may still take */
 	uint64_t *stream_records;   /* by stream: records pass 1 took, for pass 2 */
 	int64_t kallsyms_bytes;     /* meta.json's size of the kallsyms copy, or -1 */
+	const char *ksyms_cut;      /* why the copy is taken as truncated, or NULL */
+	uint64_t ksyms_beyond;      /* kernel addresses past its last symbol */
 	int64_t *chains;            /* frame ids of inline chains, root first */
 	size_t nchains, chains_cap;
 	char (*inl)[XP_INLINE_NAME_LEN]; /* scratch for inline names */
@@ -245,6 +247,7 @@ static int kernel_frame(struct loader *L, uint64_t ip, int64_t *id)
 		xp_demangle(name, L->name, NAME_MAX_LEN);   /* Rust/C++ in modules */
 		err = frame_id(L, L->name, module, XP_FRAME_KERNEL, id);
 	} else {
+		L->ksyms_beyond += xp_kallsyms_beyond(L->ksyms, ip);
 		snprintf(L->name, sizeof(L->name), "0x%" PRIx64, ip);
 		err = frame_id(L, L->name, module, XP_FRAME_KERNEL_UNRESOLVED, id);
 	}
@@ -1073,6 +1076,8 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 	err = step(L, STMT_META);
 	if (err)
 		return err;
+	if (!strcmp(key, "kallsyms_bytes") && value[0] >= '0' && value[0] <= '9')
+		L->kallsyms_bytes = strtoll(value, NULL, 10);
 	/* system facts also where nsys keeps them */
 	if (!strcmp(key, "hostname") || !strcmp(key, "kernel_release") ||
 	    !strcmp(key, "cpu_count") || !strcmp(key, "sample_frequency_hz")) {
@@ -1165,9 +1170,19 @@ static int load_kallsyms(struct loader *L)
 		return err;
 	if (err)
 		return warn(L, "kallsyms", 0, "%s: %s; kernel frames stay addresses", path,
-			    strerror(-err));
+			    err == -E2BIG ? "larger than a kernel's symbols (256 MiB, 4M symbols)"
+					  : xp_run_file_strerror(err));
 	if (xp_kallsyms_skipped(L->ksyms) > 0 && xp_kallsyms_count(L->ksyms) == 0)
 		return warn(L, "kallsyms", 0, "%s: no text symbols", path);
+	/* a copy cut short (xpcap killed while writing it) must not lend its
+	 * last symbol to every address above: told in finish(), with a count */
+	if (!xp_kallsyms_complete(L->ksyms))
+		L->ksyms_cut = "it ends in the middle of a line";
+	else if (L->kallsyms_bytes >= 0 &&
+		 (uint64_t)L->kallsyms_bytes != xp_kallsyms_bytes(L->ksyms))
+		L->ksyms_cut = "its size is not the one meta.json gives (kallsyms_bytes)";
+	if (L->ksyms_cut)
+		xp_kallsyms_set_truncated(L->ksyms);
 	return 0;
 }
 
@@ -1232,6 +1247,10 @@ static int finish(struct loader *L)
 				  -1, SQLITE_STATIC);
 		err = step(L, STMT_PROCESS);
 	}
+	if (!err && L->ksyms_cut)
+		err = warn(L, "kallsyms", 0, "%s/kallsyms: truncated (%s): %" PRIu64 " kernel"
+			   " addresses past its last symbol stay addresses", L->o->run_dir,
+			   L->ksyms_cut, L->ksyms_beyond);
 	L->res->stacks = (uint64_t)xp_stacktree_count(&L->tree);
 	L->res->frames = (uint64_t)(L->next_frame - 1);
 	L->res->strings = xp_strtab_count(L->strs);
@@ -1241,6 +1260,8 @@ static int finish(struct loader *L)
 			{ "xp.sample_frames", L->res->sample_frames },
 			{ "xp.sample_frames_resolved", L->res->sample_frames_resolved },
 			{ "xp.kallsyms_symbols", xp_kallsyms_count(L->ksyms) },
+			{ "xp.kallsyms_truncated", L->ksyms_cut != NULL },
+			{ "xp.kernel_addresses_past_kallsyms", L->ksyms_beyond },
 			{ "xp.stack_copies", xp_unwinder_stats(L->uw)->copies },
 			{ "xp.stacks_unwound", L->res->stacks_unwound },
 			{ "xp.symbolized_addresses", L->res->addresses },
