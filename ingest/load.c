@@ -31,6 +31,7 @@
 #include "strtab.h"
 #include "symbolize.h"
 #include "unwind.h"
+#include "utf8.h"
 #include "u64map.h"
 
 #define MAX_STREAMS 4096            /* *.xpr files per run */
@@ -143,12 +144,16 @@ static int step(struct loader *L, int which)
 /* Records a warning (kept in xp_warnings and, for the first few, in res). */
 static int warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
 {
-	char msg[XP_LOAD_MSG_LEN];
+	char raw[XP_LOAD_MSG_LEN], msg[XP_LOAD_MSG_LEN], name[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* paths of a received run, and a message cut inside a character */
+	xp_utf8_sanitize(msg, sizeof(msg), raw, strlen(raw));
+	xp_utf8_sanitize(name, sizeof(name), file, strlen(file));
+	file = name;
 	if (L->res->nwarnings < XP_LOAD_WARNINGS_KEPT)
 		snprintf(L->res->warnings[L->res->nwarnings], XP_LOAD_MSG_LEN, "%s", msg);
 	L->res->nwarnings++;
@@ -160,15 +165,26 @@ static int warn(struct loader *L, const char *file, uint64_t offset, const char 
 
 static int intern(struct loader *L, const char *s, size_t len, int64_t *id)
 {
-	int fresh, err = xp_strtab_intern(L->strs, s, len, id, &fresh);
+	char *clean = NULL;
+	int fresh, err;
 
-	if (err)
-		return err;
-	if (!fresh)
-		return 0;
-	sqlite3_bind_int64(L->st[STMT_STRING], 1, *id);
-	sqlite3_bind_text(L->st[STMT_STRING], 2, s, (int)len, SQLITE_STATIC);
-	return step(L, STMT_STRING);
+	/* names from a received run (symbols, paths, perf maps, a name cut at
+	 * NAME_MAX_LEN) reach the database as valid UTF-8: U+FFFD for the rest */
+	if (!xp_utf8_valid(s, len)) {
+		clean = malloc(3 * len + 1);
+		if (!clean)
+			return -ENOMEM;
+		len = xp_utf8_sanitize(clean, 3 * len + 1, s, len);
+		s = clean;
+	}
+	err = xp_strtab_intern(L->strs, s, len, id, &fresh);
+	if (!err && fresh) {
+		sqlite3_bind_int64(L->st[STMT_STRING], 1, *id);
+		sqlite3_bind_text(L->st[STMT_STRING], 2, s, (int)len, SQLITE_STATIC);
+		err = step(L, STMT_STRING);
+	}
+	free(clean);
+	return err;
 }
 
 static int intern_str(struct loader *L, const char *s, int64_t *id)
