@@ -324,6 +324,43 @@ int xp_run_file_open(const char *path)
 	return err;
 }
 
+int xp_regular_file_open(const char *path, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd, err;
+	char proc[64];
+	struct stat again;
+
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		err = -ENXIO;
+		goto out;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)     /* no /proc: by path, checked after */
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* the same file as the one checked, whatever moved in between */
+	if (fstat(fd, &again) || again.st_dev != st->st_dev || again.st_ino != st->st_ino) {
+		close(fd);
+		err = -ENXIO;
+		goto out;
+	}
+	close(pfd);
+	return fd;
+out:
+	close(pfd);
+	return err;
+}
+
 const char *xp_run_file_strerror(int err)
 {
 	if (err == -ELOOP)
