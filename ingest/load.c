@@ -1159,7 +1159,7 @@ static int load_meta(struct loader *L)
 	if (err == -EBADMSG)
 		return warn(L, "meta.json", 0, "%s at line %d: not valid JSON; ignored", path, line);
 	if (err)
-		return warn(L, "meta.json", 0, "%s: %s; ignored", path, strerror(-err));
+		return warn(L, "meta.json", 0, "%s: %s; ignored", path, xp_run_file_strerror(err));
 	ver = xp_meta_int(j, "format_version", 0);
 	if (ver > XP_FORMAT_VERSION) {
 		snprintf(L->res->error, sizeof(L->res->error), "%s: run format version %" PRId64

@@ -105,8 +105,8 @@ int xp_reader_open(struct xp_reader **out, const char *path);
 /* What a reader may take from a file that came from someone else: a zstd
  * bomb (a few KiB on disk that expand to GiB of records) or billions of
  * records end the stream with -E2BIG at the record that went over, the
- * records before it stay. xpcap's own blocks expand 5-50x at zstd level 1
- * and take 3 bytes or more on disk per record. */
+ * records before it stay. xpcap's own streams expand 6x (12 bytes a
+ * record on disk, -F 20000 frame pointers) to 50x (95 bytes, dwarf). */
 struct xp_read_budget {
 	uint64_t records;           /* records still allowed (shared by the readers of a run) */
 	uint32_t expand;            /* a compressed stream decodes to at most expand times
