@@ -2,6 +2,7 @@
  * millions of events: unlocked stdio, strings written by runs of plain
  * characters, integers formatted by hand (fprintf costs ~10x more). */
 #include "jsonw.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -121,6 +122,19 @@ static void put_escaped(struct jsonw *w, const char *s)
 
 	putch(w, '"');
 	for (; *p; p++) {
+		if (*p >= 0x80) {
+			/* names come from received runs: invalid UTF-8 is U+FFFD */
+			size_t n = xp_utf8_seq((const char *)p, strnlen((const char *)p, 4));
+
+			if (n) {
+				p += n - 1;
+				continue;
+			}
+			put(w, (const char *)run, (size_t)(p - run));
+			run = p + 1;
+			put(w, "\\ufffd", 6);
+			continue;
+		}
 		if (*p >= 0x20 && *p != '"' && *p != '\\')
 			continue;
 		put(w, (const char *)run, (size_t)(p - run));

@@ -19,6 +19,7 @@
 #include "jsonw.h"
 #include "report_groups.h"
 #include "report.h"
+#include "utf8.h"
 #include "launch.h"
 #include "pyreach.h"
 
@@ -371,6 +372,11 @@ static void csv_str(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
+		if ((unsigned char)*s >= 0x80) {
+			/* as JSON and SVG: invalid UTF-8 is U+FFFD */
+			s = xp_utf8_fput(out, s) - 1;
+			continue;
+		}
 		if (*s == '"')
 			fputc('"', out);
 		fputc(*s, out);

@@ -7,6 +7,7 @@
  * new profile, each frame red where its time grew and blue where it shrank,
  * the deeper the colour the larger the change. */
 #include "svg.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -167,6 +168,11 @@ static int build_children(struct flame *f)
 static void xml_escape(FILE *out, const char *s)
 {
 	for (; *s; s++) {
+		if ((unsigned char)*s >= 0x80) {
+			/* names come from received runs: invalid UTF-8 is U+FFFD */
+			s = xp_utf8_fput(out, s) - 1;
+			continue;
+		}
 		switch (*s) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,12 +71,15 @@ int cmd_ingest(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "symfs", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "max-records", required_argument, NULL, 'R' },
+		{ "max-expand", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct xp_load_opts o = { 0 };
 	struct xp_load_result res;
 	int c, quiet = 0, err;
+	char *end;
 
 	while ((c = getopt_long(argc, argv, "sS:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -88,8 +92,29 @@ int cmd_ingest(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'R':
+			errno = 0;
+			o.max_records = strtoull(optarg, &end, 10);
+			if (errno || *end || !o.max_records || optarg[0] == '-') {
+				fprintf(stderr, "xpcorr ingest: --max-records: expected a count above 0\n");
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'E': {
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || !v || v > 1000000 || optarg[0] == '-') {
+				fprintf(stderr, "xpcorr ingest: --max-expand: expected 1 to 1000000\n");
+				return XP_EXIT_USAGE;
+			}
+			o.max_expand = (uint32_t)v;
+			break;
+		}
 		case 'h':
-			printf("usage: xpcorr ingest [--strict] [--symfs DIR] [--quiet] RUN_DIR\n"
+			printf("usage: xpcorr ingest [--strict] [--symfs DIR] [--quiet] [--max-records N]"
+			       " [--max-expand N] RUN_DIR\n"
 			       "Writes RUN_DIR/xpcorr.db (see xpcorr-db(5)).\n");
 			return XP_EXIT_OK;
 		default:

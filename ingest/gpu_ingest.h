@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "runfile.h"
 #include "runfmt.h"
 
 struct xp_gpu_sink_ops {          /* provided by the main loader */
@@ -31,6 +32,8 @@ struct xp_gpu_sink_ops {          /* provided by the main loader */
 	int64_t (*intern_stack)(void *ctx, uint32_t pid, uint64_t ts,
 				const uint64_t *kernel_ips, unsigned nk,
 				const uint64_t *user_ips, unsigned nu);
+	/* the run's read budget (runfile.h), or NULL: the reader's default */
+	struct xp_read_budget *(*budget)(void *ctx);
 };
 
 struct xp_gpu_load_stats {

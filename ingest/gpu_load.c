@@ -681,6 +681,8 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 		xp_reader_close(r);
 		return rc;
 	}
+	if (ops->budget)
+		xp_reader_set_budget(r, ops->budget(ctx));
 	fh = xp_reader_header(r);
 	if (fh->stream != XP_STREAM_GPU) {
 		snprintf(err, errlen, "%s: not a GPU stream (stream kind %u)", path, fh->stream);

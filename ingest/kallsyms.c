@@ -9,16 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads one line (with its newline, as fgets) into buf: 0, or 1 when the
+/* Reads one line (with its newline, as fgets) into buf, counting bytes and
+ * whether the last one read was a newline: 0, or 1 when the
  * line is to be skipped, its rest already read: longer than buf, or with a
  * NUL byte (which would hide the rest of the line from string functions);
  * -1 at the end. By bytes, so it never indexes before or past buf. */
-static int read_line(FILE *f, char *buf, size_t cap)
+static int read_line(FILE *f, char *buf, size_t cap, uint64_t *bytes, int *newline)
 {
 	size_t n = 0;
 	int c = EOF, bad = 0;
 
 	while ((c = getc(f)) != EOF) {
+		++*bytes;
+		*newline = c == '\n';
 		if (c == '\0' || n + 1 >= cap)
 			bad = 1;
 		else
@@ -32,7 +35,10 @@ static int read_line(FILE *f, char *buf, size_t cap)
 	return bad;
 }
 
-#define KALLSYMS_MAX_SYMS (16u << 20)   /* a kernel has a few hundred thousand */
+/* A kernel has a few hundred thousand symbols in 5-20 MB: a copy past
+ * these bounds is not one (a received run is hostile input). */
+#define KALLSYMS_MAX_SYMS (4u << 20)
+#define KALLSYMS_MAX_BYTES (256ull << 20)
 #define KALLSYMS_LINE_MAX 1024
 
 struct ksym {
@@ -44,7 +50,24 @@ struct ksym {
 struct xp_kallsyms {
 	struct ksym *syms;
 	size_t count, cap, skipped;
+	uint64_t bytes;             /* read */
+	int complete;               /* the last line ended with a newline */
+	int truncated;              /* nothing is known past the last symbol */
 };
+
+/* Symbols that mark where a kind of text ends: nothing lives at or after
+ * them until the next symbol ("_etext", "_einittext", "__entry_text_end"). */
+static int end_marker(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strcmp(name, "_end") || (n > 9 && !strcmp(name + n - 9, "_text_end")))
+		return 1;
+	while (*name == '_')
+		name++;
+	n = strlen(name);
+	return name[0] == 'e' && n >= 5 && !strcmp(name + n - 4, "text") && !strchr(name, '_');
+}
 
 static int cmp_ksym(const void *a, const void *b)
 {
@@ -99,16 +122,23 @@ int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
 {
 	struct xp_kallsyms *k = calloc(1, sizeof(*k));
 	char line[KALLSYMS_LINE_MAX];
-	int err = 0;
+	int err = 0, got, newline = 1;
 
 	if (!k)
 		return -ENOMEM;
-	int got;
-
-	while ((got = read_line(f, line, sizeof(line))) >= 0) {
+	while ((got = read_line(f, line, sizeof(line), &k->bytes, &newline)) >= 0) {
 		struct ksym sym;
 		int r;
 
+		if (k->bytes > KALLSYMS_MAX_BYTES) {
+			err = -E2BIG;
+			goto fail;
+		}
+		if (!newline) {
+			/* cut in the middle: "ffffffff81003000 T fu" is not "fu" */
+			k->skipped++;
+			break;
+		}
 		if (got) {
 			/* overlong line, or a NUL in it: count it */
 			k->skipped++;
@@ -149,6 +179,7 @@ int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
 		}
 		k->syms[k->count++] = sym;
 	}
+	k->complete = newline;
 	if (k->count)
 		qsort(k->syms, k->count, sizeof(*k->syms), cmp_ksym);
 	*out = k;
@@ -188,12 +219,42 @@ const char *xp_kallsyms_lookup(const struct xp_kallsyms *k, uint64_t ip,
 	}
 	if (lo == 0 || k->syms[lo - 1].addr == 0)
 		return NULL;
-	/* aliases at one address: the first in sorted order names them all */
+	if ((k->truncated && lo == k->count && ip > k->syms[lo - 1].addr) ||
+	    ip - k->syms[lo - 1].addr >= XP_KSYM_MAX_EXTENT)
+		return NULL;
+	/* aliases at one address: the first in sorted order that is not an
+	 * end marker names them all */
 	while (lo > 1 && k->syms[lo - 2].addr == k->syms[lo - 1].addr)
 		lo--;
-	if (module)
-		*module = k->syms[lo - 1].module;
-	return k->syms[lo - 1].name;
+	for (size_t i = lo - 1; i < k->count && k->syms[i].addr == k->syms[lo - 1].addr; i++) {
+		if (end_marker(k->syms[i].name))
+			continue;
+		if (module)
+			*module = k->syms[i].module;
+		return k->syms[i].name;
+	}
+	return NULL;
+}
+
+int xp_kallsyms_beyond(const struct xp_kallsyms *k, uint64_t ip)
+{
+	return k && k->truncated && k->count && ip > k->syms[k->count - 1].addr;
+}
+
+uint64_t xp_kallsyms_bytes(const struct xp_kallsyms *k)
+{
+	return k ? k->bytes : 0;
+}
+
+int xp_kallsyms_complete(const struct xp_kallsyms *k)
+{
+	return k ? k->complete : 0;
+}
+
+void xp_kallsyms_set_truncated(struct xp_kallsyms *k)
+{
+	if (k)
+		k->truncated = 1;
 }
 
 size_t xp_kallsyms_count(const struct xp_kallsyms *k)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "db_schema.h"
 #include "gpu_ingest.h"
@@ -30,6 +31,7 @@
 #include "strtab.h"
 #include "symbolize.h"
 #include "unwind.h"
+#include "utf8.h"
 #include "u64map.h"
 
 #define MAX_STREAMS 4096            /* *.xpr files per run */
@@ -102,11 +104,18 @@ struct loader {
 	struct xp_u64map perfmaps;  /* pid -> index + 1 in pmaps, or UINT64_MAX: none */
 	struct xp_perfmap **pmaps;
 	size_t npmaps;
+	struct xp_u64map pm_inodes; /* (dev, inode) -> index + 1 in pmaps, 0: unusable */
+	struct xp_perfmap_budget pm_budget; /* what the run's maps may still take */
 	struct xp_u64map threads;   /* (pid, tid) -> comm string id */
 	struct xp_u64map procs;     /* (pid, 0) -> name string id, 0 until named */
 	uint64_t counts[128];       /* records per type in the current stream */
 	uint64_t lost_records;
 	uint64_t bytes_done, bytes_total;
+	struct xp_read_budget budget; /* what the run's readers may still take */
+	uint64_t *stream_records;   /* by stream: records pass 1 took, for pass 2 */
+	int64_t kallsyms_bytes;     /* meta.json's size of the kallsyms copy, or -1 */
+	const char *ksyms_cut;      /* why the copy is taken as truncated, or NULL */
+	uint64_t ksyms_beyond;      /* kernel addresses past its last symbol */
 	int64_t *chains;            /* frame ids of inline chains, root first */
 	size_t nchains, chains_cap;
 	char (*inl)[XP_INLINE_NAME_LEN]; /* scratch for inline names */
@@ -135,12 +144,16 @@ static int step(struct loader *L, int which)
 /* Records a warning (kept in xp_warnings and, for the first few, in res). */
 static int warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
 {
-	char msg[XP_LOAD_MSG_LEN];
+	char raw[XP_LOAD_MSG_LEN], msg[XP_LOAD_MSG_LEN], name[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* paths of a received run, and a message cut inside a character */
+	xp_utf8_sanitize(msg, sizeof(msg), raw, strlen(raw));
+	xp_utf8_sanitize(name, sizeof(name), file, strlen(file));
+	file = name;
 	if (L->res->nwarnings < XP_LOAD_WARNINGS_KEPT)
 		snprintf(L->res->warnings[L->res->nwarnings], XP_LOAD_MSG_LEN, "%s", msg);
 	L->res->nwarnings++;
@@ -152,15 +165,26 @@ static int warn(struct loader *L, const char *file, uint64_t offset, const char 
 
 static int intern(struct loader *L, const char *s, size_t len, int64_t *id)
 {
-	int fresh, err = xp_strtab_intern(L->strs, s, len, id, &fresh);
+	char *clean = NULL;
+	int fresh, err;
 
-	if (err)
-		return err;
-	if (!fresh)
-		return 0;
-	sqlite3_bind_int64(L->st[STMT_STRING], 1, *id);
-	sqlite3_bind_text(L->st[STMT_STRING], 2, s, (int)len, SQLITE_STATIC);
-	return step(L, STMT_STRING);
+	/* names from a received run (symbols, paths, perf maps, a name cut at
+	 * NAME_MAX_LEN) reach the database as valid UTF-8: U+FFFD for the rest */
+	if (!xp_utf8_valid(s, len)) {
+		clean = malloc(3 * len + 1);
+		if (!clean)
+			return -ENOMEM;
+		len = xp_utf8_sanitize(clean, 3 * len + 1, s, len);
+		s = clean;
+	}
+	err = xp_strtab_intern(L->strs, s, len, id, &fresh);
+	if (!err && fresh) {
+		sqlite3_bind_int64(L->st[STMT_STRING], 1, *id);
+		sqlite3_bind_text(L->st[STMT_STRING], 2, s, (int)len, SQLITE_STATIC);
+		err = step(L, STMT_STRING);
+	}
+	free(clean);
+	return err;
 }
 
 static int intern_str(struct loader *L, const char *s, int64_t *id)
@@ -239,6 +263,7 @@ static int kernel_frame(struct loader *L, uint64_t ip, int64_t *id)
 		xp_demangle(name, L->name, NAME_MAX_LEN);   /* Rust/C++ in modules */
 		err = frame_id(L, L->name, module, XP_FRAME_KERNEL, id);
 	} else {
+		L->ksyms_beyond += xp_kallsyms_beyond(L->ksyms, ip);
 		snprintf(L->name, sizeof(L->name), "0x%" PRIx64, ip);
 		err = frame_id(L, L->name, module, XP_FRAME_KERNEL_UNRESOLVED, id);
 	}
@@ -249,13 +274,32 @@ static int kernel_frame(struct loader *L, uint64_t ip, int64_t *id)
 	return 0;
 }
 
-/* The run's perf-PID.map of pid, loaded on first use, or NULL. */
+/* Parses the perf map open on fd, within the run's budget: 0 and *out,
+ * -E2BIG, -errno. */
+static int perfmap_parse_fd(struct loader *L, int fd, struct xp_perfmap **out)
+{
+	FILE *f = fdopen(fd, "r");
+	int err;
+
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = xp_perfmap_parse_budget(out, f, &L->pm_budget);
+	fclose(f);
+	return err;
+}
+
+/* The run's perf-PID.map of pid, loaded on first use, or NULL. One file
+ * hard-linked under several pids is parsed once and shared. */
 static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 {
 	struct xp_perfmap *pm = NULL, **arr;
 	char path[4096];
-	uint64_t *slot;
-	int fresh, err;
+	uint64_t *slot, *same;
+	struct stat st;
+	int fresh, err, fd;
 
 	*out = NULL;
 	err = xp_u64map_upsert(&L->perfmaps, pid, 0, &slot, &fresh);
@@ -268,13 +312,43 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	}
 	*slot = UINT64_MAX;
 	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", L->o->run_dir, pid);
-	err = xp_perfmap_load(&pm, path);
-	if (err == -ENOENT)
+	fd = xp_run_file_open(path);
+	if (fd == -ENOENT)
 		return 0;
-	if (err) {
-		snprintf(L->name, sizeof(L->name), "%s", strerror(-err));
-		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path, L->name);
+	if (fd < 0)
+		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+			    xp_run_file_strerror(fd));
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+			    strerror(-err));
 	}
+	err = xp_u64map_upsert(&L->pm_inodes, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &same,
+			       &fresh);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (!fresh) {
+		close(fd);
+		if (*same)
+			*out = L->pmaps[*same - 1];
+		*xp_u64map_find(&L->perfmaps, pid, 0) = *same ? *same : UINT64_MAX;
+		return 0;
+	}
+	*same = 0;          /* until it parses: a link to a bad map is bad too */
+	err = perfmap_parse_fd(L, fd, &pm);
+	if (err == -ENOMEM)
+		return err;
+	if (err == -E2BIG)
+		return warn(L, path, 0, "%s: the run's perf maps take more than %llu MiB or %llu"
+			    " lines in all; its JIT frames stay unresolved", path,
+			    (unsigned long long)(XP_PERFMAP_RUN_BYTES >> 20),
+			    (unsigned long long)XP_PERFMAP_RUN_LINES);
+	if (err)
+		return warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+			    strerror(-err));
 	if (xp_perfmap_skipped(pm))
 		err = warn(L, path, 0, "%s: %zu lines that do not parse were skipped", path,
 			   xp_perfmap_skipped(pm));
@@ -286,6 +360,7 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	L->pmaps = arr;
 	L->pmaps[L->npmaps++] = pm;
 	*xp_u64map_find(&L->perfmaps, pid, 0) = L->npmaps;
+	*xp_u64map_find(&L->pm_inodes, (uint64_t)st.st_dev, (uint64_t)st.st_ino) = L->npmaps;
 	*out = pm;
 	return err;
 }
@@ -826,6 +901,17 @@ static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *
 	return stack_id(ctx, pid, ts, ips, nk, nu, &id) ? -1 : id;
 }
 
+static const char *budget_hint(int err)
+{
+	return err == -E2BIG ? " (xpcorr ingest --max-records and --max-expand raise the budget)"
+			     : "";
+}
+
+static struct xp_read_budget *sink_budget(void *ctx)
+{
+	return &((struct loader *)ctx)->budget;
+}
+
 static int is_gpu_stream(const char *name)
 {
 	return !strncmp(name, "gpu-", 4);
@@ -853,7 +939,7 @@ static int gpu_stream_stopped(sqlite3 *db, const char *file)
  * stream keeps its valid part and warns, unless strict. */
 static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 {
-	static const struct xp_gpu_sink_ops ops = { sink_string, sink_stack };
+	static const struct xp_gpu_sink_ops ops = { sink_string, sink_stack, sink_budget };
 	struct xp_gpu_load_stats st = { 0 };
 	char why[XP_LOAD_MSG_LEN];
 	int err;
@@ -865,7 +951,8 @@ static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 		return err;
 	}
 	if (err)
-		return warn(L, file, 0, "%s; the records before it are kept", why);
+		return warn(L, file, 0, "%s; the records before it are kept%s", why,
+			    budget_hint(err));
 	return st.records && !gpu_stream_stopped(L->db, file)
 		? warn(L, file, 0, "%s: no clean end (the process was killed or died before its exit"
 		       " handlers ran): its GPU records since the library's last periodic flush"
@@ -883,8 +970,11 @@ static int is_stream(const struct dirent *d)
 
 /* Reads one stream in one pass. A damaged tail (or a malformed record) is a
  * warning unless strict; an unusable header fails the load. */
-static int load_stream(struct loader *L, const char *path, const char *file, int pass)
+static int load_stream(struct loader *L, const char *path, const char *file, int pass,
+		       int index)
 {
+	struct xp_read_budget replay = { .records = L->stream_records[index],
+					 .expand = L->budget.expand };
 	struct xp_reader *r = NULL;
 	const struct xp_record_header *h;
 	uint64_t n = 0, last = 0, off;
@@ -892,6 +982,19 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 
 	memset(L->counts, 0, sizeof(L->counts));
 	err = xp_reader_open(&r, path);
+	if (err && strcmp(file, "cpu.xpr") && !L->o->strict && err != -ENOMEM && err != -EPROTO) {
+		/* a launch-PID.xpr that is a link, a FIFO, a directory or damaged:
+		 * one process's launch stacks, not the run (as gpu-PID.xpr) */
+		if (pass == 1)
+			err = r ? warn(L, file, 0, "%s at offset 0: %s; the stream is skipped", path,
+				       xp_reader_error(r))
+				: warn(L, file, 0, "cannot read %s: %s; the stream is skipped", path,
+				       xp_run_file_strerror(err));
+		else
+			err = 0;
+		xp_reader_close(r);
+		return err;
+	}
 	if (err) {
 		if (r && err != -ENOMEM && (err == -EBADMSG || err == -EPROTO))
 			snprintf(L->res->error, sizeof(L->res->error),
@@ -899,10 +1002,12 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 				 err == -EPROTO ? " (written by a newer xpcap; upgrade xpcorr)" : "");
 		else
 			snprintf(L->res->error, sizeof(L->res->error), "cannot read %s: %s",
-				 path, strerror(-err));
+				 path, xp_run_file_strerror(err));
 		xp_reader_close(r);
 		return err == -ENOENT || err == -EPROTO || err == -ENOMEM ? err : -EBADMSG;
 	}
+	/* pass 2 takes what pass 1 took of the run's budget, no more */
+	xp_reader_set_budget(r, pass == 1 ? &L->budget : &replay);
 	while ((err = xp_reader_next(r, &h)) > 0) {
 		int handled = pass == 1 ? pass1_record(L, h) : pass2_record(L, h);
 
@@ -944,13 +1049,14 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 		}
 		if (L->o->strict) {
 			snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
-				 ": %s", path, off, xp_reader_error(r));
-			err = -EBADMSG;
+				 ": %s%s", path, off, xp_reader_error(r), budget_hint(err));
+			err = err == -E2BIG ? err : -EBADMSG;
 			goto out;
 		}
 		/* keep what came before; say once (pass 1) what was cut */
 		err = pass == 1 ? warn(L, file, off, "%s at offset %" PRIu64 ": %s; the records"
-				       " before it are kept", path, off, xp_reader_error(r)) : 0;
+				       " before it are kept%s", path, off, xp_reader_error(r),
+				       budget_hint(err)) : 0;
 		if (err)
 			goto out;
 	}
@@ -966,6 +1072,8 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 		}
 	}
 out:
+	if (pass == 1)
+		L->stream_records[index] = n;
 	L->bytes_done += xp_reader_offset(r);
 	xp_reader_close(r);
 	return err;
@@ -984,6 +1092,8 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 	err = step(L, STMT_META);
 	if (err)
 		return err;
+	if (!strcmp(key, "kallsyms_bytes") && value[0] >= '0' && value[0] <= '9')
+		L->kallsyms_bytes = strtoll(value, NULL, 10);
 	/* system facts also where nsys keeps them */
 	if (!strcmp(key, "hostname") || !strcmp(key, "kernel_release") ||
 	    !strcmp(key, "cpu_count") || !strcmp(key, "sample_frequency_hz")) {
@@ -1011,6 +1121,29 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 	return 0;
 }
 
+/* Options first, then the environment (a report that ingests on its own
+ * has no options for it), then the defaults. */
+static void budget_init(struct loader *L)
+{
+	const char *env;
+	char *end;
+
+	L->budget.records = L->o->max_records;
+	L->budget.expand = L->o->max_expand;
+	if (!L->budget.records && (env = getenv("XPCORR_MAX_RECORDS")) &&
+	    (L->budget.records = strtoull(env, &end, 10), *end))
+		L->budget.records = 0;
+	if (!L->budget.expand && (env = getenv("XPCORR_MAX_EXPAND"))) {
+		unsigned long v = strtoul(env, &end, 10);
+
+		L->budget.expand = !*end && v <= UINT32_MAX ? (uint32_t)v : 0;
+	}
+	if (!L->budget.records)
+		L->budget.records = XP_READ_RECORDS_DEFAULT;
+	if (!L->budget.expand)
+		L->budget.expand = XP_READ_EXPAND_DEFAULT;
+}
+
 static int load_meta(struct loader *L)
 {
 	char path[4096];
@@ -1026,7 +1159,7 @@ static int load_meta(struct loader *L)
 	if (err == -EBADMSG)
 		return warn(L, "meta.json", 0, "%s at line %d: not valid JSON; ignored", path, line);
 	if (err)
-		return warn(L, "meta.json", 0, "%s: %s; ignored", path, strerror(-err));
+		return warn(L, "meta.json", 0, "%s: %s; ignored", path, xp_run_file_strerror(err));
 	ver = xp_meta_int(j, "format_version", 0);
 	if (ver > XP_FORMAT_VERSION) {
 		snprintf(L->res->error, sizeof(L->res->error), "%s: run format version %" PRId64
@@ -1053,9 +1186,19 @@ static int load_kallsyms(struct loader *L)
 		return err;
 	if (err)
 		return warn(L, "kallsyms", 0, "%s: %s; kernel frames stay addresses", path,
-			    strerror(-err));
+			    err == -E2BIG ? "larger than a kernel's symbols (256 MiB, 4M symbols)"
+					  : xp_run_file_strerror(err));
 	if (xp_kallsyms_skipped(L->ksyms) > 0 && xp_kallsyms_count(L->ksyms) == 0)
 		return warn(L, "kallsyms", 0, "%s: no text symbols", path);
+	/* a copy cut short (xpcap killed while writing it) must not lend its
+	 * last symbol to every address above: told in finish(), with a count */
+	if (!xp_kallsyms_complete(L->ksyms))
+		L->ksyms_cut = "it ends in the middle of a line";
+	else if (L->kallsyms_bytes >= 0 &&
+		 (uint64_t)L->kallsyms_bytes != xp_kallsyms_bytes(L->ksyms))
+		L->ksyms_cut = "its size is not the one meta.json gives (kallsyms_bytes)";
+	if (L->ksyms_cut)
+		xp_kallsyms_set_truncated(L->ksyms);
 	return 0;
 }
 
@@ -1120,6 +1263,10 @@ static int finish(struct loader *L)
 				  -1, SQLITE_STATIC);
 		err = step(L, STMT_PROCESS);
 	}
+	if (!err && L->ksyms_cut)
+		err = warn(L, "kallsyms", 0, "%s/kallsyms: truncated (%s): %" PRIu64 " kernel"
+			   " addresses past its last symbol stay addresses", L->o->run_dir,
+			   L->ksyms_cut, L->ksyms_beyond);
 	L->res->stacks = (uint64_t)xp_stacktree_count(&L->tree);
 	L->res->frames = (uint64_t)(L->next_frame - 1);
 	L->res->strings = xp_strtab_count(L->strs);
@@ -1129,6 +1276,8 @@ static int finish(struct loader *L)
 			{ "xp.sample_frames", L->res->sample_frames },
 			{ "xp.sample_frames_resolved", L->res->sample_frames_resolved },
 			{ "xp.kallsyms_symbols", xp_kallsyms_count(L->ksyms) },
+			{ "xp.kallsyms_truncated", L->ksyms_cut != NULL },
+			{ "xp.kernel_addresses_past_kallsyms", L->ksyms_beyond },
 			{ "xp.stack_copies", xp_unwinder_stats(L->uw)->copies },
 			{ "xp.stacks_unwound", L->res->stacks_unwound },
 			{ "xp.symbolized_addresses", L->res->addresses },
@@ -1163,6 +1312,7 @@ static void loader_free(struct loader *L)
 	xp_symbolizer_free(L->sym);
 	xp_kallsyms_free(L->ksyms);
 	xp_u64map_free(&L->perfmaps);
+	xp_u64map_free(&L->pm_inodes);
 	for (size_t i = 0; i < L->npmaps; i++)
 		xp_perfmap_free(L->pmaps[i]);
 	free(L->pmaps);
@@ -1170,6 +1320,7 @@ static void loader_free(struct loader *L)
 	free(L->inl);
 	xp_u64map_free(&L->threads);
 	xp_u64map_free(&L->procs);
+	free(L->stream_records);
 }
 
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
@@ -1186,6 +1337,9 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->o = o;
 	L->res = res;
 	L->next_frame = 1;
+	L->kallsyms_bytes = -1;
+	L->pm_budget = (struct xp_perfmap_budget){ XP_PERFMAP_RUN_BYTES, XP_PERFMAP_RUN_LINES };
+	budget_init(L);
 	xp_stacktree_init(&L->tree);
 	L->strs = xp_strtab_new();
 	L->maps = xp_mappings_new();
@@ -1220,12 +1374,18 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 		err = -E2BIG;
 		goto out;
 	}
+	L->stream_records = calloc((size_t)n + 1, sizeof(*L->stream_records));
+	if (!L->stream_records) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 
 		has_cpu |= !strcmp(names[i]->d_name, "cpu.xpr");
 		snprintf(path, sizeof(path), "%s/%s", o->run_dir, names[i]->d_name);
-		if (!stat(path, &st))
+		/* lstat: a link is not read, its target's size is not ours */
+		if (!lstat(path, &st) && S_ISREG(st.st_mode))
 			L->bytes_total += 2 * (uint64_t)st.st_size;
 	}
 	if (!has_cpu) {
@@ -1243,7 +1403,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 			if ((pass == 3) != is_gpu_stream(file))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", o->run_dir, file);
-			err = pass == 3 ? load_gpu_stream(L, path, file) : load_stream(L, path, file, pass);
+			err = pass == 3 ? load_gpu_stream(L, path, file)
+					: load_stream(L, path, file, pass, i);
 			if (err)
 				goto out;
 		}

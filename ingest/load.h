@@ -31,6 +31,12 @@ struct xp_load_opts {
 	void *progress_ctx;
 	/* set non-zero (from a signal handler) to stop: -ECANCELED, nothing kept */
 	const volatile int *cancel;
+	/* Budget of a run that came from someone else (runfile.h): records in
+	 * all streams, and how far compressed streams may expand. 0: from
+	 * XPCORR_MAX_RECORDS / XPCORR_MAX_EXPAND when set, else the defaults. A
+	 * stream that goes over is cut there (a warning, an error if strict). */
+	uint64_t max_records;
+	uint32_t max_expand;
 };
 
 struct xp_load_result {

@@ -10,12 +10,13 @@
  * line is to be skipped, its rest already read: longer than buf, or with a
  * NUL byte (which would hide the rest of the line from string functions);
  * -1 at the end. By bytes, so it never indexes before or past buf. */
-static int read_line(FILE *f, char *buf, size_t cap)
+static int read_line(FILE *f, char *buf, size_t cap, uint64_t *bytes)
 {
 	size_t n = 0;
 	int c = EOF, bad = 0;
 
 	while ((c = getc(f)) != EOF) {
+		++*bytes;
 		if (c == '\0' || n + 1 >= cap)
 			bad = 1;
 		else
@@ -53,21 +54,29 @@ static int cmp_entry(const void *a, const void *b)
 
 int xp_perfmap_parse(struct xp_perfmap **out, FILE *f)
 {
+	return xp_perfmap_parse_budget(out, f, NULL);
+}
+
+int xp_perfmap_parse_budget(struct xp_perfmap **out, FILE *f, struct xp_perfmap_budget *b)
+{
 	struct xp_perfmap *m = calloc(1, sizeof(*m));
 	char line[PERFMAP_LINE_MAX];
+	uint64_t bytes = 0;
 	size_t seq = 0;
-	int err = 0;
+	int err = 0, got;
 
 	if (!m)
 		return -ENOMEM;
-	int got;
-
-	while ((got = read_line(f, line, sizeof(line))) >= 0) {
+	while ((got = read_line(f, line, sizeof(line), &bytes)) >= 0) {
 		uint64_t start, size;
 		char *p = line, *end;
 		size_t len = strlen(line);
 
 		seq++;
+		if (b && (bytes > b->bytes || seq > b->lines)) {
+			err = -E2BIG;
+			goto fail;
+		}
 		if (got) {
 			m->skipped++;
 			continue;
@@ -115,6 +124,10 @@ int xp_perfmap_parse(struct xp_perfmap **out, FILE *f)
 	}
 	if (m->count)
 		qsort(m->e, m->count, sizeof(*m->e), cmp_entry);
+	if (b) {
+		b->bytes -= bytes;
+		b->lines -= seq;
+	}
 	*out = m;
 	return 0;
 fail:

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runfile.h"
 #include "symindex.h"
 #include "u64map.h"
 
@@ -50,6 +51,8 @@ struct module {
 	int cus_built;
 	struct xp_symindex *syms;   /* built on first lookup; NULL: use libdwfl's */
 	int syms_built;
+	dev_t dev;                  /* the file opened, when OK */
+	ino_t ino;
 };
 
 struct xp_symbolizer {
@@ -205,26 +208,30 @@ static void open_module(struct xp_symbolizer *sy, struct module *m)
 	m->status = XP_MODULE_MISSING;
 	if (full_path(sy, m->path, full, sizeof(full)))
 		return;
-	/* read-only, and never a FIFO or device that a hostile run names:
-	 * opening one could block, reading one never end */
-	fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* read-only, and never a FIFO, tty or device that a hostile run
+	 * names: opening one could block or have side effects, reading one
+	 * never end; it is checked before it is opened */
+	fd = xp_regular_file_open(full, &st);
+	if (fd == -ENXIO)
+		m->status = XP_MODULE_NOT_ELF;
 	if (fd < 0)
 		return;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
 	m->status = XP_MODULE_NOT_ELF;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
-	}
 	m->dwfl = dwfl_begin(&sy->cb);
 	if (!m->dwfl) {
 		close(fd);
 		return;
 	}
-	/* dwfl takes the fd; base 0 keeps ELF addresses as they are */
+	/* dwfl takes the fd when it succeeds; base 0 keeps ELF addresses as
+	 * they are */
 	m->mod = dwfl_report_elf(m->dwfl, m->path, full, fd, 0, false);
 	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->mod)
+	if (!m->mod) {
+		close(fd);
 		goto unusable;
+	}
 	elf = dwfl_module_getelf(m->mod, &bias);
 	if (!elf || read_loads(m, elf))
 		goto unusable;
@@ -432,6 +439,25 @@ int xp_symbolizer_file(const struct xp_symbolizer *sy, uint32_t module,
 	if (module >= sy->count)
 		return -EINVAL;
 	return full_path(sy, sy->mods[module].path, buf, buflen);
+}
+
+int xp_symbolizer_fd(const struct xp_symbolizer *sy, uint32_t module)
+{
+	char full[4096];
+	struct stat st;
+	int fd, err;
+
+	if (module >= sy->count || sy->mods[module].status != XP_MODULE_OK)
+		return -EINVAL;
+	err = full_path(sy, sy->mods[module].path, full, sizeof(full));
+	if (err)
+		return err;
+	fd = xp_regular_file_open(full, &st);
+	if (fd >= 0 && (st.st_dev != sy->mods[module].dev || st.st_ino != sy->mods[module].ino)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
 const char *xp_symbolizer_path(const struct xp_symbolizer *sy, uint32_t module)

@@ -60,6 +60,10 @@ enum xp_module_status xp_symbolizer_open(struct xp_symbolizer *sy, uint32_t modu
  * -ENAMETOOLONG / -EINVAL. */
 int xp_symbolizer_file(const struct xp_symbolizer *sy, uint32_t module,
 		       char *buf, size_t buflen);
+/* The file of an OK module opened again for reading (for another libdwfl
+ * session), checked as the first time and to be the same file: a fd the
+ * caller owns, -ESTALE if another file took its place, -errno. */
+int xp_symbolizer_fd(const struct xp_symbolizer *sy, uint32_t module);
 const char *xp_symbolizer_path(const struct xp_symbolizer *sy, uint32_t module);
 uint32_t xp_symbolizer_count(const struct xp_symbolizer *sy);
 /* The build id recorded for module (length 0 if none). */

@@ -244,7 +244,7 @@ static void report_module(struct xp_unwinder *uw, uint64_t pc)
 	Dwfl_Module *old;
 	const char *path;
 	char file[4096];
-	int fresh;
+	int fresh, fd;
 
 	if (!m || xp_u64map_upsert(&p->reported, m->id, 0, &slot, &fresh) || !fresh)
 		return;
@@ -265,8 +265,14 @@ static void report_module(struct xp_unwinder *uw, uint64_t pc)
 			w->conflict = 1;
 		return;
 	}
+	/* a fd checked like the symbolizer's, never the path: the file could
+	 * have become a FIFO or a device since */
+	fd = xp_symbolizer_fd(uw->sym, m->module);
+	if (fd < 0)
+		return;
 	dwfl_report_begin_add(p->dwfl);
-	dwfl_report_elf(p->dwfl, path, file, -1, base, false);
+	if (!dwfl_report_elf(p->dwfl, path, file, fd, base, false))
+		close(fd);      /* taken only on success */
 	dwfl_report_end(p->dwfl, NULL, NULL);
 }
 

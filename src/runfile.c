@@ -282,6 +282,10 @@ struct xp_reader {
 	size_t block_cap;
 	size_t block_len;           /* bytes of records in block */
 	size_t block_pos;           /* next record in block */
+	struct xp_read_budget *budget;  /* the caller's, or NULL */
+	uint32_t expand;            /* budget->expand, or the default */
+	uint64_t zraw;              /* bytes of records that came out of blocks */
+	uint64_t zrecords;          /* records that came out of blocks */
 };
 
 static int reader_fail(struct xp_reader *r, int err, const char *what)
@@ -320,6 +324,52 @@ int xp_run_file_open(const char *path)
 	return err;
 }
 
+int xp_regular_file_open(const char *path, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd, err;
+	char proc[64];
+	struct stat again;
+
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		err = -ENXIO;
+		goto out;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)     /* no /proc: by path, checked after */
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* the same file as the one checked, whatever moved in between */
+	if (fstat(fd, &again) || again.st_dev != st->st_dev || again.st_ino != st->st_ino) {
+		close(fd);
+		err = -ENXIO;
+		goto out;
+	}
+	close(pfd);
+	return fd;
+out:
+	close(pfd);
+	return err;
+}
+
+const char *xp_run_file_strerror(int err)
+{
+	if (err == -ELOOP)
+		return "a symbolic link, not followed";
+	if (err == -ENXIO)
+		return "not a regular file";
+	return strerror(err < 0 ? -err : err);
+}
+
 FILE *xp_run_file_fopen(const char *path)
 {
 	int fd = xp_run_file_open(path);
@@ -355,6 +405,7 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 	}
 	setvbuf(r->f, NULL, _IOFBF, READER_BUF_SIZE);
 	r->codec = READER_CODEC;
+	r->expand = XP_READ_EXPAND_DEFAULT;
 	*out = r;
 	err = read_exact(r, &r->hdr, sizeof(r->hdr), &got_any);
 	if (err == -ENODATA)
@@ -372,6 +423,40 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 		return reader_fail(r, -EIO, "seek error");
 	r->next_offset = r->hdr.header_size;
 	r->offset = r->next_offset;
+	return 0;
+}
+
+void xp_reader_set_budget(struct xp_reader *r, struct xp_read_budget *b)
+{
+	r->budget = b;
+	r->expand = b && b->expand ? b->expand : XP_READ_EXPAND_DEFAULT;
+}
+
+/* Bytes or records allowed out of blocks after `file` bytes of the file:
+ * per the budget, never less than the free allowance. */
+static uint64_t allowance(uint64_t file, uint64_t per_unit, uint64_t unit, uint64_t free)
+{
+	uint64_t n = file > UINT64_MAX / per_unit ? UINT64_MAX : file * per_unit / unit;
+
+	return n > free ? n : free;
+}
+
+/* Counts one record against the budget: 0, or -E2BIG when it goes over. */
+static int spend_record(struct xp_reader *r, int from_block)
+{
+	if (from_block && ++r->zrecords > allowance(r->next_offset, r->expand, 1000,
+						    XP_READ_EXPAND_FREE_RECORDS)) {
+		r->block_len = 0;
+		return reader_fail(r, -E2BIG, "compressed blocks hold more records per byte on"
+				   " disk than the budget allows (a zstd bomb?)");
+	}
+	if (r->budget) {
+		if (r->budget->records == 0) {
+			r->block_len = 0;
+			return reader_fail(r, -E2BIG, "more records than the budget allows");
+		}
+		r->budget->records--;
+	}
 	return 0;
 }
 
@@ -404,6 +489,11 @@ static int expand_block(struct xp_reader *r)
 	if (z->raw_size < sizeof(*h) || z->raw_size > XP_ZBLOCK_RAW_MAX ||
 	    z->raw_size % XP_RECORD_ALIGN)
 		return reader_fail(r, -EBADMSG, "compressed block with a bad raw size");
+	/* checked before decoding: a bomb costs no time either */
+	r->zraw += z->raw_size;
+	if (r->zraw > allowance(r->next_offset, r->expand, 1, XP_READ_EXPAND_FREE_BYTES))
+		return reader_fail(r, -E2BIG, "compressed blocks expand more than the budget"
+				   " allows (a zstd bomb?)");
 	if (block_reserve(r, z->raw_size))
 		return reader_fail(r, -ENOMEM, "out of memory");
 	if (r->codec->decode(r->block, z->raw_size, z + 1, z->frame_size))
@@ -428,6 +518,8 @@ static int next_in_block(struct xp_reader *r, const struct xp_record_header **re
 		r->block_len = 0;
 		return reader_fail(r, -EBADMSG, "compressed block inside a compressed block");
 	}
+	if (spend_record(r, 1))
+		return -E2BIG;
 	r->block_pos += h->size;
 	*rec = h;
 	return 1;
@@ -440,8 +532,10 @@ int xp_reader_next(struct xp_reader *r, const struct xp_record_header **rec)
 	for (;;) {
 		int err = read_record(r, rec);
 
-		if (err <= 0 || (*rec)->type != XP_REC_ZBLOCK)
+		if (err <= 0)
 			return err;
+		if ((*rec)->type != XP_REC_ZBLOCK)
+			return spend_record(r, 0) ?: 1;
 		err = expand_block(r);
 		if (err)
 			return err;

@@ -88,11 +88,43 @@ int xp_writer_close(struct xp_writer *w);
 int xp_run_file_open(const char *path);
 /* FILE * over xp_run_file_open, or NULL with errno set. */
 FILE *xp_run_file_fopen(const char *path);
+/* Opens a file that a run names outside the run (a module path; links
+ * followed, as /usr/lib has them) for reading, without opening anything but
+ * a regular file: an O_PATH handle is checked first (opening a tty, a FIFO
+ * or a device can block or have side effects), then that same inode is
+ * opened through /proc/self/fd, O_NONBLOCK | O_NOCTTY. A fd and *st, or
+ * -ENXIO for anything but a regular file, -errno. */
+struct stat;
+int xp_regular_file_open(const char *path, struct stat *st);
+/* What an error of xp_run_file_open means, for a message: "a symbolic
+ * link, not followed", "not a regular file", else strerror's text. */
+const char *xp_run_file_strerror(int err);
 
 int xp_reader_open(struct xp_reader **out, const char *path);
+
+/* What a reader may take from a file that came from someone else: a zstd
+ * bomb (a few KiB on disk that expand to GiB of records) or billions of
+ * records end the stream with -E2BIG at the record that went over, the
+ * records before it stay. xpcap's own streams expand 6x (12 bytes a
+ * record on disk, -F 20000 frame pointers) to 50x (95 bytes, dwarf). */
+struct xp_read_budget {
+	uint64_t records;           /* records still allowed (shared by the readers of a run) */
+	uint32_t expand;            /* a compressed stream decodes to at most expand times
+				       its bytes on disk, and to expand / 1000 records per byte */
+};
+#define XP_READ_EXPAND_DEFAULT 1000
+#define XP_READ_RECORDS_DEFAULT 1000000000ull
+/* Below these, a stream is never refused for expanding (small files). */
+#define XP_READ_EXPAND_FREE_BYTES (64ull << 20)
+#define XP_READ_EXPAND_FREE_RECORDS (1ull << 20)
+/* Every reader checks expansion at XP_READ_EXPAND_DEFAULT; with a budget,
+ * at b->expand, and it counts records against b->records (b: the caller's,
+ * kept while the reader is open; NULL: back to the default). */
+void xp_reader_set_budget(struct xp_reader *r, struct xp_read_budget *b);
 /* 1 and *rec set: a record (valid until the next call); 0: clean end;
  * -EBADMSG: corrupt; -ENODATA: truncated tail; -EPROTO: unsupported
- * version, or a compressed block and no codec; other -errno: I/O.
+ * version, or a compressed block and no codec; -E2BIG: over the budget
+ * (xp_reader_set_budget); other -errno: I/O.
  * Compressed blocks are expanded: their records come out one by one, and
  * xp_reader_offset() is then the offset of the block. */
 int xp_reader_next(struct xp_reader *r, const struct xp_record_header **rec);

@@ -2,7 +2,10 @@
 """badinput.py - xpcorr ingest on damaged and hostile run directories,
 made from a real H100 run (fixtures/h100-workload): truncated, zero-filled,
 byte-flipped files, huge length fields, wrong magic, future versions,
-symbolic links, FIFOs, oversized meta.json, a directory of another user.
+symbolic links, FIFOs, oversized meta.json, a directory of another user;
+and hostile runs written here or from the synthetic golden run (gen-run):
+a zstd bomb, perf maps hard-linked under many pids, a kallsyms cut short,
+names that are not UTF-8, module paths that name a FIFO or a tty.
 Every case must end with the exit status xpcorr-ingest(1) documents (0 with
 warnings, 1 with --strict or when nothing usable is left), stderr lines that
 each start with "xpcorr: " and name the file (and the offset where the
@@ -10,21 +13,26 @@ damage is), within a time limit and a memory bound: no crash, no hang.
 
     badinput.py XPCORR FIXTURE_DIR [FLIPS]
 """
+import ctypes
+import json
 import os
 import random
 import re
 import resource
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 XPCORR, FIXTURE = sys.argv[1], sys.argv[2]
 FLIPS = int(sys.argv[3]) if len(sys.argv) > 3 else 150
 RUN_FILES = ("cpu.xpr", "meta.json") + tuple(
     f for f in sorted(os.listdir(FIXTURE)) if f.startswith("gpu-") and f.endswith(".xpr"))
 failures = []
+GEN_RUN = os.environ.get("XP_GEN_RUN")
 
 
 def ingest(run, *opts):
@@ -260,6 +268,268 @@ def killed(tmp):
     check(p.returncode == 0 and "no clean end" in p.stdout, "info says what could not be flushed")
 
 
+# ---- hostile runs written record by record (runfmt.h) ----
+
+def stream_header():
+    # magic, version 1, header 40 bytes, CPU stream, CLOCK_MONOTONIC, pid, flags, created
+    return b"XPCAPRAW" + struct.pack("<IIIIIIQ", 1, 40, 1, 1, 0, 0, 0)
+
+
+def record(rtype, body):
+    body += bytes((-(8 + len(body))) % 8)
+    return struct.pack("<II", rtype, 8 + len(body)) + body
+
+
+def sample(ts, pid, uips, kips=()):
+    return record(1, struct.pack("<QIIII16sHHI", ts, pid, pid, 0, 1000000, b"hostile",
+                                 len(uips), len(kips), 0) +
+                  b"".join(struct.pack("<Q", ip) for ip in list(kips) + list(uips)))
+
+
+def mmap(ts, pid, addr, length, path):
+    p = path.encode() if isinstance(path, str) else path
+    return record(6, struct.pack("<QIIQQQIIB20sBH", ts, pid, pid, addr, length, 0, 5, 0, 0,
+                                 bytes(20), 0, len(p)) + p + b"\0")
+
+
+def db_rows(run, sql):
+    p = subprocess.run(["sqlite3", os.path.join(run, "xpcorr.db"), sql], capture_output=True)
+    return p.stdout.decode("utf-8", "replace").split("\n")[:-1]
+
+
+def peak_rss_of(args, timeout=60):
+    """Exit status, stderr lines and peak RSS (MiB) of args, measured in a
+    child python of its own (RUSAGE_CHILDREN there counts only this one)."""
+    code = ("import resource, subprocess, sys\n"
+            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+            "sys.stderr.buffer.write(p.stderr)\n"
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)\n")
+    try:
+        p = subprocess.run([sys.executable, "-c", code] + list(args), capture_output=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", [], 0
+    rc, rss = p.stdout.split()
+    return int(rc), [l for l in p.stderr.decode(errors="replace").splitlines() if l], int(rss)
+
+
+def launch_streams(tmp):
+    # launch-PID.xpr is one process's launch stacks, not the run: a link,
+    # a FIFO or a directory there is a warning (man 5 xpcap-run), no hang
+    for what, make in (("link", lambda p: os.symlink(os.path.join(FIXTURE, "cpu.xpr"), p)),
+                       ("FIFO", os.mkfifo), ("directory", os.mkdir)):
+        run = fresh(tmp, "launch-" + what)
+        path = os.path.join(run, "launch-434.xpr")
+        make(path)
+        rc, lines = ingest(run)
+        check(rc == 0 and well_formed(rc, lines) and len(lines) == 1 and path in lines[0]
+              and "skipped" in lines[0],
+              "launch-434.xpr is a %s: exit 0, one warning naming it (%s %s)" % (what, rc, lines))
+        rc, lines = ingest(run, "--strict")
+        check(one_error(rc, lines, path), "launch-434.xpr is a %s, --strict: exit 1, one line (%s %s)"
+              % (what, rc, lines))
+
+
+def zstd_bomb(tmp):
+    if not shutil.which("zstd"):
+        print("SKIP part: the zstd bomb needs the zstd program to compress it (only this part)")
+        return
+    run = os.path.join(tmp, "bomb")
+    os.mkdir(run)
+    shutil.copy(os.path.join(FIXTURE, "meta.json"), run)
+    # 64 MiB of identical samples in one frame of a few KiB, six times:
+    # 6.3M samples from 35 KB on disk
+    raw = os.path.join(tmp, "bomb.raw")
+    with open(raw, "wb") as f:
+        f.write(sample(1000, 1, [0x401000]) * ((64 << 20) // 64))
+    frame = subprocess.run(["zstd", "-q", "-c", "-3", raw], capture_output=True, check=True).stdout
+    os.unlink(raw)
+    block = record(97, struct.pack("<QII", 64 << 20, len(frame), 0) + frame)
+    path = os.path.join(run, "cpu.xpr")
+    with open(path, "wb") as f:
+        f.write(stream_header() + block * 6)
+    second = 40 + len(block)
+    rc, lines = ingest(run)
+    samples = db_rows(run, "SELECT count(*) FROM xp_samples") if rc == 0 else ["?"]
+    check(rc == 0 and well_formed(rc, lines) and
+          any(path + " at offset %d: " % second in l and "budget" in l and "--max-expand" in l
+              for l in lines) and samples == [str(1 << 20)],
+          "zstd bomb (%d bytes, 6 x 64 MiB): exit 0, cut at its second block with a warning"
+          " naming the budget, the first block's %d samples kept (%s %s %s)" % (
+              os.path.getsize(path), 1 << 20, rc, lines, samples))
+    rc, lines = ingest(run, "--strict")
+    check(one_error(rc, lines, path, second) and "budget" in lines[0],
+          "zstd bomb --strict: exit 1, one line at offset %d (%s %s)" % (second, rc, lines))
+    # a smaller budget of records for the whole run: --max-records
+    rc, lines = ingest(run, "--max-records", "1000")
+    samples = db_rows(run, "SELECT count(*) FROM xp_samples") if rc == 0 else ["?"]
+    check(rc == 0 and samples == ["1000"] and any("--max-records" in l for l in lines),
+          "--max-records 1000: 1000 samples kept, a warning (%s %s %s)" % (rc, lines, samples))
+
+
+def linked_perf_maps(tmp):
+    # one big perf map hard-linked under 16 pids: parsed once, not 16 times
+    run = os.path.join(tmp, "perfmap-links")
+    os.mkdir(run)
+    shutil.copy(os.path.join(FIXTURE, "meta.json"), run)
+    base, lines = 0x7f0000000000, 400000
+    big = os.path.join(run, "perf-5000.map")
+    with open(big, "w") as f:
+        f.writelines("%x 40 py::function_number_%d_with_a_long_name:some/module/path.py\n"
+                     % (base + 0x40 * i, i) for i in range(lines))
+    pids = range(5000, 5016)
+    for pid in pids[1:]:
+        os.link(big, os.path.join(run, "perf-%d.map" % pid))
+    with open(os.path.join(run, "cpu.xpr"), "wb") as f:
+        f.write(stream_header() + b"".join(sample(1000 + pid, pid, [base + 0x40 * 7 + 1])
+                                           for pid in pids))
+    rc, errs, rss = peak_rss_of([XPCORR, "ingest", "--quiet", run])
+    names = db_rows(run, "SELECT count(DISTINCT s.pid) FROM xp_samples s JOIN xp_stacks k ON"
+                    " k.id = s.stack_id JOIN xp_frames fr ON fr.id = k.frame JOIN StringIds n"
+                    " ON n.id = fr.symbol WHERE n.value LIKE 'py::function_number_7_%'")
+    check(rc == 0 and not errs and names == [str(len(pids))],
+          "a perf map hard-linked under %d pids: every pid's JIT frame named (%s %s %s)"
+          % (len(pids), rc, errs, names))
+    check(rc == 0 and rss < 200,
+          "a perf map of %.0f MB hard-linked under %d pids: peak RSS %d MiB (bound 200: parsed once)"
+          % (os.path.getsize(big) / 1e6, len(pids), rss))
+
+
+def cut_kallsyms(tmp):
+    if not GEN_RUN:
+        print("SKIP part: kallsyms, UTF-8 and module-path cases need XP_GEN_RUN and the"
+              " fixture (run through meson test)")
+        return
+    text = open(os.path.join(golden(tmp), "kallsyms"), "rb").read()
+    cut = text.index(b"T futex_wait") + 4               # "ffffffff81003000 T fu"
+    whole = text.index(b"\n", text.index(b"__x64_sys_futex")) + 1
+    for what, size, meta_bytes in (("cut in a line", cut, None),
+                                   ("shorter than meta.json's kallsyms_bytes", whole, len(text))):
+        run = golden(tmp)
+        with open(os.path.join(run, "kallsyms"), "r+b") as f:
+            f.truncate(size)
+        if meta_bytes is not None:
+            meta = json.load(open(os.path.join(run, "meta.json")))
+            meta["kallsyms_bytes"] = meta_bytes
+            json.dump(meta, open(os.path.join(run, "meta.json"), "w"))
+        rc, lines = ingest(run)
+        lines = [l for l in lines if "do not parse" not in l]     # the golden run's own
+        kernel = set(db_rows(run, "SELECT n.value FROM xp_frames f JOIN StringIds n ON"
+                             " n.id = f.symbol WHERE f.kind IN (1, 4)"))
+        check(rc == 0 and any("kallsyms: truncated" in l for l in lines) and
+              "0xffffffff81004008" in kernel and "0xffffffffc0100100" in kernel and
+              "fu" not in kernel and "do_syscall_64" in kernel,
+              "kallsyms %s: exit 0, a warning; kernel addresses past its last symbol stay"
+              " addresses, those before keep their names (%s %s %s)" % (what, rc, lines,
+                                                                      sorted(kernel)))
+
+
+def bad_utf8(tmp):
+    if not GEN_RUN:
+        return
+    run = golden(tmp)
+    pm = os.path.join(run, "perf-2000.map")
+    text = open(pm, "rb").read().replace(b"py::step:model.py", b"py::st\xffep<\x01>:m\xc0\xafodel.py")
+    open(pm, "wb").write(text.replace(b"py::train", b"py::tr\xed\xa0\x80ain\xe2\x82"))
+    ks = os.path.join(run, "kallsyms")
+    open(ks, "wb").write(open(ks, "rb").read().replace(b"T schedule", b"T sch\xfe\xffedule"))
+    rc, lines = ingest(run)
+    lines = [l for l in lines if "do not parse" not in l]     # the golden run's own
+    check(rc == 0 and not lines, "names that are not UTF-8: ingest exit 0 (%s %s)" % (rc, lines))
+    out = {}
+    for name, args in (("svg", ["export", "--format", "svg"]),
+                       ("chrome", ["export", "--format", "chrome"]),
+                       ("csv", ["report", "--format", "csv"]),
+                       ("json", ["report", "--format", "json", "--by", "stack"]),
+                       ("folded", ["export", "--format", "folded"])):
+        p = subprocess.run([XPCORR] + args + [run], capture_output=True, timeout=60)
+        out[name] = p.stdout
+        check(p.returncode == 0, "%s of a run with names that are not UTF-8: exit 0 (%s)"
+              % (name, p.stderr[-300:]))
+    try:
+        ET.fromstring(out["svg"])
+        svg_ok = b"py::st\xef\xbf\xbdep" in out["svg"]
+    except ET.ParseError as e:
+        svg_ok = "not well-formed: %s" % e
+    check(svg_ok is True, "the SVG is well-formed XML, U+FFFD for bad bytes (%s)" % svg_ok)
+    for name in ("chrome", "json"):
+        try:
+            json.loads(out[name].decode("utf-8"))
+            ok = True
+        except (UnicodeDecodeError, ValueError) as e:
+            ok = str(e)[:200]
+        check(ok is True, "%s output is valid JSON in UTF-8 (%s)" % (name, ok))
+    for name in ("csv", "folded"):
+        try:
+            out[name].decode("utf-8")
+            ok = True
+        except UnicodeDecodeError as e:
+            ok = str(e)[:200]
+        check(ok is True and (name == "csv" or b"\xef\xbf\xbd" in out[name]),
+              "%s output is UTF-8, U+FFFD for bad bytes (%s)" % (name, ok))
+
+
+def inotify_opens(paths):
+    """A function that returns how many times paths were opened since."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    for p in paths:
+        if libc.inotify_add_watch(fd, p.encode(), 0x20) < 0:      # IN_OPEN
+            raise OSError(ctypes.get_errno(), "inotify_add_watch " + p)
+
+    def count():
+        n = 0
+        try:
+            while True:
+                data = os.read(fd, 65536)
+                at = 0
+                while at < len(data):
+                    _, mask, _, length = struct.unpack_from("<iIII", data, at)
+                    n += bool(mask & 0x20)
+                    at += 16 + length
+        except BlockingIOError:
+            pass
+        os.close(fd)
+        return n
+    return count
+
+
+def device_modules(tmp):
+    if not GEN_RUN:
+        return
+    # mappings whose path names a FIFO and a tty: their samples symbolize
+    # as module+offset, and neither file is ever opened (not even O_NONBLOCK)
+    run = golden(tmp)
+    fifo = os.path.join(tmp, "libfifo.so")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    paths = [fifo] + (["/dev/tty"] if os.path.exists("/dev/tty") else [])
+    recs = b""
+    for i, p in enumerate(paths):
+        pid, addr = 4000 + i, 0x7e5500000000
+        recs += mmap(1000000000, pid, addr, 0x10000, p) + sample(1000000100, pid, [addr + 0x123])
+    open(os.path.join(run, "extra.xpr"), "wb").write(stream_header() + recs)
+    opened = inotify_opens(paths)
+    rc, lines = ingest(run)
+    n = opened()
+    lines = [l for l in lines if "do not parse" not in l]     # the golden run's own
+    frames = db_rows(run, "SELECT n.value FROM xp_frames f JOIN StringIds n ON n.id = f.symbol"
+                          " WHERE n.value LIKE '%+0x123'")
+    check(rc == 0 and not lines and n == 0 and len(frames) == len(paths),
+          "module paths naming %s: exit 0 in time, never opened (%d opens), frames module+offset"
+          " (%s %s %s)" % (" and ".join(paths), n, rc, lines, frames))
+
+
+def golden(tmp):
+    """A fresh copy of the synthetic golden run (kallsyms, perf map, mappings
+    of the real fixture ELF files)."""
+    golden.n = getattr(golden, "n", 0) + 1
+    run = os.path.join(tmp, "golden%d" % golden.n)
+    subprocess.run([GEN_RUN, "golden", os.environ["XP_FIXTURE_EXE"],
+                    os.environ["XP_FIXTURE_LIB"], run], check=True)
+    return run
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="xp-badinput-")
     try:
@@ -270,6 +540,12 @@ def main():
         other_user(tmp)
         disk_full(tmp)
         killed(tmp)
+        launch_streams(tmp)
+        zstd_bomb(tmp)
+        linked_perf_maps(tmp)
+        cut_kallsyms(tmp)
+        bad_utf8(tmp)
+        device_modules(tmp)
         flips(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -145,7 +145,7 @@ static int64_t intern_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t
 	return node;
 }
 
-const struct xp_gpu_sink_ops testdb_ops = { intern_string, intern_stack };
+const struct xp_gpu_sink_ops testdb_ops = { intern_string, intern_stack, NULL };
 
 int64_t testdb_stack(struct testdb_sink *k, const uint64_t *user_ips, unsigned nu)
 {

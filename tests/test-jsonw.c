@@ -147,6 +147,40 @@ START_TEST(write_errors_are_kept)
 }
 END_TEST
 
+START_TEST(invalid_utf8_is_replacement)
+{
+	/* a symbol name with bytes that are not UTF-8: the trace must stay
+	 * JSON (jansson, like browsers, refuses invalid UTF-8) */
+	FILE *f = open_mem();
+	json_error_t jerr;
+	struct jsonw w;
+	json_t *j;
+
+	jsonw_init(&w, f);
+	jsonw_arr_begin(&w);
+	jsonw_str(&w, "a\xff\xc3\xa9\xed\xa0\x80z\xe2\x82");
+	jsonw_key(&w, "\xfe");     /* keys too (inside an array: not valid, unused) */
+	jsonw_arr_end(&w);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"a\\ufffd\xc3\xa9\\ufffd\\ufffd\\ufffdz\\ufffd\\ufffd\""));
+	free(buf);
+
+	f = open_mem();
+	jsonw_init(&w, f);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "n\xff");
+	jsonw_str(&w, "\x80\x80x");
+	jsonw_obj_end(&w);
+	fclose(f);
+	j = json_loadb(buf, len, 0, &jerr);
+	ck_assert_msg(j != NULL, "not JSON: %s (%s)", jerr.text, buf);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "n\xef\xbf\xbd")),
+			 "\xef\xbf\xbd\xef\xbf\xbdx");
+	json_decref(j);
+	free(buf);
+}
+END_TEST
+
 Suite *jsonw_suite(void)
 {
 	Suite *s = suite_create("jsonw");
@@ -156,6 +190,7 @@ Suite *jsonw_suite(void)
 	tcase_add_test(tc, unbalanced_close_is_an_error);
 	tcase_add_test(tc, buffered_output_is_the_same);
 	tcase_add_test(tc, write_errors_are_kept);
+	tcase_add_test(tc, invalid_utf8_is_replacement);
 	suite_add_tcase(s, tc);
 	return s;
 }

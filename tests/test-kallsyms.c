@@ -92,6 +92,68 @@ START_TEST(nul_after_overlong_line)
 }
 END_TEST
 
+START_TEST(cut_in_a_line)
+{
+	/* xpcap killed while copying: the half line is not a symbol "fu", and
+	 * nothing past the last whole symbol belongs to it */
+	struct xp_kallsyms *k = parse(
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 T do_syscall_64\n"
+		"ffffffff81002000 t __x64_sys_futex\n"
+		"ffffffff81003000 T fu");
+
+	ck_assert_int_eq(xp_kallsyms_complete(k), 0);
+	ck_assert_uint_eq(xp_kallsyms_count(k), 3);
+	ck_assert_uint_eq(xp_kallsyms_bytes(k), 26 + 33 + 35 + 21);
+	/* until the caller says it is truncated, the usual extent */
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81003020, NULL), "__x64_sys_futex");
+	xp_kallsyms_set_truncated(k);
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81002000, NULL), "__x64_sys_futex");
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffff81002010, NULL));
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffffc0100100, NULL));
+	ck_assert_int_eq(xp_kallsyms_beyond(k, 0xffffffffc0100100), 1);
+	ck_assert_int_eq(xp_kallsyms_beyond(k, 0xffffffff81001010), 0);
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81001010, NULL), "do_syscall_64");
+	xp_kallsyms_free(k);
+}
+END_TEST
+
+START_TEST(whole_copy_complete)
+{
+	struct xp_kallsyms *k = parse("ffffffff81000000 T _stext\n");
+
+	ck_assert_int_eq(xp_kallsyms_complete(k), 1);
+	ck_assert_uint_eq(xp_kallsyms_bytes(k), 26);
+	ck_assert_int_eq(xp_kallsyms_beyond(k, 0xffffffffc0100100), 0);
+	xp_kallsyms_free(k);
+}
+END_TEST
+
+START_TEST(last_symbol_extent_bounded)
+{
+	/* a module's last function, the kernel's text end: no function is a
+	 * MiB long, and an end marker names nothing */
+	struct xp_kallsyms *k = parse(
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 T schedule\n"
+		"ffffffff81002000 T _etext\n"
+		"ffffffff81800000 T _sinittext\n"
+		"ffffffff81801000 T _einittext\n"
+		"ffffffff81900000 T __entry_text_end\n"
+		"ffffffffc0100000 t nv_ioctl\t[nvidia]\n");
+
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81001ff0, NULL), "schedule");
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffff81002000, NULL));
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffff81002100, NULL));
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffff81800010, NULL), "_sinittext");
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffff81801010, NULL));
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffff81900010, NULL));
+	ck_assert_str_eq(xp_kallsyms_lookup(k, 0xffffffffc0100000 + 0xfffff, NULL), "nv_ioctl");
+	ck_assert_ptr_null(xp_kallsyms_lookup(k, 0xffffffffc0100000 + XP_KSYM_MAX_EXTENT, NULL));
+	xp_kallsyms_free(k);
+}
+END_TEST
+
 Suite *kallsyms_suite(void)
 {
 	Suite *s = suite_create("kallsyms");
@@ -101,6 +163,9 @@ Suite *kallsyms_suite(void)
 	tcase_add_test(tc, unprivileged_zero_addresses_resolve_nothing);
 	tcase_add_test(tc, overlong_line_skipped);
 	tcase_add_test(tc, nul_after_overlong_line);
+	tcase_add_test(tc, cut_in_a_line);
+	tcase_add_test(tc, whole_copy_complete);
+	tcase_add_test(tc, last_symbol_extent_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,4 +1,5 @@
 /* test-perfmap.c - JIT symbols from perf-PID.map lines. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,35 @@ START_TEST(nul_after_overlong_line)
 }
 END_TEST
 
+START_TEST(budget_of_a_run)
+{
+	/* the run's maps share one budget: a map that would go over it is
+	 * refused whole and leaves the budget as it was */
+	static const char text[] = "1000 10 a\n2000 10 b\n3000 10 c\n";   /* 30 bytes */
+	struct xp_perfmap_budget b = { .bytes = 50, .lines = 100 };
+	struct xp_perfmap *m = NULL;
+	FILE *f;
+
+	f = fmemopen((void *)text, strlen(text), "r");
+	ck_assert_int_eq(xp_perfmap_parse_budget(&m, f, &b), 0);
+	fclose(f);
+	ck_assert_uint_eq(b.bytes, 20);
+	ck_assert_uint_eq(b.lines, 97);
+	ck_assert_str_eq(xp_perfmap_lookup(m, 0x2004), "b");
+	xp_perfmap_free(m);
+	m = NULL;
+	f = fmemopen((void *)text, strlen(text), "r");
+	ck_assert_int_eq(xp_perfmap_parse_budget(&m, f, &b), -E2BIG);
+	fclose(f);
+	ck_assert_ptr_null(m);
+	ck_assert_uint_eq(b.bytes, 20);
+	b = (struct xp_perfmap_budget){ .bytes = 1000, .lines = 2 };
+	f = fmemopen((void *)text, strlen(text), "r");
+	ck_assert_int_eq(xp_perfmap_parse_budget(&m, f, &b), -E2BIG);
+	fclose(f);
+}
+END_TEST
+
 Suite *perfmap_suite(void)
 {
 	Suite *s = suite_create("perfmap");
@@ -80,6 +110,7 @@ Suite *perfmap_suite(void)
 	tcase_add_test(tc, python_trampolines);
 	tcase_add_test(tc, later_line_wins_on_reuse);
 	tcase_add_test(tc, nul_after_overlong_line);
+	tcase_add_test(tc, budget_of_a_run);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -284,6 +284,58 @@ START_TEST(zstd_roundtrip)
 }
 END_TEST
 
+/* Records read under budget b until the end or an error (*err). */
+static uint64_t read_with_budget(struct xp_read_budget *b, int *err)
+{
+	struct xp_reader *r = NULL;
+	const struct xp_record_header *h;
+	uint64_t n = 0;
+
+	ck_assert_int_eq(xp_reader_open(&r, path), 0);
+	xp_reader_set_budget(r, b);
+	while ((*err = xp_reader_next(r, &h)) > 0)
+		n++;
+	xp_reader_close(r);
+	return n;
+}
+
+START_TEST(budget_of_records)
+{
+	struct xp_read_budget b = { .records = 1000 };
+	int err;
+
+	write_samples(5000);
+	ck_assert_uint_eq(read_with_budget(&b, &err), 1000);
+	ck_assert_int_eq(err, -E2BIG);
+	ck_assert_uint_eq(b.records, 0);
+	b.records = 5000;       /* exactly enough: a clean end */
+	ck_assert_uint_eq(read_with_budget(&b, &err), 5000);
+	ck_assert_int_eq(err, 0);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(budget_of_expansion)
+{
+	/* 1.5M samples at zstd level 1 take ~4 bytes each on disk: within the
+	 * default, over a budget of 100x (0.1 record a byte) once past the
+	 * free first million */
+	struct xp_read_budget b = { .records = UINT64_MAX, .expand = 100 };
+	uint64_t n;
+	int err;
+
+	write_samples_with(1500000, &xp_zstd_codec);
+	ck_assert_uint_eq(read_with_budget(NULL, &err), 1500000);
+	ck_assert_int_eq(err, 0);
+	n = read_with_budget(&b, &err);
+	ck_assert_int_eq(err, -E2BIG);
+	ck_assert_uint_ge(n, XP_READ_EXPAND_FREE_RECORDS);
+	ck_assert_uint_lt(n, 1500000);
+	ck_assert_uint_eq(b.records, UINT64_MAX - n);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(zstd_corrupt_frame_reports_block_offset)
 {
 	off_t first = sizeof(struct xp_file_header);
@@ -485,6 +537,8 @@ Suite *runfile_suite(void)
 	tcase_add_test(tc, path_accessor_checks_bounds);
 	tcase_add_test(tc, user_copy_accessor_checks_bounds);
 	tcase_add_test(tc, zstd_roundtrip);
+	tcase_add_test(tc, budget_of_records);
+	tcase_add_test(tc, budget_of_expansion);
 	tcase_add_test(tc, zstd_corrupt_frame_reports_block_offset);
 	tcase_add_test(tc, zstd_truncated_and_huge_raw_size);
 	tcase_add_test(tc, zstd_incompressible_written_plain);

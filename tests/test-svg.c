@@ -7,6 +7,7 @@
 
 #include "check-main.h"
 #include "svg.h"
+#include "utf8.h"
 
 static char *render(const char *folded, uint64_t *bad)
 {
@@ -72,6 +73,21 @@ START_TEST(deep_line_skipped)
 }
 END_TEST
 
+START_TEST(invalid_utf8_replaced)
+{
+	/* a received run's symbol names: every byte of the SVG must be UTF-8
+	 * an XML parser takes, or the whole graph fails to open */
+	uint64_t bad;
+	char *svg = render("py::f\xff\xfe:x.py;k\xc0\xaf\x01\xed\xa0\x80 2\n", &bad);
+
+	ck_assert_uint_eq(bad, 0);
+	ck_assert_int_eq(xp_utf8_valid(svg, strlen(svg)), 1);
+	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"py::f\xef\xbf\xbd\xef\xbf\xbd:x.py\""));
+	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"k\xef\xbf\xbd\xef\xbf\xbd?"));
+	free(svg);
+}
+END_TEST
+
 Suite *svg_suite(void)
 {
 	Suite *s = suite_create("svg");
@@ -80,6 +96,7 @@ Suite *svg_suite(void)
 	tcase_add_test(tc, frames_sized_by_count);
 	tcase_add_test(tc, names_escaped_bad_lines_counted);
 	tcase_add_test(tc, deep_line_skipped);
+	tcase_add_test(tc, invalid_utf8_replaced);
 	suite_add_tcase(s, tc);
 	return s;
 }

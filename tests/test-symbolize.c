@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check-main.h"
 #include "symbolize.h"
@@ -146,6 +149,67 @@ START_TEST(missing_and_unmapped)
 }
 END_TEST
 
+/* IN_OPEN events on path since watch() (O_PATH handles make none). */
+static int watch(const char *path)
+{
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(inotify_add_watch(in, path, IN_OPEN), 0);
+	return in;
+}
+
+static int opens(int in)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int n = 0;
+	ssize_t len;
+
+	while ((len = read(in, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + len; p += sizeof(struct inotify_event) +
+		     ((struct inotify_event *)p)->len)
+			n += !!(((struct inotify_event *)p)->mask & IN_OPEN);
+	return n;
+}
+
+START_TEST(devices_and_fifos_never_opened)
+{
+	/* a module path that names a FIFO or a device: checked before it is
+	 * opened (opening a tty, a FIFO, a watchdog can block or act) */
+	char dir[] = "/tmp/xp-symfifo-XXXXXX", fifo[64];
+	struct xp_symbolizer *sy = xp_symbolizer_new(NULL);
+	uint32_t mf, md;
+	int in_fifo, in_dev;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/lib.so", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	in_fifo = watch(fifo);
+	in_dev = watch("/dev/null");
+	ck_assert_int_eq(xp_symbolizer_module(sy, fifo, NULL, 0, &mf), 0);
+	ck_assert_int_eq(xp_symbolizer_module(sy, "/dev/null", NULL, 0, &md), 0);
+	ck_assert_int_eq(xp_symbolizer_open(sy, mf), XP_MODULE_NOT_ELF);
+	ck_assert_int_eq(xp_symbolizer_open(sy, md), XP_MODULE_NOT_ELF);
+	ck_assert_int_lt(xp_symbolizer_fd(sy, mf), 0);
+	ck_assert_int_eq(opens(in_fifo), 0);
+	ck_assert_int_eq(opens(in_dev), 0);
+	/* a regular file is opened, and can be again as the same file */
+	md = module(sy, 0, NULL, 0);
+	ck_assert_int_eq(xp_symbolizer_open(sy, md), XP_MODULE_OK);
+	{
+		int fd = xp_symbolizer_fd(sy, md);
+
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+	}
+	close(in_fifo);
+	close(in_dev);
+	unlink(fifo);
+	rmdir(dir);
+	xp_symbolizer_free(sy);
+}
+END_TEST
+
 START_TEST(inlined_functions_from_dwarf)
 {
 	struct xp_symbolizer *sy = xp_symbolizer_new(NULL);
@@ -219,6 +283,7 @@ Suite *symbolize_suite(void)
 	tcase_add_test(tc, return_address_needs_ip_minus_one);
 	tcase_add_test(tc, build_id_mismatch_not_guessed);
 	tcase_add_test(tc, missing_and_unmapped);
+	tcase_add_test(tc, devices_and_fifos_never_opened);
 	tcase_add_test(tc, separate_debug_info_found);
 	tcase_add_test(tc, inlined_functions_from_dwarf);
 	suite_add_tcase(s, tc);

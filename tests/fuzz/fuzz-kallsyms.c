@@ -20,14 +20,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!f)
 		return 0;
 	if (xp_kallsyms_parse(&k, f) == 0) {
+		/* as a copy cut short, half of the time */
+		if (size && data[0] & 1)
+			xp_kallsyms_set_truncated(k);
 		/* probe below, inside and above whatever was parsed */
 		for (uint64_t ip = 0; ip < 64; ip++) {
 			uint64_t at = ip << 58 | (size >= 8 ? data[ip % size] * 0x1000ull : 0);
 
 			name = xp_kallsyms_lookup(k, at, &mod);
 			sink += name ? strlen(name) + (mod ? strlen(mod) : 0) : 0;
+			sink += (size_t)xp_kallsyms_beyond(k, at);
 		}
-		sink += xp_kallsyms_count(k) + xp_kallsyms_skipped(k);
+		sink += xp_kallsyms_count(k) + xp_kallsyms_skipped(k) + xp_kallsyms_bytes(k) +
+			(size_t)xp_kallsyms_complete(k);
 	}
 	xp_kallsyms_free(k);
 	fclose(f);

@@ -1,0 +1,97 @@
+/* test-utf8.c - the one sanitizer of names on their way out: valid UTF-8
+ * passes as is, every byte that starts no valid sequence becomes U+FFFD. */
+#include <string.h>
+
+#include "check-main.h"
+#include "utf8.h"
+
+#define R XP_UTF8_REPLACEMENT
+
+static const char *clean(const char *s, size_t len)
+{
+	static char out[256];
+
+	xp_utf8_sanitize(out, sizeof(out), s, len);
+	return out;
+}
+
+START_TEST(valid_text_passes)
+{
+	static const char s[] = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";   /* a é € 😀 z */
+
+	ck_assert_int_eq(xp_utf8_valid(s, sizeof(s) - 1), 1);
+	ck_assert_str_eq(clean(s, sizeof(s) - 1), s);
+	ck_assert_uint_eq(xp_utf8_seq("\xc3\xa9", 2), 2);
+	ck_assert_uint_eq(xp_utf8_seq("\xe2\x82\xac", 3), 3);
+	ck_assert_uint_eq(xp_utf8_seq("\xf0\x9f\x98\x80", 4), 4);
+	ck_assert_uint_eq(xp_utf8_seq("\xf4\x8f\xbf\xbf", 4), 4);     /* U+10FFFF */
+}
+END_TEST
+
+START_TEST(invalid_bytes_replaced)
+{
+	static const struct { const char *in; const char *out; } cases[] = {
+		{ "a\xff" "b", "a" R "b" },                 /* never in UTF-8 */
+		{ "\x80x", R "x" },                         /* stray continuation */
+		{ "\xc0\xaf", R R },                        /* overlong '/' */
+		{ "\xe0\x80\xaf", R R R },                  /* overlong, 3 bytes */
+		{ "\xed\xa0\x80", R R R },                  /* a surrogate */
+		{ "\xf4\x90\x80\x80", R R R R },            /* past U+10FFFF */
+		{ "\xef\xbf\xbe", R R R },                  /* U+FFFE: not in XML */
+		{ "ok\xe2\x82", "ok" R R },                 /* cut short at the end */
+		{ "\xe2\x82z", R R "z" },                   /* cut short inside */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(xp_utf8_valid(cases[i].in, strlen(cases[i].in)), 0);
+		ck_assert_str_eq(clean(cases[i].in, strlen(cases[i].in)), cases[i].out);
+		ck_assert_int_eq(xp_utf8_valid(clean(cases[i].in, strlen(cases[i].in)),
+					       strlen(cases[i].out)), 1);
+	}
+}
+END_TEST
+
+START_TEST(output_bounded_whole_sequences)
+{
+	char out[5];
+
+	/* room for "ab" and one replacement: the second does not fit whole */
+	ck_assert_uint_eq(xp_utf8_sanitize(out, sizeof(out), "ab\xff\xff", 4), 2 + 0);
+	ck_assert_str_eq(out, "ab");
+	ck_assert_uint_eq(xp_utf8_sanitize(out, 6, "a\xff\xff", 3), 4);
+	ck_assert_str_eq(out, "a" R);
+	ck_assert_uint_eq(xp_utf8_sanitize(out, 1, "abc", 3), 0);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(fput_writes_one_sequence)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *s = "\xc3\xa9\xff!";
+
+	s = xp_utf8_fput(f, s);
+	s = xp_utf8_fput(f, s);
+	ck_assert_str_eq(s, "!");
+	fclose(f);
+	ck_assert_str_eq(buf, "\xc3\xa9" R);
+	free(buf);
+}
+END_TEST
+
+Suite *utf8_suite(void)
+{
+	Suite *s = suite_create("utf8");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, valid_text_passes);
+	tcase_add_test(tc, invalid_bytes_replaced);
+	tcase_add_test(tc, output_bounded_whole_sequences);
+	tcase_add_test(tc, fput_writes_one_sequence);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(utf8_suite)
