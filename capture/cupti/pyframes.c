@@ -312,6 +312,11 @@ int xpc_py_on(void)
 	return __atomic_load_n(&P.on, __ATOMIC_RELAXED);
 }
 
+const char *xpc_py_reason(void)
+{
+	return P.reason;
+}
+
 size_t xpc_py_info(void *buf, size_t size, uint64_t ts)
 {
 	struct xp_pyinfo *pi = buf;

@@ -44,8 +44,10 @@ void xpc_py_disable(void);
 /* Looks for the interpreter; afterwards xpc_py_info says what it found.
  * Allocates the code table and queue when the interpreter is supported. */
 void xpc_py_start(pid_t pid);
-/* Whether the walker runs (after xpc_py_start). */
+/* Whether the walker runs (after xpc_py_start), and the one-line reason
+ * that XP_REC_PYINFO carries (the version and offsets, or why not). */
 int xpc_py_on(void);
+const char *xpc_py_reason(void);
 /* The XP_REC_PYINFO payload (struct + reason + padding) into buf; its size. */
 size_t xpc_py_info(void *buf, size_t size, uint64_t ts);
 /* The calling thread's Python frames as an XP_REC_PYSTACK payload at dst

@@ -68,7 +68,6 @@ static struct {
 	struct xp_writer *w;
 	pthread_t writer;
 	int stop;                       /* atomic */
-	int py;                         /* slots have room for Python frames */
 	struct xpc_stacks_stats stats;  /* atomic counters */
 } S;
 
@@ -196,8 +195,9 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid)
 			pos = __atomic_load_n(&S.head, __ATOMIC_RELAXED);
 	}
 	s->len = fill((unsigned char *)(s + 1), ts, correlation_id, cbid, ip, sp, bp);
-	s->pylen = S.py ? xpc_py_take((unsigned char *)(s + 1) + s->len, ts, correlation_id,
-				      (uint32_t)my_tid) : 0;
+	/* writes only when the walker is on (then the slot has room); counts either way */
+	s->pylen = xpc_py_take((unsigned char *)(s + 1) + s->len, ts, correlation_id,
+			       (uint32_t)my_tid);
 	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&S.stats.taken, 1, __ATOMIC_RELAXED);
 }
@@ -285,8 +285,7 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	S.copy = copy_bytes;
 	xpc_py_start(pid);
 	info_len = xpc_py_info(info, sizeof(info), mono_ns());
-	S.py = xpc_py_on();
-	payload += S.py ? XPC_PYSTACK_MAX : 0;
+	payload += xpc_py_on() ? XPC_PYSTACK_MAX : 0;
 	S.stride = (sizeof(struct slot) + payload + 63) & ~(size_t)63;
 	while (slots * 2 * S.stride <= RING_BYTES)
 		slots *= 2;

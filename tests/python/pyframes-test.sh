@@ -3,8 +3,9 @@
 # CPython 3.10-3.13 here (pyenv, and the system python3) runs
 # pyframes_workload.py through it; pyframes_check.py compares each recorded
 # frame's file, qualified name and line with what Python reported.
-#   PYTHONS="/path/python3.12 ..."  interpreters to run (default: pyenv's 3.10-3.13
-#                                   and /usr/bin/python3); a missing pyenv minor fails
+#   PYTHONS="/path/python3.12 ..."  interpreters to run (default: pyenv's 3.10-3.13,
+#                                   /usr/bin/python3, and pyenv's 3.9 when there, which
+#                                   the walker must refuse); a missing 3.10-3.13 fails
 set -u
 lib=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +26,9 @@ if [ -z "${PYTHONS:-}" ]; then
 		PYTHONS="${PYTHONS:-} $v/bin/python3"
 	done
 	[ -x /usr/bin/python3 ] && PYTHONS="$PYTHONS /usr/bin/python3"
+	# a minor the walker does not know: it must take nothing and say so
+	old=$(ls -d "$root"/3.9.* 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$old" ] && PYTHONS="$PYTHONS $old/bin/python3"
 fi
 fail=0
 for py in $PYTHONS; do

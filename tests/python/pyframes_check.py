@@ -27,6 +27,24 @@ def fail(msg):
 
 
 minor = exp["hexversion"] >> 16 & 0xff
+if minor < 10 or minor > 13:
+    # an interpreter the walker does not know: nothing taken, and said why
+    info = run.infos[0] if len(run.infos) == 1 else None
+    nlaunch = len(exp["takes"]) + 1
+    if not info or info["flags"] or info["hexversion"] != exp["hexversion"] or \
+            "3.10 to 3.13" not in info["reason"]:
+        fail("PYINFO %r for Python %x" % (info, exp["hexversion"]))
+    if run.stacks or run.codes:
+        fail("%d stacks, %d code records from an unknown interpreter" % (len(run.stacks),
+                                                                        len(run.codes)))
+    if len(run.launches) != nlaunch or \
+            run.lost != {(xpr_py.REC_PYSTACK, xpr_py.LOST_PY_UNSUPPORTED): nlaunch}:
+        fail("%d launches, losses %r: expected %d unsupported" % (len(run.launches), run.lost,
+                                                                 nlaunch))
+    print("%s: Python %s: no stacks, %d launches counted unsupported (%s)%s" % (
+        os.path.basename(out), exp["python"].split()[0], nlaunch, info and info["reason"],
+        ", %d FAILURES" % len(fails) if fails else ""))
+    sys.exit(1 if fails else 0)
 if len(run.infos) != 1:
     fail("%d PYINFO records, expected 1" % len(run.infos))
 elif not run.infos[0]["flags"] & xpr_py.PYINFO_SUPPORTED or \
