@@ -22,24 +22,26 @@ static inline int xp_is_python_frame(int kind, const char *sym)
 }
 
 /* The same from a frame's text alone (folded stacks): "py::NAME:FILE", or a
- * Python line "FILE:LINE QUALNAME" (LINE digits or ?): the first word ends
- * in :LINE and holds no '(' (a C++ name with a space does, "f(unsigned int)"). */
+ * Python line "FILE:LINE QUALNAME" (LINE digits or ?; FILE may hold spaces,
+ * "<frozen runpy>:88 _run_code"). A C++ name has its '(' before any such
+ * ":LINE " ("f(unsigned int)"), and "a::b" is no line. */
 static inline int xp_is_python_text(const char *s, size_t n)
 {
-	size_t sp, d;
-
 	if (n >= 4 && !strncmp(s, "py::", 4))
 		return 1;
-	for (sp = 0; sp < n && s[sp] != ' '; sp++)
-		if (s[sp] == '(')
-			return 0;
-	if (sp == n || sp < 3)
-		return 0;
-	for (d = sp; d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9'; d--)
-		;
-	if (d == sp && s[d - 1] == '?')
-		d--;
-	return d < sp && d >= 2 && s[d - 1] == ':' && s[d - 2] != ':';
+	for (size_t sp = 1; sp < n && s[sp - 1] != '('; sp++) {
+		size_t d = sp;
+
+		if (s[sp] != ' ')
+			continue;
+		while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9')
+			d--;
+		if (d == sp && s[d - 1] == '?')
+			d--;
+		if (d < sp && d >= 2 && s[d - 1] == ':' && s[d - 2] != ':')
+			return 1;
+	}
+	return 0;
 }
 
 struct xp_python_reach {
