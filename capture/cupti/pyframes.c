@@ -1,6 +1,7 @@
 /* pyframes.c - the CPython frame walker (see pyframes.h).
  *
- * Finding the interpreter: dlsym(RTLD_DEFAULT) of _PyRuntime, Py_Version
+ * Finding the interpreter: dlsym(RTLD_DEFAULT), else the main program's
+ * .symtab (exesyms.c), of _PyRuntime, Py_Version
  * (3.11+) or Py_GetVersion (3.10, called once), the types PyCode_Type,
  * PyUnicode_Type, PyBytes_Type, and symbols that only debug
  * (_Py_NegativeRefcount) or free-threaded (_Py_DecRefShared) builds export.
@@ -38,6 +39,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "exesyms.h"
 #include "runfile.h"
 
 struct py_offsets {
@@ -151,9 +153,24 @@ static uint8_t rd_u8(uintptr_t a, uint32_t off)
 	return *(const uint8_t *)(a + off);
 }
 
-static void *sym(const char *name)
+/* The symbols the walker looks up, once: the dynamic ones (libpython, or a
+ * python3 built with --export-dynamic, as extension modules need), else the
+ * main program's .symtab (exesyms.c). */
+enum { S_RUNTIME, S_VERSION, S_GETVERSION, S_NEGREF, S_DECREFSHARED, S_CODE, S_UNICODE,
+       S_BYTES, S_FRAME, S_COUNT };
+static const char *const sym_names[S_COUNT] = {
+	"_PyRuntime", "Py_Version", "Py_GetVersion", "_Py_NegativeRefcount",
+	"_Py_DecRefShared", "PyCode_Type", "PyUnicode_Type", "PyBytes_Type", "PyFrame_Type",
+};
+
+static void find_symbols(uintptr_t *addrs)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	for (int i = 0; i < S_COUNT; i++)
+		addrs[i] = (uintptr_t)dlsym(RTLD_DEFAULT, sym_names[i]);
+	if (!addrs[S_RUNTIME]) {
+		memset(addrs, 0, S_COUNT * sizeof(*addrs));
+		xpc_exe_symbols(sym_names, addrs, S_COUNT);
+	}
 }
 
 /* "3.10.13 (main, ..." -> 0x030a0df0 (a/b/rc levels as PY_VERSION_HEX). */
@@ -227,12 +244,16 @@ static int use_debug_offsets(struct py_offsets *o)
 /* Fills P.o, P.hexversion and P.reason; 0 when the walker can run. */
 static int find_interpreter(void)
 {
-	const unsigned long *pv = sym("Py_Version");
-	const char *(*getversion)(void) = (const char *(*)(void))sym("Py_GetVersion");
+	uintptr_t a[S_COUNT];
+	const unsigned long *pv;
+	const char *(*getversion)(void);
 	char vs[32];
 	uint64_t probe = 0x5079, copy = 0;
 
-	P.runtime = (uintptr_t)sym("_PyRuntime");
+	find_symbols(a);
+	pv = (const unsigned long *)a[S_VERSION];
+	getversion = (const char *(*)(void))a[S_GETVERSION];
+	P.runtime = a[S_RUNTIME];
 	if (!P.runtime) {
 		set_reason("no Python interpreter in the process%s", "");
 		return -1;
@@ -250,19 +271,19 @@ static int find_interpreter(void)
 			   : "Python of unknown version%s", P.hexversion ? vs : "");
 		return -1;
 	}
-	if (sym("_Py_NegativeRefcount")) {
+	if (a[S_NEGREF]) {
 		set_reason("Python %s debug build: not supported", vs);
 		return -1;
 	}
-	if (sym("_Py_DecRefShared")) {
+	if (a[S_DECREFSHARED]) {
 		set_reason("Python %s free-threaded build: not supported", vs);
 		return -1;
 	}
 	P.o = table[(P.hexversion >> 16 & 0xff) - 10];
-	P.code_type = (uintptr_t)sym("PyCode_Type");
-	P.unicode_type = (uintptr_t)sym("PyUnicode_Type");
-	P.bytes_type = (uintptr_t)sym("PyBytes_Type");
-	P.frame_type = (uintptr_t)sym("PyFrame_Type");
+	P.code_type = a[S_CODE];
+	P.unicode_type = a[S_UNICODE];
+	P.bytes_type = a[S_BYTES];
+	P.frame_type = a[S_FRAME];
 	if (!P.code_type || !P.unicode_type || !P.bytes_type || !P.frame_type) {
 		set_reason("Python %s: type objects not found", vs);
 		return -1;

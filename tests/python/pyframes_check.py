@@ -100,7 +100,8 @@ if exp["reused_addresses"] < 5:
     fail("only %d code objects reused an address: the test of ids proves little"
          % exp["reused_addresses"])
 print("%s: Python %s: %d launches, %d frames checked, %d code records (%d at a reused"
-      " address)%s" % (os.path.basename(out), exp["python"].split()[0], len(exp["takes"]),
-                       nframes, len(run.codes), exp["reused_addresses"],
-                       ", %d FAILURES" % len(fails) if fails else ""))
+      " address)%s%s" % (os.path.basename(out), exp["python"].split()[0], len(exp["takes"]),
+                         nframes, len(run.codes), exp["reused_addresses"],
+                         ", skipped: " + ", ".join(exp["skipped"]) if exp["skipped"] else "",
+                         ", %d FAILURES" % len(fails) if fails else ""))
 sys.exit(1 if fails else 0)
