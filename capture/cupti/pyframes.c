@@ -315,7 +315,7 @@ void xpc_py_start(pid_t pid)
 	if (find_interpreter())
 		return;
 	P.codes = calloc(CODE_SLOTS, sizeof(*P.codes));
-	P.q = aligned_alloc(64, QUEUE_BYTES);
+	P.q = calloc(1, QUEUE_BYTES);   /* zero pages: touched only as records come */
 	if (!P.codes || !P.q) {
 		free(P.codes);
 		free(P.q);
@@ -324,7 +324,6 @@ void xpc_py_start(pid_t pid)
 		set_reason("Python frame walker: out of memory%s", "");
 		return;
 	}
-	memset(P.q, 0, QUEUE_BYTES);
 	__atomic_store_n(&P.on, 1, __ATOMIC_RELEASE);
 }
 
