@@ -6,9 +6,11 @@
  * PyUnicode_Type, PyBytes_Type, and symbols that only debug
  * (_Py_NegativeRefcount) or free-threaded (_Py_DecRefShared) builds export.
  * Offsets come from pyoffsets.inc (scripts/gen-pyoffsets, from each minor's
- * headers); on 3.13 the interpreter's own _Py_DebugOffsets at the start of
- * _PyRuntime are used, and any disagreement with the table turns the walker
- * off. Anything unknown: no stacks, and the reason goes into XP_REC_PYINFO.
+ * headers). On 3.13 every offset the interpreter publishes in its
+ * _Py_DebugOffsets (at the start of _PyRuntime) must equal the table's, or the
+ * walker stays off; the table adds what 3.13 does not publish (the thread-state
+ * key, _co_firsttraceable, compact strings' utf8 pointer). Anything unknown:
+ * no stacks, and the reason goes into XP_REC_PYINFO.
  *
  * The calling thread's state comes from the key that PyGILState keeps in
  * _PyRuntime (pthread_getspecific, no GIL needed: PyTorch releases it before
@@ -194,22 +196,23 @@ static void set_reason(const char *fmt, const char *a)
 	snprintf(P.reason, sizeof(P.reason), fmt, a);
 }
 
-/* 3.13: the interpreter's own offsets replace the table's; they must agree. */
-static int use_debug_offsets(struct py_offsets *o)
+/* 3.13: the interpreter publishes its offsets; every one the walker uses
+ * must equal the table's, else the walker stays off. vs: the version. */
+static int check_debug_offsets(const struct py_offsets *o, const char *vs)
 {
 	struct debug_offsets_313 d;
 	const char *what = NULL;
 
 	if (peek(&d, P.runtime, sizeof(d)) || memcmp(d.cookie, "xdebugpy", 8)) {
-		set_reason("Python %s: no _Py_DebugOffsets at _PyRuntime", o->from);
+		set_reason("Python %s: no _Py_DebugOffsets at _PyRuntime", vs);
 		return -1;
 	}
 	if (d.version != P.hexversion) {
-		set_reason("Python %s: _Py_DebugOffsets of another version", o->from);
+		set_reason("Python %s: _Py_DebugOffsets of another version", vs);
 		return -1;
 	}
 	if (d.free_threaded) {
-		set_reason("Python %s free-threaded build: not supported", o->from);
+		set_reason("Python %s free-threaded build: not supported", vs);
 		return -1;
 	}
 #define SAME(field, value) do { if (!what && (uint64_t)o->field != (value)) what = #field; } while (0)
@@ -235,7 +238,7 @@ static int use_debug_offsets(struct py_offsets *o)
 #undef SAME
 	if (what) {
 		snprintf(P.reason, sizeof(P.reason), "Python %s: _Py_DebugOffsets disagree with the"
-			 " offsets of %s (%s)", o->from, table[3].from, what);
+			 " offsets of %s (%s)", vs, o->from, what);
 		return -1;
 	}
 	return 0;
@@ -293,7 +296,7 @@ static int find_interpreter(void)
 			 strerror(errno));
 		return -1;
 	}
-	if (P.o.minor == 13 && use_debug_offsets(&P.o))
+	if (P.o.minor == 13 && check_debug_offsets(&P.o, vs))
 		return -1;
 	snprintf(P.reason, sizeof(P.reason), "Python %s, offsets of %s%s", vs, P.o.from,
 		 P.o.minor == 13 ? " checked against _Py_DebugOffsets" : "");
@@ -491,9 +494,16 @@ static int str_copy(const struct pystr *s, char *dst, uint32_t cap, uint16_t *le
 
 		if (n && peek(dst, s->data, n))
 			return -EFAULT;
-		/* cut before a partial character */
-		while (n < s->n && n > 0 && ((unsigned char)dst[n] & 0xc0) == 0x80 && s->n > cap)
-			n--;
+		if (n < s->n) {         /* cut: drop a partial last character */
+			uint32_t lead = n;
+			unsigned char c;
+
+			while (lead > 0 && ((unsigned char)dst[lead - 1] & 0xc0) == 0x80)
+				lead--;
+			c = lead ? (unsigned char)dst[lead - 1] : 0;
+			if (lead && c >= 0xc0 && lead - 1 + (c >= 0xf0 ? 4u : c >= 0xe0 ? 3u : 2u) > n)
+				n = lead - 1;
+		}
 		*len = (uint16_t)n;
 		return 0;
 	}

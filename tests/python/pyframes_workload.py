@@ -152,6 +152,11 @@ def foreign_files(tmp):
     ns = {}
     exec(compile(MODULE_SRC, "<生成された>", "exec"), ns)
     ns["from_module"](take, T)
+    # names longer than the walker keeps (4096 UTF-8 bytes): cut at a character
+    for name in ("a" * 5000, "é" * 3000, "𠀀" * 1500):
+        ns = {}
+        exec(compile(MODULE_SRC, name, "exec"), ns)
+        ns["from_module"](take, T)
 
 
 def reused_addresses():
@@ -187,6 +192,7 @@ def main():
     Model.helper()
     _ = m.weight
     (lambda: take(T()))()
+    type("größe", (), {})       # a type's name: CPython caches the str's UTF-8
     größe()
     関数()
     𠀀x()
