@@ -1,13 +1,16 @@
 /* pyframes.c - the CPython frame walker (see pyframes.h).
  *
- * Finding the interpreter: dlsym(RTLD_DEFAULT) of _PyRuntime, Py_Version
+ * Finding the interpreter: dlsym(RTLD_DEFAULT), else the main program's
+ * .symtab (exesyms.c), of _PyRuntime, Py_Version
  * (3.11+) or Py_GetVersion (3.10, called once), the types PyCode_Type,
  * PyUnicode_Type, PyBytes_Type, and symbols that only debug
  * (_Py_NegativeRefcount) or free-threaded (_Py_DecRefShared) builds export.
  * Offsets come from pyoffsets.inc (scripts/gen-pyoffsets, from each minor's
- * headers); on 3.13 the interpreter's own _Py_DebugOffsets at the start of
- * _PyRuntime are used, and any disagreement with the table turns the walker
- * off. Anything unknown: no stacks, and the reason goes into XP_REC_PYINFO.
+ * headers). On 3.13 every offset the interpreter publishes in its
+ * _Py_DebugOffsets (at the start of _PyRuntime) must equal the table's, or the
+ * walker stays off; the table adds what 3.13 does not publish (the thread-state
+ * key, _co_firsttraceable, compact strings' utf8 pointer). Anything unknown:
+ * no stacks, and the reason goes into XP_REC_PYINFO.
  *
  * The calling thread's state comes from the key that PyGILState keeps in
  * _PyRuntime (pthread_getspecific, no GIL needed: PyTorch releases it before
@@ -38,6 +41,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "exesyms.h"
 #include "runfile.h"
 
 struct py_offsets {
@@ -151,9 +155,24 @@ static uint8_t rd_u8(uintptr_t a, uint32_t off)
 	return *(const uint8_t *)(a + off);
 }
 
-static void *sym(const char *name)
+/* The symbols the walker looks up, once: the dynamic ones (libpython, or a
+ * python3 built with --export-dynamic, as extension modules need), else the
+ * main program's .symtab (exesyms.c). */
+enum { S_RUNTIME, S_VERSION, S_GETVERSION, S_NEGREF, S_DECREFSHARED, S_CODE, S_UNICODE,
+       S_BYTES, S_FRAME, S_COUNT };
+static const char *const sym_names[S_COUNT] = {
+	"_PyRuntime", "Py_Version", "Py_GetVersion", "_Py_NegativeRefcount",
+	"_Py_DecRefShared", "PyCode_Type", "PyUnicode_Type", "PyBytes_Type", "PyFrame_Type",
+};
+
+static void find_symbols(uintptr_t *addrs)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	for (int i = 0; i < S_COUNT; i++)
+		addrs[i] = (uintptr_t)dlsym(RTLD_DEFAULT, sym_names[i]);
+	if (!addrs[S_RUNTIME]) {
+		memset(addrs, 0, S_COUNT * sizeof(*addrs));
+		xpc_exe_symbols(sym_names, addrs, S_COUNT);
+	}
 }
 
 /* "3.10.13 (main, ..." -> 0x030a0df0 (a/b/rc levels as PY_VERSION_HEX). */
@@ -177,22 +196,23 @@ static void set_reason(const char *fmt, const char *a)
 	snprintf(P.reason, sizeof(P.reason), fmt, a);
 }
 
-/* 3.13: the interpreter's own offsets replace the table's; they must agree. */
-static int use_debug_offsets(struct py_offsets *o)
+/* 3.13: the interpreter publishes its offsets; every one the walker uses
+ * must equal the table's, else the walker stays off. vs: the version. */
+static int check_debug_offsets(const struct py_offsets *o, const char *vs)
 {
 	struct debug_offsets_313 d;
 	const char *what = NULL;
 
 	if (peek(&d, P.runtime, sizeof(d)) || memcmp(d.cookie, "xdebugpy", 8)) {
-		set_reason("Python %s: no _Py_DebugOffsets at _PyRuntime", o->from);
+		set_reason("Python %s: no _Py_DebugOffsets at _PyRuntime", vs);
 		return -1;
 	}
 	if (d.version != P.hexversion) {
-		set_reason("Python %s: _Py_DebugOffsets of another version", o->from);
+		set_reason("Python %s: _Py_DebugOffsets of another version", vs);
 		return -1;
 	}
 	if (d.free_threaded) {
-		set_reason("Python %s free-threaded build: not supported", o->from);
+		set_reason("Python %s free-threaded build: not supported", vs);
 		return -1;
 	}
 #define SAME(field, value) do { if (!what && (uint64_t)o->field != (value)) what = #field; } while (0)
@@ -218,7 +238,7 @@ static int use_debug_offsets(struct py_offsets *o)
 #undef SAME
 	if (what) {
 		snprintf(P.reason, sizeof(P.reason), "Python %s: _Py_DebugOffsets disagree with the"
-			 " offsets of %s (%s)", o->from, table[3].from, what);
+			 " offsets of %s (%s)", vs, o->from, what);
 		return -1;
 	}
 	return 0;
@@ -227,12 +247,16 @@ static int use_debug_offsets(struct py_offsets *o)
 /* Fills P.o, P.hexversion and P.reason; 0 when the walker can run. */
 static int find_interpreter(void)
 {
-	const unsigned long *pv = sym("Py_Version");
-	const char *(*getversion)(void) = (const char *(*)(void))sym("Py_GetVersion");
+	uintptr_t a[S_COUNT];
+	const unsigned long *pv;
+	const char *(*getversion)(void);
 	char vs[32];
 	uint64_t probe = 0x5079, copy = 0;
 
-	P.runtime = (uintptr_t)sym("_PyRuntime");
+	find_symbols(a);
+	pv = (const unsigned long *)a[S_VERSION];
+	getversion = (const char *(*)(void))a[S_GETVERSION];
+	P.runtime = a[S_RUNTIME];
 	if (!P.runtime) {
 		set_reason("no Python interpreter in the process%s", "");
 		return -1;
@@ -250,19 +274,19 @@ static int find_interpreter(void)
 			   : "Python of unknown version%s", P.hexversion ? vs : "");
 		return -1;
 	}
-	if (sym("_Py_NegativeRefcount")) {
+	if (a[S_NEGREF]) {
 		set_reason("Python %s debug build: not supported", vs);
 		return -1;
 	}
-	if (sym("_Py_DecRefShared")) {
+	if (a[S_DECREFSHARED]) {
 		set_reason("Python %s free-threaded build: not supported", vs);
 		return -1;
 	}
 	P.o = table[(P.hexversion >> 16 & 0xff) - 10];
-	P.code_type = (uintptr_t)sym("PyCode_Type");
-	P.unicode_type = (uintptr_t)sym("PyUnicode_Type");
-	P.bytes_type = (uintptr_t)sym("PyBytes_Type");
-	P.frame_type = (uintptr_t)sym("PyFrame_Type");
+	P.code_type = a[S_CODE];
+	P.unicode_type = a[S_UNICODE];
+	P.bytes_type = a[S_BYTES];
+	P.frame_type = a[S_FRAME];
 	if (!P.code_type || !P.unicode_type || !P.bytes_type || !P.frame_type) {
 		set_reason("Python %s: type objects not found", vs);
 		return -1;
@@ -272,7 +296,7 @@ static int find_interpreter(void)
 			 strerror(errno));
 		return -1;
 	}
-	if (P.o.minor == 13 && use_debug_offsets(&P.o))
+	if (P.o.minor == 13 && check_debug_offsets(&P.o, vs))
 		return -1;
 	snprintf(P.reason, sizeof(P.reason), "Python %s, offsets of %s%s", vs, P.o.from,
 		 P.o.minor == 13 ? " checked against _Py_DebugOffsets" : "");
@@ -294,7 +318,7 @@ void xpc_py_start(pid_t pid)
 	if (find_interpreter())
 		return;
 	P.codes = calloc(CODE_SLOTS, sizeof(*P.codes));
-	P.q = aligned_alloc(64, QUEUE_BYTES);
+	P.q = calloc(1, QUEUE_BYTES);   /* zero pages: touched only as records come */
 	if (!P.codes || !P.q) {
 		free(P.codes);
 		free(P.q);
@@ -303,7 +327,6 @@ void xpc_py_start(pid_t pid)
 		set_reason("Python frame walker: out of memory%s", "");
 		return;
 	}
-	memset(P.q, 0, QUEUE_BYTES);
 	__atomic_store_n(&P.on, 1, __ATOMIC_RELEASE);
 }
 
@@ -471,9 +494,16 @@ static int str_copy(const struct pystr *s, char *dst, uint32_t cap, uint16_t *le
 
 		if (n && peek(dst, s->data, n))
 			return -EFAULT;
-		/* cut before a partial character */
-		while (n < s->n && n > 0 && ((unsigned char)dst[n] & 0xc0) == 0x80 && s->n > cap)
-			n--;
+		if (n < s->n) {         /* cut: drop a partial last character */
+			uint32_t lead = n;
+			unsigned char c;
+
+			while (lead > 0 && ((unsigned char)dst[lead - 1] & 0xc0) == 0x80)
+				lead--;
+			c = lead ? (unsigned char)dst[lead - 1] : 0;
+			if (lead && c >= 0xc0 && lead - 1 + (c >= 0xf0 ? 4u : c >= 0xe0 ? 3u : 2u) > n)
+				n = lead - 1;
+		}
 		*len = (uint16_t)n;
 		return 0;
 	}
@@ -742,12 +772,27 @@ static int walk_310(uintptr_t f, struct xp_pyframe *out, uint16_t *flags)
 	return n;
 }
 
+/* A ring slot is cold (the writer thread read it last): ask for the lines
+ * the stack will most likely fill while the walk runs, so that the stores
+ * at the end do not wait for them (22 frames into cold memory: about 450
+ * -> 300 ns on the 2-core test machine, bench/pyframes-bench). */
+static void prefetch_slot(void *dst)
+{
+	for (int i = 0; i < 12; i++)
+		__builtin_prefetch((char *)dst + 64 * i, 1, 3);
+}
+
 uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid)
 {
 	const struct py_offsets *o = &P.o;
-	struct xp_pystack *ps = dst;
+	struct {
+		struct xp_pystack h;
+		struct xp_pyframe f[XP_PY_MAX_FRAMES];
+	} rec;                          /* built on the (hot) stack, then copied to dst */
+	struct xp_pystack *ps = &rec.h;
 	uintptr_t tstate, f;
 	uint16_t flags = 0;
+	size_t len;
 	int n;
 
 	if (!__atomic_load_n(&P.on, __ATOMIC_ACQUIRE)) {
@@ -764,11 +809,11 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 		count(&P.st.unreadable);
 		return 0;
 	}
+	prefetch_slot(dst);
 	f = rd_ptr(tstate, o->ts_frame);
 	if (o->minor == 11 || o->minor == 12)
 		f = sane(f) ? rd_ptr(f, o->cf_frame) : 0;
-	n = o->minor == 10 ? walk_310(f, (struct xp_pyframe *)(ps + 1), &flags)
-			   : walk_311(f, (struct xp_pyframe *)(ps + 1), &flags);
+	n = o->minor == 10 ? walk_310(f, rec.f, &flags) : walk_311(f, rec.f, &flags);
 	if (n < 0) {
 		count(&P.st.unreadable);
 		return 0;
@@ -786,7 +831,9 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 	ps->nframes = (uint16_t)n;
 	ps->flags = flags;
 	ps->pad = 0;
-	return (uint32_t)(sizeof(*ps) + (size_t)n * sizeof(struct xp_pyframe));
+	len = sizeof(*ps) + (size_t)n * sizeof(struct xp_pyframe);
+	memcpy(dst, &rec, len);
+	return (uint32_t)len;
 }
 
 void xpc_py_stats(struct xpc_py_stats *out)

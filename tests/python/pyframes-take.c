@@ -113,3 +113,16 @@ void xpt_stats(uint64_t out[8])
 	out[6] = p.codes;
 	out[7] = p.codes_lost;
 }
+
+/* The walk into memory that is not in the cache (as a ring slot is). */
+uint64_t xpt_bench_walk_cold(uint64_t n)
+{
+	static unsigned char big[16u << 20];
+	uint64_t t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		xpc_py_take(big + (i * 3200) % (sizeof(big) - 4096), 0, i, 1);
+		__asm__ volatile("" ::: "memory");
+	}
+	return now_ns() - t0;
+}

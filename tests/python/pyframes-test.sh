@@ -1,13 +1,15 @@
 #!/bin/sh
-# pyframes-test.sh LIB - the CI test of the Python frame walker: every
-# CPython 3.10-3.13 here (pyenv, and the system python3) runs
+# pyframes-test.sh LIB [PYEMBED|none] - the CI test of the Python frame
+# walker: every CPython 3.10-3.13 here (pyenv, and the system python3) runs
 # pyframes_workload.py through it; pyframes_check.py compares each recorded
-# frame's file, qualified name and line with what Python reported.
+# frame's file, qualified name and line with what Python reported. PYEMBED
+# (pyembed.c) runs it once more in a static interpreter that exports nothing.
 #   PYTHONS="/path/python3.12 ..."  interpreters to run (default: pyenv's 3.10-3.13,
 #                                   /usr/bin/python3, and pyenv's 3.9 when there, which
 #                                   the walker must refuse); a missing 3.10-3.13 fails
 set -u
 lib=$1
+embed=${2:-none}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -43,4 +45,15 @@ for py in $PYTHONS; do
 		rm -f "$out" "$out.expect.json"
 	done
 done
+if [ "$embed" != none ]; then
+	out=$tmp/embed.xpr
+	if ! "$embed" "$here/pyframes_workload.py" "$out"; then
+		echo "FAIL: $embed: the workload failed"
+		fail=1
+	elif ! /usr/bin/python3 "$here/pyframes_check.py" "$out"; then
+		fail=1
+	fi
+else
+	echo "note: no static libpython here: the .symtab lookup is not tested"
+fi
 exit $fail

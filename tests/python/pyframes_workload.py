@@ -9,9 +9,8 @@ Writes OUTFILE (a launch-like .xpr) and OUTFILE.expect.json: for each launch
 the frames Python itself reports (file, qualname, line; innermost first).
 
     PYTHON pyframes_workload.py build/tests/python/libxpc-pyframes-test.so /tmp/out.xpr
+    pyembed pyframes_workload.py /tmp/out.xpr    # the same entry points built in (pyembed.c)
 """
-import asyncio
-import ctypes
 import gc
 import json
 import os
@@ -19,11 +18,21 @@ import sys
 import tempfile
 import threading
 
-LIB = ctypes.CDLL(sys.argv[1])
 OUT = sys.argv[2]
-LIB.xpt_start.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_int]
-LIB.xpt_take.argtypes = [ctypes.c_uint64]
-LIB.xpt_take_native_thread.argtypes = [ctypes.c_uint64]
+SKIPPED = []
+if sys.argv[1] == "builtin:xpt":
+    import xpt as LIB   # noqa: E402  (tests/python/pyembed.c)
+else:
+    import ctypes
+    LIB = ctypes.CDLL(sys.argv[1])
+    LIB.xpt_start.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_int]
+    LIB.xpt_take.argtypes = [ctypes.c_uint64]
+    LIB.xpt_take_native_thread.argtypes = [ctypes.c_uint64]
+try:
+    import asyncio
+except ImportError:     # a static interpreter that cannot load _contextvars
+    asyncio = None
+    SKIPPED.append("asyncio")
 COPY = int(os.environ.get("XPT_COPY", "0"))
 
 # Thread.run calls its target with CALL_FUNCTION_EX: 3.11 runs the callee in a
@@ -143,6 +152,11 @@ def foreign_files(tmp):
     ns = {}
     exec(compile(MODULE_SRC, "<生成された>", "exec"), ns)
     ns["from_module"](take, T)
+    # names longer than the walker keeps (4096 UTF-8 bytes): cut at a character
+    for name in ("a" * 5000, "é" * 3000, "𠀀" * 1500):
+        ns = {}
+        exec(compile(MODULE_SRC, name, "exec"), ns)
+        ns["from_module"](take, T)
 
 
 def reused_addresses():
@@ -171,12 +185,14 @@ def main():
     sorted([3, 1, 2], key=key_fn)
     for _ in gen(3):
         pass
-    asyncio.run(coro())
+    if asyncio:
+        asyncio.run(coro())
     m = Model.build()
     m.forward()
     Model.helper()
     _ = m.weight
     (lambda: take(T()))()
+    type("größe", (), {})       # a type's name: CPython caches the str's UTF-8
     größe()
     関数()
     𠀀x()
@@ -193,7 +209,7 @@ def main():
     with open(OUT + ".expect.json", "w") as f:
         json.dump({"python": sys.version, "hexversion": sys.hexversion,
                    "takes": EXPECT, "native_corr": native,
-                   "reused_addresses": REUSED[0]}, f, ensure_ascii=False)
+                   "reused_addresses": REUSED[0], "skipped": SKIPPED}, f, ensure_ascii=False)
 
 
 main()

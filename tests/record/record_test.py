@@ -22,6 +22,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import xpr_py  # noqa: E402  (the Python records of launch-PID.xpr)
+
 XPCAP = os.environ.get("XPCAP", "build/src/bin/xpcap")
 XPCORR = os.environ.get("XPCORR", "build/src/bin/xpcorr")
 PROGDIR = os.environ.get("PROGDIR", "build/tests/programs")
@@ -586,6 +589,11 @@ def t_inproc(tmp):
           "in-process launch copies default to 65528 bytes (%s)" % md["call_graph"])
     check(not any(r["kind"] == "launch" for r in dump(os.path.join(run, "cpu.xpr"))),
           "no uprobe launch records in cpu.xpr (the marker was never called)")
+    py = xpr_py.PyRun(xpr_py.read_records(os.path.join(run, files[0])))
+    check(len(py.infos) == 1 and py.infos[0]["hexversion"] == 0 and py.infos[0]["flags"] == 0
+          and "no Python interpreter" in py.infos[0]["reason"] and not py.stacks and not py.lost,
+          "a C program: one pyinfo saying there is no interpreter, no Python stacks or losses"
+          " (%s)" % py.infos)
     ingests(run, "inproc")
     stacks = launch_stacks_by_corr(run)
     check(len(stacks) == 200, "200 launches in xp_launches (%d)" % len(stacks))
