@@ -560,6 +560,7 @@ static int stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t 
 static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *id)
 {
 	uint64_t k1 = TAG_PYTHON | f->code, k2 = f->code == XP_PYCODE_NONE ? 0 : f->offset, *slot;
+	char name[XP_PYNAME_MAX];
 	const char *file;
 	int64_t module;
 	int fresh, err = xp_u64map_upsert(&L->ipcache, k1, k2, &slot, &fresh);
@@ -570,10 +571,10 @@ static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *i
 		*id = (int64_t)*slot;
 		return 0;
 	}
-	xp_pystore_frame_name(L->py, f->code, f->offset, L->name, NAME_MAX_LEN, &file);
+	xp_pystore_frame_name(L->py, f->code, f->offset, name, sizeof(name), &file);
 	err = intern_str(L, file, &module);
 	if (!err)
-		err = frame_id(L, L->name, module, XP_FRAME_PYTHON, id);
+		err = frame_id(L, name, module, XP_FRAME_PYTHON, id);
 	if (err)
 		return err;
 	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;

@@ -352,7 +352,7 @@ int xp_pystore_frame_name(const struct xp_pystore *s, uint32_t code, uint32_t of
 			  char *buf, size_t len, const char **file)
 {
 	const struct code *c;
-	int line;
+	int line, n;
 
 	if (code >= s->ncodes) {
 		snprintf(buf, len, "[python code not recorded]");
@@ -362,9 +362,17 @@ int xp_pystore_frame_name(const struct xp_pystore *s, uint32_t code, uint32_t of
 	c = &s->codes[code];
 	line = xp_pylines_line(c->version, c->table, c->table_len, c->first_line, offset);
 	if (line >= 0)
-		snprintf(buf, len, "%s:%d %s", short_file(c->file), line, c->qualname);
+		n = snprintf(buf, len, "%s:%d %s", short_file(c->file), line, c->qualname);
 	else
-		snprintf(buf, len, "%s:? %s", short_file(c->file), c->qualname);
+		n = snprintf(buf, len, "%s:? %s", short_file(c->file), c->qualname);
+	/* cut at a whole UTF-8 character: the name goes into SQL text */
+	if (n >= 0 && (size_t)n >= len && len > 1) {
+		size_t end = len - 1;
+
+		while (end > 0 && ((unsigned char)buf[end] & 0xc0) == 0x80)
+			end--;
+		buf[end] = '\0';
+	}
 	*file = c->file;
 	return 0;
 }

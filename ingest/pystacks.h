@@ -78,9 +78,12 @@ int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 /* Counts a launch of pid whose Python stack was joined above a gap. */
 void xp_pystore_joined_gap(struct xp_pystore *s, uint32_t pid);
 /* "train.py:42 forward" into buf (the file's last component, its
- * directory too for __init__.py and __main__.py; "?" for no line) and the
- * code's file name as recorded in *file. 0, or -ENOENT for XP_PYCODE_NONE
- * (buf then names the missing code object). */
+ * directory too for __init__.py and __main__.py; "?" for no line; cut at a
+ * whole character if it does not fit) and the code's file name as recorded
+ * in *file. 0, or -ENOENT for XP_PYCODE_NONE (buf then names the missing
+ * code object). XP_PYNAME_MAX holds the names of the library's records
+ * (file and qualified name of at most 4096 bytes each). */
+#define XP_PYNAME_MAX (2 * 4096 + 64)
 int xp_pystore_frame_name(const struct xp_pystore *s, uint32_t code, uint32_t offset,
 			  char *buf, size_t len, const char **file);
 size_t xp_pystore_nprocs(const struct xp_pystore *s);
