@@ -2,7 +2,7 @@
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
- *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks uprobe|inproc]
+ *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks inproc|uprobe]
  *                [--compress none|zstd]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
@@ -60,10 +60,11 @@ void rec_usage(FILE *f)
 	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0)\n"
 	      "      --call-graph fp|dwarf[,SIZE]  samples and off-CPU stacks: frame pointers\n"
 	      "                        (default), or also SIZE bytes of user stack (default 8192)\n"
-	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,8192)\n"
-	      "      --launch-stacks uprobe|inproc  who takes launch stacks: xpcap's uprobe\n"
-	      "                        (default), or the injection library itself (cheaper;\n"
-	      "                        its launch copies default to dwarf,65528)\n"
+	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,65528\n"
+	      "                        in-process, dwarf,8192 by the uprobe)\n"
+	      "      --launch-stacks inproc|uprobe  who takes launch stacks: the injection\n"
+	      "                        library itself, with Python lines (default for a\n"
+	      "                        command), or xpcap's uprobe (default with -p and -a)\n"
 	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n",
 	      f);
 }
@@ -158,7 +159,7 @@ static int parse_freq(const char *s, unsigned *out)
 int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		   size_t errlen)
 {
-	bool launch_graph_given = false;
+	bool launch_graph_given = false, launch_stacks_given = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -236,6 +237,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 				return fail(err, errlen, "invalid launch stacks '%s': expected uprobe or "
 					    "inproc", optarg);
 			o->launch_inproc = !strcmp(optarg, "inproc");
+			launch_stacks_given = true;
 			break;
 		case OPT_COMPRESS:
 			if (strcmp(optarg, "none") && strcmp(optarg, "zstd"))
@@ -281,6 +283,10 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		return fail(err, errlen, "--gpu-only and --no-gpu cannot be combined");
 	if (o->launch_inproc && o->no_gpu)
 		return fail(err, errlen, "--launch-stacks inproc and --no-gpu cannot be combined");
+	/* the injection library takes launch stacks (and Python lines) in a
+	 * program xpcap starts; the uprobe in processes it attaches to */
+	if (!launch_stacks_given)
+		o->launch_inproc = o->command && !o->no_gpu;
 	/* in-process copies are cheap enough to reach Python through deep C++
 	 * (8 KiB: 97% of a PyTorch loop's launches, 64 KiB: all, on the H100) */
 	if (o->launch_inproc && !launch_graph_given)

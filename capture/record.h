@@ -55,8 +55,9 @@ struct rec_opts {
 	bool off_cpu;                   /* --off-cpu: sched_switch intervals */
 	uint32_t offcpu_min_us;         /* --off-cpu-min-us: shorter ones dropped */
 	uint32_t sample_copy;           /* --call-graph dwarf,SIZE: bytes; 0: fp (default) */
-	uint32_t launch_copy;           /* --launch-call-graph: bytes; default dwarf,8192 (65528 inproc) */
-	bool launch_inproc;             /* --launch-stacks inproc: the injection library takes them */
+	uint32_t launch_copy;           /* --launch-call-graph: bytes; default 65528 inproc, 8192 uprobe */
+	bool launch_inproc;             /* --launch-stacks inproc (default with a command): the
+					 * injection library takes them, the uprobe stays as fallback */
 	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */
 	pid_t pids[REC_MAX_PIDS];       /* -p */
 	unsigned npids;

@@ -16,6 +16,7 @@
 
 #include "archive.h"
 #include "launch.h"
+#include "pyreach.h"
 #include "svg.h"
 #include "wtab.h"
 
@@ -191,7 +192,7 @@ static int cmp_drow(const void *pa, const void *pb)
 	return strcmp(x->key, y->key);
 }
 
-/* The leaf-most "py::" frame of a folded stack at or before end, as
+/* The leaf-most Python frame of a folded stack at or before end, as
  * [*start, *stop), or 0 when there is none. */
 static int leaf_python(const char *folded, const char *end, const char **start, const char **stop)
 {
@@ -200,7 +201,7 @@ static int leaf_python(const char *folded, const char *end, const char **start, 
 
 		while (s > folded && s[-1] != ';')
 			s--;
-		if (!strncmp(s, "py::", 4)) {
+		if (xp_is_python_text(s, (size_t)(end - s))) {
 			*start = s;
 			*stop = end;
 			return 1;
@@ -238,7 +239,7 @@ static void stack_name(const char *folded, unsigned frames, char *buf, size_t le
 		}
 		used += (size_t)snprintf(buf + used, len - used, "%s%.*s", shown ? " <- " : "",
 					 (int)(end - start), start);
-		shown_py |= !strncmp(start, "py::", 4);
+		shown_py |= xp_is_python_text(start, (size_t)(end - start));
 		shown++;
 		end = start > folded ? start - 1 : folded;
 	}

@@ -669,7 +669,7 @@ static int footer_python(struct rep *R)
 	char sql[1400], f[256];
 	struct xp_python_reach r;
 	sqlite3_stmt *s;
-	double pct;
+	double pct, line_pct;
 	int rc;
 
 	filter(R->o, "g.gp", "g.start", f, sizeof(f));
@@ -682,16 +682,24 @@ static int footer_python(struct rep *R)
 	if (rc)
 		return rc > 0 ? 0 : rc;
 	pct = r.gpu_ns ? 100.0 * (double)r.python_ns / (double)r.gpu_ns : 0;
+	line_pct = r.gpu_ns ? 100.0 * (double)r.line_ns / (double)r.gpu_ns : 0;
 	if (R->o->format == XP_FMT_JSON) {
 		jsonw_key(&R->json, "python");
 		jsonw_obj_begin(&R->json);
 		jsonw_key(&R->json, "exact_gpu_ns"); jsonw_int(&R->json, r.gpu_ns);
 		jsonw_key(&R->json, "python_gpu_ns"); jsonw_int(&R->json, r.python_ns);
 		jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
+		if (r.has_lines) {
+			jsonw_key(&R->json, "python_line_gpu_ns"); jsonw_int(&R->json, r.line_ns);
+			jsonw_key(&R->json, "line_pct"); jsonw_fixed(&R->json, line_pct, 1);
+		}
 		jsonw_obj_end(&R->json);
 	} else if (r.gpu_ns) {
 		foot_line(R, "Python: %.1f%% of the exactly attributed GPU time was launched from a"
 			  " Python function", pct);
+		if (r.has_lines)
+			foot_line(R, "  %.1f%% with its Python line (Python stacks taken at the launch)",
+				  line_pct);
 		if (r.python_ns < r.gpu_ns)
 			foot_line(R, "  %.1f%%: the launch stack ends in native code before Python (C++"
 				  " frames larger than the stack copy: record with --launch-stacks"

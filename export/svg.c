@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pyreach.h"
 #include "strtab.h"
 #include "u64map.h"
 
@@ -186,7 +187,7 @@ static void xml_escape(FILE *out, const char *s)
 	}
 }
 
-/* A stable warm colour per name; kernel frames orange, JIT/Python green. */
+/* A stable warm colour per name; kernel frames orange, Python green. */
 static void colour(const char *name, char *buf, size_t len)
 {
 	size_t n = strlen(name);
@@ -199,7 +200,7 @@ static void colour(const char *name, char *buf, size_t len)
 	v2 = (unsigned)((h >> 20) % 1000);
 	if (n > 4 && !strcmp(name + n - 4, "_[k]"))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v1 % 35, 110 + v2 % 60, 20);
-	else if (!strncmp(name, "py::", 4))
+	else if (xp_is_python_text(name, n))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 60 + v1 % 60, 180 + v2 % 60, 60);
 	else
 		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + v1 % 50, v2 % 230, 40 + v1 % 30);

@@ -12,14 +12,17 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dump_py.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
+#include "runfmt_py.h"
 
 static const char *const type_names[] = {
 	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
 	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
 	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch",
 	[XP_REC_LOST] = "lost", [XP_REC_ZBLOCK] = "zblock",
+	[XP_REC_PYSTACK] = "pystack", [XP_REC_PYCODE] = "pycode", [XP_REC_PYINFO] = "pyinfo",
 	[XP_REC_GPU_STRING] = "gpu_string", [XP_REC_GPU_PROCESS] = "gpu_process",
 	[XP_REC_GPU_DEVICE] = "gpu_device", [XP_REC_GPU_CLOCK] = "gpu_clock",
 	[XP_REC_GPU_STATUS] = "gpu_status", [XP_REC_GPU_API] = "gpu_api",
@@ -275,6 +278,12 @@ static int print_record(const struct xp_record_header *h)
 		       l->reason, l->count);
 		break;
 	}
+	case XP_REC_PYSTACK:
+	case XP_REC_PYCODE:
+	case XP_REC_PYINFO:
+		if (xp_dump_py_record(h) < 0)
+			return -EBADMSG;
+		break;
 	default:
 		if (h->type >= XP_REC_GPU_STRING && h->type <= XP_REC_GPU_OVERHEAD) {
 			if (print_gpu_record(h))

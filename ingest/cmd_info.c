@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "info_python.h"
 #include "ingest.h"
 
 static int64_t scalar(sqlite3 *db, const char *sql, int64_t def)
@@ -88,6 +89,7 @@ static json_t *build_info(sqlite3 *db)
 {
 	json_t *info = json_object(), *run = json_object(), *sym = json_object();
 	int64_t start, stop, frames, resolved;
+	json_t *v;
 	char *s, *e;
 
 	set_meta(run, db, "tool_version", "meta.tool_version");
@@ -162,6 +164,8 @@ static json_t *build_info(sqlite3 *db)
 		" JOIN StringIds s ON s.id = m.path WHERE m.status != 'unused'"
 		" ORDER BY m.status != 'ok', s.value"));
 	json_object_set_new(info, "symbolization", sym);
+	if ((v = xp_info_python(db)))
+		json_object_set_new(info, "python", v);
 	json_object_set_new(info, "processes", rows(db,
 		"SELECT p.pid, p.name,"
 		" (SELECT count(*) FROM ThreadNames t WHERE t.globalTid >> 24 = p.pid) AS threads,"
@@ -221,6 +225,8 @@ static void print_text(json_t *info)
 	json_array_foreach(json_object_get(sym, "modules"), i, v)
 		printf("  %-18s %s\n", json_string_value(json_object_get(v, "status")),
 		       json_string_value(json_object_get(v, "path")));
+	if (json_object_get(info, "python"))
+		xp_info_python_print(json_object_get(info, "python"));
 	printf("processes:\n");
 	json_array_foreach(json_object_get(info, "processes"), i, v)
 		printf("  %8" JSON_INTEGER_FORMAT " %-16s %4" JSON_INTEGER_FORMAT " threads %10"

@@ -39,7 +39,13 @@ static const char schema_sql[] =
 	" records INTEGER NOT NULL);\n"
 	"CREATE TABLE xp_losses(ts INTEGER, kind TEXT NOT NULL, reason TEXT NOT NULL,"
 	" count INTEGER NOT NULL, source TEXT NOT NULL);\n"
-	"CREATE TABLE xp_warnings(file TEXT NOT NULL, offset INTEGER, message TEXT NOT NULL);\n";
+	"CREATE TABLE xp_warnings(file TEXT NOT NULL, offset INTEGER, message TEXT NOT NULL);\n"
+	"CREATE TABLE xp_python_processes(pid INTEGER NOT NULL, python TEXT, supported INTEGER,"
+	" reason TEXT, launches INTEGER NOT NULL, with_python INTEGER NOT NULL,"
+	" joined_gap INTEGER NOT NULL, on_python_threads INTEGER NOT NULL,"
+	" no_thread INTEGER NOT NULL, unsupported INTEGER NOT NULL, unreadable INTEGER NOT NULL,"
+	" lost_other INTEGER NOT NULL, stack_records INTEGER NOT NULL,"
+	" code_records INTEGER NOT NULL);\n";
 
 /* The nsys-compatible sample views. SAMPLING_CALLCHAINS walks the prefix
  * tree from each sample's leaf node up to the root: stackDepth 0 is the leaf. */

@@ -25,8 +25,12 @@
 #include "mappings.h"
 #include "meta.h"
 #include "perfmap.h"
+#include "pysplice.h"
+#include "pystacks.h"
+#include "pystacks_db.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
+#include "runfmt_py.h"
 #include "stacktree.h"
 #include "strtab.h"
 #include "symbolize.h"
@@ -43,6 +47,7 @@
 #define TAG_JIT     (2ull << 56)    /* k1: pid, k2: address (perf map) */
 #define TAG_KERNEL  (3ull << 56)    /* k2: kernel address */
 #define TAG_UNKNOWN (4ull << 56)    /* k1: pid, k2: address with no mapping */
+#define TAG_PYTHON  (5ull << 56)    /* k1: code index (pystacks.h), k2: instruction offset */
 
 /* An ipcache value is a frame id, or with CHAIN set an inline chain:
  * (start in L->chains) << 5 | frame count */
@@ -89,7 +94,7 @@ struct loader {
 	struct xp_strtab *strs;
 	struct xp_u64map frames;    /* (symbol << 3 | kind, module) -> frame id */
 	int64_t next_frame;
-	uint8_t *frame_resolved;    /* by frame id */
+	uint8_t *frame_resolved;    /* by frame id: bit 0 symbolized, then enum xp_pyrole << 1 */
 	size_t frame_cap;
 	struct xp_stacktree tree;
 	struct node_info *nodes;    /* by stack node id */
@@ -120,6 +125,14 @@ struct loader {
 	size_t nchains, chains_cap;
 	char (*inl)[XP_INLINE_NAME_LEN]; /* scratch for inline names */
 	int64_t kernel_module, unknown_module, jit_module;
+	struct xp_pystore *py;      /* Python stacks of launches (pystacks.h) */
+	uint32_t stream_pid;        /* header pid of the stream being read */
+	int64_t gap_frame;          /* the gap frame of pysplice.h, 0 until needed */
+	int64_t py_native[2 * XP_MAX_STACK_DEPTH * (XP_INLINE_MAX + 1)]; /* splice scratch */
+	uint8_t py_role[2 * XP_MAX_STACK_DEPTH * (XP_INLINE_MAX + 1)];
+	unsigned py_nnative;
+	int64_t py_out[2 * XP_MAX_STACK_DEPTH * (XP_INLINE_MAX + 1) + XP_PY_MAX_FRAMES + 1];
+	int collecting;             /* stack_id collects user frames into py_native */
 	char name[NAME_MAX_LEN + 64];
 };
 
@@ -220,8 +233,10 @@ static int frame_id(struct loader *L, const char *symbol, int64_t module,
 		L->frame_resolved = p;
 		L->frame_cap = cap;
 	}
-	L->frame_resolved[*id] = kind == XP_FRAME_USER || kind == XP_FRAME_KERNEL ||
-				 kind == XP_FRAME_JIT || kind == XP_FRAME_INLINED;
+	L->frame_resolved[*id] = (uint8_t)((kind == XP_FRAME_USER || kind == XP_FRAME_KERNEL ||
+					    kind == XP_FRAME_JIT || kind == XP_FRAME_INLINED ||
+					    kind == XP_FRAME_PYTHON) |
+					   xp_pyrole_of(kind, symbol) << 1);
 	sqlite3_bind_int64(L->st[STMT_FRAME], 1, *id);
 	sqlite3_bind_int64(L->st[STMT_FRAME], 2, sym);
 	sqlite3_bind_int64(L->st[STMT_FRAME], 3, module);
@@ -508,7 +523,7 @@ static int resolve_user_frame(struct loader *L, uint32_t pid, const struct xp_ma
 static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *node)
 {
 	int fresh, err = xp_stacktree_add(&L->tree, parent, frame, node, &fresh);
-	struct node_info info = { 1, L->frame_resolved[frame] };
+	struct node_info info = { 1, L->frame_resolved[frame] & 1 };
 
 	if (err || !fresh)
 		return err;
@@ -533,18 +548,35 @@ static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *no
 	return step(L, STMT_STACK);
 }
 
+/* A user frame of a stack under construction: into the tree, or, while a
+ * launch's Python stack waits to be spliced in, into L->py_native. */
+static int user_add(struct loader *L, int64_t *node, int64_t frame)
+{
+	if (!L->collecting)
+		return tree_add(L, *node, frame, node);
+	if (L->py_nnative >= sizeof(L->py_role))
+		return 0;       /* cannot happen: 127 frames of at most 31 each */
+	L->py_native[L->py_nnative] = frame;
+	L->py_role[L->py_nnative++] = L->frame_resolved[frame] >> 1;
+	return 0;
+}
+
+static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t *node, int *how);
+
 /* The stack id of kernel + user IPs (each leaf first), root first in the tree:
- * outermost user caller ... user leaf, then kernel entry ... kernel leaf. */
+ * outermost user caller ... user leaf, then kernel entry ... kernel leaf.
+ * A launch's Python stack (py, else NULL) goes into the user part (pysplice.h). */
 static int stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips,
-		    unsigned nk, unsigned nu, int64_t *id)
+		    unsigned nk, unsigned nu, const struct xp_pystack_view *py, int64_t *id)
 {
 	int cacheable = !xp_mappings_time_dependent(L->maps, pid);
 	uint64_t h1 = 0, h2 = 0, *slot = NULL;
 	int64_t node = 0, frame;
-	int fresh = 1, err;
+	int fresh = 1, err, how = 0;
 
 	if (cacheable) {
-		h1 = xp_hash64(pid ^ ((uint64_t)nk << 32) ^ ((uint64_t)nu << 48));
+		h1 = xp_hash64(pid ^ ((uint64_t)nk << 32) ^ ((uint64_t)nu << 48)) ^
+		     (py ? xp_hash64(~(uint64_t)py->id) : 0);
 		h2 = xp_hash64(h1 + 0x9e3779b97f4a7c15ull);
 		for (unsigned i = 0; i < nk + nu; i++) {
 			h1 = xp_hash64(h1 ^ ips[i]);
@@ -554,10 +586,15 @@ static int stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t 
 		if (err)
 			return err;
 		if (!fresh) {
-			*id = (int64_t)*slot;
+			/* bit 62: a Python stack joined above a gap */
+			if (*slot >> 62)
+				xp_pystore_joined_gap(L->py, pid);
+			*id = (int64_t)(*slot & ~(3ull << 62));
 			return 0;
 		}
 	}
+	L->collecting = py != NULL;
+	L->py_nnative = 0;
 	for (unsigned i = nu; i-- > 0;) {
 		err = user_frame(L, pid, ts, ips[nk + i], i != 0, &frame);
 		if (err)
@@ -566,13 +603,18 @@ static int stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t 
 			size_t start = ((uint64_t)frame & ~CHAIN) >> 5, n = (uint64_t)frame & 31;
 
 			for (size_t j = 0; j < n && !err; j++)
-				err = tree_add(L, node, L->chains[start + j], &node);
+				err = user_add(L, &node, L->chains[start + j]);
 		} else {
-			err = tree_add(L, node, frame, &node);
+			err = user_add(L, &node, frame);
 		}
 		if (err)
 			return err;
 	}
+	L->collecting = 0;
+	if (py && (err = py_splice(L, py, &node, &how)))
+		return err;
+	if (how == XP_SPLICE_GAP)
+		xp_pystore_joined_gap(L->py, pid);
 	for (unsigned i = nk; i-- > 0;) {
 		err = kernel_frame(L, ips[i], &frame);
 		if (err)
@@ -583,8 +625,61 @@ static int stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t 
 	}
 	*id = node;
 	if (cacheable)
-		*xp_u64map_find(&L->rawstacks, h1, h2) = (uint64_t)node;
+		*xp_u64map_find(&L->rawstacks, h1, h2) = (uint64_t)node |
+			(uint64_t)(how == XP_SPLICE_GAP) << 62;
 	return 0;
+}
+
+/* The frame of a Python line, "train.py:42 forward" in module
+ * /app/train.py (the code's file as recorded), cached per code and offset. */
+static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *id)
+{
+	uint64_t k1 = TAG_PYTHON | f->code, k2 = f->code == XP_PYCODE_NONE ? 0 : f->offset, *slot;
+	char name[XP_PYNAME_MAX];
+	const char *file;
+	int64_t module;
+	int fresh, err = xp_u64map_upsert(&L->ipcache, k1, k2, &slot, &fresh);
+
+	if (err)
+		return err;
+	if (!fresh) {
+		*id = (int64_t)*slot;
+		return 0;
+	}
+	xp_pystore_frame_name(L->py, f->code, f->offset, name, sizeof(name), &file);
+	err = intern_str(L, file, &module);
+	if (!err)
+		err = frame_id(L, name, module, XP_FRAME_PYTHON, id);
+	if (err)
+		return err;
+	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;
+	return 0;
+}
+
+/* The user frames collected in L->py_native with the Python stack spliced
+ * in (pysplice.h), into the tree under *node. */
+static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t *node, int *how)
+{
+	int64_t frames[XP_PY_MAX_FRAMES];
+	uint8_t entry[XP_PY_MAX_FRAMES];
+	struct xp_splice_in in = { L->py_native, L->py_role, L->py_nnative, frames, entry,
+				   py->n < XP_PY_MAX_FRAMES ? py->n : XP_PY_MAX_FRAMES,
+				   py->truncated, 0 };
+	unsigned n;
+	int err = 0;
+
+	for (unsigned i = 0; i < in.npy && !err; i++) {
+		err = py_frame(L, &py->frames[i], &frames[i]);
+		entry[i] = py->frames[i].entry;
+	}
+	if (!err && !L->gap_frame)
+		err = frame_id(L, "[native frames not unwound]", L->unknown_module, XP_FRAME_GAP,
+			       &L->gap_frame);
+	in.gap = L->gap_frame;
+	n = err ? 0 : xp_pysplice(&in, L->py_out, how);
+	for (unsigned i = 0; i < n && !err; i++)
+		err = tree_add(L, *node, L->py_out[i], node);
+	return err;
 }
 
 static int thread_seen(struct loader *L, uint32_t pid, uint32_t tid, const char *comm,
@@ -617,6 +712,7 @@ static const char *const kind_names[] = {
 	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
 	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
 	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch", [XP_REC_LOST] = "lost",
+	[XP_REC_PYSTACK] = "pystack", [XP_REC_PYCODE] = "pycode", [XP_REC_PYINFO] = "pyinfo",
 	[XP_REC_ZBLOCK] = "zblock",
 };
 
@@ -634,6 +730,9 @@ static const char *reason_name(uint32_t reason)
 	case XP_LOST_PERF_LOST: return "perf_lost";
 	case XP_LOST_STACK: return "stack_unreadable";
 	case XP_LOST_WRITE: return "write_failed";
+	case XP_LOST_PY_UNSUPPORTED: return "python_unsupported";
+	case XP_LOST_PY_NO_THREAD: return "python_no_thread";
+	case XP_LOST_PY_UNREADABLE: return "python_unreadable";
 	default: return "unknown";
 	}
 }
@@ -743,7 +842,8 @@ static int pass1_record(struct loader *L, const struct xp_record_header *h)
 		return err ? err : 1;
 	}
 	default:
-		return 0;
+		/* Python stacks, code objects and facts, for the launches of pass 2 */
+		return xp_pystore_record(L->py, L->stream_pid, h);
 	}
 }
 
@@ -797,7 +897,7 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 		err = thread_seen(L, s->pid, s->tid, s->comm, 0);
 		if (err)
 			return err;
-		err = stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, &stack);
+		err = stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, NULL, &stack);
 		if (err)
 			return err;
 		if (stack) {
@@ -818,15 +918,21 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 		/* a CUDA API entry with its stack, for the correlate stage */
 		const struct xp_launch *l = p;
 		sqlite3_stmt *st = L->st[STMT_LAUNCH];
+		struct xp_pystack_view py;
 		const uint64_t *ips;
 		unsigned nu;
 		int64_t stack;
-		int err;
+		int err, has_py;
 
 		if (len < sizeof(*l) ||
 		    !(ips = stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, &nu)))
 			return -EBADMSG;
-		err = stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu, &stack);
+		/* with the Python frames the library took at the same call */
+		has_py = xp_pystore_launch(L->py, l->pid, l->correlation_id, &py);
+		if (has_py < 0)
+			return has_py;
+		err = stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu,
+			       has_py ? &py : NULL, &stack);
 		if (err)
 			return err;
 		sqlite3_bind_int64(st, 1, (int64_t)l->ts);
@@ -850,7 +956,7 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 		if (len < sizeof(*w) ||
 		    !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
 			return -EBADMSG;
-		err = stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, &stack);
+		err = stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, NULL, &stack);
 		if (err)
 			return err;
 		sqlite3_bind_int64(st, 1, (int64_t)w->ts);
@@ -898,7 +1004,7 @@ static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *
 		return -1;
 	memcpy(ips, kips, nk * sizeof(*ips));
 	memcpy(ips + nk, uips, nu * sizeof(*ips));
-	return stack_id(ctx, pid, ts, ips, nk, nu, &id) ? -1 : id;
+	return stack_id(ctx, pid, ts, ips, nk, nu, NULL, &id) ? -1 : id;
 }
 
 static const char *budget_hint(int err)
@@ -1008,6 +1114,7 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 	}
 	/* pass 2 takes what pass 1 took of the run's budget, no more */
 	xp_reader_set_budget(r, pass == 1 ? &L->budget : &replay);
+	L->stream_pid = xp_reader_header(r)->pid;
 	while ((err = xp_reader_next(r, &h)) > 0) {
 		int handled = pass == 1 ? pass1_record(L, h) : pass2_record(L, h);
 
@@ -1267,6 +1374,10 @@ static int finish(struct loader *L)
 		err = warn(L, "kallsyms", 0, "%s/kallsyms: truncated (%s): %" PRIu64 " kernel"
 			   " addresses past its last symbol stay addresses", L->o->run_dir,
 			   L->ksyms_cut, L->ksyms_beyond);
+	if (!err)
+		err = xp_pystore_save(L->db, L->py);
+	if (err == -EIO)
+		return db_fail(L, "xp_python_processes");
 	L->res->stacks = (uint64_t)xp_stacktree_count(&L->tree);
 	L->res->frames = (uint64_t)(L->next_frame - 1);
 	L->res->strings = xp_strtab_count(L->strs);
@@ -1321,6 +1432,7 @@ static void loader_free(struct loader *L)
 	xp_u64map_free(&L->threads);
 	xp_u64map_free(&L->procs);
 	free(L->stream_records);
+	xp_pystore_free(L->py);
 }
 
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
@@ -1346,7 +1458,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->sym = xp_symbolizer_new(o->symfs);
 	L->uw = L->maps && L->sym ? xp_unwinder_new(L->maps, L->sym) : NULL;
 	L->inl = calloc(XP_INLINE_MAX, sizeof(*L->inl));
-	if (!L->strs || !L->maps || !L->sym || !L->uw || !L->inl) {
+	L->py = xp_pystore_new();
+	if (!L->strs || !L->maps || !L->sym || !L->uw || !L->inl || !L->py) {
 		err = -ENOMEM;
 		goto out;
 	}

@@ -2,6 +2,7 @@
  *   gen-run golden EXE LIB DIR           # the run behind tests/golden/
  *   gen-run bench EXE LIB DIR N [SEED]   # N samples for bench/ingest-bench
  *   gen-run scale EXE LIB DIR N [SEED]   # N samples + GPU side, bench/scale-bench
+ *   gen-run python EXE LIB DIR FIXTURE   # launches with Python stacks (tests/pylines)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,12 @@ int main(int argc, char **argv)
 	struct xp_synth s = { 0 };
 	char *exe = NULL, *lib = NULL;
 	int err, rc = 1;
-	int sized = argc > 1 && (!strcmp(argv[1], "bench") || !strcmp(argv[1], "scale"));
+	int sized = argc > 1 && (!strcmp(argv[1], "bench") || !strcmp(argv[1], "scale") ||
+				 !strcmp(argv[1], "python"));
 
 	if (argc < 5 || (strcmp(argv[1], "golden") && !sized) || (sized && argc < 6)) {
 		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench|scale EXE LIB DIR N"
-			" [SEED]\n");
+			" [SEED] | gen-run python EXE LIB DIR FIXTURE\n");
 		return 2;
 	}
 	/* mappings carry absolute paths, as the kernel reports them */
@@ -36,6 +38,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "golden"))
 		err = xp_synth_write_golden(&s, argv[4]);
+	else if (!strcmp(argv[1], "python"))
+		err = xp_synth_write_python(&s, argv[4], argv[5]);
 	else if (!strcmp(argv[1], "bench"))
 		err = xp_synth_write_bench(&s, argv[4], strtoull(argv[5], NULL, 10),
 					   argc > 6 ? strtoull(argv[6], NULL, 10) : 1);

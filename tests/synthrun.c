@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pyfixture.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
+#include "runfmt_py.h"
 
 static int load_elf(struct xp_synth *s, int which, const char *path)
 {
@@ -62,7 +64,8 @@ static int load_elf(struct xp_synth *s, int which, const char *path)
 			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    !sym.st_size || !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
 				continue;
-			if (strncmp(name, "xp_", 3) && strncmp(name, "_ZN2xp", 6) && strcmp(name, "main"))
+			if (strncmp(name, "xp_", 3) && strncmp(name, "_ZN2xp", 6) && strcmp(name, "main") &&
+			    strcmp(name, "_PyEval_EvalFrameDefault"))
 				continue;
 			if (s->nfuncs == XP_SYNTH_MAX_FUNCS)
 				break;
@@ -632,5 +635,209 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, 
 	if (!err)
 		err = write_meta(dir, n, 0);
 	free(pool);
+	return err;
+}
+
+/* ---- a Python program's launches (launch-PID.xpr with Python stacks) ---- */
+
+#define PY_PID 4000
+#define PY_MAX 8                    /* Python frames per stack here */
+
+struct py_site {
+	struct xp_pyframe f[PY_MAX];
+	unsigned n;
+	const struct xp_pycode_fx *code[PY_MAX];
+};
+
+static const struct xp_pycode_fx *py_code(const struct xp_pyfixture *fx, const char *qual)
+{
+	const struct xp_pycode_fx *c = xp_pyfixture_find(fx, qual);
+	const char *dot = strrchr(qual, '.');
+
+	return c || !dot ? c : xp_pyfixture_find(fx, dot + 1);     /* 3.10: co_name */
+}
+
+/* The Python stack of the launches, innermost first: leaf <- Model.forward
+ * (entered from C, as nn.Module.__call__ does) <- main <- <module>; from 3.11
+ * a Python-to-Python call stays in one evaluator activation, in 3.10 every
+ * frame has its own. */
+static int py_site_build(const struct xp_pyfixture *fx, struct py_site *site)
+{
+	static const struct { const char *qual; int line; } want[] = {
+		{ "leaf", XP_SYNTH_PY_LINE_LEAF }, { "Model.forward", XP_SYNTH_PY_LINE_FORWARD },
+		{ "main", XP_SYNTH_PY_LINE_MAIN }, { "<module>", XP_SYNTH_PY_LINE_MODULE },
+	};
+
+	site->n = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		const struct xp_pycode_fx *c = py_code(fx, want[i].qual);
+		int64_t off = c ? xp_pyfixture_offset_of(c, want[i].line) : -1;
+
+		if (off < 0)
+			return -ENOENT;
+		site->code[i] = c;
+		site->f[i].code_id = 0x1000 + (uint64_t)(c - fx->codes);
+		site->f[i].instr_offset = (uint32_t)off;
+		site->f[i].flags = c->version == 0x030a || i == 1 || i == 3 ? XP_PYFRAME_ENTRY : 0;
+		site->n++;
+	}
+	return 0;
+}
+
+static int py_code_rec(struct xp_writer *w, const struct xp_pycode_fx *c, uint64_t code_id)
+{
+	struct xp_pycode r = { .code_id = code_id, .pid = PY_PID, .first_line = c->first_line,
+			       .py_version = c->version,
+			       .filename_len = (uint16_t)strlen(c->filename),
+			       .qualname_len = (uint16_t)strlen(c->qualname),
+			       .linetable_len = (uint32_t)c->table_len };
+	size_t n = r.filename_len + r.qualname_len + c->table_len;
+	char *tail = malloc(n + 1);
+	int err;
+
+	if (!tail)
+		return -ENOMEM;
+	memcpy(tail, c->filename, r.filename_len);
+	memcpy(tail + r.filename_len, c->qualname, r.qualname_len);
+	memcpy(tail + r.filename_len + r.qualname_len, c->table, c->table_len);
+	err = xp_writer_append(w, XP_REC_PYCODE, &r, sizeof(r), tail, n);
+	free(tail);
+	return err;
+}
+
+/* One launch: the API record and a kernel in gpu, the launch record with
+ * its native stack (uips, leaf first) and, unless site is NULL, the Python
+ * stack the library took at the same call. */
+static int py_launch(struct scale_proc *p, struct xp_writer *w, uint64_t ts, uint32_t tid,
+		     const uint64_t *uips, unsigned nu, const struct py_site *site, unsigned k)
+{
+	uint64_t corr = ++p->corr;
+	struct xp_gpu_api a = { .start = ts - 2000, .end = ts + 6000, .correlation_id = corr,
+				.pid = PY_PID, .tid = tid, .cbid = 211, .name = SS_LAUNCH };
+	struct xp_launch l = { .ts = ts - 1000, .correlation_id = corr, .pid = PY_PID, .tid = tid,
+			       .cbid = 211, .stack = { .user_depth = (uint16_t)nu } };
+	struct xp_pystack ps = { .ts = l.ts, .correlation_id = corr, .pid = PY_PID, .tid = tid };
+	int err = xp_writer_append(p->gpu, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
+
+	if (!err)
+		err = scale_kernel(p->gpu, ts + 20000, corr, k, 0, 0);
+	if (!err)
+		err = xp_writer_append(w, XP_REC_LAUNCH, &l, sizeof(l), uips, nu * sizeof(*uips));
+	if (!err && site) {
+		ps.nframes = (uint16_t)site->n;
+		err = xp_writer_append(w, XP_REC_PYSTACK, &ps, sizeof(ps), site->f,
+				       site->n * sizeof(site->f[0]));
+	}
+	return err;
+}
+
+int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char *fixture)
+{
+	struct scale_proc proc = { .pid = PY_PID };
+	struct xp_writer *cpu = NULL, *w = NULL;
+	struct xp_pyfixture *fx = NULL;
+	struct py_site site;
+	char path[4096], perfmap[1024];
+	uint64_t ts = 1000000000, u[32];
+	unsigned nu = 0, groups = 0, used = 0;
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	err = xp_pyfixture_load(&fx, fixture);
+	if (!err)
+		err = py_site_build(fx, &site);
+	if (err)
+		goto out;
+	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
+	unlink(path);
+	err = xp_writer_open(&cpu, path, XP_STREAM_CPU, 0);
+	if (!err)
+		err = add_comm(cpu, ts, PY_PID, PY_PID, "python3");
+	if (!err)
+		err = add_comm(cpu, ts, PY_PID, PY_PID + 1, "pt_worker");
+	if (!err)
+		err = map_fixture(s, cpu, ts, PY_PID, 1);
+	if (!err)
+		err = add_mmap(cpu, ts, PY_PID, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
+	err = xp_writer_close(cpu) ?: err;
+	if (err)
+		goto out;
+	err = scale_gpu_open(&proc, dir, s->exe);
+	snprintf(path, sizeof(path), "%s/launch-%u.xpr", dir, PY_PID);
+	unlink(path);
+	if (!err)
+		err = xp_writer_open(&w, path, XP_STREAM_CPU, PY_PID);
+	if (!err) {
+		struct xp_pyinfo info = { .ts = ts, .pid = PY_PID,
+					  .py_hexversion = (uint32_t)site.code[0]->version << 16 | 0x01f0,
+					  .flags = XP_PYINFO_SUPPORTED };
+
+		err = xp_writer_append(w, XP_REC_PYINFO, &info, sizeof(info), NULL, 0);
+	}
+	/* each code object once, as the library writes them */
+	for (unsigned i = 0; i < site.n && !err; i++)
+		err = py_code_rec(w, site.code[i], site.f[i].code_id);
+	/* the native stack of the Python thread, leaf first: the CUDA call, the
+	 * framework's C++, then per evaluator activation (innermost first) its
+	 * _PyEval_EvalFrameDefault, from 3.12 the perf trampoline that called it,
+	 * and a C call between activations; the interpreter's main at the root */
+	u[nu++] = xp_synth_ip(s, "xp_lib_leaf", 2);
+	u[nu++] = xp_synth_return_ip(s, "xp_lib_middle");
+	for (unsigned i = 0; i < site.n; i++)
+		groups += !!(site.f[i].flags & XP_PYFRAME_ENTRY);
+	for (unsigned g = 0; g < site.n && !err; g++) {
+		if (!(site.f[g].flags & XP_PYFRAME_ENTRY))
+			continue;
+		u[nu++] = xp_synth_return_ip(s, "_PyEval_EvalFrameDefault");
+		if (site.code[0]->version >= 0x030c) {
+			used += (unsigned)snprintf(perfmap + used, sizeof(perfmap) - used,
+						   "%llx 40 py::%s:%s\n",
+						   (unsigned long long)XP_SYNTH_JIT_BASE + 0x100 * (g + 1),
+						   site.code[g]->qualname, site.code[g]->filename);
+			u[nu++] = XP_SYNTH_JIT_BASE + 0x100 * (g + 1) + 0x20;
+		}
+		if (--groups)
+			u[nu++] = xp_synth_return_ip(s, "xp_parse");
+	}
+	u[nu++] = xp_synth_return_ip(s, "main");
+	/* three launches from there, unwound all the way */
+	for (int i = 0; i < 3 && !err; i++)
+		err = py_launch(&proc, w, ts += 100000, PY_PID, u, nu, &site, 0);
+	/* two whose unwind stopped in the framework (its module missing here) */
+	for (int i = 0; i < 2 && !err; i++)
+		err = py_launch(&proc, w, ts += 100000, PY_PID, u, 2, &site, 1);
+	/* one on a thread without Python, one whose frames could not be read */
+	if (!err) {
+		uint64_t c[3] = { u[0], u[1], xp_synth_return_ip(s, "xp_idle") };
+		struct xp_lost lost = { .ts = ts, .kind = XP_REC_PYSTACK,
+					.reason = XP_LOST_PY_NO_THREAD, .count = 1 };
+
+		err = py_launch(&proc, w, ts += 100000, PY_PID + 1, c, 3, NULL, 2);
+		if (!err)
+			err = xp_writer_append(w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+		lost.reason = XP_LOST_PY_UNREADABLE;
+		if (!err)
+			err = py_launch(&proc, w, ts += 100000, PY_PID, u, nu, NULL, 3);
+		if (!err)
+			err = xp_writer_append(w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	}
+	err = xp_writer_close(w) ?: err;
+	if (!err) {
+		struct xp_gpu_status done = { .ts = ts, .code = XP_GPU_ST_STOPPED };
+
+		err = xp_writer_append(proc.gpu, XP_REC_GPU_STATUS, &done, sizeof(done), NULL, 0);
+	}
+	err = xp_writer_close(proc.gpu) ?: err;
+	if (!err && used) {
+		snprintf(path, sizeof(path), "perf-%u.map", PY_PID);
+		err = write_text(dir, path, perfmap);
+	}
+	if (!err)
+		err = write_text(dir, "kallsyms", kallsyms_text);
+	if (!err)
+		err = write_meta(dir, 0, 0);
+out:
+	xp_pyfixture_free(fx);
 	return err;
 }

@@ -68,4 +68,19 @@ int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
 int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n,
 			 uint64_t seed);
 
+/* A Python program's launches: launch-4000.xpr with launch records whose
+ * native stacks pass through _PyEval_EvalFrameDefault (and, from 3.12, perf
+ * trampolines), the Python stacks taken at the same calls over the real
+ * line tables of fixture (tests/pylines/lines-3.1x.txt), their code
+ * objects, and the GPU side. Three launches unwound to main, two whose
+ * unwind stopped in the framework, one on a thread without Python, one
+ * whose Python frames were unreadable. The Python frames, innermost first:
+ * leaf at line XP_SYNTH_PY_LINE_LEAF of sample.py, Model.forward, main,
+ * <module>. 0 or -errno (-ENOENT: the fixture lacks those lines). */
+#define XP_SYNTH_PY_LINE_LEAF 10
+#define XP_SYNTH_PY_LINE_FORWARD 396
+#define XP_SYNTH_PY_LINE_MAIN 448
+#define XP_SYNTH_PY_LINE_MODULE 454
+int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char *fixture);
+
 #endif

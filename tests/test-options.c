@@ -129,7 +129,7 @@ START_TEST(call_graph)
 
 	ck_assert_int_eq(parse(dflt), 0);
 	ck_assert_uint_eq(o.sample_copy, 0);
-	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
+	ck_assert_uint_eq(o.launch_copy, REC_INPROC_DEFAULT_COPY);
 	ck_assert_int_eq(parse(both), 0);
 	ck_assert_uint_eq(o.sample_copy, 4096);
 	ck_assert_uint_eq(o.launch_copy, 0);
@@ -156,10 +156,20 @@ START_TEST(launch_stacks)
 	char *uprobe[] = { "record", "--launch-stacks", "uprobe", "app", NULL };
 	char *bad[] = { "record", "--launch-stacks", "ebpf", "app", NULL };
 	char *nogpu[] = { "record", "--launch-stacks", "inproc", "--no-gpu", "app", NULL };
+	char *nogpu_dflt[] = { "record", "--no-gpu", "app", NULL };
+	char *attach[] = { "record", "-p", "42", NULL };
 	char *inproc8k[] = { "record", "--launch-stacks", "inproc", "--launch-call-graph", "dwarf",
 			     "app", NULL };
 
+	/* in-process by default for a command, with 64 KiB copies */
 	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(o.launch_inproc);
+	ck_assert_uint_eq(o.launch_copy, REC_INPROC_DEFAULT_COPY);
+	/* the uprobe where the library is not injected */
+	ck_assert_int_eq(parse(attach), 0);
+	ck_assert(!o.launch_inproc);
+	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
+	ck_assert_int_eq(parse(nogpu_dflt), 0);
 	ck_assert(!o.launch_inproc);
 	ck_assert_int_eq(parse(inproc), 0);
 	ck_assert(o.launch_inproc);
@@ -168,6 +178,7 @@ START_TEST(launch_stacks)
 	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
 	ck_assert_int_eq(parse(uprobe), 0);
 	ck_assert(!o.launch_inproc);
+	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
 	ck_assert_int_eq(parse(bad), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "launch stacks 'ebpf'"));
 	ck_assert_int_eq(parse(nogpu), -EINVAL);

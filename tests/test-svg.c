@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check-main.h"
+#include "pyreach.h"
 #include "svg.h"
 #include "utf8.h"
 
@@ -88,6 +89,40 @@ START_TEST(invalid_utf8_replaced)
 }
 END_TEST
 
+/* Python frames known from their text alone (folded stacks): lines, perf-map
+ * functions; C++ names with spaces and "a::b" names are not. */
+START_TEST(python_text)
+{
+	static const char *const yes[] = {
+		"train.py:42 forward", "model.py:? Model.forward", "<frozen runpy>:88 _run_code",
+		"torch/__init__.py:12 <module>", "my file.py:3 main.<locals>.<lambda>",
+		"py::forward:/app/model.py",
+	};
+	static const char *const no[] = {
+		"xp::Widget::draw(int)", "operator new(unsigned long)",
+		"std::vector<int, std::allocator<int> >::push_back(int const&)",
+		"f(unsigned int):12 x", "a::1 b", "libfoo.so+0x1a2b", "main", ":12 x", "x.py:12",
+		"schedule_[k]", "gemm_003(float*, float*, int)",
+	};
+	const char *fill;
+	unsigned r, g, b;
+	uint64_t bad;
+	char *svg;
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(xp_is_python_text(yes[i], strlen(yes[i])), "%s", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!xp_is_python_text(no[i], strlen(no[i])), "%s", no[i]);
+	/* drawn green, as py:: frames */
+	svg = render("main;train.py:42 forward;gemm 1\n", &bad);
+	fill = strstr(strstr(svg, "<title>train.py:42 forward"), "fill=\"rgb(");
+	ck_assert_ptr_nonnull(fill);
+	ck_assert_int_eq(sscanf(fill, "fill=\"rgb(%u,%u,%u)", &r, &g, &b), 3);
+	ck_assert_uint_gt(g, r);
+	free(svg);
+}
+END_TEST
+
 Suite *svg_suite(void)
 {
 	Suite *s = suite_create("svg");
@@ -97,6 +132,7 @@ Suite *svg_suite(void)
 	tcase_add_test(tc, names_escaped_bad_lines_counted);
 	tcase_add_test(tc, deep_line_skipped);
 	tcase_add_test(tc, invalid_utf8_replaced);
+	tcase_add_test(tc, python_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,7 +16,9 @@
  *   XPCAP_API_TRACE=1   also enable CUPTI RUNTIME+DRIVER activity (costly)
  *   XPCAP_NVTX=0        do not enable NVTX marker records
  *   XPCAP_LAUNCH_STACKS=inproc XPCAP_LAUNCH_COPY=8192  take launch stacks
- *                       here, into launch-<pid>.xpr, not by the uprobe (stacks.c)
+ *                       here, into launch-<pid>.xpr, not by the uprobe (stacks.c),
+ *                       with the Python frames of Python threads (pyframes.c)
+ *   XPCAP_PYFRAMES=0    no Python frames (what the walker costs: bench/)
  *   NVTX_INJECTION64_PATH=<this library>  set by xpcap before the
  *                       program starts for NVTX ranges (README.md)
  */
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "marker.h"
+#include "pyframes.h"
 #include "stacks.h"
 #include "xpcupti.h"
 
@@ -145,6 +148,8 @@ static void stacks_start(const char *dir)
 			bytes = 8192;
 	}
 	bytes = (bytes + 7) & ~7ul;
+	if (!env_flag("XPCAP_PYFRAMES", 1))
+		xpc_py_disable();
 	snprintf(name, sizeof(name), "launch-%d.xpr", (int)xpc.pid);
 	fd = xpc_run_file_create(dir, name);
 	err = fd < 0 ? fd : xpc_stacks_start(fd, xpc.pid, (uint32_t)bytes);
@@ -158,6 +163,28 @@ static void stacks_start(const char *dir)
 	snprintf(text, sizeof(text), "in-process launch stacks: %s", bytes ?
 		 "stack copies" : "frame-pointer walk");
 	xpc_status(XP_GPU_ST_LAUNCH_STACKS, XP_GPU_STATUS_INFO, (int32_t)bytes, text);
+	snprintf(text, sizeof(text), "python frames %s: %s", xpc_py_on() ? "on" : "off",
+		 xpc_py_reason());
+	xpc_status(XP_GPU_ST_LAUNCH_STACKS, XP_GPU_STATUS_INFO, xpc_py_on(), text);
+}
+
+/* What the Python frame walker did, by reason (pyframes.c). */
+static void py_status(uint64_t py_stacks)
+{
+	struct xpc_py_stats st;
+	char text[240];
+
+	xpc_py_stats(&st);
+	if (!py_stacks && !st.no_thread && !st.unsupported && !st.unreadable)
+		return;
+	snprintf(text, sizeof(text), "python stacks %llu, no Python thread %llu, unsupported"
+		 " interpreter %llu, unreadable %llu, truncated %llu, code objects %llu (lost %llu)",
+		 (unsigned long long)py_stacks, (unsigned long long)st.no_thread,
+		 (unsigned long long)st.unsupported, (unsigned long long)st.unreadable,
+		 (unsigned long long)st.truncated, (unsigned long long)st.codes,
+		 (unsigned long long)st.codes_lost);
+	xpc_status(XP_GPU_ST_LAUNCH_STACKS, st.unreadable || st.codes_lost ? XP_GPU_STATUS_WARN :
+		   XP_GPU_STATUS_INFO, 0, text);
 }
 
 static void stacks_finish(void)
@@ -175,6 +202,7 @@ static void stacks_finish(void)
 		 (double)st.writer_cpu_ns / 1e9);
 	xpc_status(XP_GPU_ST_LAUNCH_STACKS, st.lost ? XP_GPU_STATUS_WARN : XP_GPU_STATUS_INFO,
 		   0, text);
+	py_status(st.py_stacks);
 }
 
 static void at_exit(void)

@@ -12,11 +12,16 @@
  * pthread_getattr_np, once per thread), so it cannot fault. A thread
  * running on another stack (sigaltstack, a coroutine) gets its ip and sp
  * only. The words are read in a plain loop without AddressSanitizer: the
- * frames above belong to callers and hold its redzones. */
+ * frames above belong to callers and hold its redzones.
+ *
+ * On a thread that runs Python, the slot also holds the Python frames
+ * (pyframes.c), written as an XP_REC_PYSTACK right after the launch; the
+ * code objects they name are written before it (xpc_py_drain). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "stacks.h"
+#include "pyframes.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -46,9 +51,9 @@
 
 struct slot {
 	uint64_t seq;                   /* == position: free for it; position + 1: ready */
-	uint32_t len;                   /* payload bytes */
-	uint32_t pad;
-	/* payload (struct xp_launch + IPs or regs + bytes) follows */
+	uint32_t len;                   /* launch payload bytes */
+	uint32_t pylen;                 /* pystack payload bytes after it, 0: none */
+	/* payload (struct xp_launch + IPs or regs + bytes, then a pystack) follows */
 };
 
 static struct {
@@ -190,6 +195,9 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid)
 			pos = __atomic_load_n(&S.head, __ATOMIC_RELAXED);
 	}
 	s->len = fill((unsigned char *)(s + 1), ts, correlation_id, cbid, ip, sp, bp);
+	/* writes only when the walker is on (then the slot has room); counts either way */
+	s->pylen = xpc_py_take((unsigned char *)(s + 1) + s->len, ts, correlation_id,
+			       (uint32_t)my_tid);
 	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&S.stats.taken, 1, __ATOMIC_RELAXED);
 }
@@ -203,8 +211,15 @@ static uint64_t drain_ready(void)
 		struct slot *s = slot_at(S.tail);
 
 		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != S.tail + 1)
-			return n;
+			return n + xpc_py_drain(S.w);
+		/* the code objects this launch names were queued before it was */
+		xpc_py_drain(S.w);
 		xp_writer_append(S.w, XP_REC_LAUNCH, s + 1, s->len, NULL, 0);
+		if (s->pylen) {
+			xp_writer_append(S.w, XP_REC_PYSTACK, (unsigned char *)(s + 1) + s->len,
+					 s->pylen, NULL, 0);
+			S.stats.py_stacks++;
+		}
 		__atomic_store_n(&s->seq, S.tail + S.mask + 1, __ATOMIC_RELEASE);
 		S.tail++;
 		n++;
@@ -257,7 +272,9 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 		(copy_bytes ? sizeof(struct xp_user_regs_copy) + copy_bytes
 			    : XP_MAX_STACK_DEPTH * sizeof(uint64_t));
 	uint64_t slots = MIN_SLOTS;
+	unsigned char info[512];
 	sigset_t all, old;
+	size_t info_len;
 	int err;
 
 	if (copy_bytes > XP_USER_COPY_MAX || copy_bytes % 8) {
@@ -266,6 +283,9 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	}
 	S.pid = pid;
 	S.copy = copy_bytes;
+	xpc_py_start(pid);
+	info_len = xpc_py_info(info, sizeof(info), mono_ns());
+	payload += xpc_py_on() ? XPC_PYSTACK_MAX : 0;
 	S.stride = (sizeof(struct slot) + payload + 63) & ~(size_t)63;
 	while (slots * 2 * S.stride <= RING_BYTES)
 		slots *= 2;
@@ -281,6 +301,8 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	/* without libzstd the stream is plain: larger, still whole */
 	if (!err && codec)
 		err = xp_writer_set_codec(S.w, codec);
+	if (!err && info_len)
+		err = xp_writer_append(S.w, XP_REC_PYINFO, info, info_len, NULL, 0);
 	if (!err)
 		err = xp_writer_flush(S.w);
 	if (err)
@@ -310,6 +332,25 @@ int xpc_stacks_on(void)
 	return __atomic_load_n(&S.on, __ATOMIC_RELAXED);
 }
 
+/* Launches without a Python stack, by reason, and code objects not written
+ * (queue full, or unreadable: counted as ring-buffer losses of XP_REC_PYCODE). */
+static void write_py_losses(uint64_t ts)
+{
+	struct xpc_py_stats st;
+
+	xpc_py_stats(&st);
+	const struct xp_lost l[] = {
+		{ ts, XP_REC_PYSTACK, XP_LOST_PY_UNSUPPORTED, st.unsupported },
+		{ ts, XP_REC_PYSTACK, XP_LOST_PY_NO_THREAD, st.no_thread },
+		{ ts, XP_REC_PYSTACK, XP_LOST_PY_UNREADABLE, st.unreadable },
+		{ ts, XP_REC_PYCODE, XP_LOST_RINGBUF_FULL, st.codes_lost },
+	};
+
+	for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
+		if (l[i].count)
+			xp_writer_append(S.w, XP_REC_LOST, &l[i], sizeof(l[i]), NULL, 0);
+}
+
 void xpc_stacks_finish(void)
 {
 	struct xp_lost lost;
@@ -326,6 +367,7 @@ void xpc_stacks_finish(void)
 	lost.count = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
 	if (lost.count)
 		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	write_py_losses(lost.ts);
 	xp_writer_close(S.w);
 	S.w = NULL;
 }
@@ -336,4 +378,5 @@ void xpc_stacks_stats(struct xpc_stacks_stats *out)
 	out->lost = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
 	out->no_copy = __atomic_load_n(&S.stats.no_copy, __ATOMIC_RELAXED);
 	out->writer_cpu_ns = S.stats.writer_cpu_ns;   /* set before the join */
+	out->py_stacks = S.stats.py_stacks;           /* the writer's, read after the join */
 }

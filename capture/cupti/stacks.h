@@ -7,7 +7,8 @@
  * run/launch-<pid>.xpr. Ingest reads that stream like cpu.xpr's launches.
  * No trap into the kernel and no copy_from_user: the cost of the uprobe
  * path that remains is a memcpy of the stack into a ring. A writer thread
- * compresses the ring into the file (zstd, through zstd_dl.c).
+ * compresses the ring into the file (zstd, through zstd_dl.c). On a thread
+ * that runs Python the record is followed by the Python frames (pyframes.c).
  *
  *   int fd = open("run/launch-123.xpr", O_WRONLY | O_CREAT | O_EXCL, 0644);
  *   if (xpc_stacks_start(fd, 123, 8192) == 0)     // 0 bytes: fp walk
@@ -26,9 +27,11 @@ struct xpc_stacks_stats {
 	uint64_t lost;                  /* ring full: records dropped */
 	uint64_t no_copy;               /* sp outside the thread's known stack: ip only */
 	uint64_t writer_cpu_ns;         /* CPU the writer thread used (compression), at finish */
+	uint64_t py_stacks;             /* XP_REC_PYSTACK records written (pyframes.c) */
 };
 
-/* Takes fd (a new, empty launch-<pid>.xpr) and starts the writer thread.
+/* Takes fd (a new, empty launch-<pid>.xpr) and starts the writer thread;
+ * looks for a Python interpreter first (XP_REC_PYINFO says what it found).
  * copy_bytes: 0 for the frame-pointer walk, else up to XP_USER_COPY_MAX.
  * 0, or -errno (the fd is closed; xpc_stack_take then does nothing). */
 int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes);

@@ -109,13 +109,14 @@ def check_workload(xpcorr, fixture, tmp):
                                                      top["share_pct"]))
 
 
-def load_python_share():
-    """python-share.py's python_share(), the one definition of the measure."""
+def load_python_share(name="python_share"):
+    """python-share.py's python_share() (or python_line_share()), the one
+    definition of the measure."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python-share.py")
     spec = importlib.util.spec_from_file_location("python_share", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.python_share
+    return getattr(mod, name)
 
 
 # Floors on the recorded fixtures (default 8 KiB stack copies, unwound on the
@@ -140,6 +141,14 @@ def check_torch(xpcorr, fixture, tmp):
     else:
         print("     GPU records: %d (no torch.profiler count recorded for this run)" % ours)
     check(exact_share(kern) >= 99.0, "exact attribution %.2f%% of GPU time (>= 99%%)" % exact_share(kern))
+    # Python lines come from the Python stacks the library took at the launches:
+    # they stand even here, where libtorch is missing and the native unwind stops
+    lines = load_python_share("python_line_share")(sqlite3.connect(os.path.join(run, "xpcorr.db")))
+    if lines is None:
+        print("     Python lines: none (recorded without Python stacks)")
+    else:
+        check(lines[0] >= 99.0, "GPU time of Python threads with a Python line, ingested here:"
+              " %.2f%% (>= 99%%)" % lines[0])
     share, reached, launches, _ = load_python_share()(sqlite3.connect(device_db(fixture, tmp)))
     launch_floor, gpu_floor = PYTHON_FLOORS.get(os.path.basename(os.path.normpath(fixture)), (0, 0))
     launch_pct = 100.0 * reached / (launches or 1)

@@ -22,6 +22,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import xpr_py  # noqa: E402  (the Python records of launch-PID.xpr)
+
 XPCAP = os.environ.get("XPCAP", "build/src/bin/xpcap")
 XPCORR = os.environ.get("XPCORR", "build/src/bin/xpcorr")
 PROGDIR = os.environ.get("PROGDIR", "build/tests/programs")
@@ -485,7 +488,8 @@ def t_marker(tmp):
     first = re.search(r"^\s*[0-9a-f]+:\s+((?:[0-9a-f]{2} )+)", dis, re.M)
     check(first and first.group(1).split() == ["0f", "1f", "44", "00", "00"],
           "the test marker starts with a 5-byte nop (%s)" % (first and first.group(1)))
-    rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, "100"])
+    # --launch-stacks uprobe: xpcap's uprobe on the marker takes every stack
+    rc, err = record(run, ["-q", "--launch-stacks", "uprobe", "--cupti-lib", lib], [caller, "100"])
     check(rc == 0, "marker-caller under xpcap exits 0 (%d %r)" % (rc, err))
     recs = dump(run)
     launches = [r for r in recs if r["kind"] == "launch"]
@@ -501,20 +505,40 @@ def t_marker(tmp):
     check(all(n == "launch_kernel_like" for n in named),
           "each launch stack's caller frame is launch_kernel_like")
     md = check_meta_counts(run, recs)
-    check(md["correlation_uprobe"] is True and md["gpu_capture_armed"] is True,
-          "meta.json: uprobe attached, GPU capture armed")
+    check(md["correlation_uprobe"] is True and md["gpu_capture_armed"] is True and
+          md["call_graph"]["launch_stacks"] == "uprobe",
+          "meta.json: uprobe attached, GPU capture armed, launch_stacks uprobe")
+    # the default (in-process stacks) keeps the uprobe as the fallback: a
+    # library that could not start them calls the marker, as this one does
+    run5 = os.path.join(tmp, "fallback")
+    rc, err = record(run5, ["-q", "--cupti-lib", lib], [caller, "20"])
+    recs = dump(run5)
+    launches = [r for r in recs if r["kind"] == "launch"]
+    md = check_meta_counts(run5, recs)
+    check(rc == 0 and len(launches) == 20 and md["call_graph"]["launch_stacks"] == "inproc" and
+          md["correlation_uprobe"] is True and
+          all(8192 < copy_of(r)[0] <= 65528 for r in launches),
+          "default: launch_stacks inproc, the uprobe still takes the marker's 20 launches"
+          " (copies up to 65528 bytes: to the top of the stack)")
     # the command's environment points CUDA at the library and it at the run
     envf = os.path.join(tmp, "env.txt")
     os.chmod(tmp, 0o777)
     run4 = os.path.join(tmp, "env")
-    show = ["sh", "-c", "echo \"$CUDA_INJECTION64_PATH|$XPCAP_RUN_DIR\" > %s" % envf]
+    show = ["sh", "-c", "echo \"$CUDA_INJECTION64_PATH|$XPCAP_RUN_DIR|$XPCAP_LAUNCH_STACKS|"
+            "$XPCAP_LAUNCH_COPY\" > %s" % envf]
     rc, err = record(run4, ["-q", "--cupti-lib", lib], show)
     with open(envf) as f:
-        check(f.read().strip() == "%s|%s" % (lib, os.path.realpath(run4)),
-              "CUDA_INJECTION64_PATH and XPCAP_RUN_DIR (absolute) set for the command")
+        check(f.read().strip() == "%s|%s|inproc|65528" % (lib, os.path.realpath(run4)),
+              "CUDA_INJECTION64_PATH, XPCAP_RUN_DIR (absolute) and in-process launch stacks"
+              " (the default) set for the command")
+    rc, err = record(os.path.join(tmp, "env3"), ["-q", "--launch-stacks", "uprobe",
+                                                 "--cupti-lib", lib], show)
+    with open(envf) as f:
+        check(f.read().strip() == "%s|%s||" % (lib, os.path.realpath(os.path.join(tmp, "env3"))),
+              "--launch-stacks uprobe: no in-process stacks asked of the library")
     rc, err = record(os.path.join(tmp, "env2"), ["-q", "--no-gpu", "--cupti-lib", lib], show)
     with open(envf) as f:
-        check(f.read().strip() == "|", "--no-gpu: neither is set")
+        check(f.read().strip() == "|||", "--no-gpu: none is set")
     # --no-gpu: no uprobe at all
     run2 = os.path.join(tmp, "nogpu")
     rc, err = record(run2, ["-q", "--no-gpu", "--cupti-lib", lib], [caller, "100"])
@@ -543,13 +567,13 @@ def launch_stacks_by_corr(run):
 
 
 def t_inproc(tmp):
-    # --launch-stacks inproc: the program (standing in for the injection
-    # library) writes launch-<pid>.xpr itself; ingest unwinds its copies
+    # in-process launch stacks, the default: the program (standing in for the
+    # injection library) writes launch-<pid>.xpr itself; ingest unwinds its copies
     lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
     caller = os.path.join(MARKERDIR, "inproc-caller")
     run = os.path.join(tmp, "run")
-    rc, err = record(run, ["-q", "--launch-stacks", "inproc", "--cupti-lib", lib], [caller, "100"])
-    check(rc == 0, "inproc-caller under xpcap --launch-stacks inproc exits 0 (%d %r)" % (rc, err))
+    rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, "100"])
+    check(rc == 0, "inproc-caller under xpcap (default launch stacks) exits 0 (%d %r)" % (rc, err))
     md = meta(run)
     check(md["call_graph"]["launch_stacks"] == "inproc" and md["correlation_uprobe"] is True,
           "meta.json: launch_stacks inproc, the uprobe still attached as the fallback")
@@ -565,6 +589,11 @@ def t_inproc(tmp):
           "in-process launch copies default to 65528 bytes (%s)" % md["call_graph"])
     check(not any(r["kind"] == "launch" for r in dump(os.path.join(run, "cpu.xpr"))),
           "no uprobe launch records in cpu.xpr (the marker was never called)")
+    py = xpr_py.PyRun(xpr_py.read_records(os.path.join(run, files[0])))
+    check(len(py.infos) == 1 and py.infos[0]["hexversion"] == 0 and py.infos[0]["flags"] == 0
+          and "no Python interpreter" in py.infos[0]["reason"] and not py.stacks and not py.lost,
+          "a C program: one pyinfo saying there is no interpreter, no Python stacks or losses"
+          " (%s)" % py.infos)
     ingests(run, "inproc")
     stacks = launch_stacks_by_corr(run)
     check(len(stacks) == 200, "200 launches in xp_launches (%d)" % len(stacks))
@@ -715,9 +744,10 @@ def callers_of_hot_a(run):
 def t_dwarf(tmp):
     lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
     caller = os.path.join(MARKERDIR, "marker-caller")
-    # launches: dwarf,8192 by default when GPU capture is on
+    # launches taken by the uprobe: dwarf,8192 by default
+    up = ["--launch-stacks", "uprobe"]
     run = os.path.join(tmp, "launch")
-    rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, "50"])
+    rc, err = record(run, ["-q", "--cupti-lib", lib] + up, [caller, "50"])
     check(rc == 0, "marker-caller exits 0 (%d %r)" % (rc, err))
     recs = dump(run)
     launches = [r for r in recs if r["kind"] == "launch"]
@@ -750,7 +780,7 @@ def t_dwarf(tmp):
         f.seek(40)
         check(int.from_bytes(f.read(4), "little") == 97, "cpu.xpr holds zstd blocks (type 97)")
     plain = os.path.join(tmp, "plain")
-    rc, err = record(plain, ["-q", "--cupti-lib", lib, "--compress", "none"], [caller, "50"])
+    rc, err = record(plain, ["-q", "--cupti-lib", lib, "--compress", "none"] + up, [caller, "50"])
     prec = dump(plain)
     st = meta(plain)["streams"]["cpu.xpr"]
     print("50 launches, dwarf,8192: %d bytes plain, %d bytes zstd" % (st["bytes"], size))
@@ -761,13 +791,14 @@ def t_dwarf(tmp):
                                 for r in pl), "--compress none: the same launch records")
     # explicit sizes and fp
     run = os.path.join(tmp, "small")
-    rc, err = record(run, ["-q", "--cupti-lib", lib, "--launch-call-graph", "dwarf,1001"],
+    rc, err = record(run, ["-q", "--cupti-lib", lib, "--launch-call-graph", "dwarf,1001"] + up,
                      [caller, "5"])
     launches = [r for r in dump(run) if r["kind"] == "launch"]
     check(rc == 0 and launches and all(copy_of(r)[0] == 1008 for r in launches),
           "--launch-call-graph dwarf,1001: 1008 bytes (rounded up to 8)")
     run = os.path.join(tmp, "fp")
-    rc, err = record(run, ["-q", "--cupti-lib", lib, "--launch-call-graph", "fp"], [caller, "5"])
+    rc, err = record(run, ["-q", "--cupti-lib", lib, "--launch-call-graph", "fp"] + up,
+                     [caller, "5"])
     launches = [r for r in dump(run) if r["kind"] == "launch"]
     check(rc == 0 and len(launches) == 5 and not any(copy_of(r) for r in launches),
           "--launch-call-graph fp: no copies")

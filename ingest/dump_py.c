@@ -1,0 +1,64 @@
+/* dump_py.c - `xpcorr dump` lines of the Python records of launch-PID.xpr
+ * (runfmt_py.h): frames as code_id@offset (+e for XP_PYFRAME_ENTRY), code
+ * objects with their line table in hex, the interpreter facts.
+ *   pystack ts=... pid=4000 tid=4000 corr=7 flags=0 frames=1003@12+e,1001@40
+ */
+#include "dump_py.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "runfile.h"
+#include "runfmt_py.h"
+
+int xp_dump_py_record(const struct xp_record_header *h)
+{
+	const void *p = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+
+	switch (h->type) {
+	case XP_REC_PYSTACK: {
+		const struct xp_pystack *s = p;
+		const struct xp_pyframe *f = (const void *)(s + 1);
+
+		if (len < sizeof(*s) || (uint64_t)s->nframes * sizeof(*f) > len - sizeof(*s))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " corr=%" PRIu64 " flags=%u frames=",
+		       s->ts, s->pid, s->tid, s->correlation_id, s->flags);
+		for (unsigned i = 0; i < s->nframes; i++)
+			printf("%s%" PRIx64 "@%" PRIu32 "%s", i ? "," : "", f[i].code_id,
+			       f[i].instr_offset, f[i].flags & XP_PYFRAME_ENTRY ? "+e" : "");
+		return 1;
+	}
+	case XP_REC_PYCODE: {
+		const struct xp_pycode *c = p;
+		const char *s = (const char *)(c + 1);
+		const uint8_t *t = (const uint8_t *)s + c->filename_len + c->qualname_len;
+
+		if (len < sizeof(*c) ||
+		    (uint64_t)c->filename_len + c->qualname_len + c->linetable_len > len - sizeof(*c))
+			return -EBADMSG;
+		printf(" pid=%" PRIu32 " code=%" PRIx64 " version=%u.%u first_line=%" PRIu32
+		       " file=%.*s qualname=%.*s linetable=", c->pid, c->code_id, c->py_version >> 8,
+		       c->py_version & 0xff, c->first_line, (int)c->filename_len, s,
+		       (int)c->qualname_len, s + c->filename_len);
+		for (uint32_t i = 0; i < c->linetable_len; i++)
+			printf("%02x", t[i]);
+		return 1;
+	}
+	case XP_REC_PYINFO: {
+		const struct xp_pyinfo *in = p;
+
+		if (len < sizeof(*in) || in->reason_len > len - sizeof(*in))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " version=%u.%u.%u supported=%d reason=%.*s",
+		       in->ts, in->pid, in->py_hexversion >> 24, in->py_hexversion >> 16 & 0xff,
+		       in->py_hexversion >> 8 & 0xff, !!(in->flags & XP_PYINFO_SUPPORTED),
+		       (int)in->reason_len, (const char *)(in + 1));
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}

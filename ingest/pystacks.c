@@ -1,0 +1,388 @@
+/* pystacks.c - Python stacks, code objects and interpreter facts of a run;
+ * see pystacks.h. Equal Python stacks are kept once (a program launches
+ * from a few hundred places, millions of times); a launch is a map entry. */
+#include "pystacks.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pylines.h"
+#include "runfile.h"
+#include "runfmt_py.h"
+#include "u64map.h"
+
+struct code {
+	uint32_t first_line;
+	uint16_t version;
+	char *file, *qualname;      /* NUL-terminated copies */
+	uint8_t *table;
+	uint32_t table_len;
+};
+
+struct raw_frame {              /* as recorded: the code id is resolved at launch time */
+	uint64_t code_id;
+	uint32_t offset;
+	uint8_t entry;
+};
+
+struct stack {
+	uint32_t pid;
+	uint32_t first;             /* in frames */
+	uint16_t n;
+	uint16_t truncated;
+};
+
+struct xp_pystore {
+	struct code *codes;
+	size_t ncodes, codes_cap;
+	struct xp_u64map code_ids;  /* (pid, code_id) -> index + 1 */
+	struct raw_frame *frames;
+	size_t nframes, frames_cap;
+	struct stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct xp_u64map distinct;  /* 128-bit hash of a stack -> index + 1 */
+	struct xp_u64map launches;  /* (pid, correlation id) -> stack index + 1 */
+	struct xp_pyproc_stats *procs;
+	size_t nprocs, procs_cap;
+	struct xp_u64map proc_ids;  /* pid -> index + 1 */
+	struct xp_pyframe_ref view[XP_PY_MAX_FRAMES];
+	int any;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	void *q;
+	size_t n;
+
+	if (need <= *cap)
+		return 0;
+	n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+struct xp_pystore *xp_pystore_new(void)
+{
+	struct xp_pystore *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	xp_u64map_init(&s->code_ids);
+	xp_u64map_init(&s->distinct);
+	xp_u64map_init(&s->launches);
+	xp_u64map_init(&s->proc_ids);
+	return s;
+}
+
+void xp_pystore_free(struct xp_pystore *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ncodes; i++) {
+		free(s->codes[i].file);
+		free(s->codes[i].qualname);
+		free(s->codes[i].table);
+	}
+	free(s->codes);
+	free(s->frames);
+	free(s->stacks);
+	free(s->procs);
+	xp_u64map_free(&s->code_ids);
+	xp_u64map_free(&s->distinct);
+	xp_u64map_free(&s->launches);
+	xp_u64map_free(&s->proc_ids);
+	free(s);
+}
+
+static struct xp_pyproc_stats *proc(struct xp_pystore *s, uint32_t pid)
+{
+	uint64_t *slot;
+	int fresh;
+
+	if (xp_u64map_upsert(&s->proc_ids, pid, 0, &slot, &fresh))
+		return NULL;
+	if (!fresh)
+		return &s->procs[*slot - 1];
+	if (grow((void **)&s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*s->procs))) {
+		*slot = 0;      /* never left dangling: the next call retries */
+		return NULL;
+	}
+	memset(&s->procs[s->nprocs], 0, sizeof(s->procs[0]));
+	s->procs[s->nprocs].pid = pid;
+	*xp_u64map_find(&s->proc_ids, pid, 0) = ++s->nprocs;
+	return &s->procs[s->nprocs - 1];
+}
+
+/* A copy with NUL bytes made visible: a name goes into SQL text and lines. */
+static char *copy_str(const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		s[i] = p[i] ? p[i] : '?';
+	s[n] = '\0';
+	return s;
+}
+
+static int add_code(struct xp_pystore *s, const struct xp_record_header *h)
+{
+	const struct xp_pycode *c = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+	const char *p = (const char *)(c + 1);
+	struct xp_pyproc_stats *ps;
+	struct code *k;
+	uint64_t *slot;
+	int fresh;
+
+	if (len < sizeof(*c) ||
+	    (uint64_t)c->filename_len + c->qualname_len + c->linetable_len > len - sizeof(*c))
+		return -EBADMSG;
+	if (!(ps = proc(s, c->pid)))
+		return -ENOMEM;
+	ps->codes++;
+	if (xp_u64map_upsert(&s->code_ids, c->pid, c->code_id, &slot, &fresh))
+		return -ENOMEM;
+	if (!fresh)
+		return 1;           /* written once per process; a repeat changes nothing */
+	*slot = 0;
+	if (grow((void **)&s->codes, &s->codes_cap, s->ncodes + 1, sizeof(*s->codes)))
+		return -ENOMEM;
+	k = memset(&s->codes[s->ncodes], 0, sizeof(*k));
+	k->first_line = c->first_line;
+	k->version = c->py_version;
+	k->table_len = c->linetable_len;
+	k->file = copy_str(p, c->filename_len);
+	k->qualname = copy_str(p + c->filename_len, c->qualname_len);
+	k->table = malloc(c->linetable_len ? c->linetable_len : 1);
+	if (!k->file || !k->qualname || !k->table) {
+		free(k->file);
+		free(k->qualname);
+		free(k->table);
+		return -ENOMEM;
+	}
+	memcpy(k->table, p + c->filename_len + c->qualname_len, c->linetable_len);
+	*xp_u64map_find(&s->code_ids, c->pid, c->code_id) = ++s->ncodes;
+	return 1;
+}
+
+static int add_stack(struct xp_pystore *s, const struct xp_record_header *h)
+{
+	const struct xp_pystack *ps = xp_record_payload(h);
+	const struct xp_pyframe *f = (const void *)(ps + 1);
+	uint32_t len = xp_record_payload_len(h);
+	struct xp_pyproc_stats *pp;
+	uint64_t h1, h2, *slot;
+	int fresh;
+
+	if (len < sizeof(*ps) || ps->nframes > XP_PY_MAX_FRAMES ||
+	    (uint64_t)ps->nframes * sizeof(*f) > len - sizeof(*ps))
+		return -EBADMSG;
+	if (!(pp = proc(s, ps->pid)))
+		return -ENOMEM;
+	pp->stacks++;
+	if (!ps->nframes)
+		return 1;           /* nothing to join */
+	h1 = xp_hash64(ps->pid ^ (uint64_t)ps->nframes << 32 ^ (uint64_t)(ps->flags & 1) << 48);
+	h2 = xp_hash64(h1 + 0x9e3779b97f4a7c15ull);
+	for (unsigned i = 0; i < ps->nframes; i++) {
+		uint64_t v = f[i].code_id ^ ((uint64_t)f[i].instr_offset << 1 | (f[i].flags & 1)) *
+			     0xff51afd7ed558ccdull;
+
+		h1 = xp_hash64(h1 ^ v);
+		h2 = xp_hash64(h2 + v * 0x9e3779b97f4a7c15ull);
+	}
+	if (xp_u64map_upsert(&s->distinct, h1, h2, &slot, &fresh))
+		return -ENOMEM;
+	if (fresh) {
+		struct stack *st;
+
+		*slot = 0;
+		if (grow((void **)&s->stacks, &s->stacks_cap, s->nstacks + 1, sizeof(*s->stacks)) ||
+		    grow((void **)&s->frames, &s->frames_cap, s->nframes + ps->nframes,
+			 sizeof(*s->frames)))
+			return -ENOMEM;
+		if (s->nframes + ps->nframes > UINT32_MAX)
+			return -E2BIG;
+		st = &s->stacks[s->nstacks];
+		st->pid = ps->pid;
+		st->first = (uint32_t)s->nframes;
+		st->n = ps->nframes;
+		st->truncated = ps->flags & XP_PYSTACK_TRUNCATED;
+		for (unsigned i = 0; i < ps->nframes; i++) {
+			struct raw_frame *r = &s->frames[s->nframes++];
+
+			r->code_id = f[i].code_id;
+			r->offset = f[i].instr_offset;
+			r->entry = !!(f[i].flags & XP_PYFRAME_ENTRY);
+		}
+		*xp_u64map_find(&s->distinct, h1, h2) = ++s->nstacks;
+	}
+	h1 = *xp_u64map_find(&s->distinct, h1, h2);
+	if (xp_u64map_upsert(&s->launches, ps->pid, ps->correlation_id, &slot, &fresh))
+		return -ENOMEM;
+	*slot = h1;             /* a repeated id: the later stack wins */
+	return 1;
+}
+
+static int add_info(struct xp_pystore *s, const struct xp_record_header *h)
+{
+	const struct xp_pyinfo *in = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+	struct xp_pyproc_stats *p;
+
+	if (len < sizeof(*in) || in->reason_len > len - sizeof(*in))
+		return -EBADMSG;
+	if (!(p = proc(s, in->pid)))
+		return -ENOMEM;
+	p->has_info = 1;
+	p->hexversion = in->py_hexversion;
+	p->supported = !!(in->flags & XP_PYINFO_SUPPORTED);
+	snprintf(p->reason, sizeof(p->reason), "%.*s", (int)in->reason_len, (const char *)(in + 1));
+	for (char *c = p->reason; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
+	return 1;
+}
+
+static int count_lost(struct xp_pystore *s, uint32_t stream_pid, const struct xp_record_header *h)
+{
+	const struct xp_lost *l = xp_record_payload(h);
+	struct xp_pyproc_stats *p;
+
+	if (xp_record_payload_len(h) < sizeof(*l) || l->kind != XP_REC_PYSTACK)
+		return 0;           /* load.c checks and keeps every loss */
+	if (!(p = proc(s, stream_pid)))
+		return -ENOMEM;
+	switch (l->reason) {
+	case XP_LOST_PY_UNSUPPORTED: p->lost_unsupported += l->count; break;
+	case XP_LOST_PY_NO_THREAD: p->lost_no_thread += l->count; break;
+	case XP_LOST_PY_UNREADABLE: p->lost_unreadable += l->count; break;
+	default: p->lost_other += l->count; break;
+	}
+	s->any = 1;
+	return 0;
+}
+
+int xp_pystore_record(struct xp_pystore *s, uint32_t stream_pid, const struct xp_record_header *h)
+{
+	int r;
+
+	switch (h->type) {
+	case XP_REC_PYSTACK: r = add_stack(s, h); break;
+	case XP_REC_PYCODE: r = add_code(s, h); break;
+	case XP_REC_PYINFO: r = add_info(s, h); break;
+	case XP_REC_LOST: return count_lost(s, stream_pid, h);
+	default: return 0;
+	}
+	s->any |= r == 1;
+	return r;
+}
+
+int xp_pystore_any(const struct xp_pystore *s)
+{
+	return s->any;
+}
+
+int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
+		      struct xp_pystack_view *v)
+{
+	struct xp_pyproc_stats *p;
+	const struct stack *st;
+	uint64_t *idx;
+
+	if (!s->any)
+		return 0;
+	if (!(p = proc(s, pid)))
+		return -ENOMEM;
+	p->launches++;
+	idx = xp_u64map_find(&s->launches, pid, corr);
+	if (!idx || !*idx)
+		return 0;
+	p->with_python++;
+	st = &s->stacks[*idx - 1];
+	for (unsigned i = 0; i < st->n; i++) {
+		const struct raw_frame *r = &s->frames[st->first + i];
+		uint64_t *c = xp_u64map_find(&s->code_ids, pid, r->code_id);
+
+		s->view[i].code = c && *c ? (uint32_t)(*c - 1) : XP_PYCODE_NONE;
+		s->view[i].offset = r->offset;
+		s->view[i].entry = r->entry;
+	}
+	v->frames = s->view;
+	v->n = st->n;
+	v->truncated = st->truncated;
+	v->id = (uint32_t)(*idx - 1);
+	return 1;
+}
+
+void xp_pystore_joined_gap(struct xp_pystore *s, uint32_t pid)
+{
+	struct xp_pyproc_stats *p = proc(s, pid);
+
+	if (p)
+		p->joined_gap++;
+}
+
+/* The part of a file name a frame shows: its last component, and for a
+ * package's __init__.py or __main__.py the directory as well. */
+static const char *short_file(const char *file)
+{
+	const char *slash = strrchr(file, '/'), *prev;
+
+	if (!slash)
+		return file;
+	if (strcmp(slash + 1, "__init__.py") && strcmp(slash + 1, "__main__.py"))
+		return slash + 1;
+	for (prev = slash; prev > file && prev[-1] != '/'; prev--)
+		;
+	return prev;
+}
+
+int xp_pystore_frame_name(const struct xp_pystore *s, uint32_t code, uint32_t offset,
+			  char *buf, size_t len, const char **file)
+{
+	const struct code *c;
+	int line, n;
+
+	if (code >= s->ncodes) {
+		snprintf(buf, len, "[python code not recorded]");
+		*file = "[python]";
+		return -ENOENT;
+	}
+	c = &s->codes[code];
+	line = xp_pylines_line(c->version, c->table, c->table_len, c->first_line, offset);
+	if (line >= 0)
+		n = snprintf(buf, len, "%s:%d %s", short_file(c->file), line, c->qualname);
+	else
+		n = snprintf(buf, len, "%s:? %s", short_file(c->file), c->qualname);
+	/* cut at a whole UTF-8 character: the name goes into SQL text */
+	if (n >= 0 && (size_t)n >= len && len > 1) {
+		size_t end = len - 1;
+
+		while (end > 0 && ((unsigned char)buf[end] & 0xc0) == 0x80)
+			end--;
+		buf[end] = '\0';
+	}
+	*file = c->file;
+	return 0;
+}
+
+size_t xp_pystore_nprocs(const struct xp_pystore *s)
+{
+	return s->nprocs;
+}
+
+const struct xp_pyproc_stats *xp_pystore_proc(const struct xp_pystore *s, size_t i)
+{
+	return i < s->nprocs ? &s->procs[i] : NULL;
+}

@@ -1,0 +1,92 @@
+/* pystacks.h - the Python side of launch stacks as ingest reads it from the
+ * run (runfmt_py.h): code objects, the Python stack of each launch, each
+ * process's interpreter, and the counts that say how many launches had a
+ * Python stack and why the others had none. Filled in the first pass over
+ * the streams (so record order does not matter), asked in the second.
+ *
+ *   struct xp_pystore *ps = xp_pystore_new();
+ *   xp_pystore_record(ps, stream_pid, h);           // pass 1, every record
+ *   struct xp_pystack_view v;
+ *   if (xp_pystore_launch(ps, pid, corr, &v) == 1)  // pass 2, every launch
+ *       for (unsigned i = 0; i < v.n; i++)
+ *           xp_pystore_frame_name(ps, v.frames[i].code, v.frames[i].offset, buf, sizeof(buf), &file);
+ */
+#ifndef XP_PYSTACKS_H
+#define XP_PYSTACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runfmt.h"
+
+#define XP_PYCODE_NONE UINT32_MAX   /* a frame whose code object was not recorded */
+
+struct xp_pystore;
+
+struct xp_pyframe_ref {
+	uint32_t code;              /* index of the code object, or XP_PYCODE_NONE */
+	uint32_t offset;            /* instruction offset, bytes */
+	uint8_t entry;              /* XP_PYFRAME_ENTRY was set */
+};
+
+struct xp_pystack_view {
+	const struct xp_pyframe_ref *frames;  /* innermost first; valid until the next launch call */
+	unsigned n;
+	int truncated;              /* XP_PYSTACK_TRUNCATED */
+	uint32_t id;                /* the distinct stack's number (equal stacks, equal ids) */
+};
+
+/* What one process's launches had (one row of xp_python_processes). */
+struct xp_pyproc_stats {
+	uint32_t pid;
+	uint32_t hexversion;        /* the interpreter's PY_VERSION_HEX, 0 if none was found */
+	int has_info;               /* an XP_REC_PYINFO came */
+	int supported;              /* XP_PYINFO_SUPPORTED */
+	char reason[256];           /* the library's words when not supported */
+	uint64_t launches;          /* XP_REC_LAUNCH records */
+	uint64_t with_python;       /* of which with a Python stack */
+	uint64_t joined_gap;        /* of those, joined above a gap (pysplice.h) */
+	uint64_t lost_unsupported;  /* XP_LOST_PY_UNSUPPORTED */
+	uint64_t lost_no_thread;    /* XP_LOST_PY_NO_THREAD */
+	uint64_t lost_unreadable;   /* XP_LOST_PY_UNREADABLE */
+	uint64_t lost_other;        /* Python stacks lost for another reason (ring full, write) */
+	uint64_t stacks;            /* XP_REC_PYSTACK records */
+	uint64_t codes;             /* XP_REC_PYCODE records */
+};
+
+/* Launches on a thread that runs Python: with a stack, or lost for
+ * unreadable frames or for want of room (unsupported interpreters and
+ * threads without a thread state are not). */
+static inline uint64_t xp_pyproc_on_python_threads(const struct xp_pyproc_stats *p)
+{
+	return p->with_python + p->lost_unreadable + p->lost_other;
+}
+
+struct xp_pystore *xp_pystore_new(void);
+void xp_pystore_free(struct xp_pystore *s);
+/* One record of a stream written by stream_pid (its header's pid): takes
+ * XP_REC_PYSTACK, PYCODE, PYINFO, and counts XP_REC_LOST of kind PYSTACK.
+ * 1 taken, 0 not one of those, -EBADMSG malformed, -ENOMEM. */
+int xp_pystore_record(struct xp_pystore *s, uint32_t stream_pid,
+		      const struct xp_record_header *h);
+/* Whether any Python record came (nothing else needs asking otherwise). */
+int xp_pystore_any(const struct xp_pystore *s);
+/* The Python stack of the launch (pid, corr), counted for pid: 1 and *v,
+ * 0 none, -ENOMEM. */
+int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
+		      struct xp_pystack_view *v);
+/* Counts a launch of pid whose Python stack was joined above a gap. */
+void xp_pystore_joined_gap(struct xp_pystore *s, uint32_t pid);
+/* "train.py:42 forward" into buf (the file's last component, its
+ * directory too for __init__.py and __main__.py; "?" for no line; cut at a
+ * whole character if it does not fit) and the code's file name as recorded
+ * in *file. 0, or -ENOENT for XP_PYCODE_NONE (buf then names the missing
+ * code object). XP_PYNAME_MAX holds the names of the library's records
+ * (file and qualified name of at most 4096 bytes each). */
+#define XP_PYNAME_MAX (2 * 4096 + 64)
+int xp_pystore_frame_name(const struct xp_pystore *s, uint32_t code, uint32_t offset,
+			  char *buf, size_t len, const char **file);
+size_t xp_pystore_nprocs(const struct xp_pystore *s);
+const struct xp_pyproc_stats *xp_pystore_proc(const struct xp_pystore *s, size_t i);
+
+#endif

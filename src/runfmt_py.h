@@ -1,0 +1,88 @@
+/* runfmt_py.h - Python stacks at launches: the records the injection library
+ * writes into run/launch-<pid>.xpr beside XP_REC_LAUNCH, and ingest reads.
+ *
+ * At a launch-class CUDA call on a thread that runs Python, the library walks
+ * that thread's interpreter frame chain and writes one XP_REC_PYSTACK (the
+ * frames, innermost first, each a code object id and the offset of the
+ * instruction it was executing). Each code object is written once per process
+ * as XP_REC_PYCODE (file, qualified name, first line, the interpreter's own
+ * line table); ingest turns (code, offset) into a line offline. Interpreter
+ * facts (version, whether the walker knows it, why not) go once per process
+ * as XP_REC_PYINFO. Shares the conventions of runfmt.h (8-byte aligned
+ * records, little-endian, CLOCK_MONOTONIC ns).
+ *
+ *   const struct xp_pystack *ps = (void *)(h + 1);          // h->type == XP_REC_PYSTACK
+ *   const struct xp_pyframe *f = (const void *)(ps + 1);    // ps->nframes of them
+ */
+#ifndef XP_RUNFMT_PY_H
+#define XP_RUNFMT_PY_H
+
+#include "runfmt.h"
+
+enum xp_py_record_type {
+	XP_REC_PYSTACK = 9,         /* struct xp_pystack + frames: Python frames at a launch */
+	XP_REC_PYCODE = 10,         /* struct xp_pycode + strings + line table: a code object */
+	XP_REC_PYINFO = 11,         /* struct xp_pyinfo: the process's interpreter */
+};
+
+/* Loss reasons for XP_REC_PYSTACK (xp_lost.kind = XP_REC_PYSTACK). */
+enum xp_py_lost_reason {
+	XP_LOST_PY_UNSUPPORTED = 7, /* interpreter version/build the walker does not know */
+	XP_LOST_PY_NO_THREAD = 8,   /* the launching thread has no Python thread state */
+	XP_LOST_PY_UNREADABLE = 9,  /* frame chain failed a check mid-walk: stack dropped */
+};
+
+#define XP_PY_MAX_FRAMES 128        /* deeper chains keep the innermost 128 */
+
+#define XP_PYFRAME_ENTRY 1u         /* frame entered from C: the first frame run by one
+				     * _PyEval_EvalFrameDefault call (3.11+: the frame
+				     * above a C-stack shim / is_entry; 3.10: every frame) */
+
+struct xp_pyframe {
+	uint64_t code_id;           /* xp_pycode.code_id of the frame's code object */
+	uint32_t instr_offset;      /* bytes from the start of the code's bytecode to the
+				     * instruction being executed (3.10: f_lasti * 2) */
+	uint32_t flags;             /* XP_PYFRAME_* */
+};
+
+#define XP_PYSTACK_TRUNCATED 1u     /* the chain was deeper than XP_PY_MAX_FRAMES */
+
+struct xp_pystack {
+	uint64_t ts;                /* ns, the same as the launch's */
+	uint64_t correlation_id;    /* the XP_REC_LAUNCH it belongs to (same pid) */
+	uint32_t pid;               /* as in xp_launch */
+	uint32_t tid;
+	uint16_t nframes;           /* frames that follow, innermost first */
+	uint16_t flags;             /* XP_PYSTACK_* */
+	uint32_t pad;               /* 0 */
+	/* struct xp_pyframe frames[nframes] */
+};
+
+struct xp_pycode {
+	uint64_t code_id;           /* unique per process for the run (not reused when a
+				     * code object dies and its address is reused) */
+	uint32_t pid;
+	uint32_t first_line;        /* co_firstlineno */
+	uint16_t py_version;        /* 0x030a .. 0x030d: the line table's format */
+	uint16_t filename_len;      /* UTF-8 bytes of co_filename, no NUL */
+	uint16_t qualname_len;      /* UTF-8 bytes of co_qualname (3.10: co_name) */
+	uint16_t pad;               /* 0 */
+	uint32_t linetable_len;     /* bytes of co_linetable (3.10: co_linetable as well) */
+	uint32_t pad2;              /* 0 */
+	/* char filename[filename_len], char qualname[qualname_len],
+	 * uint8_t linetable[linetable_len], then zero padding to 8 */
+};
+
+#define XP_PYINFO_SUPPORTED 1u      /* the walker knows this interpreter and is on */
+
+struct xp_pyinfo {
+	uint64_t ts;                /* ns, when the library looked */
+	uint32_t pid;
+	uint32_t py_hexversion;     /* PY_VERSION_HEX of the interpreter, 0 if none found */
+	uint32_t flags;             /* XP_PYINFO_* */
+	uint16_t reason_len;        /* bytes of a one-line reason that follow (why not supported) */
+	uint16_t pad;               /* 0 */
+	/* char reason[reason_len], then zero padding to 8 */
+};
+
+#endif

@@ -1,0 +1,128 @@
+/* pyframes-take.c - the injection library's launch path (stacks.c and the
+ * Python frame walker, pyframes.c) in a small shared object that Python
+ * code loads with ctypes: xpt_take() stands in for a CUDA launch, so tests
+ * run real interpreters through the walker without a GPU. ctypes releases
+ * the GIL around each call, as PyTorch does before launching.
+ *   lib = ctypes.CDLL("libxpc-pyframes-test.so")
+ *   lib.xpt_start(b"/tmp/out.xpr", 0); lib.xpt_take(1); lib.xpt_finish()
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "marker.h"
+#include "pyframes.h"
+#include "stacks.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Starts in-process stacks into path (new file); copy: stack bytes per
+ * launch (0: frame-pointer walk); py 0 turns the walker off. 0 or -errno. */
+int xpt_start(const char *path, unsigned copy, int py)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	if (!py)
+		xpc_py_disable();
+	return xpc_stacks_start(fd, getpid(), copy);
+}
+
+/* One launch, as callbacks.c takes it at a launch's ENTER. */
+__attribute__((noinline)) void xpt_take(uint64_t correlation_id)
+{
+	xpc_stack_take(now_ns(), correlation_id, XP_CBID(1, 13));
+	__asm__ volatile("" ::: "memory");   /* not a tail call */
+}
+
+static void *native_main(void *arg)
+{
+	xpt_take(*(uint64_t *)arg);
+	return NULL;
+}
+
+/* One launch from a thread that never ran Python. */
+int xpt_take_native_thread(uint64_t correlation_id)
+{
+	pthread_t t;
+	int err = pthread_create(&t, NULL, native_main, &correlation_id);
+
+	if (!err)
+		pthread_join(t, NULL);
+	return -err;
+}
+
+void xpt_finish(void)
+{
+	xpc_stacks_finish();
+}
+
+/* Benchmarks: ns for n walks of the calling thread's frames (no ring, no
+ * record), or for n launches taken in bursts of `burst` (the writer drains
+ * between bursts, outside the timed part). */
+uint64_t xpt_bench_walk(uint64_t n)
+{
+	static unsigned char buf[XPC_PYSTACK_MAX];
+	uint64_t t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		xpc_py_take(buf, 0, i, 1);
+		__asm__ volatile("" ::: "memory");
+	}
+	return now_ns() - t0;
+}
+
+uint64_t xpt_bench_take(uint64_t n, uint64_t burst)
+{
+	uint64_t spent = 0;
+
+	for (uint64_t i = 0; i < n;) {
+		uint64_t t0 = now_ns(), end = i + burst < n ? i + burst : n;
+
+		for (; i < end; i++)
+			xpt_take(i);
+		spent += now_ns() - t0;
+		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+	}
+	return spent;
+}
+
+void xpt_stats(uint64_t out[8])
+{
+	struct xpc_stacks_stats s;
+	struct xpc_py_stats p;
+
+	xpc_stacks_stats(&s);
+	xpc_py_stats(&p);
+	out[0] = s.taken;
+	out[1] = s.lost;
+	out[2] = s.py_stacks;
+	out[3] = p.no_thread;
+	out[4] = p.unsupported;
+	out[5] = p.unreadable;
+	out[6] = p.codes;
+	out[7] = p.codes_lost;
+}
+
+/* The walk into memory that is not in the cache (as a ring slot is). */
+uint64_t xpt_bench_walk_cold(uint64_t n)
+{
+	static unsigned char big[16u << 20];
+	uint64_t t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		xpc_py_take(big + (i * 3200) % (sizeof(big) - 4096), 0, i, 1);
+		__asm__ volatile("" ::: "memory");
+	}
+	return now_ns() - t0;
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# pyingest-test.sh XPCORR LIB - end to end, Python frames from the walker to
+# the report: every CPython 3.10-3.13 here (pyenv) runs pyframes_workload.py
+# through the walker (LIB, as pyframes-test.sh does), and pyingest_check.py
+# makes a run directory of what it wrote, ingests it with the real xpcorr
+# and checks every Python line in the launch stacks (database and folded
+# export) against Python's own, and where they were spliced. With 64 KiB
+# stack copies the native unwind reaches the interpreter's frames and the
+# Python frames go in their place; with frame-pointer walks (copy 0) it
+# stops early and they stand above the gap frame.
+#   PYTHONS="/path/python3.12 ..."  interpreters to run (default: pyenv's 3.10-3.13
+#                                   and the system python3, a distribution's build)
+set -u
+xpcorr=$1 lib=$2
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -z "${PYTHONS:-}" ]; then
+	root=${PYENV_ROOT:-$HOME/.pyenv}/versions
+	if ! ls -d "$root"/3.1[0-3].* >/dev/null 2>&1; then
+		echo "SKIP: no pyenv CPython 3.10-3.13 under $root (set PYTHONS)"
+		exit 77
+	fi
+	for m in 10 11 12 13; do
+		v=$(ls -d "$root"/3.$m.* 2>/dev/null | sort -V | tail -n 1)
+		if [ -z "$v" ]; then
+			echo "FAIL: no CPython 3.$m under $root"
+			exit 1
+		fi
+		PYTHONS="${PYTHONS:-} $v/bin/python3"
+	done
+	[ -x /usr/bin/python3 ] && PYTHONS="$PYTHONS /usr/bin/python3"
+fi
+fail=0
+for py in $PYTHONS; do
+	out=$tmp/$(echo "$py" | tr / _).xpr
+	for copy in 65528 0; do
+		rm -f "$out" "$out.expect.json" "$out.maps"
+		if ! XPT_COPY=$copy "$py" "$here/pyingest_workload.py" "$lib" "$out"; then
+			echo "FAIL: $py: the workload failed (copy $copy)"
+			fail=1
+			continue
+		fi
+		XPT_COPY=$copy python3 "$here/pyingest_check.py" "$xpcorr" "$out" "$tmp/run" || fail=1
+	done
+done
+exit $fail

@@ -1,0 +1,195 @@
+"""pyingest_check.py XPCORR OUTFILE RUNDIR - the walker's harness output
+(OUTFILE, OUTFILE.expect.json, OUTFILE.maps from pyingest_workload.py) made
+into a run directory (cpu.xpr with the process's mappings, launch-PID.xpr as
+written, gpu-PID.xpr with one API call and one kernel per launch), ingested
+by the real xpcorr, and checked:
+- every launch's stack in the database holds, as Python-line frames (kind 6),
+  exactly the frames Python reported (file, qualname, line; 128 innermost at
+  most), in order, the module being the code's file;
+- `xpcorr export --format folded --weight gpu` (what report and the flame
+  graphs read) shows the same frames as "file.py:LINE qualname";
+- where the native unwind reached the root, the Python frames stand where
+  _PyEval_EvalFrameDefault was (none left, no gap frame); elsewhere they are
+  above the gap frame;
+- xp_python_processes counts the launches, the Python stacks and the thread
+  without Python.
+Exit 1 on any failure, with a line per failure (the first 20)."""
+import json
+import os
+import re
+import shutil
+import sqlite3
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xpr_py  # noqa: E402
+
+xpcorr, out, run = sys.argv[1:4]
+with open(out + ".expect.json", encoding="utf-8") as f:
+    exp = json.load(f)
+fails = []
+
+
+def fail(msg):
+    if len(fails) < 20:
+        print("FAIL: %s: %s" % (os.path.basename(out), msg))
+    fails.append(msg)
+
+
+def record(rtype, fixed, tail=b""):
+    body = fixed + tail
+    body += b"\0" * (-len(body) % 8)
+    return struct.pack("<II", rtype, 8 + len(body)) + body
+
+
+def header(stream, pid):
+    return b"XPCAPRAW" + struct.pack("<IIIIIIQ", 1, 40, stream, 1, pid, 0, 1)
+
+
+def cpu_stream(pid, maps):
+    recs = [record(4, struct.pack("<QIIII16s", 0, pid, pid, 0, 0, b"python3"))]
+    for line in maps:
+        parts = line.split(None, 5)
+        if len(parts) < 6 or "x" not in parts[1] or not parts[5].startswith("/"):
+            continue
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        path = parts[5].rstrip("\n").encode()
+        fixed = struct.pack("<QIIQQQII", 0, pid, pid, lo, hi - lo, int(parts[2], 16), 5, 2)
+        fixed += struct.pack("<B20sBH", 0, b"", 0, len(path))
+        recs.append(record(6, fixed, path + b"\0"))
+    return header(1, 0) + b"".join(recs)
+
+
+def gpu_stream(pid, launches):
+    recs = [record(32, struct.pack("<II", 1, 16), b"cudaLaunchKernel")]
+    recs.append(record(33, struct.pack("<QIIIIIIIIIIII", 0, pid, pid, 1, pid, 130001, 13000,
+                                       13000, 1, 0, 1, 0, 0)))
+    for l in launches:
+        name = ("k%d" % l["corr"]).encode()
+        sid = 100 + l["corr"]
+        recs.append(record(32, struct.pack("<II", sid, len(name)), name))
+        recs.append(record(37, struct.pack("<QQQIIIIiI", l["ts"] - 500, l["ts"] + 500, l["corr"],
+                                           pid, l["tid"], 13, 1, 0, 0)))
+        recs.append(record(38, struct.pack("<QQQQIIII3i3iIiiIII", l["ts"] + 1000,
+                                           l["ts"] + 2000 + l["corr"], l["corr"], 0, 0, 0, 1, 7,
+                                           1, 1, 1, 32, 1, 1, 16, 0, 0, sid, 0, 0)))
+    recs.append(record(36, struct.pack("<QIIiHH", 0, 6, 0, 0, 0, 0)))
+    return header(2, pid) + b"".join(recs)
+
+
+def short(path):
+    """The file part of a Python-line frame (ingest/pystacks.c)."""
+    base = path.rsplit("/", 1)[-1]
+    if base in ("__init__.py", "__main__.py") and "/" in path:
+        return "/".join(path.rsplit("/", 2)[-2:])
+    return base
+
+
+def cut(s):
+    """A name as the walker keeps it (pyframes_check.py): 4096 UTF-8 bytes."""
+    return s.encode()[:4096].decode(errors="ignore")
+
+
+def frame_name(f):
+    return "%s:%s %s" % (short(cut(f[0])), "?" if f[2] is None else f[2], cut(f[1]))
+
+
+# the run directory
+with open(out, "rb") as f:
+    pid = struct.unpack_from("<I", f.read(40), 24)[0]
+recs = xpr_py.read_records(out)
+launches = xpr_py.PyRun(recs).launches
+shutil.rmtree(run, ignore_errors=True)
+os.makedirs(run)
+shutil.copy(out, os.path.join(run, "launch-%d.xpr" % pid))
+with open(out + ".maps") as f, open(os.path.join(run, "cpu.xpr"), "wb") as o:
+    o.write(cpu_stream(pid, f.readlines()))
+with open(os.path.join(run, "gpu-%d.xpr" % pid), "wb") as o:
+    o.write(gpu_stream(pid, launches))
+with open(os.path.join(run, "meta.json"), "w") as o:
+    o.write('{"format_version": 1}\n')
+p = subprocess.run([xpcorr, "ingest", "--quiet", run], capture_output=True, text=True)
+if p.returncode:
+    print(p.stderr)
+    sys.exit("pyingest_check: xpcorr ingest failed")
+
+db = sqlite3.connect(os.path.join(run, "xpcorr.db"))
+stack_of = dict(db.execute("SELECT correlation_id, stack_id FROM xp_launches"))
+
+
+def frames(node):
+    """(kind, symbol, module) of a stack, leaf first."""
+    got = []
+    while node:
+        node, kind, sym, mod = db.execute(
+            "SELECT n.parent, f.kind, s.value, m.value FROM xp_stacks n"
+            " JOIN xp_frames f ON f.id = n.frame JOIN StringIds s ON s.id = f.symbol"
+            " JOIN StringIds m ON m.id = f.module WHERE n.id = ?", (node,)).fetchone()
+        got.append((kind, sym, mod))
+    return got
+
+
+matched = gap = 0
+for t in exp["takes"]:
+    want = t["frames"][:xpr_py.PY_MAX_FRAMES]
+    st = frames(stack_of.get(t["corr"], 0))
+    py = [(sym, mod) for kind, sym, mod in st if kind == 6]
+    if py != [(frame_name(f), cut(f[0])) for f in want]:
+        fail("launch %d: Python frames in the database\n  %s\n  python says\n  %s" % (
+            t["corr"], py, [frame_name(f) for f in want]))
+        continue
+    kinds = [kind for kind, _, _ in st]
+    evals = [sym for kind, sym, _ in st if sym.startswith("_PyEval_EvalFrameDefault")]
+    if 7 in kinds:
+        gap += 1
+        # above the gap only Python frames and what called the outermost one
+        if any(k != 6 for k in kinds[kinds.index(7) + 1:len(want) + kinds.index(7) + 1]):
+            fail("launch %d: native frames among the Python frames above the gap" % t["corr"])
+    else:
+        matched += 1
+        if evals and len(t["frames"]) <= xpr_py.PY_MAX_FRAMES:
+            fail("launch %d: matched, yet %d evaluator frames left" % (t["corr"], len(evals)))
+native = frames(stack_of.get(exp["native_corr"], 0))
+if any(kind in (6, 7) for kind, _, _ in native):
+    fail("the thread without Python has Python frames")
+
+# the folded GPU stacks, one kernel (k<corr>) per launch
+p = subprocess.run([xpcorr, "export", "--format", "folded", "--weight", "gpu", run],
+                   capture_output=True, text=True)
+lines = {}
+for line in p.stdout.splitlines():
+    stack = line.rsplit(" ", 1)[0].split(";")
+    if re.fullmatch(r"k\d+", stack[-1]):
+        lines[int(stack[-1][1:])] = stack
+
+
+def is_python_text(f):
+    """export/pyreach.h's xp_is_python_text: a ":LINE " before any '('."""
+    m = re.match(r"[^(]*?[^:]:(\d+|\?) ", f)
+    return bool(m) and m.start() == 0
+
+
+for t in exp["takes"]:
+    want = [frame_name(f) for f in reversed(t["frames"][:xpr_py.PY_MAX_FRAMES])]
+    got = [f for f in lines.get(t["corr"], []) if is_python_text(f)]
+    if got != want:
+        fail("launch %d: folded Python frames\n  %s\n  python says\n  %s" % (t["corr"], got, want))
+
+row = db.execute("SELECT launches, with_python, no_thread, unreadable, joined_gap"
+                 " FROM xp_python_processes WHERE pid = ?", (pid,)).fetchone()
+n = len(exp["takes"])
+if not row or row[:4] != (n + 1, n, 1, 0) or row[4] != gap:
+    fail("xp_python_processes %r, expected (%d, %d, 1, 0, %d)" % (row, n + 1, n, gap))
+p = subprocess.run([xpcorr, "info", run], capture_output=True, text=True)
+if "%d of %d launches on threads that run Python had a Python stack" % (n, n) not in p.stdout:
+    fail("xpcorr info: %s" % p.stdout[-600:])
+copy = os.environ.get("XPT_COPY", "0")
+print("%s: Python %s, copy %s: %d launches, every Python frame as Python said; %d spliced"
+      " in place of the evaluator's frames, %d above a gap%s" % (
+          os.path.basename(out), exp["python"].split()[0], copy, n, matched, gap,
+          ", %d FAILURES" % len(fails) if fails else ""))
+if copy != "0" and matched < n * 0.9:
+    fail("only %d of %d launches spliced in place with 64 KiB copies" % (matched, n))
+sys.exit(1 if fails else 0)
