@@ -4,6 +4,7 @@
 # pyframes_workload.py through it; pyframes_check.py compares each recorded
 # frame's file, qualified name and line with what Python reported. PYEMBED
 # (pyembed.c) runs it once more in a static interpreter that exports nothing.
+#   XP_PYFRAMES_PRELOAD=libasan.so  preloaded into the interpreters (a sanitized LIB)
 #   PYTHONS="/path/python3.12 ..."  interpreters to run (default: pyenv's 3.10-3.13,
 #                                   /usr/bin/python3, and pyenv's 3.9 when there, which
 #                                   the walker must refuse); a missing 3.10-3.13 fails
@@ -36,7 +37,8 @@ fail=0
 for py in $PYTHONS; do
 	out=$tmp/$(echo "$py" | tr / _).xpr
 	for copy in 0 65528; do
-		if ! XP_PYFRAMES_LIB=$lib XPT_COPY=$copy "$here/pyframes-harness.sh" "$py" "$out"; then
+		if ! LD_PRELOAD=${XP_PYFRAMES_PRELOAD:-} XP_PYFRAMES_LIB=$lib XPT_COPY=$copy \
+				"$here/pyframes-harness.sh" "$py" "$out"; then
 			echo "FAIL: $py: the workload failed (copy $copy)"
 			fail=1
 			continue
