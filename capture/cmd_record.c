@@ -58,8 +58,8 @@ struct recorder {
 	struct xp_writer *w;
 	struct drain *drain;
 	char cupti_lib[PATH_MAX];
-	char *env[7];
-	char env_buf[6][PATH_MAX + 64];
+	char *env[8];
+	char env_buf[7][PATH_MAX + 64];
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -140,6 +140,10 @@ static void build_env(struct recorder *r)
 				 r->o.launch_copy);
 			r->env[n++] = r->env_buf[4];
 			r->env[n++] = r->env_buf[5];
+			if (!r->o.python_lines) {
+				snprintf(r->env_buf[6], sizeof(r->env_buf[6]), XP_ENV_PYFRAMES "=0");
+				r->env[n++] = r->env_buf[6];
+			}
 		}
 	}
 	r->env[n] = NULL;

@@ -22,5 +22,6 @@
  * launch-<pid>.xpr, and calls the marker only if that cannot start. */
 #define XP_ENV_LAUNCH_STACKS "XPCAP_LAUNCH_STACKS"  /* "inproc" */
 #define XP_ENV_LAUNCH_COPY "XPCAP_LAUNCH_COPY"      /* bytes of stack per launch; 0: fp walk */
+#define XP_ENV_PYFRAMES "XPCAP_PYFRAMES"            /* "0": no Python frames at launches */
 
 #endif

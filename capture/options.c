@@ -17,7 +17,8 @@
 #include "record.h"
 
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
-       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS };
+       OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS,
+       OPT_PYTHON_LINES };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -36,6 +37,7 @@ static const struct option long_opts[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "launch-call-graph", required_argument, NULL, OPT_LAUNCH_CALL_GRAPH },
 	{ "launch-stacks", required_argument, NULL, OPT_LAUNCH_STACKS },
+	{ "python-lines", required_argument, NULL, OPT_PYTHON_LINES },
 	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -65,6 +67,8 @@ void rec_usage(FILE *f)
 	      "      --launch-stacks inproc|uprobe  who takes launch stacks: the injection\n"
 	      "                        library itself, with Python lines (default for a\n"
 	      "                        command), or xpcap's uprobe (default with -p and -a)\n"
+	      "      --python-lines on|off  in-process launch stacks: the Python file, function\n"
+	      "                        and line of each frame (default on)\n"
 	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n",
 	      f);
 }
@@ -167,6 +171,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	o->freq = REC_DEFAULT_FREQ;
 	o->launch_copy = REC_DEFAULT_COPY;
 	o->compress = true;
+	o->python_lines = true;
 	err[0] = '\0';
 	optind = 1;
 	opterr = 0;
@@ -238,6 +243,12 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 					    "inproc", optarg);
 			o->launch_inproc = !strcmp(optarg, "inproc");
 			launch_stacks_given = true;
+			break;
+		case OPT_PYTHON_LINES:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return fail(err, errlen, "invalid python lines '%s': expected on or off",
+					    optarg);
+			o->python_lines = !strcmp(optarg, "on");
 			break;
 		case OPT_COMPRESS:
 			if (strcmp(optarg, "none") && strcmp(optarg, "zstd"))

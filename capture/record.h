@@ -58,6 +58,8 @@ struct rec_opts {
 	uint32_t launch_copy;           /* --launch-call-graph: bytes; default 65528 inproc, 8192 uprobe */
 	bool launch_inproc;             /* --launch-stacks inproc (default with a command): the
 					 * injection library takes them, the uprobe stays as fallback */
+	bool python_lines;              /* --python-lines on (default) | off: the injection library
+					 * walks Python frames at each launch */
 	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */
 	pid_t pids[REC_MAX_PIDS];       /* -p */
 	unsigned npids;

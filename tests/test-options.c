@@ -186,6 +186,24 @@ START_TEST(launch_stacks)
 }
 END_TEST
 
+START_TEST(python_lines)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *off[] = { "record", "--python-lines", "off", "app", NULL };
+	char *on[] = { "record", "--python-lines", "on", "app", NULL };
+	char *bad[] = { "record", "--python-lines", "maybe", "app", NULL };
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(o.python_lines);
+	ck_assert_int_eq(parse(off), 0);
+	ck_assert(!o.python_lines);
+	ck_assert_int_eq(parse(on), 0);
+	ck_assert(o.python_lines);
+	ck_assert_int_eq(parse(bad), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "python lines 'maybe'"));
+}
+END_TEST
+
 START_TEST(compress)
 {
 	char *dflt[] = { "record", "app", NULL };
@@ -216,6 +234,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, off_cpu);
 	tcase_add_test(tc, call_graph);
 	tcase_add_test(tc, launch_stacks);
+	tcase_add_test(tc, python_lines);
 	tcase_add_test(tc, compress);
 	suite_add_tcase(s, tc);
 	return s;
