@@ -25,13 +25,14 @@ def build(kind):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--tokens", type=int, default=16)
-    p.add_argument("--profile", action="store_true",
-                   help="run under torch.profiler; print its CUDA kernel count to stderr")
+    p.add_argument("--profile", metavar="TRACE_JSON",
+                   help="run under torch.profiler (CPU+CUDA); its GPU event count to stderr")
     args = p.parse_args()
     if args.profile:
         from torch.profiler import profile, ProfilerActivity
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             run(args)
+        prof.export_chrome_trace(args.profile)
         kernels = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
         print(f"profiler_cuda_events={kernels}", file=sys.stderr)
     else:

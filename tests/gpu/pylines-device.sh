@@ -26,7 +26,7 @@ one() {   # one NAME SCRIPT ARGS...: record at the defaults, ingest, check
   "$C/xpcap" record -q -o "$run" -- python3 "$@" > "$R/$name.rec.out" 2>/dev/null; echo "rc=$?" >> "$R/$name.rec.out"
   if cmp -s "$R/$name.bare.out" "$R/$name.rec.out"; then echo "ok   $name: output and exit status unchanged"
   else echo "FAIL $name: output differs"; diff "$R/$name.bare.out" "$R/$name.rec.out" | head -5; fi
-  python3 "$@" --profile 2>&1 >/dev/null | grep profiler_cuda_events > "$run/torch-profiler-count.txt"
+  python3 "$@" --profile /tmp/prof.json 2>&1 >/dev/null | grep profiler_cuda_events > "$run/torch-profiler-count.txt"
   /usr/bin/time -f "ingest: %e s, %M KiB peak" "$X" ingest "$run"
   ours=$(sqlite3 "$run/xpcorr.db" "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL)+(SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY)+(SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET)" 2>/dev/null \
     || python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); print(sum(d.execute('SELECT count(*) FROM '+t).fetchone()[0] for t in ('CUPTI_ACTIVITY_KIND_KERNEL','CUPTI_ACTIVITY_KIND_MEMCPY','CUPTI_ACTIVITY_KIND_MEMSET')))" "$run/xpcorr.db")

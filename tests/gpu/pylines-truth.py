@@ -17,6 +17,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 TORCH_DIR = os.path.dirname(torch.__file__)
+# the mode's own machinery between the C dispatcher and __torch_dispatch__:
+# the dispatch-mode helpers and dynamo's disable() wrapper around the call
+MACHINERY = tuple(os.path.join(TORCH_DIR, p) for p in
+                  ("utils", "_ops.py", "_dynamo", "overrides.py", "_compile.py"))
 
 
 class Sites(TorchDispatchMode):
@@ -30,9 +34,8 @@ class Sites(TorchDispatchMode):
                    for a in torch.utils._pytree.tree_leaves((args, kwargs, out)))
         if cuda:
             f = sys._getframe(1)
-            # innermost frame outside the dispatch machinery (torch/utils, torch/_ops)
-            while f and (f.f_code.co_filename.startswith(os.path.join(TORCH_DIR, "utils")) or
-                         f.f_code.co_filename.startswith(os.path.join(TORCH_DIR, "_ops"))):
+            # innermost frame outside the dispatch machinery: the line that called into C
+            while f and f.f_code.co_filename.startswith(MACHINERY):
                 f = f.f_back
             if f:
                 self.sites[f"{os.path.realpath(f.f_code.co_filename)}:{f.f_lineno}"] += 1
