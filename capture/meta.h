@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gitdesc.h"
 #include "record.h"
 
 struct rec_meta {
@@ -34,6 +35,7 @@ struct rec_meta {
 	uint64_t cpu_raw_bytes;         /* what it would be uncompressed */
 	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
 	int kallsyms_err;               /* 0 or -errno of saving /proc/kallsyms */
+	struct gitdesc git;             /* git describe of the program's checkout */
 };
 
 #define META_RESERVE (64u << 10)       /* a meta.json is a few KiB */
