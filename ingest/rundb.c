@@ -131,14 +131,15 @@ fail:
 	return e;
 }
 
-/* The owner's own group (named after them, no other member): common with
- * umask 002, and no one else can write through it. */
+/* The owner's own group (their primary group, named after them, no other
+ * member): what umask 002 systems give every directory; no one else can
+ * write through it. */
 static int private_group(gid_t gid, uid_t owner)
 {
 	struct passwd *pw = getpwuid(owner);
 	struct group *gr;
 
-	if (!pw || pw->pw_gid != gid || !(gr = getgrgid(gid)))
+	if (!pw || pw->pw_gid != gid || !(gr = getgrgid(gid)) || strcmp(gr->gr_name, pw->pw_name))
 		return 0;
 	for (char **m = gr->gr_mem; m && *m; m++)
 		if (strcmp(*m, pw->pw_name))
