@@ -171,11 +171,40 @@ int xp_rundir_check_write(const struct xp_rundir *d, int trust, char *err, size_
 	return -EPERM;
 }
 
+/* file:PATH?immutable=1: ingest never changes a database in place (it
+ * renames a new one over it), so a reader needs no lock and no -journal,
+ * -wal or -shm file, which a run's owner could plant. */
+static int uri(const char *path, char *out, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	static const char tail[] = "?immutable=1";
+	size_t n = 0;
+
+	n += (size_t)snprintf(out, len, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (n + 4 > len)
+			return -ENAMETOOLONG;
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-_.~", *p)) {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	if (n + sizeof(tail) > len)
+		return -ENAMETOOLONG;
+	memcpy(out + n, tail, sizeof(tail));
+	return 0;
+}
+
 /* Regular files only, opened without blocking (a FIFO) or following a
  * link; then SQLite, which must not follow one either. */
 static int open_db(int dirfd, const char *rel, const char *sqlite_path, const char *shown,
 		   sqlite3 **db, char *err, size_t len)
 {
+	char path[3 * PATH_MAX + 32];
 	struct stat st;
 	int fd, e;
 
@@ -200,7 +229,9 @@ static int open_db(int dirfd, const char *rel, const char *sqlite_path, const ch
 	}
 	/* our fd stays open until SQLite has its own: closing it later would
 	 * drop SQLite's POSIX locks, and it holds none yet */
-	e = sqlite3_open_v2(sqlite_path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL);
+	e = uri(sqlite_path, path, sizeof(path)) ? SQLITE_CANTOPEN :
+		sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW |
+				SQLITE_OPEN_URI, NULL);
 	close(fd);
 	if (e != SQLITE_OK) {
 		snprintf(err, len, "cannot open %s: %s", shown,

@@ -143,6 +143,11 @@ rm -f "$odd/xpcorr.db" && mkdir "$odd/xpcorr.db"
 check dir-db 1 "xpcorr.db" -- timeout 30 "$xpcorr" info "$odd"
 [ "$(wc -l < "$tmp/err")" -le 2 ] || { echo "FAIL dir-db: more than a warning and an error"; fail=1; }
 rmdir "$odd/xpcorr.db"
+# a FIFO where SQLite looks for a hot journal: readers never open it
+"$xpcorr" ingest --quiet "$odd" 2>/dev/null
+mkfifo "$odd/xpcorr.db-journal"
+check fifo-journal 0 "" -- timeout 30 "$xpcorr" report --format csv "$odd"
+rm -f "$odd/xpcorr.db-journal"
 mkfifo "$tmp/fifo.db"
 check db-file-fifo 1 "fifo.db is a FIFO, not a database" -- timeout 30 "$xpcorr" report "$tmp/fifo.db"
 
