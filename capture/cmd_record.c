@@ -430,6 +430,7 @@ int cmd_record(int argc, char **argv)
 	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
 	target_invoking_user(&r->uid, &r->gid);
+	gitdesc_take(r->o.command, r->uid, r->gid, &r->meta.git);     /* no thread yet */
 	/* 2. the run directory, opened once as the invoking user and locked:
 	 * root must not make or take a directory where that user could not */
 	err = rundir_open(&r->rd, r->o.output, r->uid, r->gid, r->o.force);

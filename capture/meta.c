@@ -155,6 +155,7 @@ static json_t *meta_json(const struct rec_meta *m)
 						       "compression", o->compress ? "zstd" : "none"));
 	json_object_set_new(root, "records", counts_json(m->counts));
 	json_object_set_new(root, "xpcap_cpu", own_cpu_json());
+	json_object_set_new(root, "git", gitdesc_json(&m->git));
 	return root;
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gitdesc.h"
 #include "record.h"
 
 struct rec_meta {
@@ -35,6 +36,7 @@ struct rec_meta {
 	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
 	int kallsyms_err;               /* 0 or -errno of saving /proc/kallsyms */
 	uint64_t kallsyms_bytes;        /* size of the whole copy, 0 until it is in place */
+	struct gitdesc git;             /* git describe of the program's checkout */
 };
 
 #define META_RESERVE (64u << 10)       /* a meta.json is a few KiB */

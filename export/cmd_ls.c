@@ -32,7 +32,8 @@ static int has(const char *dir, const char *name)
 	struct stat st;
 	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 
-	return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	/* lstat: a link or a FIFO named xpcorr.db is no database */
+	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 static int is_run(const char *dir)
@@ -43,17 +44,24 @@ static int is_run(const char *dir)
 /* From the database when there is one, else from meta.json. 0 or -1 (said). */
 static int load(struct run *r)
 {
-	char path[4096];
+	char path[4096], why[512];
+	struct xp_rundir d;
 	sqlite3 *db = NULL;
 	json_t *j, *cmd;
 	int line, err;
 
 	if (has(r->path, XP_DB_NAME)) {
 		snprintf(path, sizeof(path), "%s/%s", r->path, XP_DB_NAME);
-		if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-		    xp_archive_read(db, &r->a)) {
-			fprintf(stderr, "xpcorr: ls: %s: %s\n", path, db ? sqlite3_errmsg(db) :
-				"out of memory");
+		err = xp_rundir_open(&d, r->path, why, sizeof(why));
+		if (!err) {
+			err = xp_rundir_open_db(&d, &db, why, sizeof(why));
+			xp_rundir_close(&d);
+		}
+		if (err || xp_archive_read(db, &r->a)) {
+			if (err)
+				fprintf(stderr, "xpcorr: ls: %s\n", why);
+			else
+				fprintf(stderr, "xpcorr: ls: %s: %s\n", path, sqlite3_errmsg(db));
 			sqlite3_close(db);
 			return -1;
 		}
@@ -84,6 +92,9 @@ static int load(struct run *r)
 				used += (size_t)snprintf(r->a.command + used, sizeof(r->a.command) - used,
 							 "%s%s", i ? " " : "", json_string_value(v));
 	}
+	/* what xpcap took at record time (meta.json "git") */
+	snprintf(r->a.git, sizeof(r->a.git), "%s",
+		 json_string_value(json_object_get(json_object_get(j, "git"), "describe")) ?: "");
 	json_decref(j);
 	return 0;
 }

@@ -2,18 +2,11 @@
 #include "archive.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 enum ftype { F_STR, F_INT };
 
@@ -71,6 +64,9 @@ int xp_archive_collect(sqlite3 *db, struct xp_archive *a)
 		    " ORDER BY CAST(substr(name, 14) AS INTEGER))), " META("meta.command") ")",
 		    a->command, sizeof(a->command));
 	err |= text(db, "SELECT " META("meta.hostname"), a->host, sizeof(a->host));
+	/* taken by xpcap at record time: xpcorr runs no program on a run's paths */
+	err |= text(db, "SELECT " META("meta.git.describe"), a->git, sizeof(a->git));
+	err |= text(db, "SELECT " META("meta.git.dir"), a->git_dir, sizeof(a->git_dir));
 	err |= text(db, "SELECT " META("meta.tool_version"), a->xpcap_version,
 		    sizeof(a->xpcap_version));
 	err |= text(db, "SELECT group_concat(name, ', ') FROM (SELECT DISTINCT name FROM"
@@ -98,86 +94,6 @@ int xp_archive_collect(sqlite3 *db, struct xp_archive *a)
 	return err ? -EIO : 0;
 }
 
-static int is_python(const char *word)
-{
-	const char *b = strrchr(word, '/');
-
-	return !strncmp(b ? b + 1 : word, "python", 6);
-}
-
-int xp_archive_program_dir(const char *command, char *dir, size_t len)
-{
-	char word[PATH_MAX], real[PATH_MAX], *slash;
-	const char *p = command;
-	int first = 1;
-
-	/* words split at spaces: meta.json paths with spaces are not found */
-	while (*p) {
-		size_t n = strcspn(p, " ");
-
-		if (n && n < sizeof(word)) {
-			memcpy(word, p, n);
-			word[n] = '\0';
-			if (first && is_python(word)) {
-				first = 0;      /* the script after the interpreter's options */
-			} else if (word[0] != '-' && (first || (n > 3 && !strcmp(word + n - 3, ".py")))) {
-				if (!realpath(word, real))
-					return -ENOENT;
-				slash = strrchr(real, '/');
-				if (slash)
-					*slash = '\0';
-				snprintf(dir, len, "%s", real[0] ? real : "/");
-				return 0;
-			}
-		}
-		p += n + (p[n] == ' ');
-	}
-	return -ENOENT;
-}
-
-int xp_archive_git_describe(const char *dir, char *out, size_t len)
-{
-	char *argv[] = { "git", "-C", (char *)dir, "describe", "--always", "--dirty", "--tags", NULL };
-	posix_spawn_file_actions_t fa;
-	int pipefd[2], status = 0, rc;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
-
-	out[0] = '\0';
-	if (pipe2(pipefd, O_CLOEXEC))
-		return -errno;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
-	if (rc) {
-		close(pipefd[0]);
-		return -ENOENT;
-	}
-	while (got + 1 < len && (n = read(pipefd[0], out + got, len - 1 - got)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		got += (size_t)n;
-	}
-	out[got] = '\0';
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	out[strcspn(out, "\n")] = '\0';
-	if (!WIFEXITED(status) || WEXITSTATUS(status) || !out[0]) {
-		out[0] = '\0';
-		return -ENOENT;
-	}
-	return 0;
-}
-
 int xp_archive_record(sqlite3 *db)
 {
 	struct xp_archive a;
@@ -186,10 +102,6 @@ int xp_archive_record(sqlite3 *db)
 
 	if (xp_archive_collect(db, &a))
 		return -EIO;
-	/* the checkout as it is now: run ingest before changing the program */
-	if (!xp_archive_program_dir(a.command, a.git_dir, sizeof(a.git_dir)) &&
-	    xp_archive_git_describe(a.git_dir, a.git, sizeof(a.git)))
-		a.git_dir[0] = '\0';
 	if (sqlite3_exec(db, "DELETE FROM META_DATA_EXPORT WHERE name GLOB 'archive.*'", NULL, NULL,
 			 NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO META_DATA_EXPORT(name, value) VALUES (?, ?)", -1,

@@ -1,8 +1,8 @@
 /* archive.h - what a later `xpcorr diff` or `xpcorr ls` needs to know about
  * a run, recorded by ingest as META_DATA_EXPORT rows named "archive.*": host,
  * GPU model, CUDA driver, versions, command, git describe of the program's
- * directory, start, duration, GPU time. A run directory with its database is
- * the archive.
+ * directory (as xpcap took it at record time: meta.json "git"), start,
+ * duration, GPU time. A run directory with its database is the archive.
  *
  *   xp_archive_record(db);                 // ingest, after the correlation
  *   struct xp_archive a;
@@ -24,8 +24,8 @@ struct xp_archive {
 	char cupti[32];             /* CUPTI version, "130001" */
 	char xpcap_version[32];     /* the recorder */
 	char xpcorr_version[32];    /* the ingest that wrote the database */
-	char git[256];              /* `git describe --always --dirty --tags` */
-	char git_dir[1024];         /* where git describe ran */
+	char git[256];              /* `git describe --always --dirty --tags` at record time */
+	char git_dir[1024];         /* where it ran; both empty for older runs */
 	int64_t start_realtime_ns;  /* capture start, ns since the epoch; 0 unknown */
 	int64_t duration_ns;        /* capture stop - start; else the GPU rows' span */
 	int64_t gpu_ns;             /* kernels + memcpy + memset */
@@ -33,20 +33,12 @@ struct xp_archive {
 };
 
 /* The facts from the run's tables (meta.*, TARGET_INFO_GPU,
- * xp_gpu_processes, the GPU activity), without git. 0 or -EIO. */
+ * xp_gpu_processes, the GPU activity). 0 or -EIO. */
 int xp_archive_collect(sqlite3 *db, struct xp_archive *a);
-/* collect, git describe of the program's directory, INSERT archive.* rows.
+/* collect, INSERT archive.* rows.
  * 0 or -EIO (message in sqlite3_errmsg). */
 int xp_archive_record(sqlite3 *db);
 /* archive.* rows when ingest wrote them, else xp_archive_collect. 0 or -EIO. */
 int xp_archive_read(sqlite3 *db, struct xp_archive *a);
-
-/* The program's directory from the command (argv[0], or the script a
- * python interpreter runs), resolved against the current directory when
- * relative; 0 or -ENOENT. */
-int xp_archive_program_dir(const char *command, char *dir, size_t len);
-/* git describe in dir; 0, or -ENOENT when dir is no git checkout or git is
- * missing. Never prints. */
-int xp_archive_git_describe(const char *dir, char *out, size_t len);
 
 #endif

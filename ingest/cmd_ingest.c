@@ -7,6 +7,8 @@
 #include <getopt.h>
 #include <signal.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -43,16 +45,21 @@ void xp_print_load_warnings(const struct xp_load_result *res)
 int xp_cmd_open_db(const char *target, sqlite3 **db)
 {
 	struct xp_load_result res;
+	char real[PATH_MAX], err[XP_LOAD_MSG_LEN];
 	struct stat sb;
 	int ingested = 0;
 
+	*db = NULL;
 	if (stat(target, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-		if (sqlite3_open_v2(target, db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		/* a database file named on the command line: the link the user
+		 * typed is followed, then regular files only */
+		if (!realpath(target, real)) {
+			fprintf(stderr, "xpcorr: cannot open %s: %s\n", target, strerror(errno));
+			return -1;
+		}
+		if (!xp_db_open_file(real, db, err, sizeof(err)))
 			return 0;
-		fprintf(stderr, "xpcorr: cannot open %s: %s\n", target,
-			*db ? sqlite3_errmsg(*db) : "out of memory");
-		sqlite3_close(*db);
-		*db = NULL;
+		fprintf(stderr, "xpcorr: %s\n", err);
 		return -1;
 	}
 	if (xp_ingest_open(target, db, &ingested, &res)) {
@@ -60,8 +67,7 @@ int xp_cmd_open_db(const char *target, sqlite3 **db)
 		fprintf(stderr, "xpcorr: %s\n", res.error);
 		return -1;
 	}
-	if (ingested)
-		xp_print_load_warnings(&res);
+	xp_print_load_warnings(&res);
 	return 0;
 }
 
@@ -73,6 +79,7 @@ int cmd_ingest(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "max-records", required_argument, NULL, 'R' },
 		{ "max-expand", required_argument, NULL, 'E' },
+		{ "trust-run-dir", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -91,6 +98,9 @@ int cmd_ingest(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case 'T':
+			o.trust_run_dir = 1;
 			break;
 		case 'R':
 			errno = 0;
@@ -113,8 +123,8 @@ int cmd_ingest(int argc, char **argv)
 			break;
 		}
 		case 'h':
-			printf("usage: xpcorr ingest [--strict] [--symfs DIR] [--quiet] [--max-records N]"
-			       " [--max-expand N] RUN_DIR\n"
+			printf("usage: xpcorr ingest [--strict] [--symfs DIR] [--quiet] [--trust-run-dir]"
+			       " [--max-records N] [--max-expand N] RUN_DIR\n"
 			       "Writes RUN_DIR/xpcorr.db (see xpcorr-db(5)).\n");
 			return XP_EXIT_OK;
 		default:

@@ -1,4 +1,5 @@
-/* ingest.c - the atomic write of run/xpcorr.db; see ingest.h.
+/* ingest.c - the atomic write of run/xpcorr.db; see ingest.h. Files are
+ * made and opened through the run directory's fd (rundb.h).
  * The temporary database needs no journal and no fsync while it is built:
  * if anything fails it is deleted. Durability comes from fsync + rename. */
 #include "ingest.h"
@@ -6,7 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -18,13 +19,7 @@
 #include "db_join.h"
 #include "db_schema.h"
 #include "gpu_ingest.h"
-
-int xp_ingest_db_path(const char *run_dir, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%s/%s", run_dir, XP_DB_NAME);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
+#include "rundb.h"
 
 static int is_input(const char *name)
 {
@@ -40,32 +35,56 @@ static int newer(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
+enum db_state {
+	DB_FRESH,           /* this schema, newer than every input */
+	DB_STALE,           /* a database, but older than the run or of another schema */
+	DB_OLD_SCHEMA,
+	DB_ABSENT,
+	DB_ODD,             /* not a regular file: a FIFO, a link, a directory */
+};
+
+static enum db_state db_state(struct xp_rundir *d, char *why, size_t len)
+{
+	struct stat db_st, st;
+	enum db_state state = DB_FRESH;
+	struct dirent *de;
+	sqlite3 *db;
+	DIR *dir;
+	int dfd, err;
+
+	if (xp_rundir_stat_db(d, &db_st))
+		return DB_ABSENT;
+	err = xp_rundir_open_db(d, &db, why, len);
+	if (err)
+		return err == -ENXIO ? DB_ODD : DB_STALE;
+	if (xp_db_schema_version(db) != XP_DB_SCHEMA_VERSION)
+		state = DB_OLD_SCHEMA;
+	sqlite3_close(db);
+	dfd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!dir) {
+		if (dfd >= 0)
+			close(dfd);
+		return DB_STALE;
+	}
+	while (state == DB_FRESH && (de = readdir(dir)))
+		if (is_input(de->d_name) && !fstatat(d->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    newer(&st.st_mtim, &db_st.st_mtim))
+			state = DB_STALE;
+	closedir(dir);
+	return state;
+}
+
 int xp_ingest_is_fresh(const char *run_dir)
 {
-	char path[4096];
-	struct stat db_st, st;
-	struct dirent *d;
-	sqlite3 *db = NULL;
-	DIR *dir;
-	int fresh = 1;
+	struct xp_rundir d;
+	char why[XP_LOAD_MSG_LEN];
+	int fresh;
 
-	if (xp_ingest_db_path(run_dir, path, sizeof(path)) || stat(path, &db_st))
+	if (xp_rundir_open(&d, run_dir, why, sizeof(why)))
 		return 0;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    xp_db_schema_version(db) != XP_DB_SCHEMA_VERSION)
-		fresh = 0;
-	sqlite3_close(db);
-	dir = opendir(run_dir);
-	if (!dir)
-		return 0;
-	while (fresh && (d = readdir(dir))) {
-		if (!is_input(d->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", run_dir, d->d_name);
-		if (!stat(path, &st) && newer(&st.st_mtim, &db_st.st_mtim))
-			fresh = 0;
-	}
-	closedir(dir);
+	fresh = db_state(&d, why, sizeof(why)) == DB_FRESH;
+	xp_rundir_close(&d);
 	return fresh;
 }
 
@@ -77,80 +96,109 @@ static int exec_sql(sqlite3 *db, const char *sql, struct xp_load_result *res)
 	return -EIO;
 }
 
-/* Removes run/xpcorr.db.tmp-PID files of ingests that died (killed, power
- * loss): their pid no longer exists. */
-static void remove_stale_tmp(const char *run_dir)
+static void add_warning(struct xp_load_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_warning(struct xp_load_result *res, const char *fmt, ...)
 {
-	char path[4096];
-	struct dirent *d;
-	DIR *dir = opendir(run_dir);
-	static const char prefix[] = XP_DB_NAME ".tmp-";
+	va_list ap;
 
-	if (!dir)
-		return;
-	while ((d = readdir(dir))) {
-		char *end;
-		long pid;
-
-		if (strncmp(d->d_name, prefix, sizeof(prefix) - 1))
-			continue;
-		pid = strtol(d->d_name + sizeof(prefix) - 1, &end, 10);
-		if (*end || pid <= 0 || pid == (long)getpid() ||
-		    (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", run_dir, d->d_name);
-		unlink(path);
+	if (res->nwarnings < XP_LOAD_WARNINGS_KEPT) {
+		va_start(ap, fmt);
+		vsnprintf(res->warnings[res->nwarnings], XP_LOAD_MSG_LEN, fmt, ap);
+		va_end(ap);
 	}
-	closedir(dir);
+	res->nwarnings++;
 }
+
+static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
+		     struct xp_load_result *res, int *cannot_write);
 
 int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
 		   struct xp_load_result *res)
 {
 	struct xp_load_opts o = { .run_dir = run_dir };
-	char path[4096];
-	int err;
+	char why[XP_LOAD_MSG_LEN] = "";
+	struct xp_rundir d;
+	enum db_state state;
+	int err, cannot_write = 0;
 
 	memset(res, 0, sizeof(*res));
 	*db = NULL;
 	*ingested = 0;
-	if (!xp_ingest_is_fresh(run_dir)) {
-		err = xp_ingest(&o, res);
-		if (err)
-			return err;
-		*ingested = 1;
+	err = xp_rundir_open(&d, run_dir, res->error, sizeof(res->error));
+	if (err)
+		return err;
+	/* a killed ingest's temporary file goes with the next reader too */
+	xp_rundir_remove_stale(&d);
+	state = db_state(&d, why, sizeof(why));
+	if (state != DB_FRESH) {
+		err = xp_rundir_check_write(&d, 0, res->error, sizeof(res->error));
+		if (!err)
+			err = ingest_in(&d, &o, res, &cannot_write);
+		if (!err) {
+			*ingested = 1;
+			if (state == DB_ODD)
+				add_warning(res, "%s; ingested the run again", why);
+		} else if (cannot_write && state == DB_STALE) {
+			/* a read-only run: what is there, said once */
+			memset(res, 0, sizeof(*res));
+			add_warning(res, "%s/%s is older than the run, which cannot be ingested again"
+				    " here (%s: %s); reading it as it is", run_dir, XP_DB_NAME,
+				    run_dir, strerror(-err));
+			err = 0;
+		} else {
+			if (state == DB_ODD && cannot_write)
+				snprintf(res->error, sizeof(res->error), "%s", why);
+			goto out;
+		}
 	}
-	xp_ingest_db_path(run_dir, path, sizeof(path));
-	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(res->error, sizeof(res->error), "cannot open %s: %s", path,
-			 *db ? sqlite3_errmsg(*db) : "out of memory");
-		sqlite3_close(*db);
-		*db = NULL;
-		return -EIO;
-	}
-	return 0;
+	err = xp_rundir_open_db(&d, db, res->error, sizeof(res->error));
+out:
+	xp_rundir_close(&d);
+	return err;
 }
 
 int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 {
-	char final[4096], tmp[4200];
-	sqlite3 *db = NULL;
-	int err, fd;
+	struct xp_rundir d;
+	int err, cannot_write;
 
 	memset(res, 0, sizeof(*res));
-	err = xp_ingest_db_path(o->run_dir, final, sizeof(final));
+	err = xp_rundir_open(&d, o->run_dir, res->error, sizeof(res->error));
+	if (err)
+		return err;
+	err = xp_rundir_check_write(&d, o->trust_run_dir, res->error, sizeof(res->error));
+	if (!err) {
+		xp_rundir_remove_stale(&d);
+		err = ingest_in(&d, o, res, &cannot_write);
+	}
+	xp_rundir_close(&d);
+	return err;
+}
+
+/* The atomic write: a temporary database we create and lock, loaded,
+ * then renamed over xpcorr.db. *cannot_write: the directory refused the
+ * temporary file (read-only, no permission). */
+static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
+		     struct xp_load_result *res, int *cannot_write)
+{
+	struct xp_tmpdb t = { .fd = -1 };
+	char final[4096];
+	sqlite3 *db = NULL;
+	int err;
+
+	*cannot_write = 0;
+	snprintf(final, sizeof(final), "%s/%s", o->run_dir, XP_DB_NAME);
+	err = xp_tmpdb_create(d, &t);
 	if (err) {
-		snprintf(res->error, sizeof(res->error), "%s: path too long", o->run_dir);
+		*cannot_write = err == -EACCES || err == -EROFS || err == -EPERM;
+		snprintf(res->error, sizeof(res->error), "cannot create %s: %s", final,
+			 strerror(-err));
 		return err;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", final, (long)getpid());
-	unlink(tmp);    /* a leftover of a crashed ingest with our pid */
-	remove_stale_tmp(o->run_dir);
-	/* one thread: no SQLite mutex around every call (7% of the correlation) */
-	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL)
-	    != SQLITE_OK) {
-		snprintf(res->error, sizeof(res->error), "cannot create %s: %s", tmp,
+	if (xp_tmpdb_open(d, &t, &db) != SQLITE_OK) {
+		snprintf(res->error, sizeof(res->error), "cannot open %s/%s: %s", o->run_dir, t.name,
 			 db ? sqlite3_errmsg(db) : "out of memory");
 		err = -EIO;
 		goto fail;
@@ -194,21 +242,16 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 		goto fail;
 	if (sqlite3_close(db) != SQLITE_OK) {
 		db = NULL;
-		snprintf(res->error, sizeof(res->error), "cannot close %s", tmp);
+		snprintf(res->error, sizeof(res->error), "cannot close %s/%s", o->run_dir, t.name);
 		err = -EIO;
 		goto fail;
 	}
 	db = NULL;
-	/* the data on disk before the name: a crash never leaves an empty db */
-	fd = open(tmp, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	if (rename(tmp, final)) {
-		err = -errno;
-		snprintf(res->error, sizeof(res->error), "cannot rename %s to %s: %s", tmp,
-			 final, strerror(errno));
+	err = xp_tmpdb_commit(d, &t);
+	if (err) {
+		snprintf(res->error, sizeof(res->error), "cannot rename %s/%s to %s: %s", o->run_dir,
+			 t.name, final, err == -ESTALE ? "the temporary file was replaced" :
+			 strerror(-err));
 		goto fail;
 	}
 	return 0;
@@ -221,6 +264,6 @@ fail:
 		snprintf(res->error, sizeof(res->error), "cannot write %s: %s", final, why);
 	}
 	sqlite3_close(db);
-	unlink(tmp);
+	xp_tmpdb_discard(d, &t);
 	return err;
 }

@@ -1,7 +1,8 @@
 /* ingest.h - build run/xpcorr.db from a run directory, atomically: the
- * database is written to run/xpcorr.db.tmp-PID and renamed over the old one
- * only when complete, so an interrupted or failed ingest leaves the previous
- * database (or none), never half of one.
+ * database is written to run/xpcorr.db.tmp-PID-RANDOM (made and locked by
+ * us, rundb.h) and renamed over the old one only when complete, so an
+ * interrupted or failed ingest leaves the previous database (or none),
+ * never half of one.
  *
  *   struct xp_load_opts o = { .run_dir = "run" };
  *   struct xp_load_result res;
@@ -16,17 +17,20 @@
 #include <sqlite3.h>
 
 #include "load.h"
+#include "rundb.h"
 
-#define XP_DB_NAME "xpcorr.db"
-
-/* 0 or a negative errno with res->error set (see xp_load_run). */
+/* 0 or a negative errno with res->error set (see xp_load_run); as root,
+ * -EPERM for a directory others may write into unless o->trust_run_dir. */
 int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res);
-/* 1 when run/xpcorr.db exists, has this schema version and is newer than
- * every input file of the run; else 0. */
+/* 1 when run/xpcorr.db is a regular file, has this schema version and is
+ * newer than every input file of the run; else 0. */
 int xp_ingest_is_fresh(const char *run_dir);
 /* Opens run/xpcorr.db read-only, ingesting first (with default options)
- * when it is missing or older than the run. *ingested tells whether it did
- * (then res holds its warnings). 0 or a negative errno with res->error. */
+ * when it is missing, not a regular file, or older than the run; removes
+ * the temporary files of killed ingests. *ingested tells whether it did.
+ * res holds warnings: the ingest's, or that a stale database of a run that
+ * cannot be written is read as it is. 0 or a negative errno with
+ * res->error. */
 int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
 		   struct xp_load_result *res);
 /* For the cmd_* files only (library code never prints): the warnings of a
@@ -36,7 +40,5 @@ void xp_print_load_warnings(const struct xp_load_result *res);
  * missing or stale (warnings and errors printed), or an existing .db file
  * opened read-only. 0, or -1 after printing why. */
 int xp_cmd_open_db(const char *target, sqlite3 **db);
-/* run_dir/xpcorr.db into buf; -ENAMETOOLONG if it does not fit. */
-int xp_ingest_db_path(const char *run_dir, char *buf, size_t len);
 
 #endif

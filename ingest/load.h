@@ -26,6 +26,7 @@ struct xp_load_opts {
 	const char *run_dir;
 	int strict;                 /* a damaged stream fails the load */
 	const char *symfs;          /* prefix for module paths, or NULL */
+	int trust_run_dir;          /* xp_ingest as root: write where others may too */
 	/* called now and then with bytes read so far and in all (may be NULL) */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;

@@ -2,10 +2,11 @@
 """badinput.py - xpcorr ingest on damaged and hostile run directories,
 made from a real H100 run (fixtures/h100-workload): truncated, zero-filled,
 byte-flipped files, huge length fields, wrong magic, future versions,
-symbolic links, FIFOs, oversized meta.json, a directory of another user;
-and hostile runs written here or from the synthetic golden run (gen-run):
-a zstd bomb, perf maps hard-linked under many pids, a kallsyms cut short,
-names that are not UTF-8, module paths that name a FIFO or a tty.
+symbolic links, FIFOs, oversized meta.json, a directory of another user,
+root ingesting a user's run while the user plants links; and hostile runs
+written here or from the synthetic golden run (gen-run): a zstd bomb, perf
+maps hard-linked under many pids, a kallsyms cut short, names that are not
+UTF-8, module paths that name a FIFO or a tty.
 Every case must end with the exit status xpcorr-ingest(1) documents (0 with
 warnings, 1 with --strict or when nothing usable is left), stderr lines that
 each start with "xpcorr: " and name the file (and the offset where the
@@ -223,6 +224,104 @@ def other_user(tmp):
     check(one_error(p.returncode, lines, os.path.join(run, "xpcorr.db")),
           "run directory of another user: exit 1, one line naming the database (%s %s)" %
           (p.returncode, lines))
+
+
+RACER = r"""
+import os, sys, time
+run, target, pidfile, until = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+while time.time() < until:
+    # the old temporary name, xpcorr.db.tmp-PID, of the ingest about to start
+    try:
+        name = os.path.join(run, "xpcorr.db.tmp-" + open(pidfile).read().strip())
+    except OSError:
+        continue
+    for _ in range(300):
+        try:
+            os.symlink(target, name)
+        except OSError:
+            pass
+    # and any temporary file that shows up: replaced by a link
+    for n in os.listdir(run):
+        p = os.path.join(run, n)
+        if n.startswith("xpcorr.db.tmp-") and not os.path.islink(p):
+            try:
+                os.unlink(p)
+                os.symlink(target, p)
+            except OSError:
+                pass
+"""
+
+
+def root_ingest(tmp):
+    """Root ingests and reads a run directory that belongs to a user who
+    plants links where the database and its temporary file go, in a loop
+    of a few seconds as an attacker would: nothing is created outside the
+    run, nothing root-owned inside it; a directory others may write into is
+    refused unless --trust-run-dir."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("SKIP part: root ingesting a user's run needs root and setpriv (only this part)")
+        return
+    import time
+    os.chmod(tmp, 0o755)
+    rootonly = os.path.join(tmp, "rootonly")
+    os.mkdir(rootonly, 0o755)
+    pwned = os.path.join(rootonly, "PWNED")
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("untouched\n")
+    run = fresh(tmp, "users")
+    os.symlink(victim, os.path.join(run, "xpcorr.db"))
+    for f in [run] + [os.path.join(run, n) for n in os.listdir(run)]:
+        os.lchown(f, 65534, 65534)
+    pidfile = os.path.join(tmp, "ingest.pid")
+    open(pidfile, "w").close()
+    os.chmod(pidfile, 0o644)
+    until = time.time() + 3
+    racer = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                              sys.executable, "-c", RACER, run, pwned, pidfile, str(until)])
+    bad, runs = [], 0
+    try:
+        while time.time() < until:
+            cmd = "echo $$ > %s; sleep 0.02; exec %s %s %s >/dev/null" % (
+                pidfile, XPCORR, "ingest --quiet" if runs % 2 else "info", run)
+            p = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=30,
+                               errors="replace")
+            lines = [l for l in p.stderr.splitlines() if l]
+            runs += 1
+            if not well_formed(p.returncode, lines):
+                bad.append((p.returncode, lines[-2:]))
+    finally:
+        racer.wait(timeout=30)
+    check(not os.path.lexists(pwned), "%d ingests and infos racing a user's links: nothing "
+          "created outside the run directory" % runs)
+    check(open(victim).read() == "untouched\n", "the file a planted xpcorr.db link names is untouched")
+    check(not bad, "each ended 0 or 1 with xpcorr's own lines (%s)" % bad[:3])
+    rc, lines = ingest(run)
+    st = os.lstat(os.path.join(run, "xpcorr.db"))
+    check(rc == 0 and stat.S_ISREG(st.st_mode) and st.st_uid == 65534,
+          "then root's ingest makes xpcorr.db, owned by the run's owner (%s %s uid %d)" %
+          (rc, lines, st.st_uid))
+    rooted = [n for n in os.listdir(run) if os.lstat(os.path.join(run, n)).st_uid == 0]
+    check(not rooted, "no root-owned file in the user's run directory (%s)" % rooted)
+
+    # a run directory that others may write into: refused as root, said in
+    # one line with what to do, unless trusted
+    for mode, group, who in ((0o777, 65534, "every user"), (0o775, 0, "group root")):
+        run = fresh(tmp, "shared-%o-%d" % (mode, group))
+        for f in [run] + [os.path.join(run, n) for n in os.listdir(run)]:
+            os.chown(f, 65534, group)
+        os.chmod(run, mode)
+        rc, lines = ingest(run)
+        check(rc == 1 and len(lines) == 1 and who in lines[0] and "--trust-run-dir" in lines[0]
+              and not any(n.startswith("xpcorr.db") for n in os.listdir(run)),
+              "as root, a run directory %s may write into is refused (%s %s)" % (who, rc, lines))
+        p = subprocess.run([XPCORR, "info", run], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 1 and "--trust-run-dir" in p.stderr,
+              "info says the same (%s %s)" % (p.returncode, p.stderr.strip()))
+        rc, lines = ingest(run, "--trust-run-dir")
+        st = os.stat(os.path.join(run, "xpcorr.db"))
+        check(rc == 0 and st.st_uid == 65534, "--trust-run-dir ingests it, as its owner (%s %s)"
+              % (rc, lines))
 
 
 def disk_full(tmp):
@@ -538,6 +637,7 @@ def main():
         streams(tmp)
         files(tmp)
         other_user(tmp)
+        root_ingest(tmp)
         disk_full(tmp)
         killed(tmp)
         launch_streams(tmp)

@@ -79,21 +79,77 @@ grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6 6$" "$tmp/out" || { echo "F
 check ls-missing 1 "cannot read $tmp/none" -- "$xpcorr" ls "$tmp/none"
 check ls-usage 2 "" -- "$xpcorr" ls
 
-# ingest records the git describe of the program's checkout, ls shows it
+# ls shows the git describe that xpcap took at record time (meta.json
+# "git"), before and after ingest; ingest itself runs no git
 repo="$tmp/repo"
 mkdir -p "$repo" && cp "$exe" "$repo/xptarget" && (cd "$repo" && git init -q . && git add xptarget &&
 	git -c user.name=t -c user.email=t@t commit -qm one && git tag v0.9) || { echo "FAIL git setup"; fail=1; }
 mkdir "$tmp/runs" && cp -r "$run" "$tmp/runs/r1" && rm -f "$tmp/runs/r1/xpcorr.db"
-python3 - "$tmp/runs/r1/meta.json" "$repo/xptarget" <<'PY'
+python3 - "$tmp/runs/r1/meta.json" "$repo/xptarget" "$repo" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["command"] = [sys.argv[2], "--steps", "3"]
+m["git"] = {"describe": "v0.9-dirty", "dir": sys.argv[3]}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+check ls-not-ingested 0 "" -- "$xpcorr" ls "$tmp/runs"
+grep -q "not ingested .* v0.9-dirty .*r1: $repo/xptarget --steps 3" "$tmp/out" || { echo "FAIL ls meta"; cat "$tmp/out"; fail=1; }
+"$xpcorr" ingest --quiet "$tmp/runs/r1" 2>/dev/null
+check ls-ingested 0 "" -- "$xpcorr" ls "$tmp/runs"
+grep -q " v0.9-dirty .*r1: $repo/xptarget --steps 3" "$tmp/out" || { echo "FAIL ls git"; cat "$tmp/out"; fail=1; }
+
+# a received run whose program's checkout names a program in core.fsmonitor
+# (the sender's .git): neither ingest nor info runs it
+printf '#!/bin/sh\ntouch %s/FSMONITOR_RAN\n' "$tmp" > "$tmp/fsmon.sh" && chmod 755 "$tmp/fsmon.sh"
+git -C "$repo" config core.fsmonitor "$tmp/fsmon.sh"
+mkdir "$tmp/recv" && cp -r "$run" "$tmp/recv/r2" && rm -f "$tmp/recv/r2/xpcorr.db"
+python3 - "$tmp/recv/r2/meta.json" "$repo/xptarget" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1])); m["command"] = [sys.argv[2], "--steps", "3"]
 json.dump(m, open(sys.argv[1], "w"))
 PY
-check ls-not-ingested 0 "" -- "$xpcorr" ls "$tmp/runs"
-grep -q "not ingested .*r1: $repo/xptarget --steps 3" "$tmp/out" || { echo "FAIL ls meta"; cat "$tmp/out"; fail=1; }
-"$xpcorr" ingest --quiet "$tmp/runs/r1" 2>/dev/null
-check ls-ingested 0 "" -- "$xpcorr" ls "$tmp/runs"
-grep -q " v0.9 .*r1: $repo/xptarget --steps 3" "$tmp/out" || { echo "FAIL ls git"; cat "$tmp/out"; fail=1; }
+check fsmonitor-ingest 0 "" -- "$xpcorr" ingest --quiet "$tmp/recv/r2"
+touch "$tmp/recv/r2/meta.json"
+check fsmonitor-info 0 "" -- "$xpcorr" info "$tmp/recv/r2"
+check fsmonitor-ls 0 "" -- "$xpcorr" ls "$tmp/recv"
+if [ -e "$tmp/FSMONITOR_RAN" ]; then
+	echo "FAIL fsmonitor-not-run: xpcorr ran the run's core.fsmonitor"; fail=1
+else
+	echo "ok   fsmonitor-not-run"
+fi
+
+# xpcorr.db that is no database file: info, report, export and diff do not
+# hang on a FIFO or follow a link; they say so and ingest again
+odd="$tmp/odd"
+cp -r "$run" "$odd" && rm -f "$odd/xpcorr.db"
+for cmd in info report export diff; do
+	rm -f "$odd/xpcorr.db" && mkfifo "$odd/xpcorr.db"
+	case $cmd in
+	export) set -- export --format folded "$odd" ;;
+	diff) set -- diff "$odd" "$odd" ;;
+	*) set -- "$cmd" "$odd" ;;
+	esac
+	check "fifo-db-$cmd" 0 "xpcorr.db is a FIFO" -- timeout 30 "$xpcorr" "$@"
+	[ -f "$odd/xpcorr.db" ] || { echo "FAIL fifo-db-$cmd: not replaced by a database"; fail=1; }
+done
+cp "$run/xpcorr.db" "$tmp/other.db" && cp "$tmp/other.db" "$tmp/other.copy"
+rm -f "$odd/xpcorr.db" && ln -s "$tmp/other.db" "$odd/xpcorr.db" && touch -h "$odd/xpcorr.db"
+check link-db 0 "xpcorr.db is a symbolic link" -- timeout 30 "$xpcorr" info "$odd"
+if [ -L "$odd/xpcorr.db" ] || ! cmp -s "$tmp/other.db" "$tmp/other.copy"; then
+	echo "FAIL link-db-replaced: the link is still there or its target changed"; fail=1
+else
+	echo "ok   link-db-replaced"
+fi
+rm -f "$odd/xpcorr.db" && mkdir "$odd/xpcorr.db"
+check dir-db 1 "xpcorr.db" -- timeout 30 "$xpcorr" info "$odd"
+[ "$(wc -l < "$tmp/err")" -le 2 ] || { echo "FAIL dir-db: more than a warning and an error"; fail=1; }
+rmdir "$odd/xpcorr.db"
+# a FIFO where SQLite looks for a hot journal: readers never open it
+"$xpcorr" ingest --quiet "$odd" 2>/dev/null
+mkfifo "$odd/xpcorr.db-journal"
+check fifo-journal 0 "" -- timeout 30 "$xpcorr" report --format csv "$odd"
+rm -f "$odd/xpcorr.db-journal"
+mkfifo "$tmp/fifo.db"
+check db-file-fifo 1 "fifo.db is a FIFO, not a database" -- timeout 30 "$xpcorr" report "$tmp/fifo.db"
 
 # Ctrl-C during an ingest: exit 1, the previous database untouched, no temp file
 big="$tmp/big"
@@ -113,4 +169,50 @@ if [ $status = 1 ] && grep -q interrupted "$tmp/err" && cmp -s "$big/xpcorr.db" 
 else
 	echo "FAIL interrupted-ingest: exit $status"; cat "$tmp/err"; ls "$big"; fail=1
 fi
+
+# a killed ingest's temporary database goes with the next reader (here a
+# report that needs no ingest), not only with the next ingest
+touch "$big/cpu.xpr"
+"$xpcorr" ingest --quiet "$big" 2>/dev/null &
+pid=$!
+for _ in $(seq 200); do ls "$big" | grep -q tmp- && break; sleep 0.05; done
+kill -KILL $pid; wait $pid 2>/dev/null
+left=$(ls "$big" | grep tmp-)
+touch "$big/xpcorr.db"     # fresh again: the report reads, does not ingest
+check killed-ingest-report 0 "" -- "$xpcorr" report --format csv "$big"
+if [ -n "$left" ] && ! ls "$big" | grep -q tmp-; then
+	echo "ok   killed-ingest-temp-removed ($left)"
+else
+	echo "FAIL killed-ingest-temp-removed: '$left' then: $(ls "$big" | grep tmp-)"; fail=1
+fi
+
+# a temporary database still locked by its ingest is kept, whatever its pid
+# says (an ingest in another pid namespace: no such pid here)
+live="$big/xpcorr.db.tmp-4194000"
+(exec 9>"$live" && flock 9 && exec sleep 60) &
+holder=$!
+for _ in $(seq 100); do [ -e "$live" ] && ! flock -n "$live" true && break; sleep 0.05; done
+check live-temp-ingest 0 "" -- "$xpcorr" ingest --quiet "$big"
+check live-temp-report 0 "" -- "$xpcorr" report --format csv "$big"
+[ -e "$live" ] && echo "ok   live-temp-kept" || { echo "FAIL live-temp-kept: removed"; fail=1; }
+kill $holder; wait $holder 2>/dev/null
+check unlocked-temp-report 0 "" -- "$xpcorr" report --format csv "$big"
+[ -e "$live" ] && { echo "FAIL unlocked-temp-removed: still there"; fail=1; } || echo "ok   unlocked-temp-removed"
+
+# a read-only run with a stale database: read as it is, with one warning
+ro="$tmp/ro"
+cp -r "$run" "$ro" && "$xpcorr" ingest --quiet "$ro" && sleep 1 && touch "$ro/cpu.xpr" && chmod 555 "$ro"
+as_user=""
+if [ "$(id -u)" = 0 ]; then
+	chmod 755 "$tmp"    # root ignores modes: read it as nobody
+	as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+for cmd in info report export; do
+	[ $cmd = export ] && set -- export --format folded "$ro" || set -- $cmd "$ro"
+	check "readonly-stale-$cmd" 0 "xpcorr: warning: .*/xpcorr.db is older than the run" -- \
+		timeout 30 $as_user "$xpcorr" "$@"
+	[ "$(wc -l < "$tmp/err")" = 1 ] || { echo "FAIL readonly-stale-$cmd: not one line"; cat "$tmp/err"; fail=1; }
+done
+grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6$" "$tmp/out" || { echo "FAIL readonly folded"; fail=1; }
+chmod 755 "$ro"
 exit $fail

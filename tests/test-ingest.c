@@ -3,6 +3,7 @@
  * zero-filled, wrong-magic and future-version input (never a crash; the
  * valid part kept unless --strict), and that a failed ingest leaves the
  * previous database in place. */
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <time.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +73,23 @@ static int has_warning(const struct xp_load_result *res, const char *text)
 		if (strstr(res->warnings[i], text))
 			return 1;
 	return 0;
+}
+
+/* xpcorr.db.tmp-* files in the run, the last one's path in path. */
+static int count_temps(char *path, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, XP_DB_TMP_PREFIX, strlen(XP_DB_TMP_PREFIX))) {
+			snprintf(path, len, "%s/%.100s", dir, de->d_name);
+			n++;
+		}
+	closedir(d);
+	return n;
 }
 
 static off_t file_size(const char *path)
@@ -240,8 +259,7 @@ START_TEST(failed_ingest_leaves_previous_db)
 	ck_assert_int_eq(stat(db_path, &after), 0);
 	ck_assert_int_eq(before.st_ino, after.st_ino);  /* not replaced */
 	ck_assert_int_eq(query("SELECT count(*) FROM xp_samples"), 18);
-	snprintf(tmpname, sizeof(tmpname), "%s.tmp-%ld", db_path, (long)getpid());
-	ck_assert_int_eq(access(tmpname, F_OK), -1);    /* no leftover */
+	ck_assert_int_eq(count_temps(tmpname, sizeof(tmpname)), 0);    /* no leftover */
 	/* and a missing stream is a failure that keeps it too */
 	ck_assert_int_eq(unlink(cpu), 0);
 	ck_assert_int_eq(ingest(0, &res), -ENOENT);
@@ -299,6 +317,145 @@ START_TEST(hostile_record_sizes_and_depths)
 }
 END_TEST
 
+
+/* Called while the ingest loads (a bench run: progress every 65536
+ * records): look at its temporary database, or plant a link in its place. */
+static int progress_calls, plant_link;
+static char outside[128];
+
+static void inspect_temp(void *ctx, uint64_t done, uint64_t total)
+{
+	char path[256], want[64], err[256];
+	struct xp_rundir d;
+	struct stat st;
+	int fd;
+
+	(void)ctx, (void)done, (void)total;
+	if (progress_calls++)
+		return;
+	ck_assert_int_eq(count_temps(path, sizeof(path)), 1);
+	snprintf(want, sizeof(want), "/" XP_DB_TMP_PREFIX "%ld-", (long)getpid());
+	ck_assert_msg(strstr(path, want) && strlen(strstr(path, want)) == strlen(want) + 16,
+		      "%s: not named PID-RANDOM", path);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	/* locked by the ingest: another open file cannot take it, and the
+	 * clean-up of killed ingests (here from a second reader) keeps it */
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), -1);
+	ck_assert_int_eq(errno, EWOULDBLOCK);
+	close(fd);
+	ck_assert_int_eq(xp_rundir_open(&d, dir, err, sizeof(err)), 0);
+	xp_rundir_remove_stale(&d);
+	xp_rundir_close(&d);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	if (plant_link) {
+		/* what a user who owns the run directory can do to root's ingest */
+		ck_assert_int_eq(unlink(path), 0);
+		ck_assert_int_eq(symlink(outside, path), 0);
+	}
+}
+
+START_TEST(temporary_database_is_ours_locked_and_checked)
+{
+	struct xp_load_opts o = { .progress = inspect_temp };
+	struct xp_load_result res;
+	char path[256];
+	struct stat st;
+
+	teardown();
+	strcpy(dir, "/tmp/xp-test-ingest-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(xp_synth_write_bench(&fx, dir, 70000, 1), 0);
+	snprintf(cpu, sizeof(cpu), "%s/cpu.xpr", dir);
+	snprintf(db_path, sizeof(db_path), "%s/xpcorr.db", dir);
+	o.run_dir = dir;
+	progress_calls = plant_link = 0;
+	ck_assert_int_eq(xp_ingest(&o, &res), 0);
+	ck_assert_int_gt(progress_calls, 0);
+	ck_assert_int_eq(count_temps(path, sizeof(path)), 0);
+	/* a link planted at the temporary name: never written through, never
+	 * renamed into place */
+	snprintf(outside, sizeof(outside), "%s.outside", dir);
+	unlink(outside);
+	utimensat(AT_FDCWD, cpu, (struct timespec[2]){ { 0, UTIME_NOW }, { 0, UTIME_NOW } }, 0);
+	progress_calls = 0;
+	plant_link = 1;
+	ck_assert_int_eq(xp_ingest(&o, &res), -ESTALE);
+	ck_assert_msg(strstr(res.error, "the temporary file was replaced"), "%s", res.error);
+	ck_assert_int_eq(access(outside, F_OK), -1);
+	ck_assert_int_eq(lstat(db_path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));                 /* the first ingest's */
+	ck_assert_int_eq(query("SELECT count(*) FROM xp_samples"), 70000);
+}
+END_TEST
+
+START_TEST(killed_ingests_temporary_database_removed_by_a_reader)
+{
+	struct xp_load_result res;
+	char path[256], err[256];
+	struct xp_rundir d;
+	sqlite3 *db;
+	int ingested, fd;
+
+	ck_assert_int_eq(ingest(0, &res), 0);
+	/* what a SIGKILLed ingest leaves: a file nobody holds a lock on, named
+	 * by a pid that may be anyone's (another pid namespace) */
+	snprintf(path, sizeof(path), "%s/" XP_DB_TMP_PREFIX "%ld-00000000deadbeef", dir,
+		 (long)getpid());
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/* a live one, locked, with a pid that exists nowhere here */
+	snprintf(path, sizeof(path), "%s/" XP_DB_TMP_PREFIX "4194000", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(count_temps(path, sizeof(path)), 2);
+	ck_assert_int_eq(xp_ingest_open(dir, &db, &ingested, &res), 0);
+	ck_assert_int_eq(ingested, 0);                  /* a reader, no ingest */
+	sqlite3_close(db);
+	ck_assert_int_eq(count_temps(path, sizeof(path)), 1);
+	ck_assert_ptr_nonnull(strstr(path, "tmp-4194000"));
+	close(fd);                                      /* that ingest died too */
+	ck_assert_int_eq(xp_rundir_open(&d, dir, err, sizeof(err)), 0);
+	xp_rundir_remove_stale(&d);
+	xp_rundir_close(&d);
+	ck_assert_int_eq(count_temps(path, sizeof(path)), 0);
+}
+END_TEST
+
+START_TEST(database_that_is_no_regular_file)
+{
+	struct xp_load_result res;
+	char err[256];
+	sqlite3 *db = NULL;
+	int ingested;
+
+	/* a FIFO: not opened (it would block), said, ingested again */
+	ck_assert_int_eq(mkfifo(db_path, 0644), 0);
+	ck_assert_int_eq(xp_ingest_is_fresh(dir), 0);
+	ck_assert_int_eq(xp_ingest_open(dir, &db, &ingested, &res), 0);
+	ck_assert_int_eq(ingested, 1);
+	ck_assert(has_warning(&res, "xpcorr.db is a FIFO, not a database"));
+	sqlite3_close(db);
+	ck_assert_int_eq(query("SELECT count(*) FROM xp_samples"), 18);
+	/* named directly: refused in one line */
+	ck_assert_int_eq(unlink(db_path), 0);
+	ck_assert_int_eq(mkfifo(db_path, 0644), 0);
+	ck_assert_int_eq(xp_db_open_file(db_path, &db, err, sizeof(err)), -ENXIO);
+	ck_assert_ptr_null(db);
+	ck_assert_msg(strstr(err, "is a FIFO, not a database"), "%s", err);
+	/* a link to a database elsewhere is not followed */
+	ck_assert_int_eq(unlink(db_path), 0);
+	ck_assert_int_eq(symlink("/dev/null", db_path), 0);
+	ck_assert_int_eq(xp_ingest_is_fresh(dir), 0);
+	ck_assert_int_eq(xp_db_open_file(db_path, &db, err, sizeof(err)), -ENXIO);
+	ck_assert_msg(strstr(err, "is a symbolic link"), "%s", err);
+}
+END_TEST
+
 Suite *ingest_suite(void)
 {
 	Suite *s = suite_create("ingest");
@@ -315,6 +472,9 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, failed_ingest_leaves_previous_db);
 	tcase_add_test(tc, stale_db_detected);
 	tcase_add_test(tc, hostile_record_sizes_and_depths);
+	tcase_add_test(tc, temporary_database_is_ours_locked_and_checked);
+	tcase_add_test(tc, killed_ingests_temporary_database_removed_by_a_reader);
+	tcase_add_test(tc, database_that_is_no_regular_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -479,6 +479,38 @@ def t_user(tmp):
         check(st.st_uid == 65534, "%s owned by the invoking user" % name)
 
 
+def t_gitdesc(tmp):
+    # git describe of the program's checkout is taken at record time, as the
+    # invoking user, without the checkout's core.fsmonitor; xpcorr reads it
+    # from meta.json and runs no git
+    os.chmod(tmp, 0o777)
+    repo = os.path.join(tmp, "repo")
+    os.mkdir(repo)
+    shutil.copy(prog("exit7"), os.path.join(repo, "app"))
+    fsmon = os.path.join(tmp, "fsmon.sh")
+    with open(fsmon, "w") as f:
+        f.write("#!/bin/sh\nid -u >> %s/FSMONITOR_RAN\n" % tmp)
+    os.chmod(fsmon, 0o755)
+    git = ["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q", "."], ["add", "app"], ["commit", "-qm", "one"], ["tag", "v3.1"],
+                 ["config", "core.fsmonitor", fsmon]):
+        subprocess.run(git + args, check=True, **QUIET)
+    subprocess.run(["chown", "-R", "65534:65534", repo], check=True)
+    run = os.path.join(tmp, "run")
+    env = dict(os.environ, SUDO_UID="65534", SUDO_GID="65534")
+    rc, err = record(run, ["-q", "--no-gpu"], [os.path.join(repo, "app")], env=env)
+    check(rc == 7, "the program ran (%d %r)" % (rc, err))
+    g = meta(run).get("git")
+    check(g == {"describe": "v3.1", "dir": repo}, "meta.json has the checkout's git describe (%s)" % g)
+    check(not os.path.exists(os.path.join(tmp, "FSMONITOR_RAN")),
+          "the checkout's core.fsmonitor did not run")
+    p = subprocess.run([XPCORR, "ls", run], capture_output=True, text=True)
+    check(p.returncode == 0 and " v3.1 " in p.stdout, "ls shows it (%s)" % p.stdout.strip())
+    # without a checkout: null
+    rc, err = record(os.path.join(tmp, "run2"), ["-q", "--no-gpu"], ["true"], env=env)
+    check(rc == 0 and meta(os.path.join(tmp, "run2"))["git"] is None, "no checkout: git is null")
+
+
 def t_marker(tmp):
     run = os.path.join(tmp, "run")
     lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
