@@ -559,6 +559,8 @@ static const char *reason_name(uint32_t reason)
 	case XP_LOST_PERF_LOST: return "perf_lost";
 	case XP_LOST_STACK: return "stack_unreadable";
 	case XP_LOST_WRITE: return "write_failed";
+	case XP_LOST_NO_MEMORY: return "no_memory";
+	case XP_LOST_PRIVILEGED: return "privileged";
 	default: return "unknown";
 	}
 }
