@@ -1242,6 +1242,30 @@ def privileged_runs(tmp, sdir, uid, gid):
     m = re.search(r"^\s+sample\s+privileged\s+(\d+)", info, re.M)
     check(m and int(m.group(1)) == lost["sample"],
           "xpcorr info shows the dropped samples (%s)" % (m and m.group(0)))
+    # the injection library in a setuid program (libcuda loads it from the
+    # user's CUDA_INJECTION64_PATH): no tracing, no file made as root in the
+    # directory the user's XPCAP_RUN_DIR names
+    cupti = os.environ.get("XPCUPTI")
+    if cupti:
+        inj = setuid_copy(prog("injector"), os.path.join(sdir, "xpsec-suid-inj"), 0)
+        udir = os.path.join(tmp, "userdir")
+        os.mkdir(udir)
+        os.chown(udir, uid, gid)
+        for exe in (prog("injector"), inj):
+            before = set(os.listdir(udir))
+            p = subprocess.run([exe, cupti], env=dict(os.environ, XPCAP_RUN_DIR=udir),
+                               user=uid, group=gid, extra_groups=[], capture_output=True,
+                               text=True, timeout=60)
+            made = set(os.listdir(udir)) - before
+            check(p.returncode == 0 and p.stdout.strip() == "1",
+                  "%s: InitializeInjection returns 1 (%r)" % (exe, p.stderr.strip()))
+            if exe == inj:
+                check(not made, "the setuid program's injection library made nothing (%s)" % made)
+            else:
+                check(len(made) == 1 and os.stat(os.path.join(udir, made.pop())).st_uid == uid,
+                      "the plain program's made its gpu stream, the user's (without a GPU)")
+    else:
+        print("not built without CUPTI: the injection library in a setuid program")
     # the flag is for root itself: under sudo it is refused, nothing made
     rc, err = record(os.path.join(tmp, "refused"), ["-q", "--record-privileged", "--no-gpu"],
                      ["true"], env=env)
