@@ -89,6 +89,10 @@ int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *
 	s->skel->rodata->filter_tgids = c->filter;
 	s->skel->rodata->period_ns = c->freq ? 1000000000u / c->freq : 0;
 	s->skel->rodata->offcpu_min_ns = c->offcpu_min_ns;
+	s->skel->rodata->protect = !c->record_privileged;
+	s->skel->rodata->owner_only = c->owner_only;
+	s->skel->rodata->owner_uid = c->owner_uid;
+	s->skel->rodata->owner_gid = c->owner_gid;
 	err = set_copy_sizes(s->skel, c);
 	if (err)
 		goto cleanup;

@@ -35,6 +35,14 @@ struct bpf_sampler_config {
 	/* dwarf mode: user stack bytes copied (multiple of 8); 0: frame pointers only */
 	uint32_t sample_copy;       /* samples and off-CPU (capped at SAMPLER_OFFCPU_MAX_COPY) */
 	uint32_t launch_copy;       /* marker uprobe */
+	/* Tasks with mixed credentials (setuid, setgid) or not dumpable as
+	 * their user are never recorded (counted as lost, reason privileged)
+	 * unless record_privileged; with owner_only neither are tasks whose
+	 * uids and gids are not all owner_uid and owner_gid (sudo). */
+	bool record_privileged;     /* --record-privileged (plain root only) */
+	bool owner_only;
+	uint32_t owner_uid;
+	uint32_t owner_gid;
 };
 
 int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *c);

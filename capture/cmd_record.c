@@ -180,6 +180,9 @@ static int arm(struct recorder *r)
 		.filter = !r->o.system_wide, .freq = r->o.freq, .ring_bytes = r->o.ring_kib * 1024u,
 		.off_cpu = r->o.off_cpu, .offcpu_min_ns = (uint64_t)r->o.offcpu_min_us * 1000,
 		.sample_copy = r->o.sample_copy, .launch_copy = r->o.launch_copy,
+		/* under sudo only the invoking user's own unprivileged tasks */
+		.record_privileged = r->o.record_privileged, .owner_only = r->uid != 0,
+		.owner_uid = r->uid, .owner_gid = r->gid,
 	};
 
 	err = bpf_sampler_open(&r->sampler, &bc);
@@ -430,6 +433,11 @@ int cmd_record(int argc, char **argv)
 	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
 	target_invoking_user(&r->uid, &r->gid);
+	if (r->o.record_privileged && r->uid != 0) {
+		fprintf(stderr, "xpcap: cannot record: --record-privileged is for root without sudo "
+			"(the run would give uid %u the memory of privileged tasks)\n", (unsigned)r->uid);
+		goto cleanup;
+	}
 	gitdesc_take(r->o.command, r->uid, r->gid, &r->meta.git);     /* no thread yet */
 	/* 2. the run directory, opened once as the invoking user and locked:
 	 * root must not make or take a directory where that user could not */

@@ -25,7 +25,7 @@ static const char *const kind_names[] = {
 static const char *const reason_names[REC_NREASONS] = {
 	[XP_LOST_RINGBUF_FULL] = "ringbuf_full", [XP_LOST_PERF_LOST] = "perf_lost",
 	[XP_LOST_STACK] = "stack", [XP_LOST_WRITE] = "write",
-	[XP_LOST_NO_MEMORY] = "no_memory",
+	[XP_LOST_NO_MEMORY] = "no_memory", [XP_LOST_PRIVILEGED] = "privileged",
 };
 
 static json_t *counts_json(const struct rec_counts *c)
@@ -149,6 +149,7 @@ static json_t *meta_json(const struct rec_meta *m)
 			    json_integer((json_int_t)m->kallsyms_bytes) : json_null());
 	json_object_set_new(root, "off_cpu", off_cpu_json(m));
 	json_object_set_new(root, "call_graph", call_graph_json(o));
+	json_object_set_new(root, "record_privileged", json_boolean(o->record_privileged));
 	json_object_set_new(root, "streams", json_pack("{s:{s:I,s:I,s:s}}", "cpu.xpr",
 						       "bytes", (json_int_t)m->cpu_bytes,
 						       "raw_bytes", (json_int_t)m->cpu_raw_bytes,

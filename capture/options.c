@@ -3,7 +3,7 @@
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
  *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks inproc|uprobe]
- *                [--compress none|zstd]
+ *                [--python-lines on|off] [--compress none|zstd] [--record-privileged]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -18,7 +18,7 @@
 
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
        OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS,
-       OPT_PYTHON_LINES };
+       OPT_PYTHON_LINES, OPT_RECORD_PRIVILEGED };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -39,6 +39,7 @@ static const struct option long_opts[] = {
 	{ "launch-stacks", required_argument, NULL, OPT_LAUNCH_STACKS },
 	{ "python-lines", required_argument, NULL, OPT_PYTHON_LINES },
 	{ "compress", required_argument, NULL, OPT_COMPRESS },
+	{ "record-privileged", no_argument, NULL, OPT_RECORD_PRIVILEGED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -69,7 +70,9 @@ void rec_usage(FILE *f)
 	      "                        command), or xpcap's uprobe (default with -p and -a)\n"
 	      "      --python-lines on|off  in-process launch stacks: the Python file, function\n"
 	      "                        and line of each frame (default on)\n"
-	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n",
+	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n"
+	      "      --record-privileged  also record setuid and non-dumpable tasks (root\n"
+	      "                        without sudo only; they are dropped by default)\n",
 	      f);
 }
 
@@ -255,6 +258,9 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 				return fail(err, errlen, "invalid compression '%s': expected none or zstd",
 					    optarg);
 			o->compress = !strcmp(optarg, "zstd");
+			break;
+		case OPT_RECORD_PRIVILEGED:
+			o->record_privileged = true;
 			break;
 		case OPT_OFF_CPU:
 			o->off_cpu = true;

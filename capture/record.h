@@ -61,6 +61,7 @@ struct rec_opts {
 	bool python_lines;              /* --python-lines on (default) | off: the injection library
 					 * walks Python frames at each launch */
 	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */
+	bool record_privileged;         /* --record-privileged: setuid/non-dumpable tasks too (plain root) */
 	pid_t pids[REC_MAX_PIDS];       /* -p */
 	unsigned npids;
 	char **command;                 /* argv of the command, NULL-terminated; NULL with -p/-a */
@@ -79,7 +80,7 @@ int rec_parse_call_graph(const char *s, uint32_t *copy_bytes);
 
 /* Per record kind and loss reason counts, for meta.json and XP_REC_LOST. */
 #define REC_NTYPES 128
-#define REC_NREASONS 6
+#define REC_NREASONS 7
 struct rec_counts {
 	uint64_t written[REC_NTYPES];
 	uint64_t lost[REC_NTYPES][REC_NREASONS];

@@ -12,6 +12,8 @@
  * Dwarf mode (a *_copy size set): the event is built in a per-CPU scratch
  * slot with a copy of the user stack from sp (x86-64 only) and sent with
  * its used length; the fp IPs are kept too.
+ * Privileged tasks (see privileged()) leave no sample, launch or off-CPU
+ * record: they are counted as lost for reason "privileged" instead.
  * No vmlinux.h: the kernel structs read are declared below with
  * preserve_access_index, so libbpf relocates them against the running
  * kernel's BTF (CO-RE). */
@@ -30,12 +32,40 @@ struct signal_struct {
 	struct { int counter; } live;   /* threads of the group not yet exiting */
 } __attribute__((preserve_access_index));
 
+typedef struct { unsigned int val; } kuid_t___xp;
+typedef struct { unsigned int val; } kgid_t___xp;
+
+struct cred {
+	kuid_t___xp uid;
+	kgid_t___xp gid;
+	kuid_t___xp suid;
+	kgid_t___xp sgid;
+	kuid_t___xp euid;
+	kgid_t___xp egid;
+	kuid_t___xp fsuid;
+	kgid_t___xp fsgid;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
 	void *mm;                   /* NULL for kernel threads */
 	struct signal_struct *signal;
+	const struct cred *real_cred;   /* objective credentials, what ptrace checks */
 } __attribute__((preserve_access_index));
+
+/* mm->flags: one unsigned long before 6.18 (or so), a bitmap (mm_flags_t)
+ * since; either way the dumpable mode is its two lowest bits. */
+struct mm_struct___bitmap {
+	struct { unsigned long __mm_flags[1]; } flags;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___word {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+#define XP_MMF_DUMPABLE_MASK 3ul    /* MMF_DUMPABLE_BITS = 2 */
+#define XP_SUID_DUMP_USER 1         /* dumpable (and ptrace-able) as its user */
 
 
 struct linux_binprm {
@@ -57,6 +87,12 @@ const volatile __u64 wakeup_bytes = 1;      /* wake the drain thread past this f
 const volatile __u32 sample_copy = 0;       /* --call-graph, <= SAMPLER_MAX_COPY */
 const volatile __u32 launch_copy = 0;       /* --launch-call-graph */
 const volatile __u32 switch_copy = 0;       /* --call-graph with --off-cpu, <= SAMPLER_OFFCPU_MAX_COPY */
+/* false only with --record-privileged (plain root) */
+const volatile bool protect = true;
+/* under sudo: only tasks entirely the invoking user's are recorded */
+const volatile bool owner_only = false;
+const volatile __u32 owner_uid = 0;
+const volatile __u32 owner_gid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -125,6 +161,57 @@ static __always_inline bool tracked(__u32 tgid)
 	if (!filter_tgids)
 		return true;
 	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
+}
+
+/* get_dumpable(mm), or -1 when this kernel's mm->flags is of a layout
+ * not known here (the caller then fails closed). */
+static __always_inline long mm_dumpable(void *mm)
+{
+	unsigned long flags;
+
+	if (bpf_core_field_exists(struct mm_struct___bitmap, flags) &&
+	    bpf_core_field_size(struct mm_struct___bitmap, flags) >= sizeof(flags))
+		flags = BPF_CORE_READ((struct mm_struct___bitmap *)mm, flags.__mm_flags[0]);
+	else if (bpf_core_field_exists(struct mm_struct___word, flags) &&
+		 bpf_core_field_size(struct mm_struct___word, flags) == sizeof(flags))
+		flags = BPF_CORE_READ((struct mm_struct___word *)mm, flags);
+	else
+		return -1;
+	return (long)(flags & XP_MMF_DUMPABLE_MASK);
+}
+
+/* The kernel's own rule for who may read a task's memory (ptrace,
+ * /proc/PID/mem): a task whose credentials are mixed (setuid, setgid
+ * binaries; a daemon between privilege levels) or whose mm is not
+ * dumpable as its user (it gained credentials or file capabilities at
+ * exec, or asked not to be dumped) is not the user's to copy. Under sudo
+ * (owner_only) neither is a task of anyone else, kernel threads included. */
+static __always_inline bool privileged(struct task_struct *task)
+{
+	const struct cred *c;
+	__u32 uid, gid;
+	void *mm;
+
+	if (!protect)
+		return false;
+	c = BPF_CORE_READ(task, real_cred);
+	if (!c)
+		return true;
+	uid = BPF_CORE_READ(c, uid.val);
+	gid = BPF_CORE_READ(c, gid.val);
+	if (owner_only && (uid != owner_uid || gid != owner_gid))
+		return true;
+	if (BPF_CORE_READ(c, euid.val) != uid || BPF_CORE_READ(c, suid.val) != uid ||
+	    BPF_CORE_READ(c, fsuid.val) != uid || BPF_CORE_READ(c, egid.val) != gid ||
+	    BPF_CORE_READ(c, sgid.val) != gid || BPF_CORE_READ(c, fsgid.val) != gid)
+		return true;
+	mm = BPF_CORE_READ(task, mm);
+	return mm && mm_dumpable(mm) != XP_SUID_DUMP_USER;
+}
+
+static __always_inline bool current_privileged(void)
+{
+	return privileged((struct task_struct *)bpf_get_current_task());
 }
 
 /* Reads kernel then user stack of the current task into ips (kernel at
@@ -237,6 +324,10 @@ int xp_sample_cpu(void *ctx)
 
 	if (!tracked(id >> 32))
 		return 0;
+	if (current_privileged()) {
+		count_loss(SAMPLER_LOSS_PRIV_SAMPLE);
+		return 0;
+	}
 	if (sample_copy) {
 		c = scratch_slot(SAMPLER_SLOT_SAMPLE);
 		e = c ? &c->e : NULL;
@@ -343,6 +434,10 @@ int xp_marker(struct pt_regs *ctx)
 
 	if (!tracked(id >> 32))
 		return 0;
+	if (current_privileged()) {
+		count_loss(SAMPLER_LOSS_PRIV_LAUNCH);
+		return 0;
+	}
 	if (launch_copy) {
 		c = scratch_slot(SAMPLER_SLOT_LAUNCH);
 		e = c ? &c->e : NULL;
@@ -396,21 +491,26 @@ int BPF_PROG(xp_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct sampler_event *e;
 	struct offcpu_state *st;
 	struct xp_switch *sw;
+	bool priv;
 	__u64 dur;
 	__u32 got;
 
-	/* switch-out: prev is current, so its user stack is readable */
+	/* switch-out: prev is current, so its user stack is readable; a
+	 * privileged thread leaves only the time, to count the interval lost */
 	if (prev->pid && tracked(prev->tgid)) {
+		priv = privileged(prev);
 		st = bpf_task_storage_get(&offcpu, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (st) {
 			st->ts = now;
 			st->cpu = bpf_get_smp_processor_id();
 			st->state = preempt ? 0 : prev_state;
-			read_stacks(ctx, &st->stack, st->ips, true, SAMPLER_LOSS_SWITCH_STACK);
+			st->privileged = priv;
+			if (!priv)
+				read_stacks(ctx, &st->stack, st->ips, true, SAMPLER_LOSS_SWITCH_STACK);
 		} else {
 			count_loss(SAMPLER_LOSS_SWITCH_STATE);
 		}
-		if (st && switch_copy && prev->mm) {
+		if (st && !priv && switch_copy && prev->mm) {
 			/* read into the scratch slot (the bounded chunked read
 			 * wants its room), keep what was read with the thread */
 			c = scratch_slot(SAMPLER_SLOT_SWITCH);
@@ -441,6 +541,11 @@ int BPF_PROG(xp_switch, bool preempt, struct task_struct *prev, struct task_stru
 	dur = now - st->ts;
 	if (dur < offcpu_min_ns) {
 		st->ts = 0;
+		return 0;
+	}
+	if (st->privileged) {
+		st->ts = 0;
+		count_loss(SAMPLER_LOSS_PRIV_SWITCH);
 		return 0;
 	}
 	if (st->stack.flags & XP_STACK_HAS_USER_COPY) {

@@ -28,7 +28,10 @@ enum sampler_loss {
 	SAMPLER_LOSS_SWITCH_STACK = 6,  /* off-CPU: user stack unreadable (record kept) */
 	SAMPLER_LOSS_LAUNCH_STACK = 7,  /* launch: user stack unreadable (record kept) */
 	SAMPLER_LOSS_COPY_STATE = 8,    /* dwarf off-CPU: no per-thread slot for the copy (record kept) */
-	SAMPLER_LOSS_N = 9,
+	SAMPLER_LOSS_PRIV_SAMPLE = 9,   /* sample of a privileged task: not recorded */
+	SAMPLER_LOSS_PRIV_LAUNCH = 10,  /* launch of a privileged task: not recorded */
+	SAMPLER_LOSS_PRIV_SWITCH = 11,  /* off-CPU interval of a privileged task: not recorded */
+	SAMPLER_LOSS_N = 12,
 };
 
 /* Dwarf mode: events are assembled in a per-CPU slot of this shape (one
@@ -49,6 +52,8 @@ struct offcpu_state {
 	uint64_t ts;                  /* ns, switch-out; 0: nothing pending */
 	uint32_t cpu;                 /* CPU it left */
 	uint32_t state;               /* prev_state, 0 when preempted */
+	uint32_t privileged;          /* 1: the thread was privileged, no stacks taken */
+	uint32_t pad;
 	struct xp_stack stack;
 	uint64_t ips[2 * XP_MAX_STACK_DEPTH];
 };

@@ -730,6 +730,8 @@ static const char *reason_name(uint32_t reason)
 	case XP_LOST_PERF_LOST: return "perf_lost";
 	case XP_LOST_STACK: return "stack_unreadable";
 	case XP_LOST_WRITE: return "write_failed";
+	case XP_LOST_NO_MEMORY: return "no_memory";
+	case XP_LOST_PRIVILEGED: return "privileged";
 	case XP_LOST_PY_UNSUPPORTED: return "python_unsupported";
 	case XP_LOST_PY_NO_THREAD: return "python_no_thread";
 	case XP_LOST_PY_UNREADABLE: return "python_unreadable";

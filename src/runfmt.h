@@ -188,6 +188,7 @@ enum xp_lost_reason {
 	XP_LOST_STACK = 3,          /* stack could not be read (record kept) */
 	XP_LOST_WRITE = 4,          /* disk write failed */
 	XP_LOST_NO_MEMORY = 5,      /* BPF had no per-thread slot (off-CPU state) */
+	XP_LOST_PRIVILEGED = 6,     /* the task was privileged (setuid, not dumpable, not the user's) */
 };
 
 struct xp_lost {

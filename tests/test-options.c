@@ -222,6 +222,18 @@ START_TEST(compress)
 }
 END_TEST
 
+START_TEST(record_privileged)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *on[] = { "record", "--record-privileged", "-a", NULL };
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(!o.record_privileged);
+	ck_assert_int_eq(parse(on), 0);
+	ck_assert(o.record_privileged && o.system_wide);
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
 	Suite *s = suite_create("options");
@@ -236,6 +248,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, launch_stacks);
 	tcase_add_test(tc, python_lines);
 	tcase_add_test(tc, compress);
+	tcase_add_test(tc, record_privileged);
 	suite_add_tcase(s, tc);
 	return s;
 }

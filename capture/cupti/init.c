@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -305,6 +306,13 @@ int InitializeInjection(void)
 
 	if (__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
 		return 1;
+	/* a setuid, setgid or file-capability program: its memory is not the
+	 * user's to copy, and root must not create files in a directory that
+	 * the user's environment names */
+	if (getauxval(AT_SECURE)) {
+		xpc_log("privileged program (secure execution); GPU tracing off");
+		return 1;
+	}
 	xpc.pid = getpid();
 	if (!dir || !*dir) {
 		xpc_log("%s is not set; GPU tracing off", XP_ENV_RUN_DIR);

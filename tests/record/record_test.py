@@ -1180,6 +1180,202 @@ def t_security(tmp):
     check(meta(run + ".moved")["status"] == "complete", "the run is complete where it was made")
 
 
+
+def test_user(name):
+    """(uid, gid) of a local user made for the tests, created if absent."""
+    import pwd
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        p = subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                            "/usr/sbin/nologin", name], capture_output=True, text=True)
+        if p.returncode:
+            print("SKIP: cannot create user %s: %s" % (name, p.stderr.strip()))
+            sys.exit(77)
+        pw = pwd.getpwnam(name)
+    return pw.pw_uid, pw.pw_gid
+
+
+def suid_dir(candidates):
+    """A new directory where the setuid bit takes effect (not mounted nosuid),
+    or exit 77 naming the mounts that were."""
+    seen = []
+    for where in candidates:
+        opts = subprocess.run(["findmnt", "-n", "-o", "TARGET,OPTIONS", "-T", where],
+                              capture_output=True, text=True).stdout.split()
+        if len(opts) == 2 and "nosuid" not in opts[1].split(","):
+            d = tempfile.mkdtemp(prefix="xpsec-", dir=where)
+            os.chmod(d, 0o755)
+            return d
+        seen.append("%s (%s)" % (where, " ".join(opts) or "findmnt failed"))
+    print("SKIP: no directory for a setuid program: nosuid on " + ", ".join(seen))
+    sys.exit(77)
+
+
+def setuid_copy(src, dst, owner):
+    shutil.copy(src, dst)
+    os.chown(dst, owner, owner)
+    os.chmod(dst, 0o4755)
+    return dst
+
+
+def t_privileged(tmp):
+    # issue 14 item 5: a setuid child's memory is not the user's; under sudo
+    # nothing of it (samples, stack bytes, launches, off-CPU) reaches the run
+    uid, gid = test_user("xpsec")
+    os.chmod(tmp, 0o777)
+    sdir = suid_dir([tmp, os.path.dirname(os.path.realpath(PROGDIR))])
+    try:
+        privileged_runs(tmp, sdir, uid, gid)
+    finally:
+        shutil.rmtree(sdir, ignore_errors=True)
+
+
+def pid_of_exec(recs, suffix, nth=0):
+    ex = [r for r in recs if r["kind"] == "exec" and r["path"].endswith(suffix)]
+    check(len(ex) > nth, "exec record of %s" % suffix)
+    return ex[nth]["pid"], int(ex[nth]["ts"])
+
+
+def privileged_runs(tmp, sdir, uid, gid):
+    token = "xpsec-ROOT-" + os.urandom(16).hex()
+    secret = os.path.join(sdir, "secret")
+    with open(secret, "w") as f:
+        f.write(token + "\n")
+    os.chmod(secret, 0o600)
+    suid = setuid_copy(prog("secretspin"), os.path.join(sdir, "xpsec-suid"), 0)
+    suid_mc = setuid_copy(os.path.join(MARKERDIR, "marker-caller"),
+                          os.path.join(sdir, "xpsec-suid-mc"), 0)
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    spin, mc = prog("secretspin"), os.path.join(MARKERDIR, "marker-caller")
+    out = lambda name: os.path.join(tmp, name)
+    # as the user: a plain part (samples, 20 launches), a process that makes
+    # itself non-dumpable, 20 launches from a setuid copy, then the setuid
+    # child holding root's secret, in the sh's own pid
+    script = ("{spin} 0.5 > {pub}; {spin} 0.3 -nodump > {nodump}; {mc} 20; {suid_mc} 20; "
+              "exec {suid} 0.6 {secret} > {priv}").format(
+                  spin=spin, pub=out("pub.txt"), nodump=out("nodump.txt"), mc=mc,
+                  suid_mc=suid_mc, suid=suid, secret=secret, priv=out("priv.txt"))
+    env = dict(os.environ, SUDO_UID=str(uid), SUDO_GID=str(gid))
+    run = os.path.join(tmp, "run")
+    rc, err = record(run, ["-q", "-F", "999", "--call-graph", "dwarf", "--off-cpu",
+                           "--compress", "none", "--cupti-lib", lib], ["sh", "-c", script],
+                     env=env)
+    check(rc == 0, "the user's command exits 0 (%d %r)" % (rc, err))
+    with open(out("priv.txt")) as f:
+        ids = f.read().split()
+    if "euid=0" not in ids:
+        print("SKIP: the setuid bit had no effect (%s): no_new_privs or a nosuid mount" % ids)
+        sys.exit(77)
+    check(ids == ["uid=%d" % uid, "euid=0", "held=%d" % len(token)],
+          "the setuid child ran as euid 0 for uid %d and held the secret (%s)" % (uid, ids))
+    recs = dump(run)
+    pid, ts = pid_of_exec(recs, "/xpsec-suid")
+    mc_pid, _ = pid_of_exec(recs, "/xpsec-suid-mc")
+    child = [r for r in recs if r["kind"] in ("sample", "switch", "launch") and
+             ((r["pid"] == pid and int(r["ts"]) >= ts) or r["pid"] == mc_pid or
+              r.get("comm", "").startswith("xpsec-suid"))]
+    check(not child, "no sample, off-CPU or launch record of the setuid children (%d)" %
+          len(child))
+    check(not any("copy" in r for r in child), "no stack bytes of them")
+    with open(os.path.join(run, "cpu.xpr"), "rb") as f:
+        data = f.read()
+    check(token.encode() not in data, "the secret is not in cpu.xpr")
+    holders = []
+    for d, _, names in os.walk(run):
+        for name in names:
+            with open(os.path.join(d, name), "rb") as f:
+                if token.encode() in f.read():
+                    holders.append(name)
+    check(not holders, "nor in any other file of the run (%s)" % holders)
+    check(b"xpsec-nodump-marker" not in data, "nothing of the non-dumpable process's stack")
+    # the plain part is recorded as before, stack bytes included
+    pub, _ = pid_of_exec(recs, "/secretspin", 0)
+    nodump, _ = pid_of_exec(recs, "/secretspin", 1)
+    pub_s = [r for r in samples(recs) if r["pid"] == pub]
+    print("samples: plain %d, non-dumpable %d" %
+          (len(pub_s), sum(1 for r in samples(recs) if r["pid"] == nodump)))
+    check(len(pub_s) > 100 and all(copy_of(r) for r in pub_s if ips(r, "ustack")),
+          "the plain process is sampled, with stack copies (%d)" % len(pub_s))
+    check(b"xpsec-public-marker" in data, "its stack bytes are in cpu.xpr")
+    check(sum(1 for r in samples(recs) if r["pid"] == nodump) <= 5,
+          "the non-dumpable process: at most the samples before its prctl")
+    check(any(r["kind"] == "switch" and r["pid"] == pub for r in recs),
+          "the plain process has off-CPU records")
+    launches = [r for r in recs if r["kind"] == "launch"]
+    check(len(launches) == 20 and all(copy_of(r) for r in launches),
+          "the plain marker-caller's 20 launches, with copies (%d)" % len(launches))
+    md = check_meta_counts(run, recs)
+    lost = {k: md["records"][k]["lost"]["privileged"] for k in ("sample", "launch", "switch")}
+    print("lost as privileged:", lost)
+    check(lost["sample"] >= 100 and lost["launch"] == 20 and lost["switch"] >= 50,
+          "meta.json counts what was dropped: %s" % lost)
+    check(md["record_privileged"] is False, "meta.json: record_privileged false")
+    info = ingests(run, "privileged run")
+    m = re.search(r"^\s+sample\s+privileged\s+(\d+)", info, re.M)
+    check(m and int(m.group(1)) == lost["sample"],
+          "xpcorr info shows the dropped samples (%s)" % (m and m.group(0)))
+    # the injection library in a setuid program (libcuda loads it from the
+    # user's CUDA_INJECTION64_PATH): no tracing, no file made as root in the
+    # directory the user's XPCAP_RUN_DIR names
+    cupti = os.environ.get("XPCUPTI")
+    if cupti:
+        inj = setuid_copy(prog("injector"), os.path.join(sdir, "xpsec-suid-inj"), 0)
+        udir = os.path.join(tmp, "userdir")
+        os.mkdir(udir)
+        os.chown(udir, uid, gid)
+        for exe in (prog("injector"), inj):
+            before = set(os.listdir(udir))
+            p = subprocess.run([exe, cupti], env=dict(os.environ, XPCAP_RUN_DIR=udir),
+                               user=uid, group=gid, extra_groups=[], capture_output=True,
+                               text=True, timeout=60)
+            made = set(os.listdir(udir)) - before
+            check(p.returncode == 0 and p.stdout.strip() == "1",
+                  "%s: InitializeInjection returns 1 (%r)" % (exe, p.stderr.strip()))
+            if exe == inj:
+                check(not made, "the setuid program's injection library made nothing (%s)" % made)
+            else:
+                check(len(made) == 1 and os.stat(os.path.join(udir, made.pop())).st_uid == uid,
+                      "the plain program's made its gpu stream, the user's (without a GPU)")
+    else:
+        print("not built without CUPTI: the injection library in a setuid program")
+    # the flag is for root itself: under sudo it is refused, nothing made
+    rc, err = record(os.path.join(tmp, "refused"), ["-q", "--record-privileged", "--no-gpu"],
+                     ["true"], env=env)
+    check(rc == 2 and one_error_line(err) and "--record-privileged" in err and
+          not os.path.exists(os.path.join(tmp, "refused")),
+          "--record-privileged refused under sudo (%d %r)" % (rc, err))
+    # plain root: a setuid-user child (uid 0, euid xpsec) is dropped by
+    # default, recorded only when asked for
+    token2 = "xpsec-USER-" + os.urandom(16).hex()
+    secret2 = os.path.join(sdir, "secret2")
+    with open(secret2, "w") as f:
+        f.write(token2 + "\n")
+    os.chown(secret2, uid, gid)
+    os.chmod(secret2, 0o600)
+    suid_user = setuid_copy(prog("secretspin"), os.path.join(sdir, "xpsec-suid-user"), uid)
+    os.chown(suid_user, uid, gid)
+    os.chmod(suid_user, 0o4755)
+    root_env = {k: v for k, v in os.environ.items() if not k.startswith("SUDO_")}
+    for flag in ([], ["--record-privileged"]):
+        run = os.path.join(tmp, "root" + "".join(flag))
+        rc, err = record(run, ["-q", "-F", "999", "--no-gpu", "--call-graph", "dwarf",
+                               "--compress", "none"] + flag, [suid_user, "0.4", secret2],
+                         env=root_env)
+        check(rc == 0, "plain root %s: exits 0 (%d %r)" % (flag, rc, err))
+        with open(os.path.join(run, "cpu.xpr"), "rb") as f:
+            leaked = token2.encode() in f.read()
+        recs = dump(run)
+        n = len(samples(recs))
+        dropped = meta(run)["records"]["sample"]["lost"]["privileged"]
+        if flag:
+            check(n > 50 and leaked and dropped == 0,
+                  "--record-privileged: sampled with its stack (%d samples)" % n)
+        else:
+            check(n <= 5 and not leaked and dropped >= 50,
+                  "plain root by default: dropped (%d samples, %d dropped)" % (n, dropped))
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 
