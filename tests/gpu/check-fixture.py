@@ -5,7 +5,8 @@
   check-fixture.py XPCORR fixtures/h100-workload   # the CUDA workload's ground truth
   check-fixture.py XPCORR fixtures/h100-torch      # the PyTorch loop vs torch.profiler
   check-fixture.py XPCORR fixtures/h100-torch-1024 # the same loop, larger tensors
-  check-fixture.py XPCORR fixtures/h100-torch-inproc # the loop with --launch-stacks inproc
+  check-fixture.py XPCORR fixtures/h100-torch-inproc # the loop at the defaults (in-process, Python lines)
+  check-fixture.py XPCORR fixtures/h100-hf         # transformers GPT-2/LLaMA at the defaults
 
 Workload: re-ingests the raw run here and checks every ground-truth kernel's
 instance count, graph replays, copies and memsets, and that every GPU record
@@ -109,22 +110,27 @@ def check_workload(xpcorr, fixture, tmp):
                                                      top["share_pct"]))
 
 
-def load_python_share(name="python_share"):
-    """python-share.py's python_share() (or python_line_share()), the one
-    definition of the measure."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python-share.py")
-    spec = importlib.util.spec_from_file_location("python_share", path)
+def load_script(file, name):
+    """A function of a sibling script (named with a dash, so not importable)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
+    spec = importlib.util.spec_from_file_location(file.replace("-", "_")[:-3], path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return getattr(mod, name)
+
+
+def load_python_share(name="python_share"):
+    """python-share.py's python_share() (or python_line_share()), the one
+    definition of the measure."""
+    return load_script("python-share.py", name)
 
 
 # Floors on the recorded fixtures (default 8 KiB stack copies, unwound on the
 # GPU machine): cuBLAS and reduction launches have frames larger than the
 # copy, so a few launch stacks stop before Python; a broken unwinder gives 0.
 PYTHON_FLOORS = {"h100-torch": (97.0, 90.0), "h100-torch-1024": (96.0, 60.0),
-                 # --launch-stacks inproc: 64 KiB copies reach Python from every launch
-                 "h100-torch-inproc": (99.0, 99.0)}
+                 # the defaults (in-process 64 KiB copies): every launch reaches Python
+                 "h100-torch-inproc": (99.0, 99.0), "h100-hf": (99.0, 99.0)}
 
 
 def check_torch(xpcorr, fixture, tmp):
@@ -149,6 +155,11 @@ def check_torch(xpcorr, fixture, tmp):
     else:
         check(lines[0] >= 99.0, "GPU time of Python threads with a Python line, ingested here:"
               " %.2f%% (>= 99%%)" % lines[0])
+    truth = os.path.join(fixture, "truth-lines.json")
+    if os.path.exists(truth):
+        # the lines against the dispatch-mode ground truth taken on the GPU machine
+        check(load_script("check-pylines.py", "check_lines")(xpcorr, run, truth, 99.0),
+              "launch lines (ingested here) agree with truth-lines.json for >= 99% of GPU time")
     share, reached, launches, _ = load_python_share()(sqlite3.connect(device_db(fixture, tmp)))
     launch_floor, gpu_floor = PYTHON_FLOORS.get(os.path.basename(os.path.normpath(fixture)), (0, 0))
     launch_pct = 100.0 * reached / (launches or 1)
@@ -160,10 +171,13 @@ def check_torch(xpcorr, fixture, tmp):
     dev = report(xpcorr, device_db(fixture, tmp))
     check(abs(dev["python"]["pct"] - share) < 0.05,
           "report's Python share %.1f%% = python-share.py's %.2f%%" % (dev["python"]["pct"], share))
-    row = next(r for r in dev["rows"] if "vectorized_elementwise_kernel" in r["name"])
-    top = row["stacks"][0]["frames"]
-    check(top.startswith("py::tiny_elementwise:") and " | " in top,
-          "the top elementwise kernel's launch stack starts with its Python function: %s" % top[:80])
+    row = next((r for r in dev["rows"] if "vectorized_elementwise_kernel" in r["name"]), None)
+    if row and "torch" in os.path.basename(os.path.normpath(fixture)):
+        top = row["stacks"][0]["frames"]
+        check((top.startswith("py::tiny_elementwise:") or
+               top.startswith("torch_loop.py:28 tiny_elementwise")) and " | " in top,
+              "the top elementwise kernel's launch stack starts with its Python function: %s"
+              % top[:80])
 
 
 def main():

@@ -26,13 +26,11 @@ def innermost_line(stack):
     return found
 
 
-def main():
-    xpcorr, run, truth_path = sys.argv[1:4]
-    floor = float(sys.argv[4]) if len(sys.argv) > 4 else 99.0
+def line_shares(folded, truth_path):
+    """(total GPU ns, ns with a Python line, ns on lines the truth confirms,
+    Counter of ns by (file, line)) of folded GPU stacks against truth.json."""
     truth = {(os.path.basename(k.rsplit(":", 1)[0]), int(k.rsplit(":", 1)[1]))
              for k in json.load(open(truth_path))["sites"]}
-    folded = subprocess.run([xpcorr, "export", "--format", "folded", "--weight", "gpu", run],
-                            check=True, capture_output=True, text=True).stdout
     total = with_line = confirmed = 0
     by_line = collections.Counter()
     for row in folded.splitlines():
@@ -44,7 +42,15 @@ def main():
             with_line += w
             by_line[site] += w
             confirmed += w if site in truth else 0
-    ok = True
+    return total, with_line, confirmed, by_line, truth
+
+
+def check_lines(xpcorr, run, truth_path, floor):
+    """Prints the top lines, the unconfirmed ones and ok/FAIL lines; True if both pass."""
+    folded = subprocess.run([xpcorr, "export", "--format", "folded", "--weight", "gpu", run],
+                            check=True, capture_output=True, text=True).stdout
+    total, with_line, confirmed, by_line, truth = line_shares(folded, truth_path)
+    ok = bool(total)
     share = 100.0 * with_line / total if total else 0.0
     right = 100.0 * confirmed / with_line if with_line else 0.0
     for (f, ln), w in by_line.most_common(8):
@@ -56,7 +62,13 @@ def main():
         good = pct >= floor
         ok &= good
         print(f"{'ok  ' if good else 'FAIL'} {what}: {pct:.2f}% (floor {floor}%)")
-    sys.exit(0 if ok and total else 1)
+    return ok
+
+
+def main():
+    xpcorr, run, truth_path = sys.argv[1:4]
+    floor = float(sys.argv[4]) if len(sys.argv) > 4 else 99.0
+    sys.exit(0 if check_lines(xpcorr, run, truth_path, floor) else 1)
 
 
 if __name__ == "__main__":
