@@ -36,7 +36,7 @@ for py in $PYTHONS; do
 	out=$tmp/$(echo "$py" | tr / _).xpr
 	for copy in 65528 0; do
 		rm -f "$out" "$out.expect.json" "$out.maps"
-		if ! XPT_COPY=$copy "$py" "$here/pyingest_workload.py" "$lib" "$out"; then
+		if ! LD_PRELOAD=${XP_PYFRAMES_PRELOAD:-} XPT_COPY=$copy "$py" "$here/pyingest_workload.py" "$lib" "$out"; then
 			echo "FAIL: $py: the workload failed (copy $copy)"
 			fail=1
 			continue
