@@ -152,6 +152,11 @@ int cmd_export(int argc, char **argv)
 	so.unit = xp_weight_unit(fo.weight);
 	if (!so.title && fo.weight != XP_WEIGHT_CPU)
 		so.title = xp_weight_title(fo.weight);
+	if (co.since && co.until && co.since >= co.until) {
+		fprintf(stderr, "xpcorr export: --since %lld is not before --until %lld: an empty"
+			" window\n", (long long)co.since, (long long)co.until);
+		return XP_EXIT_USAGE;
+	}
 	if ((co.since || co.until) && strcmp(format, "chrome")) {
 		fprintf(stderr, "xpcorr export: --since and --until are for --format chrome\n");
 		return XP_EXIT_USAGE;

@@ -26,6 +26,57 @@ static int pick(const char *arg, const char *const *names, int n)
 	return -1;
 }
 
+/* "kernel, stack, api" for a one-line error */
+static void list_names(char *out, size_t len, const char *const *names, int n)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
+}
+
+static const char *long_name(const struct option *opts, int c)
+{
+	for (; opts->name; opts++)
+		if (opts->val == c)
+			return opts->name;
+	return "?";
+}
+
+/* Whether the run has this process (its pid as recorded, or as a pid
+ * namespace's id): a filter that matches nothing is a mistake to report. */
+static int has_pid(sqlite3 *db, uint32_t pid)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM PROCESSES WHERE pid = ?", -1, &st, NULL)
+	    != SQLITE_OK)
+		return 1;       /* no table to check: let the report say what it has */
+	sqlite3_bind_int64(st, 1, pid);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Whether the run has any GPU work: without it the report's own footer says
+ * why (no GPU capture, no CUDA), and an empty view needs no second note. */
+static int has_gpu_work(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL) OR"
+			       " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY) OR"
+			       " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET)", -1, &st, NULL)
+	    != SQLITE_OK)
+		return 0;
+	found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return found;
+}
+
 static int number(const char *arg, long long *v)
 {
 	char *end;
@@ -39,6 +90,12 @@ int cmd_report(int argc, char **argv)
 {
 	static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph",
 					    "nvtx" };
+	static const char *const empty_why[] = {
+		"no kernel ran (a program without CUDA work, or GPU capture was off)",
+		"no GPU work with a launch stack", "no CUDA API call was recorded",
+		"no memory copy or memset ran", "no thread launched GPU work",
+		"no CUDA graph was launched", "no GPU work was launched inside an NVTX range",
+	};
 	static const char *const fmts[] = { "text", "csv", "json" };
 	static const char *const sorts[] = { "total", "avg", "instances", "name" };
 	static const struct option opts[] = {
@@ -50,16 +107,20 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	const char *const *names = NULL;
+	char allowed[128];
 	sqlite3 *db = NULL;
+	int c, i, rc, n = 0;
+	size_t groups = 0;
 	long long v;
-	int c, i, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'f': case 's':
-			i = pick(optarg, c == 'b' ? bys : c == 'f' ? fmts : sorts,
-				 c == 'b' ? 7 : c == 'f' ? 3 : 4);
+			names = c == 'b' ? bys : c == 'f' ? fmts : sorts;
+			n = c == 'b' ? 7 : c == 'f' ? 3 : 4;
+			i = pick(optarg, names, n);
 			if (i < 0)
 				goto bad;
 			if (c == 'b')
@@ -73,6 +134,7 @@ int cmd_report(int argc, char **argv)
 			o.mangled = 1;
 			break;
 		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F':
+			names = NULL;
 			if (number(optarg, &v) < 0 || ((c == 'n' || c == 'p' || c == 'k' || c == 'F') &&
 						       v > 0xffffffffll))
 				goto bad;
@@ -95,13 +157,27 @@ int cmd_report(int argc, char **argv)
 		fputs(usage, stderr);
 		return XP_EXIT_USAGE;
 	}
+	if (o.since && o.until && o.since >= o.until) {
+		fprintf(stderr, "xpcorr: report: --since %lld is not before --until %lld: an empty"
+			" window\n", (long long)o.since, (long long)o.until);
+		return XP_EXIT_USAGE;
+	}
 	/* a run directory is ingested first when its database is missing or stale */
 	if (xp_cmd_open_db(argv[optind], &db))
 		return XP_EXIT_FAIL;
-	rc = xp_report(db, &o, stdout);
+	if (o.pid && !has_pid(db, o.pid)) {
+		fprintf(stderr, "xpcorr: report: --pid %u: no such process in %s (xpcorr report"
+			" --by thread lists them)\n", (unsigned)o.pid, argv[optind]);
+		sqlite3_close(db);
+		return XP_EXIT_USAGE;
+	}
+	rc = xp_report(db, &o, stdout, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
 			rc == -EIO ? sqlite3_errmsg(db) : strerror(-rc));
+	else if (!groups && has_gpu_work(db))   /* an empty table is an answer: say what it means */
+		fprintf(stderr, "xpcorr: report: nothing to show by %s in %s: %s\n", bys[o.by],
+			argv[optind], empty_why[o.by]);
 	sqlite3_close(db);
 	if (fflush(stdout) != 0 && rc == 0) {
 		fprintf(stderr, "xpcorr: writing the report: %s\n", strerror(errno));
@@ -109,7 +185,13 @@ int cmd_report(int argc, char **argv)
 	}
 	return rc < 0 ? XP_EXIT_FAIL : XP_EXIT_OK;
 bad:
-	fprintf(stderr, "xpcorr: report: bad value '%s' for %s\n%s", optarg, argv[optind - 1],
-		usage);
+	if (names) {
+		list_names(allowed, sizeof(allowed), names, n);
+		fprintf(stderr, "xpcorr: report: --%s %s: expected one of %s\n", long_name(opts, c),
+			optarg, allowed);
+	} else {
+		fprintf(stderr, "xpcorr: report: --%s %s: expected a number of 0 or more\n",
+			long_name(opts, c), optarg);
+	}
 	return XP_EXIT_USAGE;
 }

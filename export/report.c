@@ -1,7 +1,7 @@
 /* report.c - GPU time summaries with their launching CPU stacks.
  *
  *   struct xp_report_opts o = XP_REPORT_DEFAULTS;      // --by kernel --top 30
- *   xp_report(db, &o, stdout);
+ *   xp_report(db, &o, stdout, NULL);
  *
  * One SQL query per view yields (name, key, duration) in (key, duration)
  * order; one pass makes the per-group statistics (median from the sorted
@@ -991,7 +991,7 @@ static int no_activity_warning(struct rep *R)
 	return 0;
 }
 
-int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
+int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *groups)
 {
 	struct rep R = { .db = db, .o = o, .out = out };
 	char sql[2048];
@@ -1044,6 +1044,8 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out)
 		rc = jsonw_error(&R.json);
 	}
 out:
+	if (groups)
+		*groups = R.n;
 	for (size_t i = 0; i < R.n; i++)
 		free(R.g[i].name);
 	free(R.g);

@@ -5,7 +5,7 @@
  *
  *   struct xp_report_opts o = XP_REPORT_DEFAULTS;
  *   o.format = XP_FMT_CSV;
- *   if (xp_report(db, &o, stdout) < 0) ... sqlite3_errmsg(db) ...
+ *   if (xp_report(db, &o, stdout, NULL) < 0) ... sqlite3_errmsg(db) ...
  *
  * Reads the database only (after xc_correlate_db); never prints to stderr.
  */
@@ -45,6 +45,7 @@ struct xp_report_opts {
 	.sort = XP_SORT_TOTAL, .top = 30, .stacks = 3, .frames = 4 }
 
 /* 0, -EIO (SQLite: see sqlite3_errmsg) or -ENOMEM. */
-int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out);
+/* groups: where the number of rows found goes (before --top), or NULL */
+int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *groups);
 
 #endif

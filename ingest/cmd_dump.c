@@ -38,6 +38,14 @@ static const char *type_name(uint32_t type)
 	return NULL;
 }
 
+static int known_type_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(type_names) / sizeof(type_names[0]); i++)
+		if (type_names[i] && !strcmp(type_names[i], name))
+			return 1;
+	return 0;
+}
+
 static void print_ips(const uint64_t *ips, unsigned n, const char *label)
 {
 	printf(" %s=", label);
@@ -355,6 +363,14 @@ int cmd_dump(int argc, char **argv)
 		switch (c) {
 		case 't':
 			only = optarg;
+			if (!known_type_name(only)) {
+				fprintf(stderr, "xpcorr dump: --type %s: expected one of", only);
+				for (size_t i = 0; i < sizeof(type_names) / sizeof(type_names[0]); i++)
+					if (type_names[i])
+						fprintf(stderr, " %s", type_names[i]);
+				fputc('\n', stderr);
+				return XP_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			printf("usage: xpcorr dump [--type KIND] RUN_DIR|FILE.xpr\n");

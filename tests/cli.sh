@@ -72,6 +72,27 @@ check svg-differential 0 "" -- "$xpcorr" export --format svg --differential --in
 grep -q 'data-name="b"><title>b (3 samples, 60.00%; base 1, +200.00%)' "$tmp/d.svg" || { echo "FAIL svg diff"; fail=1; }
 check diff-one-run 2 "expected two runs" -- "$xpcorr" diff "$run"
 check diff-bad-normalize 2 "--normalize is none" -- "$xpcorr" diff --normalize steps "$run" "$run"
+
+# misuse: one line naming the option, the value and what is allowed
+check misuse-by 2 "^xpcorr: report: --by kernels: expected one of kernel, stack, api" -- \
+	"$xpcorr" report --by kernels "$run"
+check misuse-top 2 "^xpcorr: report: --top x: expected a number" -- "$xpcorr" report --top x "$run"
+check misuse-window 2 "--since 5 is not before --until 3" -- "$xpcorr" report --since 5 --until 3 "$run"
+check misuse-window-export 2 "--since 5 is not before --until 3" -- \
+	"$xpcorr" export --format chrome --since 5 --until 3 "$run"
+check misuse-pid 2 "^xpcorr: report: --pid 99999: no such process" -- "$xpcorr" report --pid 99999 "$run"
+check misuse-dump-type 2 "^xpcorr dump: --type foo: expected one of sample fork" -- \
+	"$xpcorr" dump --type foo "$run"
+check misuse-no-run 1 "/nonexistent" -- "$xpcorr" report /nonexistent
+# an empty view of a run with GPU work says there is nothing, and why, on
+# stderr (csv stays one table); a run without GPU work has the footer's reason
+gpurun="$tmp/gpurun"
+"$gen" scale "$exe" "$lib" "$gpurun" 2000 >/dev/null || { echo "FAIL gen-run scale"; fail=1; }
+check empty-nvtx-view 0 "nothing to show by nvtx in .*: no GPU work was launched inside an NVTX range" -- \
+	"$xpcorr" report --by nvtx --format csv "$gpurun"
+grep -q "nothing to show" "$tmp/out" && { echo "FAIL empty-nvtx-view: the note is in the csv"; fail=1; }
+check nonempty-view-quiet 0 "" -- "$xpcorr" report --by kernel "$gpurun"
+grep -q "nothing to show" "$tmp/err" && { echo "FAIL nonempty-view-quiet: says nothing to show"; fail=1; }
 check diff-unknown-kernel 2 "no kernel named 'k_none' in either run" -- "$xpcorr" diff --normalize kernel=k_none "$run" "$run"
 check diff-missing-run 1 "$tmp/none" -- "$xpcorr" diff "$run" "$tmp/none"
 check diff-self 0 "" -- "$xpcorr" diff --weight cpu --format folded "$run" "$run"

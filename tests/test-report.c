@@ -76,7 +76,7 @@ static void golden(const char *name, const struct xp_report_opts *o)
 	FILE *mem = open_memstream(&got, &got_len);
 
 	ck_assert_ptr_nonnull(gdir);
-	ck_assert_int_eq(xp_report(db, o, mem), 0);
+	ck_assert_int_eq(xp_report(db, o, mem, NULL), 0);
 	fclose(mem);
 	snprintf(path, sizeof(path), "%s/%s", gdir, name);
 	if (getenv("XP_REGEN_GOLDEN")) {
@@ -100,7 +100,7 @@ static char *report_text(const struct xp_report_opts *o)
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
 
-	ck_assert_int_eq(xp_report(db, o, mem), 0);
+	ck_assert_int_eq(xp_report(db, o, mem, NULL), 0);
 	fclose(mem);
 	return buf;
 }
