@@ -171,6 +171,7 @@ int cmd_report(int argc, char **argv)
 		sqlite3_close(db);
 		return XP_EXIT_USAGE;
 	}
+	o.notes = stderr;       /* csv: one table on stdout, the footer beside it */
 	rc = xp_report(db, &o, stdout, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],

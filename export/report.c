@@ -546,13 +546,14 @@ static void foot_line(struct rep *R, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (R->o->format == XP_FMT_JSON)
+	FILE *to = R->o->format == XP_FMT_CSV ? R->o->notes : R->out;
+
+	if (R->o->format == XP_FMT_JSON || !to)
 		return;
-	fputs(R->o->format == XP_FMT_CSV ? (*fmt && strcmp(fmt, "%s") ? "# " : "#") : "", R->out);
 	va_start(ap, fmt);
-	vfprintf(R->out, fmt, ap);
+	vfprintf(to, fmt, ap);
 	va_end(ap);
-	fputc('\n', R->out);
+	fputc('\n', to);
 }
 
 static const char *loss_reason(int64_t r)

@@ -7,7 +7,8 @@
  *   o.format = XP_FMT_CSV;
  *   if (xp_report(db, &o, stdout, NULL) < 0) ... sqlite3_errmsg(db) ...
  *
- * Reads the database only (after xc_correlate_db); never prints to stderr.
+ * Reads the database only (after xc_correlate_db); writes only to out and
+ * o->notes, never to stderr by itself.
  */
 #ifndef XP_REPORT_H
 #define XP_REPORT_H
@@ -39,6 +40,8 @@ struct xp_report_opts {
 	int64_t since, until;       /* ns, CLOCK_MONOTONIC, on start; until 0 = no end */
 	unsigned stacks;            /* launching stacks under each kernel */
 	unsigned frames;            /* user frames shown per stack */
+	FILE *notes;                /* csv: where the footer goes, so stdout stays one table
+				     * (the command passes stderr); NULL: dropped */
 };
 
 #define XP_REPORT_DEFAULTS { .by = XP_BY_KERNEL, .format = XP_FMT_TEXT, \

@@ -91,6 +91,10 @@ gpurun="$tmp/gpurun"
 check empty-nvtx-view 0 "nothing to show by nvtx in .*: no GPU work was launched inside an NVTX range" -- \
 	"$xpcorr" report --by nvtx --format csv "$gpurun"
 grep -q "nothing to show" "$tmp/out" && { echo "FAIL empty-nvtx-view: the note is in the csv"; fail=1; }
+# csv is one table: every row has the header's field count; the footer is on stderr
+check csv-one-table 0 "GPU time attribution" -- "$xpcorr" report --format csv --top 0 "$gpurun"
+python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); sys.exit(len(r) < 2 or len({len(x) for x in r}) != 1)' "$tmp/out" \
+	|| { echo "FAIL csv-one-table: rows of several field counts"; fail=1; }
 check nonempty-view-quiet 0 "" -- "$xpcorr" report --by kernel "$gpurun"
 grep -q "nothing to show" "$tmp/err" && { echo "FAIL nonempty-view-quiet: says nothing to show"; fail=1; }
 check diff-unknown-kernel 2 "no kernel named 'k_none' in either run" -- "$xpcorr" diff --normalize kernel=k_none "$run" "$run"
