@@ -16,7 +16,7 @@ static const char usage[] =
 	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--since NS] [--until NS]\n"
-	"                     [--stacks N] [--frames N] RUN_DIR|FILE.db\n";
+	"                     [--stacks N] [--frames N] [--names short|full] RUN_DIR|FILE.db\n";
 
 static int pick(const char *arg, const char *const *names, int n)
 {
@@ -104,8 +104,10 @@ int cmd_report(int argc, char **argv)
 		{ "mangled", no_argument, NULL, 'm' }, { "pid", required_argument, NULL, 'p' },
 		{ "since", required_argument, NULL, 'S' }, { "until", required_argument, NULL, 'U' },
 		{ "stacks", required_argument, NULL, 'k' }, { "frames", required_argument, NULL, 'F' },
+		{ "names", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
+	static const char *const namings[] = { "short", "full" };
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
 	const char *const *names = NULL;
 	char allowed[128];
@@ -115,14 +117,18 @@ int cmd_report(int argc, char **argv)
 	long long v;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'b': case 'f': case 's':
-			names = c == 'b' ? bys : c == 'f' ? fmts : sorts;
-			n = c == 'b' ? 7 : c == 'f' ? 3 : 4;
+		case 'b': case 'f': case 's': case 'N':
+			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
+			n = c == 'b' ? 7 : c == 'f' ? 3 : c == 's' ? 4 : 2;
 			i = pick(optarg, names, n);
 			if (i < 0)
 				goto bad;
+			if (c == 'N') {
+				o.full_names = i == 1;
+				break;
+			}
 			if (c == 'b')
 				o.by = (enum xp_report_by)i;
 			else if (c == 'f')

@@ -19,6 +19,7 @@
 #include "jsonw.h"
 #include "report_groups.h"
 #include "report.h"
+#include "elidename.h"
 #include "utf8.h"
 #include "launch.h"
 #include "pyreach.h"
@@ -227,6 +228,13 @@ static int cmp_group(const void *pa, const void *pb)
 	return c ? c : (a->key > b->key) - (a->key < b->key);
 }
 
+/* Text reports name C++ functions and kernels short (elidename.h);
+ * csv and json keep the names whole for scripts. */
+static int short_names(const struct xp_report_opts *o)
+{
+	return o->format == XP_FMT_TEXT && !o->full_names;
+}
+
 /* "launch_a <- forward <- main": user frames from the leaf-most one of the
  * caller's code (kernel and CUDA-layer frames skipped), at most o->frames.
  * A Python program's launch goes through dozens of C++ frames before its
@@ -267,6 +275,12 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		if (user && !shown && xp_is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
 			user = 0;
 		if (user && shown < R->o->frames) {
+			char brief[512];
+
+			if (sym && short_names(R->o) && !xp_is_python_frame(kind, sym)) {
+				xp_elide_name(sym, brief, sizeof(brief));
+				sym = brief;
+			}
 			used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
 						 shown ? " <- " : "", sym ? sym : "??");
 			shown++;
@@ -494,9 +508,16 @@ static int print_table(struct rep *R, size_t shown)
 				return -ENOMEM;
 		}
 		if (o->format == XP_FMT_TEXT) {
+			char brief[512];
+			const char *shown_name = g->name;
+
+			if (o->by == XP_BY_KERNEL && short_names(o) && g->name) {
+				xp_elide_name(g->name, brief, sizeof(brief));
+				shown_name = brief;
+			}
 			fprintf(R->out, " %8.1f  %15lld  %9llu  %12.1f  %12.1f  %10lld  %10lld  %12.1f  %s\n",
 				pct, (long long)g->total, (unsigned long long)g->n, g->avg, g->med,
-				(long long)g->min, (long long)g->max, g->sd, g->name);
+				(long long)g->min, (long long)g->max, g->sd, shown_name);
 			if (o->by == XP_BY_KERNEL && o->stacks)
 				rc = kernel_stacks(R, g, 12, NULL);
 		} else if (o->format == XP_FMT_CSV) {

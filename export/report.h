@@ -40,6 +40,7 @@ struct xp_report_opts {
 	int64_t since, until;       /* ns, CLOCK_MONOTONIC, on start; until 0 = no end */
 	unsigned stacks;            /* launching stacks under each kernel */
 	unsigned frames;            /* user frames shown per stack */
+	int full_names;             /* text: C++ names as demangled (--names full); else short */
 	FILE *notes;                /* csv: where the footer goes, so stdout stays one table
 				     * (the command passes stderr); NULL: dropped */
 };

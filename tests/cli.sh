@@ -76,6 +76,8 @@ check diff-bad-normalize 2 "--normalize is none" -- "$xpcorr" diff --normalize s
 # misuse: one line naming the option, the value and what is allowed
 check misuse-by 2 "^xpcorr: report: --by kernels: expected one of kernel, stack, api" -- \
 	"$xpcorr" report --by kernels "$run"
+check misuse-names 2 "^xpcorr: report: --names long: expected one of short, full" -- \
+	"$xpcorr" report --names long "$run"
 check misuse-top 2 "^xpcorr: report: --top x: expected a number" -- "$xpcorr" report --top x "$run"
 check misuse-window 2 "--since 5 is not before --until 3" -- "$xpcorr" report --since 5 --until 3 "$run"
 check misuse-window-export 2 "--since 5 is not before --until 3" -- \

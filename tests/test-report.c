@@ -122,6 +122,28 @@ START_TEST(kernel_text_csv_json)
 }
 END_TEST
 
+/* text names C++ short (template arguments and parameters elided); --names
+ * full and the machine formats keep them whole */
+START_TEST(names_short_and_full)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	char *text = report_text(&o);
+
+	ck_assert_ptr_nonnull(strstr(text, "  flash::(anonymous namespace)::fwd_impl<\u2026>()\n"));
+	ck_assert_ptr_null(strstr(text, "fwd_impl<128>"));
+	free(text);
+	o.full_names = 1;
+	text = report_text(&o);
+	ck_assert_ptr_nonnull(strstr(text, "void flash::(anonymous namespace)::fwd_impl<128>(float const*, float*)"));
+	free(text);
+	o.full_names = 0;
+	o.format = XP_FMT_CSV;
+	text = report_text(&o);
+	ck_assert_ptr_nonnull(strstr(text, "fwd_impl<128>(float const*, float*)"));
+	free(text);
+}
+END_TEST
+
 START_TEST(other_views)
 {
 	static const struct { enum xp_report_by by; const char *file; } views[] = {
@@ -286,6 +308,7 @@ static Suite *report_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, kernel_text_csv_json);
+	tcase_add_test(tc, names_short_and_full);
 	tcase_add_test(tc, other_views);
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, no_gpu_activity_warns);
