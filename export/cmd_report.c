@@ -13,7 +13,7 @@
 #include "report.h"
 
 static const char usage[] =
-	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx]\n"
+	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx|source]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--since NS] [--until NS]\n"
 	"                     [--stacks N] [--frames N] [--names short|full] RUN_DIR|FILE.db\n";
@@ -89,12 +89,13 @@ static int number(const char *arg, long long *v)
 int cmd_report(int argc, char **argv)
 {
 	static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph",
-					    "nvtx" };
+					    "nvtx", "source" };
 	static const char *const empty_why[] = {
 		"no kernel ran (a program without CUDA work, or GPU capture was off)",
 		"no GPU work with a launch stack", "no CUDA API call was recorded",
 		"no memory copy or memset ran", "no thread launched GPU work",
 		"no CUDA graph was launched", "no GPU work was launched inside an NVTX range",
+		"no launch had a Python stack (a program without Python, or --python-lines off)",
 	};
 	static const char *const fmts[] = { "text", "csv", "json" };
 	static const char *const sorts[] = { "total", "avg", "instances", "name" };
@@ -121,7 +122,7 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'b': case 'f': case 's': case 'N':
 			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
-			n = c == 'b' ? 7 : c == 'f' ? 3 : c == 's' ? 4 : 2;
+			n = c == 'b' ? 8 : c == 'f' ? 3 : c == 's' ? 4 : 2;
 			i = pick(optarg, names, n);
 			if (i < 0)
 				goto bad;

@@ -319,6 +319,7 @@ static const char *title(enum xp_report_by by)
 	case XP_BY_THREAD: return "GPU Time by Launching CPU Thread";
 	case XP_BY_GRAPH: return "CUDA Graph Replays (first node start to last node end)";
 	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
+	case XP_BY_SOURCE: return "GPU Time by Python Source Line of the Launch (self: the innermost line)";
 	}
 	return "?";
 }
@@ -377,6 +378,21 @@ static int build_query(struct rep *R, char *sql, size_t len)
 			 " JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.eventType = 60"
 			 " AND n.start <= r.start AND n.end >= r.start"
 			 " JOIN StringIds s ON s.id = n.textId WHERE %s ORDER BY 2, 3", f);
+		break;
+	case XP_BY_SOURCE:
+		/* from each launch stack's leaf up to its first Python-line frame
+		 * (kind 6): the line whose call launched the work; once per stack */
+		filter(o, "g.gp", "g.start", f, sizeof(f));
+		snprintf(sql, len, "WITH RECURSIVE up(stack, node) AS (SELECT DISTINCT stack_id, stack_id"
+			 " FROM xp_attribution WHERE stack_id > 0 UNION ALL SELECT up.stack, s.parent"
+			 " FROM up JOIN xp_stacks s ON s.id = up.node JOIN xp_frames f ON f.id = s.frame"
+			 " WHERE f.kind != %d AND s.parent > 0),"
+			 " line(stack, frame) AS (SELECT up.stack, s.frame FROM up JOIN xp_stacks s"
+			 " ON s.id = up.node JOIN xp_frames f ON f.id = s.frame WHERE f.kind = %d)"
+			 " SELECT ifnull(n.value, '(no Python line)'), ifnull(line.frame, -1), g.end - g.start"
+			 " FROM " GPU_ROWS " LEFT JOIN line ON line.stack = a.stack_id"
+			 " LEFT JOIN xp_frames fr ON fr.id = line.frame LEFT JOIN StringIds n ON n.id = fr.symbol"
+			 " WHERE %s ORDER BY 2, 3", XP_FRAME_PYTHON, XP_FRAME_PYTHON, f);
 		break;
 	}
 	return 0;
@@ -1041,7 +1057,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 	shown = o->top && o->top < R.n ? o->top : R.n;
 	if (o->format == XP_FMT_JSON) {
 		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph",
-						   "nvtx" };
+						   "nvtx", "source" };
 
 		jsonw_init(&R.json, out);
 		jsonw_obj_begin(&R.json);

@@ -25,6 +25,7 @@ enum xp_report_by {
 	XP_BY_THREAD,               /* GPU time by the CPU thread that made the call */
 	XP_BY_GRAPH,                /* kernel time by CUDA graph */
 	XP_BY_NVTX,                 /* GPU time by the NVTX range around the launching call */
+	XP_BY_SOURCE,               /* GPU time by the innermost Python line of the launch stack */
 };
 
 enum xp_report_format { XP_FMT_TEXT, XP_FMT_CSV, XP_FMT_JSON };

@@ -160,6 +160,15 @@ def check_torch(xpcorr, fixture, tmp):
         # the lines against the dispatch-mode ground truth taken on the GPU machine
         check(load_script("check-pylines.py", "check_lines")(xpcorr, run, truth, 99.0),
               "launch lines (ingested here) agree with truth-lines.json for >= 99% of GPU time")
+        # report --by source: GPU time per launching line, the same answer
+        with open(truth) as f:
+            sites = {(os.path.basename(k.rsplit(":", 1)[0]), k.rsplit(":", 1)[1])
+                     for k in json.load(f)["sites"]}
+        rows = report(xpcorr, run, "--by", "source", "--top", "0")["rows"]
+        on_truth = sum(r["time_pct"] for r in rows
+                       if tuple(r["name"].split(" ", 1)[0].rsplit(":", 1)) in sites)
+        check(on_truth >= 99.0, "report --by source: %.1f%% of GPU time on lines the truth"
+              " confirms (>= 99%%); first row %s" % (on_truth, rows[0]["name"] if rows else "-"))
     share, reached, launches, _ = load_python_share()(sqlite3.connect(device_db(fixture, tmp)))
     launch_floor, gpu_floor = PYTHON_FLOORS.get(os.path.basename(os.path.normpath(fixture)), (0, 0))
     launch_pct = 100.0 * reached / (launches or 1)
