@@ -2,6 +2,8 @@
  *   xpcorr report --top 20 --by stack --format csv run/ > stacks.csv
  * The only place of the report that prints to stderr. */
 #include <errno.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,8 @@ static const char usage[] =
 	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx|source]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--since NS] [--until NS]\n"
-	"                     [--stacks N] [--frames N] [--names short|full] RUN_DIR|FILE.db\n";
+	"                     [--stacks N] [--frames N] [--names short|full]\n"
+	"                     [--width COLUMNS] RUN_DIR|FILE.db\n";
 
 static int pick(const char *arg, const char *const *names, int n)
 {
@@ -77,6 +80,21 @@ static int has_gpu_work(sqlite3 *db)
 	return found;
 }
 
+/* Text fits the terminal: $COLUMNS, else the terminal's own width, else 120
+ * (a pipe or a file: what a reader's screen holds). */
+static unsigned text_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	long v;
+
+	if (env && (v = strtol(env, NULL, 10)) >= 40 && v <= 100000)
+		return (unsigned)v;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 120;
+}
+
 static int number(const char *arg, long long *v)
 {
 	char *end;
@@ -105,7 +123,7 @@ int cmd_report(int argc, char **argv)
 		{ "mangled", no_argument, NULL, 'm' }, { "pid", required_argument, NULL, 'p' },
 		{ "since", required_argument, NULL, 'S' }, { "until", required_argument, NULL, 'U' },
 		{ "stacks", required_argument, NULL, 'k' }, { "frames", required_argument, NULL, 'F' },
-		{ "names", required_argument, NULL, 'N' },
+		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	static const char *const namings[] = { "short", "full" };
@@ -113,12 +131,12 @@ int cmd_report(int argc, char **argv)
 	const char *const *names = NULL;
 	char allowed[128];
 	sqlite3 *db = NULL;
-	int c, i, rc, n = 0;
+	int c, i, rc, n = 0, width_given = 0;
 	size_t groups = 0;
 	long long v;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'f': case 's': case 'N':
 			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
@@ -140,9 +158,9 @@ int cmd_report(int argc, char **argv)
 		case 'm':
 			o.mangled = 1;
 			break;
-		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F':
+		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F': case 'W':
 			names = NULL;
-			if (number(optarg, &v) < 0 || ((c == 'n' || c == 'p' || c == 'k' || c == 'F') &&
+			if (number(optarg, &v) < 0 || ((c == 'n' || c == 'p' || c == 'k' || c == 'F' || c == 'W') &&
 						       v > 0xffffffffll))
 				goto bad;
 			if (c == 'n') o.top = (unsigned)v;
@@ -151,6 +169,10 @@ int cmd_report(int argc, char **argv)
 			if (c == 'U') o.until = v;
 			if (c == 'k') o.stacks = (unsigned)v;
 			if (c == 'F') o.frames = (unsigned)v;
+			if (c == 'W') {
+				o.width = (unsigned)v;
+				width_given = 1;
+			}
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -179,6 +201,8 @@ int cmd_report(int argc, char **argv)
 		return XP_EXIT_USAGE;
 	}
 	o.notes = stderr;       /* csv: one table on stdout, the footer beside it */
+	if (!width_given)
+		o.width = text_width();
 	rc = xp_report(db, &o, stdout, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],

@@ -235,6 +235,67 @@ static int short_names(const struct xp_report_opts *o)
 	return o->format == XP_FMT_TEXT && !o->full_names;
 }
 
+/* Bytes of line that fit in width columns (UTF-8: a character is a column). */
+static size_t fit_bytes(const char *line, unsigned width, int *cut)
+{
+	unsigned cols = 0;
+	size_t i = 0;
+
+	*cut = 0;
+	while (line[i]) {
+		size_t next = i + 1;
+
+		while (((unsigned char)line[next] & 0xc0) == 0x80)
+			next++;
+		if (++cols > width) {
+			*cut = 1;
+			return i;
+		}
+		i = next;
+	}
+	return i;
+}
+
+/* One text line, cut to o->width columns with an ellipsis (0: whole): a
+ * table row or a stack must not wrap into the next in a terminal. */
+static void put_row(struct rep *R, const char *line)
+{
+	unsigned width = R->o->width;
+	int cut = 0;
+	size_t n = strlen(line);
+
+	if (width > 1 && (fit_bytes(line, width, &cut), cut))
+		n = fit_bytes(line, width - 1, &cut);
+	fwrite(line, 1, n, R->out);
+	fputs(cut ? "\u2026\n" : "\n", R->out);
+}
+
+/* Prose (the footer) wrapped at o->width columns on spaces, the following
+ * lines indented under the first's text. */
+static void put_wrapped(struct rep *R, FILE *to, const char *text)
+{
+	unsigned width = R->o->width, indent = (unsigned)strspn(text, " ") + 4;
+	const char *p = text;
+	int first = 1, cut;
+
+	while (width > indent + 20) {
+		size_t room = first ? width : width - indent, n = fit_bytes(p, (unsigned)room, &cut);
+		size_t brk = n;
+
+		if (!cut)
+			break;
+		while (brk > 0 && p[brk] != ' ')
+			brk--;
+		if (brk == 0)
+			brk = n;        /* one long word: cut it */
+		fprintf(to, "%*s%.*s\n", first ? 0 : (int)indent, "", (int)brk, p);
+		p += brk;
+		p += strspn(p, " ");
+		first = 0;
+	}
+	fprintf(to, "%*s%s\n", first ? 0 : (int)indent, "", p);
+}
+
 /* "launch_a <- forward <- main": user frames from the leaf-most one of the
  * caller's code (kernel and CUDA-layer frames skipped), at most o->frames.
  * A Python program's launch goes through dozens of C++ frames before its
@@ -451,7 +512,11 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 		if (id < 0)
 			snprintf(stack, sizeof(stack), "(unattributed: %s)", why ? why : "?");
 		if (o->format == XP_FMT_TEXT) {
-			fprintf(R->out, "%*s%5.1f%%  %-8s  %s\n", indent_text, "", share, how, stack);
+			char line[1200];
+
+			snprintf(line, sizeof(line), "%*s%5.1f%%  %-8s  %s", indent_text, "", share, how,
+				 stack);
+			put_row(R, line);
 		} else if (o->format == XP_FMT_CSV) {
 			char item[1200];
 
@@ -494,12 +559,18 @@ static int print_table(struct rep *R, size_t shown)
 	int rc = 0;
 
 	if (o->format == XP_FMT_TEXT) {
-		fprintf(R->out, "** %s:\n\n", title(o->by));
-		fprintf(R->out, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s\n", cols[0], cols[1],
-			cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8]);
-		fprintf(R->out, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s\n", "--------",
-			"---------------", "---------", "--------", "--------", "--------", "--------",
-			"-----------", "----");
+		char head[256];
+
+		snprintf(head, sizeof(head), "** %s:", title(o->by));
+		put_row(R, head);
+		put_row(R, "");
+		snprintf(head, sizeof(head), " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s", cols[0],
+			 cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8]);
+		put_row(R, head);
+		snprintf(head, sizeof(head), " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s",
+			 "--------", "---------------", "---------", "--------", "--------", "--------",
+			 "--------", "-----------", "----");
+		put_row(R, head);
 	} else if (o->format == XP_FMT_CSV) {
 		for (size_t i = 0; i < 9; i++)
 			fprintf(R->out, "%s\"%s\"", i ? "," : "", cols[i]);
@@ -531,9 +602,22 @@ static int print_table(struct rep *R, size_t shown)
 				xp_elide_name(g->name, brief, sizeof(brief));
 				shown_name = brief;
 			}
-			fprintf(R->out, " %8.1f  %15lld  %9llu  %12.1f  %12.1f  %10lld  %10lld  %12.1f  %s\n",
-				pct, (long long)g->total, (unsigned long long)g->n, g->avg, g->med,
-				(long long)g->min, (long long)g->max, g->sd, shown_name);
+			char line[1200];
+
+			int n = snprintf(line, sizeof(line), " %8.1f  %15lld  %9llu  %12.1f  %12.1f  %10lld"
+					 "  %10lld  %12.1f  ", pct, (long long)g->total,
+					 (unsigned long long)g->n, g->avg, g->med, (long long)g->min,
+					 (long long)g->max, g->sd);
+			int cut;
+
+			/* a name that does not fit beside the numbers gets a line of its own */
+			snprintf(line + n, sizeof(line) - (size_t)n, "%s", shown_name);
+			if (o->width && (fit_bytes(line, o->width, &cut), cut) && n > 0) {
+				line[n - 2] = '\0';
+				put_row(R, line);
+				snprintf(line, sizeof(line), "  %s", shown_name);
+			}
+			put_row(R, line);
 			if (o->by == XP_BY_KERNEL && o->stacks)
 				rc = kernel_stacks(R, g, 12, NULL);
 		} else if (o->format == XP_FMT_CSV) {
@@ -581,16 +665,19 @@ static int print_table(struct rep *R, size_t shown)
 static void foot_line(struct rep *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void foot_line(struct rep *R, const char *fmt, ...)
 {
-	va_list ap;
-
 	FILE *to = R->o->format == XP_FMT_CSV ? R->o->notes : R->out;
+	char text[2048];
+	va_list ap;
 
 	if (R->o->format == XP_FMT_JSON || !to)
 		return;
 	va_start(ap, fmt);
-	vfprintf(to, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fputc('\n', to);
+	if (R->o->format == XP_FMT_TEXT && R->o->width)
+		put_wrapped(R, to, text);
+	else
+		fprintf(to, "%s\n", text);
 }
 
 static const char *loss_reason(int64_t r)

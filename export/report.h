@@ -41,6 +41,7 @@ struct xp_report_opts {
 	int64_t since, until;       /* ns, CLOCK_MONOTONIC, on start; until 0 = no end */
 	unsigned stacks;            /* launching stacks under each kernel */
 	unsigned frames;            /* user frames shown per stack */
+	unsigned width;             /* text: table rows and stacks cut to this many columns; 0: whole */
 	int full_names;             /* text: C++ names as demangled (--names full); else short */
 	FILE *notes;                /* csv: where the footer goes, so stdout stays one table
 				     * (the command passes stderr); NULL: dropped */

@@ -97,6 +97,15 @@ grep -q "nothing to show" "$tmp/out" && { echo "FAIL empty-nvtx-view: the note i
 check csv-one-table 0 "GPU time attribution" -- "$xpcorr" report --format csv --top 0 "$gpurun"
 python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); sys.exit(len(r) < 2 or len({len(x) for x in r}) != 1)' "$tmp/out" \
 	|| { echo "FAIL csv-one-table: rows of several field counts"; fail=1; }
+# text fits: 120 columns in a pipe, $COLUMNS when set, --width 0 for whole lines
+widest() { python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$1"; }
+for cols in "" 80; do
+	COLUMNS=$cols "$xpcorr" report --by stack --frames 12 --top 0 "$gpurun" > "$tmp/w.txt" 2>/dev/null
+	w=$(widest "$tmp/w.txt"); limit=${cols:-120}
+	[ "$w" -le "$limit" ] && echo "ok   width-${limit}: $w" || { echo "FAIL width-${limit}: a line of $w"; fail=1; }
+done
+"$xpcorr" report --by stack --frames 12 --top 0 --width 0 "$gpurun" > "$tmp/w.txt" 2>/dev/null
+[ "$(widest "$tmp/w.txt")" -gt 120 ] && echo "ok   width-0-whole" || echo "note width-0-whole: no line longer than 120 in this run"
 check nonempty-view-quiet 0 "" -- "$xpcorr" report --by kernel "$gpurun"
 grep -q "nothing to show" "$tmp/err" && { echo "FAIL nonempty-view-quiet: says nothing to show"; fail=1; }
 check diff-unknown-kernel 2 "no kernel named 'k_none' in either run" -- "$xpcorr" diff --normalize kernel=k_none "$run" "$run"

@@ -45,6 +45,19 @@ def report(xpcorr, target, *args):
     return json.loads(p.stdout)
 
 
+def check_width(xpcorr, target):
+    """Every view as text, as a person reads it in a pipe: no line over 120
+    characters (the default width without $COLUMNS)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    widest = {}
+    for view in ("kernel", "stack", "api", "memop", "thread", "graph", "nvtx", "source"):
+        p = subprocess.run([xpcorr, "report", "--by", view, "--top", "0", target],
+                           capture_output=True, text=True, env=env)
+        widest[view] = max((len(line) for line in p.stdout.splitlines()), default=0)
+    check(max(widest.values()) <= 120, "every report view fits 120 columns (%s)" %
+          ", ".join("%s %d" % kv for kv in widest.items()))
+
+
 def device_db(fixture, tmp):
     """device.db, or device.db.xz unpacked (large databases are kept compressed)."""
     plain = os.path.join(fixture, "device.db")
@@ -202,6 +215,7 @@ def main():
             check_workload(xpcorr, fixture, tmp)
         else:
             check_torch(xpcorr, fixture, tmp)
+        check_width(xpcorr, device_db(fixture, tmp))
     print("SUMMARY: %d failed check(s)" % len(failures))
     return 1 if failures else 0
 
