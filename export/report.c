@@ -301,12 +301,33 @@ static void put_wrapped(struct rep *R, FILE *to, const char *text)
  * A Python program's launch goes through dozens of C++ frames before its
  * own code: when the leaf-most Python frame is past the limit, it leads,
  * "py::step:train.py | at::native::... <- ...", so the report names it. */
+/* "aten::mul.Tensor" of a PyTorch dispatcher frame "at::_ops::mul_Tensor::call(...)"
+ * (an overload name starts upper-case), in op; 0 if sym is no such frame. */
+static int framework_op(const char *sym, char *op, size_t len)
+{
+	const char *name, *end, *under;
+
+	if (!sym || strncmp(sym, "at::_ops::", 10))
+		return 0;
+	name = sym + 10;
+	end = strstr(name, "::");
+	if (!end || (strncmp(end, "::call(", 7) && strncmp(end, "::redispatch(", 13)))
+		return 0;
+	under = memrchr(name, '_', (size_t)(end - name));
+	if (under && under > name && under[1] >= 'A' && under[1] <= 'Z')
+		snprintf(op, len, "aten::%.*s.%.*s", (int)(under - name), name, (int)(end - under - 1),
+			 under + 1);
+	else
+		snprintf(op, len, "aten::%.*s", (int)(end - name), name);
+	return 1;
+}
+
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 {
 	unsigned shown = 0, guard = 0;
 	size_t used = 0;
 	int cut = 0, shown_py = 0;
-	char py[256] = "";
+	char py[512] = "", op[128] = "";
 
 	buf[0] = '\0';
 	if (id < 0) {
@@ -332,6 +353,9 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		sym = (const char *)sqlite3_column_text(R->frame, 1);
 		kind = sqlite3_column_int(R->frame, 2);
 		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
+		/* the framework's operation nearest the Python caller names the site */
+		if (!shown_py)
+			framework_op(sym, op, sizeof(op));
 		/* the CUDA layers only until the first frame of the caller's code */
 		if (user && !shown && xp_is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
 			user = 0;
@@ -352,7 +376,8 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 			cut = 1;
 			if (shown_py || xp_is_python_frame(kind, sym)) {
 				if (!shown_py)
-					snprintf(py, sizeof(py), "%s | ", sym);
+					snprintf(py, sizeof(py), "%s%s%s | ", sym, op[0] ? " \u203a " : "",
+						 op);
 				sqlite3_reset(R->frame);
 				break;
 			}
@@ -475,25 +500,71 @@ static void csv_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+#define MERGE_MAX 256             /* stacks of one kernel read to merge in text */
+
+struct shown_stack {
+	double share;               /* % of the kernel's GPU time */
+	char how[16];               /* exact, inferred, ... */
+	char *text;                 /* the stack as the report shows it */
+};
+
+/* Adds share to the entry that reads the same, or a new entry. */
+static int merge_shown(struct shown_stack **seen, unsigned *n, double share, const char *how,
+		       const char *text)
+{
+	struct shown_stack *grown;
+
+	for (unsigned i = 0; i < *n; i++)
+		if (!strcmp((*seen)[i].text, text) && !strcmp((*seen)[i].how, how ? how : "")) {
+			(*seen)[i].share += share;
+			return 0;
+		}
+	grown = realloc(*seen, (*n + 1) * sizeof(**seen));
+	if (!grown)
+		return -ENOMEM;
+	*seen = grown;
+	grown[*n].share = share;
+	snprintf(grown[*n].how, sizeof(grown[*n].how), "%s", how ? how : "");
+	grown[*n].text = strdup(text);
+	if (!grown[*n].text)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static int cmp_shown(const void *a, const void *b)
+{
+	const struct shown_stack *x = a, *y = b;
+
+	if (x->share != y->share)
+		return x->share < y->share ? 1 : -1;
+	return strcmp(x->text, y->text);
+}
+
 /* The launching stacks of one kernel, biggest share first. */
 static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, int *first_csv)
 {
 	const struct xp_report_opts *o = R->o;
 	char sql[1024], f[256], stack[1024];
+	struct shown_stack *seen = NULL;
+	unsigned limit, nseen = 0;
 	sqlite3_stmt *s;
 	int rc;
 
+	/* text merges the stacks that read the same (they differ only in frames
+	 * cut from the view): take more of them than are shown */
+	limit = o->format == XP_FMT_TEXT ? MERGE_MAX : o->stacks;
 	filter(o, "k.globalPid", "k.start", f, sizeof(f));
 	if (R->groups)
 		snprintf(sql, sizeof(sql), "SELECT stack_id, how, reason, gpu_ns FROM"
 			 " xp_report_kernel_stacks WHERE mangled = %d AND key = :key"
-			 " ORDER BY 4 DESC, 1, 2, 3 LIMIT %u", o->mangled ? 1 : 0, o->stacks);
+			 " ORDER BY 4 DESC, 1, 2, 3 LIMIT %u", o->mangled ? 1 : 0, limit);
 	else
 		snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), a.how, a.reason,"
 			 " sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN xp_attribution a"
 			 " ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid WHERE k.%s = :key AND %s"
 			 " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3 LIMIT %u",
-			 o->mangled ? "mangledName" : "demangledName", f, o->stacks);
+			 o->mangled ? "mangledName" : "demangledName", f, limit);
 	if (prepare(R, sql, &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":key"), g->key);
@@ -512,11 +583,8 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 		if (id < 0)
 			snprintf(stack, sizeof(stack), "(unattributed: %s)", why ? why : "?");
 		if (o->format == XP_FMT_TEXT) {
-			char line[1200];
-
-			snprintf(line, sizeof(line), "%*s%5.1f%%  %-8s  %s", indent_text, "", share, how,
-				 stack);
-			put_row(R, line);
+			if ((rc = merge_shown(&seen, &nseen, share, how, stack)) < 0)
+				break;
 		} else if (o->format == XP_FMT_CSV) {
 			char item[1200];
 
@@ -547,7 +615,20 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 	if (o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	if (rc == SQLITE_DONE && o->format == XP_FMT_TEXT) {
+		qsort(seen, nseen, sizeof(*seen), cmp_shown);
+		for (unsigned i = 0; i < nseen && i < o->stacks; i++) {
+			char line[1200];
+
+			snprintf(line, sizeof(line), "%*s%5.1f%%  %-8s  %s", indent_text, "",
+				 seen[i].share, seen[i].how, seen[i].text);
+			put_row(R, line);
+		}
+	}
+	for (unsigned i = 0; i < nseen; i++)
+		free(seen[i].text);
+	free(seen);
+	return rc == SQLITE_DONE ? 0 : rc == -ENOMEM ? -ENOMEM : -EIO;
 }
 
 static const char *const cols[] = { "Time (%)", "Total Time (ns)", "Instances", "Avg (ns)",

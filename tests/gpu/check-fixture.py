@@ -182,6 +182,17 @@ def check_torch(xpcorr, fixture, tmp):
                        if tuple(r["name"].split(" ", 1)[0].rsplit(":", 1)) in sites)
         check(on_truth >= 99.0, "report --by source: %.1f%% of GPU time on lines the truth"
               " confirms (>= 99%%); first row %s" % (on_truth, rows[0]["name"] if rows else "-"))
+        # the text report names a launch site by its line, then PyTorch's operation,
+        # and merges the stacks that read the same
+        text = subprocess.run([xpcorr, "report", "--top", "1", "--stacks", "1", run],
+                              capture_output=True, text=True).stdout.splitlines()
+        site = next((line for line in text if "exact" in line), "")
+        share = float(site.split("%")[0]) if "%" in site else 0.0
+        want = {"h100-torch-inproc": "torch_loop.py:28 tiny_elementwise \u203a aten::mul.Tensor | "}
+        name = os.path.basename(os.path.normpath(fixture))
+        if name in want:
+            check(want[name] in site and share >= 99.0,
+                  "the top kernel's site, merged: %s" % site.strip()[:90])
     share, reached, launches, _ = load_python_share()(sqlite3.connect(device_db(fixture, tmp)))
     launch_floor, gpu_floor = PYTHON_FLOORS.get(os.path.basename(os.path.normpath(fixture)), (0, 0))
     launch_pct = 100.0 * reached / (launches or 1)
