@@ -182,9 +182,11 @@ def check_torch(xpcorr, fixture, tmp):
                        if tuple(r["name"].split(" ", 1)[0].rsplit(":", 1)) in sites)
         check(on_truth >= 99.0, "report --by source: %.1f%% of GPU time on lines the truth"
               " confirms (>= 99%%); first row %s" % (on_truth, rows[0]["name"] if rows else "-"))
-        # the text report names a launch site by its line, then PyTorch's operation,
-        # and merges the stacks that read the same
-        text = subprocess.run([xpcorr, "report", "--top", "1", "--stacks", "1", run],
+        # the text report names a launch site by its line, then PyTorch's operation
+        # (from libtorch's symbols: the database made on the GPU machine), and
+        # merges the stacks that read the same
+        text = subprocess.run([xpcorr, "report", "--top", "1", "--stacks", "1",
+                               device_db(fixture, tmp)],
                               capture_output=True, text=True).stdout.splitlines()
         site = next((line for line in text if "exact" in line), "")
         share = float(site.split("%")[0]) if "%" in site else 0.0
