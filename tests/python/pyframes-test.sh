@@ -14,21 +14,8 @@ embed=${2:-none}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ -z "${PYTHONS:-}" ]; then
-	root=${PYENV_ROOT:-$HOME/.pyenv}/versions
-	if ! ls -d "$root"/3.1[0-3].* >/dev/null 2>&1; then
-		echo "SKIP: no pyenv CPython 3.10-3.13 under $root (set PYTHONS)"
-		exit 77
-	fi
-	for m in 10 11 12 13; do
-		v=$(ls -d "$root"/3.$m.* 2>/dev/null | sort -V | tail -n 1)
-		if [ -z "$v" ]; then
-			echo "FAIL: no CPython 3.$m under $root"
-			exit 1
-		fi
-		PYTHONS="${PYTHONS:-} $v/bin/python3"
-	done
-	[ -x /usr/bin/python3 ] && PYTHONS="$PYTHONS /usr/bin/python3"
+. "$here/pythons.sh"
+if [ -n "${pythons_default:-}" ]; then
 	# a minor the walker does not know: it must take nothing and say so
 	old=$(ls -d "$root"/3.9.* 2>/dev/null | sort -V | tail -n 1)
 	[ -n "$old" ] && PYTHONS="$PYTHONS $old/bin/python3"
