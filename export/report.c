@@ -500,6 +500,48 @@ static void csv_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* The whole launch stack as a json array, leaf first: every frame with its
+ * kind, name and module (for a Python line, the file), for scripts. */
+static int json_frames(struct rep *R, int64_t id)
+{
+	static const char *const kinds[] = { "native", "kernel", "jit", "unresolved",
+		"kernel_unresolved", "inlined", "python_line", "gap" };
+	unsigned guard = 0;
+
+	jsonw_arr_begin(&R->json);
+	while (id > 0 && guard++ < 4096) {
+		const char *sym, *mod;
+		int kind;
+
+		sqlite3_bind_int64(R->frame, 1, id);
+		if (sqlite3_step(R->frame) != SQLITE_ROW) {
+			sqlite3_reset(R->frame);
+			break;
+		}
+		id = sqlite3_column_int64(R->frame, 0);
+		sym = (const char *)sqlite3_column_text(R->frame, 1);
+		kind = sqlite3_column_int(R->frame, 2);
+		mod = (const char *)sqlite3_column_text(R->frame, 3);
+		jsonw_obj_begin(&R->json);
+		jsonw_key(&R->json, "kind");
+		jsonw_str(&R->json, kind >= 0 && kind < 8 ? kinds[kind] : "other");
+		jsonw_key(&R->json, "name");
+		jsonw_str(&R->json, sym ? sym : "??");
+		if (mod) {
+			jsonw_key(&R->json, kind == XP_FRAME_PYTHON ? "file" : "module");
+			jsonw_str(&R->json, mod);
+		}
+		if (kind == XP_FRAME_PYTHON && sym && strchr(sym, ':')) {
+			jsonw_key(&R->json, "line");
+			jsonw_int(&R->json, strtol(strchr(sym, ':') + 1, NULL, 10));
+		}
+		jsonw_obj_end(&R->json);
+		sqlite3_reset(R->frame);
+	}
+	jsonw_arr_end(&R->json);
+	return 0;
+}
+
 #define MERGE_MAX 256             /* stacks of one kernel read to merge in text */
 
 struct shown_stack {
@@ -609,6 +651,10 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 			}
 			jsonw_key(&R->json, "frames");
 			jsonw_str(&R->json, stack);
+			if (id > 0) {
+				jsonw_key(&R->json, "frame_list");
+				json_frames(R, id);
+			}
 			jsonw_obj_end(&R->json);
 		}
 	}

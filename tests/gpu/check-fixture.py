@@ -195,6 +195,13 @@ def check_torch(xpcorr, fixture, tmp):
         if name in want:
             check(want[name] in site and share >= 99.0,
                   "the top kernel's site, merged: %s" % site.strip()[:90])
+            # json: the same stack as an array of frames, the Python line with its file and line
+            top = report(xpcorr, device_db(fixture, tmp), "--top", "1", "--stacks", "1")
+            lines = [f for f in top["rows"][0]["stacks"][0].get("frame_list", [])
+                     if f["kind"] == "python_line"]
+            check(bool(lines) and lines[0]["file"].endswith("torch_loop.py") and
+                  lines[0]["line"] == 28, "json frame_list: innermost Python line %s"
+                  % (lines[0] if lines else None))
     share, reached, launches, _ = load_python_share()(sqlite3.connect(device_db(fixture, tmp)))
     launch_floor, gpu_floor = PYTHON_FLOORS.get(os.path.basename(os.path.normpath(fixture)), (0, 0))
     launch_pct = 100.0 * reached / (launches or 1)
