@@ -23,6 +23,7 @@ void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const
 	jsonw_key_lit(w, "tid"); jsonw_int(w, tid);
 	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ts_ns);
 	c->st.events++;
+	c->st.metadata += ph[0] == 'M' && !ph[1];
 }
 
 int chrome_in_window(const struct chrome *c, int64_t ts)

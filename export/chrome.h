@@ -22,6 +22,7 @@ struct xp_chrome_opts {
 
 struct xp_chrome_stats {
 	uint64_t events;            /* trace events written, metadata included */
+	uint64_t metadata;          /* of them, "M" events (names, sort order) */
 	uint64_t flows;             /* launch -> GPU arrows (each is 2 events) */
 	uint64_t bytes;             /* bytes of JSON written */
 };

@@ -39,8 +39,9 @@ static void usage(FILE *out)
 		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
 		"  --no-kernel            drop kernel frames\n"
 		"  --title TEXT           SVG title\n"
-		"  --since NS, --until NS chrome: only events starting in [NS, NS)\n"
-		"                         (CLOCK_MONOTONIC ns, as in the database)\n");
+		"  --since T, --until T   chrome: only events starting in [T, T): CLOCK_MONOTONIC\n"
+		"                         ns as in the database, or +OFFSET from the run's start\n"
+		"                         (+1.5s, +200ms, +50us, +1000ns)\n");
 }
 
 static int parse_int(const char *s, int64_t *v)
@@ -50,6 +51,45 @@ static int parse_int(const char *s, int64_t *v)
 	errno = 0;
 	*v = strtoll(s, &end, 10);
 	return errno || end == s || *end || *v < 0 ? -EINVAL : 0;
+}
+
+/* "+1.5s", "+200ms", "+50us", "+1000ns" (or "+1500000000"): an offset from
+ * the run's start, in ns. */
+static int parse_offset(const char *s, int64_t *ns)
+{
+	static const struct { const char *unit; double scale; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
+	};
+	char *end;
+	double v;
+
+	if (s[0] != '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s + 1, &end);
+	if (errno || end == s + 1 || v < 0 || v > 1e6)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit)) {
+			*ns = (int64_t)(v * units[i].scale + 0.5);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* The run's start (meta.json's, CLOCK_MONOTONIC ns), or -1. */
+static int64_t run_start_ns(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int64_t t = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT"
+			       " WHERE name = 'meta.start_monotonic_ns'", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		t = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return t;
 }
 
 /* The size past which a chrome trace gets a warning; the environment may
@@ -86,6 +126,7 @@ int cmd_export(int argc, char **argv)
 	struct xp_svg_opts so = { 0 };
 	struct xp_chrome_opts co = { .pid = -1 };
 	struct xp_chrome_stats cs = { 0 };
+	int64_t since_off = -1, until_off = -1;
 	const char *format = NULL, *output = NULL, *input = NULL;
 	FILE *out = stdout, *folded = NULL;
 	char *mem = NULL;
@@ -110,14 +151,25 @@ int cmd_export(int argc, char **argv)
 		case 'K': fo.no_kernel = 1; break;
 		case 'c': fo.comm = optarg; break;
 		case 'T': so.title = optarg; break;
-		case 'p':
-		case 't':
 		case 'S':
 		case 'U':
+			if (optarg[0] == '+') {
+				if (parse_offset(optarg, c == 'S' ? &since_off : &until_off)) {
+					fprintf(stderr, "xpcorr export: --%s %s: expected +SECONDS with a"
+						" unit (s, ms, us, ns), e.g. +1.5s\n",
+						c == 'S' ? "since" : "until", optarg);
+					return XP_EXIT_USAGE;
+				}
+				break;
+			}
+			/* fall through */
+		case 'p':
+		case 't':
 			if (parse_int(optarg, c == 'p' ? &fo.pid : c == 't' ? &fo.tid :
 				      c == 'S' ? &co.since : &co.until)) {
-				fprintf(stderr, "xpcorr export: --%s wants a number\n", c == 'p' ? "pid" :
-					c == 't' ? "tid" : c == 'S' ? "since" : "until");
+				fprintf(stderr, "xpcorr export: --%s %s: expected a number%s\n",
+					c == 'p' ? "pid" : c == 't' ? "tid" : c == 'S' ? "since" : "until",
+					optarg, c == 'S' || c == 'U' ? " of ns, or +OFFSET such as +1.5s" : "");
 				return XP_EXIT_USAGE;
 			}
 			break;
@@ -152,12 +204,17 @@ int cmd_export(int argc, char **argv)
 	so.unit = xp_weight_unit(fo.weight);
 	if (!so.title && fo.weight != XP_WEIGHT_CPU)
 		so.title = xp_weight_title(fo.weight);
+	if (since_off >= 0 && until_off >= 0 && since_off >= until_off) {
+		fprintf(stderr, "xpcorr export: --since +%lldns is not before --until +%lldns: an"
+			" empty window\n", (long long)since_off, (long long)until_off);
+		return XP_EXIT_USAGE;
+	}
 	if (co.since && co.until && co.since >= co.until) {
 		fprintf(stderr, "xpcorr export: --since %lld is not before --until %lld: an empty"
 			" window\n", (long long)co.since, (long long)co.until);
 		return XP_EXIT_USAGE;
 	}
-	if ((co.since || co.until) && strcmp(format, "chrome")) {
+	if ((co.since || co.until || since_off >= 0 || until_off >= 0) && strcmp(format, "chrome")) {
 		fprintf(stderr, "xpcorr export: --since and --until are for --format chrome\n");
 		return XP_EXIT_USAGE;
 	}
@@ -189,7 +246,30 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!strcmp(format, "chrome")) {
 		co.pid = fo.pid;
+		if (since_off >= 0 || until_off >= 0) {
+			int64_t t0 = run_start_ns(db);
+
+			if (t0 < 0) {
+				fprintf(stderr, "xpcorr export: --since/--until +OFFSET: %s has no start"
+					" time (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n",
+					argv[optind]);
+				err = -EINVAL;
+				goto out;
+			}
+			if (since_off >= 0)
+				co.since = t0 + since_off;
+			if (until_off >= 0)
+				co.until = t0 + until_off;
+		}
 		err = xp_chrome_write(db, &co, out, &cs);
+		/* a window with nothing in it is a mistake, not an empty trace */
+		if (!err && (co.since || co.until) && cs.events == cs.metadata) {
+			fprintf(stderr, "xpcorr export: no event starts in the --since/--until window"
+				" (CLOCK_MONOTONIC ns %lld to %s); the run's times are in `xpcorr info`,"
+				" offsets such as +1.5s count from its start\n", (long long)co.since,
+				co.until ? "its --until" : "its end");
+			goto out;       /* rc is still a failure */
+		}
 		if (!err && cs.bytes > chrome_warn_bytes())
 			fprintf(stderr, "xpcorr: warning: %s: the trace is %.2f GB; the Perfetto UI loads"
 				" about 1 GB in a browser: cut it with --since/--until/--pid, or open"

@@ -73,7 +73,7 @@ for args in "--since 12x" "--until -5" "--pid abc"; do
 	rc=0
 	# shellcheck disable=SC2086
 	"$xpcorr" export --format chrome $args "$tmp/wl" > /dev/null 2> "$tmp/err" || rc=$?
-	if [ $rc != 2 ] || ! grep -q "wants a number" "$tmp/err"; then
+	if [ $rc != 2 ] || ! grep -q "expected a number" "$tmp/err"; then
 		echo "FAIL export --format chrome $args: exit $rc, $(cat "$tmp/err")"; status=1
 	fi
 done

@@ -106,6 +106,13 @@ for cols in "" 80; do
 done
 "$xpcorr" report --by stack --frames 12 --top 0 --width 0 "$gpurun" > "$tmp/w.txt" 2>/dev/null
 [ "$(widest "$tmp/w.txt")" -gt 120 ] && echo "ok   width-0-whole" || echo "note width-0-whole: no line longer than 120 in this run"
+# chrome windows as offsets from the run's start; an empty window is an error
+check chrome-offset 0 "" -- "$xpcorr" export --format chrome --since +0s --until +1000s "$gpurun"
+grep -q '"ph":"X"' "$tmp/out" || { echo "FAIL chrome-offset: no event"; fail=1; }
+check chrome-offset-empty 1 "no event starts in the --since/--until window" -- \
+	"$xpcorr" export --format chrome --since +100000s "$gpurun"
+check chrome-offset-bad 2 "--since +1.5x: expected +SECONDS with a unit" -- \
+	"$xpcorr" export --format chrome --since +1.5x "$gpurun"
 check nonempty-view-quiet 0 "" -- "$xpcorr" report --by kernel "$gpurun"
 grep -q "nothing to show" "$tmp/err" && { echo "FAIL nonempty-view-quiet: says nothing to show"; fail=1; }
 check diff-unknown-kernel 2 "no kernel named 'k_none' in either run" -- "$xpcorr" diff --normalize kernel=k_none "$run" "$run"
