@@ -39,6 +39,7 @@ static void usage(FILE *out)
 		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
 		"  --no-kernel            drop kernel frames\n"
 		"  --title TEXT           SVG title\n"
+		"  --minwidth PX          SVG: frames narrower than PX pixels are not drawn (default 1)\n"
 		"  --since T, --until T   chrome: only events starting in [T, T): CLOCK_MONOTONIC\n"
 		"                         ns as in the database, or +OFFSET from the run's start\n"
 		"                         (+1.5s, +200ms, +50us, +1000ns)\n");
@@ -117,6 +118,7 @@ int cmd_export(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "title", required_argument, NULL, 'T' },
+		{ "minwidth", required_argument, NULL, 'M' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
@@ -151,6 +153,18 @@ int cmd_export(int argc, char **argv)
 		case 'K': fo.no_kernel = 1; break;
 		case 'c': fo.comm = optarg; break;
 		case 'T': so.title = optarg; break;
+		case 'M': {
+			char *end;
+
+			errno = 0;
+			so.min_width = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(so.min_width > 0 && so.min_width <= 1000)) {
+				fprintf(stderr, "xpcorr export: --minwidth %s: expected pixels, more than 0"
+					" and at most 1000 (e.g. 0.1)\n", optarg);
+				return XP_EXIT_USAGE;
+			}
+			break;
+		}
 		case 'S':
 		case 'U':
 			if (optarg[0] == '+') {

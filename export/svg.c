@@ -23,7 +23,6 @@
 #define PAD_TOP 40
 #define PAD_BOTTOM 30
 #define PAD_SIDE 10
-#define MIN_WIDTH_PX 0.1            /* narrower frames are not drawn */
 
 struct node {
 	int64_t name;               /* strtab id */
@@ -296,6 +295,7 @@ struct emit {
 	const struct flame *f;
 	FILE *out;
 	double inner;               /* drawable width in pixels */
+	double min_width;           /* pixels: narrower frames are not drawn */
 	const char *unit;
 	int height;
 };
@@ -309,7 +309,7 @@ static void emit_node(const struct emit *e, uint32_t i, double x, int depth)
 	char fill[32];
 	double cx = x;
 
-	if (w * e->inner < MIN_WIDTH_PX)
+	if (w * e->inner < e->min_width)
 		return;
 	if (f->diff)
 		diff_colour(f, n, fill, sizeof(fill));
@@ -385,6 +385,7 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 	e.f = &f;
 	e.out = out;
 	e.inner = width - 2 * PAD_SIDE;
+	e.min_width = o->min_width > 0 ? o->min_width : XP_SVG_MIN_WIDTH;
 	e.unit = o->unit ? o->unit : "samples";
 	e.height = (f.max_depth + 1) * FRAME_H + PAD_TOP + PAD_BOTTOM;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"

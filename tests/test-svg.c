@@ -10,19 +10,42 @@
 #include "svg.h"
 #include "utf8.h"
 
-static char *render(const char *folded, uint64_t *bad)
+static char *render_min(const char *folded, uint64_t *bad, double min_width)
 {
 	FILE *in = fmemopen((void *)folded, strlen(folded), "r");
 	char *out = NULL;
 	size_t len = 0;
 	FILE *o = open_memstream(&out, &len);
-	struct xp_svg_opts opts = { .title = "t<1>", .width = 1020 };
+	struct xp_svg_opts opts = { .title = "t<1>", .width = 1020, .min_width = min_width };
 
 	ck_assert_int_eq(xp_svg_render(in, &opts, o, bad), 0);
 	fclose(in);
 	fclose(o);
 	return out;
 }
+
+static char *render(const char *folded, uint64_t *bad)
+{
+	return render_min(folded, bad, 0);
+}
+
+/* 1000 px drawable: a frame of 1 in 2000 samples is half a pixel wide, not
+ * drawn by default (nor its callees), drawn with a smaller --minwidth */
+START_TEST(narrow_frames_need_minwidth)
+{
+	uint64_t bad;
+	char *svg = render("big 1999\ntiny;callee 1\n", &bad);
+
+	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"big\""));
+	ck_assert_ptr_null(strstr(svg, "data-name=\"tiny\""));
+	ck_assert_ptr_null(strstr(svg, "data-name=\"callee\""));
+	free(svg);
+	svg = render_min("big 1999\ntiny;callee 1\n", &bad, 0.1);
+	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"tiny\""));
+	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"callee\""));
+	free(svg);
+}
+END_TEST
 
 START_TEST(frames_sized_by_count)
 {
@@ -131,6 +154,7 @@ Suite *svg_suite(void)
 	tcase_add_test(tc, frames_sized_by_count);
 	tcase_add_test(tc, names_escaped_bad_lines_counted);
 	tcase_add_test(tc, deep_line_skipped);
+	tcase_add_test(tc, narrow_frames_need_minwidth);
 	tcase_add_test(tc, invalid_utf8_replaced);
 	tcase_add_test(tc, python_text);
 	suite_add_tcase(s, tc);

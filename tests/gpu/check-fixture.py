@@ -236,6 +236,14 @@ def main():
         else:
             check_torch(xpcorr, fixture, tmp)
         check_width(xpcorr, device_db(fixture, tmp))
+        # the CPU flame graph opens in a browser: minimum frame width 1 px
+        svg = os.path.join(tmp, "cpu.svg")
+        subprocess.run([xpcorr, "export", "--format", "svg", "-o", svg, device_db(fixture, tmp)],
+                       capture_output=True)
+        size = os.path.getsize(svg) if os.path.exists(svg) else 0
+        # (h100-torch: 62.7 MB and 189,038 frames at 0.1 px, 2.15 MB at 1 px; the
+        # deepest stacks, 147 frames of single samples 1.8 px wide, make 9 MB)
+        check(0 < size < 10e6, "CPU flame graph: %.2f MB (< 10 MB)" % (size / 1e6))
     print("SUMMARY: %d failed check(s)" % len(failures))
     return 1 if failures else 0
 
