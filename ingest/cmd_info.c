@@ -85,6 +85,26 @@ static void set_meta(json_t *o, sqlite3 *db, const char *key, const char *meta_k
 	free(v);
 }
 
+/* Modules missing where the run is read are the usual reason frames stay
+ * addresses and launch stacks stop short of the caller's code: say so among
+ * the warnings, with the remedy, rather than only in the module list. */
+static void missing_modules_warning(json_t *info, json_t *sym)
+{
+	json_int_t missing = json_integer_value(json_object_get(sym, "modules_missing"));
+	json_t *w = json_object_get(info, "warnings"), *row;
+	char msg[320];
+
+	if (!missing || !json_is_array(w))
+		return;
+	snprintf(msg, sizeof(msg), "%" JSON_INTEGER_FORMAT " module%s missing or unreadable here:"
+		 " their frames stay module+offset and native stacks may stop in them; ingest on"
+		 " the machine that recorded the run, or give copies with --symfs DIR", missing,
+		 missing == 1 ? " is" : "s are");
+	row = json_object();
+	json_object_set_new(row, "message", json_string(msg));
+	json_array_append_new(w, row);
+}
+
 static json_t *build_info(sqlite3 *db)
 {
 	json_t *info = json_object(), *run = json_object(), *sym = json_object();
@@ -173,6 +193,7 @@ static json_t *build_info(sqlite3 *db)
 		" FROM PROCESSES p ORDER BY p.pid"));
 	json_object_set_new(info, "warnings", rows(db,
 		"SELECT message FROM xp_warnings ORDER BY rowid"));
+	missing_modules_warning(info, sym);
 	return info;
 }
 

@@ -202,6 +202,11 @@ def check_torch(xpcorr, fixture, tmp):
             check(bool(lines) and lines[0]["file"].endswith("torch_loop.py") and
                   lines[0]["line"] == 28, "json frame_list: innermost Python line %s"
                   % (lines[0] if lines else None))
+    info = json.loads(subprocess.run([xpcorr, "info", "--format", "json", run],
+                                     capture_output=True, text=True).stdout)
+    missing = info["symbolization"]["modules_missing"]
+    warned = any("missing or unreadable here" in w["message"] for w in info["warnings"])
+    check(warned == (missing > 0), "info warns of the %d modules missing here: %s" % (missing, warned))
     share, reached, launches, _ = load_python_share()(sqlite3.connect(device_db(fixture, tmp)))
     launch_floor, gpu_floor = PYTHON_FLOORS.get(os.path.basename(os.path.normpath(fixture)), (0, 0))
     launch_pct = 100.0 * reached / (launches or 1)
