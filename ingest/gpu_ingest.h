@@ -52,11 +52,6 @@ struct xp_gpu_load_stats {
 	uint32_t own_pid;           /* pid in the process's own namespace */
 };
 
-/* Creates the GPU tables and our own (IF NOT EXISTS). The base tables
- * (StringIds, xp_stacks, xp_samples, META_DATA_EXPORT, xp_losses) are the
- * main loader's. */
-int xp_gpu_schema_create(sqlite3 *db);
-
 /* Loads one gpu-<pid>.xpr inside the caller's transaction. On a corrupt or
  * truncated record it stops, writes "PATH at offset N: why" to err and
  * returns -EBADMSG/-ENODATA/-EPROTO; rows loaded before stay. */

@@ -23,7 +23,7 @@
 #include "gpu_ingest.h"
 #include "kallsyms.h"
 #include "mappings.h"
-#include "meta.h"
+#include "runmeta.h"
 #include "perfmap.h"
 #include "pysplice.h"
 #include "pystacks.h"

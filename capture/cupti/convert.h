@@ -21,7 +21,7 @@
 #include <cupti.h>
 
 #include "runfmt_gpu.h"
-#include "strings.h"
+#include "strintern.h"
 
 /* Appends one record; returns 0 or a negative errno. */
 typedef int (*xp_emit_fn)(void *ctx, uint32_t type, const void *fixed,

@@ -17,7 +17,7 @@
 #include "convert.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
-#include "strings.h"
+#include "strintern.h"
 
 #define XPC_LOG_PREFIX "xpcap-cupti: "
 

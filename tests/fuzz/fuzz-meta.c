@@ -4,14 +4,14 @@
  * bounds, never crash, hang or recurse without limit.
  *   scripts/fuzz meta 60
  */
-// fuzz-sources: ingest/meta.c
+// fuzz-sources: src/runmeta.c
 // fuzz-seeds: fixtures/*/meta.json
 // fuzz-libs: -ljansson
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "meta.h"
+#include "runmeta.h"
 #include "fuzz-file.h"
 
 /* What ingest's meta_pair does with a pair: looks at every byte of both. */

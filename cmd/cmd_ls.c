@@ -18,7 +18,7 @@
 #include "archive.h"
 #include "cmd.h"
 #include "ingest.h"
-#include "meta.h"
+#include "runmeta.h"
 
 struct run {
 	char *path;

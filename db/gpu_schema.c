@@ -9,8 +9,9 @@
  * names are StringIds ids, times are ns.
  */
 #include <errno.h>
+#include <stddef.h>
 
-#include "gpu_ingest.h"
+#include "db_schema.h"
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_KERNEL ("

@@ -36,5 +36,9 @@ int xp_db_create_schema(sqlite3 *db);
 int xp_db_create_indexes(sqlite3 *db);
 /* PRAGMA user_version of an open database; -1 if unreadable. */
 int xp_db_schema_version(sqlite3 *db);
+/* Creates the GPU tables and our own (IF NOT EXISTS). The base tables
+ * (StringIds, xp_stacks, xp_samples, META_DATA_EXPORT, xp_losses) are the
+ * main loader's. */
+int xp_gpu_schema_create(sqlite3 *db);
 
 #endif

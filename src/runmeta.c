@@ -1,5 +1,5 @@
 /* meta.c - tolerant meta.json reading; see meta.h. */
-#include "meta.h"
+#include "runmeta.h"
 
 #include <errno.h>
 #include <inttypes.h>

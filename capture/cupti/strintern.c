@@ -1,7 +1,7 @@
 /* strings.c - open-addressing hash table of copied names (strings.h).
  * Sized for the few thousand distinct kernels of a large PyTorch run; grows
  * by doubling at 50% load. */
-#include "strings.h"
+#include "strintern.h"
 
 #include <errno.h>
 #include <stdlib.h>
