@@ -17,13 +17,13 @@
 #include "marker.h"
 #include "sampler.skel.h"
 
-struct bpf_sampler {
+struct xp_sampler {
 	struct sampler_bpf *skel;
 	int ncpus;
 	int *perf_fds;              /* per CPU, -1 where none */
 	struct bpf_link **perf_links;
 	struct bpf_link *marker;
-	enum bpf_sampler_step failed;
+	enum xp_sampler_step failed;
 };
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -44,7 +44,7 @@ static __u32 default_ringbuf_bytes(void)
 }
 
 /* Dwarf mode sizes, and the scratch slots they need (none otherwise). */
-static int set_copy_sizes(struct sampler_bpf *skel, const struct bpf_sampler_config *c)
+static int set_copy_sizes(struct sampler_bpf *skel, const struct xp_sampler_config *c)
 {
 	uint32_t sample = c->sample_copy, launch = c->launch_copy;
 	uint32_t sw = c->off_cpu ? sample : 0;
@@ -64,10 +64,10 @@ static int set_copy_sizes(struct sampler_bpf *skel, const struct bpf_sampler_con
 	return bpf_map__set_max_entries(skel->maps.scratch, (uint32_t)ncpus * SAMPLER_SLOT_N);
 }
 
-int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *c)
+int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c)
 {
 	uint32_t ring_bytes;
-	struct bpf_sampler *s;
+	struct xp_sampler *s;
 	int err;
 
 	s = calloc(1, sizeof(*s));
@@ -123,7 +123,7 @@ cleanup:
 	return err ? err : -EINVAL;
 }
 
-int bpf_sampler_track(struct bpf_sampler *s, pid_t tgid)
+int xp_sampler__track(struct xp_sampler *s, pid_t tgid)
 {
 	__u32 key = (__u32)tgid;
 	__u8 one = 1;
@@ -132,7 +132,7 @@ int bpf_sampler_track(struct bpf_sampler *s, pid_t tgid)
 				    sizeof(one), BPF_ANY);
 }
 
-int bpf_sampler_start(struct bpf_sampler *s, unsigned freq)
+int xp_sampler__start(struct xp_sampler *s, unsigned freq)
 {
 	struct perf_event_attr attr;
 	int opened = 0, err = 0;
@@ -177,7 +177,7 @@ cleanup:
 	return err;
 }
 
-int bpf_sampler_attach_marker(struct bpf_sampler *s, const char *path)
+int xp_sampler__attach_marker(struct xp_sampler *s, const char *path)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = XP_MARKER_SYMBOL, .retprobe = false);
 
@@ -190,12 +190,12 @@ int bpf_sampler_attach_marker(struct bpf_sampler *s, const char *path)
 	return 0;
 }
 
-int bpf_sampler_events_fd(const struct bpf_sampler *s)
+int xp_sampler__events_fd(const struct xp_sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.events);
 }
 
-int bpf_sampler_losses(const struct bpf_sampler *s, uint64_t out[SAMPLER_LOSS_N])
+int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N])
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t *vals;
@@ -220,12 +220,12 @@ cleanup:
 	return err;
 }
 
-enum bpf_sampler_step bpf_sampler_failed_step(const struct bpf_sampler *s)
+enum xp_sampler_step xp_sampler__failed_step(const struct xp_sampler *s)
 {
 	return s ? s->failed : SAMPLER_STEP_LOAD;
 }
 
-void bpf_sampler_stop(struct bpf_sampler *s)
+void xp_sampler__stop(struct xp_sampler *s)
 {
 	if (!s)
 		return;
@@ -244,11 +244,11 @@ void bpf_sampler_stop(struct bpf_sampler *s)
 		sampler_bpf__detach(s->skel);
 }
 
-void bpf_sampler_close(struct bpf_sampler *s)
+void xp_sampler__close(struct xp_sampler *s)
 {
 	if (!s)
 		return;
-	bpf_sampler_stop(s);
+	xp_sampler__stop(s);
 	sampler_bpf__destroy(s->skel);
 	free(s->perf_fds);
 	free(s->perf_links);

@@ -1,13 +1,13 @@
 /* bpfsampler.h - user side of sampler.bpf.c: load, track pids, sample,
  * probe the marker, detach. Every step returns 0 or -errno.
- *   struct bpf_sampler *s;
- *   struct bpf_sampler_config c = { .filter = true, .freq = 99 };
- *   bpf_sampler_open(&s, &c);              // load, follow fork/exit/exec
- *   bpf_sampler_track(s, child_pid);
- *   bpf_sampler_start(s, 99);              // per-CPU cpu-clock events
- *   ... drain bpf_sampler_events_fd(s) ...
- *   bpf_sampler_stop(s);                   // nothing fires after this
- *   bpf_sampler_close(s);
+ *   struct xp_sampler *s;
+ *   struct xp_sampler_config c = { .filter = true, .freq = 99 };
+ *   xp_sampler__open(&s, &c);              // load, follow fork/exit/exec
+ *   xp_sampler__track(s, child_pid);
+ *   xp_sampler__start(s, 99);              // per-CPU cpu-clock events
+ *   ... drain xp_sampler__events_fd(s) ...
+ *   xp_sampler__stop(s);                   // nothing fires after this
+ *   xp_sampler__close(s);
  */
 #ifndef XP_CAPTURE_BPFSAMPLER_H
 #define XP_CAPTURE_BPFSAMPLER_H
@@ -18,15 +18,15 @@
 
 #include "sampler.h"
 
-struct bpf_sampler;
+struct xp_sampler;
 
 /* Which step failed, for the one-line error of cmd_record. */
-enum bpf_sampler_step {
+enum xp_sampler_step {
 	SAMPLER_STEP_NONE, SAMPLER_STEP_LOAD, SAMPLER_STEP_ATTACH,
 	SAMPLER_STEP_PERF, SAMPLER_STEP_UPROBE, SAMPLER_STEP_OFFCPU,
 };
 
-struct bpf_sampler_config {
+struct xp_sampler_config {
 	bool filter;                /* only tracked processes (false: -a) */
 	unsigned freq;              /* sampling frequency, Hz (for period_ns) */
 	uint32_t ring_bytes;        /* BPF ring buffer, a power of two >= page; 0: default */
@@ -45,18 +45,18 @@ struct bpf_sampler_config {
 	uint32_t owner_gid;
 };
 
-int bpf_sampler_open(struct bpf_sampler **out, const struct bpf_sampler_config *c);
-int bpf_sampler_track(struct bpf_sampler *s, pid_t tgid);
-int bpf_sampler_start(struct bpf_sampler *s, unsigned freq);
+int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c);
+int xp_sampler__track(struct xp_sampler *s, pid_t tgid);
+int xp_sampler__start(struct xp_sampler *s, unsigned freq);
 /* Uprobe on XP_MARKER_SYMBOL in the library at path, every process. */
-int bpf_sampler_attach_marker(struct bpf_sampler *s, const char *path);
-int bpf_sampler_events_fd(const struct bpf_sampler *s);
+int xp_sampler__attach_marker(struct xp_sampler *s, const char *path);
+int xp_sampler__events_fd(const struct xp_sampler *s);
 /* Sums of the per-CPU loss counters since load. */
-int bpf_sampler_losses(const struct bpf_sampler *s, uint64_t out[SAMPLER_LOSS_N]);
-enum bpf_sampler_step bpf_sampler_failed_step(const struct bpf_sampler *s);
+int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N]);
+enum xp_sampler_step xp_sampler__failed_step(const struct xp_sampler *s);
 /* Detaches every probe and closes the perf events; idempotent. */
-void bpf_sampler_stop(struct bpf_sampler *s);
+void xp_sampler__stop(struct xp_sampler *s);
 /* Stops and frees; accepts NULL. */
-void bpf_sampler_close(struct bpf_sampler *s);
+void xp_sampler__close(struct xp_sampler *s);
 
 #endif

@@ -24,7 +24,7 @@
 
 struct drain {
 	struct xp_writer *w;        /* borrowed */
-	struct bpf_sampler *s;      /* borrowed */
+	struct xp_sampler *s;      /* borrowed */
 	struct sideband *sb;        /* borrowed, may be NULL */
 	struct ring_buffer *rb;
 	int epfd;
@@ -280,7 +280,7 @@ static void report_losses(struct drain *d)
 	};
 	uint64_t now[SAMPLER_LOSS_N];
 
-	if (bpf_sampler_losses(d->s, now) == 0) {
+	if (xp_sampler__losses(d->s, now) == 0) {
 		for (int i = 0; i < SAMPLER_LOSS_N; i++) {
 			if (now[i] > d->bpf_reported[i])
 				write_lost(d, kinds[i][0], kinds[i][1], now[i] - d->bpf_reported[i]);
@@ -313,7 +313,7 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
-int drain_open(struct drain **out, struct xp_writer *w, struct bpf_sampler *s,
+int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
 	       struct sideband *sb)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -337,7 +337,7 @@ int drain_open(struct drain **out, struct xp_writer *w, struct bpf_sampler *s,
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epfd < 0)
 		return -errno;
-	d->rb = ring_buffer__new(bpf_sampler_events_fd(s), on_bpf_event, d, NULL);
+	d->rb = ring_buffer__new(xp_sampler__events_fd(s), on_bpf_event, d, NULL);
 	if (!d->rb)
 		return -errno ? -errno : -ENOMEM;
 	ev.data.fd = ring_buffer__epoll_fd(d->rb);

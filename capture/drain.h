@@ -6,7 +6,7 @@
  *   drain_open(&d, writer, sampler, sideband);
  *   drain_append(d, XP_REC_MMAP, &m, sizeof(m), path, len);   // before start
  *   drain_start(d); ... drain_stop(d);
- *   bpf_sampler_stop(s); drain_final(d);   // what arrived before the detach
+ *   xp_sampler__stop(s); drain_final(d);   // what arrived before the detach
  */
 #ifndef XP_CAPTURE_DRAIN_H
 #define XP_CAPTURE_DRAIN_H
@@ -19,10 +19,10 @@
 
 struct drain;
 struct xp_writer;
-struct bpf_sampler;
+struct xp_sampler;
 struct sideband;
 
-int drain_open(struct drain **out, struct xp_writer *w, struct bpf_sampler *s,
+int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
 	       struct sideband *sb);
 /* Appends and counts one record; returns what the writer returned. */
 int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,

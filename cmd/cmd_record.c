@@ -53,7 +53,7 @@ struct recorder {
 	pid_t pids[REC_MAX_PIDS];
 	unsigned npids;
 	struct waitend we;              /* signals, timer, child, attached pids */
-	struct bpf_sampler *sampler;
+	struct xp_sampler *sampler;
 	struct sideband *sb;
 	struct xp_writer *w;
 	struct drain *drain;
@@ -149,7 +149,7 @@ static void build_env(struct recorder *r)
 	r->env[n] = NULL;
 }
 
-static const char *bpf_hint(enum bpf_sampler_step step, int err)
+static const char *bpf_hint(enum xp_sampler_step step, int err)
 {
 	switch (step) {
 	case SAMPLER_STEP_LOAD:
@@ -176,7 +176,7 @@ static int arm(struct recorder *r)
 
 	r->meta.start_mono = clock_ns(CLOCK_MONOTONIC);
 	r->meta.start_real = clock_ns(CLOCK_REALTIME);
-	struct bpf_sampler_config bc = {
+	struct xp_sampler_config bc = {
 		.filter = !r->o.system_wide, .freq = r->o.freq, .ring_bytes = r->o.ring_kib * 1024u,
 		.off_cpu = r->o.off_cpu, .offcpu_min_ns = (uint64_t)r->o.offcpu_min_us * 1000,
 		.sample_copy = r->o.sample_copy, .launch_copy = r->o.launch_copy,
@@ -185,14 +185,14 @@ static int arm(struct recorder *r)
 		.owner_uid = r->uid, .owner_gid = r->gid,
 	};
 
-	err = bpf_sampler_open(&r->sampler, &bc);
+	err = xp_sampler__open(&r->sampler, &bc);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot load BPF programs: %s (%s)\n", strerror(-err),
-			bpf_hint(bpf_sampler_failed_step(r->sampler), err));
+			bpf_hint(xp_sampler__failed_step(r->sampler), err));
 		return XP_EXIT_USAGE;
 	}
 	for (unsigned i = 0; i < r->npids; i++) {
-		err = bpf_sampler_track(r->sampler, r->pids[i]);
+		err = xp_sampler__track(r->sampler, r->pids[i]);
 		if (err) {
 			fprintf(stderr, "xpcap: cannot track pid %d: %s\n", (int)r->pids[i],
 				strerror(-err));
@@ -228,7 +228,7 @@ static int arm(struct recorder *r)
 		snapshot_existing_maps(r->drain, r->o.system_wide ? NULL : r->pids, r->npids,
 				       clock_ns(CLOCK_MONOTONIC));
 	if (!r->o.gpu_only) {
-		err = bpf_sampler_start(r->sampler, r->o.freq);
+		err = xp_sampler__start(r->sampler, r->o.freq);
 		if (err) {
 			fprintf(stderr, "xpcap: cannot start sampling at %u Hz: %s (%s)\n",
 				r->o.freq, strerror(-err), bpf_hint(SAMPLER_STEP_PERF, err));
@@ -236,7 +236,7 @@ static int arm(struct recorder *r)
 		}
 	}
 	if (!r->o.no_gpu && access(r->cupti_lib, R_OK) == 0) {
-		err = bpf_sampler_attach_marker(r->sampler, r->cupti_lib);
+		err = xp_sampler__attach_marker(r->sampler, r->cupti_lib);
 		if (err) {
 			fprintf(stderr, "xpcap: cannot attach the correlation uprobe to %s:%s: %s\n",
 				r->cupti_lib, XP_MARKER_SYMBOL, strerror(-err));
@@ -267,7 +267,7 @@ static void stop_on_write_error(struct recorder *r, int err)
 		return;
 	r->write_failed = true;
 	drain_stop(r->drain);
-	bpf_sampler_stop(r->sampler);
+	xp_sampler__stop(r->sampler);
 	r->meta.stop_reason = disk_full(err) ? "disk_full" : "write_error";
 	fprintf(stderr, "xpcap: cannot write %s/cpu.xpr: %s; recording stopped, the run keeps "
 		"what was written before%s\n", r->rd.path, strerror(-err),
@@ -315,7 +315,7 @@ static int finish(struct recorder *r)
 	int err, ret = 0;
 
 	drain_stop(r->drain);
-	bpf_sampler_stop(r->sampler);
+	xp_sampler__stop(r->sampler);
 	err = drain_final(r->drain);
 	waitend_reap(&r->we);
 	r->meta.have_exit = r->we.exited;
@@ -543,7 +543,7 @@ cleanup:
 		target_abort(&r->t);
 	drain_close(r->drain);
 	xp_writer_close(r->w);
-	bpf_sampler_close(r->sampler);
+	xp_sampler__close(r->sampler);
 	sideband_close(r->sb);
 	/* capture never started: only what this xpcap made goes */
 	if (r->rd_open && !r->run_started)

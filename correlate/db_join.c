@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "db_join.h"
+#include "array.h"
 #include "report_groups.h"
 #include "row_batch.h"
 #include "sat_add.h"
@@ -152,16 +153,7 @@ static int on_in_api(void *ctx, const struct xc_sample *s, const struct xc_api *
 /* Grows *arr (of elem bytes) to hold n + 1. */
 static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	*cap = *cap ? *cap * 2 : 4096;
-	p = realloc(*arr, *cap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	return 0;
+	return xp_array__reserve(arr, cap, n + 1, elem, 4096);
 }
 
 static int read_launches(sqlite3 *db, struct xc_input *in)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "pylines.h"
 #include "runfile.h"
 #include "runfmt_py.h"
@@ -53,20 +54,7 @@ struct xp_pystore {
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
-	void *q;
-	size_t n;
-
-	if (need <= *cap)
-		return 0;
-	n = *cap ? *cap * 2 : 64;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
+	return xp_array__reserve(p, cap, need, size, 64);
 }
 
 struct xp_pystore *xp_pystore_new(void)

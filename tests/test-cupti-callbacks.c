@@ -69,7 +69,7 @@ START_TEST(one_record_per_outermost_call)
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	xpc.pid = getpid();
-	xpc.strings = xp_strtab_new(&xpc.next_string_id);
+	xpc.strings = xpc_strintern__new(&xpc.next_string_id);
 	xp_conv_init(&xpc.conv, xpc.strings, xpc_stage_emit, NULL);
 	ck_assert_int_eq(xpc_out_open(dir, xpc.pid), 0);
 	xpc_callbacks_enable(NULL, XPC_CALLBACKS_ALL); /* fails without a GPU; sets up batching */

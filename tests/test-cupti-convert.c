@@ -21,7 +21,7 @@ struct rec {
 static struct rec recs[64];
 static int nrecs;
 static uint32_t next_id;
-static struct xp_strtab *tab;
+static struct xpc_strintern *tab;
 static struct xp_conv conv;
 
 static int sink(void *ctx, uint32_t type, const void *fixed, size_t fixed_len,
@@ -44,14 +44,14 @@ static void setup(void)
 {
 	nrecs = 0;
 	next_id = 0;
-	tab = xp_strtab_new(&next_id);
+	tab = xpc_strintern__new(&next_id);
 	ck_assert_ptr_nonnull(tab);
 	xp_conv_init(&conv, tab, sink, NULL);
 }
 
 static void teardown(void)
 {
-	xp_strtab_free(tab);
+	xpc_strintern__free(tab);
 }
 
 static CUpti_ActivityKernel10 fake_kernel(const char *name, uint32_t corr)
@@ -287,15 +287,15 @@ START_TEST(strtab_grows_and_dedups)
 
 	for (int i = 0; i < 5000; i++) {
 		snprintf(buf, sizeof(buf), "kernel_%d", i);
-		ck_assert_int_eq(xp_strtab_intern(tab, buf, &id), 1);
+		ck_assert_int_eq(xpc_strintern__intern(tab, buf, &id), 1);
 		ck_assert_uint_eq(id, (uint32_t)i + 1);
 	}
-	ck_assert_int_eq(xp_strtab_intern(tab, "kernel_4321", &again), 0);
+	ck_assert_int_eq(xpc_strintern__intern(tab, "kernel_4321", &again), 0);
 	ck_assert_uint_eq(again, 4322);
-	ck_assert_uint_eq(xp_strtab_count(tab), 5000);
-	ck_assert_int_eq(xp_strtab_intern(tab, "", &id), 0);
+	ck_assert_uint_eq(xpc_strintern__count(tab), 5000);
+	ck_assert_int_eq(xpc_strintern__intern(tab, "", &id), 0);
 	ck_assert_uint_eq(id, 0);
-	ck_assert_int_eq(xp_strtab_intern(tab, NULL, &id), 0);
+	ck_assert_int_eq(xpc_strintern__intern(tab, NULL, &id), 0);
 }
 END_TEST
 

@@ -20,7 +20,7 @@ _Static_assert(sizeof(struct xp_gpu_overhead) % 8 == 0, "8-aligned record");
 _Static_assert(sizeof(struct xp_gpu_clock) % 8 == 0, "8-aligned record");
 _Static_assert(sizeof(struct xp_gpu_string) % 8 == 0, "8-aligned record");
 
-void xp_conv_init(struct xp_conv *c, struct xp_strtab *strings,
+void xp_conv_init(struct xp_conv *c, struct xpc_strintern *strings,
 		  xp_emit_fn emit, void *emit_ctx)
 {
 	memset(c, 0, sizeof(*c));
@@ -42,7 +42,7 @@ static int emit(struct xp_conv *c, uint32_t type, const void *p, size_t len,
 int xp_conv_string(struct xp_conv *c, const char *s, uint32_t *id)
 {
 	struct xp_gpu_string rec;
-	int fresh = xp_strtab_intern(c->strings, s, id);
+	int fresh = xpc_strintern__intern(c->strings, s, id);
 
 	if (fresh < 0) {
 		if (!c->last_error)

@@ -30,7 +30,7 @@ typedef int (*xp_emit_fn)(void *ctx, uint32_t type, const void *fixed,
 #define XP_CONV_TYPES 96            /* counters indexed by GPU record type */
 
 struct xp_conv {
-	struct xp_strtab *strings;      /* borrowed */
+	struct xpc_strintern *strings;      /* borrowed */
 	xp_emit_fn emit;
 	void *emit_ctx;
 	uint64_t no_timestamp[XP_CONV_TYPES]; /* start = end = 0, not yet reported */
@@ -39,7 +39,7 @@ struct xp_conv {
 	int last_error;                 /* first emit/intern error, negative errno */
 };
 
-void xp_conv_init(struct xp_conv *c, struct xp_strtab *strings,
+void xp_conv_init(struct xp_conv *c, struct xpc_strintern *strings,
 		  xp_emit_fn emit, void *emit_ctx);
 
 /* Interns s and emits its string record the first time; *id is 0 for NULL

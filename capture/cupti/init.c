@@ -219,7 +219,7 @@ static void at_exit(void)
 	pthread_mutex_lock(&xpc.conv_lock);
 	snprintf(text, sizeof(text), "records %llu, cupti dropped %llu, strings %zu",
 		 (unsigned long long)xpc.conv.converted,
-		 (unsigned long long)xpc.cupti_dropped, xp_strtab_count(xpc.strings));
+		 (unsigned long long)xpc.cupti_dropped, xpc_strintern__count(xpc.strings));
 	pthread_mutex_unlock(&xpc.conv_lock);
 	xpc_status(XP_GPU_ST_STOPPED, XP_GPU_STATUS_INFO, 0, text);
 	/* Off first, then drain: threads still running add nothing after. */
@@ -318,7 +318,7 @@ int InitializeInjection(void)
 		xpc_log("%s is not set; GPU tracing off", XP_ENV_RUN_DIR);
 		return 1;
 	}
-	xpc.strings = xp_strtab_new(&xpc.next_string_id);
+	xpc.strings = xpc_strintern__new(&xpc.next_string_id);
 	if (!xpc.strings) {
 		xpc_log("out of memory; GPU tracing off");
 		return 1;

@@ -1,4 +1,4 @@
-/* strings.c - open-addressing hash table of copied names (strings.h).
+/* strintern.c - open-addressing hash table of copied names (strintern.h).
  * Sized for the few thousand distinct kernels of a large PyTorch run; grows
  * by doubling at 50% load. */
 #include "strintern.h"
@@ -13,7 +13,7 @@ struct slot {
 	uint32_t id;
 };
 
-struct xp_strtab {
+struct xpc_strintern {
 	struct slot *slots;
 	size_t cap;                 /* power of two */
 	size_t count;
@@ -31,9 +31,9 @@ static uint64_t hash_str(const char *s, size_t n)
 	return h ? h : 1;
 }
 
-struct xp_strtab *xp_strtab_new(uint32_t *next_id)
+struct xpc_strintern *xpc_strintern__new(uint32_t *next_id)
 {
-	struct xp_strtab *t = calloc(1, sizeof(*t));
+	struct xpc_strintern *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
@@ -63,7 +63,7 @@ static struct slot *find(struct slot *slots, size_t cap, uint64_t h,
 	}
 }
 
-static int grow(struct xp_strtab *t)
+static int grow(struct xpc_strintern *t)
 {
 	size_t cap = t->cap * 2;
 	struct slot *slots = calloc(cap, sizeof(*slots));
@@ -82,7 +82,7 @@ static int grow(struct xp_strtab *t)
 	return 0;
 }
 
-int xp_strtab_intern(struct xp_strtab *t, const char *s, uint32_t *id)
+int xpc_strintern__intern(struct xpc_strintern *t, const char *s, uint32_t *id)
 {
 	size_t n;
 	uint64_t h;
@@ -113,12 +113,12 @@ int xp_strtab_intern(struct xp_strtab *t, const char *s, uint32_t *id)
 	return 1;
 }
 
-size_t xp_strtab_count(const struct xp_strtab *t)
+size_t xpc_strintern__count(const struct xpc_strintern *t)
 {
 	return t->count;
 }
 
-void xp_strtab_free(struct xp_strtab *t)
+void xpc_strintern__free(struct xpc_strintern *t)
 {
 	if (!t)
 		return;

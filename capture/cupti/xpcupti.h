@@ -35,7 +35,7 @@ struct xpc_state {
 
 	pthread_mutex_t conv_lock;      /* guards conv and strings */
 	struct xp_conv conv;
-	struct xp_strtab *strings;
+	struct xpc_strintern *strings;
 	uint64_t cupti_dropped;         /* records CUPTI reported dropped */
 };
 
