@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "diff.h"
 #include "ingest.h"
+#include "opendb.h"
 
 static void usage(FILE *out)
 {

@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "folded.h"
 #include "ingest.h"
+#include "opendb.h"
 #include "svg.h"
 #include "weights.h"
 

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "info_python.h"
 #include "ingest.h"
+#include "opendb.h"
 
 static int64_t scalar(sqlite3 *db, const char *sql, int64_t def)
 {

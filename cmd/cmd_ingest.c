@@ -17,6 +17,7 @@
 
 #include "cmd.h"
 #include "ingest.h"
+#include "opendb.h"
 
 static volatile int interrupted;
 
@@ -33,44 +34,6 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 		fprintf(stderr, "\rxpcorr: ingesting %3u%%", (unsigned)(done * 100 / total));
 }
 
-void xp_print_load_warnings(const struct xp_load_result *res)
-{
-	for (unsigned i = 0; i < res->nwarnings && i < XP_LOAD_WARNINGS_KEPT; i++)
-		fprintf(stderr, "xpcorr: warning: %s\n", res->warnings[i]);
-	if (res->nwarnings > XP_LOAD_WARNINGS_KEPT)
-		fprintf(stderr, "xpcorr: warning: %u more warnings in table xp_warnings\n",
-			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
-}
-
-int xp_cmd_open_db(const char *target, sqlite3 **db)
-{
-	struct xp_load_result res;
-	char real[PATH_MAX], err[XP_LOAD_MSG_LEN];
-	struct stat sb;
-	int ingested = 0;
-
-	*db = NULL;
-	if (stat(target, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-		/* a database file named on the command line: the link the user
-		 * typed is followed, then regular files only */
-		if (!realpath(target, real)) {
-			fprintf(stderr, "xpcorr: cannot open %s: %s\n", target, strerror(errno));
-			return -1;
-		}
-		if (!xp_db_open_file(real, db, err, sizeof(err)))
-			return 0;
-		fprintf(stderr, "xpcorr: %s\n", err);
-		return -1;
-	}
-	if (xp_ingest_open(target, db, &ingested, &res)) {
-		xp_print_load_warnings(&res);
-		fprintf(stderr, "xpcorr: %s\n", res.error);
-		return -1;
-	}
-	xp_print_load_warnings(&res);
-	return 0;
-}
-
 int cmd_ingest(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -83,11 +46,12 @@ int cmd_ingest(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct xp_load_opts o = { 0 };
+	struct xp_load_opts o;
 	struct xp_load_result res;
 	int c, quiet = 0, err;
 	char *end;
 
+	xp_cmd_load_opts(&o, NULL);
 	while ((c = getopt_long(argc, argv, "sS:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':

@@ -12,6 +12,7 @@
 
 #include "cmd.h"
 #include "ingest.h"
+#include "opendb.h"
 #include "report.h"
 
 static const char usage[] =

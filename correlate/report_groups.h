@@ -66,9 +66,6 @@ int xc_groups_api_row(struct xc_groups *g, int64_t name_id, int64_t dur);
 /* Sorts what was collected and writes the three tables. 0, -EIO or -ENOMEM. */
 int xc_groups_write(sqlite3 *db, struct xc_groups *g);
 void xc_groups_free(struct xc_groups *g);
-/* 1 when the database has groups computed from its current GPU and API rows
- * (same row counts and last rowids); 0 when absent or stale. */
-int xc_groups_fresh(sqlite3 *db);
 /* Names of how and reason codes as xp_attribution spells them. */
 const char *xc_how_name(uint8_t how);
 const char *xc_attr_reason_name(uint8_t reason);

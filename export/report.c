@@ -17,7 +17,7 @@
 
 #include "db_schema.h"
 #include "jsonw.h"
-#include "report_groups.h"
+#include "groups.h"
 #include "report.h"
 #include "elidename.h"
 #include "utf8.h"
@@ -85,7 +85,7 @@ static int use_groups(struct rep *R)
 
 	if (o->pid || o->since || o->until)
 		return 0;
-	return xc_groups_fresh(R->db);
+	return xp_groups_fresh(R->db);
 }
 
 /* The view's name in xp_report_groups, or NULL when it has none. */

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "archive.h"
-#include "db_join.h"
 #include "db_schema.h"
 #include "gpu_ingest.h"
 #include "rundb.h"
@@ -114,10 +113,10 @@ static void add_warning(struct xp_load_result *res, const char *fmt, ...)
 static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 		     struct xp_load_result *res, int *cannot_write);
 
-int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
+int xp_ingest_open(const struct xp_load_opts *o, sqlite3 **db, int *ingested,
 		   struct xp_load_result *res)
 {
-	struct xp_load_opts o = { .run_dir = run_dir };
+	const char *run_dir = o->run_dir;
 	char why[XP_LOAD_MSG_LEN] = "";
 	struct xp_rundir d;
 	enum db_state state;
@@ -135,7 +134,7 @@ int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
 	if (state != DB_FRESH) {
 		err = xp_rundir_check_write(&d, 0, res->error, sizeof(res->error));
 		if (!err)
-			err = ingest_in(&d, &o, res, &cannot_write);
+			err = ingest_in(&d, o, res, &cannot_write);
 		if (!err) {
 			*ingested = 1;
 			if (state == DB_ODD)
@@ -225,12 +224,10 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 			goto fail;
 		}
 		*res = keep;
-		/* GPU work to the CPU stacks that launched it, in the same db */
-		if (xc_correlate_db(db, &res->correlation)) {
-			snprintf(res->error, sizeof(res->error), "correlation: %s", sqlite3_errmsg(db));
-			err = -EIO;
+		/* the caller's step in the same transaction (the correlation) */
+		if (o->after_load &&
+		    (err = o->after_load(o->after_load_ctx, db, res->error, sizeof(res->error))))
 			goto fail;
-		}
 		/* what a later diff or ls needs: host, GPU, versions, git describe */
 		if (xp_archive_record(db)) {
 			snprintf(res->error, sizeof(res->error), "archive facts: %s", sqlite3_errmsg(db));

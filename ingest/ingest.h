@@ -4,7 +4,7 @@
  * interrupted or failed ingest leaves the previous database (or none),
  * never half of one.
  *
- *   struct xp_load_opts o = { .run_dir = "run" };
+ *   struct xp_load_opts o = { .run_dir = "run", .after_load = correlate };
  *   struct xp_load_result res;
  *   if (!xp_ingest_is_fresh("run") && xp_ingest(&o, &res) < 0)
  *       fprintf(stderr, "xpcorr: %s\n", res.error);
@@ -25,20 +25,13 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res);
 /* 1 when run/xpcorr.db is a regular file, has this schema version and is
  * newer than every input file of the run; else 0. */
 int xp_ingest_is_fresh(const char *run_dir);
-/* Opens run/xpcorr.db read-only, ingesting first (with default options)
- * when it is missing, not a regular file, or older than the run; removes
- * the temporary files of killed ingests. *ingested tells whether it did.
+/* Opens o->run_dir/xpcorr.db read-only, ingesting first (with o) when it
+ * is missing, not a regular file, or older than the run; removes the
+ * temporary files of killed ingests. *ingested tells whether it did.
  * res holds warnings: the ingest's, or that a stale database of a run that
  * cannot be written is read as it is. 0 or a negative errno with
  * res->error. */
-int xp_ingest_open(const char *run_dir, sqlite3 **db, int *ingested,
+int xp_ingest_open(const struct xp_load_opts *o, sqlite3 **db, int *ingested,
 		   struct xp_load_result *res);
-/* For the cmd_* files only (library code never prints): the warnings of a
- * load on stderr, "xpcorr: warning: ...", the first few and a count. */
-void xp_print_load_warnings(const struct xp_load_result *res);
-/* For the cmd_* files: the database of a run directory, ingested first when
- * missing or stale (warnings and errors printed), or an existing .db file
- * opened read-only. 0, or -1 after printing why. */
-int xp_cmd_open_db(const char *target, sqlite3 **db);
 
 #endif

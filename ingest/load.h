@@ -15,9 +15,8 @@
 #define XP_LOAD_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include "db_join.h"
 
 #define XP_LOAD_WARNINGS_KEPT 8
 #define XP_LOAD_MSG_LEN 512
@@ -38,6 +37,11 @@ struct xp_load_opts {
 	 * stream that goes over is cut there (a warning, an error if strict). */
 	uint64_t max_records;
 	uint32_t max_expand;
+	/* xp_ingest: run in the load's transaction after the indexes, before
+	 * the archive facts and the rename (cmd: the correlation). 0 or a
+	 * negative errno with err set. May be NULL. */
+	int (*after_load)(void *ctx, sqlite3 *db, char *err, size_t errlen);
+	void *after_load_ctx;
 };
 
 struct xp_load_result {
@@ -52,7 +56,6 @@ struct xp_load_result {
 	uint64_t addresses;                 /* distinct user addresses symbolized (cache misses) */
 	uint64_t symbolize_ns, unwind_ns;   /* time spent symbolizing them, unwinding copies */
 	uint64_t gpu_streams;               /* gpu-<pid>.xpr files loaded */
-	struct xc_summary correlation;      /* what the join attributed */
 };
 
 /* 0 (warnings possible), or a negative errno with res->error set:

@@ -413,7 +413,7 @@ START_TEST(killed_ingests_temporary_database_removed_by_a_reader)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 	ck_assert_int_eq(count_temps(path, sizeof(path)), 2);
-	ck_assert_int_eq(xp_ingest_open(dir, &db, &ingested, &res), 0);
+	ck_assert_int_eq(xp_ingest_open(&(struct xp_load_opts){ .run_dir = dir }, &db, &ingested, &res), 0);
 	ck_assert_int_eq(ingested, 0);                  /* a reader, no ingest */
 	sqlite3_close(db);
 	ck_assert_int_eq(count_temps(path, sizeof(path)), 1);
@@ -436,7 +436,7 @@ START_TEST(database_that_is_no_regular_file)
 	/* a FIFO: not opened (it would block), said, ingested again */
 	ck_assert_int_eq(mkfifo(db_path, 0644), 0);
 	ck_assert_int_eq(xp_ingest_is_fresh(dir), 0);
-	ck_assert_int_eq(xp_ingest_open(dir, &db, &ingested, &res), 0);
+	ck_assert_int_eq(xp_ingest_open(&(struct xp_load_opts){ .run_dir = dir }, &db, &ingested, &res), 0);
 	ck_assert_int_eq(ingested, 1);
 	ck_assert(has_warning(&res, "xpcorr.db is a FIFO, not a database"));
 	sqlite3_close(db);

@@ -12,6 +12,7 @@
 #include "db_join.h"
 #include "gpu-testdb.h"
 #include "report.h"
+#include "groups.h"
 #include "report_groups.h"
 
 static char dir[] = "/tmp/xp-report-XXXXXX";
@@ -225,7 +226,7 @@ START_TEST(groups_equal_rows)
 	static const enum xp_report_by bys[] = { XP_BY_KERNEL, XP_BY_STACK, XP_BY_API };
 	char *from_groups[3][3][2], *from_rows;
 
-	ck_assert_int_eq(xc_groups_fresh(db), 1);
+	ck_assert_int_eq(xp_groups_fresh(db), 1);
 	ck_assert_int_gt(q1("SELECT count(*) FROM xp_report_groups WHERE view = 'kernel'"), 2);
 	for (int b = 0; b < 3; b++)
 		for (int f = 0; f < 3; f++)
@@ -240,7 +241,7 @@ START_TEST(groups_equal_rows)
 	/* forget what they were computed from: the report computes from rows */
 	sqlite3_exec(db, "DELETE FROM META_DATA_EXPORT WHERE name = 'xp_report_groups_of'",
 		     NULL, NULL, NULL);
-	ck_assert_int_eq(xc_groups_fresh(db), 0);
+	ck_assert_int_eq(xp_groups_fresh(db), 0);
 	for (int b = 0; b < 3; b++)
 		for (int f = 0; f < 3; f++)
 			for (int m = 0; m < 2; m++) {
@@ -264,14 +265,14 @@ START_TEST(groups_stale_after_changes)
 {
 	struct xc_summary s;
 
-	ck_assert_int_eq(xc_groups_fresh(db), 1);
+	ck_assert_int_eq(xp_groups_fresh(db), 1);
 	sqlite3_exec(db, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY", NULL, NULL, NULL);
-	ck_assert_int_eq(xc_groups_fresh(db), 0);
+	ck_assert_int_eq(xp_groups_fresh(db), 0);
 	ck_assert_int_eq(xc_correlate_db(db, &s), 0);
-	ck_assert_int_eq(xc_groups_fresh(db), 1);
+	ck_assert_int_eq(xp_groups_fresh(db), 1);
 	sqlite3_exec(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, nameId,"
 		     " returnValue) VALUES (1, 2, 0, 1, 0)", NULL, NULL, NULL);
-	ck_assert_int_eq(xc_groups_fresh(db), 0);
+	ck_assert_int_eq(xp_groups_fresh(db), 0);
 }
 END_TEST
 

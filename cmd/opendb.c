@@ -1,0 +1,72 @@
+/* opendb.c - ingest then correlate, and opening a run's database for the
+ * commands (opendb.h). */
+#include "opendb.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db_join.h"
+
+/* GPU work to the CPU stacks that launched it, in the load's database */
+static int correlate(void *ctx, sqlite3 *db, char *err, size_t errlen)
+{
+	struct xc_summary summary;
+
+	(void)ctx;
+	if (xc_correlate_db(db, &summary)) {
+		snprintf(err, errlen, "correlation: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	return 0;
+}
+
+void xp_cmd_load_opts(struct xp_load_opts *o, const char *run_dir)
+{
+	memset(o, 0, sizeof(*o));
+	o->run_dir = run_dir;
+	o->after_load = correlate;
+}
+
+void xp_print_load_warnings(const struct xp_load_result *res)
+{
+	for (unsigned i = 0; i < res->nwarnings && i < XP_LOAD_WARNINGS_KEPT; i++)
+		fprintf(stderr, "xpcorr: warning: %s\n", res->warnings[i]);
+	if (res->nwarnings > XP_LOAD_WARNINGS_KEPT)
+		fprintf(stderr, "xpcorr: warning: %u more warnings in table xp_warnings\n",
+			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
+}
+
+int xp_cmd_open_db(const char *target, sqlite3 **db)
+{
+	struct xp_load_result res;
+	struct xp_load_opts o;
+	char real[PATH_MAX], err[XP_LOAD_MSG_LEN];
+	struct stat sb;
+	int ingested = 0;
+
+	*db = NULL;
+	if (stat(target, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+		/* a database file named on the command line: the link the user
+		 * typed is followed, then regular files only */
+		if (!realpath(target, real)) {
+			fprintf(stderr, "xpcorr: cannot open %s: %s\n", target, strerror(errno));
+			return -1;
+		}
+		if (!xp_db_open_file(real, db, err, sizeof(err)))
+			return 0;
+		fprintf(stderr, "xpcorr: %s\n", err);
+		return -1;
+	}
+	xp_cmd_load_opts(&o, target);
+	if (xp_ingest_open(&o, db, &ingested, &res)) {
+		xp_print_load_warnings(&res);
+		fprintf(stderr, "xpcorr: %s\n", res.error);
+		return -1;
+	}
+	xp_print_load_warnings(&res);
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* opendb.h - how the commands get a database: ingest, then correlate (the
+ * command layer runs the stages; ingest never calls correlate), or an
+ * existing database opened read-only. Prints, as cmd/ alone may.
+ *
+ *   struct xp_load_opts o;
+ *   xp_cmd_load_opts(&o, "run");           // ingest + correlation step
+ *   err = xp_ingest(&o, &res);
+ *   xp_print_load_warnings(&res);
+ *
+ *   sqlite3 *db;
+ *   if (xp_cmd_open_db(argv[optind], &db)) return XP_EXIT_FAIL;
+ */
+#ifndef XP_CMD_OPENDB_H
+#define XP_CMD_OPENDB_H
+
+#include <sqlite3.h>
+
+#include "ingest.h"
+
+/* Default load options for run_dir, with the correlation as the load's
+ * after_load step (in the same transaction, before the rename). */
+void xp_cmd_load_opts(struct xp_load_opts *o, const char *run_dir);
+/* The warnings of a load on stderr, "xpcorr: warning: ...", the first few
+ * and a count. */
+void xp_print_load_warnings(const struct xp_load_result *res);
+/* The database of a run directory, ingested and correlated first when
+ * missing or stale (warnings and errors printed), or an existing .db file
+ * opened read-only. 0, or -1 after printing why. */
+int xp_cmd_open_db(const char *target, sqlite3 **db);
+
+#endif
