@@ -9,6 +9,7 @@
 
 #include "report_groups.h"
 #include "groups.h"
+#include "stats.h"
 #include "row_batch.h"
 #include "sat_add.h"
 
@@ -88,25 +89,21 @@ static int write_view(struct xc_batch *b, const char *view, struct xc_vec *v)
 	while (i < v->n) {
 		size_t j = i, n;
 		int64_t total = 0;
-		double avg, med, sum2 = 0;
+		struct xp_stats st;
 
 		while (j < v->n && d[j].key == d[i].key)
 			total = xc_sat_add(total, d[j++].dur);
 		n = j - i;
-		avg = (double)total / (double)n;
-		med = n % 2 ? (double)d[i + n / 2].dur :
-		      ((double)d[i + n / 2 - 1].dur + (double)d[i + n / 2].dur) / 2;
-		for (size_t k = i; k < j; k++)
-			sum2 += ((double)d[k].dur - avg) * ((double)d[k].dur - avg);
+		xp_stats__of_sorted(&d[i].dur, n, sizeof(*d), total, &st);
 		xc_batch_text(b, view);
 		xc_batch_int(b, d[i].key);
 		xc_batch_int(b, (int64_t)n);
 		xc_batch_int(b, total);
 		xc_batch_int(b, d[i].dur);
 		xc_batch_int(b, d[j - 1].dur);
-		xc_batch_real(b, avg);
-		xc_batch_real(b, med);
-		xc_batch_real(b, n > 1 ? sqrt(sum2 / (double)(n - 1)) : 0);
+		xc_batch_real(b, st.avg);
+		xc_batch_real(b, st.med);
+		xc_batch_real(b, st.sd);
 		if (xc_batch_row(b) < 0)
 			return -EIO;
 		i = j;

@@ -9,8 +9,8 @@
  *   xc_groups_write(db, &g);                 // xp_report_groups, ..._kernel_stacks,
  *   xc_groups_free(&g);                      // ..._coverage (xpcorr-gpu-db(5))
  *
- * Statistics are computed exactly as report.c computes them from the rows
- * (same order of summation), so a report from either source is identical.
+ * Statistics come from db/stats.h, as report.c's from the rows do, so a
+ * report from either source is identical.
  */
 #ifndef XC_REPORT_GROUPS_H
 #define XC_REPORT_GROUPS_H

@@ -19,6 +19,7 @@
 #include "jsonw.h"
 #include "groups.h"
 #include "report.h"
+#include "stats.h"
 #include "elidename.h"
 #include "utf8.h"
 #include "launch.h"
@@ -152,13 +153,12 @@ static int collect_groups(struct rep *R, const char *view)
 
 static void group_finish(struct group *g, int64_t *d)
 {
-	double sum2 = 0;
+	struct xp_stats st;
 
-	g->avg = (double)g->total / (double)g->n;
-	g->med = g->n % 2 ? (double)d[g->n / 2] : ((double)d[g->n / 2 - 1] + (double)d[g->n / 2]) / 2;
-	for (uint64_t i = 0; i < g->n; i++)
-		sum2 += ((double)d[i] - g->avg) * ((double)d[i] - g->avg);
-	g->sd = g->n > 1 ? sqrt(sum2 / (double)(g->n - 1)) : 0;
+	xp_stats__of_sorted(d, g->n, sizeof(*d), g->total, &st);
+	g->avg = st.avg;
+	g->med = st.med;
+	g->sd = st.sd;
 }
 
 /* Runs a (name, key, duration) query ordered by key, duration. */
