@@ -14,37 +14,29 @@
 
 #include "rundir.h"
 #include "runfmt.h"
+#include "runnames.h"
 #include "sampler.h"
 
-static const char *const kind_names[] = {
-	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
-	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
-	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch", [XP_REC_LOST] = "lost",
-};
-
-static const char *const reason_names[REC_NREASONS] = {
-	[XP_LOST_RINGBUF_FULL] = "ringbuf_full", [XP_LOST_PERF_LOST] = "perf_lost",
-	[XP_LOST_STACK] = "stack", [XP_LOST_WRITE] = "write",
-	[XP_LOST_NO_MEMORY] = "no_memory", [XP_LOST_PRIVILEGED] = "privileged",
-};
-
+/* "records": {"sample": {"written": N, "lost": {"ringbuf_full": N, ...}}, ...}
+ * with the kinds and reason keys of the one name table (runnames.h) */
 static json_t *counts_json(const struct rec_counts *c)
 {
 	json_t *recs = json_object();
 
-	for (unsigned k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++) {
+	for (unsigned i = 0; i < xp_rec_nkinds; i++) {
+		uint32_t k = xp_rec_kinds[i].type;
 		json_t *kind, *lost;
 
-		if (!kind_names[k])
+		if (!xp_rec_kinds[i].in_meta || k >= REC_NTYPES)
 			continue;
 		kind = json_object();
 		lost = json_object();
 		json_object_set_new(kind, "written", json_integer(c ? (json_int_t)c->written[k] : 0));
 		for (unsigned r = 1; r < REC_NREASONS; r++)
-			json_object_set_new(lost, reason_names[r],
+			json_object_set_new(lost, xp_loss_reason_meta_key(r),
 					    json_integer(c ? (json_int_t)c->lost[k][r] : 0));
 		json_object_set_new(kind, "lost", lost);
-		json_object_set_new(recs, kind_names[k], kind);
+		json_object_set_new(recs, xp_rec_kinds[i].name, kind);
 	}
 	/* perf side-band losses do not say which kind they were */
 	json_object_set_new(recs, "sideband_lost",

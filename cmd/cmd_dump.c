@@ -16,34 +16,16 @@
 #include "runfile.h"
 #include "runfmt_gpu.h"
 #include "runfmt_py.h"
-
-static const char *const type_names[] = {
-	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
-	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
-	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch",
-	[XP_REC_LOST] = "lost", [XP_REC_ZBLOCK] = "zblock",
-	[XP_REC_PYSTACK] = "pystack", [XP_REC_PYCODE] = "pycode", [XP_REC_PYINFO] = "pyinfo",
-	[XP_REC_GPU_STRING] = "gpu_string", [XP_REC_GPU_PROCESS] = "gpu_process",
-	[XP_REC_GPU_DEVICE] = "gpu_device", [XP_REC_GPU_CLOCK] = "gpu_clock",
-	[XP_REC_GPU_STATUS] = "gpu_status", [XP_REC_GPU_API] = "gpu_api",
-	[XP_REC_GPU_KERNEL] = "gpu_kernel", [XP_REC_GPU_MEMCPY] = "gpu_memcpy",
-	[XP_REC_GPU_MEMSET] = "gpu_memset", [XP_REC_GPU_SYNC] = "gpu_sync",
-	[XP_REC_GPU_NVTX] = "gpu_nvtx", [XP_REC_GPU_OVERHEAD] = "gpu_overhead",
-};
+#include "runnames.h"
 
 static const char *type_name(uint32_t type)
 {
-	if (type < sizeof(type_names) / sizeof(type_names[0]) && type_names[type])
-		return type_names[type];
-	return NULL;
+	return xp_rec_kind_name(type);      /* the one name table, runnames.h */
 }
 
 static int known_type_name(const char *name)
 {
-	for (size_t i = 0; i < sizeof(type_names) / sizeof(type_names[0]); i++)
-		if (type_names[i] && !strcmp(type_names[i], name))
-			return 1;
-	return 0;
+	return xp_rec_kind_of_name(name) != 0;
 }
 
 static void print_ips(const uint64_t *ips, unsigned n, const char *label)
@@ -365,9 +347,8 @@ int cmd_dump(int argc, char **argv)
 			only = optarg;
 			if (!known_type_name(only)) {
 				fprintf(stderr, "xpcorr dump: --type %s: expected one of", only);
-				for (size_t i = 0; i < sizeof(type_names) / sizeof(type_names[0]); i++)
-					if (type_names[i])
-						fprintf(stderr, " %s", type_names[i]);
+				for (unsigned i = 0; i < xp_rec_nkinds; i++)
+					fprintf(stderr, " %s", xp_rec_kinds[i].name);
 				fputc('\n', stderr);
 				return XP_EXIT_USAGE;
 			}

@@ -24,6 +24,7 @@
 #include "kallsyms.h"
 #include "mappings.h"
 #include "runmeta.h"
+#include "runnames.h"
 #include "perfmap.h"
 #include "pysplice.h"
 #include "pystacks.h"
@@ -708,35 +709,12 @@ static int thread_seen(struct loader *L, uint32_t pid, uint32_t tid, const char 
 	return 0;
 }
 
-static const char *const kind_names[] = {
-	[XP_REC_SAMPLE] = "sample", [XP_REC_FORK] = "fork", [XP_REC_EXIT] = "exit",
-	[XP_REC_COMM] = "comm", [XP_REC_EXEC] = "exec", [XP_REC_MMAP] = "mmap",
-	[XP_REC_LAUNCH] = "launch", [XP_REC_SWITCH] = "switch", [XP_REC_LOST] = "lost",
-	[XP_REC_PYSTACK] = "pystack", [XP_REC_PYCODE] = "pycode", [XP_REC_PYINFO] = "pyinfo",
-	[XP_REC_ZBLOCK] = "zblock",
-};
-
+/* a record kind of the CPU streams, by the one name table (runnames.h) */
 static const char *kind_name(uint32_t type)
 {
-	if (type < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[type])
-		return kind_names[type];
-	return "unknown";
-}
+	const char *name = xp_rec_kind_name_in(type, XP_STREAM_CPU);
 
-static const char *reason_name(uint32_t reason)
-{
-	switch (reason) {
-	case XP_LOST_RINGBUF_FULL: return "ringbuf_full";
-	case XP_LOST_PERF_LOST: return "perf_lost";
-	case XP_LOST_STACK: return "stack_unreadable";
-	case XP_LOST_WRITE: return "write_failed";
-	case XP_LOST_NO_MEMORY: return "no_memory";
-	case XP_LOST_PRIVILEGED: return "privileged";
-	case XP_LOST_PY_UNSUPPORTED: return "python_unsupported";
-	case XP_LOST_PY_NO_THREAD: return "python_no_thread";
-	case XP_LOST_PY_UNREADABLE: return "python_unreadable";
-	default: return "unknown";
-	}
+	return name ? name : "unknown";
 }
 
 static int task_row(struct loader *L, uint64_t ts, const char *event, uint32_t pid,
@@ -978,7 +956,7 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 			return -EBADMSG;
 		sqlite3_bind_int64(st, 1, (int64_t)l->ts);
 		sqlite3_bind_text(st, 2, kind_name(l->kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, reason_name(l->reason), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, xp_loss_reason_name(l->reason), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, (int64_t)l->count);
 		sqlite3_bind_text(st, 5, "record", -1, SQLITE_STATIC);
 		return step(L, STMT_LOSS) ?: 1;
@@ -1219,10 +1197,14 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 
 		if (!lost || lost + 5 != last)
 			return 0;
+		uint32_t reason = xp_loss_reason_of_meta_key(last + 1);
+
 		snprintf(kind, sizeof(kind), "%.*s", (int)(lost - (key + 8)), key + 8);
 		sqlite3_bind_null(L->st[STMT_LOSS], 1);
 		sqlite3_bind_text(L->st[STMT_LOSS], 2, kind, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(L->st[STMT_LOSS], 3, last + 1, -1, SQLITE_TRANSIENT);
+		/* one loss, one name: meta.json's "stack" is the records' "stack_unreadable" */
+		sqlite3_bind_text(L->st[STMT_LOSS], 3, reason ? xp_loss_reason_name(reason) : last + 1,
+				  -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(L->st[STMT_LOSS], 4, strtoll(value, NULL, 10));
 		sqlite3_bind_text(L->st[STMT_LOSS], 5, "meta.json", -1, SQLITE_STATIC);
 		return step(L, STMT_LOSS);

@@ -145,6 +145,33 @@ START_TEST(good_run_loads_symbolized)
 }
 END_TEST
 
+/* one loss, one name: meta.json's "stack" (capture's key) and a record's
+ * XP_LOST_STACK both land as "stack_unreadable" (runnames.h) */
+START_TEST(meta_loss_keys_take_the_database_names)
+{
+	struct xp_load_result res;
+	char path[160], buf[8192];
+	FILE *f;
+	size_t n;
+	char *at;
+
+	snprintf(path, sizeof(path), "%s/meta.json", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	ck_assert_ptr_nonnull(at = strstr(buf, "\"stack\": 0"));
+	at[9] = '4';
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_int_eq(fwrite(buf, 1, n, f), n);
+	fclose(f);
+	ck_assert_int_eq(ingest(0, &res), 0);
+	ck_assert_int_eq(query("SELECT sum(count) FROM xp_losses WHERE kind = 'sample'"
+			       " AND reason = 'stack_unreadable' AND source = 'meta.json'"), 4);
+	ck_assert_int_eq(query("SELECT count(*) FROM xp_losses WHERE reason = 'stack'"), 0);
+}
+END_TEST
+
 START_TEST(truncated_keeps_valid_part_or_fails_strict)
 {
 	struct xp_load_result res;
@@ -464,6 +491,7 @@ Suite *ingest_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, good_run_loads_symbolized);
+	tcase_add_test(tc, meta_loss_keys_take_the_database_names);
 	tcase_add_test(tc, truncated_keeps_valid_part_or_fails_strict);
 	tcase_add_test(tc, every_byte_flipped_never_crashes);
 	tcase_add_test(tc, zero_filled_and_wrong_magic_refused);
