@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gtid.h"
 #include "cmd.h"
 #include "info_python.h"
 #include "ingest.h"
@@ -189,7 +190,7 @@ static json_t *build_info(sqlite3 *db)
 		json_object_set_new(info, "python", v);
 	json_object_set_new(info, "processes", rows(db,
 		"SELECT p.pid, p.name,"
-		" (SELECT count(*) FROM ThreadNames t WHERE t.globalTid >> 24 = p.pid) AS threads,"
+		" (SELECT count(*) FROM ThreadNames t WHERE " XP_SQL_GTID_PID("t.globalTid") " = p.pid) AS threads,"
 		" (SELECT count(*) FROM xp_samples x WHERE x.pid = p.pid) AS samples"
 		" FROM PROCESSES p ORDER BY p.pid"));
 	json_object_set_new(info, "warnings", rows(db,

@@ -15,6 +15,7 @@
 
 #include "db_join.h"
 #include "array.h"
+#include "gtid.h"
 #include "report_groups.h"
 #include "row_batch.h"
 #include "sat_add.h"
@@ -206,7 +207,7 @@ static int read_apis(sqlite3 *db, struct xc_input *in, struct xc_groups *g)
 			.start = (uint64_t)sqlite3_column_int64(s, 1),
 			.end = (uint64_t)sqlite3_column_int64(s, 2),
 			.corr = (uint64_t)sqlite3_column_int64(s, 3),
-			.pid = (uint32_t)(gt >> 24), .tid = (uint32_t)(gt & 0xffffff) };
+			.pid = xp_gtid_pid(gt), .tid = xp_gtid_tid(gt) };
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -235,7 +236,7 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 	if (sqlite3_prepare_v2(db, sql, -1, &sel, NULL) != SQLITE_OK)
 		goto out;
 	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
-		uint32_t pid = (uint32_t)(sqlite3_column_int64(sel, 1) >> 24);
+		uint32_t pid = xp_gtid_pid(sqlite3_column_int64(sel, 1));
 		uint64_t corr = (uint64_t)sqlite3_column_int64(sel, 2);
 		int64_t start = sqlite3_column_int64(sel, 3);
 		/* wraps instead of overflowing on a corrupt (calibrated) time */

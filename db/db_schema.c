@@ -2,6 +2,7 @@
  * Indexes are built after the bulk load, which is several times faster
  * than maintaining them row by row. */
 #include "db_schema.h"
+#include "gtid.h"
 
 #include <stdio.h>
 
@@ -58,7 +59,7 @@ static const char index_sql[] =
 	"CREATE INDEX xp_launches_pid_tid_ts ON xp_launches(pid, tid, ts);\n"
 	"CREATE INDEX xp_switches_pid_tid_ts ON xp_switches(pid, tid, ts);\n"
 	"CREATE VIEW COMPOSITE_EVENTS AS SELECT id, ts AS start,"
-	" (pid << 24) | tid AS globalTid, cpu, 1 AS threadState, 0 AS threadTimeNs,"
+	" " XP_SQL_GTID("pid", "tid") " AS globalTid, cpu, 1 AS threadState, 0 AS threadTimeNs,"
 	" period AS cpuCycles FROM xp_samples;\n"
 	"CREATE VIEW SAMPLING_CALLCHAINS AS WITH RECURSIVE walk(id, node, stackDepth) AS"
 	" (SELECT id, stack_id, 0 FROM xp_samples"

@@ -3,6 +3,7 @@
  * correlation), NVTX ranges and marks (user_annotation), and CPU samples as
  * instant events named by their leaf frame (cpu_sample). Each table is read
  * in time order, one row at a time. */
+#include "gtid.h"
 #include "chrome_priv.h"
 
 #include <errno.h>
@@ -17,12 +18,12 @@ static int api_slices(struct chrome *c)
 
 	/* the launch record gives the call's own stack (chrome://tracing's "sf");
 	 * "+l.tid": look it up by (pid, correlation id), the selective index */
-	if (chrome_prepare(c, &st, "SELECT r.start, r.end, r.eventClass, r.globalTid >> 24,"
-			   " r.globalTid & 16777215, r.correlationId, r.nameId, r.xp_cbid,"
-			   " r.returnValue, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = r.globalTid >> 24"
-			   "  AND l.correlation_id = r.correlationId AND +l.tid = r.globalTid & 16777215 LIMIT 1)"
+	if (chrome_prepare(c, &st, "SELECT r.start, r.end, r.eventClass, " XP_SQL_GTID_PID("r.globalTid") ","
+			   " " XP_SQL_GTID_TID("r.globalTid") ", r.correlationId, r.nameId, r.xp_cbid,"
+			   " r.returnValue, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = " XP_SQL_GTID_PID("r.globalTid")
+			   "  AND l.correlation_id = r.correlationId AND +l.tid = " XP_SQL_GTID_TID("r.globalTid") " LIMIT 1)"
 			   " FROM CUPTI_ACTIVITY_KIND_RUNTIME r",
-			   NULL, "r.start", "r.globalTid >> 24", "r.start"))
+			   NULL, "r.start", XP_SQL_GTID_PID("r.globalTid"), "r.start"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
@@ -61,11 +62,11 @@ static int nvtx_ranges(struct chrome *c)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (chrome_prepare(c, &st, "SELECT n.start, n.end, n.eventType, n.globalTid >> 24,"
-			   " n.globalTid & 16777215, coalesce(n.text, t.value, ''), d.value"
+	if (chrome_prepare(c, &st, "SELECT n.start, n.end, n.eventType, " XP_SQL_GTID_PID("n.globalTid") ","
+			   " " XP_SQL_GTID_TID("n.globalTid") ", coalesce(n.text, t.value, ''), d.value"
 			   " FROM NVTX_EVENTS n LEFT JOIN StringIds t ON t.id = n.textId"
 			   " LEFT JOIN StringIds d ON d.id = n.domainId AND n.domainId != 0",
-			   NULL, "n.start", "n.globalTid >> 24", "n.globalTid, n.start"))
+			   NULL, "n.start", XP_SQL_GTID_PID("n.globalTid"), "n.globalTid, n.start"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);

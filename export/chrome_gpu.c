@@ -10,6 +10,7 @@
  * calls that launched one GPU row; the other flows (other processes, graph
  * launches with many nodes) take ids from 2^32 up. args.correlation always
  * holds the CUPTI correlation id. */
+#include "gtid.h"
 #include "chrome_priv.h"
 
 #include <errno.h>
@@ -115,7 +116,7 @@ static int track_of(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 	} else {
 		*tid = OTHER_TRACKS_TID + (int64_t)c->ntracks;
 		snprintf(name, sizeof(name), "stream %lld (pid %lld)", (long long)stream,
-			 (long long)(gpid >> 24));
+			 (long long)xp_gtid_pid(gpid));
 	}
 	c->tracks[c->ntracks++] = (struct chrome_track){ device, gpid, context, stream, *tid };
 	if (!first && (err = device_names(c, device)))
@@ -200,7 +201,7 @@ static void flow(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 		id = (uint64_t)sqlite3_column_int64(st, COL_CORR);
 	else
 		id = c->next_flow_id++;
-	flow_event(c, "s", id, gtid >> 24, gtid & 0xffffff, api_start);
+	flow_event(c, "s", id, xp_gtid_pid(gtid), xp_gtid_tid(gtid), api_start);
 	flow_event(c, "f", id, sqlite3_column_int64(st, COL_DEVICE), tid,
 		   sqlite3_column_int64(st, COL_START));
 	c->st.flows++;
@@ -214,7 +215,7 @@ static int gpu_rows(struct chrome *c, const char *sql,
 	int64_t tid;
 	int rc, err = 0;
 
-	if (chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", "g.globalPid >> 24", "g.start"))
+	if (chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.start"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if ((err = track_of(c, st, &tid)))

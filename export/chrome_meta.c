@@ -3,6 +3,7 @@
  * prefix tree of xp_stacks as chrome://tracing reads it (a sample's or a
  * launch's "sf" names its leaf node), cut to the stacks the events name: a
  * bit per node, not a string per event. */
+#include "gtid.h"
 #include "chrome_priv.h"
 
 #include <errno.h>
@@ -44,9 +45,9 @@ int chrome_thread_names(struct chrome *c)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -EIO;
-	if (chrome_prepare(c, &st, "SELECT t.globalTid >> 24, t.globalTid & 16777215, ifnull(s.value, '')"
+	if (chrome_prepare(c, &st, "SELECT " XP_SQL_GTID_PID("t.globalTid") ", " XP_SQL_GTID_TID("t.globalTid") ", ifnull(s.value, '')"
 			   " FROM ThreadNames t LEFT JOIN StringIds s ON s.id = t.nameId", NULL, NULL,
-			   "t.globalTid >> 24", "t.globalTid"))
+			   XP_SQL_GTID_PID("t.globalTid"), "t.globalTid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);

@@ -18,6 +18,7 @@
 #include "db_schema.h"
 #include "jsonw.h"
 #include "groups.h"
+#include "gtid.h"
 #include "report.h"
 #include "stats.h"
 #include "elidename.h"
@@ -54,7 +55,7 @@ static void filter(const struct xp_report_opts *o, const char *gp, const char *s
 	int n = snprintf(buf, len, "1");
 
 	if (o->pid)
-		n += snprintf(buf + n, len - (size_t)n, " AND (%s >> 24) = :pid", gp);
+		n += snprintf(buf + n, len - (size_t)n, " AND " XP_SQL_GTID_PID("%s") " = :pid", gp);
 	if (o->since)
 		n += snprintf(buf + n, len - (size_t)n, " AND %s >= :since", start);
 	if (o->until)
@@ -443,7 +444,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 	case XP_BY_THREAD:
 		filter(o, "g.gp", "g.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
-			 " (r.globalTid >> 24) || '/' || (r.globalTid & 16777215) END, ifnull(r.globalTid, -1),"
+			 " " XP_SQL_GTID_PID("r.globalTid") " || '/' || " XP_SQL_GTID_TID("r.globalTid") " END, ifnull(r.globalTid, -1),"
 			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3", f);
 		break;
@@ -991,7 +992,7 @@ static int footer_rejected(struct rep *R)
 	char sql[700], f[256];
 	sqlite3_stmt *s;
 
-	filter(o, "(l.pid << 24)", "l.ts", f, sizeof(f));
+	filter(o, XP_SQL_GPID("l.pid"), "l.ts", f, sizeof(f));
 	if (per_view)
 		snprintf(sql, sizeof(sql), "SELECT j.reason, count(*), 0 FROM xp_launch_rejects j"
 			 " JOIN xp_launches l ON l.rowid = j.launch_rowid WHERE %s GROUP BY 1"

@@ -2,6 +2,7 @@
  * Each yields, grouped: pid, tid, thread name, stack id (-1: none), leaf
  * frame text (NULL: none), attribution ('exact', 'inferred', 'none' or
  * NULL), weight, instances; ?1 and ?2 filter pid and tid (< 0: all). */
+#include "gtid.h"
 #include "weights.h"
 
 #include <errno.h>
@@ -15,20 +16,21 @@
 
 static const char cpu_sql[] =
 	"SELECT x.pid, x.tid, coalesce(tname.value, ''), x.stack_id, NULL, NULL, count(*), count(*)"
-	" FROM xp_samples x" THREAD_NAME("(x.pid << 24) | x.tid")
+	" FROM xp_samples x" THREAD_NAME(XP_SQL_GTID("x.pid", "x.tid"))
 	" WHERE (?1 < 0 OR x.pid = ?1) AND (?2 < 0 OR x.tid = ?2)"
 	" GROUP BY x.pid, x.tid, x.stack_id";
 
 static const char offcpu_sql[] =
 	"SELECT x.pid, x.tid, coalesce(tname.value, ''), x.stack_id, NULL, NULL, sum(x.duration),"
-	" count(*) FROM xp_switches x" THREAD_NAME("(x.pid << 24) | x.tid")
+	" count(*) FROM xp_switches x" THREAD_NAME(XP_SQL_GTID("x.pid", "x.tid"))
 	" WHERE (?1 < 0 OR x.pid = ?1) AND (?2 < 0 OR x.tid = ?2)"
 	" GROUP BY x.pid, x.tid, x.stack_id";
 
 /* The thread is the one that made the launching call; a GPU row with no
  * API call keeps its process and thread 0. */
 static const char gpu_sql[] =
-	"SELECT ifnull(r.globalTid >> 24, g.gp >> 24) AS pid, ifnull(r.globalTid & 16777215, 0) AS tid,"
+	"SELECT ifnull(" XP_SQL_GTID_PID("r.globalTid") ", " XP_SQL_GTID_PID("g.gp") ") AS pid,"
+	" ifnull(" XP_SQL_GTID_TID("r.globalTid") ", 0) AS tid,"
 	" coalesce(tname.value, ''), ifnull(a.stack_id, -1),"
 	" CASE g.t WHEN 'KERNEL' THEN ifnull(ks.value, '[kernel]') WHEN 'MEMCPY' THEN "
 	XP_MEMCPY_LABEL("m.copyKind") " ELSE '[memset]' END,"
@@ -39,26 +41,29 @@ static const char gpu_sql[] =
 	" LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON g.t = 'KERNEL' AND k.rowid = g.r"
 	" LEFT JOIN StringIds ks ON ks.id = k.demangledName"
 	" LEFT JOIN CUPTI_ACTIVITY_KIND_MEMCPY m ON g.t = 'MEMCPY' AND m.rowid = g.r"
-	" WHERE (?1 < 0 OR ifnull(r.globalTid >> 24, g.gp >> 24) = ?1)"
-	" AND (?2 < 0 OR ifnull(r.globalTid & 16777215, 0) = ?2)"
+	" WHERE (?1 < 0 OR ifnull(" XP_SQL_GTID_PID("r.globalTid") ", " XP_SQL_GTID_PID("g.gp") ") = ?1)"
+	" AND (?2 < 0 OR ifnull(" XP_SQL_GTID_TID("r.globalTid") ", 0) = ?2)"
 	" GROUP BY 1, 2, 4, 5, 6";
 
 /* The call's stack: its own launch record (exact), else a CPU sample taken
  * inside the call (inferred: a sync call launches nothing, so has no
  * launch record). */
 static const char api_sql[] =
-	"SELECT r.globalTid >> 24, r.globalTid & 16777215, coalesce(tname.value, ''),"
+	"SELECT " XP_SQL_GTID_PID("r.globalTid") ", " XP_SQL_GTID_TID("r.globalTid") ","
+	" coalesce(tname.value, ''),"
 	" coalesce(l.stack_id, x.stack_id, -1), s.value,"
 	" CASE WHEN l.stack_id IS NOT NULL THEN 'exact' WHEN x.stack_id IS NOT NULL THEN 'inferred'"
 	" ELSE 'none' END, sum(r.end - r.start), count(*)"
 	" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
 	" LEFT JOIN (SELECT pid, tid, correlation_id, min(stack_id) AS stack_id FROM xp_launches"
-	"  GROUP BY 1, 2, 3) l ON l.pid = r.globalTid >> 24 AND l.tid = r.globalTid & 16777215"
+	"  GROUP BY 1, 2, 3) l ON l.pid = " XP_SQL_GTID_PID("r.globalTid")
+	" AND l.tid = " XP_SQL_GTID_TID("r.globalTid")
 	"  AND l.correlation_id = r.correlationId"
 	" LEFT JOIN (SELECT api_rowid, min(sample_id) AS sid FROM xp_sample_api GROUP BY 1) sa"
 	"  ON sa.api_rowid = r.rowid LEFT JOIN xp_samples x ON x.id = sa.sid"
 	THREAD_NAME("r.globalTid")
-	" WHERE (?1 < 0 OR r.globalTid >> 24 = ?1) AND (?2 < 0 OR r.globalTid & 16777215 = ?2)"
+	" WHERE (?1 < 0 OR " XP_SQL_GTID_PID("r.globalTid") " = ?1)"
+	" AND (?2 < 0 OR " XP_SQL_GTID_TID("r.globalTid") " = ?2)"
 	" GROUP BY 1, 2, 4, 5, 6";
 
 static const char *const names[] = { "cpu", "gpu", "offcpu", "api" };

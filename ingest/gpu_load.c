@@ -32,13 +32,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gtid.h"
 #include "gpu_ingest.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
 #include "symbolize.h"
 
-#define GLOBAL_PID(p) ((int64_t)(p) << 24)
-#define GLOBAL_TID(p, t) ((int64_t)(p) << 24 | ((int64_t)(t) & 0xffffff))
+#define GLOBAL_PID(p) xp_gpid(p)
+#define GLOBAL_TID(p, t) xp_gtid(p, t)
 
 void xp_short_name(const char *dm, char *out, size_t outlen)
 {
@@ -567,7 +568,7 @@ static int finish_nvtx(struct loader *L)
 	static const char sql[] =
 		"UPDATE NVTX_EVENTS SET end = (SELECT min(e.ts) FROM temp.xp_nvtx_end e"
 		" WHERE e.rangeId = NVTX_EVENTS.rangeId"
-		"  AND e.globalPid = (NVTX_EVENTS.globalTid >> 24) << 24)"
+		"  AND e.globalPid = " XP_SQL_GPID(XP_SQL_GTID_PID("NVTX_EVENTS.globalTid")) ")"
 		" WHERE end IS NULL AND eventType = 60;"
 		"DELETE FROM temp.xp_nvtx_end;";
 

@@ -25,6 +25,7 @@
 #include "mappings.h"
 #include "runmeta.h"
 #include "runnames.h"
+#include "gtid.h"
 #include "perfmap.h"
 #include "pysplice.h"
 #include "pystacks.h"
@@ -1340,7 +1341,7 @@ static int finish(struct loader *L)
 		if (!e->used)
 			continue;
 		sqlite3_bind_int64(L->st[STMT_THREAD], 1, (int64_t)e->value);
-		sqlite3_bind_int64(L->st[STMT_THREAD], 2, (int64_t)(e->k1 << 24 | e->k2));
+		sqlite3_bind_int64(L->st[STMT_THREAD], 2, xp_gtid(e->k1, e->k2));
 		err = step(L, STMT_THREAD);
 	}
 	for (size_t i = 0; i < L->procs.cap && !err; i++) {
@@ -1348,7 +1349,7 @@ static int finish(struct loader *L)
 
 		if (!e->used)
 			continue;
-		sqlite3_bind_int64(L->st[STMT_PROCESS], 1, (int64_t)(e->k1 << 24));
+		sqlite3_bind_int64(L->st[STMT_PROCESS], 1, xp_gpid(e->k1));
 		sqlite3_bind_int64(L->st[STMT_PROCESS], 2, (int64_t)e->k1);
 		sqlite3_bind_text(L->st[STMT_PROCESS], 3, xp_strtab_get(L->strs, (int64_t)e->value),
 				  -1, SQLITE_STATIC);
