@@ -104,7 +104,17 @@ static uint64_t chrome_warn_bytes(void)
 	return e && !parse_int(e, &v) ? (uint64_t)v : XP_CHROME_BROWSER_LIMIT;
 }
 
-int cmd_export(int argc, char **argv)
+/* What the command line asked for. */
+struct export_args {
+	struct xp_folded_opts fo;
+	struct xp_svg_opts so;
+	struct xp_chrome_opts co;
+	int64_t since_off, until_off;           /* +OFFSET from the run's start, or -1 */
+	const char *format, *output, *input;
+};
+
+/* getopt: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct export_args *a)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -125,41 +135,32 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct xp_folded_opts fo = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1 };
-	struct xp_svg_opts so = { 0 };
-	struct xp_chrome_opts co = { .pid = -1 };
-	struct xp_chrome_stats cs = { 0 };
-	int64_t since_off = -1, until_off = -1;
-	const char *format = NULL, *output = NULL, *input = NULL;
-	FILE *out = stdout, *folded = NULL;
-	char *mem = NULL;
-	size_t memlen = 0;
-	sqlite3 *db = NULL;
-	int c, err, rc = XP_EXIT_FAIL;
-	uint64_t bad = 0;
+	struct xp_folded_opts *fo = &a->fo;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "f:o:i:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f': format = optarg; break;
-		case 'E': fo.exact_only = 1; break;
-		case 'D': so.differential = 1; break;
+		case 'f': a->format = optarg; break;
+		case 'E': fo->exact_only = 1; break;
+		case 'D': a->so.differential = 1; break;
 		case 'w':
-			if (xp_weight_parse(optarg, &fo.weight)) {
+			if (xp_weight_parse(optarg, &fo->weight)) {
 				fprintf(stderr, "xpcorr export: --weight is cpu, gpu, offcpu or api\n");
 				return XP_EXIT_USAGE;
 			}
 			break;
-		case 'o': output = optarg; break;
-		case 'i': input = optarg; break;
-		case 'K': fo.no_kernel = 1; break;
-		case 'c': fo.comm = optarg; break;
-		case 'T': so.title = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'i': a->input = optarg; break;
+		case 'K': fo->no_kernel = 1; break;
+		case 'c': fo->comm = optarg; break;
+		case 'T': a->so.title = optarg; break;
 		case 'M': {
 			char *end;
 
 			errno = 0;
-			so.min_width = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(so.min_width > 0 && so.min_width <= 1000)) {
+			a->so.min_width = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(a->so.min_width > 0 && a->so.min_width <= 1000)) {
 				fprintf(stderr, "xpcorr export: --minwidth %s: expected pixels, more than 0"
 					" and at most 1000 (e.g. 0.1)\n", optarg);
 				return XP_EXIT_USAGE;
@@ -169,7 +170,7 @@ int cmd_export(int argc, char **argv)
 		case 'S':
 		case 'U':
 			if (optarg[0] == '+') {
-				if (parse_offset(optarg, c == 'S' ? &since_off : &until_off)) {
+				if (parse_offset(optarg, c == 'S' ? &a->since_off : &a->until_off)) {
 					fprintf(stderr, "xpcorr export: --%s %s: expected +SECONDS with a"
 						" unit (s, ms, us, ns), e.g. +1.5s\n",
 						c == 'S' ? "since" : "until", optarg);
@@ -180,8 +181,8 @@ int cmd_export(int argc, char **argv)
 			/* fall through */
 		case 'p':
 		case 't':
-			if (parse_int(optarg, c == 'p' ? &fo.pid : c == 't' ? &fo.tid :
-				      c == 'S' ? &co.since : &co.until)) {
+			if (parse_int(optarg, c == 'p' ? &fo->pid : c == 't' ? &fo->tid :
+				      c == 'S' ? &a->co.since : &a->co.until)) {
 				fprintf(stderr, "xpcorr export: --%s %s: expected a number%s\n",
 					c == 'p' ? "pid" : c == 't' ? "tid" : c == 'S' ? "since" : "until",
 					optarg, c == 'S' || c == 'U' ? " of ns, or +OFFSET such as +1.5s" : "");
@@ -189,10 +190,10 @@ int cmd_export(int argc, char **argv)
 			}
 			break;
 		case 'r':
-			if (!strcmp(optarg, "comm")) fo.root = XP_ROOT_COMM;
-			else if (!strcmp(optarg, "pid")) fo.root = XP_ROOT_PID;
-			else if (!strcmp(optarg, "tid")) fo.root = XP_ROOT_TID;
-			else if (!strcmp(optarg, "none")) fo.root = XP_ROOT_NONE;
+			if (!strcmp(optarg, "comm")) fo->root = XP_ROOT_COMM;
+			else if (!strcmp(optarg, "pid")) fo->root = XP_ROOT_PID;
+			else if (!strcmp(optarg, "tid")) fo->root = XP_ROOT_TID;
+			else if (!strcmp(optarg, "none")) fo->root = XP_ROOT_NONE;
 			else {
 				fprintf(stderr, "xpcorr export: --root is comm, pid, tid or none\n");
 				return XP_EXIT_USAGE;
@@ -206,42 +207,138 @@ int cmd_export(int argc, char **argv)
 			return XP_EXIT_USAGE;
 		}
 	}
+	return -1;
+}
+
+/* Combinations that make no sense: -1 to go on, else the exit status. */
+static int check_options(int argc, struct export_args *a)
+{
+	const char *format = a->format;
+
 	if (!format || (strcmp(format, "folded") && strcmp(format, "svg") && strcmp(format, "chrome")) ||
-	    (input && strcmp(format, "svg")) || (input ? optind != argc : optind != argc - 1)) {
+	    (a->input && strcmp(format, "svg")) || (a->input ? optind != argc : optind != argc - 1)) {
 		usage(stderr);
 		return XP_EXIT_USAGE;
 	}
-	if (so.differential && !input) {
+	if (a->so.differential && !a->input) {
 		fprintf(stderr, "xpcorr export: --differential reads --input; xpcorr diff --format svg"
 			" draws two runs\n");
 		return XP_EXIT_USAGE;
 	}
-	so.unit = xp_weight_unit(fo.weight);
-	if (!so.title && fo.weight != XP_WEIGHT_CPU)
-		so.title = xp_weight_title(fo.weight);
-	if (since_off >= 0 && until_off >= 0 && since_off >= until_off) {
+	a->so.unit = xp_weight_unit(a->fo.weight);
+	if (!a->so.title && a->fo.weight != XP_WEIGHT_CPU)
+		a->so.title = xp_weight_title(a->fo.weight);
+	if (a->since_off >= 0 && a->until_off >= 0 && a->since_off >= a->until_off) {
 		fprintf(stderr, "xpcorr export: --since +%lldns is not before --until +%lldns: an"
-			" empty window\n", (long long)since_off, (long long)until_off);
+			" empty window\n", (long long)a->since_off, (long long)a->until_off);
 		return XP_EXIT_USAGE;
 	}
-	if (co.since && co.until && co.since >= co.until) {
+	if (a->co.since && a->co.until && a->co.since >= a->co.until) {
 		fprintf(stderr, "xpcorr export: --since %lld is not before --until %lld: an empty"
-			" window\n", (long long)co.since, (long long)co.until);
+			" window\n", (long long)a->co.since, (long long)a->co.until);
 		return XP_EXIT_USAGE;
 	}
-	if ((co.since || co.until || since_off >= 0 || until_off >= 0) && strcmp(format, "chrome")) {
+	if ((a->co.since || a->co.until || a->since_off >= 0 || a->until_off >= 0) &&
+	    strcmp(format, "chrome")) {
 		fprintf(stderr, "xpcorr export: --since and --until are for --format chrome\n");
 		return XP_EXIT_USAGE;
 	}
-	if (!strcmp(format, "chrome") && (fo.weight != XP_WEIGHT_CPU || fo.exact_only)) {
+	if (!strcmp(format, "chrome") && (a->fo.weight != XP_WEIGHT_CPU || a->fo.exact_only)) {
 		fprintf(stderr, "xpcorr export: --weight and --exact-only are for folded and svg;"
 			" a chrome trace holds every kind\n");
 		return XP_EXIT_USAGE;
 	}
-	if (input) {
-		folded = fopen(input, "re");
+	return -1;
+}
+
+/* --format chrome: 0 written, 1 failed after saying why, or a negative errno. */
+static int export_chrome(sqlite3 *db, struct export_args *a, const char *run, FILE *out)
+{
+	struct xp_chrome_opts *co = &a->co;
+	struct xp_chrome_stats cs = { 0 };
+	int err;
+
+	co->pid = a->fo.pid;
+	if (a->since_off >= 0 || a->until_off >= 0) {
+		int64_t t0 = run_start_ns(db);
+
+		if (t0 < 0) {
+			fprintf(stderr, "xpcorr export: --since/--until +OFFSET: %s has no start"
+				" time (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n", run);
+			return 1;
+		}
+		if (a->since_off >= 0)
+			co->since = t0 + a->since_off;
+		if (a->until_off >= 0)
+			co->until = t0 + a->until_off;
+	}
+	err = xp_chrome_write(db, co, out, &cs);
+	/* a window with nothing in it is a mistake, not an empty trace */
+	if (!err && (co->since || co->until) && cs.events == cs.metadata) {
+		fprintf(stderr, "xpcorr export: no event starts in the --since/--until window"
+			" (CLOCK_MONOTONIC ns %lld to %s); the run's times are in `xpcorr info`,"
+			" offsets such as +1.5s count from its start\n", (long long)co->since,
+			co->until ? "its --until" : "its end");
+		return 1;
+	}
+	if (!err && cs.bytes > chrome_warn_bytes())
+		fprintf(stderr, "xpcorr: warning: %s: the trace is %.2f GB; the Perfetto UI loads"
+			" about 1 GB in a browser: cut it with --since/--until/--pid, or open"
+			" it with trace_processor\n", a->output ? a->output : "stdout",
+			(double)cs.bytes / 1e9);
+	return err;
+}
+
+/* --format svg: collapse (unless --input gives folded text), then render. */
+static int export_svg(sqlite3 *db, struct export_args *a, FILE *folded, FILE *out)
+{
+	char *mem = NULL;
+	size_t memlen = 0;
+	uint64_t bad = 0;
+	int err = 0;
+
+	if (!folded) {
+		/* one path for both inputs: the folded text */
+		FILE *m = open_memstream(&mem, &memlen);
+
+		if (!m)
+			return -ENOMEM;
+		err = xp_folded_write(db, &a->fo, m);
+		fclose(m);
+		if (!err && !(folded = fmemopen(mem, memlen ? memlen : 1, "r")))
+			err = -ENOMEM;
+		if (err)
+			goto out;
+	}
+	err = xp_svg_render(folded, &a->so, out, &bad);
+	if (bad)
+		fprintf(stderr, "xpcorr: warning: %s: %" PRIu64 " lines that are not"
+			" 'frame;frame count' were skipped\n", a->input ? a->input : "folded", bad);
+	if (!a->input)
+		fclose(folded);
+out:
+	free(mem);
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_args a = {
+		.fo = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1 },
+		.co = { .pid = -1 },
+		.since_off = -1, .until_off = -1,
+	};
+	FILE *out = stdout, *folded = NULL;
+	sqlite3 *db = NULL;
+	int err, rc = XP_EXIT_FAIL;
+
+	if ((rc = parse_options(argc, argv, &a)) >= 0 || (rc = check_options(argc, &a)) >= 0)
+		return rc;
+	rc = XP_EXIT_FAIL;
+	if (a.input) {
+		folded = fopen(a.input, "re");
 		if (!folded) {
-			fprintf(stderr, "xpcorr: cannot read %s: %s\n", input, strerror(errno));
+			fprintf(stderr, "xpcorr: cannot read %s: %s\n", a.input, strerror(errno));
 			return XP_EXIT_FAIL;
 		}
 	} else {
@@ -249,74 +346,24 @@ int cmd_export(int argc, char **argv)
 			return XP_EXIT_FAIL;
 	}
 	/* an empty flame graph should say why */
-	if (db && strcmp(format, "chrome") && xp_weight_has_rows(db, fo.weight) == 0)
-		fprintf(stderr, "xpcorr: warning: %s\n", xp_weight_empty_hint(fo.weight));
-	if (output) {
-		out = fopen(output, "we");
+	if (db && strcmp(a.format, "chrome") && xp_weight_has_rows(db, a.fo.weight) == 0)
+		fprintf(stderr, "xpcorr: warning: %s\n", xp_weight_empty_hint(a.fo.weight));
+	if (a.output) {
+		out = fopen(a.output, "we");
 		if (!out) {
-			fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
+			fprintf(stderr, "xpcorr: cannot write %s: %s\n", a.output, strerror(errno));
 			out = NULL;
 			goto out;
 		}
 	}
-	if (!strcmp(format, "chrome")) {
-		co.pid = fo.pid;
-		if (since_off >= 0 || until_off >= 0) {
-			int64_t t0 = run_start_ns(db);
-
-			if (t0 < 0) {
-				fprintf(stderr, "xpcorr export: --since/--until +OFFSET: %s has no start"
-					" time (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n",
-					argv[optind]);
-				err = -EINVAL;
-				goto out;
-			}
-			if (since_off >= 0)
-				co.since = t0 + since_off;
-			if (until_off >= 0)
-				co.until = t0 + until_off;
-		}
-		err = xp_chrome_write(db, &co, out, &cs);
-		/* a window with nothing in it is a mistake, not an empty trace */
-		if (!err && (co.since || co.until) && cs.events == cs.metadata) {
-			fprintf(stderr, "xpcorr export: no event starts in the --since/--until window"
-				" (CLOCK_MONOTONIC ns %lld to %s); the run's times are in `xpcorr info`,"
-				" offsets such as +1.5s count from its start\n", (long long)co.since,
-				co.until ? "its --until" : "its end");
-			goto out;       /* rc is still a failure */
-		}
-		if (!err && cs.bytes > chrome_warn_bytes())
-			fprintf(stderr, "xpcorr: warning: %s: the trace is %.2f GB; the Perfetto UI loads"
-				" about 1 GB in a browser: cut it with --since/--until/--pid, or open"
-				" it with trace_processor\n", output ? output : "stdout",
-				(double)cs.bytes / 1e9);
-	} else if (!strcmp(format, "folded")) {
-		err = xp_folded_write(db, &fo, out);
-	} else {
-		if (!folded) {
-			/* collapse, then render the folded text: one path for both inputs */
-			FILE *m = open_memstream(&mem, &memlen);
-
-			if (!m) {
-				err = -ENOMEM;
-				goto report;
-			}
-			err = xp_folded_write(db, &fo, m);
-			fclose(m);
-			if (err)
-				goto report;
-			folded = fmemopen(mem, memlen ? memlen : 1, "r");
-			if (!folded) {
-				err = -ENOMEM;
-				goto report;
-			}
-		}
-		err = xp_svg_render(folded, &so, out, &bad);
-		if (bad)
-			fprintf(stderr, "xpcorr: warning: %s: %" PRIu64 " lines that are not"
-				" 'frame;frame count' were skipped\n", input ? input : "folded", bad);
-	}
-report:
+	if (!strcmp(a.format, "chrome"))
+		err = export_chrome(db, &a, argv[optind], out);
+	else if (!strcmp(a.format, "folded"))
+		err = xp_folded_write(db, &a.fo, out);
+	else
+		err = export_svg(db, &a, folded, out);
+	if (err == 1)
+		goto out;       /* said why; rc is still a failure */
 	if (err == -EIO && db)
 		fprintf(stderr, "xpcorr: export: %s\n", sqlite3_errmsg(db));
 	else if (err)
@@ -325,12 +372,11 @@ report:
 		rc = XP_EXIT_OK;
 out:
 	if (out && out != stdout && fclose(out) && rc == XP_EXIT_OK) {
-		fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
+		fprintf(stderr, "xpcorr: cannot write %s: %s\n", a.output, strerror(errno));
 		rc = XP_EXIT_FAIL;
 	}
 	if (folded)
 		fclose(folded);
-	free(mem);
 	sqlite3_close(db);
 	return rc;
 }
