@@ -7,10 +7,8 @@
  *
  *   xp_gpu_schema_create(db);                        // after its own tables
  *   BEGIN;
- *   for each XP_REC_LAUNCH h in cpu.xpr: xp_gpu_load_launch(db, h, &ops, ctx);
  *   for each run/gpu-*.xpr: xp_gpu_load_stream(db, path, &ops, ctx, &st, err, sizeof(err));
- *   COMMIT;
- *   xc_correlate_db(db, &summary);                   // correlate/db_join.h
+ *   COMMIT;                 // the launches are load.c's (pass 2); cmd then correlates
  *
  * Every function returns 0 or a negative errno (-EIO for SQLite errors,
  * -EBADMSG for corrupt input) and never prints.

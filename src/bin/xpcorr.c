@@ -9,7 +9,7 @@
 static const struct xp_cmd commands[] = {
 	{ "ingest", cmd_ingest, "load a run into run/xpcorr.db, symbolized" },
 	{ "info", cmd_info, "what a run captured, lost and symbolized" },
-	{ "export", cmd_export, "folded stacks or a flame graph SVG" },
+	{ "export", cmd_export, "folded stacks, a flame graph SVG or a Chrome/Perfetto trace" },
 	{ "dump", cmd_dump, "print the raw records of a run, one per line" },
 	{ "report", cmd_report, "GPU time per kernel (or stack, API, ...) with the CPU stacks that launched it" },
 	{ "diff", cmd_diff, "what got slower, faster, appeared or vanished between two runs" },
