@@ -1046,9 +1046,10 @@ def t_storm(tmp):
     print("storm: written %d, lost %d, %.2f of %d owed" % (written, lost, share, cpu_seconds * freq))
     check(lost > 0 and in_records == lost, "drops counted, records agree (%d, %d)" % (lost, in_records))
     # the kernel's frequency mode itself falls short at 20 kHz when both CPUs
-    # of a CI machine are busy (0.79-0.82 seen under a parallel build): the
-    # floor catches uncounted drops, the ceiling double counting
-    check(0.70 <= share <= 1.15, "written + lost accounts for the sampling (%.2f)" % share)
+    # of a CI machine are busy (0.79-0.82 seen under a parallel build), and its
+    # short first periods overshoot in a short run (1.18 seen once under ASan):
+    # the floor catches uncounted drops, the ceiling double counting (2.0)
+    check(0.70 <= share <= 1.3, "written + lost accounts for the sampling (%.2f)" % share)
     info = ingests(run, "storm")
     check(re.search(r"^\s*sample\s+ringbuf_full\s+%d\b" % lost, info, re.M),
           "info shows the %d dropped samples" % lost)
