@@ -302,6 +302,40 @@ static void put_wrapped(struct rep *R, FILE *to, const char *text)
  * A Python program's launch goes through dozens of C++ frames before its
  * own code: when the leaf-most Python frame is past the limit, it leads,
  * "py::step:train.py | at::native::... <- ...", so the report names it. */
+/* One frame of a launch stack, read by frame_next: valid until the next call. */
+struct frame_row {
+	const char *sym;            /* symbol text, NULL if none */
+	const char *module;         /* module path (for a Python line, the file), or NULL */
+	int kind;                   /* enum xp_frame_kind */
+};
+
+/* The statement that reads a stack node's frame and parent, prepared once. */
+static int frame_stmt(struct rep *R)
+{
+	if (R->frame)
+		return 0;
+	return sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
+				  " LEFT JOIN xp_frames f ON f.id = n.frame"
+				  " LEFT JOIN StringIds s ON s.id = f.symbol"
+				  " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
+				  -1, &R->frame, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Reads node *id into f and moves *id to its parent; 0 at the end of the
+ * stack (or a node that is not there). */
+static int frame_next(struct rep *R, int64_t *id, struct frame_row *f)
+{
+	sqlite3_reset(R->frame);
+	sqlite3_bind_int64(R->frame, 1, *id);
+	if (sqlite3_step(R->frame) != SQLITE_ROW)
+		return 0;
+	*id = sqlite3_column_int64(R->frame, 0);
+	f->sym = (const char *)sqlite3_column_text(R->frame, 1);
+	f->kind = sqlite3_column_int(R->frame, 2);
+	f->module = (const char *)sqlite3_column_text(R->frame, 3);
+	return 1;
+}
+
 /* "aten::mul.Tensor" of a PyTorch dispatcher frame "at::_ops::mul_Tensor::call(...)"
  * (an overload name starts upper-case), in op; 0 if sym is no such frame. */
 static int framework_op(const char *sym, char *op, size_t len)
@@ -329,36 +363,26 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 	size_t used = 0;
 	int cut = 0, shown_py = 0;
 	char py[512] = "", op[128] = "";
+	struct frame_row fr;
 
 	buf[0] = '\0';
 	if (id < 0) {
 		snprintf(buf, len, "(no stack)");
 		return 0;
 	}
-	if (!R->frame && sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
-					    " LEFT JOIN xp_frames f ON f.id = n.frame"
-					    " LEFT JOIN StringIds s ON s.id = f.symbol"
-					    " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
-					    -1, &R->frame, NULL) != SQLITE_OK)
+	if (frame_stmt(R) < 0)
 		return -EIO;
-	while (id > 0 && guard++ < 4096) {      /* a cycle in a corrupt tree must end */
-		const char *sym;
-		int kind, user;
+	/* a cycle in a corrupt tree must end */
+	while (id > 0 && guard++ < 4096 && frame_next(R, &id, &fr)) {
+		const char *sym = fr.sym;
+		int kind = fr.kind, user;
 
-		sqlite3_bind_int64(R->frame, 1, id);
-		if (sqlite3_step(R->frame) != SQLITE_ROW) {
-			sqlite3_reset(R->frame);
-			break;
-		}
-		id = sqlite3_column_int64(R->frame, 0);
-		sym = (const char *)sqlite3_column_text(R->frame, 1);
-		kind = sqlite3_column_int(R->frame, 2);
 		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
 		/* the framework's operation nearest the Python caller names the site */
 		if (!shown_py)
 			framework_op(sym, op, sizeof(op));
 		/* the CUDA layers only until the first frame of the caller's code */
-		if (user && !shown && xp_is_cuda_layer(sym, (const char *)sqlite3_column_text(R->frame, 3)))
+		if (user && !shown && xp_is_cuda_layer(sym, fr.module))
 			user = 0;
 		if (user && shown < R->o->frames) {
 			char brief[512];
@@ -379,12 +403,11 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 				if (!shown_py)
 					snprintf(py, sizeof(py), "%s%s%s | ", sym, op[0] ? " \u203a " : "",
 						 op);
-				sqlite3_reset(R->frame);
 				break;
 			}
 		}
-		sqlite3_reset(R->frame);
 	}
+	sqlite3_reset(R->frame);
 	if (py[0]) {
 		size_t n = strlen(py);
 
@@ -508,21 +531,15 @@ static int json_frames(struct rep *R, int64_t id)
 	static const char *const kinds[] = { "native", "kernel", "jit", "unresolved",
 		"kernel_unresolved", "inlined", "python_line", "gap" };
 	unsigned guard = 0;
+	struct frame_row fr;
 
+	if (frame_stmt(R) < 0)
+		return -EIO;
 	jsonw_arr_begin(&R->json);
-	while (id > 0 && guard++ < 4096) {
-		const char *sym, *mod;
-		int kind;
+	while (id > 0 && guard++ < 4096 && frame_next(R, &id, &fr)) {
+		const char *sym = fr.sym, *mod = fr.module;
+		int kind = fr.kind;
 
-		sqlite3_bind_int64(R->frame, 1, id);
-		if (sqlite3_step(R->frame) != SQLITE_ROW) {
-			sqlite3_reset(R->frame);
-			break;
-		}
-		id = sqlite3_column_int64(R->frame, 0);
-		sym = (const char *)sqlite3_column_text(R->frame, 1);
-		kind = sqlite3_column_int(R->frame, 2);
-		mod = (const char *)sqlite3_column_text(R->frame, 3);
 		jsonw_obj_begin(&R->json);
 		jsonw_key(&R->json, "kind");
 		jsonw_str(&R->json, kind >= 0 && kind < 8 ? kinds[kind] : "other");
@@ -537,8 +554,8 @@ static int json_frames(struct rep *R, int64_t id)
 			jsonw_int(&R->json, strtol(strchr(sym, ':') + 1, NULL, 10));
 		}
 		jsonw_obj_end(&R->json);
-		sqlite3_reset(R->frame);
 	}
+	sqlite3_reset(R->frame);
 	jsonw_arr_end(&R->json);
 	return 0;
 }
@@ -1253,12 +1270,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 
 	build_query(&R, sql, sizeof(sql));
 	/* the stack tables are the main loader's: fail before any output if absent */
-	if ((o->by == XP_BY_KERNEL || o->by == XP_BY_STACK) &&
-	    sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
-			       " LEFT JOIN xp_frames f ON f.id = n.frame"
-			       " LEFT JOIN StringIds s ON s.id = f.symbol"
-			       " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
-			       -1, &R.frame, NULL) != SQLITE_OK) {
+	if ((o->by == XP_BY_KERNEL || o->by == XP_BY_STACK) && frame_stmt(&R) < 0) {
 		rc = -EIO;
 		goto out;
 	}
