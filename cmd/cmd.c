@@ -1,8 +1,10 @@
 /* cmd.c - command dispatch shared by xpcap and xpcorr. */
 #include "cmd.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "runfmt.h"
 
@@ -35,5 +37,28 @@ int xp_cmd_dispatch(const char *prog, const struct xp_cmd *cmds, int argc,
 		if (!strcmp(argv[1], c->name))
 			return c->fn(argc - 1, argv + 1);
 	fprintf(stderr, "%s: '%s' is not a command; see '%s --help'\n", prog, argv[1], prog);
+	return XP_EXIT_USAGE;
+}
+
+int xp_cmd_choice(const char *who, const char *opt, const char *value,
+		  const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(value, names[i]))
+			return i;
+	fprintf(stderr, "%s: --%s %s: expected one of ", who, opt, value);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+	fputc('\n', stderr);
+	return -1;
+}
+
+int xp_cmd_need_path(const char *who, const char *path, const char *what)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
+		return XP_EXIT_OK;      /* other errors: the open says what they are */
+	fprintf(stderr, "%s: %s: no such %s\n", who, path, what);
 	return XP_EXIT_USAGE;
 }

@@ -21,6 +21,15 @@ struct xp_cmd {
 int xp_cmd_dispatch(const char *prog, const struct xp_cmd *cmds, int argc,
 		    char **argv);
 
+/* A misused option's one line, "xpcorr report: --by kernels: expected one of
+ * kernel, stack, api" (who is "xpcorr report"): the index of value in names,
+ * or -1 after printing it. */
+int xp_cmd_choice(const char *who, const char *opt, const char *value,
+		  const char *const *names, int n);
+/* XP_EXIT_OK when path exists (or cannot be looked at: the open will say
+ * why); else "xpcorr report: /x: no such run directory" and XP_EXIT_USAGE. */
+int xp_cmd_need_path(const char *who, const char *path, const char *what);
+
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);

@@ -48,6 +48,10 @@ static int parse_uint(const char *s, unsigned *v)
 
 int cmd_diff(int argc, char **argv)
 {
+	static const char *const formats[] = { "text", "csv", "folded", "svg" };
+	static const enum xp_diff_format format_of[] = { XP_DIFF_TEXT, XP_DIFF_CSV,
+							 XP_DIFF_FOLDED, XP_DIFF_SVG };
+	static const char *const weights[] = { "cpu", "gpu", "offcpu", "api" };
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -65,19 +69,14 @@ int cmd_diff(int argc, char **argv)
 	const char *output = NULL;
 	FILE *out = stdout;
 	char err[1200];
-	int c, rc = XP_EXIT_FAIL;
+	int c, i, rc = XP_EXIT_FAIL;
 
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "text")) o.format = XP_DIFF_TEXT;
-			else if (!strcmp(optarg, "csv")) o.format = XP_DIFF_CSV;
-			else if (!strcmp(optarg, "folded")) o.format = XP_DIFF_FOLDED;
-			else if (!strcmp(optarg, "svg")) o.format = XP_DIFF_SVG;
-			else {
-				fprintf(stderr, "xpcorr diff: --format is text, csv, folded or svg\n");
+			if ((i = xp_cmd_choice("xpcorr diff", "format", optarg, formats, 4)) < 0)
 				return XP_EXIT_USAGE;
-			}
+			o.format = format_of[i];
 			break;
 		case 'o': output = optarg; break;
 		case 'E': o.exact_only = 1; break;
@@ -85,8 +84,8 @@ int cmd_diff(int argc, char **argv)
 		case 't':
 		case 'F':
 			if (parse_uint(optarg, c == 't' ? &o.top : &o.frames)) {
-				fprintf(stderr, "xpcorr diff: --%s wants a number\n",
-					c == 't' ? "top" : "frames");
+				fprintf(stderr, "xpcorr diff: --%s %s: expected a number from 0 to"
+					" 1000000\n", c == 't' ? "top" : "frames", optarg);
 				return XP_EXIT_USAGE;
 			}
 			break;
@@ -99,14 +98,14 @@ int cmd_diff(int argc, char **argv)
 				o.normalize = XP_NORM_KERNEL;
 				o.norm_kernel = optarg + 7;
 			} else {
-				fprintf(stderr, "xpcorr diff: --normalize is none, duration or"
-					" kernel=NAME\n");
+				fprintf(stderr, "xpcorr diff: --normalize %s: expected one of none,"
+					" duration, kernel=NAME\n", optarg);
 				return XP_EXIT_USAGE;
 			}
 			break;
 		case 'w':
 			if (xp_weight_parse(optarg, &o.weight)) {
-				fprintf(stderr, "xpcorr diff: --weight is cpu, gpu, offcpu or api\n");
+				xp_cmd_choice("xpcorr diff", "weight", optarg, weights, 4);
 				return XP_EXIT_USAGE;
 			}
 			break;
@@ -126,8 +125,10 @@ int cmd_diff(int argc, char **argv)
 	a.name = argv[optind];
 	b.name = argv[optind + 1];
 	o.warnings = stderr;
-	if (xp_cmd_open_db(a.name, &a.db) || xp_cmd_open_db(b.name, &b.db))
+	if ((rc = xp_cmd_open_db("xpcorr diff", a.name, &a.db)) ||
+	    (rc = xp_cmd_open_db("xpcorr diff", b.name, &b.db)))
 		goto out;
+	rc = XP_EXIT_FAIL;
 	if (output && !(out = fopen(output, "we"))) {
 		fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
 		goto out;

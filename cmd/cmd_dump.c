@@ -287,7 +287,7 @@ static int print_record(const struct xp_record_header *h)
 }
 
 /* Dumps one stream; returns 0, or 1 after printing the error. */
-static int dump_file(const char *path, const char *only)
+static int dump_file(const char *path, const char *only, uint64_t *shown)
 {
 	struct xp_reader *r = NULL;
 	const struct xp_record_header *h;
@@ -308,6 +308,7 @@ static int dump_file(const char *path, const char *only)
 		if (only && (!type_name(h->type) || strcmp(only, type_name(h->type))))
 			continue;
 		err = print_record(h);
+		(*shown)++;
 		if (err) {
 			why = "record shorter than its type";
 			break;
@@ -339,6 +340,7 @@ int cmd_dump(int argc, char **argv)
 	const char *only = NULL;
 	struct dirent **names;
 	int c, n, failed = 0;
+	uint64_t shown = 0;
 	char path[4096];
 
 	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
@@ -348,7 +350,7 @@ int cmd_dump(int argc, char **argv)
 			if (!known_type_name(only)) {
 				fprintf(stderr, "xpcorr dump: --type %s: expected one of", only);
 				for (unsigned i = 0; i < xp_rec_nkinds; i++)
-					fprintf(stderr, " %s", xp_rec_kinds[i].name);
+					fprintf(stderr, "%s %s", i ? "," : "", xp_rec_kinds[i].name);
 				fputc('\n', stderr);
 				return XP_EXIT_USAGE;
 			}
@@ -364,18 +366,32 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "xpcorr dump: expected one run directory or .xpr file\n");
 		return XP_EXIT_USAGE;
 	}
+	if ((c = xp_cmd_need_path("xpcorr dump", argv[optind], "run directory or file")))
+		return c;
 	n = scandir(argv[optind], &names, is_stream, alphasort);
-	if (n < 0 && errno == ENOTDIR)
-		return dump_file(argv[optind], only) ? XP_EXIT_FAIL : XP_EXIT_OK;
+	if (n < 0 && errno == ENOTDIR) {
+		failed = dump_file(argv[optind], only, &shown);
+		goto done;
+	}
 	if (n < 0) {
 		fprintf(stderr, "xpcorr: cannot read %s: %s\n", argv[optind], strerror(errno));
 		return XP_EXIT_FAIL;
 	}
+	if (n == 0) {
+		fprintf(stderr, "xpcorr dump: %s: no record stream (*.xpr) in it: not a run"
+			" directory\n", argv[optind]);
+		free(names);
+		return XP_EXIT_FAIL;
+	}
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", argv[optind], names[i]->d_name);
-		failed |= dump_file(path, only);
+		failed |= dump_file(path, only, &shown);
 		free(names[i]);
 	}
 	free(names);
+done:
+	/* an empty answer says why: the run has no record of that kind */
+	if (!failed && only && !shown)
+		fprintf(stderr, "xpcorr dump: no %s record in %s\n", only, argv[optind]);
 	return failed ? XP_EXIT_FAIL : XP_EXIT_OK;
 }

@@ -18,6 +18,7 @@
 #include "folded.h"
 #include "ingest.h"
 #include "opendb.h"
+#include "selection.h"
 #include "svg.h"
 #include "weights.h"
 
@@ -116,6 +117,11 @@ struct export_args {
 /* getopt: -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct export_args *a)
 {
+	static const char *const formats[] = { "folded", "svg", "chrome" };
+	static const char *const weights[] = { "cpu", "gpu", "offcpu", "api" };
+	static const char *const roots[] = { "comm", "pid", "tid", "none" };
+	static const enum xp_folded_root root_of[] = { XP_ROOT_COMM, XP_ROOT_PID, XP_ROOT_TID,
+						XP_ROOT_NONE };
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "weight", required_argument, NULL, 'w' },
@@ -136,16 +142,20 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct xp_folded_opts *fo = &a->fo;
-	int c;
+	int c, i;
 
 	while ((c = getopt_long(argc, argv, "f:o:i:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f': a->format = optarg; break;
+		case 'f':
+			if (xp_cmd_choice("xpcorr export", "format", optarg, formats, 3) < 0)
+				return XP_EXIT_USAGE;
+			a->format = optarg;
+			break;
 		case 'E': fo->exact_only = 1; break;
 		case 'D': a->so.differential = 1; break;
 		case 'w':
 			if (xp_weight_parse(optarg, &fo->weight)) {
-				fprintf(stderr, "xpcorr export: --weight is cpu, gpu, offcpu or api\n");
+				xp_cmd_choice("xpcorr export", "weight", optarg, weights, 4);
 				return XP_EXIT_USAGE;
 			}
 			break;
@@ -190,14 +200,9 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 			}
 			break;
 		case 'r':
-			if (!strcmp(optarg, "comm")) fo->root = XP_ROOT_COMM;
-			else if (!strcmp(optarg, "pid")) fo->root = XP_ROOT_PID;
-			else if (!strcmp(optarg, "tid")) fo->root = XP_ROOT_TID;
-			else if (!strcmp(optarg, "none")) fo->root = XP_ROOT_NONE;
-			else {
-				fprintf(stderr, "xpcorr export: --root is comm, pid, tid or none\n");
+			if ((i = xp_cmd_choice("xpcorr export", "root", optarg, roots, 4)) < 0)
 				return XP_EXIT_USAGE;
-			}
+			fo->root = root_of[i];
 			break;
 		case 'h':
 			usage(stdout);
@@ -215,8 +220,8 @@ static int check_options(int argc, struct export_args *a)
 {
 	const char *format = a->format;
 
-	if (!format || (strcmp(format, "folded") && strcmp(format, "svg") && strcmp(format, "chrome")) ||
-	    (a->input && strcmp(format, "svg")) || (a->input ? optind != argc : optind != argc - 1)) {
+	if (!format || (a->input && strcmp(format, "svg")) ||
+	    (a->input ? optind != argc : optind != argc - 1)) {
 		usage(stderr);
 		return XP_EXIT_USAGE;
 	}
@@ -342,8 +347,23 @@ int cmd_export(int argc, char **argv)
 			return XP_EXIT_FAIL;
 		}
 	} else {
-		if (xp_cmd_open_db(argv[optind], &db))
-			return XP_EXIT_FAIL;
+		if ((rc = xp_cmd_open_db("xpcorr export", argv[optind], &db)))
+			return rc;
+		rc = XP_EXIT_FAIL;
+		/* a filter that matches nothing is a mistake, not an empty graph */
+		if (!xp_selection_matches(db, a.fo.pid, a.fo.tid)) {
+			if (a.fo.tid >= 0 && a.fo.pid >= 0)
+				fprintf(stderr, "xpcorr export: --pid %lld --tid %lld: no such thread"
+					" in %s (xpcorr info lists them)\n", (long long)a.fo.pid,
+					(long long)a.fo.tid, argv[optind]);
+			else
+				fprintf(stderr, "xpcorr export: --%s %lld: no such %s in %s (xpcorr"
+					" info lists them)\n", a.fo.tid >= 0 ? "tid" : "pid",
+					(long long)(a.fo.tid >= 0 ? a.fo.tid : a.fo.pid),
+					a.fo.tid >= 0 ? "thread" : "process", argv[optind]);
+			sqlite3_close(db);
+			return XP_EXIT_USAGE;
+		}
 	}
 	/* an empty flame graph should say why */
 	if (db && strcmp(a.format, "chrome") && xp_weight_has_rows(db, a.fo.weight) == 0)

@@ -270,14 +270,17 @@ int cmd_info(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const formats[] = { "text", "json" };
 	const char *format = "text";
 	sqlite3 *db = NULL;
-	int c;
+	int c, rc;
 	json_t *info;
 
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
+			if (xp_cmd_choice("xpcorr info", "format", optarg, formats, 2) < 0)
+				return XP_EXIT_USAGE;
 			format = optarg;
 			break;
 		case 'h':
@@ -287,12 +290,12 @@ int cmd_info(int argc, char **argv)
 			return XP_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || (strcmp(format, "text") && strcmp(format, "json"))) {
+	if (optind != argc - 1) {
 		fprintf(stderr, "xpcorr info: expected [--format text|json] RUN_DIR\n");
 		return XP_EXIT_USAGE;
 	}
-	if (xp_cmd_open_db(argv[optind], &db))
-		return XP_EXIT_FAIL;
+	if ((rc = xp_cmd_open_db("xpcorr info", argv[optind], &db)))
+		return rc;
 	info = build_info(db);
 	if (!strcmp(format, "json")) {
 		json_dumpf(info, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

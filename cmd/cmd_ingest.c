@@ -100,6 +100,9 @@ int cmd_ingest(int argc, char **argv)
 		return XP_EXIT_USAGE;
 	}
 	o.run_dir = argv[optind];
+	err = xp_cmd_need_path("xpcorr ingest", o.run_dir, "run directory");
+	if (err)
+		return err;
 	if (!quiet && isatty(STDERR_FILENO))
 		o.progress = show_progress;
 	o.cancel = &interrupted;

@@ -162,13 +162,32 @@ int cmd_ls(int argc, char **argv)
 		       "date, duration, GPU time, GPU, git describe, path and command.\n");
 		return XP_EXIT_OK;
 	}
-	if (argc < 2 || argv[1][0] == '-') {
+	if (argc > 1 && argv[1][0] == '-') {
+		fprintf(stderr, "xpcorr ls: %s: no such option (usage: xpcorr ls DIR...)\n",
+			argv[1]);
+		return XP_EXIT_USAGE;
+	}
+	if (argc < 2) {
 		fprintf(stderr, "usage: xpcorr ls DIR...\n");
 		return XP_EXIT_USAGE;
 	}
-	for (int i = 1; i < argc; i++)
-		if (scan(argv[i], &runs, &n, &cap))
-			rc = XP_EXIT_FAIL;
+	for (int i = 1; i < argc; i++) {
+		size_t before = n;
+		int bad = xp_cmd_need_path("xpcorr ls", argv[i], "directory");
+
+		if (bad) {
+			rc = bad;
+			continue;
+		}
+		if (scan(argv[i], &runs, &n, &cap)) {
+			if (rc == XP_EXIT_OK)
+				rc = XP_EXIT_FAIL;
+		} else if (n == before) {
+			/* an empty listing says why */
+			fprintf(stderr, "xpcorr ls: no run in %s (a run directory holds meta.json"
+				" or xpcorr.db)\n", argv[i]);
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		if (load(&runs[i]))
 			rc = XP_EXIT_FAIL;

@@ -14,6 +14,7 @@
 #include "ingest.h"
 #include "opendb.h"
 #include "report.h"
+#include "selection.h"
 
 static const char usage[] =
 	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx|source]\n"
@@ -22,46 +23,12 @@ static const char usage[] =
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
 	"                     [--width COLUMNS] RUN_DIR|FILE.db\n";
 
-static int pick(const char *arg, const char *const *names, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(arg, names[i]))
-			return i;
-	return -1;
-}
-
-/* "kernel, stack, api" for a one-line error */
-static void list_names(char *out, size_t len, const char *const *names, int n)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (int i = 0; i < n && used < len; i++)
-		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
-}
-
 static const char *long_name(const struct option *opts, int c)
 {
 	for (; opts->name; opts++)
 		if (opts->val == c)
 			return opts->name;
 	return "?";
-}
-
-/* Whether the run has this process (its pid as recorded, or as a pid
- * namespace's id): a filter that matches nothing is a mistake to report. */
-static int has_pid(sqlite3 *db, uint32_t pid)
-{
-	sqlite3_stmt *st;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM PROCESSES WHERE pid = ?", -1, &st, NULL)
-	    != SQLITE_OK)
-		return 1;       /* no table to check: let the report say what it has */
-	sqlite3_bind_int64(st, 1, pid);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
 }
 
 /* Whether the run has any GPU work: without it the report's own footer says
@@ -130,7 +97,6 @@ int cmd_report(int argc, char **argv)
 	static const char *const namings[] = { "short", "full" };
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
 	const char *const *names = NULL;
-	char allowed[128];
 	sqlite3 *db = NULL;
 	int c, i, rc, n = 0, width_given = 0;
 	size_t groups = 0;
@@ -142,9 +108,9 @@ int cmd_report(int argc, char **argv)
 		case 'b': case 'f': case 's': case 'N':
 			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
 			n = c == 'b' ? 8 : c == 'f' ? 3 : c == 's' ? 4 : 2;
-			i = pick(optarg, names, n);
+			i = xp_cmd_choice("xpcorr report", long_name(opts, c), optarg, names, n);
 			if (i < 0)
-				goto bad;
+				return XP_EXIT_USAGE;
 			if (c == 'N') {
 				o.full_names = i == 1;
 				break;
@@ -160,7 +126,6 @@ int cmd_report(int argc, char **argv)
 			o.mangled = 1;
 			break;
 		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F': case 'W':
-			names = NULL;
 			if (number(optarg, &v) < 0 || ((c == 'n' || c == 'p' || c == 'k' || c == 'F' || c == 'W') &&
 						       v > 0xffffffffll))
 				goto bad;
@@ -188,15 +153,15 @@ int cmd_report(int argc, char **argv)
 		return XP_EXIT_USAGE;
 	}
 	if (o.since && o.until && o.since >= o.until) {
-		fprintf(stderr, "xpcorr: report: --since %lld is not before --until %lld: an empty"
+		fprintf(stderr, "xpcorr report: --since %lld is not before --until %lld: an empty"
 			" window\n", (long long)o.since, (long long)o.until);
 		return XP_EXIT_USAGE;
 	}
 	/* a run directory is ingested first when its database is missing or stale */
-	if (xp_cmd_open_db(argv[optind], &db))
-		return XP_EXIT_FAIL;
-	if (o.pid && !has_pid(db, o.pid)) {
-		fprintf(stderr, "xpcorr: report: --pid %u: no such process in %s (xpcorr report"
+	if ((rc = xp_cmd_open_db("xpcorr report", argv[optind], &db)))
+		return rc;
+	if (o.pid && !xp_selection_matches(db, o.pid, -1)) {
+		fprintf(stderr, "xpcorr report: --pid %u: no such process in %s (xpcorr report"
 			" --by thread lists them)\n", (unsigned)o.pid, argv[optind]);
 		sqlite3_close(db);
 		return XP_EXIT_USAGE;
@@ -209,7 +174,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
 			rc == -EIO ? sqlite3_errmsg(db) : strerror(-rc));
 	else if (!groups && has_gpu_work(db))   /* an empty table is an answer: say what it means */
-		fprintf(stderr, "xpcorr: report: nothing to show by %s in %s: %s\n", bys[o.by],
+		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: %s\n", bys[o.by],
 			argv[optind], empty_why[o.by]);
 	sqlite3_close(db);
 	if (fflush(stdout) != 0 && rc == 0) {
@@ -218,13 +183,7 @@ int cmd_report(int argc, char **argv)
 	}
 	return rc < 0 ? XP_EXIT_FAIL : XP_EXIT_OK;
 bad:
-	if (names) {
-		list_names(allowed, sizeof(allowed), names, n);
-		fprintf(stderr, "xpcorr: report: --%s %s: expected one of %s\n", long_name(opts, c),
-			optarg, allowed);
-	} else {
-		fprintf(stderr, "xpcorr: report: --%s %s: expected a number of 0 or more\n",
-			long_name(opts, c), optarg);
-	}
+	fprintf(stderr, "xpcorr report: --%s %s: expected a number of 0 or more\n",
+		long_name(opts, c), optarg);
 	return XP_EXIT_USAGE;
 }

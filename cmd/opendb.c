@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmd.h"
 #include "db_join.h"
 
 /* GPU work to the CPU stacks that launched it, in the load's database */
@@ -40,33 +41,38 @@ void xp_print_load_warnings(const struct xp_load_result *res)
 			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
 }
 
-int xp_cmd_open_db(const char *target, sqlite3 **db)
+int xp_cmd_open_db(const char *who, const char *target, sqlite3 **db)
 {
 	struct xp_load_result res;
 	struct xp_load_opts o;
 	char real[PATH_MAX], err[XP_LOAD_MSG_LEN];
 	struct stat sb;
-	int ingested = 0;
+	size_t n = strlen(target);
+	int ingested = 0, rc;
 
 	*db = NULL;
+	rc = xp_cmd_need_path(who, target, n > 3 && !strcmp(target + n - 3, ".db") ?
+			      "database file" : "run directory");
+	if (rc)
+		return rc;
 	if (stat(target, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
 		/* a database file named on the command line: the link the user
 		 * typed is followed, then regular files only */
 		if (!realpath(target, real)) {
 			fprintf(stderr, "xpcorr: cannot open %s: %s\n", target, strerror(errno));
-			return -1;
+			return XP_EXIT_FAIL;
 		}
 		if (!xp_db_open_file(real, db, err, sizeof(err)))
-			return 0;
+			return XP_EXIT_OK;
 		fprintf(stderr, "xpcorr: %s\n", err);
-		return -1;
+		return XP_EXIT_FAIL;
 	}
 	xp_cmd_load_opts(&o, target);
 	if (xp_ingest_open(&o, db, &ingested, &res)) {
 		xp_print_load_warnings(&res);
 		fprintf(stderr, "xpcorr: %s\n", res.error);
-		return -1;
+		return XP_EXIT_FAIL;
 	}
 	xp_print_load_warnings(&res);
-	return 0;
+	return XP_EXIT_OK;
 }

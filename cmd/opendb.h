@@ -8,7 +8,7 @@
  *   xp_print_load_warnings(&res);
  *
  *   sqlite3 *db;
- *   if (xp_cmd_open_db(argv[optind], &db)) return XP_EXIT_FAIL;
+ *   if ((rc = xp_cmd_open_db("xpcorr report", argv[optind], &db))) return rc;
  */
 #ifndef XP_CMD_OPENDB_H
 #define XP_CMD_OPENDB_H
@@ -25,7 +25,9 @@ void xp_cmd_load_opts(struct xp_load_opts *o, const char *run_dir);
 void xp_print_load_warnings(const struct xp_load_result *res);
 /* The database of a run directory, ingested and correlated first when
  * missing or stale (warnings and errors printed), or an existing .db file
- * opened read-only. 0, or -1 after printing why. */
-int xp_cmd_open_db(const char *target, sqlite3 **db);
+ * opened read-only. XP_EXIT_OK, or after printing why XP_EXIT_USAGE (no such
+ * path: "xpcorr report: /x: no such run directory"; who names the command)
+ * or XP_EXIT_FAIL. */
+int xp_cmd_open_db(const char *who, const char *target, sqlite3 **db);
 
 #endif

@@ -25,8 +25,10 @@ check() {   # check NAME EXPECTED_STATUS GREP_PATTERN_IN_STDERR -- command...
 run="$tmp/run"
 "$gen" golden "$exe" "$lib" "$run" || exit 1
 check usage-no-args 2 "" -- "$xpcorr" ingest
-check usage-bad-format 2 "" -- "$xpcorr" export --format png "$run"
-check usage-bad-root 2 "--root" -- "$xpcorr" export --format folded --root x "$run"
+check usage-bad-format 2 "^xpcorr export: --format png: expected one of folded, svg, chrome$" -- \
+	"$xpcorr" export --format png "$run"
+check usage-bad-root 2 "^xpcorr export: --root x: expected one of comm, pid, tid, none$" -- \
+	"$xpcorr" export --format folded --root x "$run"
 check not-a-run 1 "xpcorr: $tmp/cpu.xpr: no such file" -- "$xpcorr" ingest "$tmp"
 
 # info and export ingest by themselves when there is no database yet
@@ -63,7 +65,7 @@ check svg-input-missing 1 "cannot read" -- "$xpcorr" export --format svg --input
 # --weight, diff and ls as a user types them (on a fresh run: the one above was damaged)
 run="$tmp/fresh"
 "$gen" golden "$exe" "$lib" "$run" || exit 1
-check usage-bad-weight 2 "--weight is cpu, gpu, offcpu or api" -- "$xpcorr" export --format folded --weight wall "$run"
+check usage-bad-weight 2 "^xpcorr export: --weight wall: expected one of cpu, gpu, offcpu, api$" -- "$xpcorr" export --format folded --weight wall "$run"
 check usage-differential-needs-input 2 "--differential reads --input" -- "$xpcorr" export --format svg --differential "$run"
 check export-offcpu 0 "" -- "$xpcorr" export --format folded --weight offcpu "$run"
 grep -q "^worker;main;xp_idle;schedule_\[k\] 5000000$" "$tmp/out" || { echo "FAIL offcpu folded"; fail=1; }
@@ -71,21 +73,50 @@ printf 'a;b 1 3\na;c 4 2\n' > "$tmp/d.folded"
 check svg-differential 0 "" -- "$xpcorr" export --format svg --differential --input "$tmp/d.folded" -o "$tmp/d.svg"
 grep -q 'data-name="b"><title>b (3 samples, 60.00%; base 1, +200.00%)' "$tmp/d.svg" || { echo "FAIL svg diff"; fail=1; }
 check diff-one-run 2 "expected two runs" -- "$xpcorr" diff "$run"
-check diff-bad-normalize 2 "--normalize is none" -- "$xpcorr" diff --normalize steps "$run" "$run"
+check diff-bad-normalize 2 "^xpcorr diff: --normalize steps: expected one of none, duration, kernel=NAME$" -- "$xpcorr" diff --normalize steps "$run" "$run"
 
 # misuse: one line naming the option, the value and what is allowed
-check misuse-by 2 "^xpcorr: report: --by kernels: expected one of kernel, stack, api" -- \
+check misuse-by 2 "^xpcorr report: --by kernels: expected one of kernel, stack, api, memop, thread, graph, nvtx" -- \
 	"$xpcorr" report --by kernels "$run"
-check misuse-names 2 "^xpcorr: report: --names long: expected one of short, full" -- \
+check misuse-names 2 "^xpcorr report: --names long: expected one of short, full$" -- \
 	"$xpcorr" report --names long "$run"
-check misuse-top 2 "^xpcorr: report: --top x: expected a number" -- "$xpcorr" report --top x "$run"
+check misuse-top 2 "^xpcorr report: --top x: expected a number" -- "$xpcorr" report --top x "$run"
+check misuse-info-format 2 "^xpcorr info: --format xml: expected one of text, json$" -- \
+	"$xpcorr" info --format xml "$run"
+check misuse-diff-format 2 "^xpcorr diff: --format xml: expected one of text, csv, folded, svg$" -- \
+	"$xpcorr" diff --format xml "$run" "$run"
+check misuse-diff-top 2 "^xpcorr diff: --top x: expected a number" -- "$xpcorr" diff --top x "$run" "$run"
+check misuse-diff-weight 2 "^xpcorr diff: --weight wall: expected one of cpu, gpu, offcpu, api$" -- \
+	"$xpcorr" diff --weight wall "$run" "$run"
+check misuse-ls-option 2 "^xpcorr ls: --format: no such option" -- "$xpcorr" ls --format x "$tmp"
 check misuse-window 2 "--since 5 is not before --until 3" -- "$xpcorr" report --since 5 --until 3 "$run"
 check misuse-window-export 2 "--since 5 is not before --until 3" -- \
 	"$xpcorr" export --format chrome --since 5 --until 3 "$run"
-check misuse-pid 2 "^xpcorr: report: --pid 99999: no such process" -- "$xpcorr" report --pid 99999 "$run"
-check misuse-dump-type 2 "^xpcorr dump: --type foo: expected one of sample fork" -- \
+check misuse-pid 2 "^xpcorr report: --pid 99999: no such process" -- "$xpcorr" report --pid 99999 "$run"
+check misuse-export-pid 2 "^xpcorr export: --pid 99999: no such process in $run" -- \
+	"$xpcorr" export --format folded --pid 99999 "$run"
+check misuse-export-tid 2 "^xpcorr export: --tid 99999: no such thread in $run" -- \
+	"$xpcorr" export --format folded --tid 99999 "$run"
+check misuse-chrome-pid 2 "^xpcorr export: --pid 99999: no such process" -- \
+	"$xpcorr" export --format chrome --pid 99999 "$run"
+[ -s "$tmp/out" ] && { echo "FAIL misuse-chrome-pid: wrote a trace"; fail=1; }
+# a --pid/--tid of the run still selects (the fixture's worker thread)
+check export-pid-tid 0 "" -- "$xpcorr" export --format folded --pid 1000 --tid 1001 "$run"
+[ -s "$tmp/out" ] || { echo "FAIL export-pid-tid: empty"; fail=1; }
+check misuse-dump-type 2 "^xpcorr dump: --type foo: expected one of sample, fork, exit, comm" -- \
 	"$xpcorr" dump --type foo "$run"
-check misuse-no-run 1 "/nonexistent" -- "$xpcorr" report /nonexistent
+check dump-type-none 0 "^xpcorr dump: no gpu_kernel record in $run$" -- "$xpcorr" dump --type gpu_kernel "$run"
+mkdir "$tmp/notarun"
+check dump-not-a-run 1 "^xpcorr dump: $tmp/notarun: no record stream" -- "$xpcorr" dump "$tmp/notarun"
+# a path that does not exist: said as such, by every command that reads a run
+check misuse-no-run 2 "^xpcorr report: /nonexistent: no such run directory$" -- "$xpcorr" report /nonexistent
+check misuse-no-db 2 "^xpcorr report: $tmp/none.db: no such database file$" -- "$xpcorr" report "$tmp/none.db"
+for cmd in ingest info dump; do
+	check "misuse-no-run-$cmd" 2 "^xpcorr $cmd: /nonexistent: no such run directory" -- "$xpcorr" $cmd /nonexistent
+done
+check misuse-no-run-export 2 "^xpcorr export: /nonexistent: no such run directory$" -- \
+	"$xpcorr" export --format folded /nonexistent
+[ -e /nonexistent ] && { echo "FAIL misuse-no-run: created /nonexistent"; fail=1; }
 # an empty view of a run with GPU work says there is nothing, and why, on
 # stderr (csv stays one table); a run without GPU work has the footer's reason
 gpurun="$tmp/gpurun"
@@ -116,10 +147,11 @@ check chrome-offset-bad 2 "--since +1.5x: expected +SECONDS with a unit" -- \
 check nonempty-view-quiet 0 "" -- "$xpcorr" report --by kernel "$gpurun"
 grep -q "nothing to show" "$tmp/err" && { echo "FAIL nonempty-view-quiet: says nothing to show"; fail=1; }
 check diff-unknown-kernel 2 "no kernel named 'k_none' in either run" -- "$xpcorr" diff --normalize kernel=k_none "$run" "$run"
-check diff-missing-run 1 "$tmp/none" -- "$xpcorr" diff "$run" "$tmp/none"
+check diff-missing-run 2 "^xpcorr diff: $tmp/none: no such run directory$" -- "$xpcorr" diff "$run" "$tmp/none"
 check diff-self 0 "" -- "$xpcorr" diff --weight cpu --format folded "$run" "$run"
 grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6 6$" "$tmp/out" || { echo "FAIL diff folded cpu"; fail=1; }
-check ls-missing 1 "cannot read $tmp/none" -- "$xpcorr" ls "$tmp/none"
+check ls-missing 2 "^xpcorr ls: $tmp/none: no such directory$" -- "$xpcorr" ls "$tmp/none"
+check ls-no-run 0 "^xpcorr ls: no run in $tmp/notarun" -- "$xpcorr" ls "$tmp/notarun"
 check ls-usage 2 "" -- "$xpcorr" ls
 
 # ls shows the git describe that xpcap took at record time (meta.json

@@ -1,0 +1,41 @@
+/* selection.c - whether a --pid/--tid names anything in a run (selection.h).
+ *   xp_selection_matches(db, 99999, -1) == 0: "no such process"
+ * Asks the small tables first; the samples (no index by tid alone) only
+ * when those do not know the task, which is the mistaken case. */
+#include "selection.h"
+
+#include <stddef.h>
+
+/* ?1 pid, ?2 tid, each < 0 for any; globalTid is pid << 24 | tid */
+static const char *const queries[] = {
+	"SELECT 1 FROM PROCESSES WHERE ?2 < 0 AND pid = ?1",
+	"SELECT 1 FROM xp_tasks WHERE (?1 < 0 OR pid = ?1) AND (?2 < 0 OR tid = ?2)",
+	"SELECT 1 FROM ThreadNames WHERE (?1 < 0 OR globalTid >> 24 = ?1)"
+	" AND (?2 < 0 OR globalTid & 16777215 = ?2)",
+	"SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE (?1 < 0 OR globalTid >> 24 = ?1)"
+	" AND (?2 < 0 OR globalTid & 16777215 = ?2)",
+	"SELECT 1 FROM xp_samples WHERE (?1 < 0 OR pid = ?1) AND (?2 < 0 OR tid = ?2)",
+};
+
+int xp_selection_matches(sqlite3 *db, int64_t pid, int64_t tid)
+{
+	int asked = 0;
+
+	if (pid < 0 && tid < 0)
+		return 1;
+	for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		sqlite3_stmt *st;
+		int found;
+
+		if (sqlite3_prepare_v2(db, queries[i], -1, &st, NULL) != SQLITE_OK)
+			continue;       /* a database without this table: ask the next */
+		asked = 1;
+		sqlite3_bind_int64(st, 1, pid);
+		sqlite3_bind_int64(st, 2, tid);
+		found = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+		if (found)
+			return 1;
+	}
+	return !asked;
+}
