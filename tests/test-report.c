@@ -297,8 +297,9 @@ START_TEST(command_on_run_dir)
 	ck_assert_int_eq(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "%s report --by nonsense %s 2>/dev/null", xpcorr, path);
 	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+	/* a path that does not exist is a bad argument, as a bad option value is */
 	snprintf(cmd, sizeof(cmd), "%s report %s/nonexistent.db 2>/dev/null", xpcorr, dir);
-	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
 }
 END_TEST
 
