@@ -20,36 +20,18 @@
 #include "groups.h"
 #include "gtid.h"
 #include "report.h"
+#include "report_priv.h"
 #include "stats.h"
 #include "elidename.h"
 #include "utf8.h"
 #include "launch.h"
 #include "pyreach.h"
-
-struct group {
-	char *name;
-	int64_t key;
-	uint64_t n;
-	int64_t total, min, max;
-	double avg, med, sd;
-};
-
-struct rep {
-	sqlite3 *db;
-	const struct xp_report_opts *o;
-	FILE *out;
-	struct jsonw json;
-	struct group *g;
-	size_t n, cap;
-	int64_t all_total;
-	sqlite3_stmt *frame;        /* one stack node */
-	int groups;                 /* read the correlation's precomputed groups */
-};
+#include "array.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
 #define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
 
-static void filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
+void xp_rep_filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
 		   size_t len)
 {
 	int n = snprintf(buf, len, "1");
@@ -62,7 +44,7 @@ static void filter(const struct xp_report_opts *o, const char *gp, const char *s
 		snprintf(buf + n, len - (size_t)n, " AND %s < :until", start);
 }
 
-static int prepare(struct rep *R, const char *sql, sqlite3_stmt **s)
+int xp_rep_prepare(struct rep *R, const char *sql, sqlite3_stmt **s)
 {
 	int i;
 
@@ -171,7 +153,7 @@ static int collect(struct rep *R, const char *sql)
 	struct group *cur = NULL;
 	int rc;
 
-	if (prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t key = sqlite3_column_int64(s, 1), dur = sqlite3_column_int64(s, 2);
@@ -237,7 +219,7 @@ static int short_names(const struct xp_report_opts *o)
 }
 
 /* Bytes of line that fit in width columns (UTF-8: a character is a column). */
-static size_t fit_bytes(const char *line, unsigned width, int *cut)
+size_t xp_rep_fit_bytes(const char *line, unsigned width, int *cut)
 {
 	unsigned cols = 0;
 	size_t i = 0;
@@ -259,14 +241,14 @@ static size_t fit_bytes(const char *line, unsigned width, int *cut)
 
 /* One text line, cut to o->width columns with an ellipsis (0: whole): a
  * table row or a stack must not wrap into the next in a terminal. */
-static void put_row(struct rep *R, const char *line)
+void xp_rep_put_row(struct rep *R, const char *line)
 {
 	unsigned width = R->o->width;
 	int cut = 0;
 	size_t n = strlen(line);
 
-	if (width > 1 && (fit_bytes(line, width, &cut), cut))
-		n = fit_bytes(line, width - 1, &cut);
+	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut))
+		n = xp_rep_fit_bytes(line, width - 1, &cut);
 	fwrite(line, 1, n, R->out);
 	fputs(cut ? "\u2026\n" : "\n", R->out);
 }
@@ -280,7 +262,7 @@ static void put_wrapped(struct rep *R, FILE *to, const char *text)
 	int first = 1, cut;
 
 	while (width > indent + 20) {
-		size_t room = first ? width : width - indent, n = fit_bytes(p, (unsigned)room, &cut);
+		size_t room = first ? width : width - indent, n = xp_rep_fit_bytes(p, (unsigned)room, &cut);
 		size_t brk = n;
 
 		if (!cut)
@@ -302,29 +284,57 @@ static void put_wrapped(struct rep *R, FILE *to, const char *text)
  * A Python program's launch goes through dozens of C++ frames before its
  * own code: when the leaf-most Python frame is past the limit, it leads,
  * "py::step:train.py | at::native::... <- ...", so the report names it. */
-/* One frame of a launch stack, read by frame_next: valid until the next call. */
-struct frame_row {
-	const char *sym;            /* symbol text, NULL if none */
-	const char *module;         /* module path (for a Python line, the file), or NULL */
-	int kind;                   /* enum xp_frame_kind */
-};
-
-/* The statement that reads a stack node's frame and parent, prepared once. */
-static int frame_stmt(struct rep *R)
+static int cmp_id(const void *a, const void *b)
 {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The names of the run's kernels: nvcc's host stub of a kernel carries the
+ * kernel's own name, "k_alpha(float*, int)", so a stack frame with one of
+ * these names is the stub, not the caller's code. */
+static int load_kernel_names(struct rep *R)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+
+	if (sqlite3_prepare_v2(R->db, "SELECT DISTINCT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL"
+			       " WHERE demangledName IS NOT NULL", -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (xp_array__reserve((void **)&R->kernel_names, &cap, R->nkernel_names + 1,
+				      sizeof(*R->kernel_names), 64)) {
+			sqlite3_finalize(s);
+			return -ENOMEM;
+		}
+		R->kernel_names[R->nkernel_names++] = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	if (R->nkernel_names)
+		qsort(R->kernel_names, R->nkernel_names, sizeof(*R->kernel_names), cmp_id);
+	return 0;
+}
+
+int xp_rep_frame_stmt(struct rep *R)
+{
+	int rc;
+
 	if (R->frame)
 		return 0;
-	return sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
+	if ((rc = load_kernel_names(R)) < 0)
+		return rc;
+	return sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind, m.value, f.symbol FROM xp_stacks n"
 				  " LEFT JOIN xp_frames f ON f.id = n.frame"
 				  " LEFT JOIN StringIds s ON s.id = f.symbol"
 				  " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
 				  -1, &R->frame, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
-/* Reads node *id into f and moves *id to its parent; 0 at the end of the
- * stack (or a node that is not there). */
-static int frame_next(struct rep *R, int64_t *id, struct frame_row *f)
+int xp_rep_frame_next(struct rep *R, int64_t *id, struct xp_rep_frame *f)
 {
+	int64_t sym;
+
 	sqlite3_reset(R->frame);
 	sqlite3_bind_int64(R->frame, 1, *id);
 	if (sqlite3_step(R->frame) != SQLITE_ROW)
@@ -333,7 +343,15 @@ static int frame_next(struct rep *R, int64_t *id, struct frame_row *f)
 	f->sym = (const char *)sqlite3_column_text(R->frame, 1);
 	f->kind = sqlite3_column_int(R->frame, 2);
 	f->module = (const char *)sqlite3_column_text(R->frame, 3);
+	sym = sqlite3_column_int64(R->frame, 4);
+	f->host_stub = R->nkernel_names && sqlite3_column_type(R->frame, 4) != SQLITE_NULL &&
+		       bsearch(&sym, R->kernel_names, R->nkernel_names, sizeof(sym), cmp_id);
 	return 1;
+}
+
+void xp_rep_frame_done(struct rep *R)
+{
+	sqlite3_reset(R->frame);
 }
 
 /* "aten::mul.Tensor" of a PyTorch dispatcher frame "at::_ops::mul_Tensor::call(...)"
@@ -363,17 +381,17 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 	size_t used = 0;
 	int cut = 0, shown_py = 0;
 	char py[512] = "", op[128] = "";
-	struct frame_row fr;
+	struct xp_rep_frame fr;
 
 	buf[0] = '\0';
 	if (id < 0) {
 		snprintf(buf, len, "(no stack)");
 		return 0;
 	}
-	if (frame_stmt(R) < 0)
+	if (xp_rep_frame_stmt(R) < 0)
 		return -EIO;
 	/* a cycle in a corrupt tree must end */
-	while (id > 0 && guard++ < 4096 && frame_next(R, &id, &fr)) {
+	while (id > 0 && guard++ < 4096 && xp_rep_frame_next(R, &id, &fr)) {
 		const char *sym = fr.sym;
 		int kind = fr.kind, user;
 
@@ -382,7 +400,7 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		if (!shown_py)
 			framework_op(sym, op, sizeof(op));
 		/* the CUDA layers only until the first frame of the caller's code */
-		if (user && !shown && xp_is_cuda_layer(sym, fr.module))
+		if (user && !shown && (xp_is_cuda_layer(sym, fr.module) || fr.host_stub))
 			user = 0;
 		if (user && shown < R->o->frames) {
 			char brief[512];
@@ -407,19 +425,27 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 			}
 		}
 	}
-	sqlite3_reset(R->frame);
-	if (py[0]) {
-		size_t n = strlen(py);
+	xp_rep_frame_done(R);
+	if (py[0] && len > 1) {
+		/* the Python line leads even when the C++ frames filled buf: their
+		 * tail goes (at a whole UTF-8 character), never the line */
+		size_t n = strlen(py), keep = used < len ? used : len - 1;
 
-		if (n + used + 1 <= len) {
-			memmove(buf + n, buf, used + 1);
-			memcpy(buf, py, n);
+		if (n > len - 1)
+			n = len - 1;
+		if (keep > len - 1 - n) {
+			keep = len - 1 - n;
+			while (keep > 0 && ((unsigned char)buf[keep] & 0xc0) == 0x80)
+				keep--;
 		}
+		memmove(buf + n, buf, keep);
+		memcpy(buf, py, n);
+		buf[n + keep] = '\0';
 	}
 	return 0;
 }
 
-static const char *title(enum xp_report_by by)
+const char *xp_rep_title(enum xp_report_by by)
 {
 	switch (by) {
 	case XP_BY_KERNEL: return "CUDA GPU Kernel Summary (cuda_gpu_kern_sum) with launching CPU stacks";
@@ -429,7 +455,8 @@ static const char *title(enum xp_report_by by)
 	case XP_BY_THREAD: return "GPU Time by Launching CPU Thread";
 	case XP_BY_GRAPH: return "CUDA Graph Replays (first node start to last node end)";
 	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
-	case XP_BY_SOURCE: return "GPU Time by Python Source Line of the Launch (self: the innermost line)";
+	case XP_BY_SOURCE: return "GPU Time by Python Source of the Launch (self: launched by the line itself;"
+		" total: also by what it calls)";
 	}
 	return "?";
 }
@@ -442,37 +469,37 @@ static int build_query(struct rep *R, char *sql, size_t len)
 
 	switch (o->by) {
 	case XP_BY_KERNEL:
-		filter(o, "k.globalPid", "k.start", f, sizeof(f));
+		xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT s.value, k.%s, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k"
 			 " JOIN StringIds s ON s.id = k.%s WHERE %s ORDER BY 2, 3", col, col, f);
 		break;
 	case XP_BY_STACK:
-		filter(o, "g.gp", "g.start", f, sizeof(f));
+		xp_rep_filter(o, "g.gp", "g.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT NULL, ifnull(a.stack_id, -1), g.end - g.start FROM " GPU_ROWS
 			 " WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_API:
-		filter(o, "r.globalTid", "r.start", f, sizeof(f));
+		xp_rep_filter(o, "r.globalTid", "r.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT s.value, r.nameId, r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " JOIN StringIds s ON s.id = r.nameId WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_MEMOP:
-		filter(o, "m.globalPid", "m.start", f, sizeof(f));
-		filter(o, "globalPid", "start", f2, sizeof(f2));
+		xp_rep_filter(o, "m.globalPid", "m.start", f, sizeof(f));
+		xp_rep_filter(o, "globalPid", "start", f2, sizeof(f2));
 		snprintf(sql, len, "SELECT '[CUDA memcpy ' || ifnull(e.label, m.copyKind) || ']', m.copyKind,"
 			 " m.end - m.start FROM CUPTI_ACTIVITY_KIND_MEMCPY m LEFT JOIN ENUM_CUDA_MEMCPY_OPER e"
 			 " ON e.id = m.copyKind WHERE %s UNION ALL SELECT '[CUDA memset]', 1000, end - start"
 			 " FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE %s ORDER BY 2, 3", f, f2);
 		break;
 	case XP_BY_THREAD:
-		filter(o, "g.gp", "g.start", f, sizeof(f));
+		xp_rep_filter(o, "g.gp", "g.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
 			 " " XP_SQL_GTID_PID("r.globalTid") " || '/' || " XP_SQL_GTID_TID("r.globalTid") " END, ifnull(r.globalTid, -1),"
 			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_GRAPH:
-		filter(o, "globalPid", "start", f, sizeof(f));
+		xp_rep_filter(o, "globalPid", "start", f, sizeof(f));
 		/* one instance per replay (the kernels of one cudaGraphLaunch share its
 		 * correlation id): from its first node's start to its last node's end */
 		snprintf(sql, len, "SELECT 'graph ' || graphId, graphId, max(end) - min(start)"
@@ -482,33 +509,20 @@ static int build_query(struct rep *R, char *sql, size_t len)
 	case XP_BY_NVTX:
 		/* a GPU row counts in every start/end range open on the calling
 		 * thread when its API call began (nested ranges each count it) */
-		filter(o, "g.gp", "g.start", f, sizeof(f));
+		xp_rep_filter(o, "g.gp", "g.start", f, sizeof(f));
 		snprintf(sql, len, "SELECT s.value, n.textId, g.end - g.start FROM " GPU_ROWS
 			 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
 			 " JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.eventType = 60"
 			 " AND n.start <= r.start AND n.end >= r.start"
 			 " JOIN StringIds s ON s.id = n.textId WHERE %s ORDER BY 2, 3", f);
 		break;
-	case XP_BY_SOURCE:
-		/* from each launch stack's leaf up to its first Python-line frame
-		 * (kind 6): the line whose call launched the work; once per stack */
-		filter(o, "g.gp", "g.start", f, sizeof(f));
-		snprintf(sql, len, "WITH RECURSIVE up(stack, node) AS (SELECT DISTINCT stack_id, stack_id"
-			 " FROM xp_attribution WHERE stack_id > 0 UNION ALL SELECT up.stack, s.parent"
-			 " FROM up JOIN xp_stacks s ON s.id = up.node JOIN xp_frames f ON f.id = s.frame"
-			 " WHERE f.kind != %d AND s.parent > 0),"
-			 " line(stack, frame) AS (SELECT up.stack, s.frame FROM up JOIN xp_stacks s"
-			 " ON s.id = up.node JOIN xp_frames f ON f.id = s.frame WHERE f.kind = %d)"
-			 " SELECT ifnull(n.value, '(no Python line)'), ifnull(line.frame, -1), g.end - g.start"
-			 " FROM " GPU_ROWS " LEFT JOIN line ON line.stack = a.stack_id"
-			 " LEFT JOIN xp_frames fr ON fr.id = line.frame LEFT JOIN StringIds n ON n.id = fr.symbol"
-			 " WHERE %s ORDER BY 2, 3", XP_FRAME_PYTHON, XP_FRAME_PYTHON, f);
+	case XP_BY_SOURCE:         /* report_source.c */
 		break;
 	}
 	return 0;
 }
 
-static void csv_str(FILE *out, const char *s)
+void xp_rep_csv_str(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -531,12 +545,12 @@ static int json_frames(struct rep *R, int64_t id)
 	static const char *const kinds[] = { "native", "kernel", "jit", "unresolved",
 		"kernel_unresolved", "inlined", "python_line", "gap" };
 	unsigned guard = 0;
-	struct frame_row fr;
+	struct xp_rep_frame fr;
 
-	if (frame_stmt(R) < 0)
+	if (xp_rep_frame_stmt(R) < 0)
 		return -EIO;
 	jsonw_arr_begin(&R->json);
-	while (id > 0 && guard++ < 4096 && frame_next(R, &id, &fr)) {
+	while (id > 0 && guard++ < 4096 && xp_rep_frame_next(R, &id, &fr)) {
 		const char *sym = fr.sym, *mod = fr.module;
 		int kind = fr.kind;
 
@@ -555,7 +569,7 @@ static int json_frames(struct rep *R, int64_t id)
 		}
 		jsonw_obj_end(&R->json);
 	}
-	sqlite3_reset(R->frame);
+	xp_rep_frame_done(R);
 	jsonw_arr_end(&R->json);
 	return 0;
 }
@@ -614,7 +628,7 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 	/* text merges the stacks that read the same (they differ only in frames
 	 * cut from the view): take more of them than are shown */
 	limit = o->format == XP_FMT_TEXT ? MERGE_MAX : o->stacks;
-	filter(o, "k.globalPid", "k.start", f, sizeof(f));
+	xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
 	if (R->groups)
 		snprintf(sql, sizeof(sql), "SELECT stack_id, how, reason, gpu_ns FROM"
 			 " xp_report_kernel_stacks WHERE mangled = %d AND key = :key"
@@ -625,7 +639,7 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 			 " ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid WHERE k.%s = :key AND %s"
 			 " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3 LIMIT %u",
 			 o->mangled ? "mangledName" : "demangledName", f, limit);
-	if (prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":key"), g->key);
 	if (o->format == XP_FMT_JSON) {
@@ -686,7 +700,7 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 
 			snprintf(line, sizeof(line), "%*s%5.1f%%  %-8s  %s", indent_text, "",
 				 seen[i].share, seen[i].how, seen[i].text);
-			put_row(R, line);
+			xp_rep_put_row(R, line);
 		}
 	}
 	for (unsigned i = 0; i < nseen; i++)
@@ -706,16 +720,16 @@ static int print_table(struct rep *R, size_t shown)
 	if (o->format == XP_FMT_TEXT) {
 		char head[256];
 
-		snprintf(head, sizeof(head), "** %s:", title(o->by));
-		put_row(R, head);
-		put_row(R, "");
+		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
+		xp_rep_put_row(R, head);
+		xp_rep_put_row(R, "");
 		snprintf(head, sizeof(head), " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s", cols[0],
 			 cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8]);
-		put_row(R, head);
+		xp_rep_put_row(R, head);
 		snprintf(head, sizeof(head), " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s",
 			 "--------", "---------------", "---------", "--------", "--------", "--------",
 			 "--------", "-----------", "----");
-		put_row(R, head);
+		xp_rep_put_row(R, head);
 	} else if (o->format == XP_FMT_CSV) {
 		for (size_t i = 0; i < 9; i++)
 			fprintf(R->out, "%s\"%s\"", i ? "," : "", cols[i]);
@@ -757,12 +771,12 @@ static int print_table(struct rep *R, size_t shown)
 
 			/* a name that does not fit beside the numbers gets a line of its own */
 			snprintf(line + n, sizeof(line) - (size_t)n, "%s", shown_name);
-			if (o->width && (fit_bytes(line, o->width, &cut), cut) && n > 0) {
+			if (o->width && (xp_rep_fit_bytes(line, o->width, &cut), cut) && n > 0) {
 				line[n - 2] = '\0';
-				put_row(R, line);
+				xp_rep_put_row(R, line);
 				snprintf(line, sizeof(line), "  %s", shown_name);
 			}
-			put_row(R, line);
+			xp_rep_put_row(R, line);
 			if (o->by == XP_BY_KERNEL && o->stacks)
 				rc = kernel_stacks(R, g, 12, NULL);
 		} else if (o->format == XP_FMT_CSV) {
@@ -771,7 +785,7 @@ static int print_table(struct rep *R, size_t shown)
 			fprintf(R->out, "%.1f,%lld,%llu,%.1f,%.1f,%lld,%lld,%.1f,", pct,
 				(long long)g->total, (unsigned long long)g->n, g->avg, g->med,
 				(long long)g->min, (long long)g->max, g->sd);
-			csv_str(R->out, g->name);
+			xp_rep_csv_str(R->out, g->name);
 			if (o->by == XP_BY_KERNEL) {
 				fputs(",\"", R->out);
 				if (o->stacks)
@@ -856,7 +870,7 @@ static int footer_coverage(struct rep *R)
 	int rc;
 	struct jsonw *w = &R->json;
 
-	filter(R->o, "g.gp", "g.start", f, sizeof(f));
+	xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));
 	if (R->groups)
 		snprintf(sql, sizeof(sql), "SELECT how, reason, records, gpu_ns FROM xp_report_coverage"
 			 " ORDER BY CASE 1 WHEN 'exact' THEN 0 WHEN 'inferred' THEN 1 ELSE 2 END, 4 DESC, 2");
@@ -865,7 +879,7 @@ static int footer_coverage(struct rep *R)
 			 " correlated yet (run the correlation)'), count(*), sum(g.end - g.start) FROM "
 			 GPU_ROWS " WHERE %s GROUP BY 1, 2 ORDER BY CASE 1 WHEN 'exact' THEN 0"
 			 " WHEN 'inferred' THEN 1 ELSE 2 END, 4 DESC, 2", f);
-	if (prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *how = (const char *)sqlite3_column_text(s, 0);
@@ -942,10 +956,10 @@ static int footer_python(struct rep *R)
 	double pct, line_pct;
 	int rc;
 
-	filter(R->o, "g.gp", "g.start", f, sizeof(f));
+	xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));
 	snprintf(sql, sizeof(sql), "SELECT a.stack_id, sum(g.end - g.start) FROM " GPU_ROWS
 		 " WHERE a.how = 'exact' AND %s GROUP BY a.stack_id", f);
-	if (prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	rc = xp_python_reach(R->db, s, &r);
 	sqlite3_finalize(s);
@@ -1009,7 +1023,7 @@ static int footer_rejected(struct rep *R)
 	char sql[700], f[256];
 	sqlite3_stmt *s;
 
-	filter(o, XP_SQL_GPID("l.pid"), "l.ts", f, sizeof(f));
+	xp_rep_filter(o, XP_SQL_GPID("l.pid"), "l.ts", f, sizeof(f));
 	if (per_view)
 		snprintf(sql, sizeof(sql), "SELECT j.reason, count(*), 0 FROM xp_launch_rejects j"
 			 " JOIN xp_launches l ON l.rowid = j.launch_rowid WHERE %s GROUP BY 1"
@@ -1019,7 +1033,7 @@ static int footer_rejected(struct rep *R)
 		snprintf(sql, sizeof(sql), "SELECT reason, count, %d FROM xp_correlation_counts"
 			 " WHERE count > 0 AND (reason LIKE 'launch%%' OR reason LIKE 'second%%'"
 			 " OR reason LIKE 'samples out%%') ORDER BY reason", is_filtered(o));
-	if (prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	if (json) {
 		jsonw_key(w, "rejected");
@@ -1060,7 +1074,7 @@ static int footer_losses(struct rep *R)
 	sqlite3_stmt *s;
 
 	/* the scope column: 0 in the view, 1 untimed (whole run), 2 not per process */
-	filter(&(struct xp_report_opts){ .since = o->since, .until = o->until }, "0", "ts", f,
+	xp_rep_filter(&(struct xp_report_opts){ .since = o->since, .until = o->until }, "0", "ts", f,
 	       sizeof(f));
 	if (o->pid)
 		snprintf(sql, sizeof(sql), "SELECT reason, kind, sum(count), ifnull(source, ''), 2"
@@ -1069,7 +1083,7 @@ static int footer_losses(struct rep *R)
 		snprintf(sql, sizeof(sql), "SELECT reason, kind, sum(count), ifnull(source, ''),"
 			 " %s FROM xp_losses WHERE ts IS NULL OR (%s) GROUP BY 1, 2, 4, 5"
 			 " ORDER BY 4, 1, 2, 5", o->since || o->until ? "ts IS NULL" : "0", f);
-	if (prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	if (json) {
 		jsonw_key(w, "losses");
@@ -1125,12 +1139,12 @@ static int skew_of_view(struct rep *R, int64_t v[4])
 	size_t n = 0, cap = 0;
 	int rc;
 
-	filter(R->o, "k.globalPid", "k.start", f, sizeof(f));
+	xp_rep_filter(R->o, "k.globalPid", "k.start", f, sizeof(f));
 	snprintf(sql, sizeof(sql), "SELECT k.start - r.start FROM CUPTI_ACTIVITY_KIND_KERNEL k"
 		 " JOIN xp_attribution a ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid"
 		 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
 		 " WHERE k.start > 0 AND %s", f);
-	if (prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (n == cap) {
@@ -1174,7 +1188,7 @@ static int footer_skew(struct rep *R)
 		if ((rc = skew_of_view(R, v)) < 0)
 			return rc;
 	} else {
-		if (prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_kernels'),"
+		if (xp_rep_prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_kernels'),"
 			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_min_ns'),"
 			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_median_ns'),"
 			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_negative')",
@@ -1221,7 +1235,7 @@ static int no_activity_warning(struct rep *R)
 	int64_t gpu = 0, procs = 0;
 
 	/* whether there are rows, not how many: count(*) reads every row */
-	if (prepare(R, "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL) OR"
+	if (xp_rep_prepare(R, "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL) OR"
 		    " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY) OR"
 		    " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET),"
 		    " EXISTS (SELECT 1 FROM xp_gpu_processes)", &s) < 0)
@@ -1233,7 +1247,7 @@ static int no_activity_warning(struct rep *R)
 	sqlite3_finalize(s);
 	if (gpu)
 		return 0;
-	if (prepare(R, "SELECT code, severity, ifnull(text, '') FROM xp_gpu_status"
+	if (xp_rep_prepare(R, "SELECT code, severity, ifnull(text, '') FROM xp_gpu_status"
 		    " WHERE code = 2 OR severity = 2 ORDER BY code = 2 DESC, ts LIMIT 1", &s) < 0)
 		return -EIO;
 	if (sqlite3_step(s) == SQLITE_ROW) {
@@ -1265,23 +1279,25 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 {
 	struct rep R = { .db = db, .o = o, .out = out };
 	char sql[2048];
-	size_t shown;
+	size_t shown, rows = 0;
 	int rc;
 
 	build_query(&R, sql, sizeof(sql));
 	/* the stack tables are the main loader's: fail before any output if absent */
-	if ((o->by == XP_BY_KERNEL || o->by == XP_BY_STACK) && frame_stmt(&R) < 0) {
+	if ((o->by == XP_BY_KERNEL || o->by == XP_BY_STACK) && xp_rep_frame_stmt(&R) < 0) {
 		rc = -EIO;
 		goto out;
 	}
 	R.groups = use_groups(&R);
-	if ((rc = R.groups && groups_view(o) ? collect_groups(&R, groups_view(o)) :
+	if (o->by != XP_BY_SOURCE &&
+	    (rc = R.groups && groups_view(o) ? collect_groups(&R, groups_view(o)) :
 	     collect(&R, sql)) < 0)
 		goto out;
 	sort_by = o->sort;
 	if (R.n)     /* qsort wants a non-NULL base even for 0 items (UBSan) */
 		qsort(R.g, R.n, sizeof(*R.g), cmp_group);
 	shown = o->top && o->top < R.n ? o->top : R.n;
+	rows = R.n;
 	if (o->format == XP_FMT_JSON) {
 		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph",
 						   "nvtx", "source" };
@@ -1291,11 +1307,13 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		jsonw_key(&R.json, "report");
 		jsonw_str(&R.json, by[o->by]);
 		jsonw_key(&R.json, "title");
-		jsonw_str(&R.json, title(o->by));
-		jsonw_key(&R.json, "groups");
-		jsonw_uint(&R.json, R.n);
+		jsonw_str(&R.json, xp_rep_title(o->by));
+		if (o->by != XP_BY_SOURCE) {        /* its rows are functions, counted after */
+			jsonw_key(&R.json, "groups");
+			jsonw_uint(&R.json, R.n);
+		}
 	}
-	if ((rc = print_table(&R, shown)) < 0)
+	if ((rc = o->by == XP_BY_SOURCE ? xp_report_source(&R, &rows) : print_table(&R, shown)) < 0)
 		goto out;
 	if (shown < R.n && o->format == XP_FMT_TEXT)
 		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);
@@ -1310,10 +1328,11 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 	}
 out:
 	if (groups)
-		*groups = R.n;
+		*groups = rows;
 	for (size_t i = 0; i < R.n; i++)
 		free(R.g[i].name);
 	free(R.g);
 	sqlite3_finalize(R.frame);
+	free(R.kernel_names);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include "db_join.h"
 #include "gpu-testdb.h"
 #include "report.h"
+#include "pypath.h"
 #include "groups.h"
 #include "report_groups.h"
 
@@ -303,6 +304,39 @@ START_TEST(command_on_run_dir)
 }
 END_TEST
 
+/* Python paths as a person reads them: a package's from the package, the
+ * standard library's from python3.X, the program's from the directory its
+ * files share; names that are no path stay as they are. */
+START_TEST(python_paths_short)
+{
+	const char *paths[] = {
+		"/home/u/proj/train.py", "/home/u/proj/model/layers.py",
+		"/opt/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py",
+		"/usr/lib/python3.12/threading.py", "<frozen runpy>", NULL,
+	};
+	struct xp_pyroot r;
+
+	ck_assert_int_eq(xp_pyroot_from(paths, 6, &r), 0);
+	ck_assert_str_eq(r.dir, "/home/u/proj/");
+	ck_assert_str_eq(xp_pypath_short(&r, paths[0]), "train.py");
+	ck_assert_str_eq(xp_pypath_short(&r, paths[1]), "model/layers.py");
+	ck_assert_str_eq(xp_pypath_short(&r, paths[2]), "torch/nn/modules/linear.py");
+	ck_assert_str_eq(xp_pypath_short(&r, paths[3]), "python3.12/threading.py");
+	ck_assert_str_eq(xp_pypath_short(&r, paths[4]), "<frozen runpy>");
+	ck_assert_str_eq(xp_pypath_short(&r, "/elsewhere/x.py"), "/elsewhere/x.py");
+	ck_assert(xp_pypath_is_library(paths[2]) && xp_pypath_is_library(paths[3]));
+	ck_assert(!xp_pypath_is_library(paths[0]));
+	xp_pyroot_free(&r);
+	/* one file: its directory; none of the program's: no root */
+	ck_assert_int_eq(xp_pyroot_from(paths, 1, &r), 0);
+	ck_assert_str_eq(xp_pypath_short(&r, paths[0]), "train.py");
+	xp_pyroot_free(&r);
+	ck_assert_int_eq(xp_pyroot_from(paths + 2, 2, &r), 0);
+	ck_assert_ptr_null(r.dir);
+	ck_assert_str_eq(xp_pypath_short(&r, "/home/u/proj/train.py"), "/home/u/proj/train.py");
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -317,6 +351,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, command_on_run_dir);
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
+	tcase_add_test(tc, python_paths_short);
 	suite_add_tcase(s, tc);
 	return s;
 }

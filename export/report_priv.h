@@ -1,0 +1,75 @@
+/* report_priv.h - what report.c shares with the views that live in their
+ * own files (report_source.c): the report's state, the row filter, output
+ * helpers and the footer. Not for users of the report (report.h).
+ *
+ *   xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));   // "1 AND ... = :pid"
+ *   xp_rep_prepare(R, sql, &s);                             // binds :pid :since :until
+ *   xp_rep_put_row(R, line);                                // cut to --width
+ */
+#ifndef XP_REPORT_PRIV_H
+#define XP_REPORT_PRIV_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+#include "jsonw.h"
+#include "report.h"
+
+struct group {
+	char *name;
+	int64_t key;
+	uint64_t n;
+	int64_t total, min, max;
+	double avg, med, sd;
+};
+
+struct rep {
+	sqlite3 *db;
+	const struct xp_report_opts *o;
+	FILE *out;
+	struct jsonw json;
+	struct group *g;
+	size_t n, cap;
+	int64_t all_total;
+	sqlite3_stmt *frame;        /* one stack node */
+	int64_t *kernel_names;      /* StringIds ids of the kernels' names, sorted: a
+				     * frame named so is the kernel's host stub */
+	size_t nkernel_names;
+	int groups;                 /* read the correlation's precomputed groups */
+};
+
+/* The WHERE text for --pid/--since/--until on the given columns. */
+void xp_rep_filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
+		   size_t len);
+/* sql prepared with :pid, :since and :until bound. 0 or -EIO. */
+int xp_rep_prepare(struct rep *R, const char *sql, sqlite3_stmt **s);
+/* Bytes of line that fit in width columns (UTF-8: a character is a column). */
+size_t xp_rep_fit_bytes(const char *line, unsigned width, int *cut);
+/* One text line, cut to --width with an ellipsis. */
+void xp_rep_put_row(struct rep *R, const char *line);
+/* A quoted csv field (invalid UTF-8 as U+FFFD). */
+void xp_rep_csv_str(FILE *out, const char *s);
+/* The title line's text of a view. */
+const char *xp_rep_title(enum xp_report_by by);
+
+/* One frame of a launch stack, read by xp_rep_frame_next: valid until the next call. */
+struct xp_rep_frame {
+	const char *sym;            /* symbol text, NULL if none */
+	const char *module;         /* module path (for a Python line, the file), or NULL */
+	int kind;                   /* enum xp_frame_kind */
+	int host_stub;              /* named like a kernel: nvcc's host-side stub of it */
+};
+/* Prepares R->frame once. 0 or -EIO. */
+int xp_rep_frame_stmt(struct rep *R);
+/* Reads node *id into f and moves *id to its parent; 0 at the end of the
+ * stack (or a node that is not there). */
+int xp_rep_frame_next(struct rep *R, int64_t *id, struct xp_rep_frame *f);
+/* Ends a walk (resets the statement). */
+void xp_rep_frame_done(struct rep *R);
+
+/* --by source (report_source.c): its table in R's format; rows: the
+ * functions found (and the no-Python-line row). 0 or a negative errno. */
+int xp_report_source(struct rep *R, size_t *rows);
+
+#endif

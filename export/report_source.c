@@ -1,0 +1,593 @@
+/* report_source.c - `xpcorr report --by source`: GPU time per Python
+ * function and line of the launching code, as a line profiler shows CPU
+ * time. Self is the GPU time a line launched itself (it is the innermost
+ * Python line of the launch stack); total adds what the functions it calls
+ * launched (each line counted once per stack, so recursion does not count
+ * twice). Under each line, the kernels its self time is made of.
+ *
+ *   rows:   (stack, kernel name) -> GPU ns, records      one SQL pass
+ *   stacks: Python frames of each stack, innermost first  one walk per stack
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_schema.h"
+#include "elidename.h"
+#include "launch.h"
+#include "pypath.h"
+#include "report_priv.h"
+#include "array.h"
+#include "strtab.h"
+
+struct src_kernel {
+	char *name;
+	int64_t ns;
+	uint64_t n;
+};
+
+struct src_line {
+	size_t fn;                  /* index into funcs */
+	int line;                   /* -1: not known */
+	int library;                /* in site-packages or the standard library */
+	int64_t self, total, own;   /* own: as the innermost line of the program's own files */
+	uint64_t self_n, total_n;
+	uint64_t mark;              /* the last row counted in total */
+	struct src_kernel *k;
+	size_t nk, capk;
+};
+
+struct src_func {
+	char *file, *name;          /* the short path; the qualified name */
+	int64_t self, total;
+	uint64_t self_n, total_n;
+	uint64_t mark;
+};
+
+struct src {
+	struct rep *R;
+	struct xp_pyroot root;
+	struct xp_strtab *line_ids, *func_ids;     /* "module\tsymbol", "file\tqualname" */
+	struct src_line *lines;
+	struct src_func *funcs;
+	size_t nlines, nfuncs, caplines, capfuncs;
+	size_t *stack;              /* the current stack's lines, innermost first */
+	size_t nstack, capstack;
+	int64_t all, none;          /* GPU ns in the view; of which with no Python line */
+	uint64_t all_n, none_n;
+};
+
+/* "file.py:42 qual.name" -> 42 and "qual.name" (-1 for "file.py:? name"). */
+static const char *split_symbol(const char *sym, int *line)
+{
+	const char *sp = strchr(sym, ' '), *colon;
+
+	*line = -1;
+	if (!sp)
+		return sym;
+	for (colon = sp; colon > sym && colon[-1] != ':'; colon--)
+		;
+	if (colon > sym && colon[0] >= '0' && colon[0] <= '9')
+		*line = atoi(colon);
+	return sp + 1;
+}
+
+static int func_of(struct src *S, const char *file, const char *name, size_t *fn)
+{
+	char key[1024];
+	int64_t id;
+	int fresh, n = snprintf(key, sizeof(key), "%s\t%s", file, name);
+
+	if (xp_strtab_intern(S->func_ids, key, (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1,
+			     &id, &fresh))
+		return -ENOMEM;
+	*fn = (size_t)id - 1;
+	if (!fresh)
+		return 0;
+	if (xp_array__reserve((void **)&S->funcs, &S->capfuncs, S->nfuncs + 1, sizeof(*S->funcs), 64))
+		return -ENOMEM;
+	S->funcs[S->nfuncs] = (struct src_func){ .file = strdup(file), .name = strdup(name) };
+	S->nfuncs++;
+	return S->funcs[*fn].file && S->funcs[*fn].name ? 0 : -ENOMEM;
+}
+
+static int line_of(struct src *S, const char *sym, const char *module, size_t *li)
+{
+	char key[2048];
+	const char *file, *name;
+	int64_t id;
+	int fresh, line, n = snprintf(key, sizeof(key), "%s\t%s", module ? module : "", sym);
+	size_t fn;
+
+	if (xp_strtab_intern(S->line_ids, key, (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1,
+			     &id, &fresh))
+		return -ENOMEM;
+	*li = (size_t)id - 1;
+	if (!fresh)
+		return 0;
+	name = split_symbol(sym, &line);
+	/* without a module the symbol's own short file name is all there is */
+	file = module && module[0] ? xp_pypath_short(&S->root, module) : "?";
+	if (func_of(S, file, name, &fn) ||
+	    xp_array__reserve((void **)&S->lines, &S->caplines, S->nlines + 1, sizeof(*S->lines), 64))
+		return -ENOMEM;
+	S->lines[S->nlines++] = (struct src_line){ .fn = fn, .line = line,
+		.library = module && xp_pypath_is_library(module) };
+	return 0;
+}
+
+/* The Python lines of a stack, innermost first, into S->stack. */
+static int walk_stack(struct src *S, int64_t id)
+{
+	struct xp_rep_frame fr;
+	int64_t node = id;
+	unsigned guard = 0;
+	int rc = 0;
+
+	S->nstack = 0;
+	/* a cycle in a corrupt tree must end */
+	while (rc == 0 && node > 0 && guard++ < 4096 && xp_rep_frame_next(S->R, &node, &fr)) {
+		size_t li;
+
+		if (fr.kind != XP_FRAME_PYTHON || !fr.sym)
+			continue;
+		if ((rc = line_of(S, fr.sym, fr.module, &li)) < 0 ||
+		    (rc = xp_array__reserve((void **)&S->stack, &S->capstack, S->nstack + 1,
+					    sizeof(*S->stack), 64)) < 0)
+			break;
+		S->stack[S->nstack++] = li;
+	}
+	xp_rep_frame_done(S->R);
+	return rc;
+}
+
+static int add_kernel(struct src_line *l, const char *name, int64_t ns, uint64_t n)
+{
+	for (size_t i = 0; i < l->nk; i++)
+		if (!strcmp(l->k[i].name, name)) {
+			l->k[i].ns += ns;
+			l->k[i].n += n;
+			return 0;
+		}
+	if (xp_array__reserve((void **)&l->k, &l->capk, l->nk + 1, sizeof(*l->k), 4))
+		return -ENOMEM;
+	l->k[l->nk] = (struct src_kernel){ .name = strdup(name), .ns = ns, .n = n };
+	return l->k[l->nk++].name ? 0 : -ENOMEM;
+}
+
+/* One (stack, name) row: self to the innermost line, total to each line and
+ * function on the stack once. */
+static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, uint64_t n)
+{
+	S->all += ns;
+	S->all_n += n;
+	if (!S->nstack) {
+		S->none += ns;
+		S->none_n += n;
+		return 0;
+	}
+	struct src_line *in = &S->lines[S->stack[0]];
+
+	in->self += ns;
+	in->self_n += n;
+	S->funcs[in->fn].self += ns;
+	S->funcs[in->fn].self_n += n;
+	for (size_t i = 0; i < S->nstack; i++)
+		if (!S->lines[S->stack[i]].library) {
+			S->lines[S->stack[i]].own += ns;
+			break;
+		}
+	for (size_t i = 0; i < S->nstack; i++) {
+		struct src_line *l = &S->lines[S->stack[i]];
+		struct src_func *f = &S->funcs[l->fn];
+
+		if (l->mark != row) {
+			l->mark = row;
+			l->total += ns;
+			l->total_n += n;
+		}
+		if (f->mark != row) {
+			f->mark = row;
+			f->total += ns;
+			f->total_n += n;
+		}
+	}
+	return add_kernel(in, name, ns, n);
+}
+
+static int collect_rows(struct src *S)
+{
+	struct rep *R = S->R;
+	sqlite3_stmt *s;
+	char sql[1536], f[256];
+	int64_t stack = -2;
+	uint64_t row = 0;
+	int rc = 0, step;
+
+	xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), CASE g.t WHEN 'KERNEL' THEN"
+		 " (SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id ="
+		 " k.%s WHERE k.rowid = g.r) WHEN 'MEMCPY' THEN '[CUDA memcpy]' ELSE '[CUDA memset]'"
+		 " END AS name, sum(g.end - g.start), count(*) FROM " XP_GPU_ROWS " WHERE %s"
+		 " GROUP BY 1, 2 ORDER BY 1, 2", R->o->mangled ? "mangledName" : "demangledName", f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0);
+		const char *name = (const char *)sqlite3_column_text(s, 1);
+
+		if (id != stack) {
+			stack = id;
+			if (id > 0)
+				rc = walk_stack(S, id);
+			else
+				S->nstack = 0;
+		}
+		if (rc == 0)
+			rc = add_row(S, ++row, name ? name : "?", sqlite3_column_int64(s, 2),
+				     (uint64_t)sqlite3_column_int64(s, 3));
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* Functions that launched work themselves first (most self time), then the
+ * ones that only called them (most total time). */
+static int cmp_func(const void *pa, const void *pb, void *ctx)
+{
+	const struct src *S = ctx;
+	const struct src_func *a = &S->funcs[*(const size_t *)pa], *b = &S->funcs[*(const size_t *)pb];
+
+	if (a->self != b->self)
+		return a->self < b->self ? 1 : -1;
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static int cmp_line(const void *pa, const void *pb, void *ctx)
+{
+	const struct src *S = ctx;
+	const struct src_line *a = &S->lines[*(const size_t *)pa], *b = &S->lines[*(const size_t *)pb];
+
+	if (a->fn != b->fn)
+		return a->fn < b->fn ? -1 : 1;
+	return (a->line > b->line) - (a->line < b->line);
+}
+
+static int cmp_kernel(const void *pa, const void *pb)
+{
+	const struct src_kernel *a = pa, *b = pb;
+
+	if (a->ns != b->ns)
+		return a->ns < b->ns ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static double pct(const struct src *S, int64_t ns)
+{
+	return S->all ? 100.0 * (double)ns / (double)S->all : 0;
+}
+
+/* "kernel ×1250, other ×25" into buf: names short in text (elidename.h). */
+static void kernel_list(const struct src *S, const struct src_line *l, char *buf, size_t len)
+{
+	int text_short = S->R->o->format == XP_FMT_TEXT && !S->R->o->full_names;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->nk && used + 1 < len; i++) {
+		char brief[512];
+		const char *name = l->k[i].name;
+
+		if (text_short && name[0] != '[') {
+			xp_elide_name(name, brief, sizeof(brief));
+			name = brief;
+		}
+		int n = snprintf(buf + used, len - used, "%s%s \u00d7%llu", i ? ", " : "", name,
+				 (unsigned long long)l->k[i].n);
+
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static int cmp_own(const void *pa, const void *pb, void *ctx)
+{
+	const struct src *S = ctx;
+	const struct src_line *a = &S->lines[*(const size_t *)pa], *b = &S->lines[*(const size_t *)pb];
+
+	return (a->own < b->own) - (a->own > b->own);
+}
+
+/* When libraries sit between the program and its GPU work (a model from
+ * transformers), the lines of the program's own files that lead to it:
+ * the innermost such line of each launch stack. Text and json only. */
+static int print_own(struct src *S)
+{
+	const struct xp_report_opts *o = S->R->o;
+	size_t *order, n = 0, shown;
+	int64_t lib_self = 0;
+
+	for (size_t i = 0; i < S->nlines; i++)
+		if (S->lines[i].library)
+			lib_self += S->lines[i].self;
+	if (!lib_self || o->format == XP_FMT_CSV)
+		return 0;
+	if (!(order = malloc(S->nlines * sizeof(*order))))
+		return -ENOMEM;
+	for (size_t i = 0; i < S->nlines; i++)
+		if (S->lines[i].own)
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), cmp_own, S);
+	shown = n < 5 ? n : 5;
+	if (o->format == XP_FMT_JSON) {
+		jsonw_key(&S->R->json, "own_code_lines");
+		jsonw_arr_begin(&S->R->json);
+	} else {
+		xp_rep_put_row(S->R, "Your code's lines nearest the GPU work (innermost frame outside"
+			       " site-packages and the standard library):");
+	}
+	for (size_t i = 0; i < (o->format == XP_FMT_JSON ? n : shown); i++) {
+		const struct src_line *l = &S->lines[order[i]];
+		const struct src_func *f = &S->funcs[l->fn];
+		char line[1024];
+
+		if (o->format == XP_FMT_JSON) {
+			struct jsonw *w = &S->R->json;
+
+			jsonw_obj_begin(w);
+			jsonw_key(w, "file"); jsonw_str(w, f->file);
+			jsonw_key(w, "line"); jsonw_int(w, l->line);
+			jsonw_key(w, "function"); jsonw_str(w, f->name);
+			jsonw_key(w, "gpu_ns"); jsonw_int(w, l->own);
+			jsonw_obj_end(w);
+			continue;
+		}
+		snprintf(line, sizeof(line), "  %6.1f%%  %s:%d %s", pct(S, l->own), f->file, l->line,
+			 f->name);
+		xp_rep_put_row(S->R, line);
+	}
+	if (o->format == XP_FMT_JSON)
+		jsonw_arr_end(&S->R->json);
+	else
+		xp_rep_put_row(S->R, "");
+	free(order);
+	return 0;
+}
+
+static void text_head(struct src *S)
+{
+	struct rep *R = S->R;
+	char head[256];
+
+	snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
+	xp_rep_put_row(R, head);
+	xp_rep_put_row(R, "");
+}
+
+static void text_columns(struct src *S)
+{
+	struct rep *R = S->R;
+
+	xp_rep_put_row(R, " Self (%)     Self (ns)  Total (%)    Total (ns)  Instances  Source");
+	xp_rep_put_row(R, " --------  ------------  ---------  ------------  ---------  ------");
+}
+
+static void text_row(struct src *S, int64_t self, int64_t total, uint64_t n, const char *what)
+{
+	char line[2048];
+
+	snprintf(line, sizeof(line), " %8.1f  %12lld  %9.1f  %12lld  %9llu  %s", pct(S, self),
+		 (long long)self, pct(S, total), (long long)total, (unsigned long long)n, what);
+	xp_rep_put_row(S->R, line);
+}
+
+static void csv_row(struct src *S, const char *level, const struct src_func *f, int line,
+		    int64_t self, int64_t total, uint64_t n, const char *kernels)
+{
+	FILE *out = S->R->out;
+
+	fprintf(out, "\"%s\",", level);
+	xp_rep_csv_str(out, f ? f->file : "");
+	fputc(',', out);
+	xp_rep_csv_str(out, f ? f->name : "");
+	if (line >= 0)
+		fprintf(out, ",%d", line);
+	else
+		fputs(",", out);
+	fprintf(out, ",%lld,%lld,%llu,", (long long)self, (long long)total, (unsigned long long)n);
+	xp_rep_csv_str(out, kernels);
+	fputc('\n', out);
+}
+
+static void json_line(struct src *S, const struct src_line *l)
+{
+	struct jsonw *w = &S->R->json;
+
+	jsonw_obj_begin(w);
+	jsonw_key(w, "line");
+	if (l->line >= 0)
+		jsonw_int(w, l->line);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "self_ns"); jsonw_int(w, l->self);
+	jsonw_key(w, "total_ns"); jsonw_int(w, l->total);
+	jsonw_key(w, "instances"); jsonw_uint(w, l->total_n);
+	jsonw_key(w, "kernels");
+	jsonw_arr_begin(w);
+	for (size_t i = 0; i < l->nk; i++) {
+		jsonw_obj_begin(w);
+		jsonw_key(w, "name"); jsonw_str(w, l->k[i].name);
+		jsonw_key(w, "self_ns"); jsonw_int(w, l->k[i].ns);
+		jsonw_key(w, "instances"); jsonw_uint(w, l->k[i].n);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+/* One function and its lines (those that launched or called), in line order. */
+static void print_func(struct src *S, size_t fi, const size_t *order, size_t nlines)
+{
+	const struct xp_report_opts *o = S->R->o;
+	const struct src_func *f = &S->funcs[fi];
+	char what[1024], kernels[1024];
+
+	if (o->format == XP_FMT_TEXT) {
+		snprintf(what, sizeof(what), "%s  (%s)", f->name, f->file);
+		text_row(S, f->self, f->total, f->total_n, what);
+	} else if (o->format == XP_FMT_CSV) {
+		csv_row(S, "function", f, -1, f->self, f->total, f->total_n, "");
+	} else {
+		struct jsonw *w = &S->R->json;
+
+		jsonw_obj_begin(w);
+		jsonw_key(w, "file"); jsonw_str(w, f->file);
+		jsonw_key(w, "function"); jsonw_str(w, f->name);
+		jsonw_key(w, "self_ns"); jsonw_int(w, f->self);
+		jsonw_key(w, "total_ns"); jsonw_int(w, f->total);
+		jsonw_key(w, "instances"); jsonw_uint(w, f->total_n);
+		jsonw_key(w, "lines");
+		jsonw_arr_begin(w);
+	}
+	for (size_t i = 0; i < nlines; i++) {
+		const struct src_line *l = &S->lines[order[i]];
+
+		if (l->fn != fi || !l->total)
+			continue;
+		kernel_list(S, l, kernels, sizeof(kernels));
+		if (o->format == XP_FMT_TEXT) {
+			snprintf(what, sizeof(what), "    %s:%d  %s", f->file, l->line,
+				 l->nk ? kernels : "(calls)");
+			text_row(S, l->self, l->total, l->total_n, what);
+		} else if (o->format == XP_FMT_CSV) {
+			csv_row(S, "line", f, l->line, l->self, l->total, l->total_n, kernels);
+		} else {
+			json_line(S, l);
+		}
+	}
+	if (o->format == XP_FMT_JSON) {
+		jsonw_arr_end(&S->R->json);
+		jsonw_obj_end(&S->R->json);
+	}
+}
+
+static void print_none(struct src *S)
+{
+	const struct xp_report_opts *o = S->R->o;
+	static const char what[] = "(no Python line on the launch stack)";
+
+	if (!S->none_n)
+		return;
+	if (o->format == XP_FMT_TEXT) {
+		text_row(S, S->none, S->none, S->none_n, what);
+	} else if (o->format == XP_FMT_CSV) {
+		csv_row(S, "none", NULL, -1, S->none, S->none, S->none_n, "");
+	} else {
+		struct jsonw *w = &S->R->json;
+
+		jsonw_key(w, "no_python_line");
+		jsonw_obj_begin(w);
+		jsonw_key(w, "self_ns"); jsonw_int(w, S->none);
+		jsonw_key(w, "instances"); jsonw_uint(w, S->none_n);
+		jsonw_obj_end(w);
+	}
+}
+
+static int print_all(struct src *S, size_t *shown_out)
+{
+	const struct xp_report_opts *o = S->R->o;
+	size_t *fo = malloc((S->nfuncs + 1) * sizeof(*fo)), *lo = malloc((S->nlines + 1) * sizeof(*lo));
+	size_t nf = 0, shown;
+
+	if (!fo || !lo) {
+		free(fo);
+		free(lo);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < S->nfuncs; i++)
+		if (S->funcs[i].total)
+			fo[nf++] = i;
+	for (size_t i = 0; i < S->nlines; i++)
+		lo[i] = i;
+	qsort_r(fo, nf, sizeof(*fo), cmp_func, S);
+	qsort_r(lo, S->nlines, sizeof(*lo), cmp_line, S);
+	for (size_t i = 0; i < S->nlines; i++)
+		if (S->lines[i].nk)
+			qsort(S->lines[i].k, S->lines[i].nk, sizeof(*S->lines[i].k), cmp_kernel);
+	shown = o->top && o->top < nf ? o->top : nf;
+	if (o->format == XP_FMT_TEXT) {
+		text_head(S);
+		if (print_own(S) < 0)
+			goto nomem;
+		text_columns(S);
+	} else if (o->format == XP_FMT_CSV) {
+		fputs("\"Level\",\"File\",\"Function\",\"Line\",\"Self (ns)\",\"Total (ns)\","
+		      "\"Instances\",\"Kernels\"\n", S->R->out);
+	} else {
+		jsonw_key(&S->R->json, "total_ns");
+		jsonw_int(&S->R->json, S->all);
+		jsonw_key(&S->R->json, "functions");
+		jsonw_arr_begin(&S->R->json);
+	}
+	for (size_t i = 0; i < shown; i++)
+		print_func(S, fo[i], lo, S->nlines);
+	if (o->format == XP_FMT_JSON) {
+		jsonw_arr_end(&S->R->json);
+		if (print_own(S) < 0)
+			goto nomem;
+	}
+	print_none(S);
+	if (shown < nf && o->format == XP_FMT_TEXT)
+		fprintf(S->R->out, " (%zu more functions; --top 0 shows all)\n", nf - shown);
+	*shown_out = nf;
+	free(fo);
+	free(lo);
+	return 0;
+nomem:
+	free(fo);
+	free(lo);
+	return -ENOMEM;
+}
+
+int xp_report_source(struct rep *R, size_t *rows)
+{
+	struct src S = { .R = R };
+	size_t nf = 0;
+	int rc;
+
+	if ((rc = xp_rep_frame_stmt(R)) < 0)
+		return rc;
+
+	S.line_ids = xp_strtab_new();
+	S.func_ids = xp_strtab_new();
+	if (!S.line_ids || !S.func_ids) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = xp_pyroot_load(R->db, &S.root)) < 0 || (rc = collect_rows(&S)) < 0 ||
+	    (rc = print_all(&S, &nf)) < 0)
+		goto out;
+	*rows = nf + (S.none_n > 0);
+out:
+	for (size_t i = 0; i < S.nlines; i++) {
+		for (size_t k = 0; k < S.lines[i].nk; k++)
+			free(S.lines[i].k[k].name);
+		free(S.lines[i].k);
+	}
+	for (size_t i = 0; i < S.nfuncs; i++) {
+		free(S.funcs[i].file);
+		free(S.funcs[i].name);
+	}
+	free(S.lines);
+	free(S.funcs);
+	free(S.stack);
+	xp_strtab_free(S.line_ids);
+	xp_strtab_free(S.func_ids);
+	xp_pyroot_free(&S.root);
+	return rc;
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# report-views.sh - every `xpcorr report` view in every format on the real
+# H100 fixtures: golden files, and what a person must be able to read off
+# them whatever the golden files say: no text line over 120 columns without
+# $COLUMNS, csv of one field count, json valid against report-schema.json,
+# each kernel's first launch site in user code, and --by source putting the
+# PyTorch loop's GPU time on its own lines.
+#   report-views.sh XPCORR FIXTURES_DIR GOLDEN_DIR [--regenerate]
+set -eu
+xpcorr=$1 fixtures=$2 golden=$3 mode=${4:-compare}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/out"
+unxz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$@"; }
+unxz "$fixtures/h100-torch-inproc/device.db.xz" "$tmp/torch.db"
+unxz "$fixtures/h100-hf/device.db.xz" "$tmp/hf.db"
+cp "$fixtures/h100-workload/device.db" "$tmp/workload.db"
+cd "$tmp"
+unset COLUMNS
+for view in kernel stack api memop thread graph nvtx source; do
+	for fmt in text csv json; do
+		"$xpcorr" report --by $view --format $fmt --top 5 --stacks 2 torch.db \
+			> out/torch-$view.$fmt 2> err.txt
+	done
+done
+for fmt in text json; do
+	"$xpcorr" report --by source --format $fmt --top 5 hf.db > out/hf-source.$fmt
+	"$xpcorr" report --format $fmt --top 5 --stacks 1 workload.db > out/workload-kernel.$fmt
+done
+"$xpcorr" report --format text --top 5 --stacks 1 hf.db > out/hf-kernel.text
+
+python3 - "$here/report-schema.json" <<'PY'
+import csv, glob, json, subprocess, sys
+for name in glob.glob("out/*.text"):
+    for n, line in enumerate(open(name, encoding="utf-8"), 1):
+        assert len(line.rstrip("\n")) <= 120, f"{name}:{n}: {len(line) - 1} columns"
+for name in glob.glob("out/*.csv"):
+    widths = {len(row) for row in csv.reader(open(name, encoding="utf-8"))}
+    assert len(widths) == 1, f"{name}: rows of {sorted(widths)} fields"
+checker = sys.argv[1].replace("report-schema.json", "check-report-json.py")
+subprocess.run([sys.executable, checker, sys.argv[1]] + glob.glob("out/*.json"), check=True)
+# each kernel's first launch site names user code
+for run, want in (("torch", "torch_loop.py:"), ("workload", None)):
+    doc = json.load(open(f"out/{run}-kernel.json"))
+    for row in doc["rows"]:
+        first = row["stacks"][0]["frames"]
+        if want:
+            assert first.startswith(want), (run, row["name"], first[:80])
+        else:   # a C function of the program: not the kernel's host stub, not a library
+            site = first.split(" <- ")[0]
+            assert site not in row["name"] and ".so" not in site, (row["name"], first[:80])
+# --by source: the loop's GPU time on torch_loop.py lines (self), all of it in total
+doc = json.load(open("out/torch-source.json"))
+self_ns = sum(f["self_ns"] for f in doc["functions"] if f["file"] == "torch_loop.py")
+assert self_ns >= 0.99 * doc["total_ns"], (self_ns, doc["total_ns"])
+# transformers between the program and the GPU: its own lines lead to all of it
+doc = json.load(open("out/hf-source.json"))
+own = sum(l["gpu_ns"] for l in doc["own_code_lines"])
+assert doc["own_code_lines"][0]["file"] == "hf_model.py" and own >= 0.99 * doc["total_ns"], doc["own_code_lines"]
+PY
+
+if [ "$mode" = --regenerate ]; then
+	mkdir -p "$golden"
+	cp out/* "$golden/"
+	echo "golden files written to $golden; review them with git diff"
+	exit 0
+fi
+status=0
+for f in out/*; do
+	diff -u "$golden/$(basename "$f")" "$f" || status=1
+done
+exit $status
