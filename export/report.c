@@ -26,6 +26,7 @@
 #include "utf8.h"
 #include "launch.h"
 #include "pyreach.h"
+#include "launcher.h"
 #include "array.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
@@ -382,6 +383,7 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 	int cut = 0, shown_py = 0;
 	char py[512] = "", op[128] = "";
 	struct xp_rep_frame fr;
+	struct xp_launcher_scan who;
 
 	buf[0] = '\0';
 	if (id < 0) {
@@ -390,10 +392,13 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 	}
 	if (xp_rep_frame_stmt(R) < 0)
 		return -EIO;
+	xp_launcher_begin(&who);
 	/* a cycle in a corrupt tree must end */
 	while (id > 0 && guard++ < 4096 && xp_rep_frame_next(R, &id, &fr)) {
 		const char *sym = fr.sym;
 		int kind = fr.kind, user;
+
+		xp_launcher_frame(&who, kind, sym, fr.module);
 
 		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
 		/* the framework's operation nearest the Python caller names the site */
@@ -426,6 +431,14 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		}
 	}
 	xp_rep_frame_done(R);
+	/* no Python on the stack: the framework thread that launched it leads */
+	if (!py[0] && !shown_py) {
+		enum xp_launcher w = xp_launcher_end(&who);
+
+		if (w == XP_LAUNCHER_AUTOGRAD || w == XP_LAUNCHER_NCCL || w == XP_LAUNCHER_XLA)
+			snprintf(py, sizeof(py), "%s%s%s%s%s | ", xp_launcher_label(w),
+				 who.what[0] ? ": " : "", who.what, op[0] ? " \u203a " : "", op);
+	}
 	if (py[0] && len > 1) {
 		/* the Python line leads even when the C++ frames filled buf: their
 		 * tail goes (at a whole UTF-8 character), never the line */
@@ -948,6 +961,90 @@ static int footer_coverage(struct rep *R)
 /* For Python programs: how much of the exactly attributed GPU time has a
  * launch stack that reaches the Python code, and what to do when some stops
  * short (the C++ frames below it outgrew the stack copy). */
+/* The run's launch stacks were copied by the injection library (64 KiB). */
+static int inproc_stacks(struct rep *R)
+{
+	sqlite3_stmt *s;
+	int yes = 0;
+
+	if (sqlite3_prepare_v2(R->db, "SELECT 1 FROM META_DATA_EXPORT WHERE name ="
+			       " 'meta.call_graph.launch_stacks' AND value = 'inproc'", -1, &s,
+			       NULL) != SQLITE_OK)
+		return 0;
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
+}
+
+/* Why the rest of the GPU time has no Python frame, by who launched it
+ * (launcher.h), each with what to do about it. */
+static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
+{
+	static const char *const keys[] = { "python", "autograd", "nccl", "xla", "truncated",
+					    "native", "no_stack" };
+	int64_t ns[XP_LAUNCHER_KINDS] = { 0 };
+	char why[XP_LAUNCHER_KINDS][400];
+	sqlite3_stmt *s;
+	int step;
+
+	if (xp_rep_frame_stmt(R) < 0 || xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t node = sqlite3_column_int64(s, 0);
+		struct xp_launcher_scan sc;
+		struct xp_rep_frame fr;
+		unsigned guard = 0;
+
+		xp_launcher_begin(&sc);
+		while (node > 0 && guard++ < 4096 && xp_rep_frame_next(R, &node, &fr))
+			xp_launcher_frame(&sc, fr.kind, fr.sym, fr.module);
+		xp_rep_frame_done(R);
+		ns[xp_launcher_end(&sc)] += sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (step != SQLITE_DONE)
+		return -EIO;
+	snprintf(why[XP_LAUNCHER_AUTOGRAD], 400, "launched by autograd's backward threads, where no"
+		 " Python runs: sites are named 'autograd backward: NODE' (the forward line that"
+		 " made the node is not on these stacks)");
+	snprintf(why[XP_LAUNCHER_NCCL], 400, "launched by NCCL/c10d threads (DDP's reducer, the"
+		 " process group's own threads): sites are named 'NCCL: CALL'");
+	snprintf(why[XP_LAUNCHER_XLA], 400, "launched by XLA's runtime threads: the jitted"
+		 " function is not on these stacks (name regions with NVTX or jax.named_scope)");
+	snprintf(why[XP_LAUNCHER_TRUNCATED], 400, inproc_stacks(R) ?
+		 "the stack ends in native code before Python although the library's 64 KiB"
+		 " copy was used: frames deeper than the copy, or unwinding stopped in code"
+		 " without unwind tables" :
+		 "the launch stack ends in native code before Python (C++ frames larger than the"
+		 " stack copy): record with --launch-stacks inproc, whose copies are 64 KiB");
+	snprintf(why[XP_LAUNCHER_NATIVE], 400, "launched from native threads of the program, with"
+		 " no Python on them: sites are named by their C/C++ function");
+	snprintf(why[XP_LAUNCHER_NONE], 400, "no launch stack");
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "not_python");
+		jsonw_arr_begin(&R->json);
+	}
+	for (int w = XP_LAUNCHER_AUTOGRAD; w < XP_LAUNCHER_KINDS; w++) {
+		double pct = exact_ns ? 100.0 * (double)ns[w] / (double)exact_ns : 0;
+
+		if (!ns[w])
+			continue;
+		if (R->o->format == XP_FMT_JSON) {
+			jsonw_obj_begin(&R->json);
+			jsonw_key(&R->json, "reason"); jsonw_str(&R->json, keys[w]);
+			jsonw_key(&R->json, "gpu_ns"); jsonw_int(&R->json, ns[w]);
+			jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
+			jsonw_key(&R->json, "why"); jsonw_str(&R->json, why[w]);
+			jsonw_obj_end(&R->json);
+		} else {
+			foot_line(R, "  %.1f%%: %s", pct, why[w]);
+		}
+	}
+	if (R->o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	return 0;
+}
+
 static int footer_python(struct rep *R)
 {
 	char sql[1400], f[256];
@@ -984,11 +1081,9 @@ static int footer_python(struct rep *R)
 		if (r.has_lines)
 			foot_line(R, "  %.1f%% with its Python line (Python stacks taken at the launch)",
 				  line_pct);
-		if (r.python_ns < r.gpu_ns)
-			foot_line(R, "  %.1f%%: the launch stack ends in native code before Python (C++"
-				  " frames larger than the stack copy: record with --launch-stacks"
-				  " inproc, whose copies are 64 KiB)", 100.0 - pct);
 	}
+	if (r.python_ns < r.gpu_ns)
+		return footer_not_python(R, sql, r.gpu_ns);
 	return 0;
 }
 

@@ -15,6 +15,7 @@ mkdir "$tmp/out"
 unxz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$@"; }
 unxz "$fixtures/h100-torch-inproc/device.db.xz" "$tmp/torch.db"
 unxz "$fixtures/h100-hf/device.db.xz" "$tmp/hf.db"
+unxz "$fixtures/h100-torch/device.db.xz" "$tmp/uprobe.db"
 cp "$fixtures/h100-workload/device.db" "$tmp/workload.db"
 cd "$tmp"
 unset COLUMNS
@@ -29,6 +30,8 @@ for fmt in text json; do
 	"$xpcorr" report --format $fmt --top 5 --stacks 1 workload.db > out/workload-kernel.$fmt
 done
 "$xpcorr" report --format text --top 5 --stacks 1 hf.db > out/hf-kernel.text
+# recorded with 8 KiB stack copies: part of the GPU time stops short of Python
+"$xpcorr" report --format json --top 3 --stacks 1 uprobe.db > out/uprobe-kernel.json
 
 python3 - "$here/report-schema.json" <<'PY'
 import csv, glob, json, subprocess, sys
@@ -54,6 +57,11 @@ for run, want in (("torch", "torch_loop.py:"), ("workload", None)):
 doc = json.load(open("out/torch-source.json"))
 self_ns = sum(f["self_ns"] for f in doc["functions"] if f["file"] == "torch_loop.py")
 assert self_ns >= 0.99 * doc["total_ns"], (self_ns, doc["total_ns"])
+# the footer says why GPU time has no Python frame, with the remedy
+doc = json.load(open("out/uprobe-kernel.json"))
+cut = [w for w in doc["not_python"] if w["reason"] == "truncated"]
+assert cut and "--launch-stacks inproc" in cut[0]["why"], doc["not_python"]
+assert abs(doc["python"]["pct"] + sum(w["pct"] for w in doc["not_python"]) - 100) < 0.2, doc
 # transformers between the program and the GPU: its own lines lead to all of it
 doc = json.load(open("out/hf-source.json"))
 own = sum(l["gpu_ns"] for l in doc["own_code_lines"])

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "check-main.h"
+#include "db_schema.h"
 #include "db_join.h"
 #include "gpu-testdb.h"
 #include "report.h"
 #include "pypath.h"
+#include "launcher.h"
 #include "groups.h"
 #include "report_groups.h"
 
@@ -337,6 +339,63 @@ START_TEST(python_paths_short)
 }
 END_TEST
 
+/* Feeds frames leaf first: "sym@module" (module optional), NULL-terminated. */
+static enum xp_launcher scan(struct xp_launcher_scan *sc, const char *const *frames)
+{
+	xp_launcher_begin(sc);
+	for (; *frames; frames++) {
+		char sym[256];
+		const char *at = strchr(*frames, '@');
+
+		snprintf(sym, sizeof(sym), "%.*s", at ? (int)(at - *frames) : (int)strlen(*frames), *frames);
+		xp_launcher_frame(sc, !strcmp(sym, "train.py:3 step") ? XP_FRAME_PYTHON : XP_FRAME_USER,
+				  sym, at ? at + 1 : "/usr/lib/libtorch_cuda.so");
+	}
+	return xp_launcher_end(sc);
+}
+
+/* Who launched GPU work with no Python on its stack, from the frames'
+ * names: autograd's engine (with the node), NCCL (with the call), XLA, a
+ * stack cut short (interpreter frames, or no thread start at the root), a
+ * native thread (with its function). */
+START_TEST(launcher_of_stacks)
+{
+	const char *autograd[] = { "cudaLaunchKernel@/x/libcudart.so.13", "at::native::gemm",
+		"at::_ops::mm::call(at::Tensor const&)",
+		"torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
+		"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
+		"libstdc++.so.6+0xe1234@/usr/lib/libstdc++.so.6", "start_thread@/usr/lib/libc.so.6", NULL };
+	const char *nccl[] = { "ncclLaunchKernel@/x/libnccl.so.2", "ncclAllReduce@/x/libnccl.so.2",
+		"c10d::ProcessGroupNCCL::allreduce", "clone3@/usr/lib/libc.so.6", NULL };
+	const char *reducer[] = { "ncclAllReduce@/x/libnccl.so.2", "c10d::Reducer::run_comm_hook",
+		"torch::autograd::Engine::thread_main", "clone3@/usr/lib/libc.so.6", NULL };
+	const char *python[] = { "cudaLaunchKernel", "at::native::add", "_PyEval_EvalFrameDefault@/usr/lib/libpython3.12.so",
+		"train.py:3 step", NULL };
+	const char *cut[] = { "cudaLaunchKernel", "at::native::add", "_PyEval_EvalFrameDefault@/usr/lib/libpython3.12.so", NULL };
+	const char *unrooted[] = { "cudaLaunchKernel", "at::native::add", "at::native::foo", NULL };
+	const char *native[] = { "k_thread(float*, int)@/bin/workload", "thread_main()@/bin/workload",
+		"libc.so.6+0x9cb83@/usr/lib/x86_64-linux-gnu/libc.so.6", NULL };
+	const char *xla[] = { "cuLaunchKernel@/x/libcuda.so.1", "xla::gpu::KernelThunk::ExecuteOnStream@/x/xla_extension.so",
+		"start_thread@/usr/lib/libc.so.6", NULL };
+	const char *none[] = { NULL };
+	struct xp_launcher_scan sc;
+
+	ck_assert_int_eq(scan(&sc, autograd), XP_LAUNCHER_AUTOGRAD);
+	ck_assert_str_eq(sc.what, "AddmmBackward0");
+	ck_assert_int_eq(scan(&sc, nccl), XP_LAUNCHER_NCCL);
+	ck_assert_str_eq(sc.what, "ncclAllReduce");
+	ck_assert_int_eq(scan(&sc, reducer), XP_LAUNCHER_NCCL);
+	ck_assert_str_eq(sc.what, "DDP reducer");
+	ck_assert_int_eq(scan(&sc, python), XP_LAUNCHER_PYTHON);
+	ck_assert_int_eq(scan(&sc, cut), XP_LAUNCHER_TRUNCATED);
+	ck_assert_int_eq(scan(&sc, unrooted), XP_LAUNCHER_TRUNCATED);
+	ck_assert_int_eq(scan(&sc, native), XP_LAUNCHER_NATIVE);
+	ck_assert_str_eq(sc.what, "thread_main()");
+	ck_assert_int_eq(scan(&sc, xla), XP_LAUNCHER_XLA);
+	ck_assert_int_eq(scan(&sc, none), XP_LAUNCHER_NONE);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -352,6 +411,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
 	tcase_add_test(tc, python_paths_short);
+	tcase_add_test(tc, launcher_of_stacks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,113 @@
+/* launcher.c - who launched GPU work with no Python on its stack (launcher.h).
+ * By the names the frameworks' own frames carry: the rules read symbols and
+ * module paths, nothing else. */
+#include "launcher.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "db_schema.h"
+#include "pyreach.h"
+
+void xp_launcher_begin(struct xp_launcher_scan *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+static int has(const char *s, const char *part)
+{
+	return s && strstr(s, part);
+}
+
+/* "torch::autograd::generated::AddmmBackward0::apply(...)" -> "AddmmBackward0" */
+static int autograd_node(const char *sym, char *out, size_t len)
+{
+	const char *apply = strstr(sym, "::apply("), *start;
+
+	if (!apply)
+		return 0;
+	for (start = apply; start > sym && start[-1] != ':' && start[-1] != ' '; start--)
+		;
+	if (apply - start < 9 || !memmem(start, (size_t)(apply - start), "Backward", 8))
+		return 0;
+	snprintf(out, len, "%.*s", (int)(apply - start), start);
+	return 1;
+}
+
+/* The frames a thread or the program starts from (glibc, often without
+ * symbols: any frame of libc itself counts). */
+static int thread_start(const char *sym, const char *module)
+{
+	static const char *const starts[] = { "start_thread", "clone", "clone3", "_start",
+		"__libc_start_main", "__libc_start_call_main" };
+
+	for (size_t i = 0; sym && i < sizeof(starts) / sizeof(starts[0]); i++)
+		if (!strcmp(sym, starts[i]))
+			return 1;
+	return has(module, "/libc.so") || has(module, "/libc-") || (sym && !strncmp(sym, "libc.so", 7));
+}
+
+void xp_launcher_frame(struct xp_launcher_scan *s, int kind, const char *sym, const char *module)
+{
+	s->frames++;
+	if (xp_is_python_frame(kind, sym))
+		s->python = 1;
+	if (sym && (has(sym, "torch::autograd::Engine::") || has(sym, "autograd::generated::")))
+		s->autograd = 1;
+	if (!s->node[0] && sym)
+		autograd_node(sym, s->node, sizeof(s->node));
+	if (has(sym, "c10d::Reducer::")) {
+		s->nccl = 2;
+		snprintf(s->what, sizeof(s->what), "DDP reducer");
+	} else if (s->nccl < 2 && ((sym && !strncmp(sym, "nccl", 4)) || has(module, "libnccl") ||
+				   has(sym, "c10d::ProcessGroupNCCL"))) {
+		s->nccl = 1;
+		/* the root-most nccl call is the API the program used (ncclAllReduce) */
+		if (sym && !strncmp(sym, "nccl", 4))
+			snprintf(s->what, sizeof(s->what), "%.*s", (int)strcspn(sym, "("), sym);
+	}
+	if (has(sym, "xla::") || has(module, "xla_extension") || has(module, "jaxlib") ||
+	    has(module, "libtpu") || has(module, "_xla"))
+		s->xla = 1;
+	if (has(module, "libpython") || has(module, "/python3") || (sym && !strncmp(sym, "_PyEval", 7)) ||
+	    (sym && !strncmp(sym, "PyObject_", 9)))
+		s->interpreter = 1;
+	s->rooted = thread_start(sym, module);
+	/* a native thread's function: the frame its start called */
+	if (!s->rooted && sym && kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED)
+		snprintf(s->root_fn, sizeof(s->root_fn), "%s", sym);
+}
+
+enum xp_launcher xp_launcher_end(struct xp_launcher_scan *s)
+{
+	if (!s->frames)
+		return XP_LAUNCHER_NONE;
+	if (s->python)
+		return XP_LAUNCHER_PYTHON;
+	/* NCCL work launched from the autograd thread (DDP's bucket hooks) is NCCL's */
+	if (s->nccl)
+		return XP_LAUNCHER_NCCL;
+	if (s->autograd) {
+		snprintf(s->what, sizeof(s->what), "%s", s->node);
+		return XP_LAUNCHER_AUTOGRAD;
+	}
+	if (s->xla)
+		return XP_LAUNCHER_XLA;
+	if (s->interpreter || !s->rooted)
+		return XP_LAUNCHER_TRUNCATED;
+	snprintf(s->what, sizeof(s->what), "%s", s->root_fn);
+	return XP_LAUNCHER_NATIVE;
+}
+
+const char *xp_launcher_label(enum xp_launcher who)
+{
+	switch (who) {
+	case XP_LAUNCHER_PYTHON: return "Python";
+	case XP_LAUNCHER_AUTOGRAD: return "autograd backward";
+	case XP_LAUNCHER_NCCL: return "NCCL";
+	case XP_LAUNCHER_XLA: return "XLA runtime";
+	case XP_LAUNCHER_TRUNCATED: return "stack cut short";
+	case XP_LAUNCHER_NATIVE: return "native thread";
+	default: return "no stack";
+	}
+}

@@ -1,0 +1,44 @@
+/* launcher.h - who launched GPU work whose stack has no Python frame: a
+ * thread of the framework (autograd's backward engine, NCCL/c10d, XLA's
+ * runtime), a native thread of the program, or a stack copy that ended
+ * before it reached the Python code. The report names such sites by it
+ * ("autograd backward: AddmmBackward0") and its footer gives the reason
+ * with its remedy.
+ *
+ *   struct xp_launcher_scan sc;
+ *   xp_launcher_begin(&sc);
+ *   for each frame, leaf first: xp_launcher_frame(&sc, kind, sym, module);
+ *   enum xp_launcher who = xp_launcher_end(&sc);     // sc.what: "AddmmBackward0"
+ */
+#ifndef XP_LAUNCHER_H
+#define XP_LAUNCHER_H
+
+enum xp_launcher {
+	XP_LAUNCHER_PYTHON,         /* a Python frame is on the stack */
+	XP_LAUNCHER_AUTOGRAD,       /* PyTorch's autograd engine thread (backward) */
+	XP_LAUNCHER_NCCL,           /* NCCL, c10d's ProcessGroupNCCL or DDP's reducer */
+	XP_LAUNCHER_XLA,            /* XLA's runtime (JAX, torch_xla) */
+	XP_LAUNCHER_TRUNCATED,      /* the Python runtime is there, or the stack does not
+				     * reach a thread's start: the copy ended too soon */
+	XP_LAUNCHER_NATIVE,         /* a native thread of the program, from its start */
+	XP_LAUNCHER_NONE,           /* no stack */
+	XP_LAUNCHER_KINDS
+};
+
+struct xp_launcher_scan {
+	int python, autograd, nccl, xla, interpreter, frames;
+	int rooted;                 /* the root-most frame starts a thread or the program */
+	char what[96];              /* after end: the autograd node, NCCL call or the
+				     * native thread's function ("" if unknown) */
+	char node[96];              /* the leaf-most autograd node seen */
+	char root_fn[96];           /* the root-most function of the program seen */
+};
+
+void xp_launcher_begin(struct xp_launcher_scan *s);
+/* One frame, leaf first (sym and module may be NULL). */
+void xp_launcher_frame(struct xp_launcher_scan *s, int kind, const char *sym, const char *module);
+enum xp_launcher xp_launcher_end(struct xp_launcher_scan *s);
+/* "autograd backward", "NCCL", "XLA runtime", ...: a site's prefix. */
+const char *xp_launcher_label(enum xp_launcher who);
+
+#endif
