@@ -80,6 +80,18 @@ CONFIGS = [
     Config("xpcap-inproc", "xpcap record --launch-stacks inproc", xpcap=["--launch-stacks", "inproc"]),
     Config("xpcap-no-pylines", "xpcap record without Python lines", xpcap=PYFRAMES_OFF_FLAGS),
     Config("xpcap-999Hz", "xpcap record -F 999", xpcap=["-F", "999"]),
+    # below CUPTI's default floor: the library's XPCAP_BENCH knobs (capture/cupti/init.c)
+    Config("floor-nosync", "CUPTI floor without SYNCHRONIZATION records",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="nosync", **{PYFRAMES_ENV: "0"})),
+    Config("floor-notscb", "CUPTI floor with CUPTI's own clock (no timestamp callback)",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="notscb", **{PYFRAMES_ENV: "0"})),
+    Config("floor-launchapi", "CUPTI floor with API records of launch-class calls only",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="launchapi", **{PYFRAMES_ENV: "0"})),
+    Config("floor-hwtrace", "CUPTI floor with hardware event tracing",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="hwtrace", **{PYFRAMES_ENV: "0"})),
+    Config("floor-all", "CUPTI floor with nosync, notscb and launchapi",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="nosync,notscb,launchapi",
+                    **{PYFRAMES_ENV: "0"})),
 ]
 BY_NAME = {c.name: c for c in CONFIGS}
 # CONFIGS=... takes names and these groups; each group fits one device call
@@ -89,6 +101,8 @@ GROUPS = {
     "parts": ["bare", "cupti-floor", "lib-callbacks", "lib-inproc", "lib-inproc-pyframes"],
     "xpcap-parts": ["bare", "cupti-floor", "xpcap", "xpcap-no-sampler"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
+    "floor": ["bare", "torch.profiler", "cupti-floor", "floor-nosync", "floor-notscb",
+              "floor-launchapi", "floor-hwtrace", "floor-all"],
     "all": [c.name for c in CONFIGS[:9]],        # more than one call's worth: BUDGET_S cuts rounds
 }
 

@@ -852,17 +852,31 @@ static void foot_line(struct rep *R, const char *fmt, ...)
 		fprintf(to, "%s\n", text);
 }
 
-static const char *loss_reason(int64_t r)
+/* A loss's reason as a person reads it: the GPU loader stores CUPTI's
+ * numbers, the CPU loader the names of src/runnames.c. */
+static const char *loss_reason(const char *r)
 {
-	switch (r) {
-	case 1: return "BPF ring buffer full";
-	case 2: return "perf side-band buffer overflowed";
-	case 3: return "stacks unreadable (records kept)";
-	case 4: return "disk write failed";
-	case 16: return "CUPTI dropped records (no host buffer)";
-	case 17: return "GPU records without timestamps (device buffer full)";
-	}
-	return "other";
+	static const struct { const char *key, *text; } names[] = {
+		{ "1", "BPF ring buffer full" },
+		{ "2", "perf side-band buffer overflowed" },
+		{ "3", "stacks unreadable (records kept)" },
+		{ "4", "disk write failed" },
+		{ "16", "CUPTI dropped records (no host buffer)" },
+		{ "17", "GPU records without timestamps (device buffer full)" },
+		{ "ringbuf_full", "BPF ring buffer full" },
+		{ "perf_lost", "perf side-band buffer overflowed" },
+		{ "stack_unreadable", "stacks unreadable (records kept)" },
+		{ "write_failed", "disk write failed" },
+		{ "no_memory", "out of memory while recording" },
+		{ "privileged", "setuid/setgid or non-dumpable tasks, not recorded (counted only)" },
+		{ "python_unsupported", "Python lines: interpreter version not supported" },
+		{ "python_unreadable", "Python lines: frames unreadable" },
+	};
+
+	for (size_t i = 0; r && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(r, names[i].key))
+			return names[i].text;
+	return r && *r ? r : "other";
 }
 
 struct cov {
@@ -1185,16 +1199,22 @@ static int footer_losses(struct rep *R)
 		jsonw_arr_begin(w);
 	}
 	while (sqlite3_step(s) == SQLITE_ROW) {
-		int64_t reason = sqlite3_column_int64(s, 0), kind = sqlite3_column_int64(s, 1);
+		const char *reason = (const char *)sqlite3_column_text(s, 0);
+		const char *kind = (const char *)sqlite3_column_text(s, 1);
 		int64_t n = sqlite3_column_int64(s, 2);
 		const char *src = (const char *)sqlite3_column_text(s, 3);
 		int whole = sqlite3_column_int(s, 4);   /* 1 untimed, 2 not per process */
+		int known = kind && *kind && strcmp(kind, "0");
 
+		/* a launch from a thread with no Python lost nothing: there was none
+		 * (the Python footer gives who launched it) */
+		if (reason && !strcmp(reason, "python_no_thread"))
+			continue;
 		any = 1;
 		if (json) {
 			jsonw_obj_begin(w);
 			jsonw_key(w, "reason"); jsonw_str(w, loss_reason(reason));
-			jsonw_key(w, "record_type"); jsonw_int(w, kind);
+			jsonw_key(w, "record_type"); jsonw_str(w, kind ? kind : "");
 			jsonw_key(w, "count"); jsonw_int(w, n);
 			jsonw_key(w, "source"); jsonw_str(w, src);
 			if (whole) {
@@ -1202,8 +1222,8 @@ static int footer_losses(struct rep *R)
 			}
 			jsonw_obj_end(w);
 		} else {
-			foot_line(R, "Losses: %s: %lld records%s%s%s%s", loss_reason(reason), (long long)n,
-				  kind ? " of a known type" : "", *src ? " in " : "", src,
+			foot_line(R, "Losses: %s: %lld %s%s%s%s%s", loss_reason(reason), (long long)n,
+				  known ? kind : "", known ? " records" : "records", *src ? " in " : "", src,
 				  whole == 2 ? " (whole run: losses are not recorded per process)" :
 				  whole ? " (whole run: no time recorded)" : "");
 		}

@@ -16,6 +16,7 @@ unxz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.
 unxz "$fixtures/h100-torch-inproc/device.db.xz" "$tmp/torch.db"
 unxz "$fixtures/h100-hf/device.db.xz" "$tmp/hf.db"
 unxz "$fixtures/h100-torch/device.db.xz" "$tmp/uprobe.db"
+unxz "$fixtures/h100-train/device.db.xz" "$tmp/train.db"
 cp "$fixtures/h100-workload/device.db" "$tmp/workload.db"
 cd "$tmp"
 unset COLUMNS
@@ -30,6 +31,9 @@ for fmt in text json; do
 	"$xpcorr" report --format $fmt --top 5 --stacks 1 workload.db > out/workload-kernel.$fmt
 done
 "$xpcorr" report --format text --top 5 --stacks 1 hf.db > out/hf-kernel.text
+# backward on autograd's threads: named for the node, the footer says why
+"$xpcorr" report --format json --top 8 --stacks 2 train.db > out/train-kernel.json
+"$xpcorr" report --format text --top 4 --stacks 2 train.db > out/train-kernel.text
 # recorded with 8 KiB stack copies: part of the GPU time stops short of Python
 "$xpcorr" report --format json --top 3 --stacks 1 uprobe.db > out/uprobe-kernel.json
 
@@ -62,6 +66,12 @@ doc = json.load(open("out/uprobe-kernel.json"))
 cut = [w for w in doc["not_python"] if w["reason"] == "truncated"]
 assert cut and "--launch-stacks inproc" in cut[0]["why"], doc["not_python"]
 assert abs(doc["python"]["pct"] + sum(w["pct"] for w in doc["not_python"]) - 100) < 0.2, doc
+doc = json.load(open("out/train-kernel.json"))
+auto = [w for w in doc["not_python"] if w["reason"] == "autograd"]
+assert auto and 20 < auto[0]["pct"] < 30, doc["not_python"]
+sites = [s["frames"] for r in doc["rows"] for s in r["stacks"]]
+assert any(s.startswith("autograd backward: AddmmBackward0") for s in sites), sites
+assert not doc["losses"], doc["losses"]     # no Python on a thread is no loss
 # transformers between the program and the GPU: its own lines lead to all of it
 doc = json.load(open("out/hf-source.json"))
 own = sum(l["gpu_ns"] for l in doc["own_code_lines"])

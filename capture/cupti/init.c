@@ -67,6 +67,21 @@ static enum xpc_callback_level callback_level(void)
 	return XPC_CALLBACKS_ALL;
 }
 
+/* XPCAP_BENCH=hwtrace,nosync,notscb,launchapi: benchmark knobs that
+ * try CUPTI settings below its default cost (bench/overhead_harness.py's
+ * "floor" group measures each); unknown words are ignored. */
+static int bench_knob(const char *word)
+{
+	const char *v = getenv("XPCAP_BENCH");
+	size_t n = strlen(word);
+
+	for (const char *p = v; p && *p; p += strcspn(p, ","), p += *p == ',') {
+		if (!strncmp(p, word, n) && (p[n] == ',' || !p[n]))
+			return 1;
+	}
+	return 0;
+}
+
 static const char *cupti_error(CUptiResult res)
 {
 	const char *s = NULL;
@@ -108,6 +123,10 @@ static int enable_kinds(void)
 
 		if (k->needs_flag && !(xpc.proc_flags & k->needs_flag))
 			continue;
+		if ((k->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && bench_knob("nosync")) ||
+		    ((k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER) &&
+		     bench_knob("launchapi")))
+			continue;
 		res = cuptiActivityEnable(k->kind);
 		if (res == CUPTI_SUCCESS)
 			continue;
@@ -120,6 +139,20 @@ static int enable_kinds(void)
 		}
 		xpc.proc_flags &= ~k->needs_flag;
 		xpc_status(XP_GPU_ST_KIND_OFF, XP_GPU_STATUS_WARN, (int32_t)k->kind, text);
+	}
+	if (bench_knob("launchapi")) {
+		/* API records of the launch-class calls only, not of every call */
+		static const CUpti_CallbackId rt[] = { CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+			CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+			CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+			CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 };
+		static const CUpti_CallbackId drv[] = { CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+			CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx };
+
+		for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++)
+			cuptiActivityEnableRuntimeApi(rt[i], 1);
+		for (size_t i = 0; i < sizeof(drv) / sizeof(drv[0]); i++)
+			cuptiActivityEnableDriverApi(drv[i], 1);
 	}
 	return 0;
 }
@@ -274,8 +307,11 @@ static int configure(void)
 	/* Kernel-visible tids in activity records, not pthread_self(). */
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	/* CUPTI's default clock is CLOCK_REALTIME; ours is the BPF clock. */
-	res = cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
+	res = bench_knob("notscb") ? CUPTI_ERROR_NOT_SUPPORTED :
+	      cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
 	xpc.clock_method = res == CUPTI_SUCCESS ? XP_GPU_CLOCK_CALLBACK : XP_GPU_CLOCK_CALIBRATED;
+	if (bench_knob("hwtrace") && (res = cuptiActivityEnableHWTrace(1)) != CUPTI_SUCCESS)
+		xpc_log("XPCAP_BENCH=hwtrace: %s", cupti_error(res));
 	res = cuptiActivityRegisterCallbacks(xpc_buffer_requested, xpc_buffer_completed);
 	if (res != CUPTI_SUCCESS)
 		goto cupti_fail;
