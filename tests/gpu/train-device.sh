@@ -19,6 +19,7 @@ python3 "$G/train_loop.py" > "$R/bare.out" 2>/dev/null; echo "rc=$?" >> "$R/bare
 if cmp -s "$R/bare.out" "$R/rec.out"; then echo "ok   train: output and exit status unchanged"
 else echo "FAIL train: output differs"; diff "$R/bare.out" "$R/rec.out" | head -5; fi
 python3 "$G/train_loop.py" --profile /tmp/prof.json 2>&1 >/dev/null | grep profiler_cuda_events > "$run/torch-profiler-count.txt"
+cp /tmp/prof.json.names.json "$OUT/torch-profiler-names.json" 2>/dev/null
 "$X" ingest "$run"
 ours=$(python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); print(sum(d.execute('SELECT count(*) FROM '+t).fetchone()[0] for t in ('CUPTI_ACTIVITY_KIND_KERNEL','CUPTI_ACTIVITY_KIND_MEMCPY','CUPTI_ACTIVITY_KIND_MEMSET')))" "$run/xpcorr.db")
 theirs=$(sed -n 's/.*profiler_cuda_events=//p' "$run/torch-profiler-count.txt")

@@ -50,8 +50,11 @@ def main():
         from torch.profiler import profile, ProfilerActivity
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             losses = run(args)
-        kernels = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
-        print(f"profiler_cuda_events={kernels}", file=sys.stderr)
+        cuda = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        print(f"profiler_cuda_events={len(cuda)}", file=sys.stderr)
+        import collections, json
+        with open(args.profile + ".names.json", "w") as f:   # what it counted, by name
+            json.dump(collections.Counter(cuda).most_common(), f, indent=0)
     else:
         losses = run(args)
     print("first loss", losses[0], "last loss", losses[-1])
