@@ -44,7 +44,9 @@ static void usage(FILE *out)
 		"  --minwidth PX          SVG: frames narrower than PX pixels are not drawn (default 1)\n"
 		"  --since T, --until T   chrome: only events starting in [T, T): CLOCK_MONOTONIC\n"
 		"                         ns as in the database, or +OFFSET from the run's start\n"
-		"                         (+1.5s, +200ms, +50us, +1000ns)\n");
+		"                         (+1.5s, +200ms, +50us, +1000ns)\n"
+		"  --absolute-time        chrome: ts in CLOCK_MONOTONIC us (default: from the run's\n"
+		"                         start, which baseTimeNanoseconds gives, as Kineto)\n");
 }
 
 static int parse_int(const char *s, int64_t *v)
@@ -111,6 +113,7 @@ struct export_args {
 	struct xp_svg_opts so;
 	struct xp_chrome_opts co;
 	int64_t since_off, until_off;           /* +OFFSET from the run's start, or -1 */
+	int absolute;                           /* chrome: ts in CLOCK_MONOTONIC, not from the start */
 	const char *format, *output, *input;
 };
 
@@ -137,6 +140,7 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 		{ "title", required_argument, NULL, 'T' },
 		{ "minwidth", required_argument, NULL, 'M' },
 		{ "since", required_argument, NULL, 'S' },
+		{ "absolute-time", no_argument, NULL, 'A' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -152,6 +156,7 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 			a->format = optarg;
 			break;
 		case 'E': fo->exact_only = 1; break;
+		case 'A': a->absolute = 1; break;
 		case 'D': a->so.differential = 1; break;
 		case 'w':
 			if (xp_weight_parse(optarg, &fo->weight)) {
@@ -248,6 +253,10 @@ static int check_options(int argc, struct export_args *a)
 		fprintf(stderr, "xpcorr export: --since and --until are for --format chrome\n");
 		return XP_EXIT_USAGE;
 	}
+	if (a->absolute && strcmp(format, "chrome")) {
+		fprintf(stderr, "xpcorr export: --absolute-time is for --format chrome\n");
+		return XP_EXIT_USAGE;
+	}
 	if (!strcmp(format, "chrome") && (a->fo.weight != XP_WEIGHT_CPU || a->fo.exact_only)) {
 		fprintf(stderr, "xpcorr export: --weight and --exact-only are for folded and svg;"
 			" a chrome trace holds every kind\n");
@@ -264,6 +273,9 @@ static int export_chrome(sqlite3 *db, struct export_args *a, const char *run, FI
 	int err;
 
 	co->pid = a->fo.pid;
+	/* as Kineto: times from the run's start (baseTimeNanoseconds says where) */
+	if (!a->absolute && run_start_ns(db) > 0)
+		co->base = run_start_ns(db);
 	if (a->since_off >= 0 || a->until_off >= 0) {
 		int64_t t0 = run_start_ns(db);
 

@@ -21,9 +21,20 @@ void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const
 	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_key_lit(w, "pid"); jsonw_int(w, pid);
 	jsonw_key_lit(w, "tid"); jsonw_int(w, tid);
-	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ts_ns);
+	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ts_ns - c->o->base);
 	c->st.events++;
 	c->st.metadata += ph[0] == 'M' && !ph[1];
+}
+
+int chrome_site_arg(struct chrome *c, int64_t stack_id)
+{
+	const char *site = xp_sites_get(c->sites, stack_id);
+
+	if (!site)
+		return -ENOMEM;
+	jsonw_key_lit(&c->w, "launch_site");
+	jsonw_str(&c->w, site);
+	return 0;
 }
 
 int chrome_in_window(const struct chrome *c, int64_t ts)
@@ -69,6 +80,8 @@ static int write_trace(struct chrome *c)
 	if ((err = chrome_stacks_init(c)))
 		return err;
 	jsonw_key_lit(w, "schemaVersion"); jsonw_int(w, 1);
+	/* Kineto's key: "ts" counts from here (here CLOCK_MONOTONIC ns, the run's start) */
+	jsonw_key_lit(w, "baseTimeNanoseconds"); jsonw_int(w, c->o->base);
 	jsonw_key_lit(w, "deviceProperties");
 	if ((err = chrome_device_properties(c)))
 		return err;
@@ -106,7 +119,8 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	if (!(err = chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&
 	    !(err = chrome_names_new(db, "SELECT v.value FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
 				     " JOIN StringIds v ON v.id = f.symbol WHERE n.id = ?", "[no stack]",
-				     &c.leaves)))
+				     &c.leaves)) &&
+	    !(err = xp_sites_new(db, &c.sites)))
 		err = write_trace(&c);
 	jsonw_flush(&c.w);
 	if (fflush(out) && !c.w.error)
@@ -117,6 +131,7 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	free(c.used_stacks);
 	chrome_names_free(c.strings);
 	chrome_names_free(c.leaves);
+	xp_sites_free(c.sites);
 	free(buf);
 	c.st.bytes = c.w.bytes + 1;           /* and the final newline */
 	if (stats)

@@ -18,6 +18,8 @@
 struct xp_chrome_opts {
 	int64_t pid;                /* only this process (CPU and GPU rows); -1 = all */
 	int64_t since, until;       /* ns, CLOCK_MONOTONIC, on event start; until 0 = no end */
+	int64_t base;               /* ns, CLOCK_MONOTONIC: "ts" counts from here (the run's
+				     * start, as Kineto counts from its own); 0: absolute */
 };
 
 struct xp_chrome_stats {

@@ -42,6 +42,8 @@ static int api_slices(struct chrome *c)
 		jsonw_obj_begin(w);
 		jsonw_key_lit(w, "cbid"); jsonw_int(w, sqlite3_column_int64(st, 7) & ~(int64_t)DRIVER_CBID_BIT);
 		jsonw_key_lit(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, 5));
+		if (stack > 0 && (rc = chrome_site_arg(c, stack)))
+			break;
 		if (ret) {
 			jsonw_key_lit(w, "return"); jsonw_int(w, ret);
 		}
@@ -49,6 +51,8 @@ static int api_slices(struct chrome *c)
 		jsonw_obj_end(w);
 	}
 	sqlite3_finalize(st);
+	if (rc < 0)                     /* the site of a stack: out of memory */
+		return rc;
 	if (rc == SQLITE_ROW)           /* stopped by a failed name lookup */
 		return c->strings->err;
 	return rc == SQLITE_DONE ? 0 : -EIO;

@@ -154,6 +154,8 @@ static void slice_begin(struct chrome *c, sqlite3_stmt *st, const char *cat, con
 	jsonw_key_lit(w, "context"); jsonw_int(w, sqlite3_column_int64(st, COL_CONTEXT));
 	jsonw_key_lit(w, "stream"); jsonw_int(w, sqlite3_column_int64(st, COL_STREAM));
 	jsonw_key_lit(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, COL_CORR));
+	if (stack > 0 && chrome_site_arg(c, stack) && !w->error)
+		w->error = -ENOMEM;         /* ends the export with that error */
 }
 
 /* Closes args with what all kinds share at the end, and the event. */

@@ -9,6 +9,7 @@
 #include "chrome.h"
 #include "chrome_names.h"
 #include "jsonw.h"
+#include "launchsite.h"
 
 struct chrome_track;                /* chrome_gpu.c: one per (device, process, stream) */
 
@@ -25,6 +26,7 @@ struct chrome {
 	struct chrome_names *leaves;   /* a stack's leaf function by xp_stacks id */
 	uint8_t *used_stacks;          /* bit per xp_stacks id that an event names */
 	int64_t nstacks;               /* max xp_stacks id + 1 */
+	struct xp_sites *sites;        /* a stack's launch site in words, for args */
 };
 
 /* Opens an event object and writes ph, cat, name, pid, tid and ts; the caller
@@ -41,6 +43,9 @@ int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
 
 /* Writes "sf": the event's stack (an xp_stacks leaf), kept for stackFrames. */
 void chrome_sf(struct chrome *c, int64_t stack_id);
+/* Writes args' "launch_site" of a stack ("train.py:42 forward › aten::mm"):
+ * Perfetto shows args, not "sf". 0 or -ENOMEM/-EIO. */
+int chrome_site_arg(struct chrome *c, int64_t stack_id);
 
 /* Whether a time is inside the options' window (for the far end of a flow). */
 int chrome_in_window(const struct chrome *c, int64_t ts);

@@ -27,6 +27,7 @@
 #include "launch.h"
 #include "pyreach.h"
 #include "launcher.h"
+#include "launchsite.h"
 #include "array.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
@@ -355,26 +356,6 @@ void xp_rep_frame_done(struct rep *R)
 	sqlite3_reset(R->frame);
 }
 
-/* "aten::mul.Tensor" of a PyTorch dispatcher frame "at::_ops::mul_Tensor::call(...)"
- * (an overload name starts upper-case), in op; 0 if sym is no such frame. */
-static int framework_op(const char *sym, char *op, size_t len)
-{
-	const char *name, *end, *under;
-
-	if (!sym || strncmp(sym, "at::_ops::", 10))
-		return 0;
-	name = sym + 10;
-	end = strstr(name, "::");
-	if (!end || (strncmp(end, "::call(", 7) && strncmp(end, "::redispatch(", 13)))
-		return 0;
-	under = memrchr(name, '_', (size_t)(end - name));
-	if (under && under > name && under[1] >= 'A' && under[1] <= 'Z')
-		snprintf(op, len, "aten::%.*s.%.*s", (int)(under - name), name, (int)(end - under - 1),
-			 under + 1);
-	else
-		snprintf(op, len, "aten::%.*s", (int)(end - name), name);
-	return 1;
-}
 
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 {
@@ -403,7 +384,7 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
 		/* the framework's operation nearest the Python caller names the site */
 		if (!shown_py)
-			framework_op(sym, op, sizeof(op));
+			xp_framework_op(sym, op, sizeof(op));
 		/* the CUDA layers only until the first frame of the caller's code */
 		if (user && !shown && (xp_is_cuda_layer(sym, fr.module) || fr.host_stub))
 			user = 0;

@@ -65,7 +65,10 @@ def expected(db_path):
         "flows": one("SELECT count(*) FROM (%s) g JOIN xp_attribution a ON a.gpu_table = g.t AND"
                      " a.gpu_rowid = g.r WHERE a.api_rowid IS NOT NULL" % gpu_rows),
         "unbound": 0,
-        "first_kernel_ns": str(one("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE " + timed)),
+        # the trace counts from the run's start (baseTimeNanoseconds), as Kineto
+        "first_kernel_ns": str(one("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE " + timed)
+                               - one("SELECT ifnull((SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT"
+                                     " WHERE name = 'meta.start_monotonic_ns'), 0)")),
     }
 
 

@@ -73,12 +73,14 @@ def expected(db, since, until, pid):
 def check_trace(db, trace, since=0, until=0, pid=None):
     t = load(trace)
     ev = t["traceEvents"]
+    base = int(t.get("baseTimeNanoseconds", 0))     # "ts" counts from the run's start
+    at = lambda us: ns(us) + base
     want, gpu, flows, tracks = expected(db, since, until, pid)
     got = collections.Counter(e.get("cat") for e in ev if e["ph"] in ("X", "i"))
     for cat, n in sorted(want.items()):
         check(got[cat] == n, "%s: %d events in the trace, %d in the database" % (cat, got[cat], n))
     for cat, rows in gpu.items():
-        times = collections.Counter((ns(e["ts"]), ns(e["ts"] + e["dur"])) for e in ev if e.get("cat") == cat)
+        times = collections.Counter((at(e["ts"]), at(e["ts"] + e["dur"])) for e in ev if e.get("cat") == cat)
         check(times == rows, "%s: start and end in the trace are the database's to the ns" % cat)
     starts = collections.Counter(e["id"] for e in ev if e["ph"] == "s")
     ends = collections.Counter(e["id"] for e in ev if e["ph"] == "f")
@@ -93,10 +95,15 @@ def check_trace(db, trace, since=0, until=0, pid=None):
     check(len(gpu_tracks) == tracks, "GPU tracks: %d in the trace, %d (device, process, stream) in the database"
           % (len(gpu_tracks), tracks))
     for e in ev:
-        if e["ph"] != "M" and not (since <= ns(e["ts"]) and (not until or ns(e["ts"]) < until)):
+        if e["ph"] != "M" and not (since <= at(e["ts"]) and (not until or at(e["ts"]) < until)):
             check(False, "event outside [%d, %d): %s" % (since, until, e))
             break
     check(all(e["dur"] >= 0 for e in ev if e["ph"] == "X"), "no negative durations")
+    # every launch and its GPU work name their site in args (Perfetto shows args, not "sf")
+    launched = [e for e in ev if e.get("sf") and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset",
+                                                                  "cuda_runtime", "cuda_driver")]
+    check(all(e["args"].get("launch_site") for e in launched),
+          "launch_site in the args of every event with a launch stack (%d)" % len(launched))
     check(all(0 <= e["pid"] < 2 ** 32 and 0 <= e["tid"] < 2 ** 32 for e in ev),
           "pid and tid fit in 32 bits (Perfetto's JSON importer reads them as uint32)")
     check(all(e["args"]["sort_index"] < 2 ** 31 for e in ev if e["name"].endswith("_sort_index")),

@@ -144,6 +144,19 @@ check chrome-offset-empty 1 "no event starts in the --since/--until window" -- \
 	"$xpcorr" export --format chrome --since +100000s "$gpurun"
 check chrome-offset-bad 2 "--since +1.5x: expected +SECONDS with a unit" -- \
 	"$xpcorr" export --format chrome --since +1.5x "$gpurun"
+# chrome times count from the run's start by default, and are CLOCK_MONOTONIC with --absolute-time
+"$xpcorr" export --format chrome "$gpurun" > "$tmp/rel.json" 2>/dev/null
+"$xpcorr" export --format chrome --absolute-time "$gpurun" > "$tmp/abs.json" 2>/dev/null
+python3 - "$tmp/rel.json" "$tmp/abs.json" <<'PY' && echo "ok   chrome-relative-time" || { echo "FAIL chrome-relative-time"; fail=1; }
+import decimal, json, sys
+rel, ab = (json.load(open(p), parse_float=decimal.Decimal) for p in sys.argv[1:])
+base = rel["baseTimeNanoseconds"]
+assert base > 0 and ab["baseTimeNanoseconds"] == 0, (base, ab["baseTimeNanoseconds"])
+pairs = [(r["ts"], a["ts"]) for r, a in zip(rel["traceEvents"], ab["traceEvents"]) if r["ph"] != "M"]
+assert pairs and all(int(r * 1000) + base == int(a * 1000) for r, a in pairs), pairs[:3]
+PY
+check chrome-absolute-folded 2 "--absolute-time is for --format chrome" -- \
+	"$xpcorr" export --format folded --absolute-time "$gpurun"
 check nonempty-view-quiet 0 "" -- "$xpcorr" report --by kernel "$gpurun"
 grep -q "nothing to show" "$tmp/err" && { echo "FAIL nonempty-view-quiet: says nothing to show"; fail=1; }
 check diff-unknown-kernel 2 "no kernel named 'k_none' in either run" -- "$xpcorr" diff --normalize kernel=k_none "$run" "$run"

@@ -1,0 +1,35 @@
+/* launchsite.h - a launch stack named in a few words, the way the report's
+ * sites read: the innermost Python line and the framework operation under
+ * it ("train.py:42 forward › aten::addmm"), else who launched it from a
+ * thread with no Python ("autograd backward: AddmmBackward0 › aten::mm"),
+ * else the innermost function of the program's own code ("launch_alpha()").
+ * Computed once per stack and kept: a trace names millions of events with
+ * a few hundred stacks.
+ *
+ *   struct xp_sites *s;
+ *   if (xp_sites_new(db, &s) == 0) {
+ *           puts(xp_sites_get(s, stack_id));        // NULL: out of memory or a database error
+ *           xp_sites_free(s);
+ *   }
+ */
+#ifndef XP_LAUNCHSITE_H
+#define XP_LAUNCHSITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+struct xp_sites;
+
+/* 0, -EIO or -ENOMEM. */
+int xp_sites_new(sqlite3 *db, struct xp_sites **out);
+/* The site of an xp_stacks id ("?" for a stack with no frame); valid until
+ * xp_sites_free. NULL on an error (out of memory, database). */
+const char *xp_sites_get(struct xp_sites *s, int64_t stack_id);
+void xp_sites_free(struct xp_sites *s);
+
+/* "aten::mul.Tensor" of a PyTorch dispatcher frame "at::_ops::mul_Tensor::call(...)"
+ * (an overload name starts upper-case), in op; 0 if sym is no such frame. */
+int xp_framework_op(const char *sym, char *op, size_t len);
+
+#endif
