@@ -236,6 +236,7 @@ static int check_options(int argc, struct export_args *a)
 		return XP_EXIT_USAGE;
 	}
 	a->so.unit = xp_weight_unit(a->fo.weight);
+	a->so.gpu_leaves = a->fo.weight == XP_WEIGHT_GPU && !a->fo.no_leaf;
 	if (!a->so.title && a->fo.weight != XP_WEIGHT_CPU)
 		a->so.title = xp_weight_title(a->fo.weight);
 	if (a->since_off >= 0 && a->until_off >= 0 && a->since_off >= a->until_off) {

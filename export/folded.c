@@ -173,6 +173,13 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 		}
 		if (cut == depth)
 			cut = 0;
+		/* nvcc's host stub carries the kernel's own name: one frame, not twins */
+		if (cut < depth - 1 && in->leaf && !o->no_leaf) {
+			int64_t f = t->frame[path[cut]];
+
+			if (f > 0 && f < t->nframes && t->frame_text[f] && !strcmp(t->frame_text[f], in->leaf))
+				cut++;
+		}
 	}
 	*len = 0;
 	if (*in->prefix && (err = append(buf, cap, len, in->prefix, "")))

@@ -186,8 +186,9 @@ static void xml_escape(FILE *out, const char *s)
 	}
 }
 
-/* A stable warm colour per name; kernel frames orange, Python green. */
-static void colour(const char *name, char *buf, size_t len)
+/* A stable warm colour per name; kernel frames orange, Python green, GPU
+ * work (the leaves of a GPU-weighted graph) blue. */
+static void colour(const char *name, int gpu, char *buf, size_t len)
 {
 	size_t n = strlen(name);
 	uint64_t h = n;
@@ -197,7 +198,9 @@ static void colour(const char *name, char *buf, size_t len)
 		h = xp_hash64(h ^ (unsigned char)name[i]);
 	v1 = (unsigned)(h % 1000);
 	v2 = (unsigned)((h >> 20) % 1000);
-	if (n > 4 && !strcmp(name + n - 4, "_[k]"))
+	if (gpu)
+		snprintf(buf, len, "rgb(%u,%u,%u)", 40 + v1 % 40, 120 + v2 % 60, 200 + v1 % 50);
+	else if (n > 4 && !strcmp(name + n - 4, "_[k]"))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v1 % 35, 110 + v2 % 60, 20);
 	else if (xp_is_python_text(name, n))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 60 + v1 % 60, 180 + v2 % 60, 60);
@@ -223,31 +226,33 @@ static void diff_colour(const struct flame *f, const struct node *n, char *buf, 
 static const char script[] =
 "<script type=\"text/ecmascript\"><![CDATA[\n"
 "'use strict';\n"
-"var svg, frames, details, matchedtxt, W, H, zoomed = null;\n"
+"/* One listener for all frames, labels written by the renderer: a graph of\n"
+"   tens of thousands of frames opens without touching each one. */\n"
+"var svg, frames = null, details, matchedtxt, W, zoomed = null;\n"
+"function all() { if (!frames) frames = document.querySelectorAll('g.f'); return frames; }\n"
+"function frameOf(e) { return e.target.closest ? e.target.closest('g.f') : null; }\n"
+"function nameOf(g) { var t = g.querySelector('title').textContent, i = t.lastIndexOf(' ('); return i < 0 ? t : t.substr(0, i); }\n"
 "function init() {\n"
-"  svg = document.documentElement; frames = document.querySelectorAll('g.f');\n"
+"  svg = document.documentElement;\n"
 "  details = document.getElementById('details'); matchedtxt = document.getElementById('matched');\n"
-"  W = +svg.getAttribute('data-width'); H = +svg.getAttribute('data-inner');\n"
-"  frames.forEach(function (g) {\n"
-"    g.addEventListener('click', function () { zoom(g); });\n"
-"    g.addEventListener('mouseover', function () { details.textContent = g.querySelector('title').textContent; });\n"
-"    g.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
-"  });\n"
-"  document.getElementById('reset').addEventListener('click', reset);\n"
-"  document.getElementById('search').addEventListener('click', search);\n"
+"  W = +svg.getAttribute('data-inner');\n"
+"  svg.addEventListener('click', function (e) { var g = frameOf(e); if (g) zoom(g); });\n"
+"  svg.addEventListener('mouseover', function (e) { var g = frameOf(e); if (g) details.textContent = g.querySelector('title').textContent; });\n"
+"  svg.addEventListener('mouseout', function (e) { if (frameOf(e)) details.textContent = ' '; });\n"
+"  document.getElementById('reset').addEventListener('click', function (e) { e.stopPropagation(); reset(); });\n"
+"  document.getElementById('search').addEventListener('click', function (e) { e.stopPropagation(); search(); });\n"
 "  window.addEventListener('keydown', function (e) {\n"
 "    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); search(); }\n"
 "    if (e.key === 'Escape') { clearSearch(); }\n"
 "  });\n"
-"  layout(0, 1, -1);\n"
 "}\n"
 "function fit(g, px) {\n"
-"  var t = g.querySelector('text'), name = g.getAttribute('data-name');\n"
+"  var t = g.querySelector('text'), name = nameOf(g);\n"
 "  var n = Math.floor((px - 6) / 7);\n"
 "  t.textContent = n < 3 ? '' : (name.length <= n ? name : name.substr(0, n - 2) + '..');\n"
 "}\n"
 "function layout(x0, w0, d0) {\n"
-"  frames.forEach(function (g) {\n"
+"  all().forEach(function (g) {\n"
 "    var x = +g.getAttribute('data-x'), w = +g.getAttribute('data-w'), d = +g.getAttribute('data-d');\n"
 "    var r = g.querySelector('rect'), t = g.querySelector('text'), nx, nw;\n"
 "    var inside = x >= x0 - 1e-12 && x + w <= x0 + w0 + 1e-12;\n"
@@ -268,7 +273,10 @@ static const char script[] =
 "}\n"
 "function reset() { zoomed = null; layout(0, 1, -1); document.getElementById('reset').style.opacity = 0.3; }\n"
 "function clearSearch() {\n"
-"  frames.forEach(function (g) { var r = g.querySelector('rect'); r.setAttribute('fill', r.getAttribute('data-fill')); });\n"
+"  all().forEach(function (g) {\n"
+"    var r = g.querySelector('rect');\n"
+"    if (r.hasAttribute('data-fill')) { r.setAttribute('fill', r.getAttribute('data-fill')); r.removeAttribute('data-fill'); }\n"
+"  });\n"
 "  matchedtxt.textContent = ' ';\n"
 "}\n"
 "function search() {\n"
@@ -277,9 +285,10 @@ static const char script[] =
 "  clearSearch(); if (term === '') return;\n"
 "  var re; try { re = new RegExp(term); } catch (e) { alert('bad expression: ' + e.message); return; }\n"
 "  var spans = [];\n"
-"  frames.forEach(function (g) {\n"
-"    if (!re.test(g.getAttribute('data-name'))) return;\n"
-"    g.querySelector('rect').setAttribute('fill', 'rgb(230,0,230)');\n"
+"  all().forEach(function (g) {\n"
+"    if (!re.test(nameOf(g))) return;\n"
+"    var r = g.querySelector('rect');\n"
+"    r.setAttribute('data-fill', r.getAttribute('fill')); r.setAttribute('fill', 'rgb(230,0,230)');\n"
 "    spans.push([+g.getAttribute('data-x'), +g.getAttribute('data-x') + +g.getAttribute('data-w')]);\n"
 "  });\n"
 "  /* nested matches count once: merge overlapping spans */\n"
@@ -298,7 +307,58 @@ struct emit {
 	double min_width;           /* pixels: narrower frames are not drawn */
 	const char *unit;
 	int height;
+	int gpu_leaves;
 };
+
+/* The frame's label as the script's fit() makes it: as many 7-pixel
+ * characters as fit, cut with "..", none under three. */
+static void label(FILE *out, const char *name, double px)
+{
+	long fits = (long)((px - 6) / 7);
+	size_t chars = 0, i, cut = 0;
+	char buf[1024];
+
+	if (fits < 3)
+		return;
+	for (i = 0; name[i]; i++)
+		if (((unsigned char)name[i] & 0xc0) != 0x80 && ++chars == (size_t)fits - 1)
+			cut = i;        /* where fits - 2 characters end */
+	if (chars <= (size_t)fits) {
+		xml_escape(out, name);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*s..", (int)(cut < sizeof(buf) - 3 ? cut : sizeof(buf) - 3), name);
+	xml_escape(out, buf);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* The default minimum width: XP_SVG_MIN_WIDTH pixels, raised so that at most
+ * XP_SVG_MAX_FRAMES frames are drawn (the widest; a frame is never wider
+ * than its caller, so the drawn ones form whole towers). */
+static double budget_width(const struct flame *f, double inner)
+{
+	uint64_t *totals, kth;
+	double px;
+
+	if (f->count <= XP_SVG_MAX_FRAMES || !f->nodes[0].total)
+		return XP_SVG_MIN_WIDTH;
+	if (!(totals = malloc(f->count * sizeof(*totals))))
+		return XP_SVG_MIN_WIDTH;
+	for (size_t i = 0; i < f->count; i++)
+		totals[i] = f->nodes[i].total;
+	qsort(totals, f->count, sizeof(*totals), cmp_desc);
+	/* one more than the frame at the budget: ties at the edge go too */
+	kth = totals[XP_SVG_MAX_FRAMES] + 1;
+	free(totals);
+	px = (double)kth / (double)f->nodes[0].total * inner;
+	return px > XP_SVG_MIN_WIDTH ? px : XP_SVG_MIN_WIDTH;
+}
 
 static void emit_node(const struct emit *e, uint32_t i, double x, int depth)
 {
@@ -314,11 +374,10 @@ static void emit_node(const struct emit *e, uint32_t i, double x, int depth)
 	if (f->diff)
 		diff_colour(f, n, fill, sizeof(fill));
 	else
-		colour(name, fill, sizeof(fill));
-	fprintf(e->out, "<g class=\"f\" data-x=\"%.12g\" data-w=\"%.12g\" data-d=\"%d\" data-name=\"",
+		colour(name, e->gpu_leaves && !n->nchildren, fill, sizeof(fill));
+	/* the name once, in the title (the tooltip; the script reads it back) */
+	fprintf(e->out, "<g class=\"f\" data-x=\"%.9g\" data-w=\"%.9g\" data-d=\"%d\"><title>",
 		x, w, depth);
-	xml_escape(e->out, name);
-	fprintf(e->out, "\"><title>");
 	xml_escape(e->out, name);
 	if (f->diff && n->base)
 		fprintf(e->out, " (%" PRIu64 " %s, %.2f%%; base %" PRIu64 ", %+.2f%%)", n->total,
@@ -328,12 +387,13 @@ static void emit_node(const struct emit *e, uint32_t i, double x, int depth)
 		fprintf(e->out, " (%" PRIu64 " %s, %.2f%%; new)", n->total, e->unit, 100.0 * w);
 	else
 		fprintf(e->out, " (%" PRIu64 " %s, %.2f%%)", n->total, e->unit, 100.0 * w);
-	fprintf(e->out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\""
-		" height=\"%d\" fill=\"%s\" data-fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
-		PAD_SIDE + x * e->inner,
+	fprintf(e->out, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\""
+		" fill=\"%s\"/><text x=\"%.1f\" y=\"%d\">", PAD_SIDE + x * e->inner,
 		e->height - PAD_BOTTOM - (depth + 1) * FRAME_H, w * e->inner - 0.5 > 0.1 ?
-		w * e->inner - 0.5 : 0.1, FRAME_H - 1, fill, fill, PAD_SIDE + 3 + x * e->inner,
+		w * e->inner - 0.5 : 0.1, FRAME_H - 1, fill, PAD_SIDE + 3 + x * e->inner,
 		e->height - PAD_BOTTOM - depth * FRAME_H - 4);
+	label(e->out, name, w * e->inner);
+	fputs("</text></g>\n", e->out);
 	for (uint32_t c = 0; c < n->nchildren; c++) {
 		uint32_t child = f->children[n->first_child + c];
 
@@ -385,8 +445,9 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 	e.f = &f;
 	e.out = out;
 	e.inner = width - 2 * PAD_SIDE;
-	e.min_width = o->min_width > 0 ? o->min_width : XP_SVG_MIN_WIDTH;
+	e.min_width = o->min_width > 0 ? o->min_width : budget_width(&f, e.inner);
 	e.unit = o->unit ? o->unit : "samples";
+	e.gpu_leaves = o->gpu_leaves;
 	e.height = (f.max_depth + 1) * FRAME_H + PAD_TOP + PAD_BOTTOM;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
@@ -404,6 +465,13 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
 		PAD_SIDE, width - PAD_SIDE, width - PAD_SIDE, e.height - 10, PAD_SIDE, e.height - 10);
+	/* what the colours mean, where they mean something */
+	if (f.diff || o->gpu_leaves)
+		fprintf(out, "<text id=\"legend\" x=\"%d\" y=\"37\" text-anchor=\"middle\""
+			" style=\"font-size: 11px\">%s</text>\n", width / 2, f.diff ?
+			"width: the second run; red: grew, blue: shrank (the deeper, the more); white: same" :
+			"blue: GPU work (kernels, copies, sets); green: Python; above them the CPU stacks"
+			" that launched it");
 	if (f.nodes[0].total)
 		emit_node(&e, 0, 0.0, 0);
 	fprintf(out, "</svg>\n");

@@ -20,9 +20,12 @@ struct xp_svg_opts {
 	int width;                  /* pixels; 0: 1200 */
 	const char *unit;           /* what a count is: NULL "samples", "ns" */
 	double min_width;           /* frames narrower than this many pixels are not drawn
-				     * (nor their callees); 0: XP_SVG_MIN_WIDTH */
+				     * (nor their callees); 0: XP_SVG_MIN_WIDTH, raised to
+				     * keep XP_SVG_MAX_FRAMES */
 	int differential;           /* lines are "stack base new": width new,
 	                             * red grew, blue shrank */
+	int gpu_leaves;             /* each stack ends in GPU work (kernel, copy, set):
+				     * frames with no callee are drawn in the GPU colour */
 };
 
 /* 0, -ENOMEM, -E2BIG (more than XP_SVG_MAX_NODES distinct frames), -EIO on a
@@ -35,6 +38,10 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out,
  * PyTorch fixture's CPU graph 62.7 MB (189,038 frames), past what a browser
  * opens in reasonable time. flamegraph.pl's --minwidth, in pixels. */
 #define XP_SVG_MIN_WIDTH 1.0
+/* ... and above a few ten thousand frames a browser takes half a minute to
+ * draw the SVG (27k frames: 27 s in headless Chromium; 2.8k: 0.9 s): without
+ * --minwidth the narrowest frames beyond this many are not drawn either. */
+#define XP_SVG_MAX_FRAMES 10000
 #define XP_SVG_LINE_MAX (1u << 20)
 #define XP_SVG_MAX_DEPTH 4096        /* frames per stack */
 

@@ -59,7 +59,7 @@ check bad-magic 1 "cpu.xpr at offset 0: not an xpcap record stream" -- "$xpcorr"
 # any folded file renders; junk lines are skipped with a warning
 printf 'a;b 3\nnot folded\na;c 1\n' > "$tmp/x.folded"
 check svg-input 0 "1 lines that are not" -- "$xpcorr" export --format svg --input "$tmp/x.folded" -o "$tmp/x.svg"
-grep -q 'data-name="c"' "$tmp/x.svg" || { echo "FAIL svg content"; fail=1; }
+grep -q '<title>c (' "$tmp/x.svg" || { echo "FAIL svg content"; fail=1; }
 check svg-input-missing 1 "cannot read" -- "$xpcorr" export --format svg --input "$tmp/none"
 
 # --weight, diff and ls as a user types them (on a fresh run: the one above was damaged)
@@ -71,7 +71,7 @@ check export-offcpu 0 "" -- "$xpcorr" export --format folded --weight offcpu "$r
 grep -q "^worker;main;xp_idle;schedule_\[k\] 5000000$" "$tmp/out" || { echo "FAIL offcpu folded"; fail=1; }
 printf 'a;b 1 3\na;c 4 2\n' > "$tmp/d.folded"
 check svg-differential 0 "" -- "$xpcorr" export --format svg --differential --input "$tmp/d.folded" -o "$tmp/d.svg"
-grep -q 'data-name="b"><title>b (3 samples, 60.00%; base 1, +200.00%)' "$tmp/d.svg" || { echo "FAIL svg diff"; fail=1; }
+grep -q '<title>b (3 samples, 60.00%; base 1, +200.00%)' "$tmp/d.svg" || { echo "FAIL svg diff"; fail=1; }
 check diff-one-run 2 "expected two runs" -- "$xpcorr" diff "$run"
 check diff-bad-normalize 2 "^xpcorr diff: --normalize steps: expected one of none, duration, kernel=NAME$" -- "$xpcorr" diff --normalize steps "$run" "$run"
 

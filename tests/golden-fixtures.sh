@@ -93,8 +93,10 @@ for line in open("out/diff.folded"):
         assert int(b) == 0 < int(a), line
 # the SVG: well-formed; k_alpha red (grew); every drawn frame of the new run
 svg = ET.parse("out/diff.svg").getroot()
-fills = {g.get("data-name"): g.find("{http://www.w3.org/2000/svg}rect").get("fill")
-         for g in svg.iter("{http://www.w3.org/2000/svg}g")}
+# a frame's name is its title's text up to the last " (": the counts follow
+fills = {g.find("{http://www.w3.org/2000/svg}title").text.rsplit(" (", 1)[0]:
+         g.find("{http://www.w3.org/2000/svg}rect").get("fill")
+         for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "f"}
 assert fills["k_alpha(float*, int)"].startswith("rgb(255,"), fills["k_alpha(float*, int)"]
 assert "k_beta(float*, int)" not in fills
 # the real pair: the same launches, larger tensors; cuBLAS picks another gemm

@@ -29,7 +29,9 @@ cmp "$tmp/cpu.svg" "$tmp/cpu2.svg"
 python3 - "$tmp/cpu.svg" "$tmp/cpu.folded" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
-names = {g.get('data-name') for g in root.iter('{http://www.w3.org/2000/svg}g')}
+# a frame's name: its title up to the last " (", where the counts start
+names = {g.find('{http://www.w3.org/2000/svg}title').text.rsplit(' (', 1)[0]
+         for g in root.iter('{http://www.w3.org/2000/svg}g') if g.get('class') == 'f'}
 want = {f for line in open(sys.argv[2]) for f in line.rsplit(' ', 1)[0].split(';')}
 missing = want - names
 assert not missing, f"frames missing from the SVG: {missing}"

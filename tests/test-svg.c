@@ -29,6 +29,61 @@ static char *render(const char *folded, uint64_t *bad)
 	return render_min(folded, bad, 0);
 }
 
+static char *render_opts(const char *folded, struct xp_svg_opts *opts)
+{
+	FILE *in = fmemopen((void *)folded, strlen(folded), "r");
+	char *out = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&out, &len);
+	uint64_t bad;
+
+	ck_assert_int_eq(xp_svg_render(in, opts, o, &bad), 0);
+	fclose(in);
+	fclose(o);
+	return out;
+}
+
+/* The fill of the frame named name ("rgb(r,g,b)"), from its data-fill. */
+static void fill_of(const char *svg, const char *name, unsigned rgb[3])
+{
+	char key[128];
+	const char *g, *f;
+
+	snprintf(key, sizeof(key), "<title>%s (", name);
+	ck_assert_msg((g = strstr(svg, key)) != NULL, "no frame %s", name);
+	ck_assert((f = strstr(g, "fill=\"rgb(")) != NULL);
+	ck_assert_int_eq(sscanf(f, "fill=\"rgb(%u,%u,%u)", &rgb[0], &rgb[1], &rgb[2]), 3);
+}
+
+/* A GPU-weighted graph: the GPU work (the frames with no callee) blue, the
+ * CPU frames that launched it warm, and a legend saying so; a diff graph's
+ * legend says what red and blue mean. */
+START_TEST(gpu_leaves_and_legends)
+{
+	struct xp_svg_opts gpu = { .width = 1020, .gpu_leaves = 1 }, cpu = { .width = 1020 };
+	struct xp_svg_opts diff = { .width = 1020, .differential = 1 };
+	unsigned k[3], m[3];
+	char *svg = render_opts("main;launch;k_alpha(float*, int) 3\nmain;[memcpy HtoD] 1\n", &gpu);
+
+	fill_of(svg, "k_alpha(float*, int)", k);
+	fill_of(svg, "launch", m);
+	ck_assert_msg(k[2] >= 200 && k[0] < 100, "kernel fill %u,%u,%u", k[0], k[1], k[2]);
+	fill_of(svg, "[memcpy HtoD]", k);
+	ck_assert(k[2] >= 200 && k[0] < 100);
+	ck_assert_msg(m[0] >= 200 && m[2] < 100, "CPU frame fill %u,%u,%u", m[0], m[1], m[2]);
+	ck_assert_ptr_nonnull(strstr(svg, "id=\"legend\""));
+	free(svg);
+	svg = render_opts("main;launch;k_alpha 3\n", &cpu);
+	fill_of(svg, "k_alpha", k);
+	ck_assert(k[0] >= 200);
+	ck_assert_ptr_null(strstr(svg, "id=\"legend\""));
+	free(svg);
+	svg = render_opts("main;a 1 3\n", &diff);
+	ck_assert_ptr_nonnull(strstr(svg, "red: grew, blue: shrank"));
+	free(svg);
+}
+END_TEST
+
 /* 1000 px drawable: a frame of 1 in 2000 samples is half a pixel wide, not
  * drawn by default (nor its callees), drawn with a smaller --minwidth */
 START_TEST(narrow_frames_need_minwidth)
@@ -36,13 +91,13 @@ START_TEST(narrow_frames_need_minwidth)
 	uint64_t bad;
 	char *svg = render("big 1999\ntiny;callee 1\n", &bad);
 
-	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"big\""));
-	ck_assert_ptr_null(strstr(svg, "data-name=\"tiny\""));
-	ck_assert_ptr_null(strstr(svg, "data-name=\"callee\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>big ("));
+	ck_assert_ptr_null(strstr(svg, "<title>tiny ("));
+	ck_assert_ptr_null(strstr(svg, "<title>callee ("));
 	free(svg);
 	svg = render_min("big 1999\ntiny;callee 1\n", &bad, 0.1);
-	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"tiny\""));
-	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"callee\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>tiny ("));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>callee ("));
 	free(svg);
 }
 END_TEST
@@ -54,9 +109,9 @@ START_TEST(frames_sized_by_count)
 
 	ck_assert_uint_eq(bad, 0);
 	/* 1000 px of drawing: "all" and main 100%, a 75%, b 25% */
-	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"main\"><title>main (4 samples, 100.00%)"));
-	ck_assert_ptr_nonnull(strstr(svg, "<title>a (3 samples, 75.00%)</title><rect x=\"10.00\""));
-	ck_assert_ptr_nonnull(strstr(svg, "<title>b (1 samples, 25.00%)</title><rect x=\"760.00\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>main (4 samples, 100.00%)"));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>a (3 samples, 75.00%)</title><rect x=\"10.0\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>b (1 samples, 25.00%)</title><rect x=\"760.0\""));
 	ck_assert_ptr_nonnull(strstr(svg, "t&lt;1&gt;"));
 	ck_assert_ptr_nonnull(strstr(svg, "function search()"));
 	/* self-contained: the only URL is the SVG namespace name */
@@ -91,7 +146,7 @@ START_TEST(deep_line_skipped)
 	strcpy(line + 2 * i, "g 1\n");
 	svg = render(line, &bad);
 	ck_assert_uint_eq(bad, 1);
-	ck_assert_ptr_null(strstr(svg, "data-name=\"g\""));
+	ck_assert_ptr_null(strstr(svg, "<title>g ("));
 	free(svg);
 	free(line);
 }
@@ -106,8 +161,8 @@ START_TEST(invalid_utf8_replaced)
 
 	ck_assert_uint_eq(bad, 0);
 	ck_assert_int_eq(xp_utf8_valid(svg, strlen(svg)), 1);
-	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"py::f\xef\xbf\xbd\xef\xbf\xbd:x.py\""));
-	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"k\xef\xbf\xbd\xef\xbf\xbd?"));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>py::f\xef\xbf\xbd\xef\xbf\xbd:x.py ("));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>k\xef\xbf\xbd\xef\xbf\xbd?"));
 	free(svg);
 }
 END_TEST
@@ -157,6 +212,7 @@ Suite *svg_suite(void)
 	tcase_add_test(tc, narrow_frames_need_minwidth);
 	tcase_add_test(tc, invalid_utf8_replaced);
 	tcase_add_test(tc, python_text);
+	tcase_add_test(tc, gpu_leaves_and_legends);
 	suite_add_tcase(s, tc);
 	return s;
 }
