@@ -36,8 +36,10 @@ static void usage(FILE *out)
 		"                         (leaf marked ' [inferred]') and unattributed time\n"
 		"  --differential         --input holds 'stack base new' lines (xpcorr diff\n"
 		"                         --format folded): red grew, blue shrank\n"
-		"  --root comm|pid|tid|none  first frame: thread name (default), name-PID,\n"
-		"                         name-PID/TID, or nothing\n"
+		"  --root comm|pid|tid|none|python  first frame: thread name (default), name-PID,\n"
+		"                         name-PID/TID, nothing, or the outermost Python frame\n"
+		"                         (the interpreter's frames between Python frames left\n"
+		"                         out; --native keeps them)\n"
 		"  --pid PID, --tid TID, --comm NAME   only these samples\n"
 		"  --no-kernel            drop kernel frames\n"
 		"  --title TEXT           SVG title\n"
@@ -122,9 +124,9 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 {
 	static const char *const formats[] = { "folded", "svg", "chrome" };
 	static const char *const weights[] = { "cpu", "gpu", "offcpu", "api" };
-	static const char *const roots[] = { "comm", "pid", "tid", "none" };
+	static const char *const roots[] = { "comm", "pid", "tid", "none", "python" };
 	static const enum xp_folded_root root_of[] = { XP_ROOT_COMM, XP_ROOT_PID, XP_ROOT_TID,
-						XP_ROOT_NONE };
+						XP_ROOT_NONE, XP_ROOT_PYTHON };
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "weight", required_argument, NULL, 'w' },
@@ -141,6 +143,7 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 		{ "minwidth", required_argument, NULL, 'M' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "absolute-time", no_argument, NULL, 'A' },
+		{ "native", no_argument, NULL, 'N' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -157,6 +160,7 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 			break;
 		case 'E': fo->exact_only = 1; break;
 		case 'A': a->absolute = 1; break;
+		case 'N': fo->native = 1; break;
 		case 'D': a->so.differential = 1; break;
 		case 'w':
 			if (xp_weight_parse(optarg, &fo->weight)) {
@@ -205,7 +209,7 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 			}
 			break;
 		case 'r':
-			if ((i = xp_cmd_choice("xpcorr export", "root", optarg, roots, 4)) < 0)
+			if ((i = xp_cmd_choice("xpcorr export", "root", optarg, roots, 5)) < 0)
 				return XP_EXIT_USAGE;
 			fo->root = root_of[i];
 			break;
@@ -252,6 +256,10 @@ static int check_options(int argc, struct export_args *a)
 	if ((a->co.since || a->co.until || a->since_off >= 0 || a->until_off >= 0) &&
 	    strcmp(format, "chrome")) {
 		fprintf(stderr, "xpcorr export: --since and --until are for --format chrome\n");
+		return XP_EXIT_USAGE;
+	}
+	if (a->fo.native && a->fo.root != XP_ROOT_PYTHON) {
+		fprintf(stderr, "xpcorr export: --native is for --root python\n");
 		return XP_EXIT_USAGE;
 	}
 	if (a->absolute && strcmp(format, "chrome")) {

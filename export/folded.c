@@ -13,6 +13,7 @@
 
 #include "db_schema.h"
 #include "launch.h"
+#include "pyreach.h"
 #include "weights.h"
 
 #define MAX_DEPTH 4096              /* frames per stack; the tree is acyclic by construction */
@@ -23,6 +24,8 @@ struct tree {
 	char **frame_text;          /* by frame id: the name as it appears in a line */
 	uint8_t *frame_kernel;
 	uint8_t *frame_cuda;        /* marker, CUPTI, driver, runtime (launch.h) */
+	uint8_t *frame_python;      /* a Python line or a py:: perf-map function */
+	uint8_t *frame_interp;      /* in the interpreter itself (python3.X, libpython) */
 	int64_t nframes;
 };
 
@@ -33,6 +36,8 @@ static void tree_free(struct tree *t)
 	free(t->frame_text);
 	free(t->frame_kernel);
 	free(t->frame_cuda);
+	free(t->frame_python);
+	free(t->frame_interp);
 	free(t->parent);
 	free(t->frame);
 }
@@ -64,6 +69,15 @@ static int64_t max_id(sqlite3 *db, const char *sql)
 	return v;
 }
 
+/* The interpreter's own binary or library: ".../python3.12", ".../libpython3.12.so.1.0". */
+static int interpreter_module(const char *module)
+{
+	const char *base = module ? strrchr(module, '/') : NULL;
+
+	base = base ? base + 1 : module;
+	return base && (!strncmp(base, "python3", 7) || !strncmp(base, "libpython", 9));
+}
+
 static int load_tree(sqlite3 *db, struct tree *t)
 {
 	sqlite3_stmt *st = NULL;
@@ -76,13 +90,17 @@ static int load_tree(sqlite3 *db, struct tree *t)
 	t->frame_text = calloc((size_t)t->nframes, sizeof(char *));
 	t->frame_kernel = calloc((size_t)t->nframes, 1);
 	t->frame_cuda = calloc((size_t)t->nframes, 1);
+	t->frame_python = calloc((size_t)t->nframes, 1);
+	t->frame_interp = calloc((size_t)t->nframes, 1);
 	n = max_id(db, "SELECT coalesce(max(id), 0) FROM xp_stacks");
 	if (n < 0)
 		return -EIO;
 	t->nnodes = n + 1;
 	t->parent = calloc((size_t)t->nnodes, sizeof(int64_t));
 	t->frame = calloc((size_t)t->nnodes, sizeof(int64_t));
-	if (!t->frame_text || !t->frame_kernel || !t->frame_cuda || !t->parent || !t->frame)
+	if (!t->frame_text || !t->frame_kernel || !t->frame_cuda || !t->frame_python || !t->frame_interp ||
+	    !t->parent ||
+	    !t->frame)
 		return -ENOMEM;
 	if (sqlite3_prepare_v2(db, "SELECT f.id, s.value, f.kind, m.value FROM xp_frames f"
 			       " JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module",
@@ -97,6 +115,9 @@ static int load_tree(sqlite3 *db, struct tree *t)
 			continue;
 		t->frame_kernel[id] = kind == XP_FRAME_KERNEL || kind == XP_FRAME_KERNEL_UNRESOLVED;
 		t->frame_cuda[id] = xp_is_cuda_layer(name, (const char *)sqlite3_column_text(st, 3));
+		t->frame_python[id] = xp_is_python_frame(kind, name);
+		t->frame_interp[id] = !t->frame_python[id] &&
+				      interpreter_module((const char *)sqlite3_column_text(st, 3));
 		t->frame_text[id] = frame_text(name, t->frame_kernel[id]);
 		if (!t->frame_text[id]) {
 			sqlite3_finalize(st);
@@ -153,7 +174,7 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 		  char **buf, size_t *cap, size_t *len)
 {
 	int64_t path[MAX_DEPTH], node = in->node;
-	int depth = 0, frames = 0, cut = 0, err;
+	int depth = 0, frames = 0, cut = 0, err, py_outer = -1, py_inner = -1;
 
 	/* parents always have smaller ids (created first), so this ends */
 	while (node > 0 && node < t->nnodes && depth < MAX_DEPTH) {
@@ -182,11 +203,38 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 		}
 	}
 	*len = 0;
-	if (*in->prefix && (err = append(buf, cap, len, in->prefix, "")))
+	if (o->root == XP_ROOT_PYTHON) {
+		/* the outermost Python frame starts the line; the innermost one ends
+		 * the part where the interpreter's frames are left out */
+		int outer = -1, inner = -1;
+
+		for (int i = depth - 1; i >= cut; i--) {
+			int64_t f = t->frame[path[i]];
+
+			if (f > 0 && f < t->nframes && t->frame_python[f]) {
+				if (outer < 0)
+					outer = i;
+				inner = i;
+			}
+		}
+		if (outer < 0 && (err = append(buf, cap, len, "[no Python frame]", "")))
+			return err;
+		if (outer >= 0) {
+			py_outer = outer;
+			py_inner = inner;
+		}
+	} else if (*in->prefix && (err = append(buf, cap, len, in->prefix, ""))) {
 		return err;
-	for (int i = depth - 1; i >= cut; i--) {
+	}
+	for (int i = (py_outer >= 0 ? py_outer : depth - 1); i >= cut; i--) {
 		int64_t f = t->frame[path[i]];
 		const char *s;
+
+		/* the interpreter between two Python frames, and under the innermost
+		 * one before the native code it calls */
+		if (py_inner >= 0 && !o->native && f > 0 && f < t->nframes &&
+		    ((i > py_inner && !t->frame_python[f]) || (i < py_inner && t->frame_interp[f])))
+			continue;
 
 		if (f <= 0 || f >= t->nframes || !t->frame_text[f])
 			s = "[bad frame]";

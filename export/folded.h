@@ -23,6 +23,9 @@ enum xp_folded_root {
 	XP_ROOT_COMM = 1,           /* thread name first, as stackcollapse-perf.pl */
 	XP_ROOT_PID = 2,            /* "comm-PID" */
 	XP_ROOT_TID = 3,            /* "comm-PID/TID" */
+	XP_ROOT_PYTHON = 4,         /* from the outermost Python frame; the interpreter's
+				     * frames between Python frames left out (unless
+				     * native); stacks with none under "[no Python frame]" */
 };
 
 enum xp_weight {
@@ -41,6 +44,8 @@ struct xp_folded_opts {
 	enum xp_weight weight;
 	int exact_only;             /* gpu, api: drop inferred and unattributed time */
 	int no_leaf;                /* gpu, api: no kernel/API leaf frame (per-stack diff) */
+	int native;                 /* XP_ROOT_PYTHON: keep the native frames between
+				     * Python frames */
 };
 
 /* "cpu" -> XP_WEIGHT_CPU ...; -EINVAL for an unknown name. */

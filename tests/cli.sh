@@ -27,7 +27,7 @@ run="$tmp/run"
 check usage-no-args 2 "" -- "$xpcorr" ingest
 check usage-bad-format 2 "^xpcorr export: --format png: expected one of folded, svg, chrome$" -- \
 	"$xpcorr" export --format png "$run"
-check usage-bad-root 2 "^xpcorr export: --root x: expected one of comm, pid, tid, none$" -- \
+check usage-bad-root 2 "^xpcorr export: --root x: expected one of comm, pid, tid, none, python$" -- \
 	"$xpcorr" export --format folded --root x "$run"
 check not-a-run 1 "xpcorr: $tmp/cpu.xpr: no such file" -- "$xpcorr" ingest "$tmp"
 
@@ -155,6 +155,8 @@ assert base > 0 and ab["baseTimeNanoseconds"] == 0, (base, ab["baseTimeNanosecon
 pairs = [(r["ts"], a["ts"]) for r, a in zip(rel["traceEvents"], ab["traceEvents"]) if r["ph"] != "M"]
 assert pairs and all(int(r * 1000) + base == int(a * 1000) for r, a in pairs), pairs[:3]
 PY
+check native-needs-python-root 2 "--native is for --root python" -- \
+	"$xpcorr" export --format folded --native "$gpurun"
 check chrome-absolute-folded 2 "--absolute-time is for --format chrome" -- \
 	"$xpcorr" export --format folded --absolute-time "$gpurun"
 check nonempty-view-quiet 0 "" -- "$xpcorr" report --by kernel "$gpurun"

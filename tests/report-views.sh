@@ -31,6 +31,9 @@ for fmt in text json; do
 	"$xpcorr" report --format $fmt --top 5 --stacks 1 workload.db > out/workload-kernel.$fmt
 done
 "$xpcorr" report --format text --top 5 --stacks 1 hf.db > out/hf-kernel.text
+# GPU time rooted at the outermost Python frame: one tower, interpreter frames left out
+"$xpcorr" export --format folded --weight gpu --root python torch.db > out/torch-gpu-python.folded
+"$xpcorr" export --format folded --weight gpu --root python --native torch.db > native.folded
 # backward on autograd's threads: named for the node, the footer says why
 "$xpcorr" report --format json --top 8 --stacks 2 train.db > out/train-kernel.json
 "$xpcorr" report --format text --top 4 --stacks 2 train.db > out/train-kernel.text
@@ -61,6 +64,15 @@ for run, want in (("torch", "torch_loop.py:"), ("workload", None)):
 doc = json.load(open("out/torch-source.json"))
 self_ns = sum(f["self_ns"] for f in doc["functions"] if f["file"] == "torch_loop.py")
 assert self_ns >= 0.99 * doc["total_ns"], (self_ns, doc["total_ns"])
+lines = [l.rsplit(" ", 1) for l in open("out/torch-gpu-python.folded")]
+assert {l[0].split(";")[0] for l in lines} == {"torch_loop.py:119 <module>"}, {l[0].split(";")[0] for l in lines}
+assert not any("python3.12+" in l[0] or "PyObject_" in l[0] for l in lines), [l[0] for l in lines][:2]
+import sqlite3
+db = sqlite3.connect("torch.db")
+gpu_ns = sum(db.execute(f"SELECT ifnull(sum(end - start), 0) FROM CUPTI_ACTIVITY_KIND_{t}").fetchone()[0]
+             for t in ("KERNEL", "MEMCPY", "MEMSET"))
+assert sum(int(l[1]) for l in lines) == gpu_ns, (sum(int(l[1]) for l in lines), gpu_ns)
+assert "PyObject_Vectorcall" in open("native.folded").read()
 # the footer says why GPU time has no Python frame, with the remedy
 doc = json.load(open("out/uprobe-kernel.json"))
 cut = [w for w in doc["not_python"] if w["reason"] == "truncated"]
