@@ -158,6 +158,8 @@ static json_t *build_info(sqlite3 *db)
 		"SELECT stream, kind, records FROM xp_record_counts ORDER BY stream, kind"));
 	json_object_set_new(info, "losses", rows(db,
 		"SELECT kind, reason, source, sum(count) AS count FROM xp_losses"
+		/* no Python on a launching thread lost nothing: under python lines */
+		" WHERE reason != 'python_no_thread'"
 		" GROUP BY kind, reason, source ORDER BY source, kind, reason"));
 	frames = scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.sample_frames'", 0);
 	resolved = scalar(db, "SELECT value FROM META_DATA_EXPORT"

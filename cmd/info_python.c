@@ -4,11 +4,56 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "launch.h"
+#include "launcher.h"
+
 static const char *const counts[] = {
 	"launches", "with_python", "on_python_threads", "joined_gap", "no_thread",
 	"unsupported", "unreadable", "lost_other",
 };
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
+
+/* The exactly attributed GPU time by who launched it (launcher.h): from
+ * Python, or why not, with the remedy; as the report's footer says. */
+static void gpu_time(sqlite3 *db, json_t *py)
+{
+	int64_t ns[XP_LAUNCHER_KINDS], all = 0;
+	int inproc = xp_launcher_inproc(db);
+	json_t *by = json_array();
+	sqlite3_stmt *st;
+	char why[400];
+
+	if (sqlite3_prepare_v2(db, "SELECT a.stack_id, sum(g.end - g.start) FROM " XP_GPU_ROWS
+			       " WHERE a.how = 'exact' GROUP BY a.stack_id", -1, &st, NULL) != SQLITE_OK) {
+		json_decref(by);
+		return;
+	}
+	if (xp_launcher_shares(db, st, ns)) {
+		sqlite3_finalize(st);
+		json_decref(by);
+		return;
+	}
+	sqlite3_finalize(st);
+	for (int w = 0; w < XP_LAUNCHER_KINDS; w++)
+		all += ns[w];
+	for (int w = 0; w < XP_LAUNCHER_KINDS; w++) {
+		json_t *o;
+
+		if (!ns[w])
+			continue;
+		o = json_object();
+		json_object_set_new(o, "launcher", json_string(xp_launcher_key(w)));
+		json_object_set_new(o, "gpu_ns", json_integer(ns[w]));
+		json_object_set_new(o, "pct", json_real(all ? 100.0 * (double)ns[w] / (double)all : 0));
+		if (w != XP_LAUNCHER_PYTHON) {
+			xp_launcher_why(w, inproc, why, sizeof(why));
+			json_object_set_new(o, "why", json_string(why));
+		}
+		json_array_append_new(by, o);
+	}
+	json_object_set_new(py, "exact_gpu_ns", json_integer(all));
+	json_object_set_new(py, "gpu_by_launcher", by);
+}
 
 json_t *xp_info_python(sqlite3 *db)
 {
@@ -48,6 +93,7 @@ json_t *xp_info_python(sqlite3 *db)
 	for (size_t i = 0; i < NCOUNTS; i++)
 		json_object_set_new(py, counts[i], json_integer(sum[i]));
 	json_object_set_new(py, "processes", procs);
+	gpu_time(db, py);
 	return py;
 }
 
@@ -77,6 +123,12 @@ void xp_info_python_print(const json_t *py)
 	if (get(py, "joined_gap"))
 		printf("  %" JSON_INTEGER_FORMAT " joined above a gap: the native unwind did not reach"
 		       " the interpreter's frames (modules missing here?)\n", get(py, "joined_gap"));
+	json_array_foreach(json_object_get(py, "gpu_by_launcher"), i, p) {
+		const char *why = json_string_value(json_object_get(p, "why"));
+
+		printf("  %5.1f%% of the exact GPU time %s\n", json_real_value(json_object_get(p, "pct")),
+		       why ? why : "was launched from Python");
+	}
 	json_array_foreach(json_object_get(py, "processes"), i, p) {
 		const char *ver = json_string_value(json_object_get(p, "python"));
 		const json_t *sup = json_object_get(p, "supported");

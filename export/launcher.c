@@ -3,6 +3,7 @@
  * module paths, nothing else. */
 #include "launcher.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,4 +111,96 @@ const char *xp_launcher_label(enum xp_launcher who)
 	case XP_LAUNCHER_NATIVE: return "native thread";
 	default: return "no stack";
 	}
+}
+
+const char *xp_launcher_key(enum xp_launcher who)
+{
+	static const char *const keys[] = { "python", "autograd", "nccl", "xla", "truncated",
+					    "native", "no_stack" };
+
+	return who < XP_LAUNCHER_KINDS ? keys[who] : "?";
+}
+
+void xp_launcher_why(enum xp_launcher who, int inproc, char *buf, size_t len)
+{
+	switch (who) {
+	case XP_LAUNCHER_AUTOGRAD:
+		snprintf(buf, len, "launched by autograd's backward threads, where no Python runs:"
+			 " sites are named 'autograd backward: NODE' (the forward line that made"
+			 " the node is not on these stacks)");
+		break;
+	case XP_LAUNCHER_NCCL:
+		snprintf(buf, len, "launched by NCCL/c10d threads (DDP's reducer, the process"
+			 " group's own threads): sites are named 'NCCL: CALL'");
+		break;
+	case XP_LAUNCHER_XLA:
+		snprintf(buf, len, "launched by XLA's runtime threads: the jitted function is not"
+			 " on these stacks (name regions with NVTX or jax.named_scope)");
+		break;
+	case XP_LAUNCHER_TRUNCATED:
+		snprintf(buf, len, inproc ?
+			 "the stack ends in native code before Python although the library's 64"
+			 " KiB copy was used: frames deeper than the copy, or unwinding stopped in"
+			 " code without unwind tables" :
+			 "the launch stack ends in native code before Python (C++ frames larger"
+			 " than the stack copy): record with --launch-stacks inproc, whose copies"
+			 " are 64 KiB");
+		break;
+	case XP_LAUNCHER_NATIVE:
+		snprintf(buf, len, "launched from native threads of the program, with no Python"
+			 " on them: sites are named by their C/C++ function");
+		break;
+	default:
+		snprintf(buf, len, "no launch stack");
+	}
+}
+
+int xp_launcher_shares(sqlite3 *db, sqlite3_stmt *rows, int64_t *ns)
+{
+	sqlite3_stmt *frame;
+	int step;
+
+	for (int i = 0; i < XP_LAUNCHER_KINDS; i++)
+		ns[i] = 0;
+	if (sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
+			       " LEFT JOIN xp_frames f ON f.id = n.frame"
+			       " LEFT JOIN StringIds s ON s.id = f.symbol"
+			       " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
+			       -1, &frame, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((step = sqlite3_step(rows)) == SQLITE_ROW) {
+		int64_t node = sqlite3_column_int64(rows, 0);
+		struct xp_launcher_scan sc;
+		unsigned guard = 0;
+
+		xp_launcher_begin(&sc);
+		/* a cycle in a corrupt tree must end */
+		while (node > 0 && guard++ < 4096) {
+			sqlite3_reset(frame);
+			sqlite3_bind_int64(frame, 1, node);
+			if (sqlite3_step(frame) != SQLITE_ROW)
+				break;
+			node = sqlite3_column_int64(frame, 0);
+			xp_launcher_frame(&sc, sqlite3_column_int(frame, 2),
+					  (const char *)sqlite3_column_text(frame, 1),
+					  (const char *)sqlite3_column_text(frame, 3));
+		}
+		ns[xp_launcher_end(&sc)] += sqlite3_column_int64(rows, 1);
+	}
+	sqlite3_finalize(frame);
+	return step == SQLITE_DONE ? 0 : -EIO;
+}
+
+int xp_launcher_inproc(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int yes;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM META_DATA_EXPORT WHERE name ="
+			       " 'meta.call_graph.launch_stacks' AND value = 'inproc'", -1, &s,
+			       NULL) != SQLITE_OK)
+		return 0;
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
 }

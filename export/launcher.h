@@ -13,6 +13,10 @@
 #ifndef XP_LAUNCHER_H
 #define XP_LAUNCHER_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
 enum xp_launcher {
 	XP_LAUNCHER_PYTHON,         /* a Python frame is on the stack */
 	XP_LAUNCHER_AUTOGRAD,       /* PyTorch's autograd engine thread (backward) */
@@ -40,5 +44,16 @@ void xp_launcher_frame(struct xp_launcher_scan *s, int kind, const char *sym, co
 enum xp_launcher xp_launcher_end(struct xp_launcher_scan *s);
 /* "autograd backward", "NCCL", "XLA runtime", ...: a site's prefix. */
 const char *xp_launcher_label(enum xp_launcher who);
+/* "autograd", "nccl", ...: the key in json. */
+const char *xp_launcher_key(enum xp_launcher who);
+/* Why GPU work launched so has no Python frame, and what to do about it,
+ * into buf; inproc: the run's launch stacks were the library's 64 KiB copies. */
+void xp_launcher_why(enum xp_launcher who, int inproc, char *buf, size_t len);
+/* GPU ns of rows (a prepared statement yielding (stack_id, gpu_ns), bound,
+ * not stepped; stepped to the end, not finalized) by who launched them,
+ * into ns[XP_LAUNCHER_KINDS]. 0, -EIO. */
+int xp_launcher_shares(sqlite3 *db, sqlite3_stmt *rows, int64_t *ns);
+/* The run's launch stacks were copied by the injection library. */
+int xp_launcher_inproc(sqlite3 *db);
 
 #endif

@@ -956,83 +956,40 @@ static int footer_coverage(struct rep *R)
 /* For Python programs: how much of the exactly attributed GPU time has a
  * launch stack that reaches the Python code, and what to do when some stops
  * short (the C++ frames below it outgrew the stack copy). */
-/* The run's launch stacks were copied by the injection library (64 KiB). */
-static int inproc_stacks(struct rep *R)
-{
-	sqlite3_stmt *s;
-	int yes = 0;
-
-	if (sqlite3_prepare_v2(R->db, "SELECT 1 FROM META_DATA_EXPORT WHERE name ="
-			       " 'meta.call_graph.launch_stacks' AND value = 'inproc'", -1, &s,
-			       NULL) != SQLITE_OK)
-		return 0;
-	yes = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return yes;
-}
-
 /* Why the rest of the GPU time has no Python frame, by who launched it
  * (launcher.h), each with what to do about it. */
 static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 {
-	static const char *const keys[] = { "python", "autograd", "nccl", "xla", "truncated",
-					    "native", "no_stack" };
-	int64_t ns[XP_LAUNCHER_KINDS] = { 0 };
-	char why[XP_LAUNCHER_KINDS][400];
+	int64_t ns[XP_LAUNCHER_KINDS];
+	int inproc = xp_launcher_inproc(R->db), rc;
 	sqlite3_stmt *s;
-	int step;
 
-	if (xp_rep_frame_stmt(R) < 0 || xp_rep_prepare(R, sql, &s) < 0)
+	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t node = sqlite3_column_int64(s, 0);
-		struct xp_launcher_scan sc;
-		struct xp_rep_frame fr;
-		unsigned guard = 0;
-
-		xp_launcher_begin(&sc);
-		while (node > 0 && guard++ < 4096 && xp_rep_frame_next(R, &node, &fr))
-			xp_launcher_frame(&sc, fr.kind, fr.sym, fr.module);
-		xp_rep_frame_done(R);
-		ns[xp_launcher_end(&sc)] += sqlite3_column_int64(s, 1);
-	}
+	rc = xp_launcher_shares(R->db, s, ns);
 	sqlite3_finalize(s);
-	if (step != SQLITE_DONE)
-		return -EIO;
-	snprintf(why[XP_LAUNCHER_AUTOGRAD], 400, "launched by autograd's backward threads, where no"
-		 " Python runs: sites are named 'autograd backward: NODE' (the forward line that"
-		 " made the node is not on these stacks)");
-	snprintf(why[XP_LAUNCHER_NCCL], 400, "launched by NCCL/c10d threads (DDP's reducer, the"
-		 " process group's own threads): sites are named 'NCCL: CALL'");
-	snprintf(why[XP_LAUNCHER_XLA], 400, "launched by XLA's runtime threads: the jitted"
-		 " function is not on these stacks (name regions with NVTX or jax.named_scope)");
-	snprintf(why[XP_LAUNCHER_TRUNCATED], 400, inproc_stacks(R) ?
-		 "the stack ends in native code before Python although the library's 64 KiB"
-		 " copy was used: frames deeper than the copy, or unwinding stopped in code"
-		 " without unwind tables" :
-		 "the launch stack ends in native code before Python (C++ frames larger than the"
-		 " stack copy): record with --launch-stacks inproc, whose copies are 64 KiB");
-	snprintf(why[XP_LAUNCHER_NATIVE], 400, "launched from native threads of the program, with"
-		 " no Python on them: sites are named by their C/C++ function");
-	snprintf(why[XP_LAUNCHER_NONE], 400, "no launch stack");
+	if (rc)
+		return rc;
 	if (R->o->format == XP_FMT_JSON) {
 		jsonw_key(&R->json, "not_python");
 		jsonw_arr_begin(&R->json);
 	}
 	for (int w = XP_LAUNCHER_AUTOGRAD; w < XP_LAUNCHER_KINDS; w++) {
 		double pct = exact_ns ? 100.0 * (double)ns[w] / (double)exact_ns : 0;
+		char why[400];
 
 		if (!ns[w])
 			continue;
+		xp_launcher_why(w, inproc, why, sizeof(why));
 		if (R->o->format == XP_FMT_JSON) {
 			jsonw_obj_begin(&R->json);
-			jsonw_key(&R->json, "reason"); jsonw_str(&R->json, keys[w]);
+			jsonw_key(&R->json, "reason"); jsonw_str(&R->json, xp_launcher_key(w));
 			jsonw_key(&R->json, "gpu_ns"); jsonw_int(&R->json, ns[w]);
 			jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
-			jsonw_key(&R->json, "why"); jsonw_str(&R->json, why[w]);
+			jsonw_key(&R->json, "why"); jsonw_str(&R->json, why);
 			jsonw_obj_end(&R->json);
 		} else {
-			foot_line(R, "  %.1f%%: %s", pct, why[w]);
+			foot_line(R, "  %.1f%%: %s", pct, why);
 		}
 	}
 	if (R->o->format == XP_FMT_JSON)

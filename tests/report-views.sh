@@ -37,6 +37,7 @@ done
 # backward on autograd's threads: named for the node, the footer says why
 "$xpcorr" report --format json --top 8 --stacks 2 train.db > out/train-kernel.json
 "$xpcorr" report --format text --top 4 --stacks 2 train.db > out/train-kernel.text
+"$xpcorr" info --format json train.db > train-info.json
 # recorded with 8 KiB stack copies: part of the GPU time stops short of Python
 "$xpcorr" report --format json --top 3 --stacks 1 uprobe.db > out/uprobe-kernel.json
 
@@ -84,6 +85,11 @@ assert auto and 20 < auto[0]["pct"] < 30, doc["not_python"]
 sites = [s["frames"] for r in doc["rows"] for s in r["stacks"]]
 assert any(s.startswith("autograd backward: AddmmBackward0") for s in sites), sites
 assert not doc["losses"], doc["losses"]     # no Python on a thread is no loss
+info = json.load(open("train-info.json"))
+by = {w["launcher"]: w for w in info["python"]["gpu_by_launcher"]}
+assert set(by) == {"python", "autograd"} and "autograd's backward threads" in by["autograd"]["why"], by
+assert abs(by["autograd"]["pct"] - auto[0]["pct"]) < 0.1, (by, auto)
+assert not [l for l in info["losses"] if l["reason"] == "python_no_thread"], info["losses"]
 # transformers between the program and the GPU: its own lines lead to all of it
 doc = json.load(open("out/hf-source.json"))
 own = sum(l["gpu_ns"] for l in doc["own_code_lines"])
