@@ -9,6 +9,7 @@
 
 #include "db_schema.h"
 #include "pyreach.h"
+#include "stackwalk.h"
 
 void xp_launcher_begin(struct xp_launcher_scan *s)
 {
@@ -157,37 +158,25 @@ void xp_launcher_why(enum xp_launcher who, int inproc, char *buf, size_t len)
 
 int xp_launcher_shares(sqlite3 *db, sqlite3_stmt *rows, int64_t *ns)
 {
-	sqlite3_stmt *frame;
-	int step;
+	struct xp_stackwalk *walk;
+	int step, rc;
 
 	for (int i = 0; i < XP_LAUNCHER_KINDS; i++)
 		ns[i] = 0;
-	if (sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind, m.value FROM xp_stacks n"
-			       " LEFT JOIN xp_frames f ON f.id = n.frame"
-			       " LEFT JOIN StringIds s ON s.id = f.symbol"
-			       " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
-			       -1, &frame, NULL) != SQLITE_OK)
-		return -EIO;
+	if ((rc = xp_stackwalk_open(db, &walk)) < 0)
+		return rc;
 	while ((step = sqlite3_step(rows)) == SQLITE_ROW) {
 		int64_t node = sqlite3_column_int64(rows, 0);
 		struct xp_launcher_scan sc;
-		unsigned guard = 0;
+		struct xp_frame_row f;
 
 		xp_launcher_begin(&sc);
-		/* a cycle in a corrupt tree must end */
-		while (node > 0 && guard++ < 4096) {
-			sqlite3_reset(frame);
-			sqlite3_bind_int64(frame, 1, node);
-			if (sqlite3_step(frame) != SQLITE_ROW)
-				break;
-			node = sqlite3_column_int64(frame, 0);
-			xp_launcher_frame(&sc, sqlite3_column_int(frame, 2),
-					  (const char *)sqlite3_column_text(frame, 1),
-					  (const char *)sqlite3_column_text(frame, 3));
-		}
+		while (xp_stackwalk_next(walk, &node, &f))
+			xp_launcher_frame(&sc, f.kind, f.sym, f.module);
+		xp_stackwalk_done(walk);
 		ns[xp_launcher_end(&sc)] += sqlite3_column_int64(rows, 1);
 	}
-	sqlite3_finalize(frame);
+	xp_stackwalk_close(walk);
 	return step == SQLITE_DONE ? 0 : -EIO;
 }
 

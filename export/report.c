@@ -28,7 +28,6 @@
 #include "pyreach.h"
 #include "launcher.h"
 #include "launchsite.h"
-#include "array.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
 #define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
@@ -286,84 +285,20 @@ static void put_wrapped(struct rep *R, FILE *to, const char *text)
  * A Python program's launch goes through dozens of C++ frames before its
  * own code: when the leaf-most Python frame is past the limit, it leads,
  * "py::step:train.py | at::native::... <- ...", so the report names it. */
-static int cmp_id(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The names of the run's kernels: nvcc's host stub of a kernel carries the
- * kernel's own name, "k_alpha(float*, int)", so a stack frame with one of
- * these names is the stub, not the caller's code. */
-static int load_kernel_names(struct rep *R)
-{
-	sqlite3_stmt *s;
-	size_t cap = 0;
-
-	if (sqlite3_prepare_v2(R->db, "SELECT DISTINCT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL"
-			       " WHERE demangledName IS NOT NULL", -1, &s, NULL) != SQLITE_OK)
-		return -EIO;
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (xp_array__reserve((void **)&R->kernel_names, &cap, R->nkernel_names + 1,
-				      sizeof(*R->kernel_names), 64)) {
-			sqlite3_finalize(s);
-			return -ENOMEM;
-		}
-		R->kernel_names[R->nkernel_names++] = sqlite3_column_int64(s, 0);
-	}
-	sqlite3_finalize(s);
-	if (R->nkernel_names)
-		qsort(R->kernel_names, R->nkernel_names, sizeof(*R->kernel_names), cmp_id);
-	return 0;
-}
-
 int xp_rep_frame_stmt(struct rep *R)
 {
-	int rc;
-
-	if (R->frame)
-		return 0;
-	if ((rc = load_kernel_names(R)) < 0)
-		return rc;
-	return sqlite3_prepare_v2(R->db, "SELECT n.parent, s.value, f.kind, m.value, f.symbol FROM xp_stacks n"
-				  " LEFT JOIN xp_frames f ON f.id = n.frame"
-				  " LEFT JOIN StringIds s ON s.id = f.symbol"
-				  " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
-				  -1, &R->frame, NULL) == SQLITE_OK ? 0 : -EIO;
+	return R->walk ? 0 : xp_stackwalk_open(R->db, &R->walk);
 }
 
-int xp_rep_frame_next(struct rep *R, int64_t *id, struct xp_rep_frame *f)
-{
-	int64_t sym;
-
-	sqlite3_reset(R->frame);
-	sqlite3_bind_int64(R->frame, 1, *id);
-	if (sqlite3_step(R->frame) != SQLITE_ROW)
-		return 0;
-	*id = sqlite3_column_int64(R->frame, 0);
-	f->sym = (const char *)sqlite3_column_text(R->frame, 1);
-	f->kind = sqlite3_column_int(R->frame, 2);
-	f->module = (const char *)sqlite3_column_text(R->frame, 3);
-	sym = sqlite3_column_int64(R->frame, 4);
-	f->host_stub = R->nkernel_names && sqlite3_column_type(R->frame, 4) != SQLITE_NULL &&
-		       bsearch(&sym, R->kernel_names, R->nkernel_names, sizeof(sym), cmp_id);
-	return 1;
-}
-
-void xp_rep_frame_done(struct rep *R)
-{
-	sqlite3_reset(R->frame);
-}
 
 
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 {
-	unsigned shown = 0, guard = 0;
+	unsigned shown = 0;
 	size_t used = 0;
 	int cut = 0, shown_py = 0;
 	char py[512] = "", op[128] = "";
-	struct xp_rep_frame fr;
+	struct xp_frame_row fr;
 	struct xp_launcher_scan who;
 
 	buf[0] = '\0';
@@ -374,8 +309,7 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 	if (xp_rep_frame_stmt(R) < 0)
 		return -EIO;
 	xp_launcher_begin(&who);
-	/* a cycle in a corrupt tree must end */
-	while (id > 0 && guard++ < 4096 && xp_rep_frame_next(R, &id, &fr)) {
+	while (xp_stackwalk_next(R->walk, &id, &fr)) {
 		const char *sym = fr.sym;
 		int kind = fr.kind, user;
 
@@ -411,7 +345,7 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 			}
 		}
 	}
-	xp_rep_frame_done(R);
+	xp_stackwalk_done(R->walk);
 	/* no Python on the stack: the framework thread that launched it leads */
 	if (!py[0] && !shown_py) {
 		enum xp_launcher w = xp_launcher_end(&who);
@@ -538,13 +472,12 @@ static int json_frames(struct rep *R, int64_t id)
 {
 	static const char *const kinds[] = { "native", "kernel", "jit", "unresolved",
 		"kernel_unresolved", "inlined", "python_line", "gap" };
-	unsigned guard = 0;
-	struct xp_rep_frame fr;
+	struct xp_frame_row fr;
 
 	if (xp_rep_frame_stmt(R) < 0)
 		return -EIO;
 	jsonw_arr_begin(&R->json);
-	while (id > 0 && guard++ < 4096 && xp_rep_frame_next(R, &id, &fr)) {
+	while (xp_stackwalk_next(R->walk, &id, &fr)) {
 		const char *sym = fr.sym, *mod = fr.module;
 		int kind = fr.kind;
 
@@ -563,7 +496,7 @@ static int json_frames(struct rep *R, int64_t id)
 		}
 		jsonw_obj_end(&R->json);
 	}
-	xp_rep_frame_done(R);
+	xp_stackwalk_done(R->walk);
 	jsonw_arr_end(&R->json);
 	return 0;
 }
@@ -1385,7 +1318,6 @@ out:
 	for (size_t i = 0; i < R.n; i++)
 		free(R.g[i].name);
 	free(R.g);
-	sqlite3_finalize(R.frame);
-	free(R.kernel_names);
+	xp_stackwalk_close(R.walk);
 	return rc;
 }

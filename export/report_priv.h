@@ -15,6 +15,7 @@
 
 #include "jsonw.h"
 #include "report.h"
+#include "stackwalk.h"
 
 struct group {
 	char *name;
@@ -32,10 +33,7 @@ struct rep {
 	struct group *g;
 	size_t n, cap;
 	int64_t all_total;
-	sqlite3_stmt *frame;        /* one stack node */
-	int64_t *kernel_names;      /* StringIds ids of the kernels' names, sorted: a
-				     * frame named so is the kernel's host stub */
-	size_t nkernel_names;
+	struct xp_stackwalk *walk;  /* launch stacks, from the leaf */
 	int groups;                 /* read the correlation's precomputed groups */
 };
 
@@ -53,20 +51,8 @@ void xp_rep_csv_str(FILE *out, const char *s);
 /* The title line's text of a view. */
 const char *xp_rep_title(enum xp_report_by by);
 
-/* One frame of a launch stack, read by xp_rep_frame_next: valid until the next call. */
-struct xp_rep_frame {
-	const char *sym;            /* symbol text, NULL if none */
-	const char *module;         /* module path (for a Python line, the file), or NULL */
-	int kind;                   /* enum xp_frame_kind */
-	int host_stub;              /* named like a kernel: nvcc's host-side stub of it */
-};
-/* Prepares R->frame once. 0 or -EIO. */
+/* Opens R->walk once. 0, -EIO or -ENOMEM. */
 int xp_rep_frame_stmt(struct rep *R);
-/* Reads node *id into f and moves *id to its parent; 0 at the end of the
- * stack (or a node that is not there). */
-int xp_rep_frame_next(struct rep *R, int64_t *id, struct xp_rep_frame *f);
-/* Ends a walk (resets the statement). */
-void xp_rep_frame_done(struct rep *R);
 
 /* --by source (report_source.c): its table in R's format; rows: the
  * functions found (and the no-Python-line row). 0 or a negative errno. */

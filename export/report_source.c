@@ -119,14 +119,12 @@ static int line_of(struct src *S, const char *sym, const char *module, size_t *l
 /* The Python lines of a stack, innermost first, into S->stack. */
 static int walk_stack(struct src *S, int64_t id)
 {
-	struct xp_rep_frame fr;
+	struct xp_frame_row fr;
 	int64_t node = id;
-	unsigned guard = 0;
 	int rc = 0;
 
 	S->nstack = 0;
-	/* a cycle in a corrupt tree must end */
-	while (rc == 0 && node > 0 && guard++ < 4096 && xp_rep_frame_next(S->R, &node, &fr)) {
+	while (rc == 0 && xp_stackwalk_next(S->R->walk, &node, &fr)) {
 		size_t li;
 
 		if (fr.kind != XP_FRAME_PYTHON || !fr.sym)
@@ -137,7 +135,7 @@ static int walk_stack(struct src *S, int64_t id)
 			break;
 		S->stack[S->nstack++] = li;
 	}
-	xp_rep_frame_done(S->R);
+	xp_stackwalk_done(S->R->walk);
 	return rc;
 }
 
