@@ -209,7 +209,7 @@ static void flow(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 	c->st.flows++;
 }
 
-/* Rows of one kind in time order: a slice and a flow each. */
+/* Rows of one kind as recorded (viewers sort): a slice and a flow each. */
 static int gpu_rows(struct chrome *c, const char *sql,
 		    int (*slice)(struct chrome *c, sqlite3_stmt *st, int64_t tid))
 {
@@ -217,7 +217,7 @@ static int gpu_rows(struct chrome *c, const char *sql,
 	int64_t tid;
 	int rc, err = 0;
 
-	if (chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.start"))
+	if (chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.rowid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if ((err = track_of(c, st, &tid)))

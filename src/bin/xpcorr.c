@@ -1,6 +1,7 @@
 /* xpcorr.c - entry point of xpcorr: dispatches to the offline commands.
  *   xpcorr ingest run/ && xpcorr report --top 30 run/
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,5 +20,10 @@ static const struct xp_cmd commands[] = {
 
 int main(int argc, char **argv)
 {
+	/* no connection is shared between threads, and nobody reads SQLite's
+	 * memory statistics: both cost a mutex on every step and allocation
+	 * (6% of a Chrome export) */
+	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	return xp_cmd_dispatch("xpcorr", commands, argc, argv);
 }
