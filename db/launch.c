@@ -29,3 +29,27 @@ int xp_is_cuda_layer(const char *sym, const char *module)
 			return 1;
 	return 0;
 }
+
+int xp_is_library_frame(const char *sym, const char *module)
+{
+	/* CUDA's math and communication libraries, the frameworks, the Python
+	 * runtime and the C/C++ runtimes: code the program calls, not its own */
+	static const char *const libs[] = { "libcublas", "libcudnn", "libnccl", "libcufft",
+		"libcurand", "libcusparse", "libcusolver", "libnvrtc", "libnvJitLink", "libnvjpeg",
+		"libtorch", "libc10", "libshm", "_C.cpython", "libtriton", "xla_extension",
+		"libtpu", "libjax", "libpython", "python3", "libc.so", "libc-", "libstdc++",
+		"libm.so", "libgcc_s", "libgomp", "ld-linux", "libpthread" };
+	const char *base = module ? strrchr(module, '/') : NULL;
+
+	/* "[unknown]+0x0", "[vdso]": nobody's code we could name */
+	if (sym && sym[0] == '[')
+		return 1;
+	base = base ? base + 1 : module;
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		size_t n = strlen(libs[i]);
+
+		if ((base && !strncmp(base, libs[i], n)) || (sym && !strncmp(sym, libs[i], n)))
+			return 1;
+	}
+	return module && (strstr(module, "/site-packages/torch/") || strstr(module, "/jaxlib/"));
+}

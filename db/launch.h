@@ -29,4 +29,10 @@
  * argument may be NULL. */
 int xp_is_cuda_layer(const char *sym, const char *module);
 
+/* 1 for a frame of a library the program calls rather than its own code:
+ * cuBLAS, cuDNN, NCCL and the other CUDA libraries, libtorch and XLA, the
+ * Python runtime, libc and libstdc++ (by module, or the module an unresolved
+ * frame's name carries); also the "[unknown]" of an address in no module. */
+int xp_is_library_frame(const char *sym, const char *module);
+
 #endif

@@ -21,7 +21,8 @@ void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const
 	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_key_lit(w, "pid"); jsonw_int(w, pid);
 	jsonw_key_lit(w, "tid"); jsonw_int(w, tid);
-	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ts_ns - c->o->base);
+	/* metadata has no time of its own: 0, not the base before the run */
+	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ph[0] == 'M' && !ph[1] ? 0 : ts_ns - c->o->base);
 	c->st.events++;
 	c->st.metadata += ph[0] == 'M' && !ph[1];
 }

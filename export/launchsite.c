@@ -61,7 +61,7 @@ int xp_sites_new(sqlite3 *db, struct xp_sites **out)
 /* Walks a stack from its leaf and writes its site into buf. */
 static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 {
-	char op[128] = "", first[256] = "";
+	char op[128] = "", first[256] = "", own[256] = "";
 	struct xp_launcher_scan who;
 	struct xp_frame_row fr;
 	enum xp_launcher w;
@@ -86,6 +86,9 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 		past_cuda = 1;
 		if (!first[0])
 			xp_elide_name(sym, first, sizeof(first));
+		/* a native program's own code, below cuBLAS and the like, names it */
+		if (!own[0] && !xp_is_library_frame(sym, fr.module))
+			xp_elide_name(sym, own, sizeof(own));
 	}
 	xp_stackwalk_done(s->walk);
 	w = xp_launcher_end(&who);
@@ -93,7 +96,7 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 		snprintf(buf, len, "%s%s%s%s%s", xp_launcher_label(w), who.what[0] ? ": " : "",
 			 who.what, op[0] ? " \u203a " : "", op);
 	else
-		snprintf(buf, len, "%s", first[0] ? first : "?");
+		snprintf(buf, len, "%s", own[0] ? own : first[0] ? first : "?");
 	return 0;
 }
 

@@ -292,9 +292,33 @@ int xp_rep_frame_stmt(struct rep *R)
 
 
 
+/* Where a stack with no Python frame reaches the program's own code: the
+ * index of its first frame outside the CUDA layers and the libraries it
+ * calls (cuBLAS, libtorch, libc...); 0 when it has a Python frame or none
+ * such (then the CUDA layers alone are skipped). */
+static int first_own_frame(struct rep *R, int64_t id)
+{
+	struct xp_frame_row fr;
+	int own = -1;
+
+	for (int i = 0; xp_stackwalk_next(R->walk, &id, &fr); i++) {
+		if (xp_is_python_frame(fr.kind, fr.sym)) {
+			own = -1;
+			break;
+		}
+		if (own < 0 && fr.kind != XP_FRAME_KERNEL && fr.kind != XP_FRAME_KERNEL_UNRESOLVED &&
+		    !fr.host_stub && !xp_is_cuda_layer(fr.sym, fr.module) &&
+		    !xp_is_library_frame(fr.sym, fr.module))
+			own = i;
+	}
+	xp_stackwalk_done(R->walk);
+	return own > 0 ? own : 0;
+}
+
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 {
 	unsigned shown = 0;
+	int own;
 	size_t used = 0;
 	int cut = 0, shown_py = 0;
 	char py[512] = "", op[128] = "";
@@ -308,8 +332,9 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 	}
 	if (xp_rep_frame_stmt(R) < 0)
 		return -EIO;
+	own = first_own_frame(R, id);
 	xp_launcher_begin(&who);
-	while (xp_stackwalk_next(R->walk, &id, &fr)) {
+	for (int i = 0; xp_stackwalk_next(R->walk, &id, &fr); i++) {
 		const char *sym = fr.sym;
 		int kind = fr.kind, user;
 
@@ -319,8 +344,9 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		/* the framework's operation nearest the Python caller names the site */
 		if (!shown_py)
 			xp_framework_op(sym, op, sizeof(op));
-		/* the CUDA layers only until the first frame of the caller's code */
-		if (user && !shown && (xp_is_cuda_layer(sym, fr.module) || fr.host_stub))
+		/* the CUDA layers only until the first frame of the caller's code;
+		 * a native program's stack starts at its own code (below cuBLAS) */
+		if (user && !shown && (xp_is_cuda_layer(sym, fr.module) || fr.host_stub || i < own))
 			user = 0;
 		if (user && shown < R->o->frames) {
 			char brief[512];

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "pypath.h"
 #include "launcher.h"
+#include "launch.h"
 #include "groups.h"
 #include "report_groups.h"
 
@@ -396,6 +397,20 @@ START_TEST(launcher_of_stacks)
 }
 END_TEST
 
+/* Whose code a frame is: a library the program calls (its launches are named
+ * below it, at the program's own function) or the program's. */
+START_TEST(library_frames)
+{
+	ck_assert(xp_is_library_frame("cublasSgemm_v2", "/usr/lib/x86_64-linux-gnu/libcublas.so.13"));
+	ck_assert(xp_is_library_frame("libcublasLt.so.13+0x71ba5cc", NULL));
+	ck_assert(xp_is_library_frame("at::native::add", "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"));
+	ck_assert(xp_is_library_frame("__libc_start_main", "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	ck_assert(xp_is_library_frame("[unknown]+0x0", NULL));
+	ck_assert(!xp_is_library_frame("gemm_step()", "/home/u/app/bin/solver"));
+	ck_assert(!xp_is_library_frame("solver+0x1234", "/home/u/app/bin/solver"));
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -412,6 +427,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, groups_stale_after_changes);
 	tcase_add_test(tc, python_paths_short);
 	tcase_add_test(tc, launcher_of_stacks);
+	tcase_add_test(tc, library_frames);
 	suite_add_tcase(s, tc);
 	return s;
 }
