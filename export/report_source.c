@@ -19,6 +19,7 @@
 #include "report_priv.h"
 #include "array.h"
 #include "strtab.h"
+#include "u64map.h"
 
 struct src_kernel {
 	char *name;
@@ -193,41 +194,108 @@ static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, ui
 	return add_kernel(in, name, ns, n);
 }
 
-static int collect_rows(struct src *S)
+/* One (stack, name) group of GPU rows, summed in C: SQLite's GROUP BY over
+ * a million rows cost more than the report's budget. */
+struct src_group {
+	int64_t stack, name;        /* name: a StringIds id, or -1 memcpy, -2 memset */
+	int64_t ns;
+	uint64_t n;
+};
+
+static int cmp_group_stack(const void *pa, const void *pb)
+{
+	const struct src_group *a = pa, *b = pb;
+
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	return (a->name > b->name) - (a->name < b->name);
+}
+
+/* Sums the rows of one GPU table into groups (every GPU row has its
+ * attribution row, how 'none' when unattributed: scanned from there, the
+ * GPU row found by its rowid). */
+static int sum_table(struct src *S, const char *table, const char *name_col, struct xp_u64map *at,
+		     struct src_group **g, size_t *n, size_t *cap)
 {
 	struct rep *R = S->R;
 	sqlite3_stmt *s;
-	char sql[1536], f[256];
-	int64_t stack = -2;
-	uint64_t row = 0;
+	char sql[768], f[256];
 	int rc = 0, step;
 
-	xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));
-	snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), CASE g.t WHEN 'KERNEL' THEN"
-		 " (SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id ="
-		 " k.%s WHERE k.rowid = g.r) WHEN 'MEMCPY' THEN '[CUDA memcpy]' ELSE '[CUDA memset]'"
-		 " END AS name, sum(g.end - g.start), count(*) FROM " XP_GPU_ROWS " WHERE %s"
-		 " GROUP BY 1, 2 ORDER BY 1, 2", R->o->mangled ? "mangledName" : "demangledName", f);
+	xp_rep_filter(R->o, "k.globalPid", "k.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT ifnull(a.stack_id, -1), %s, k.end - k.start"
+		 " FROM xp_attribution a JOIN CUPTI_ACTIVITY_KIND_%s k ON k.rowid = a.gpu_rowid"
+		 " WHERE a.gpu_table = '%s' AND %s", name_col, table, table, f);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(s, 0);
-		const char *name = (const char *)sqlite3_column_text(s, 1);
+		int64_t stack = sqlite3_column_int64(s, 0), name = sqlite3_column_int64(s, 1);
+		uint64_t *slot;
+		int fresh;
 
-		if (id != stack) {
-			stack = id;
-			if (id > 0)
-				rc = walk_stack(S, id);
-			else
-				S->nstack = 0;
+		if ((rc = xp_u64map_upsert(at, (uint64_t)stack, (uint64_t)name, &slot, &fresh)))
+			break;
+		if (fresh) {
+			if ((rc = xp_array__reserve((void **)g, cap, *n + 1, sizeof(**g), 256)))
+				break;
+			(*g)[*n] = (struct src_group){ .stack = stack, .name = name };
+			*slot = (*n)++;
 		}
-		if (rc == 0)
-			rc = add_row(S, ++row, name ? name : "?", sqlite3_column_int64(s, 2),
-				     (uint64_t)sqlite3_column_int64(s, 3));
+		(*g)[*slot].ns += sqlite3_column_int64(s, 2);
+		(*g)[*slot].n++;
 	}
 	if (rc == 0 && step != SQLITE_DONE)
 		rc = -EIO;
 	sqlite3_finalize(s);
+	return rc;
+}
+
+static int collect_rows(struct src *S)
+{
+	struct src_group *g = NULL;
+	size_t n = 0, cap = 0;
+	struct xp_u64map at;
+	sqlite3_stmt *name_of = NULL;
+	int64_t stack = -2;
+	int rc;
+
+	xp_u64map_init(&at);
+	if ((rc = sum_table(S, "KERNEL", S->R->o->mangled ? "k.mangledName" : "k.demangledName",
+			    &at, &g, &n, &cap)) ||
+	    (rc = sum_table(S, "MEMCPY", "-1", &at, &g, &n, &cap)) ||
+	    (rc = sum_table(S, "MEMSET", "-2", &at, &g, &n, &cap)))
+		goto out;
+	if (n)
+		qsort(g, n, sizeof(*g), cmp_group_stack);
+	if (sqlite3_prepare_v2(S->R->db, "SELECT value FROM StringIds WHERE id = ?", -1, &name_of,
+			       NULL) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const char *name = g[i].name == -1 ? "[CUDA memcpy]" : g[i].name == -2 ?
+				   "[CUDA memset]" : NULL;
+
+		if (g[i].stack != stack) {
+			stack = g[i].stack;
+			if (stack > 0)
+				rc = walk_stack(S, stack);
+			else
+				S->nstack = 0;
+		}
+		if (!name) {
+			sqlite3_reset(name_of);
+			sqlite3_bind_int64(name_of, 1, g[i].name);
+			if (sqlite3_step(name_of) == SQLITE_ROW)
+				name = (const char *)sqlite3_column_text(name_of, 0);
+		}
+		if (rc == 0)
+			rc = add_row(S, i + 1, name ? name : "?", g[i].ns, g[i].n);
+	}
+out:
+	sqlite3_finalize(name_of);
+	xp_u64map_free(&at);
+	free(g);
 	return rc;
 }
 
