@@ -183,6 +183,15 @@ static int print_gpu_record(const struct xp_record_header *h)
 		       r->start, r->end, r->correlation_id, r->kind, r->pid, r->tid);
 		break;
 	}
+	case XP_REC_GPU_GRAPH: {
+		NEED(struct xp_gpu_graph);
+		printf(" ts=%" PRIu64 " event=%" PRIu32 " graph=%" PRIu32 " node=%" PRIu64
+		       " orig_node=%" PRIu64 " orig_graph=%" PRIu32 " exec=%" PRIu32 " type=%" PRIu32
+		       " corr=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32, r->ts, r->event, r->graph_id,
+		       r->node_id, r->orig_node_id, r->orig_graph_id, r->exec_id, r->node_type,
+		       r->correlation_id, r->pid, r->tid);
+		break;
+	}
 	}
 	return 0;
 }
@@ -275,7 +284,7 @@ static int print_record(const struct xp_record_header *h)
 			return -EBADMSG;
 		break;
 	default:
-		if (h->type >= XP_REC_GPU_STRING && h->type <= XP_REC_GPU_OVERHEAD) {
+		if (h->type >= XP_REC_GPU_STRING && h->type <= XP_REC_GPU_GRAPH) {
 			if (print_gpu_record(h))
 				return -EBADMSG;
 			break;

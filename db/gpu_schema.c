@@ -115,6 +115,13 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS xp_gpu_status ("
 	" ts INTEGER, pid INTEGER, code INTEGER, severity INTEGER, detail INTEGER,"
 	" text TEXT, source TEXT);"
+	/* CUDA graphs' life (runfmt_gpu.h XP_REC_GPU_GRAPH): a captured node's
+	 * correlationId is the launch that made it; a node cloned into an exec
+	 * names the captured one in origNodeId */
+	"CREATE TABLE IF NOT EXISTS xp_graph_events ("
+	" ts INTEGER NOT NULL, globalTid INTEGER, event INTEGER NOT NULL, graphId INTEGER,"
+	" nodeId INTEGER, origNodeId INTEGER, origGraphId INTEGER, execId INTEGER,"
+	" nodeType INTEGER, correlationId INTEGER);"
 	"CREATE TABLE IF NOT EXISTS xp_gpu_clock ("
 	" pid INTEGER, mono_before INTEGER, cupti_ts INTEGER, mono_after INTEGER, at_exit INTEGER);"
 	"CREATE TABLE IF NOT EXISTS xp_attribution ("

@@ -12,6 +12,7 @@
 #include "launch.h"
 #include "launcher.h"
 #include "pyreach.h"
+#include "pypath.h"
 #include "stackwalk.h"
 #include "u64map.h"
 
@@ -20,6 +21,7 @@ struct xp_sites {
 	struct xp_u64map seen;      /* stack id -> index + 1 into names */
 	char **names;
 	size_t n, cap;
+	int own_python;             /* xp_sites_prefer_own */
 };
 
 int xp_framework_op(const char *sym, char *op, size_t len)
@@ -61,7 +63,7 @@ int xp_sites_new(sqlite3 *db, struct xp_sites **out)
 /* Walks a stack from its leaf and writes its site into buf. */
 static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 {
-	char op[128] = "", first[256] = "", own[256] = "";
+	char op[128] = "", first[256] = "", own[256] = "", pylib[256] = "";
 	struct xp_launcher_scan who;
 	struct xp_frame_row fr;
 	enum xp_launcher w;
@@ -74,7 +76,14 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 		xp_launcher_frame(&who, fr.kind, sym, fr.module);
 		xp_framework_op(sym, op, sizeof(op));
 		if (xp_is_python_frame(fr.kind, sym)) {
-			snprintf(buf, len, "%s%s%s", sym, op[0] ? " \u203a " : "", op);
+			/* a library's line is kept only until the program's own comes */
+			if (s->own_python && fr.module && xp_pypath_is_library(fr.module)) {
+				if (!pylib[0])
+					snprintf(pylib, sizeof(pylib), "%s", sym);
+				continue;
+			}
+			snprintf(buf, len, "%s%s%s", sym, op[0] && !s->own_python ? " \u203a " : "",
+				 s->own_python ? "" : op);
 			xp_stackwalk_done(s->walk);
 			return 0;
 		}
@@ -92,7 +101,9 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 	}
 	xp_stackwalk_done(s->walk);
 	w = xp_launcher_end(&who);
-	if (w == XP_LAUNCHER_AUTOGRAD || w == XP_LAUNCHER_NCCL || w == XP_LAUNCHER_XLA)
+	if (pylib[0])
+		snprintf(buf, len, "%s", pylib);
+	else if (w == XP_LAUNCHER_AUTOGRAD || w == XP_LAUNCHER_NCCL || w == XP_LAUNCHER_XLA)
 		snprintf(buf, len, "%s%s%s%s%s", xp_launcher_label(w), who.what[0] ? ": " : "",
 			 who.what, op[0] ? " \u203a " : "", op);
 	else
@@ -118,6 +129,11 @@ const char *xp_sites_get(struct xp_sites *s, int64_t stack_id)
 	}
 	*slot = ++s->n;
 	return s->names[s->n - 1];
+}
+
+void xp_sites_prefer_own(struct xp_sites *s)
+{
+	s->own_python = 1;
 }
 
 void xp_sites_free(struct xp_sites *s)

@@ -27,6 +27,11 @@ int xp_sites_new(sqlite3 *db, struct xp_sites **out);
  * xp_sites_free. NULL on an error (out of memory, database). */
 const char *xp_sites_get(struct xp_sites *s, int64_t stack_id);
 void xp_sites_free(struct xp_sites *s);
+/* Sites named from here on by the innermost Python line of the program's
+ * own files (outside site-packages and the standard library), where there
+ * is one: `with torch.cuda.graph(g):` in the program, not torch's
+ * graphs.py under it. */
+void xp_sites_prefer_own(struct xp_sites *s);
 
 /* "aten::mul.Tensor" of a PyTorch dispatcher frame "at::_ops::mul_Tensor::call(...)"
  * (an overload name starts upper-case), in op; 0 if sym is no such frame. */

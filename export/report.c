@@ -407,7 +407,8 @@ const char *xp_rep_title(enum xp_report_by by)
 	case XP_BY_API: return "CUDA API Summary (cuda_api_sum)";
 	case XP_BY_MEMOP: return "CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)";
 	case XP_BY_THREAD: return "GPU Time by Launching CPU Thread";
-	case XP_BY_GRAPH: return "CUDA Graph Replays (first node start to last node end)";
+	case XP_BY_GRAPH: return "CUDA Graphs: replays of each graph exec (first node start to last node"
+		" end), named for where the graph was captured";
 	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
 	case XP_BY_SOURCE: return "GPU Time by Python Source of the Launch (self: launched by the line itself;"
 		" total: also by what it calls)";
@@ -452,13 +453,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3", f);
 		break;
-	case XP_BY_GRAPH:
-		xp_rep_filter(o, "globalPid", "start", f, sizeof(f));
-		/* one instance per replay (the kernels of one cudaGraphLaunch share its
-		 * correlation id): from its first node's start to its last node's end */
-		snprintf(sql, len, "SELECT 'graph ' || graphId, graphId, max(end) - min(start)"
-			 " FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL AND %s"
-			 " GROUP BY globalPid, graphId, correlationId ORDER BY 2, 3", f);
+	case XP_BY_GRAPH:          /* report_graph.c */
 		break;
 	case XP_BY_NVTX:
 		/* a GPU row counts in every start/end range open on the calling
@@ -1301,7 +1296,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		goto out;
 	}
 	R.groups = use_groups(&R);
-	if (o->by != XP_BY_SOURCE &&
+	if (o->by != XP_BY_SOURCE && o->by != XP_BY_GRAPH &&
 	    (rc = R.groups && groups_view(o) ? collect_groups(&R, groups_view(o)) :
 	     collect(&R, sql)) < 0)
 		goto out;
@@ -1320,12 +1315,13 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		jsonw_str(&R.json, by[o->by]);
 		jsonw_key(&R.json, "title");
 		jsonw_str(&R.json, xp_rep_title(o->by));
-		if (o->by != XP_BY_SOURCE) {        /* its rows are functions, counted after */
+		if (o->by != XP_BY_SOURCE && o->by != XP_BY_GRAPH) {  /* rows counted after */
 			jsonw_key(&R.json, "groups");
 			jsonw_uint(&R.json, R.n);
 		}
 	}
-	if ((rc = o->by == XP_BY_SOURCE ? xp_report_source(&R, &rows) : print_table(&R, shown)) < 0)
+	if ((rc = o->by == XP_BY_SOURCE ? xp_report_source(&R, &rows) :
+		  o->by == XP_BY_GRAPH ? xp_report_graph(&R, &rows) : print_table(&R, shown)) < 0)
 		goto out;
 	if (shown < R.n && o->format == XP_FMT_TEXT)
 		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);

@@ -57,5 +57,7 @@ int xp_rep_frame_stmt(struct rep *R);
 /* --by source (report_source.c): its table in R's format; rows: the
  * functions found (and the no-Python-line row). 0 or a negative errno. */
 int xp_report_source(struct rep *R, size_t *rows);
+/* --by graph (report_graph.c): one row per graph exec replayed. */
+int xp_report_graph(struct rep *R, size_t *rows);
 
 #endif

@@ -106,6 +106,10 @@ struct str_entry {
 	char *text;
 };
 
+/* The loader's insert statements, one per table. */
+enum { S_KERNEL, S_MEMCPY, S_MEMSET, S_SYNC, S_API, S_NVTX, S_NVTX_END, S_DEVICE, S_PROC,
+       S_STATUS, S_CLOCK, S_LOST, S_GRAPH, S_COUNT };
+
 struct loader {
 	sqlite3 *db;
 	const char *path;           /* base name, for source columns */
@@ -122,11 +126,9 @@ struct loader {
 	struct xp_gpu_clock clk[2]; /* first pair at start, last at exit */
 	int have_clk[2];
 	int64_t first_rowid[6];     /* rows of this stream: rowid > these */
-	sqlite3_stmt *ins[12];
+	sqlite3_stmt *ins[S_COUNT];
 };
 
-enum { S_KERNEL, S_MEMCPY, S_MEMSET, S_SYNC, S_API, S_NVTX, S_NVTX_END, S_DEVICE, S_PROC,
-       S_STATUS, S_CLOCK, S_LOST, S_COUNT };
 
 static const char *const ins_sql[S_COUNT] = {
 	[S_KERNEL] = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(start,end,deviceId,contextId,streamId,"
@@ -157,6 +159,8 @@ static const char *const ins_sql[S_COUNT] = {
 	[S_CLOCK] = "INSERT INTO xp_gpu_clock(pid,mono_before,cupti_ts,mono_after,at_exit)"
 		" VALUES(?,?,?,?,?)",
 	[S_LOST] = "INSERT INTO xp_losses(ts,kind,reason,count,source) VALUES(?,?,?,?,?)",
+	[S_GRAPH] = "INSERT INTO xp_graph_events(ts,globalTid,event,graphId,nodeId,origNodeId,"
+		    "origGraphId,execId,nodeType,correlationId) VALUES(?,?,?,?,?,?,?,?,?,?)",
 };
 
 static struct str_entry *str_slot(struct loader *L, uint32_t id)
@@ -303,6 +307,7 @@ static uint32_t fixed_size(uint32_t type)
 	case XP_REC_GPU_SYNC: return sizeof(struct xp_gpu_sync);
 	case XP_REC_GPU_NVTX: return sizeof(struct xp_gpu_nvtx);
 	case XP_REC_GPU_OVERHEAD: return sizeof(struct xp_gpu_overhead);
+	case XP_REC_GPU_GRAPH: return sizeof(struct xp_gpu_graph);
 	case XP_REC_LOST: return sizeof(struct xp_lost);
 	}
 	return 0;
@@ -425,6 +430,18 @@ static int load_api(struct loader *L, const struct xp_gpu_api *a)
 	bind_all(L->ins[S_API], v, 9);
 	L->st->apis++;
 	return step(L->ins[S_API]);
+}
+
+/* A graph event: ts is the library's (CLOCK_MONOTONIC), as API records'. */
+static int load_graph(struct loader *L, const struct xp_gpu_graph *g)
+{
+	uint32_t pid = (g->pid == L->own_pid || g->pid == 0) ? L->pid : g->pid;
+	int64_t v[] = { (int64_t)g->ts, GLOBAL_TID(pid, g->tid), g->event, g->graph_id,
+			(int64_t)g->node_id, (int64_t)g->orig_node_id, g->orig_graph_id, g->exec_id,
+			g->node_type, (int64_t)g->correlation_id };
+
+	bind_all(L->ins[S_GRAPH], v, 10);
+	return step(L->ins[S_GRAPH]);
 }
 
 static int load_sync(struct loader *L, const struct xp_gpu_sync *y)
@@ -556,6 +573,7 @@ static int load_record(struct loader *L, const struct xp_record_header *h)
 	case XP_REC_GPU_MEMSET: return load_memset(L, p);
 	case XP_REC_GPU_SYNC: return load_sync(L, p);
 	case XP_REC_GPU_NVTX: return load_nvtx(L, p);
+	case XP_REC_GPU_GRAPH: return load_graph(L, p);
 	case XP_REC_LOST: return load_lost(L, p);
 	}
 	L->st->skipped++;

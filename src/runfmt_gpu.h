@@ -66,6 +66,7 @@ enum xp_gpu_record_type {
 	XP_REC_GPU_SYNC = 41,       /* struct xp_gpu_sync: a host wait on the GPU */
 	XP_REC_GPU_NVTX = 42,       /* struct xp_gpu_nvtx: NVTX range edge or mark */
 	XP_REC_GPU_OVERHEAD = 43,   /* struct xp_gpu_overhead: CUPTI/driver overhead */
+	XP_REC_GPU_GRAPH = 44,      /* struct xp_gpu_graph: a CUDA graph's life event */
 };
 
 /* Loss reasons of the GPU stream (xp_lost.reason); numbered apart from the
@@ -256,6 +257,38 @@ struct xp_gpu_nvtx {
 	uint32_t tid;               /* when object_kind is thread */
 	uint32_t name;              /* string id (START and MARK), 0 on END */
 	uint32_t domain;            /* string id of the NVTX domain, 0 = default */
+};
+
+/* What happened to a CUDA graph (CUPTI's resource callbacks). A captured
+ * kernel launch makes a node (NODE_CREATED inside the launch call: its
+ * correlation_id is that launch's, whose stack the launch record holds);
+ * instantiating a graph clones its nodes into the graph exec (NODE_CLONED:
+ * node_id new, orig_node_id the captured one), and kernels of replays carry
+ * the clones' ids (graphNodeId). */
+enum xp_gpu_graph_event {
+	XP_GRAPH_CREATED = 1,       /* graph_id */
+	XP_GRAPH_CLONED = 2,        /* graph_id from orig_graph_id */
+	XP_GRAPH_DESTROYED = 3,     /* graph_id */
+	XP_GRAPH_NODE_CREATED = 4,  /* node_id in graph_id, node_type */
+	XP_GRAPH_NODE_CLONED = 5,   /* node_id (in graph_id, exec_id) from orig_node_id */
+	XP_GRAPH_NODE_DESTROYED = 6,
+	XP_GRAPH_EXEC_CREATED = 7,  /* exec_id from graph_id */
+	XP_GRAPH_EXEC_DESTROYED = 8,
+};
+
+struct xp_gpu_graph {
+	uint64_t ts;                /* ns, when the callback ran */
+	uint64_t node_id;           /* CUPTI's node id, 0 none */
+	uint64_t orig_node_id;      /* NODE_CLONED: the node copied */
+	uint64_t correlation_id;    /* the CUDA call open on the thread (0 none) */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t event;             /* enum xp_gpu_graph_event */
+	uint32_t graph_id;          /* 0 none */
+	uint32_t orig_graph_id;     /* GRAPH_CLONED: the original */
+	uint32_t exec_id;           /* 0 none */
+	uint32_t node_type;         /* CUgraphNodeType (NODE_*) */
+	uint32_t pad;               /* 0 */
 };
 
 struct xp_gpu_overhead {

@@ -31,6 +31,15 @@ for fmt in text json; do
 	"$xpcorr" report --format $fmt --top 5 --stacks 1 workload.db > out/workload-kernel.$fmt
 done
 "$xpcorr" report --format text --top 5 --stacks 1 hf.db > out/hf-kernel.text
+# CUDA graphs captured per batch size and replayed (H100): the raw run ingested
+# here, with no symbols, so the links come from the graph events alone
+mkdir graphs nosym
+cp "$fixtures/h100-graphs"/*.xpr "$fixtures/h100-graphs/meta.json" graphs/
+"$xpcorr" ingest --quiet --symfs nosym graphs
+for fmt in text csv json; do
+	"$xpcorr" report --by graph --format $fmt --stacks 4 graphs > out/graphs-graph.$fmt
+done
+python3 "$here/gpu/check-graphs.py" "$xpcorr" graphs "$fixtures/h100-graphs/truth.json"
 # GPU time rooted at the outermost Python frame: one tower, interpreter frames left out
 "$xpcorr" export --format folded --weight gpu --root python torch.db > out/torch-gpu-python.folded
 "$xpcorr" export --format folded --weight gpu --root python --native torch.db > native.folded

@@ -11,7 +11,8 @@
  * callback (cudaLaunchKernel -> cuLaunchKernel) with the same correlation
  * id: the thread-local depth keeps only the outermost. Calls that launch
  * nothing (cuKernelGetName, cudaMalloc, ...) are never enabled, so never
- * reach the marker.
+ * reach the marker; stream capture begin/end and graph instantiation are,
+ * for the stack of where a graph was made (graphs.c records what it holds).
  *   xpc_callbacks_enable(sub, XPC_CALLBACKS_ALL);   // from InitializeInjection
  * The other levels exist to measure what each part costs (bench/gpu-overhead):
  * DRIVER leaves out the runtime layer, NONE keeps only the activity records.
@@ -39,6 +40,12 @@ static const CUpti_CallbackId runtime_ids[] = {
 	RT(cudaLaunchCooperativeKernelMultiDevice_v9000),
 	RT(__cudaLaunchKernel_v13000), RT(__cudaLaunchKernel_ptsz_v13000),
 	RT(cudaGraphLaunch_v10000), RT(cudaGraphLaunch_ptsz_v10000),
+	/* graphs made from streams and instantiated: where they were captured */
+	RT(cudaStreamBeginCapture_v10000), RT(cudaStreamBeginCapture_ptsz_v10000),
+	RT(cudaStreamBeginCaptureToGraph_v12030), RT(cudaStreamEndCapture_v10000),
+	RT(cudaStreamEndCapture_ptsz_v10000), RT(cudaGraphInstantiate_v10000),
+	RT(cudaGraphInstantiate_v12000), RT(cudaGraphInstantiateWithFlags_v11040),
+	RT(cudaGraphInstantiateWithParams_v12000), RT(cudaGraphInstantiateWithParams_ptsz_v12000),
 	/* copies */
 	RT(cudaMemcpy_v3020), RT(cudaMemcpy2D_v3020), RT(cudaMemcpyToArray_v3020),
 	RT(cudaMemcpy2DToArray_v3020), RT(cudaMemcpyFromArray_v3020),
@@ -85,6 +92,10 @@ static const CUpti_CallbackId driver_ids[] = {
 	DRV(cuLaunchCooperativeKernel), DRV(cuLaunchCooperativeKernel_ptsz),
 	DRV(cuLaunchCooperativeKernelMultiDevice),
 	DRV(cuGraphLaunch), DRV(cuGraphLaunch_ptsz),
+	DRV(cuStreamBeginCapture), DRV(cuStreamBeginCapture_ptsz), DRV(cuStreamBeginCapture_v2),
+	DRV(cuStreamBeginCapture_v2_ptsz), DRV(cuStreamEndCapture), DRV(cuStreamEndCapture_ptsz),
+	DRV(cuGraphInstantiate), DRV(cuGraphInstantiate_v2), DRV(cuGraphInstantiateWithFlags),
+	DRV(cuGraphInstantiateWithParams),
 	/* copies (current _v2 entry points and their per-thread variants) */
 	DRV(cuMemcpy), DRV(cuMemcpyAsync), DRV(cuMemcpy_ptds), DRV(cuMemcpyAsync_ptsz),
 	DRV(cuMemcpyPeer), DRV(cuMemcpyPeerAsync), DRV(cuMemcpy3DPeer), DRV(cuMemcpy3DPeerAsync),
@@ -154,6 +165,7 @@ static pthread_key_t batch_key;
 static int have_batch_key;
 
 static __thread int depth;              /* tracked calls open on this thread */
+static __thread uint64_t open_corr;     /* the outermost one's correlation id */
 static __thread pid_t my_tid;
 static __thread struct batch *my_batch;
 
@@ -276,6 +288,10 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 	int is_driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
 
 	(void)userdata;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		xpc_graph_event(cbid, cbdata);
+		return;
+	}
 	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && !is_driver)
 		return;
 	if (!__atomic_load_n(&xpc.active, __ATOMIC_RELAXED))
@@ -285,6 +301,7 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 
 		if (depth++ > 0)
 			return;
+		open_corr = cb->correlationId;
 		now = xpc_now();
 		if (cb->correlationData)
 			*cb->correlationData = now;
@@ -298,7 +315,13 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 	/* EXIT. depth 0 here means the ENTER came before tracing began. */
 	if (depth == 0 || --depth > 0)
 		return;
+	open_corr = 0;
 	write_api(is_driver, cbid, cb);
+}
+
+uint64_t xpc_open_correlation(void)
+{
+	return depth > 0 ? open_corr : 0;
 }
 
 int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level level)
@@ -321,5 +344,5 @@ int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level lev
 		if (res != CUPTI_SUCCESS)
 			return (int)res;
 	}
-	return 0;
+	return xpc_graphs_enable(sub);
 }

@@ -73,6 +73,14 @@ int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level lev
 /* Writes the API records every thread has batched (flusher, exit). */
 void xpc_callbacks_drain_all(void);
 
+/* The correlation id of the outermost tracked CUDA call open on this
+ * thread, 0 outside one (a captured launch's, while CUPTI makes its node). */
+uint64_t xpc_open_correlation(void);
+
+/* graphs.c */
+void xpc_graph_event(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
+int xpc_graphs_enable(CUpti_SubscriberHandle sub);
+
 /* buffers.c */
 void CUPTIAPI xpc_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
 void CUPTIAPI xpc_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
