@@ -5,6 +5,7 @@
  * side's totals are multiplied by the normalisation factor; instance
  * counts stay as recorded. */
 #include "diff.h"
+#include "report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -81,6 +82,30 @@ static int items(struct ctx *C, int s, const char *sql, struct xp_wtab *t)
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : db_fail(C, s);
+}
+
+struct graph_add {
+	struct xp_wtab *t;
+	int side;
+};
+
+static int graph_add(void *ctx, const char *key, int64_t ns, uint64_t replays)
+{
+	struct graph_add *g = ctx;
+
+	return xp_wtab_add(g->t, g->side, key, strlen(key), ns > 0 ? (uint64_t)ns : 0, replays);
+}
+
+/* CUDA graphs matched by where they were captured, not by id (ids follow the
+ * order of creation, which another run need not keep). */
+static int graphs(struct ctx *C, int s, struct xp_wtab *t)
+{
+	struct graph_add g = { t, s };
+	int rc = xp_graph_sites(C->side[s]->db, graph_add, &g);
+
+	if (rc == -EIO)
+		return db_fail(C, s);
+	return rc ? fail(C, rc, "%s: %s", C->side[s]->name, strerror(-rc)) : 0;
 }
 
 static int folded(struct ctx *C, int s, const struct xp_folded_opts *fo, struct xp_wtab *t)
@@ -404,10 +429,11 @@ int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 				     .weight = XP_WEIGHT_GPU, .exact_only = o->exact_only,
 				     .no_leaf = 1 };
 	struct xp_wtab *gpu = xp_wtab_new(), *stk = xp_wtab_new(), *api = xp_wtab_new();
+	struct xp_wtab *grf = xp_wtab_new();
 	int rc = 0;
 
 	err[0] = '\0';
-	if (!gpu || !stk || !api) {
+	if (!gpu || !stk || !api || !grf) {
 		rc = fail(&C, -ENOMEM, "%s", strerror(ENOMEM));
 		goto out;
 	}
@@ -432,15 +458,17 @@ int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 		goto out;
 	}
 	for (int s = 0; s < 2 && !rc; s++)
-		if (!(rc = items(&C, s, api_items_sql, api)))
-			rc = folded(&C, s, &fo, stk);
+		if (!(rc = items(&C, s, api_items_sql, api)) && !(rc = folded(&C, s, &fo, stk)))
+			rc = graphs(&C, s, grf);
 	if (rc)
 		goto out;
 	if (o->format == XP_DIFF_CSV)
 		fprintf(out, "section,base_ns,new_ns,diff_ns,diff_pct,base_instances,new_instances,name\n");
 	if ((rc = table(&C, "GPU time by kernel, copy and set", "kernel", gpu, 0)) ||
 	    (rc = table(&C, "GPU time by launching CPU stack", "stack", stk, 1)) ||
-	    (rc = table(&C, "CUDA API calls (time in the call)", "api", api, 0)))
+	    (rc = table(&C, "CUDA API calls (time in the call)", "api", api, 0)) ||
+	    (xp_wtab_count(grf) &&
+	     (rc = table(&C, "CUDA graph replays by capture site (GPU span)", "graph", grf, 0))))
 		goto out;
 	if (ferror(out))
 		rc = fail(&C, -EIO, "write: %s", strerror(errno));
@@ -448,5 +476,6 @@ out:
 	xp_wtab_free(gpu);
 	xp_wtab_free(stk);
 	xp_wtab_free(api);
+	xp_wtab_free(grf);
 	return rc;
 }

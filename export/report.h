@@ -54,4 +54,11 @@ struct xp_report_opts {
 /* groups: where the number of rows found goes (before --top), or NULL */
 int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *groups);
 
+/* Each replayed CUDA graph exec for xpcorr diff: key = where its graph was
+ * captured ("train.py:40 capture [2 of 4]" when one site captured several,
+ * numbered in capture order), its replays' GPU span and count. fn's
+ * non-zero return stops; 0, -EIO or -ENOMEM. */
+int xp_graph_sites(sqlite3 *db, int (*fn)(void *ctx, const char *key, int64_t ns, uint64_t replays),
+		   void *ctx);
+
 #endif

@@ -383,3 +383,67 @@ out:
 	xp_sites_free(G.capture);
 	return rc;
 }
+
+static int cmp_graph_id(const void *pa, const void *pb, void *ctx)
+{
+	const struct exec_row *a = pa, *b = pb;
+
+	(void)ctx;
+	if (a->graph != b->graph)
+		return a->graph < b->graph ? -1 : 1;
+	return (a->exec > b->exec) - (a->exec < b->exec);
+}
+
+int xp_graph_sites(sqlite3 *db, int (*fn)(void *ctx, const char *key, int64_t ns, uint64_t replays),
+		   void *ctx)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	struct rep R = { .db = db, .o = &o };
+	struct graphs G = { .R = &R };
+	int rc;
+
+	if ((rc = xp_sites_new(db, &G.sites)) < 0 || (rc = xp_sites_new(db, &G.capture)) < 0 ||
+	    (rc = collect_replays(&G)) < 0)
+		goto out;
+	xp_sites_prefer_own(G.capture);
+	for (size_t i = 0; i < G.n; i++) {
+		summarize(&G.e[i]);
+		link_capture(&G, &G.e[i]);
+	}
+	/* in capture order, so that the k-th graph of a site is the k-th in both runs */
+	if (G.n)
+		qsort_r(G.e, G.n, sizeof(*G.e), cmp_graph_id, NULL);
+	for (size_t i = 0; i < G.n && rc == 0; i++) {
+		const struct exec_row *e = &G.e[i];
+		const char *site = e->graph < 0 ? NULL : e->capture_stack > 0 ?
+				   xp_sites_get(G.capture, e->capture_stack) : NULL;
+		unsigned k = 1, of = 0;
+		char key[700];
+
+		for (size_t j = 0; j < G.n; j++) {
+			const struct exec_row *f = &G.e[j];
+			const char *other = f->graph < 0 ? NULL : f->capture_stack > 0 ?
+					    xp_sites_get(G.capture, f->capture_stack) : NULL;
+
+			if ((!site && !other) || (site && other && !strcmp(site, other))) {
+				of++;
+				k += j < i;
+			}
+		}
+		if (!site)
+			snprintf(key, sizeof(key), "graph exec %lld (capture not recorded)",
+				 (long long)e->exec);
+		else if (of > 1)
+			snprintf(key, sizeof(key), "%s [%u of %u]", site, k, of);
+		else
+			snprintf(key, sizeof(key), "%s", site);
+		rc = fn(ctx, key, e->total, e->n);
+	}
+out:
+	for (size_t i = 0; i < G.n; i++)
+		free(G.e[i].r);
+	free(G.e);
+	xp_sites_free(G.sites);
+	xp_sites_free(G.capture);
+	return rc;
+}

@@ -40,6 +40,11 @@ for fmt in text csv json; do
 	"$xpcorr" report --by graph --format $fmt --stacks 4 graphs > out/graphs-graph.$fmt
 done
 python3 "$here/gpu/check-graphs.py" "$xpcorr" graphs "$fixtures/h100-graphs/truth.json"
+# diff matches graphs by where they were captured: the same run against a copy
+# whose graph and exec ids are all moved by 100 shows no change
+cp graphs/xpcorr.db moved.db
+python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.executescript('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET graphId = graphId + 100 WHERE graphId > 0; UPDATE xp_graph_events SET graphId = graphId + 100 WHERE graphId > 0; UPDATE xp_graph_events SET execId = execId + 100 WHERE execId > 0; UPDATE xp_graph_events SET origGraphId = origGraphId + 100 WHERE origGraphId > 0'); d.commit()" moved.db
+"$xpcorr" diff --format csv graphs/xpcorr.db moved.db > graph-diff.csv 2>/dev/null
 # GPU time rooted at the outermost Python frame: one tower, interpreter frames left out
 "$xpcorr" export --format folded --weight gpu --root python torch.db > out/torch-gpu-python.folded
 "$xpcorr" export --format folded --weight gpu --root python --native torch.db > native.folded
@@ -92,6 +97,8 @@ gpu_ns = sum(db.execute(f"SELECT ifnull(sum(end - start), 0) FROM CUPTI_ACTIVITY
              for t in ("KERNEL", "MEMCPY", "MEMSET"))
 assert sum(int(l[1]) for l in lines) == gpu_ns, (sum(int(l[1]) for l in lines), gpu_ns)
 assert "PyObject_Vectorcall" in open("native.folded").read()
+rows = [r for r in csv.DictReader(open("graph-diff.csv")) if r["section"] == "graph"]
+assert len(rows) == 4 and all(r["diff_ns"] == "0" and "capture_graphs [" in r["name"] for r in rows), rows
 # the footer says why GPU time has no Python frame, with the remedy
 doc = json.load(open("out/uprobe-kernel.json"))
 cut = [w for w in doc["not_python"] if w["reason"] == "truncated"]
