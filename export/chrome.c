@@ -89,7 +89,7 @@ static int write_trace(struct chrome *c)
 	jsonw_key_lit(w, "traceEvents");
 	jsonw_arr_begin(w);
 	if ((err = chrome_thread_names(c)) || (err = chrome_cpu_events(c)) ||
-	    (err = chrome_gpu_events(c)))
+	    (err = chrome_gpu_events(c)) || (err = chrome_graph_replays(c)))
 		return err;
 	jsonw_arr_end(w);
 	jsonw_newline(w);
@@ -121,8 +121,10 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	    !(err = chrome_names_new(db, "SELECT v.value FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
 				     " JOIN StringIds v ON v.id = f.symbol WHERE n.id = ?", "[no stack]",
 				     &c.leaves)) &&
-	    !(err = xp_sites_new(db, &c.sites)))
+	    !(err = xp_sites_new(db, &c.sites)) && !(err = xp_sites_new(db, &c.capture_sites))) {
+		xp_sites_prefer_own(c.capture_sites);
 		err = write_trace(&c);
+	}
 	jsonw_flush(&c.w);
 	if (fflush(out) && !c.w.error)
 		c.w.error = errno ? -errno : -EIO;
@@ -133,6 +135,7 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	chrome_names_free(c.strings);
 	chrome_names_free(c.leaves);
 	xp_sites_free(c.sites);
+	xp_sites_free(c.capture_sites);
 	free(buf);
 	c.st.bytes = c.w.bytes + 1;           /* and the final newline */
 	if (stats)

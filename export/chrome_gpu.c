@@ -81,7 +81,7 @@ static int device_names(struct chrome *c, int64_t device)
 
 /* The trace tid of a GPU row's stream; names the device and stream the first
  * time they appear. -ENOMEM, -EIO or 0. */
-static int track_of(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
+int chrome_gpu_track(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 {
 	int64_t device = sqlite3_column_int64(st, COL_DEVICE), gpid = sqlite3_column_int64(st, COL_GPID);
 	int64_t context = sqlite3_column_int64(st, COL_CONTEXT), stream = sqlite3_column_int64(st, COL_STREAM);
@@ -220,7 +220,7 @@ static int gpu_rows(struct chrome *c, const char *sql,
 	if (chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.rowid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((err = track_of(c, st, &tid)))
+		if ((err = chrome_gpu_track(c, st, &tid)))
 			break;
 		if (c->first_gpu_pid < 0)
 			c->first_gpu_pid = sqlite3_column_int64(st, COL_GPID);

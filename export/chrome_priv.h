@@ -27,6 +27,7 @@ struct chrome {
 	uint8_t *used_stacks;          /* bit per xp_stacks id that an event names */
 	int64_t nstacks;               /* max xp_stacks id + 1 */
 	struct xp_sites *sites;        /* a stack's launch site in words, for args */
+	struct xp_sites *capture_sites; /* ... the program's own line (graph captures) */
 };
 
 /* Opens an event object and writes ph, cat, name, pid, tid and ts; the caller
@@ -52,6 +53,10 @@ int chrome_in_window(const struct chrome *c, int64_t ts);
 
 int chrome_cpu_events(struct chrome *c);       /* API slices, NVTX, samples */
 int chrome_gpu_events(struct chrome *c);       /* kernels, copies, sets, flows */
+int chrome_graph_replays(struct chrome *c);    /* CUDA graph replays around their kernels */
+/* The trace's thread id of the GPU track of a row whose columns 2, 3, 4 and 6
+ * are device, context, stream and globalPid (named when new). 0 or -ENOMEM. */
+int chrome_gpu_track(struct chrome *c, sqlite3_stmt *st, int64_t *tid);
 void chrome_gpu_fini(struct chrome *c);
 int chrome_thread_names(struct chrome *c);     /* process and thread name metadata */
 int chrome_device_properties(struct chrome *c);

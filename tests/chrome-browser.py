@@ -49,6 +49,9 @@ def expected(db_path):
         "gpu_memcpy": one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE " + timed),
         "gpu_memset": one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE " + timed),
         "user_annotation": one("SELECT count(*) FROM NVTX_EVENTS WHERE eventType != 34 AND end IS NOT NULL"),
+        # one slice per CUDA graph replay, around its kernels
+        "cuda_graph": one("SELECT count(*) FROM (SELECT DISTINCT globalPid, graphId, correlationId"
+                          " FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId > 0 AND " + timed + ")"),
     }
     instants = {
         "cpu_sample": one("SELECT count(*) FROM xp_samples"),

@@ -45,6 +45,7 @@ python3 "$here/gpu/check-graphs.py" "$xpcorr" graphs "$fixtures/h100-graphs/trut
 cp graphs/xpcorr.db moved.db
 python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.executescript('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET graphId = graphId + 100 WHERE graphId > 0; UPDATE xp_graph_events SET graphId = graphId + 100 WHERE graphId > 0; UPDATE xp_graph_events SET execId = execId + 100 WHERE execId > 0; UPDATE xp_graph_events SET origGraphId = origGraphId + 100 WHERE origGraphId > 0'); d.commit()" moved.db
 "$xpcorr" diff --format csv graphs/xpcorr.db moved.db > graph-diff.csv 2>/dev/null
+"$xpcorr" export --format chrome -o graphs.json graphs
 # GPU time rooted at the outermost Python frame: one tower, interpreter frames left out
 "$xpcorr" export --format folded --weight gpu --root python torch.db > out/torch-gpu-python.folded
 "$xpcorr" export --format folded --weight gpu --root python --native torch.db > native.folded
@@ -97,6 +98,17 @@ gpu_ns = sum(db.execute(f"SELECT ifnull(sum(end - start), 0) FROM CUPTI_ACTIVITY
              for t in ("KERNEL", "MEMCPY", "MEMSET"))
 assert sum(int(l[1]) for l in lines) == gpu_ns, (sum(int(l[1]) for l in lines), gpu_ns)
 assert "PyObject_Vectorcall" in open("native.folded").read()
+# the trace: each replay a slice around its kernels, an arrow from its capture
+trace = json.load(open("graphs.json"))["traceEvents"]
+replays = [e for e in trace if e.get("cat") == "cuda_graph"]
+kernels = [e for e in trace if e.get("cat") == "kernel" and "graph id" in e["args"]]
+assert len(replays) == 24 and all(e["name"] == "graph: graphs_serving.py:37 capture_graphs" for e in replays), replays[:2]
+for r in replays:
+    inside = [k for k in kernels if (k["pid"], k["tid"]) == (r["pid"], r["tid"]) and
+              r["ts"] <= k["ts"] and k["ts"] + k["dur"] <= r["ts"] + r["dur"] + 0.001]
+    assert len(inside) == r["args"]["kernels"] == 4, (r, len(inside))
+captures = [e for e in trace if e.get("cat") == "graph_capture"]
+assert len(captures) == 48 and {e["ph"] for e in captures} == {"s", "f"}, len(captures)
 rows = [r for r in csv.DictReader(open("graph-diff.csv")) if r["section"] == "graph"]
 assert len(rows) == 4 and all(r["diff_ns"] == "0" and "capture_graphs [" in r["name"] for r in rows), rows
 # the footer says why GPU time has no Python frame, with the remedy
