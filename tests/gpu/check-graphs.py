@@ -10,9 +10,15 @@ import subprocess
 import sys
 
 
+def function_of(site):
+    """"graphs_serving.py:37 capture_graphs" -> capture_graphs; "build_graph()" -> build_graph."""
+    return site.split(" ")[-1].split("(")[0]
+
+
 def main():
     xpcorr, run, truth_path = sys.argv[1:4]
-    truth = json.load(open(truth_path))["graphs"]
+    doc = json.load(open(truth_path))
+    truth = doc["graphs"] if "graphs" in doc else doc["parent"]["graphs"]     # workload.cu's
     out = subprocess.run([xpcorr, "report", "--by", "graph", "--format", "json", "--top", "0", run],
                          check=True, capture_output=True, text=True).stdout
     got = json.loads(out)["graphs"]
@@ -22,7 +28,7 @@ def main():
     want = collections.Counter((t["capture_site"], t["replays"], t["nodes"]) for t in truth)
     have = collections.Counter()
     for g in got:
-        site = next((t["capture_site"] for t in truth if t["capture_site"] in g["capture_site"]), g["capture_site"])
+        site = function_of(g["capture_site"])
         have[(site, g["replays"], g["nodes"])] += 1
         unattributed = [n for n in g.get("node_list", []) if "not recorded" in n.get("capture_site", "")]
         if unattributed:

@@ -82,8 +82,11 @@ def main():
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             graphs = capture_graphs(model, args.width)
             replays, total = serve(graphs, model, args.steps, args.width)
-        n = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
-        print(f"profiler_cuda_events={n}", file=sys.stderr)
+        cuda = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        print(f"profiler_cuda_events={len(cuda)}", file=sys.stderr)
+        import collections
+        with open(args.profile + ".names.json", "w") as f:     # what it counted, by name
+            json.dump(collections.Counter(cuda).most_common(), f, indent=0)
     else:
         graphs = capture_graphs(model, args.width)
         replays, total = serve(graphs, model, args.steps, args.width)

@@ -51,21 +51,31 @@ __global__ void k_driver(float *a, int n) { int i = blockIdx.x * blockDim.x + th
 __global__ void k_child(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 7.0f; }
 __global__ void k_thread(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 0.0f; }
 __global__ void k_tiny(int *x) { if (threadIdx.x == 0 && x) atomicAdd(x, 1); }
+__global__ void k_relaxed_a(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 1.0f; }
+__global__ void k_relaxed_b(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 0.5f; }
+
+#define RELAXED_REPLAYS 3
 
 static void print_truth(void)
 {
 	printf("{\"parent\": {\"kernels\": {\"k_alpha\": %d, \"k_beta\": %d, \"k_graph_a\": %d, "
-	       "\"k_graph_b\": %d, \"k_driver\": %d, \"k_thread\": %d},\n"
+	       "\"k_graph_b\": %d, \"k_driver\": %d, \"k_thread\": %d, \"k_relaxed_a\": %d, \"k_relaxed_b\": %d},\n"
 	       " \"launchers\": {\"k_alpha\": \"launch_alpha\", \"k_beta\": \"launch_beta\", "
 	       "\"k_graph_a\": \"replay_graph\", \"k_graph_b\": \"replay_graph\", \"k_driver\": \"launch_driver\", "
-	       "\"k_thread\": \"thread_main\"},\n \"launch_threads\": {\"k_thread\": %d},\n"
-	       " \"graph_kernels\": [\"k_graph_a\", \"k_graph_b\"], \"graph_launches\": %d,\n"
+	       "\"k_thread\": \"thread_main\", \"k_relaxed_a\": \"build_graph_relaxed\", "
+	       "\"k_relaxed_b\": \"build_graph_relaxed\"},\n \"launch_threads\": {\"k_thread\": %d},\n"
+	       " \"graph_kernels\": [\"k_graph_a\", \"k_graph_b\", \"k_relaxed_a\", \"k_relaxed_b\"],"
+	       " \"graph_launches\": %d,\n"
+	       " \"graphs\": [{\"capture_site\": \"build_graph\", \"captures\": 1, \"replays\": %d, \"nodes\": 2},"
+	       " {\"capture_site\": \"build_graph_relaxed\", \"captures\": 1, \"replays\": %d, \"nodes\": 2}],\n"
 	       " \"memcpy\": {\"htod\": %d, \"dtoh\": %d}, \"memset\": %d,\n"
 	       " \"streams\": 2, \"nvtx_ranges\": {\"phase_alpha\": 1, \"phase_beta\": 1, \"phase_graph\": 1}},\n"
 	       " \"child_early\": {\"kernels\": {\"k_child\": %d}, \"memcpy\": {\"htod\": 1, \"dtoh\": 1}, \"memset\": 0},\n"
 	       " \"processes_with_gpu\": 2}\n",
 	       ALPHA_LAUNCHES, BETA_LAUNCHES, GRAPH_REPLAYS, GRAPH_REPLAYS, DRIVER_LAUNCHES,
-	       THREADS * THREAD_LAUNCHES, THREADS, GRAPH_REPLAYS, 1 + HTOD_ASYNC, 2, MEMSETS, CHILD_LAUNCHES);
+	       THREADS * THREAD_LAUNCHES, RELAXED_REPLAYS, RELAXED_REPLAYS, THREADS,
+	       GRAPH_REPLAYS + RELAXED_REPLAYS, GRAPH_REPLAYS, RELAXED_REPLAYS,
+	       1 + HTOD_ASYNC, 2, MEMSETS, CHILD_LAUNCHES);
 }
 
 __attribute__((noinline)) static void launch_alpha(float *d, cudaStream_t s)
@@ -129,6 +139,42 @@ __attribute__((noinline)) static cudaGraphExec_t build_graph(float *d, cudaStrea
 	CK(cudaGraphInstantiate(&ge, g, 0));
 	CK(cudaGraphDestroy(g));
 	return ge;
+}
+
+/* Relaxed-mode capture with work from two threads: the second thread's
+ * launch into the capturing stream becomes a node of the same graph. */
+struct relaxed_arg {
+	float *d;
+	cudaStream_t s;
+};
+
+__attribute__((noinline)) static void *relaxed_helper(void *arg)
+{
+	struct relaxed_arg *r = (struct relaxed_arg *)arg;
+
+	k_relaxed_b<<<N / 256, 256, 0, r->s>>>(r->d, N);
+	return NULL;
+}
+
+__attribute__((noinline)) static void build_graph_relaxed(float *d, cudaStream_t s)
+{
+	struct relaxed_arg r = { d, s };
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	pthread_t t;
+
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+	k_relaxed_a<<<N / 256, 256, 0, s>>>(d, N);
+	if (pthread_create(&t, NULL, relaxed_helper, &r))
+		exit(6);
+	pthread_join(t, NULL);
+	CK(cudaStreamEndCapture(s, &g));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	CK(cudaGraphDestroy(g));
+	for (int i = 0; i < RELAXED_REPLAYS; i++)
+		CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaGraphExecDestroy(ge));
 }
 
 __attribute__((noinline)) static void replay_graph(cudaGraphExec_t ge, cudaStream_t s)
@@ -234,6 +280,7 @@ int main(int argc, char **argv)
 	replay_graph(ge, s1);
 	nvtxRangePop();
 	launch_driver(d_a, s1);
+	build_graph_relaxed(d_a, s1);
 	launch_threads(d_b);
 	CK(cudaStreamSynchronize(s1));
 	CK(cudaDeviceSynchronize());
