@@ -21,6 +21,10 @@ static const char *after_package_root(const char *path)
 	}
 	if (best)
 		return best;
+	/* code torch.compile generated (/tmp/torchinductor_USER/xx/yyy.py): the
+	 * framework's, not the program's */
+	if ((best = strstr(path, "/torchinductor_")))
+		return best + 1;
 	/* the standard library: ".../lib/python3.12/x.py" -> "python3.12/x.py" */
 	for (const char *p = strstr(path, "/lib/python"); p; p = strstr(p + 1, "/lib/python"))
 		best = p + 5;

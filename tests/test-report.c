@@ -329,6 +329,8 @@ START_TEST(python_paths_short)
 	ck_assert_str_eq(xp_pypath_short(&r, "/elsewhere/x.py"), "/elsewhere/x.py");
 	ck_assert(xp_pypath_is_library(paths[2]) && xp_pypath_is_library(paths[3]));
 	ck_assert(!xp_pypath_is_library(paths[0]));
+	/* torch.compile's generated code is the framework's */
+	ck_assert(xp_pypath_is_library("/tmp/torchinductor_root/cz/czabc.py"));
 	xp_pyroot_free(&r);
 	/* one file: its directory; none of the program's: no root */
 	ck_assert_int_eq(xp_pyroot_from(paths, 1, &r), 0);

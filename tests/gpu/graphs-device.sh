@@ -46,21 +46,12 @@ q "SELECT graphId, count(*), count(DISTINCT graphNodeId) FROM CUPTI_ACTIVITY_KIN
 "$X" report --by graph --stacks 3 "$R/wl"
 python3 "$G/check-graphs.py" "$X" "$R/wl" "$R/wl-truth.json" || echo "FAIL workload graphs"
 python3 "$G/check-workload" --xpcorr "$X" "$R/wl" "$R/wl-truth.json" | tail -3
-# torch.compile(mode="reduce-overhead"): the graphs Inductor captures
-cat > "$R/compiled.py" <<'PY'
-import torch
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.GELU(), torch.nn.Linear(256, 256)).cuda()
-step = torch.compile(model, mode="reduce-overhead")
-x = torch.randn(8, 256, device="cuda")
-with torch.no_grad():
-    for i in range(12):
-        y = step(x)
-torch.cuda.synchronize()
-print("ok", round(float(y.sum()), 2))
-PY
-"$C/xpcap" record -q -o "$R/compiled" -- python3 "$R/compiled.py"
+# torch.compile(mode="reduce-overhead"): the graph Inductor captures
+"$C/xpcap" record -q -o "$R/compiled" -- python3 "$G/compiled_graphs.py" 2>/dev/null
+python3 "$G/compiled_graphs.py" --truth "$R/compiled-truth.json" 2>&1 | tail -3
+cat "$R/compiled-truth.json"
 "$X" ingest "$R/compiled"
+python3 "$G/check-graphs.py" "$X" "$R/compiled" "$R/compiled-truth.json" || echo "FAIL compiled graphs"
 "$X" report --by graph --stacks 4 "$R/compiled"
 mkdir -p "$OUT/fixture"
 cp "$run"/*.xpr "$run/meta.json" "$run/truth.json" "$run/torch-profiler-count.txt" "$OUT/fixture/" 2>/dev/null

@@ -76,10 +76,11 @@ def main():
     p.add_argument("--truth", metavar="FILE")
     p.add_argument("--profile", metavar="TRACE_JSON")
     args = p.parse_args()
-    model = make_model(args.width)
     if args.profile:
         from torch.profiler import profile, ProfilerActivity
+        # the whole program in the window, the model's copies to the GPU too
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            model = make_model(args.width)
             graphs = capture_graphs(model, args.width)
             replays, total = serve(graphs, model, args.steps, args.width)
         cuda = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
@@ -88,6 +89,7 @@ def main():
         with open(args.profile + ".names.json", "w") as f:     # what it counted, by name
             json.dump(collections.Counter(cuda).most_common(), f, indent=0)
     else:
+        model = make_model(args.width)
         graphs = capture_graphs(model, args.width)
         replays, total = serve(graphs, model, args.steps, args.width)
     print("checksum %.3f" % total)
