@@ -1,6 +1,8 @@
 /* launch.c - the CUDA-layer frame test shared by report and exports; see launch.h. */
 #include "launch.h"
 
+#include "runfmt.h"
+
 #include <ctype.h>
 #include <string.h>
 
@@ -52,4 +54,18 @@ int xp_is_library_frame(const char *sym, const char *module)
 			return 1;
 	}
 	return module && (strstr(module, "/site-packages/torch/") || strstr(module, "/jaxlib/"));
+}
+
+void xp_launch_bind(sqlite3_stmt *ins, const struct xp_launch *l, int64_t stack)
+{
+	sqlite3_bind_int64(ins, 1, (int64_t)l->ts);
+	sqlite3_bind_int64(ins, 2, l->pid);
+	sqlite3_bind_int64(ins, 3, l->tid);
+	sqlite3_bind_int64(ins, 4, l->cpu);
+	sqlite3_bind_int64(ins, 5, (int64_t)l->correlation_id);
+	sqlite3_bind_int64(ins, 6, l->cbid);
+	if (stack > 0)
+		sqlite3_bind_int64(ins, 7, stack);
+	else
+		sqlite3_bind_null(ins, 7);
 }

@@ -8,6 +8,9 @@
 #ifndef XP_LAUNCH_H
 #define XP_LAUNCH_H
 
+#include <stdint.h>
+#include <sqlite3.h>
+
 /* The GPU rows of every kind, each with its attribution (or NULLs):
  * g.t ('KERNEL'|'MEMCPY'|'MEMSET'), g.r (rowid), g.start, g.end, g.gp
  * (globalPid), a.* (xp_attribution). */
@@ -28,6 +31,14 @@
  * stacks start at the leaf-most frame of the caller's own code. Either
  * argument may be NULL. */
 int xp_is_cuda_layer(const char *sym, const char *module);
+
+/* The one way a row goes into xp_launches: prepare XP_LAUNCH_INSERT_SQL,
+ * bind with xp_launch_bind, step. A launch without a stack frame is stored
+ * with stack_id NULL (readers: "(no stack)"), never a node id 0. */
+#define XP_LAUNCH_INSERT_SQL "INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid," \
+	" stack_id) VALUES (?, ?, ?, ?, ?, ?, ?)"
+struct xp_launch;
+void xp_launch_bind(sqlite3_stmt *ins, const struct xp_launch *l, int64_t stack);
 
 /* 1 for a frame of a library the program calls rather than its own code:
  * cuBLAS, cuDNN, NCCL and the other CUDA libraries, libtorch and XLA, the

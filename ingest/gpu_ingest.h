@@ -56,12 +56,9 @@ struct xp_gpu_load_stats {
 int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_ops *ops,
 		       void *ctx, struct xp_gpu_load_stats *st, char *err, size_t errlen);
 
-/* Inserts one XP_REC_LAUNCH record into xp_launches (validates it first).
- * Prepares its statement per call; for millions of records use the
- * writer below. */
-int xp_gpu_load_launch(sqlite3 *db, const struct xp_record_header *h,
-		       const struct xp_gpu_sink_ops *ops, void *ctx);
-
+/* XP_REC_LAUNCH records into xp_launches (each validated first), the rows
+ * bound as ingest binds them (db/launch.h xp_launch_bind): stacks through
+ * ops->intern_stack. */
 struct xp_launch_writer;
 int xp_launch_writer_open(struct xp_launch_writer **out, sqlite3 *db,
 			  const struct xp_gpu_sink_ops *ops, void *ctx);

@@ -34,6 +34,7 @@
 
 #include "gtid.h"
 #include "gpu_ingest.h"
+#include "launch.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
 #include "symbolize.h"
@@ -786,8 +787,7 @@ int xp_launch_writer_open(struct xp_launch_writer **out, sqlite3 *db,
 	if (!w)
 		return -ENOMEM;
 	*w = (struct xp_launch_writer){ .db = db, .ops = ops, .ctx = ctx };
-	if (sqlite3_prepare_v2(db, "INSERT INTO xp_launches(ts,pid,tid,cpu,correlation_id,cbid,"
-			       "stack_id) VALUES(?,?,?,?,?,?,?)", -1, &w->ins, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, XP_LAUNCH_INSERT_SQL, -1, &w->ins, NULL) != SQLITE_OK) {
 		free(w);
 		return -EIO;
 	}
@@ -813,11 +813,7 @@ int xp_launch_writer_add(struct xp_launch_writer *w, const struct xp_record_head
 		if (stack < 0)
 			return stack < -4095 ? -EIO : (int)stack;
 	}
-	int64_t v[] = { (int64_t)l->ts, l->pid, l->tid, l->cpu, (int64_t)l->correlation_id,
-			l->cbid };
-	bind_all(w->ins, v, 6);
-	if (stack >= 0)
-		sqlite3_bind_int64(w->ins, 7, stack);
+	xp_launch_bind(w->ins, l, stack);
 	return step(w->ins);
 }
 
@@ -829,15 +825,3 @@ void xp_launch_writer_close(struct xp_launch_writer *w)
 	free(w);
 }
 
-int xp_gpu_load_launch(sqlite3 *db, const struct xp_record_header *h,
-		       const struct xp_gpu_sink_ops *ops, void *ctx)
-{
-	struct xp_launch_writer *w;
-	int rc = xp_launch_writer_open(&w, db, ops, ctx);
-
-	if (rc < 0)
-		return rc;
-	rc = xp_launch_writer_add(w, h);
-	xp_launch_writer_close(w);
-	return rc;
-}

@@ -7,6 +7,7 @@
  * string, frame and stack node is inserted once, when first seen.
  */
 #include "load.h"
+#include "launch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -77,8 +78,7 @@ static const char *const stmt_sql[NSTMT] = {
 	[STMT_THREAD] = "INSERT INTO ThreadNames(nameId, priority, globalTid) VALUES (?, 0, ?)",
 	[STMT_PROCESS] = "INSERT INTO PROCESSES(globalPid, pid, name) VALUES (?, ?, ?)",
 	[STMT_ENV] = "INSERT INTO TARGET_INFO_SYSTEM_ENV(name, value) VALUES (?, ?)",
-	[STMT_LAUNCH] = "INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid, stack_id)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[STMT_LAUNCH] = XP_LAUNCH_INSERT_SQL,
 	[STMT_SWITCH] = "INSERT INTO xp_switches(ts, duration, pid, tid, cpu, prev_state, stack_id)"
 			" VALUES (?, ?, ?, ?, ?, ?, ?)",
 };
@@ -916,13 +916,7 @@ static int pass2_record(struct loader *L, const struct xp_record_header *h)
 			       has_py ? &py : NULL, &stack);
 		if (err)
 			return err;
-		sqlite3_bind_int64(st, 1, (int64_t)l->ts);
-		sqlite3_bind_int64(st, 2, l->pid);
-		sqlite3_bind_int64(st, 3, l->tid);
-		sqlite3_bind_int64(st, 4, l->cpu);
-		sqlite3_bind_int64(st, 5, (int64_t)l->correlation_id);
-		sqlite3_bind_int64(st, 6, l->cbid);
-		sqlite3_bind_int64(st, 7, stack);
+		xp_launch_bind(st, l, stack);
 		return step(L, STMT_LAUNCH) ?: 1;
 	}
 	case XP_REC_SWITCH: {

@@ -344,6 +344,7 @@ int truth_build(sqlite3 *db, struct testdb_sink *k, const char *dir)
 	char gpu[512], cpu[512], err[256];
 	struct xp_gpu_load_stats st;
 	struct xp_reader *r = NULL;
+	struct xp_launch_writer *w;
 	const struct xp_record_header *h;
 	int rc;
 
@@ -356,9 +357,14 @@ int truth_build(sqlite3 *db, struct testdb_sink *k, const char *dir)
 	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
 	if ((rc = xp_reader_open(&r, cpu)) < 0)
 		return rc;
+	if ((rc = xp_launch_writer_open(&w, db, &testdb_ops, k)) < 0) {
+		xp_reader_close(r);
+		return rc;
+	}
 	while ((rc = xp_reader_next(r, &h)) > 0)
-		if (h->type == XP_REC_LAUNCH && (rc = xp_gpu_load_launch(db, h, &testdb_ops, k)) < 0)
+		if (h->type == XP_REC_LAUNCH && (rc = xp_launch_writer_add(w, h)) < 0)
 			break;
+	xp_launch_writer_close(w);
 	xp_reader_close(r);
 	if (rc < 0)
 		return rc;

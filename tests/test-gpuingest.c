@@ -353,13 +353,18 @@ START_TEST(bad_launch_record)
 	} r = { .h = { .type = XP_REC_LAUNCH, .size = sizeof(r) },
 		.l = { .ts = 1, .pid = 1, .tid = 1, .stack = { .user_depth = 5 } } };
 
+	struct xp_launch_writer *w;
+
+	ck_assert_int_eq(xp_launch_writer_open(&w, db, &testdb_ops, &sink), 0);
 	/* claims 5 user IPs that are not there */
-	ck_assert_int_eq(xp_gpu_load_launch(db, &r.h, &testdb_ops, &sink), -EBADMSG);
+	ck_assert_int_eq(xp_launch_writer_add(w, &r.h), -EBADMSG);
 	r.l.stack.user_depth = 0;
-	ck_assert_int_eq(xp_gpu_load_launch(db, &r.h, &testdb_ops, &sink), 0);
+	ck_assert_int_eq(xp_launch_writer_add(w, &r.h), 0);
+	/* no frame: stack_id NULL, as ingest stores it (db/launch.h) */
 	ck_assert_int_eq(q1("SELECT count(*) FROM xp_launches WHERE stack_id IS NULL"), 1);
 	r.h.type = XP_REC_SAMPLE;
-	ck_assert_int_eq(xp_gpu_load_launch(db, &r.h, &testdb_ops, &sink), -EBADMSG);
+	ck_assert_int_eq(xp_launch_writer_add(w, &r.h), -EBADMSG);
+	xp_launch_writer_close(w);
 }
 END_TEST
 
