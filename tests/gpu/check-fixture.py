@@ -101,7 +101,7 @@ def check_workload(xpcorr, fixture, tmp):
     mem = report(xpcorr, run, "--by", "memop")
     print("     memops: " + ", ".join("%s x%d" % (r["name"], r["instances"]) for r in mem["rows"]))
     graph = report(xpcorr, run, "--by", "graph")
-    replays = sum(r["instances"] for r in graph["rows"])
+    replays = sum(g["replays"] for g in graph["graphs"])
     check(replays == truth["parent"]["graph_launches"],
           "graph replays: %d, ground truth %d" % (replays, truth["parent"]["graph_launches"]))
     # NVTX: each phase holds the kernels launched inside it
@@ -177,11 +177,15 @@ def check_torch(xpcorr, fixture, tmp):
         with open(truth) as f:
             sites = {(os.path.basename(k.rsplit(":", 1)[0]), k.rsplit(":", 1)[1])
                      for k in json.load(f)["sites"]}
-        rows = report(xpcorr, run, "--by", "source", "--top", "0")["rows"]
-        on_truth = sum(r["time_pct"] for r in rows
-                       if tuple(r["name"].split(" ", 1)[0].rsplit(":", 1)) in sites)
+        src = report(xpcorr, run, "--by", "source", "--top", "0")
+        lines_self = [("%s:%s" % (f["file"], l["line"]), l["self_ns"])
+                      for f in src["functions"] for l in f["lines"] if l["self_ns"]]
+        lines_self.sort(key=lambda x: -x[1])
+        on_truth = 100.0 * sum(ns for name, ns in lines_self
+                               if (os.path.basename(name.rsplit(":", 1)[0]), name.rsplit(":", 1)[1])
+                               in sites) / max(src["total_ns"], 1)
         check(on_truth >= 99.0, "report --by source: %.1f%% of GPU time on lines the truth"
-              " confirms (>= 99%%); first row %s" % (on_truth, rows[0]["name"] if rows else "-"))
+              " confirms (>= 99%%); first line %s" % (on_truth, lines_self[0][0] if lines_self else "-"))
         # the text report names a launch site by its line, then PyTorch's operation
         # (from libtorch's symbols: the database made on the GPU machine), and
         # merges the stacks that read the same

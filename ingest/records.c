@@ -1,0 +1,282 @@
+/* records.c - one record to rows: tasks, threads, mappings, samples,
+ * launches, switches, losses; pass 1 learns names and mappings, pass 2
+ * writes what needs them (loader.h). */
+#include "loader.h"
+
+static int thread_seen(struct loader *L, uint32_t pid, uint32_t tid, const char *comm,
+		       int override)
+{
+	char name[XP_COMM_LEN + 1];
+	uint64_t *slot;
+	int64_t id;
+	int fresh, err;
+
+	err = xp_u64map_upsert(&L->threads, pid, tid, &slot, &fresh);
+	if (err || (!fresh && !override))
+		return err;
+	memcpy(name, comm, XP_COMM_LEN);
+	name[XP_COMM_LEN] = '\0';
+	err = ld_intern_str(L, name, &id);
+	if (err)
+		return err;
+	*xp_u64map_find(&L->threads, pid, tid) = (uint64_t)id;
+	/* a process is named after its main thread, else its first thread */
+	err = xp_u64map_upsert(&L->procs, pid, 0, &slot, &fresh);
+	if (err)
+		return err;
+	if (fresh || tid == pid || *slot == 0)
+		*slot = (uint64_t)id;
+	return 0;
+}
+
+/* a record kind of the CPU streams, by the one name table (runnames.h) */
+const char *ld_kind_name(uint32_t type)
+{
+	const char *name = xp_rec_kind_name_in(type, XP_STREAM_CPU);
+
+	return name ? name : "unknown";
+}
+
+static int task_row(struct loader *L, uint64_t ts, const char *event, uint32_t pid,
+		    uint32_t tid, int64_t ppid, int64_t ptid, const char *name, int name_len)
+{
+	sqlite3_stmt *s = L->st[STMT_TASK];
+
+	sqlite3_bind_int64(s, 1, (int64_t)ts);
+	sqlite3_bind_text(s, 2, event, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, pid);
+	sqlite3_bind_int64(s, 4, tid);
+	if (ppid >= 0)
+		sqlite3_bind_int64(s, 5, ppid);
+	else
+		sqlite3_bind_null(s, 5);
+	if (ptid >= 0)
+		sqlite3_bind_int64(s, 6, ptid);
+	else
+		sqlite3_bind_null(s, 6);
+	if (name)
+		sqlite3_bind_text(s, 7, name, name_len, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, 7);
+	return ld_step(L, STMT_TASK);
+}
+
+/* Pass 1: tasks and mappings. 1 handled, 0 not this pass, -EBADMSG malformed. */
+int ld_pass1_record(struct loader *L, const struct xp_record_header *h)
+{
+	const void *p = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+
+	switch (h->type) {
+	case XP_REC_FORK:
+	case XP_REC_EXIT: {
+		const struct xp_task *t = p;
+		int err;
+
+		if (len < sizeof(*t))
+			return -EBADMSG;
+		err = task_row(L, t->ts, h->type == XP_REC_FORK ? "fork" : "exit", t->pid,
+			       t->tid, t->ppid, t->ptid, NULL, 0);
+		if (!err && h->type == XP_REC_FORK)
+			err = xp_mappings_fork(L->maps, t->pid, t->ppid, t->ts);
+		return err ? err : 1;
+	}
+	case XP_REC_COMM: {
+		const struct xp_comm *c = p;
+		int err;
+
+		if (len < sizeof(*c))
+			return -EBADMSG;
+		err = task_row(L, c->ts, "comm", c->pid, c->tid, -1, -1, c->comm,
+			       (int)strnlen(c->comm, XP_COMM_LEN));
+		if (!err)
+			err = thread_seen(L, c->pid, c->tid, c->comm, 1);
+		return err ? err : 1;
+	}
+	case XP_REC_EXEC: {
+		const struct xp_exec *e = p;
+		const char *path;
+		int err;
+
+		if (len < sizeof(*e) || !(path = xp_record_path(h, sizeof(*e), e->path_len)))
+			return -EBADMSG;
+		err = task_row(L, e->ts, "exec", e->pid, e->tid, -1, e->old_tid, path, -1);
+		if (!err)
+			err = xp_mappings_exec(L->maps, e->pid, e->ts);
+		return err ? err : 1;
+	}
+	case XP_REC_MMAP: {
+		const struct xp_mmap *m = p;
+		sqlite3_stmt *s = L->st[STMT_MAPPING];
+		const char *path;
+		uint32_t module;
+		int64_t path_id;
+		size_t bid_len;
+		int err;
+
+		if (len < sizeof(*m) || !(path = xp_record_path(h, sizeof(*m), m->path_len)))
+			return -EBADMSG;
+		bid_len = (m->flags & XP_MMAP_HAS_BUILD_ID) ? m->build_id_size : 0;
+		if (bid_len > XP_BUILD_ID_MAX)
+			return -EBADMSG;
+		err = xp_symbolizer_module(L->sym, path, m->build_id, bid_len, &module);
+		if (err)
+			return err;
+		err = xp_mappings_add(L->maps, m->pid, m->ts, m->addr, m->len, m->pgoff, module,
+				      !!(m->flags & XP_MMAP_FROM_PROC));
+		if (err == -EINVAL)
+			return -EBADMSG;
+		if (err)
+			return err;
+		err = ld_intern_str(L, path, &path_id);
+		if (err)
+			return err;
+		sqlite3_bind_int64(s, 1, m->pid);
+		sqlite3_bind_int64(s, 2, (int64_t)m->addr);
+		sqlite3_bind_int64(s, 3, (int64_t)(m->addr + m->len));
+		sqlite3_bind_int64(s, 4, (int64_t)m->pgoff);
+		sqlite3_bind_int64(s, 5, (int64_t)m->ts);
+		sqlite3_bind_int(s, 6, !!(m->flags & XP_MMAP_FROM_PROC));
+		sqlite3_bind_int64(s, 7, module + 1);
+		err = ld_step(L, STMT_MAPPING);
+		return err ? err : 1;
+	}
+	default:
+		/* Python stacks, code objects and facts, for the launches of pass 2 */
+		return xp_pystore_record(L->py, L->stream_pid, h);
+	}
+}
+
+/* Pass 2: samples and losses. 1 handled, 0 not this pass, -EBADMSG malformed. */
+/* A stack's IPs (kernel, then user), with the user part walked offline from
+ * its dwarf-mode copy when that reaches further than the frame pointers
+ * did: code built without them loses callers in a frame-pointer walk. */
+static const uint64_t *stack_ips(struct loader *L, const struct xp_record_header *h,
+				 size_t fixed, const struct xp_stack *st, uint32_t pid,
+				 uint64_t ts, unsigned *nu)
+{
+	const uint64_t *ips = xp_record_stack_ips(h, fixed, st);
+	struct xp_user_regs_copy regs;
+	const uint8_t *bytes;
+	unsigned nk = st->kernel_depth;
+	uint64_t t0;
+	int n;
+
+	*nu = st->user_depth;
+	if (!ips || !(st->flags & XP_STACK_HAS_USER_COPY) ||
+	    xp_record_user_copy(h, fixed, st, &regs, &bytes))
+		return ips;
+	t0 = ld_mono_ns();
+	n = xp_unwind(L->uw, pid, ts, &regs, bytes, L->walked + nk, XP_MAX_STACK_DEPTH);
+	L->res->unwind_ns += ld_mono_ns() - t0;
+	if (n <= (int)*nu)
+		return ips;
+	memcpy(L->walked, ips, nk * sizeof(*ips));
+	*nu = (unsigned)n;
+	L->res->stacks_unwound++;
+	return L->walked;
+}
+
+int ld_pass2_record(struct loader *L, const struct xp_record_header *h)
+{
+	const void *p = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+
+	switch (h->type) {
+	case XP_REC_SAMPLE: {
+		const struct xp_sample *s = p;
+		sqlite3_stmt *st = L->st[STMT_SAMPLE];
+		const uint64_t *ips;
+		unsigned nu;
+		int64_t stack;
+		int err;
+
+		if (len < sizeof(*s) ||
+		    !(ips = stack_ips(L, h, sizeof(*s), &s->stack, s->pid, s->ts, &nu)))
+			return -EBADMSG;
+		err = thread_seen(L, s->pid, s->tid, s->comm, 0);
+		if (err)
+			return err;
+		err = ld_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, NULL, &stack);
+		if (err)
+			return err;
+		if (stack) {
+			L->res->sample_frames += L->nodes[stack].depth;
+			L->res->sample_frames_resolved += L->nodes[stack].resolved;
+		}
+		sqlite3_bind_int64(st, 1, (int64_t)s->ts);
+		sqlite3_bind_int64(st, 2, s->pid);
+		sqlite3_bind_int64(st, 3, s->tid);
+		sqlite3_bind_int64(st, 4, s->cpu);
+		sqlite3_bind_int64(st, 5, stack);
+		sqlite3_bind_int64(st, 6, s->period_ns);
+		err = ld_step(L, STMT_SAMPLE);
+		L->res->samples++;
+		return err ? err : 1;
+	}
+	case XP_REC_LAUNCH: {
+		/* a CUDA API entry with its stack, for the correlate stage */
+		const struct xp_launch *l = p;
+		sqlite3_stmt *st = L->st[STMT_LAUNCH];
+		struct xp_pystack_view py;
+		const uint64_t *ips;
+		unsigned nu;
+		int64_t stack;
+		int err, has_py;
+
+		if (len < sizeof(*l) ||
+		    !(ips = stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, &nu)))
+			return -EBADMSG;
+		/* with the Python frames the library took at the same call */
+		has_py = xp_pystore_launch(L->py, l->pid, l->correlation_id, &py);
+		if (has_py < 0)
+			return has_py;
+		err = ld_stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu,
+			       has_py ? &py : NULL, &stack);
+		if (err)
+			return err;
+		xp_launch_bind(st, l, stack);
+		return ld_step(L, STMT_LAUNCH) ?: 1;
+	}
+	case XP_REC_SWITCH: {
+		/* an off-CPU interval with the stack that went to sleep */
+		const struct xp_switch *w = p;
+		sqlite3_stmt *st = L->st[STMT_SWITCH];
+		const uint64_t *ips;
+		unsigned nu;
+		int64_t stack;
+		int err;
+
+		if (len < sizeof(*w) ||
+		    !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
+			return -EBADMSG;
+		err = ld_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, NULL, &stack);
+		if (err)
+			return err;
+		sqlite3_bind_int64(st, 1, (int64_t)w->ts);
+		sqlite3_bind_int64(st, 2, (int64_t)w->duration_ns);
+		sqlite3_bind_int64(st, 3, w->pid);
+		sqlite3_bind_int64(st, 4, w->tid);
+		sqlite3_bind_int64(st, 5, w->cpu);
+		sqlite3_bind_int64(st, 6, w->prev_state);
+		sqlite3_bind_int64(st, 7, stack);
+		return ld_step(L, STMT_SWITCH) ?: 1;
+	}
+	case XP_REC_LOST: {
+		const struct xp_lost *l = p;
+		sqlite3_stmt *st = L->st[STMT_LOSS];
+
+		if (len < sizeof(*l))
+			return -EBADMSG;
+		sqlite3_bind_int64(st, 1, (int64_t)l->ts);
+		sqlite3_bind_text(st, 2, ld_kind_name(l->kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, xp_loss_reason_name(l->reason), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, (int64_t)l->count);
+		sqlite3_bind_text(st, 5, "record", -1, SQLITE_STATIC);
+		return ld_step(L, STMT_LOSS) ?: 1;
+	}
+	default:
+		return 0;
+	}
+}
+

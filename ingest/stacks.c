@@ -1,0 +1,168 @@
+/* stacks.c - the stack prefix tree: a raw stack (kernel and user IPs,
+ * with the Python frames taken at a launch spliced in) to a node id, each
+ * node inserted once (loader.h). */
+#include "loader.h"
+
+/* Adds frame under parent in the prefix tree, inserting the node if new. */
+static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *node)
+{
+	int fresh, err = xp_stacktree_add(&L->tree, parent, frame, node, &fresh);
+	struct node_info info = { 1, L->frame_resolved[frame] & 1 };
+
+	if (err || !fresh)
+		return err;
+	if ((size_t)*node >= L->node_cap) {
+		size_t cap = L->node_cap ? L->node_cap * 2 : 4096;
+		struct node_info *p = realloc(L->nodes, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		L->nodes = p;
+		L->node_cap = cap;
+	}
+	if (parent) {
+		info.depth = (uint16_t)(L->nodes[parent].depth + 1);
+		info.resolved = (uint16_t)(L->nodes[parent].resolved + info.resolved);
+	}
+	L->nodes[*node] = info;
+	sqlite3_bind_int64(L->st[STMT_STACK], 1, *node);
+	sqlite3_bind_int64(L->st[STMT_STACK], 2, parent);
+	sqlite3_bind_int64(L->st[STMT_STACK], 3, frame);
+	sqlite3_bind_int(L->st[STMT_STACK], 4, info.depth);
+	return ld_step(L, STMT_STACK);
+}
+
+/* A user frame of a stack under construction: into the tree, or, while a
+ * launch's Python stack waits to be spliced in, into L->py_native. */
+static int user_add(struct loader *L, int64_t *node, int64_t frame)
+{
+	if (!L->collecting)
+		return tree_add(L, *node, frame, node);
+	if (L->py_nnative >= sizeof(L->py_role))
+		return 0;       /* cannot happen: 127 frames of at most 31 each */
+	L->py_native[L->py_nnative] = frame;
+	L->py_role[L->py_nnative++] = L->frame_resolved[frame] >> 1;
+	return 0;
+}
+
+static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t *node, int *how);
+
+/* The stack id of kernel + user IPs (each leaf first), root first in the tree:
+ * outermost user caller ... user leaf, then kernel entry ... kernel leaf.
+ * A launch's Python stack (py, else NULL) goes into the user part (pysplice.h). */
+int ld_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips,
+		    unsigned nk, unsigned nu, const struct xp_pystack_view *py, int64_t *id)
+{
+	int cacheable = !xp_mappings_time_dependent(L->maps, pid);
+	uint64_t h1 = 0, h2 = 0, *slot = NULL;
+	int64_t node = 0, frame;
+	int fresh = 1, err, how = 0;
+
+	if (cacheable) {
+		h1 = xp_hash64(pid ^ ((uint64_t)nk << 32) ^ ((uint64_t)nu << 48)) ^
+		     (py ? xp_hash64(~(uint64_t)py->id) : 0);
+		h2 = xp_hash64(h1 + 0x9e3779b97f4a7c15ull);
+		for (unsigned i = 0; i < nk + nu; i++) {
+			h1 = xp_hash64(h1 ^ ips[i]);
+			h2 = xp_hash64(h2 + ips[i] * 0x9e3779b97f4a7c15ull);
+		}
+		err = xp_u64map_upsert(&L->rawstacks, h1, h2, &slot, &fresh);
+		if (err)
+			return err;
+		if (!fresh) {
+			/* bit 62: a Python stack joined above a gap */
+			if (*slot >> 62)
+				xp_pystore_joined_gap(L->py, pid);
+			*id = (int64_t)(*slot & ~(3ull << 62));
+			return 0;
+		}
+	}
+	L->collecting = py != NULL;
+	L->py_nnative = 0;
+	for (unsigned i = nu; i-- > 0;) {
+		err = ld_user_frame(L, pid, ts, ips[nk + i], i != 0, &frame);
+		if (err)
+			return err;
+		if ((uint64_t)frame & CHAIN) {
+			size_t start = ((uint64_t)frame & ~CHAIN) >> 5, n = (uint64_t)frame & 31;
+
+			for (size_t j = 0; j < n && !err; j++)
+				err = user_add(L, &node, L->chains[start + j]);
+		} else {
+			err = user_add(L, &node, frame);
+		}
+		if (err)
+			return err;
+	}
+	L->collecting = 0;
+	if (py && (err = py_splice(L, py, &node, &how)))
+		return err;
+	if (how == XP_SPLICE_GAP)
+		xp_pystore_joined_gap(L->py, pid);
+	for (unsigned i = nk; i-- > 0;) {
+		err = ld_kernel_frame(L, ips[i], &frame);
+		if (err)
+			return err;
+		err = tree_add(L, node, frame, &node);
+		if (err)
+			return err;
+	}
+	*id = node;
+	if (cacheable)
+		*xp_u64map_find(&L->rawstacks, h1, h2) = (uint64_t)node |
+			(uint64_t)(how == XP_SPLICE_GAP) << 62;
+	return 0;
+}
+
+/* The frame of a Python line, "train.py:42 forward" in module
+ * /app/train.py (the code's file as recorded), cached per code and offset. */
+static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *id)
+{
+	uint64_t k1 = TAG_PYTHON | f->code, k2 = f->code == XP_PYCODE_NONE ? 0 : f->offset, *slot;
+	char name[XP_PYNAME_MAX];
+	const char *file;
+	int64_t module;
+	int fresh, err = xp_u64map_upsert(&L->ipcache, k1, k2, &slot, &fresh);
+
+	if (err)
+		return err;
+	if (!fresh) {
+		*id = (int64_t)*slot;
+		return 0;
+	}
+	xp_pystore_frame_name(L->py, f->code, f->offset, name, sizeof(name), &file);
+	err = ld_intern_str(L, file, &module);
+	if (!err)
+		err = ld_frame_id(L, name, module, XP_FRAME_PYTHON, id);
+	if (err)
+		return err;
+	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;
+	return 0;
+}
+
+/* The user frames collected in L->py_native with the Python stack spliced
+ * in (pysplice.h), into the tree under *node. */
+static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t *node, int *how)
+{
+	int64_t frames[XP_PY_MAX_FRAMES];
+	uint8_t entry[XP_PY_MAX_FRAMES];
+	struct xp_splice_in in = { L->py_native, L->py_role, L->py_nnative, frames, entry,
+				   py->n < XP_PY_MAX_FRAMES ? py->n : XP_PY_MAX_FRAMES,
+				   py->truncated, 0 };
+	unsigned n;
+	int err = 0;
+
+	for (unsigned i = 0; i < in.npy && !err; i++) {
+		err = py_frame(L, &py->frames[i], &frames[i]);
+		entry[i] = py->frames[i].entry;
+	}
+	if (!err && !L->gap_frame)
+		err = ld_frame_id(L, "[native frames not unwound]", L->unknown_module, XP_FRAME_GAP,
+			       &L->gap_frame);
+	in.gap = L->gap_frame;
+	n = err ? 0 : xp_pysplice(&in, L->py_out, how);
+	for (unsigned i = 0; i < n && !err; i++)
+		err = tree_add(L, *node, L->py_out[i], node);
+	return err;
+}
+
