@@ -46,7 +46,26 @@ static int parse_uint(const char *s, unsigned *v)
 	return 0;
 }
 
-int cmd_diff(int argc, char **argv)
+/* --normalize none|duration|kernel=NAME into o. 0, or -1 after saying why. */
+static int parse_normalize(const char *arg, struct xp_diff_opts *o)
+{
+	if (!strcmp(arg, "none")) {
+		o->normalize = XP_NORM_NONE;
+	} else if (!strcmp(arg, "duration")) {
+		o->normalize = XP_NORM_DURATION;
+	} else if (!strncmp(arg, "kernel=", 7) && arg[7]) {
+		o->normalize = XP_NORM_KERNEL;
+		o->norm_kernel = arg + 7;
+	} else {
+		fprintf(stderr, "xpcorr diff: --normalize %s: expected one of none,"
+			" duration, kernel=NAME\n", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* getopt into o and *output: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const char **output)
 {
 	static const char *const formats[] = { "text", "csv", "folded", "svg" };
 	static const enum xp_diff_format format_of[] = { XP_DIFF_TEXT, XP_DIFF_CSV,
@@ -64,47 +83,32 @@ int cmd_diff(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct xp_diff_opts o = XP_DIFF_DEFAULTS;
-	struct xp_diff_side a = { 0 }, b = { 0 };
-	const char *output = NULL;
-	FILE *out = stdout;
-	char err[1200];
-	int c, i, rc = XP_EXIT_FAIL;
+	int c, i;
 
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if ((i = xp_cmd_choice("xpcorr diff", "format", optarg, formats, 4)) < 0)
 				return XP_EXIT_USAGE;
-			o.format = format_of[i];
+			o->format = format_of[i];
 			break;
-		case 'o': output = optarg; break;
-		case 'E': o.exact_only = 1; break;
-		case 'T': o.title = optarg; break;
+		case 'o': *output = optarg; break;
+		case 'E': o->exact_only = 1; break;
+		case 'T': o->title = optarg; break;
 		case 't':
 		case 'F':
-			if (parse_uint(optarg, c == 't' ? &o.top : &o.frames)) {
+			if (parse_uint(optarg, c == 't' ? &o->top : &o->frames)) {
 				fprintf(stderr, "xpcorr diff: --%s %s: expected a number from 0 to"
 					" 1000000\n", c == 't' ? "top" : "frames", optarg);
 				return XP_EXIT_USAGE;
 			}
 			break;
 		case 'n':
-			if (!strcmp(optarg, "none")) {
-				o.normalize = XP_NORM_NONE;
-			} else if (!strcmp(optarg, "duration")) {
-				o.normalize = XP_NORM_DURATION;
-			} else if (!strncmp(optarg, "kernel=", 7) && optarg[7]) {
-				o.normalize = XP_NORM_KERNEL;
-				o.norm_kernel = optarg + 7;
-			} else {
-				fprintf(stderr, "xpcorr diff: --normalize %s: expected one of none,"
-					" duration, kernel=NAME\n", optarg);
+			if (parse_normalize(optarg, o))
 				return XP_EXIT_USAGE;
-			}
 			break;
 		case 'w':
-			if (xp_weight_parse(optarg, &o.weight)) {
+			if (xp_weight_parse(optarg, &o->weight)) {
 				xp_cmd_choice("xpcorr diff", "weight", optarg, weights, 4);
 				return XP_EXIT_USAGE;
 			}
@@ -122,6 +126,20 @@ int cmd_diff(int argc, char **argv)
 		usage(stderr);
 		return XP_EXIT_USAGE;
 	}
+	return -1;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct xp_diff_opts o = XP_DIFF_DEFAULTS;
+	struct xp_diff_side a = { 0 }, b = { 0 };
+	const char *output = NULL;
+	FILE *out = stdout;
+	char err[1200];
+	int c, rc;
+
+	if ((rc = parse_options(argc, argv, &o, &output)) >= 0)
+		return rc;
 	a.name = argv[optind];
 	b.name = argv[optind + 1];
 	o.warnings = stderr;

@@ -68,68 +68,11 @@ static const char *tail_text(const struct xp_record_header *h, size_t fixed, siz
 
 #define NEED(T) const T *r = p; if (len < sizeof(*r)) return -EBADMSG
 
-/* GPU stream records (runfmt_gpu.h), one line each; names stay string ids
- * (the gpu_string lines map them). */
-static int print_gpu_record(const struct xp_record_header *h)
+/* GPU activity and life records: what ran on the device, the host's waits
+ * and marks, CUPTI's overhead, graphs. */
+static int print_gpu_activity(uint32_t type, const void *p, uint32_t len)
 {
-	const void *p = xp_record_payload(h);
-	uint32_t len = xp_record_payload_len(h);
-
-	switch (h->type) {
-	case XP_REC_GPU_STRING: {
-		NEED(struct xp_gpu_string);
-		const char *s = tail_text(h, sizeof(*r), r->len);
-
-		if (!s)
-			return -EBADMSG;
-		printf(" id=%" PRIu32 " text=%.*s", r->id, (int)r->len, s);
-		break;
-	}
-	case XP_REC_GPU_PROCESS: {
-		NEED(struct xp_gpu_process);
-		printf(" ts=%" PRIu64 " pid=%" PRIu32 " ns_pid=%" PRIu32 " ns_depth=%" PRIu32
-		       " ppid=%" PRIu32 " init_tid=%" PRIu32 " cupti=%" PRIu32 " driver=%" PRIu32
-		       " cuda=%" PRIu32 " clock=%s flags=%" PRIu32 " exe=%" PRIu32,
-		       r->ts, r->pid, r->ns_pid, r->ns_depth, r->ppid, r->init_tid, r->cupti_version,
-		       r->driver_version, r->cuda_version,
-		       r->clock_method == XP_GPU_CLOCK_CALLBACK ? "monotonic-callback" :
-		       r->clock_method == XP_GPU_CLOCK_CALIBRATED ? "calibrated" : "?",
-		       r->flags, r->exe_name);
-		break;
-	}
-	case XP_REC_GPU_DEVICE: {
-		NEED(struct xp_gpu_device);
-		printf(" id=%" PRIu32 " name=%" PRIu32 " sms=%" PRIu32 " cc=%" PRIu32 ".%" PRIu32
-		       " mem=%" PRIu64 " mig=%" PRIu32 " uuid=",
-		       r->id, r->name, r->sm_count, r->cc_major, r->cc_minor, r->global_memory, r->mig);
-		for (int i = 0; i < 16; i++)
-			printf("%02x", r->uuid[i]);
-		break;
-	}
-	case XP_REC_GPU_CLOCK: {
-		NEED(struct xp_gpu_clock);
-		printf(" when=%" PRIu32 " mono_before=%" PRIu64 " cupti=%" PRIu64 " mono_after=%" PRIu64,
-		       r->when, r->mono_before, r->cupti_ts, r->mono_after);
-		break;
-	}
-	case XP_REC_GPU_STATUS: {
-		NEED(struct xp_gpu_status);
-		const char *s = tail_text(h, sizeof(*r), r->text_len);
-
-		if (!s)
-			return -EBADMSG;
-		printf(" ts=%" PRIu64 " code=%" PRIu32 " severity=%" PRIu32 " detail=%" PRId32
-		       " text=%.*s", r->ts, r->code, r->severity, r->detail, (int)r->text_len, s);
-		break;
-	}
-	case XP_REC_GPU_API: {
-		NEED(struct xp_gpu_api);
-		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " pid=%" PRIu32
-		       " tid=%" PRIu32 " cbid=%" PRIu32 " name=%" PRIu32 " ret=%" PRId32 " flags=%" PRIu32,
-		       r->start, r->end, r->correlation_id, r->pid, r->tid, r->cbid, r->name,
-		       r->ret, r->flags);
-		break;
-	}
+	switch (type) {
 	case XP_REC_GPU_KERNEL: {
 		NEED(struct xp_gpu_kernel);
 		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " dev=%" PRIu32
@@ -192,6 +135,74 @@ static int print_gpu_record(const struct xp_record_header *h)
 		       r->correlation_id, r->pid, r->tid);
 		break;
 	}
+	}
+	return 0;
+}
+
+/* GPU stream records (runfmt_gpu.h), one line each; names stay string ids
+ * (the gpu_string lines map them). */
+static int print_gpu_record(const struct xp_record_header *h)
+{
+	const void *p = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+
+	switch (h->type) {
+	case XP_REC_GPU_STRING: {
+		NEED(struct xp_gpu_string);
+		const char *s = tail_text(h, sizeof(*r), r->len);
+
+		if (!s)
+			return -EBADMSG;
+		printf(" id=%" PRIu32 " text=%.*s", r->id, (int)r->len, s);
+		break;
+	}
+	case XP_REC_GPU_PROCESS: {
+		NEED(struct xp_gpu_process);
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " ns_pid=%" PRIu32 " ns_depth=%" PRIu32
+		       " ppid=%" PRIu32 " init_tid=%" PRIu32 " cupti=%" PRIu32 " driver=%" PRIu32
+		       " cuda=%" PRIu32 " clock=%s flags=%" PRIu32 " exe=%" PRIu32,
+		       r->ts, r->pid, r->ns_pid, r->ns_depth, r->ppid, r->init_tid, r->cupti_version,
+		       r->driver_version, r->cuda_version,
+		       r->clock_method == XP_GPU_CLOCK_CALLBACK ? "monotonic-callback" :
+		       r->clock_method == XP_GPU_CLOCK_CALIBRATED ? "calibrated" : "?",
+		       r->flags, r->exe_name);
+		break;
+	}
+	case XP_REC_GPU_DEVICE: {
+		NEED(struct xp_gpu_device);
+		printf(" id=%" PRIu32 " name=%" PRIu32 " sms=%" PRIu32 " cc=%" PRIu32 ".%" PRIu32
+		       " mem=%" PRIu64 " mig=%" PRIu32 " uuid=",
+		       r->id, r->name, r->sm_count, r->cc_major, r->cc_minor, r->global_memory, r->mig);
+		for (int i = 0; i < 16; i++)
+			printf("%02x", r->uuid[i]);
+		break;
+	}
+	case XP_REC_GPU_CLOCK: {
+		NEED(struct xp_gpu_clock);
+		printf(" when=%" PRIu32 " mono_before=%" PRIu64 " cupti=%" PRIu64 " mono_after=%" PRIu64,
+		       r->when, r->mono_before, r->cupti_ts, r->mono_after);
+		break;
+	}
+	case XP_REC_GPU_STATUS: {
+		NEED(struct xp_gpu_status);
+		const char *s = tail_text(h, sizeof(*r), r->text_len);
+
+		if (!s)
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " code=%" PRIu32 " severity=%" PRIu32 " detail=%" PRId32
+		       " text=%.*s", r->ts, r->code, r->severity, r->detail, (int)r->text_len, s);
+		break;
+	}
+	case XP_REC_GPU_API: {
+		NEED(struct xp_gpu_api);
+		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " pid=%" PRIu32
+		       " tid=%" PRIu32 " cbid=%" PRIu32 " name=%" PRIu32 " ret=%" PRId32 " flags=%" PRIu32,
+		       r->start, r->end, r->correlation_id, r->pid, r->tid, r->cbid, r->name,
+		       r->ret, r->flags);
+		break;
+	}
+	default:
+		return print_gpu_activity(h->type, p, len);
 	}
 	return 0;
 }

@@ -119,6 +119,39 @@ struct export_args {
 	const char *format, *output, *input;
 };
 
+/* --minwidth PX, --since/--until NS or +OFFSET, --pid, --tid into a.
+ * 0, or -1 after saying what is wrong. */
+static int parse_number_option(int c, const char *arg, struct export_args *a)
+{
+	const char *name = c == 'M' ? "minwidth" : c == 'p' ? "pid" : c == 't' ? "tid" :
+			   c == 'S' ? "since" : "until";
+
+	if (c == 'M') {
+		char *end;
+
+		errno = 0;
+		a->so.min_width = strtod(arg, &end);
+		if (!errno && end != arg && !*end && a->so.min_width > 0 && a->so.min_width <= 1000)
+			return 0;
+		fprintf(stderr, "xpcorr export: --minwidth %s: expected pixels, more than 0"
+			" and at most 1000 (e.g. 0.1)\n", arg);
+		return -1;
+	}
+	if ((c == 'S' || c == 'U') && arg[0] == '+') {
+		if (!parse_offset(arg, c == 'S' ? &a->since_off : &a->until_off))
+			return 0;
+		fprintf(stderr, "xpcorr export: --%s %s: expected +SECONDS with a unit (s, ms, us,"
+			" ns), e.g. +1.5s\n", name, arg);
+		return -1;
+	}
+	if (!parse_int(arg, c == 'p' ? &a->fo.pid : c == 't' ? &a->fo.tid :
+		       c == 'S' ? &a->co.since : &a->co.until))
+		return 0;
+	fprintf(stderr, "xpcorr export: --%s %s: expected a number%s\n", name, arg,
+		c == 'S' || c == 'U' ? " of ns, or +OFFSET such as +1.5s" : "");
+	return -1;
+}
+
 /* getopt: -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct export_args *a)
 {
@@ -173,40 +206,9 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 		case 'K': fo->no_kernel = 1; break;
 		case 'c': fo->comm = optarg; break;
 		case 'T': a->so.title = optarg; break;
-		case 'M': {
-			char *end;
-
-			errno = 0;
-			a->so.min_width = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(a->so.min_width > 0 && a->so.min_width <= 1000)) {
-				fprintf(stderr, "xpcorr export: --minwidth %s: expected pixels, more than 0"
-					" and at most 1000 (e.g. 0.1)\n", optarg);
+		case 'M': case 'S': case 'U': case 'p': case 't':
+			if (parse_number_option(c, optarg, a))
 				return XP_EXIT_USAGE;
-			}
-			break;
-		}
-		case 'S':
-		case 'U':
-			if (optarg[0] == '+') {
-				if (parse_offset(optarg, c == 'S' ? &a->since_off : &a->until_off)) {
-					fprintf(stderr, "xpcorr export: --%s %s: expected +SECONDS with a"
-						" unit (s, ms, us, ns), e.g. +1.5s\n",
-						c == 'S' ? "since" : "until", optarg);
-					return XP_EXIT_USAGE;
-				}
-				break;
-			}
-			/* fall through */
-		case 'p':
-		case 't':
-			if (parse_int(optarg, c == 'p' ? &fo->pid : c == 't' ? &fo->tid :
-				      c == 'S' ? &a->co.since : &a->co.until)) {
-				fprintf(stderr, "xpcorr export: --%s %s: expected a number%s\n",
-					c == 'p' ? "pid" : c == 't' ? "tid" : c == 'S' ? "since" : "until",
-					optarg, c == 'S' || c == 'U' ? " of ns, or +OFFSET such as +1.5s" : "");
-				return XP_EXIT_USAGE;
-			}
 			break;
 		case 'r':
 			if ((i = xp_cmd_choice("xpcorr export", "root", optarg, roots, 5)) < 0)

@@ -392,41 +392,32 @@ static int check_pids(struct recorder *r)
 	return 0;
 }
 
-int cmd_record(int argc, char **argv)
+/* 1. arguments and environment: nothing is created before these pass.
+ * -1 to go on, else the exit status. */
+static int check_args(struct recorder *r, int argc, char **argv)
 {
-	struct recorder *r;
 	char err_line[256];
-	int ret = XP_EXIT_USAGE, err, exec_errno;
 
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		fprintf(stderr, "xpcap: cannot record: out of memory\n");
-		return XP_EXIT_FAIL;
-	}
-	r->we.sigfd = r->we.timerfd = r->we.failfd = -1;
-	r->t.go_fd = r->t.err_fd = -1;
-	/* 1. arguments and environment: nothing is created before these pass */
 	if (rec_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
 		fprintf(stderr, "xpcap: cannot record: %s (see xpcap record --help)\n", err_line);
-		goto cleanup;
+		return XP_EXIT_USAGE;
 	}
 	if (r->o.help) {
 		rec_usage(stdout);
-		ret = XP_EXIT_OK;
-		goto cleanup;
+		return XP_EXIT_OK;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "xpcap: cannot record: needs root for BPF and perf events "
 			"(run it with sudo)\n");
-		goto cleanup;
+		return XP_EXIT_USAGE;
 	}
 	if (check_pids(r))
-		goto cleanup;
+		return XP_EXIT_USAGE;
 	resolve_cupti_lib(r);
 	if (r->o.cupti_lib && !r->o.no_gpu && access(r->cupti_lib, R_OK)) {
 		fprintf(stderr, "xpcap: cannot use injection library %s: %s\n", r->cupti_lib,
 			strerror(errno));
-		goto cleanup;
+		return XP_EXIT_USAGE;
 	}
 	r->meta.opts = &r->o;
 	r->meta.status = "recording";
@@ -436,22 +427,28 @@ int cmd_record(int argc, char **argv)
 	if (r->o.record_privileged && r->uid != 0) {
 		fprintf(stderr, "xpcap: cannot record: --record-privileged is for root without sudo "
 			"(the run would give uid %u the memory of privileged tasks)\n", (unsigned)r->uid);
-		goto cleanup;
+		return XP_EXIT_USAGE;
 	}
 	gitdesc_take(r->o.command, r->uid, r->gid, &r->meta.git);     /* no thread yet */
-	/* 2. the run directory, opened once as the invoking user and locked:
-	 * root must not make or take a directory where that user could not */
-	err = rundir_open(&r->rd, r->o.output, r->uid, r->gid, r->o.force);
+	return -1;
+}
+
+/* 2. the run directory, opened once as the invoking user and locked (root
+ * must not make or take a directory where that user could not); 3. signals,
+ * then the held child. 0, or the exit status after saying why. */
+static int open_run(struct recorder *r)
+{
+	int err = rundir_open(&r->rd, r->o.output, r->uid, r->gid, r->o.force);
+
 	if (err) {
 		say_rundir_refused(r, err);
-		goto cleanup;
+		return XP_EXIT_USAGE;
 	}
 	r->rd_open = true;
-	/* 3. signals, then the held child */
 	err = waitend_open(&r->we);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set up signal handling: %s\n", strerror(-err));
-		goto cleanup;
+		return XP_EXIT_USAGE;
 	}
 	if (r->o.command) {
 		build_env(r);
@@ -459,25 +456,27 @@ int cmd_record(int argc, char **argv)
 		if (err) {
 			fprintf(stderr, "xpcap: cannot start %s: %s\n", r->o.command[0],
 				strerror(-err));
-			goto cleanup;
+			return XP_EXIT_USAGE;
 		}
 		r->pids[r->npids++] = r->t.pid;
 		waitend_set_child(&r->we, r->t.pid);
 	}
-	libbpf_set_print(libbpf_quiet);
-	/* 4. BPF, perf events, writer, drain thread */
-	ret = arm(r);
-	if (ret)
-		goto cleanup;
-	/* meta.json first: it reserves room for its final version, which a
-	 * disk that fills while recording could otherwise refuse */
+	return 0;
+}
+
+/* meta.json first (it reserves room for its final version, which a disk
+ * that fills while recording could otherwise refuse), then the files the
+ * run may do without. 0 or the exit status. */
+static int write_start_files(struct recorder *r)
+{
+	int err;
+
 	r->meta.pids = r->pids;
 	r->meta.npids = r->npids;
 	err = meta_write(&r->rd, &r->meta);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot write %s/meta.json: %s\n", r->rd.path, strerror(-err));
-		ret = XP_EXIT_FAIL;
-		goto cleanup;
+		return XP_EXIT_FAIL;
 	}
 	if (r->o.off_cpu)
 		r->meta.tracefmt_err = tracefmt_save(&r->rd, "sched", "sched_switch");
@@ -490,18 +489,22 @@ int cmd_record(int argc, char **argv)
 	if (r->meta.kallsyms_err)
 		progress(r, "cannot save kallsyms into the run: %s (kernel frames stay addresses; "
 			 "noted in meta.json)", strerror(-r->meta.kallsyms_err));
-	/* 5. the duration counts from here; let the command run */
-	err = waitend_arm_timer(&r->we, r->o.duration_s);
+	return 0;
+}
+
+/* 5. the duration counts from here; let the command run. 0 or the exit status. */
+static int release(struct recorder *r)
+{
+	int err = waitend_arm_timer(&r->we, r->o.duration_s), exec_errno;
+
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set the --duration timer: %s\n", strerror(-err));
-		ret = XP_EXIT_FAIL;
-		goto cleanup;
+		return XP_EXIT_FAIL;
 	}
 	if (r->o.command && target_release(&r->t, &exec_errno)) {
 		fprintf(stderr, "xpcap: cannot run %s: %s\n", r->o.command[0],
 			strerror(exec_errno));
-		ret = EXIT_EXEC_FAILED;
-		goto cleanup;
+		return EXIT_EXEC_FAILED;
 	}
 	r->run_started = true;
 	progress(r, "recording %s%s into %s", r->o.command ? r->o.command[0] :
@@ -510,35 +513,36 @@ int cmd_record(int argc, char **argv)
 	if (r->o.npids && !r->o.no_gpu)
 		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
 			 "that loaded the injection library at their start");
-	/* 6. wait, 7. stop and write */
-	ret = wait_for_end(r);
-	err = finish(r);
-	if (err && !ret)
-		ret = err;
-	if (!err && !r->write_failed) {
-		const struct rec_counts *c = drain_counts(r->drain);
+	return 0;
+}
 
-		uint64_t lost = c->lost[XP_REC_SAMPLE][XP_LOST_RINGBUF_FULL] +
-				c->lost[XP_REC_LAUNCH][XP_LOST_RINGBUF_FULL] +
-				c->lost[XP_REC_SWITCH][XP_LOST_RINGBUF_FULL] +
-				c->lost[0][XP_LOST_PERF_LOST];
+/* What was written and lost, on stderr. */
+static void say_written(struct recorder *r)
+{
+	const struct rec_counts *c = drain_counts(r->drain);
+	uint64_t lost = c->lost[XP_REC_SAMPLE][XP_LOST_RINGBUF_FULL] +
+			c->lost[XP_REC_LAUNCH][XP_LOST_RINGBUF_FULL] +
+			c->lost[XP_REC_SWITCH][XP_LOST_RINGBUF_FULL] +
+			c->lost[0][XP_LOST_PERF_LOST];
 
-		if (lost)
-			progress(r, "lost %llu records: the rings were full (a larger -m may help)",
-				 (unsigned long long)lost);
-		progress(r, "wrote %s: %llu samples, %llu launches, %llu off-CPU intervals, "
-			 "%llu mmaps, %.1f MiB",
-			 r->rd.path, (unsigned long long)c->written[XP_REC_SAMPLE],
-			 (unsigned long long)c->written[XP_REC_LAUNCH],
-			 (unsigned long long)c->written[XP_REC_SWITCH],
-			 (unsigned long long)c->written[XP_REC_MMAP],
-			 (double)r->meta.cpu_bytes / (1 << 20));
-		if (r->o.compress && r->meta.cpu_bytes)
-			progress(r, "cpu.xpr compressed %.1fx (%.1f MiB of records)",
-				 (double)r->meta.cpu_raw_bytes / (double)r->meta.cpu_bytes,
-				 (double)r->meta.cpu_raw_bytes / (1 << 20));
-	}
-cleanup:
+	if (lost)
+		progress(r, "lost %llu records: the rings were full (a larger -m may help)",
+			 (unsigned long long)lost);
+	progress(r, "wrote %s: %llu samples, %llu launches, %llu off-CPU intervals, "
+		 "%llu mmaps, %.1f MiB",
+		 r->rd.path, (unsigned long long)c->written[XP_REC_SAMPLE],
+		 (unsigned long long)c->written[XP_REC_LAUNCH],
+		 (unsigned long long)c->written[XP_REC_SWITCH],
+		 (unsigned long long)c->written[XP_REC_MMAP],
+		 (double)r->meta.cpu_bytes / (1 << 20));
+	if (r->o.compress && r->meta.cpu_bytes)
+		progress(r, "cpu.xpr compressed %.1fx (%.1f MiB of records)",
+			 (double)r->meta.cpu_raw_bytes / (double)r->meta.cpu_bytes,
+			 (double)r->meta.cpu_raw_bytes / (1 << 20));
+}
+
+static void close_all(struct recorder *r)
+{
 	if (r->t.pid > 0 && !r->run_started)
 		target_abort(&r->t);
 	drain_close(r->drain);
@@ -552,5 +556,33 @@ cleanup:
 	if (r->rd_open)
 		rundir_close(&r->rd);
 	free(r);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	int ret, err;
+
+	if (!r) {
+		fprintf(stderr, "xpcap: cannot record: out of memory\n");
+		return XP_EXIT_FAIL;
+	}
+	r->we.sigfd = r->we.timerfd = r->we.failfd = -1;
+	r->t.go_fd = r->t.err_fd = -1;
+	if ((ret = check_args(r, argc, argv)) >= 0 || (ret = open_run(r)))
+		goto out;
+	libbpf_set_print(libbpf_quiet);
+	/* 4. BPF, perf events, writer, drain thread */
+	if ((ret = arm(r)) || (ret = write_start_files(r)) || (ret = release(r)))
+		goto out;
+	/* 6. wait, 7. stop and write */
+	ret = wait_for_end(r);
+	err = finish(r);
+	if (err && !ret)
+		ret = err;
+	if (!err && !r->write_failed)
+		say_written(r);
+out:
+	close_all(r);
 	return ret;
 }

@@ -72,19 +72,15 @@ static int number(const char *arg, long long *v)
 	return errno || end == arg || *end || *v < 0 ? -1 : 0;
 }
 
-int cmd_report(int argc, char **argv)
+static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph",
+				    "nvtx", "source" };
+
+/* getopt into o: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 {
-	static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph",
-					    "nvtx", "source" };
-	static const char *const empty_why[] = {
-		"no kernel ran (a program without CUDA work, or GPU capture was off)",
-		"no GPU work with a launch stack", "no CUDA API call was recorded",
-		"no memory copy or memset ran", "no thread launched GPU work",
-		"no CUDA graph was launched", "no GPU work was launched inside an NVTX range",
-		"no launch had a Python stack (a program without Python, or --python-lines off)",
-	};
 	static const char *const fmts[] = { "text", "csv", "json" };
 	static const char *const sorts[] = { "total", "avg", "instances", "name" };
+	static const char *const namings[] = { "short", "full" };
 	static const struct option opts[] = {
 		{ "top", required_argument, NULL, 'n' }, { "by", required_argument, NULL, 'b' },
 		{ "format", required_argument, NULL, 'f' }, { "sort", required_argument, NULL, 's' },
@@ -94,12 +90,8 @@ int cmd_report(int argc, char **argv)
 		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	static const char *const namings[] = { "short", "full" };
-	struct xp_report_opts o = XP_REPORT_DEFAULTS;
-	const char *const *names = NULL;
-	sqlite3 *db = NULL;
-	int c, i, rc, n = 0, width_given = 0;
-	size_t groups = 0;
+	const char *const *names;
+	int c, i, n, width_given = 0;
 	long long v;
 
 	optind = 1;
@@ -111,32 +103,32 @@ int cmd_report(int argc, char **argv)
 			i = xp_cmd_choice("xpcorr report", long_name(opts, c), optarg, names, n);
 			if (i < 0)
 				return XP_EXIT_USAGE;
-			if (c == 'N') {
-				o.full_names = i == 1;
-				break;
-			}
-			if (c == 'b')
-				o.by = (enum xp_report_by)i;
+			if (c == 'N')
+				o->full_names = i == 1;
+			else if (c == 'b')
+				o->by = (enum xp_report_by)i;
 			else if (c == 'f')
-				o.format = (enum xp_report_format)i;
+				o->format = (enum xp_report_format)i;
 			else
-				o.sort = (enum xp_report_sort)i;
+				o->sort = (enum xp_report_sort)i;
 			break;
 		case 'm':
-			o.mangled = 1;
+			o->mangled = 1;
 			break;
 		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F': case 'W':
-			if (number(optarg, &v) < 0 || ((c == 'n' || c == 'p' || c == 'k' || c == 'F' || c == 'W') &&
-						       v > 0xffffffffll))
-				goto bad;
-			if (c == 'n') o.top = (unsigned)v;
-			if (c == 'p') o.pid = (uint32_t)v;
-			if (c == 'S') o.since = v;
-			if (c == 'U') o.until = v;
-			if (c == 'k') o.stacks = (unsigned)v;
-			if (c == 'F') o.frames = (unsigned)v;
+			if (number(optarg, &v) < 0 || (c != 'S' && c != 'U' && v > 0xffffffffll)) {
+				fprintf(stderr, "xpcorr report: --%s %s: expected a number of 0 or more\n",
+					long_name(opts, c), optarg);
+				return XP_EXIT_USAGE;
+			}
+			if (c == 'n') o->top = (unsigned)v;
+			if (c == 'p') o->pid = (uint32_t)v;
+			if (c == 'S') o->since = v;
+			if (c == 'U') o->until = v;
+			if (c == 'k') o->stacks = (unsigned)v;
+			if (c == 'F') o->frames = (unsigned)v;
 			if (c == 'W') {
-				o.width = (unsigned)v;
+				o->width = (unsigned)v;
 				width_given = 1;
 			}
 			break;
@@ -152,11 +144,32 @@ int cmd_report(int argc, char **argv)
 		fputs(usage, stderr);
 		return XP_EXIT_USAGE;
 	}
-	if (o.since && o.until && o.since >= o.until) {
+	if (o->since && o->until && o->since >= o->until) {
 		fprintf(stderr, "xpcorr report: --since %lld is not before --until %lld: an empty"
-			" window\n", (long long)o.since, (long long)o.until);
+			" window\n", (long long)o->since, (long long)o->until);
 		return XP_EXIT_USAGE;
 	}
+	if (!width_given)
+		o->width = text_width();
+	return -1;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const char *const empty_why[] = {
+		"no kernel ran (a program without CUDA work, or GPU capture was off)",
+		"no GPU work with a launch stack", "no CUDA API call was recorded",
+		"no memory copy or memset ran", "no thread launched GPU work",
+		"no CUDA graph was launched", "no GPU work was launched inside an NVTX range",
+		"no launch had a Python stack (a program without Python, or --python-lines off)",
+	};
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	sqlite3 *db = NULL;
+	size_t groups = 0;
+	int rc;
+
+	if ((rc = parse_options(argc, argv, &o)) >= 0)
+		return rc;
 	/* a run directory is ingested first when its database is missing or stale */
 	if ((rc = xp_cmd_open_db("xpcorr report", argv[optind], &db)))
 		return rc;
@@ -167,8 +180,6 @@ int cmd_report(int argc, char **argv)
 		return XP_EXIT_USAGE;
 	}
 	o.notes = stderr;       /* csv: one table on stdout, the footer beside it */
-	if (!width_given)
-		o.width = text_width();
 	rc = xp_report(db, &o, stdout, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
@@ -182,8 +193,4 @@ int cmd_report(int argc, char **argv)
 		rc = -EIO;
 	}
 	return rc < 0 ? XP_EXIT_FAIL : XP_EXIT_OK;
-bad:
-	fprintf(stderr, "xpcorr report: --%s %s: expected a number of 0 or more\n",
-		long_name(opts, c), optarg);
-	return XP_EXIT_USAGE;
 }

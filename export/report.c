@@ -660,6 +660,86 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 static const char *const cols[] = { "Time (%)", "Total Time (ns)", "Instances", "Avg (ns)",
 				    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name" };
 
+/* One group's row in R's format (a kernel's with its launching stacks). */
+static int print_row(struct rep *R, struct group *g)
+{
+	const struct xp_report_opts *o = R->o;
+	int rc = 0;
+	double pct = R->all_total ? 100.0 * (double)g->total / (double)R->all_total : 0;
+	char name[1024];
+
+	if (o->by == XP_BY_STACK) {
+		if ((rc = format_stack(R, g->key, name, sizeof(name))) < 0)
+			return rc;
+		if (g->key < 0)
+			snprintf(name, sizeof(name), "(unattributed)");
+		free(g->name);
+		g->name = strdup(name);
+		if (!g->name)
+			return -ENOMEM;
+	}
+	if (o->format == XP_FMT_TEXT) {
+		char brief[512];
+		const char *shown_name = g->name;
+
+		char line[1200];
+		int n, cut;
+
+		if (o->by == XP_BY_KERNEL && short_names(o) && g->name) {
+			xp_elide_name(g->name, brief, sizeof(brief));
+			shown_name = brief;
+		}
+		n = snprintf(line, sizeof(line), " %8.1f  %15lld  %9llu  %12.1f  %12.1f  %10lld"
+			     "  %10lld  %12.1f  ", pct, (long long)g->total,
+			     (unsigned long long)g->n, g->avg, g->med, (long long)g->min,
+			     (long long)g->max, g->sd);
+		/* a name that does not fit beside the numbers gets a line of its own */
+		snprintf(line + n, sizeof(line) - (size_t)n, "%s", shown_name);
+		if (o->width && (xp_rep_fit_bytes(line, o->width, &cut), cut) && n > 0) {
+			line[n - 2] = '\0';
+			xp_rep_put_row(R, line);
+			snprintf(line, sizeof(line), "  %s", shown_name);
+		}
+		xp_rep_put_row(R, line);
+		if (o->by == XP_BY_KERNEL && o->stacks)
+			rc = kernel_stacks(R, g, 12, NULL);
+	} else if (o->format == XP_FMT_CSV) {
+		int first = 1;
+
+		fprintf(R->out, "%.1f,%lld,%llu,%.1f,%.1f,%lld,%lld,%.1f,", pct,
+			(long long)g->total, (unsigned long long)g->n, g->avg, g->med,
+			(long long)g->min, (long long)g->max, g->sd);
+		xp_rep_csv_str(R->out, g->name);
+		if (o->by == XP_BY_KERNEL) {
+			fputs(",\"", R->out);
+			if (o->stacks)
+				rc = kernel_stacks(R, g, 0, &first);
+			fputc('"', R->out);
+		}
+		fputc('\n', R->out);
+	} else {
+		struct jsonw *w = &R->json;
+
+		jsonw_obj_begin(w);
+		jsonw_key(w, "time_pct"); jsonw_fixed(w, pct, 1);
+		jsonw_key(w, "total_ns"); jsonw_int(w, g->total);
+		jsonw_key(w, "instances"); jsonw_uint(w, g->n);
+		jsonw_key(w, "avg_ns"); jsonw_fixed(w, g->avg, 1);
+		jsonw_key(w, "med_ns"); jsonw_fixed(w, g->med, 1);
+		jsonw_key(w, "min_ns"); jsonw_int(w, g->min);
+		jsonw_key(w, "max_ns"); jsonw_int(w, g->max);
+		jsonw_key(w, "stddev_ns"); jsonw_fixed(w, g->sd, 1);
+		jsonw_key(w, "name"); jsonw_str(w, g->name);
+		if (o->by == XP_BY_STACK && g->key >= 0) {
+			jsonw_key(w, "stack_id"); jsonw_int(w, g->key);
+		}
+		if (o->by == XP_BY_KERNEL && o->stacks)
+			rc = kernel_stacks(R, g, 0, NULL);
+		jsonw_obj_end(w);
+	}
+	return rc;
+}
+
 static int print_table(struct rep *R, size_t shown)
 {
 	const struct xp_report_opts *o = R->o;
@@ -686,82 +766,8 @@ static int print_table(struct rep *R, size_t shown)
 		jsonw_key(&R->json, "rows");
 		jsonw_arr_begin(&R->json);
 	}
-	for (size_t i = 0; i < shown && rc == 0; i++) {
-		struct group *g = &R->g[i];
-		double pct = R->all_total ? 100.0 * (double)g->total / (double)R->all_total : 0;
-		char name[1024];
-
-		if (o->by == XP_BY_STACK) {
-			if ((rc = format_stack(R, g->key, name, sizeof(name))) < 0)
-				break;
-			if (g->key < 0)
-				snprintf(name, sizeof(name), "(unattributed)");
-			free(g->name);
-			g->name = strdup(name);
-			if (!g->name)
-				return -ENOMEM;
-		}
-		if (o->format == XP_FMT_TEXT) {
-			char brief[512];
-			const char *shown_name = g->name;
-
-			if (o->by == XP_BY_KERNEL && short_names(o) && g->name) {
-				xp_elide_name(g->name, brief, sizeof(brief));
-				shown_name = brief;
-			}
-			char line[1200];
-
-			int n = snprintf(line, sizeof(line), " %8.1f  %15lld  %9llu  %12.1f  %12.1f  %10lld"
-					 "  %10lld  %12.1f  ", pct, (long long)g->total,
-					 (unsigned long long)g->n, g->avg, g->med, (long long)g->min,
-					 (long long)g->max, g->sd);
-			int cut;
-
-			/* a name that does not fit beside the numbers gets a line of its own */
-			snprintf(line + n, sizeof(line) - (size_t)n, "%s", shown_name);
-			if (o->width && (xp_rep_fit_bytes(line, o->width, &cut), cut) && n > 0) {
-				line[n - 2] = '\0';
-				xp_rep_put_row(R, line);
-				snprintf(line, sizeof(line), "  %s", shown_name);
-			}
-			xp_rep_put_row(R, line);
-			if (o->by == XP_BY_KERNEL && o->stacks)
-				rc = kernel_stacks(R, g, 12, NULL);
-		} else if (o->format == XP_FMT_CSV) {
-			int first = 1;
-
-			fprintf(R->out, "%.1f,%lld,%llu,%.1f,%.1f,%lld,%lld,%.1f,", pct,
-				(long long)g->total, (unsigned long long)g->n, g->avg, g->med,
-				(long long)g->min, (long long)g->max, g->sd);
-			xp_rep_csv_str(R->out, g->name);
-			if (o->by == XP_BY_KERNEL) {
-				fputs(",\"", R->out);
-				if (o->stacks)
-					rc = kernel_stacks(R, g, 0, &first);
-				fputc('"', R->out);
-			}
-			fputc('\n', R->out);
-		} else {
-			struct jsonw *w = &R->json;
-
-			jsonw_obj_begin(w);
-			jsonw_key(w, "time_pct"); jsonw_fixed(w, pct, 1);
-			jsonw_key(w, "total_ns"); jsonw_int(w, g->total);
-			jsonw_key(w, "instances"); jsonw_uint(w, g->n);
-			jsonw_key(w, "avg_ns"); jsonw_fixed(w, g->avg, 1);
-			jsonw_key(w, "med_ns"); jsonw_fixed(w, g->med, 1);
-			jsonw_key(w, "min_ns"); jsonw_int(w, g->min);
-			jsonw_key(w, "max_ns"); jsonw_int(w, g->max);
-			jsonw_key(w, "stddev_ns"); jsonw_fixed(w, g->sd, 1);
-			jsonw_key(w, "name"); jsonw_str(w, g->name);
-			if (o->by == XP_BY_STACK && g->key >= 0) {
-				jsonw_key(w, "stack_id"); jsonw_int(w, g->key);
-			}
-			if (o->by == XP_BY_KERNEL && o->stacks)
-				rc = kernel_stacks(R, g, 0, NULL);
-			jsonw_obj_end(w);
-		}
-	}
+	for (size_t i = 0; i < shown && rc == 0; i++)
+		rc = print_row(R, &R->g[i]);
 	if (o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
 	return rc;

@@ -177,106 +177,113 @@ static const uint64_t *stack_ips(struct loader *L, const struct xp_record_header
 	return L->walked;
 }
 
+/* A CPU sample: its thread, its stack, a row. */
+static int sample_row(struct loader *L, const struct xp_record_header *h, const struct xp_sample *s,
+		      uint32_t len)
+{
+	sqlite3_stmt *st = L->st[STMT_SAMPLE];
+	const uint64_t *ips;
+	unsigned nu;
+	int64_t stack;
+	int err;
+
+	if (len < sizeof(*s) || !(ips = stack_ips(L, h, sizeof(*s), &s->stack, s->pid, s->ts, &nu)))
+		return -EBADMSG;
+	err = thread_seen(L, s->pid, s->tid, s->comm, 0);
+	if (err)
+		return err;
+	err = ld_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, NULL, &stack);
+	if (err)
+		return err;
+	if (stack) {
+		L->res->sample_frames += L->nodes[stack].depth;
+		L->res->sample_frames_resolved += L->nodes[stack].resolved;
+	}
+	sqlite3_bind_int64(st, 1, (int64_t)s->ts);
+	sqlite3_bind_int64(st, 2, s->pid);
+	sqlite3_bind_int64(st, 3, s->tid);
+	sqlite3_bind_int64(st, 4, s->cpu);
+	sqlite3_bind_int64(st, 5, stack);
+	sqlite3_bind_int64(st, 6, s->period_ns);
+	err = ld_step(L, STMT_SAMPLE);
+	L->res->samples++;
+	return err ? err : 1;
+}
+
+/* A CUDA API entry with its stack, for the correlate stage, with the
+ * Python frames the library took at the same call. */
+static int launch_row(struct loader *L, const struct xp_record_header *h, const struct xp_launch *l,
+		      uint32_t len)
+{
+	struct xp_pystack_view py;
+	const uint64_t *ips;
+	unsigned nu;
+	int64_t stack;
+	int err, has_py;
+
+	if (len < sizeof(*l) || !(ips = stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, &nu)))
+		return -EBADMSG;
+	has_py = xp_pystore_launch(L->py, l->pid, l->correlation_id, &py);
+	if (has_py < 0)
+		return has_py;
+	err = ld_stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu, has_py ? &py : NULL,
+			  &stack);
+	if (err)
+		return err;
+	xp_launch_bind(L->st[STMT_LAUNCH], l, stack);
+	return ld_step(L, STMT_LAUNCH) ?: 1;
+}
+
+/* An off-CPU interval with the stack that went to sleep. */
+static int switch_row(struct loader *L, const struct xp_record_header *h, const struct xp_switch *w,
+		      uint32_t len)
+{
+	sqlite3_stmt *st = L->st[STMT_SWITCH];
+	const uint64_t *ips;
+	unsigned nu;
+	int64_t stack;
+	int err;
+
+	if (len < sizeof(*w) || !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
+		return -EBADMSG;
+	err = ld_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, NULL, &stack);
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, (int64_t)w->ts);
+	sqlite3_bind_int64(st, 2, (int64_t)w->duration_ns);
+	sqlite3_bind_int64(st, 3, w->pid);
+	sqlite3_bind_int64(st, 4, w->tid);
+	sqlite3_bind_int64(st, 5, w->cpu);
+	sqlite3_bind_int64(st, 6, w->prev_state);
+	sqlite3_bind_int64(st, 7, stack);
+	return ld_step(L, STMT_SWITCH) ?: 1;
+}
+
+static int loss_row(struct loader *L, const struct xp_lost *l, uint32_t len)
+{
+	sqlite3_stmt *st = L->st[STMT_LOSS];
+
+	if (len < sizeof(*l))
+		return -EBADMSG;
+	sqlite3_bind_int64(st, 1, (int64_t)l->ts);
+	sqlite3_bind_text(st, 2, ld_kind_name(l->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, xp_loss_reason_name(l->reason), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (int64_t)l->count);
+	sqlite3_bind_text(st, 5, "record", -1, SQLITE_STATIC);
+	return ld_step(L, STMT_LOSS) ?: 1;
+}
+
 int ld_pass2_record(struct loader *L, const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
 	uint32_t len = xp_record_payload_len(h);
 
 	switch (h->type) {
-	case XP_REC_SAMPLE: {
-		const struct xp_sample *s = p;
-		sqlite3_stmt *st = L->st[STMT_SAMPLE];
-		const uint64_t *ips;
-		unsigned nu;
-		int64_t stack;
-		int err;
-
-		if (len < sizeof(*s) ||
-		    !(ips = stack_ips(L, h, sizeof(*s), &s->stack, s->pid, s->ts, &nu)))
-			return -EBADMSG;
-		err = thread_seen(L, s->pid, s->tid, s->comm, 0);
-		if (err)
-			return err;
-		err = ld_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, NULL, &stack);
-		if (err)
-			return err;
-		if (stack) {
-			L->res->sample_frames += L->nodes[stack].depth;
-			L->res->sample_frames_resolved += L->nodes[stack].resolved;
-		}
-		sqlite3_bind_int64(st, 1, (int64_t)s->ts);
-		sqlite3_bind_int64(st, 2, s->pid);
-		sqlite3_bind_int64(st, 3, s->tid);
-		sqlite3_bind_int64(st, 4, s->cpu);
-		sqlite3_bind_int64(st, 5, stack);
-		sqlite3_bind_int64(st, 6, s->period_ns);
-		err = ld_step(L, STMT_SAMPLE);
-		L->res->samples++;
-		return err ? err : 1;
-	}
-	case XP_REC_LAUNCH: {
-		/* a CUDA API entry with its stack, for the correlate stage */
-		const struct xp_launch *l = p;
-		sqlite3_stmt *st = L->st[STMT_LAUNCH];
-		struct xp_pystack_view py;
-		const uint64_t *ips;
-		unsigned nu;
-		int64_t stack;
-		int err, has_py;
-
-		if (len < sizeof(*l) ||
-		    !(ips = stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, &nu)))
-			return -EBADMSG;
-		/* with the Python frames the library took at the same call */
-		has_py = xp_pystore_launch(L->py, l->pid, l->correlation_id, &py);
-		if (has_py < 0)
-			return has_py;
-		err = ld_stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu,
-			       has_py ? &py : NULL, &stack);
-		if (err)
-			return err;
-		xp_launch_bind(st, l, stack);
-		return ld_step(L, STMT_LAUNCH) ?: 1;
-	}
-	case XP_REC_SWITCH: {
-		/* an off-CPU interval with the stack that went to sleep */
-		const struct xp_switch *w = p;
-		sqlite3_stmt *st = L->st[STMT_SWITCH];
-		const uint64_t *ips;
-		unsigned nu;
-		int64_t stack;
-		int err;
-
-		if (len < sizeof(*w) ||
-		    !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
-			return -EBADMSG;
-		err = ld_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, NULL, &stack);
-		if (err)
-			return err;
-		sqlite3_bind_int64(st, 1, (int64_t)w->ts);
-		sqlite3_bind_int64(st, 2, (int64_t)w->duration_ns);
-		sqlite3_bind_int64(st, 3, w->pid);
-		sqlite3_bind_int64(st, 4, w->tid);
-		sqlite3_bind_int64(st, 5, w->cpu);
-		sqlite3_bind_int64(st, 6, w->prev_state);
-		sqlite3_bind_int64(st, 7, stack);
-		return ld_step(L, STMT_SWITCH) ?: 1;
-	}
-	case XP_REC_LOST: {
-		const struct xp_lost *l = p;
-		sqlite3_stmt *st = L->st[STMT_LOSS];
-
-		if (len < sizeof(*l))
-			return -EBADMSG;
-		sqlite3_bind_int64(st, 1, (int64_t)l->ts);
-		sqlite3_bind_text(st, 2, ld_kind_name(l->kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, xp_loss_reason_name(l->reason), -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 4, (int64_t)l->count);
-		sqlite3_bind_text(st, 5, "record", -1, SQLITE_STATIC);
-		return ld_step(L, STMT_LOSS) ?: 1;
-	}
-	default:
-		return 0;
+	case XP_REC_SAMPLE: return sample_row(L, h, p, len);
+	case XP_REC_LAUNCH: return launch_row(L, h, p, len);
+	case XP_REC_SWITCH: return switch_row(L, h, p, len);
+	case XP_REC_LOST: return loss_row(L, p, len);
+	default: return 0;
 	}
 }
 
