@@ -1,0 +1,45 @@
+#!/bin/bash
+# nccl-device.sh - on the 2-GPU machine: torchrun jobs with NCCL (DDP, and a
+# tensor-parallel forward with two all-reduces per layer) recorded at xpcap's
+# defaults; per rank, GPU records against torch.profiler's, devices, who the
+# NCCL kernels are attributed to. NVLink multicast stays off.
+#   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/nccl-device.sh
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+C=$(realpath "${CARRY:-.devcarry/e2e}")
+OUT=${OUT:-/tmp/xp-nccl-out}
+R=/tmp/xp-nccl
+G=$(dirname "$(realpath "$0")")
+rm -rf "$R"; mkdir -p "$R" "$OUT"
+exec > >(tee "$OUT/nccl-device.log") 2>&1
+X="$R/xpcorr"
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
+nvidia-smi --query-gpu=index,name --format=csv,noheader
+q() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); [print('|'.join(map(str,r))) for r in d.execute(sys.argv[2])]" "$1" "$2"; }
+for job in ddp tp; do
+	echo "== $job"
+	mkdir -p "$R/$job-count"
+	torchrun --nproc-per-node 2 "$G/nccl_jobs.py" $job --count "$R/$job-count" > /dev/null 2>&1
+	echo "torch.profiler per rank: $(cat "$R/$job-count"/count-*.txt | tr '\n' ' ')"
+	"$C/xpcap" record -q -o "$R/$job" -- torchrun --nproc-per-node 2 "$G/nccl_jobs.py" $job 2>&1 | grep "^rank"
+	"$X" ingest "$R/$job" 2>&1 | tail -1
+	db="$R/$job/xpcorr.db"
+	echo "-- GPU records per process and device"
+	q "$db" "SELECT globalPid >> 24, deviceId, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1, 2"
+	q "$db" "SELECT globalPid >> 24, 'memcpy', count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1 UNION ALL SELECT globalPid >> 24, 'memset', count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET GROUP BY 1"
+	echo "-- NCCL kernels: launch sites"
+	"$X" report --format json --top 0 --stacks 2 "$R/$job" > "$OUT/$job-report.json"
+	python3 - "$OUT/$job-report.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    if "nccl" in (r["name"] or "").lower():
+        print("%6d x  %s" % (r["instances"], r["name"][:70]))
+        for s in r["stacks"]:
+            print("        %5.1f%%  %s" % (s["share_pct"], s["frames"][:110]))
+print("not_python:", [(w["reason"], w["pct"]) for w in d.get("not_python", [])])
+print("python:", d.get("python"))
+PY
+	"$X" report --by thread "$R/$job" | head -12
+	"$X" report --top 6 --stacks 1 "$R/$job" | head -30
+done
