@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "jobrank.h"
 #include "dump_py.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
@@ -124,6 +125,14 @@ static int print_gpu_activity(uint32_t type, const void *p, uint32_t len)
 		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " kind=%" PRIu32
 		       " pid=%" PRIu32 " tid=%" PRIu32,
 		       r->start, r->end, r->correlation_id, r->kind, r->pid, r->tid);
+		break;
+	}
+	case XP_REC_GPU_RANK: {
+		NEED(struct xp_gpu_rank);
+		printf(" pid=%" PRIu32 " source=%s rank=%" PRId32 " local_rank=%" PRId32
+		       " world_size=%" PRId32 " local_world_size=%" PRId32 " host=%.*s", r->pid,
+		       xp_job_rank_source(r->source), r->rank, r->local_rank, r->world_size,
+		       r->local_world_size, (int)strnlen(r->host, sizeof(r->host)), r->host);
 		break;
 	}
 	case XP_REC_GPU_GRAPH: {
@@ -295,7 +304,7 @@ static int print_record(const struct xp_record_header *h)
 			return -EBADMSG;
 		break;
 	default:
-		if (h->type >= XP_REC_GPU_STRING && h->type <= XP_REC_GPU_GRAPH) {
+		if (h->type >= XP_REC_GPU_STRING && h->type <= XP_REC_GPU_RANK) {
 			if (print_gpu_record(h))
 				return -EBADMSG;
 			break;

@@ -25,6 +25,7 @@
 
 #include "bpfsampler.h"
 #include "cmd.h"
+#include "outname.h"
 #include "drain.h"
 #include "marker.h"
 #include "meta.h"
@@ -42,6 +43,7 @@
 
 struct recorder {
 	struct rec_opts o;
+	char output[4096];              /* -o with %h, %r, %p expanded */
 	struct rec_meta meta;
 	struct rundir rd;               /* opened once: every file is made through it */
 	bool rd_open;
@@ -405,6 +407,14 @@ static int check_args(struct recorder *r, int argc, char **argv)
 	if (r->o.help) {
 		rec_usage(stdout);
 		return XP_EXIT_OK;
+	}
+	if (strchr(r->o.output, '%')) {
+		if (xp_output_expand(r->o.output, getenv, r->output, sizeof(r->output), err_line,
+				     sizeof(err_line))) {
+			fprintf(stderr, "xpcap: cannot record: %s\n", err_line);
+			return XP_EXIT_USAGE;
+		}
+		r->o.output = r->output;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "xpcap: cannot record: needs root for BPF and perf events "

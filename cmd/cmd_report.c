@@ -19,7 +19,7 @@
 static const char usage[] =
 	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx|source]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
-	"                     [--mangled] [--pid PID] [--since NS] [--until NS]\n"
+	"                     [--mangled] [--pid PID] [--rank N] [--since NS] [--until NS]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
 	"                     [--width COLUMNS] RUN_DIR|FILE.db\n";
 
@@ -76,6 +76,8 @@ static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", 
 				    "nvtx", "source" };
 
 /* getopt into o: -1 to go on, else the exit status. */
+static long long rank_wanted = -1;     /* --rank N, mapped to its process once the run is open */
+
 static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 {
 	static const char *const fmts[] = { "text", "csv", "json" };
@@ -88,6 +90,7 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "since", required_argument, NULL, 'S' }, { "until", required_argument, NULL, 'U' },
 		{ "stacks", required_argument, NULL, 'k' }, { "frames", required_argument, NULL, 'F' },
 		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
+		{ "rank", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *const *names;
@@ -95,7 +98,7 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 	long long v;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'f': case 's': case 'N':
 			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
@@ -114,6 +117,13 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 			break;
 		case 'm':
 			o->mangled = 1;
+			break;
+		case 'R':
+			if (number(optarg, &rank_wanted) < 0 || rank_wanted > 0x7fffffff) {
+				fprintf(stderr, "xpcorr report: --rank %s: expected a number of 0 or more\n",
+					optarg);
+				return XP_EXIT_USAGE;
+			}
 			break;
 		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F': case 'W':
 			if (number(optarg, &v) < 0 || (c != 'S' && c != 'U' && v > 0xffffffffll)) {
@@ -154,6 +164,31 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 	return -1;
 }
 
+/* --rank N: the process the launcher gave that rank (xp_ranks); 0, or the
+ * exit status after saying why (db closed then). */
+static int pid_of_rank(sqlite3 *db, const char *run, struct xp_report_opts *o)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT pid FROM xp_ranks WHERE rank = ? LIMIT 1", -1, &s,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, rank_wanted);
+		if (sqlite3_step(s) == SQLITE_ROW) {
+			o->pid = (uint32_t)sqlite3_column_int64(s, 0);
+			found = 1;
+		}
+		sqlite3_finalize(s);
+	}
+	if (found)
+		return 0;
+	fprintf(stderr, "xpcorr report: --rank %lld: no process of %s had that rank (ranks come from"
+		" RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK in a GPU process's"
+		" environment)\n", rank_wanted, run);
+	sqlite3_close(db);
+	return XP_EXIT_USAGE;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const char *const empty_why[] = {
@@ -172,6 +207,8 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	/* a run directory is ingested first when its database is missing or stale */
 	if ((rc = xp_cmd_open_db("xpcorr report", argv[optind], &db)))
+		return rc;
+	if (rank_wanted >= 0 && (rc = pid_of_rank(db, argv[optind], &o)))
 		return rc;
 	if (o.pid && !xp_selection_matches(db, o.pid, -1)) {
 		fprintf(stderr, "xpcorr report: --pid %u: no such process in %s (xpcorr report"

@@ -122,6 +122,10 @@ static const char schema[] =
 	" ts INTEGER NOT NULL, globalTid INTEGER, event INTEGER NOT NULL, graphId INTEGER,"
 	" nodeId INTEGER, origNodeId INTEGER, origGraphId INTEGER, execId INTEGER,"
 	" nodeType INTEGER, correlationId INTEGER);"
+	/* a process's place in a distributed job (runfmt_gpu.h XP_REC_GPU_RANK) */
+	"CREATE TABLE IF NOT EXISTS xp_ranks ("
+	" pid INTEGER NOT NULL, host TEXT, rank INTEGER, local_rank INTEGER,"
+	" world_size INTEGER, local_world_size INTEGER, source TEXT);"
 	"CREATE TABLE IF NOT EXISTS xp_gpu_clock ("
 	" pid INTEGER, mono_before INTEGER, cupti_ts INTEGER, mono_after INTEGER, at_exit INTEGER);"
 	"CREATE TABLE IF NOT EXISTS xp_attribution ("

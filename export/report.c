@@ -416,6 +416,8 @@ const char *xp_rep_title(enum xp_report_by by)
 	return "?";
 }
 
+static int has_table(sqlite3 *db, const char *name);
+
 static int build_query(struct rep *R, char *sql, size_t len)
 {
 	const struct xp_report_opts *o = R->o;
@@ -448,10 +450,14 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		break;
 	case XP_BY_THREAD:
 		xp_rep_filter(o, "g.gp", "g.start", f, sizeof(f));
+		/* a rank of a distributed job names its process: "rank 1: 754/785" */
 		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
-			 " " XP_SQL_GTID_PID("r.globalTid") " || '/' || " XP_SQL_GTID_TID("r.globalTid") " END, ifnull(r.globalTid, -1),"
+			 " %s" XP_SQL_GTID_PID("r.globalTid") " || '/' || " XP_SQL_GTID_TID("r.globalTid")
+			 " END, ifnull(r.globalTid, -1),"
 			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
-			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3", f);
+			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3",
+			 has_table(R->db, "xp_ranks") ? "ifnull((SELECT 'rank ' || k.rank || ': ' FROM"
+			 " xp_ranks k WHERE k.pid = " XP_SQL_GTID_PID("r.globalTid") " LIMIT 1), '') || " : "", f);
 		break;
 	case XP_BY_GRAPH:          /* report_graph.c */
 		break;

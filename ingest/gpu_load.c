@@ -35,6 +35,7 @@
 #include "gtid.h"
 #include "gpu_ingest.h"
 #include "launch.h"
+#include "jobrank.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
 #include "symbolize.h"
@@ -109,7 +110,7 @@ struct str_entry {
 
 /* The loader's insert statements, one per table. */
 enum { S_KERNEL, S_MEMCPY, S_MEMSET, S_SYNC, S_API, S_NVTX, S_NVTX_END, S_DEVICE, S_PROC,
-       S_STATUS, S_CLOCK, S_LOST, S_GRAPH, S_COUNT };
+       S_STATUS, S_CLOCK, S_LOST, S_GRAPH, S_RANK, S_COUNT };
 
 struct loader {
 	sqlite3 *db;
@@ -160,6 +161,8 @@ static const char *const ins_sql[S_COUNT] = {
 	[S_CLOCK] = "INSERT INTO xp_gpu_clock(pid,mono_before,cupti_ts,mono_after,at_exit)"
 		" VALUES(?,?,?,?,?)",
 	[S_LOST] = "INSERT INTO xp_losses(ts,kind,reason,count,source) VALUES(?,?,?,?,?)",
+	[S_RANK] = "INSERT INTO xp_ranks(pid,host,rank,local_rank,world_size,local_world_size,source)"
+		   " VALUES(?,?,?,?,?,?,?)",
 	[S_GRAPH] = "INSERT INTO xp_graph_events(ts,globalTid,event,graphId,nodeId,origNodeId,"
 		    "origGraphId,execId,nodeType,correlationId) VALUES(?,?,?,?,?,?,?,?,?,?)",
 };
@@ -309,6 +312,7 @@ static uint32_t fixed_size(uint32_t type)
 	case XP_REC_GPU_NVTX: return sizeof(struct xp_gpu_nvtx);
 	case XP_REC_GPU_OVERHEAD: return sizeof(struct xp_gpu_overhead);
 	case XP_REC_GPU_GRAPH: return sizeof(struct xp_gpu_graph);
+	case XP_REC_GPU_RANK: return sizeof(struct xp_gpu_rank);
 	case XP_REC_LOST: return sizeof(struct xp_lost);
 	}
 	return 0;
@@ -445,6 +449,20 @@ static int load_graph(struct loader *L, const struct xp_gpu_graph *g)
 	return step(L->ins[S_GRAPH]);
 }
 
+/* The process's rank: the mapped pid, the host as text (NUL within its 64
+ * bytes, else cut there). */
+static int load_rank(struct loader *L, const struct xp_gpu_rank *k)
+{
+	sqlite3_stmt *s = L->ins[S_RANK];
+	uint32_t pid = (k->pid == L->own_pid || k->pid == 0) ? L->pid : k->pid;
+	int64_t v[] = { pid, 0, k->rank, k->local_rank, k->world_size, k->local_world_size };
+
+	bind_all(s, v, 6);
+	sqlite3_bind_text(s, 2, k->host, (int)strnlen(k->host, sizeof(k->host)), SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 7, xp_job_rank_source(k->source), -1, SQLITE_STATIC);
+	return step(s);
+}
+
 static int load_sync(struct loader *L, const struct xp_gpu_sync *y)
 {
 	int64_t v[] = { (int64_t)y->start, (int64_t)y->end, GLOBAL_PID(L->pid),
@@ -575,6 +593,7 @@ static int load_record(struct loader *L, const struct xp_record_header *h)
 	case XP_REC_GPU_SYNC: return load_sync(L, p);
 	case XP_REC_GPU_NVTX: return load_nvtx(L, p);
 	case XP_REC_GPU_GRAPH: return load_graph(L, p);
+	case XP_REC_GPU_RANK: return load_rank(L, p);
 	case XP_REC_LOST: return load_lost(L, p);
 	}
 	L->st->skipped++;

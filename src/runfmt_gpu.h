@@ -67,6 +67,7 @@ enum xp_gpu_record_type {
 	XP_REC_GPU_NVTX = 42,       /* struct xp_gpu_nvtx: NVTX range edge or mark */
 	XP_REC_GPU_OVERHEAD = 43,   /* struct xp_gpu_overhead: CUPTI/driver overhead */
 	XP_REC_GPU_GRAPH = 44,      /* struct xp_gpu_graph: a CUDA graph's life event */
+	XP_REC_GPU_RANK = 45,       /* struct xp_gpu_rank: the process's place in a job */
 };
 
 /* Loss reasons of the GPU stream (xp_lost.reason); numbered apart from the
@@ -289,6 +290,24 @@ struct xp_gpu_graph {
 	uint32_t exec_id;           /* 0 none */
 	uint32_t node_type;         /* CUgraphNodeType (NODE_*) */
 	uint32_t pad;               /* 0 */
+};
+
+/* Who the process is in a distributed job, from the launcher's variables in
+ * its own environment (torchrun's RANK..., Slurm's SLURM_PROCID..., Open
+ * MPI's OMPI_COMM_WORLD_*, PMI's PMI_RANK/PMI_SIZE): nothing else of the
+ * environment is kept. -1 where the launcher gave none. */
+enum xp_gpu_rank_source {
+	XP_RANK_NONE = 0, XP_RANK_TORCHRUN = 1, XP_RANK_SLURM = 2, XP_RANK_OMPI = 3, XP_RANK_PMI = 4,
+};
+
+struct xp_gpu_rank {
+	uint32_t pid;
+	uint32_t source;            /* enum xp_gpu_rank_source */
+	int32_t rank;
+	int32_t local_rank;
+	int32_t world_size;
+	int32_t local_world_size;
+	char host[64];              /* gethostname(), NUL-terminated */
 };
 
 struct xp_gpu_overhead {

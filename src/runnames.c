@@ -34,6 +34,7 @@ const struct xp_rec_kind xp_rec_kinds[] = {
 	{ XP_REC_GPU_NVTX, "gpu_nvtx", XP_STREAM_GPU, 0 },
 	{ XP_REC_GPU_OVERHEAD, "gpu_overhead", XP_STREAM_GPU, 0 },
 	{ XP_REC_GPU_GRAPH, "gpu_graph", XP_STREAM_GPU, 0 },
+	{ XP_REC_GPU_RANK, "gpu_rank", XP_STREAM_GPU, 0 },
 	{ XP_REC_LOST, "lost", XP_STREAM_ANY, 1 },
 	{ XP_REC_ZBLOCK, "zblock", XP_STREAM_ANY, 0 },
 };

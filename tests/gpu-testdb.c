@@ -283,6 +283,14 @@ static int write_streams(const char *gpu, const char *cpu)
 		goto out;
 	put_string(g, S_EXE, "/usr/bin/train");
 	xp_writer_append(g, XP_REC_GPU_PROCESS, &proc, sizeof(proc), NULL, 0);
+	{
+		/* rank 1 of a torchrun job of 2 */
+		struct xp_gpu_rank rank = { .pid = PID, .source = XP_RANK_TORCHRUN, .rank = 1,
+					    .local_rank = 1, .world_size = 2, .local_world_size = 2,
+					    .host = "node7" };
+
+		xp_writer_append(g, XP_REC_GPU_RANK, &rank, sizeof(rank), NULL, 0);
+	}
 	xp_writer_append(g, XP_REC_GPU_STATUS, &st, sizeof(st), "started", 7);
 	put_string(g, S_DEV, "NVIDIA H100 80GB HBM3");
 	xp_writer_append(g, XP_REC_GPU_DEVICE, &dev, sizeof(dev), NULL, 0);

@@ -5,6 +5,11 @@
 
 #include "check-main.h"
 #include "record.h"
+#include "outname.h"
+#include "jobrank.h"
+
+#include <stdio.h>
+#include <unistd.h>
 
 static struct rec_opts o;
 static char err[256];
@@ -234,6 +239,75 @@ START_TEST(record_privileged)
 }
 END_TEST
 
+/* A launcher's environment, by name. */
+static const char *const *env_now;
+
+static char *fake_getenv(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *const *e = env_now; e && *e; e++)
+		if (!strncmp(*e, name, n) && (*e)[n] == '=')
+			return (char *)*e + n + 1;
+	return NULL;
+}
+
+/* torchrun's variables win over Slurm's (torchrun under srun), then MPI's,
+ * then PMI's; none: no rank */
+START_TEST(job_rank)
+{
+	static const char *const torchrun[] = { "RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=8",
+		"LOCAL_WORLD_SIZE=2", "SLURM_PROCID=9", NULL };
+	static const char *const slurm[] = { "SLURM_PROCID=9", "SLURM_LOCALID=1", "SLURM_NTASKS=16", NULL };
+	static const char *const mpi[] = { "OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=6", NULL };
+	static const char *const bad[] = { "RANK=x", "PMI_RANK=-1", NULL };
+	struct xp_gpu_rank r;
+
+	env_now = torchrun;
+	ck_assert_int_eq(xp_job_rank(fake_getenv, &r), 1);
+	ck_assert_int_eq(r.rank, 3);
+	ck_assert_int_eq(r.local_rank, 1);
+	ck_assert_int_eq(r.world_size, 8);
+	ck_assert_str_eq(xp_job_rank_source(r.source), "torchrun");
+	env_now = slurm;
+	ck_assert_int_eq(xp_job_rank(fake_getenv, &r), 1);
+	ck_assert_int_eq(r.rank, 9);
+	ck_assert_int_eq(r.world_size, 16);
+	ck_assert_str_eq(xp_job_rank_source(r.source), "slurm");
+	env_now = mpi;
+	ck_assert_int_eq(xp_job_rank(fake_getenv, &r), 1);
+	ck_assert_int_eq(r.rank, 5);
+	ck_assert_int_eq(r.local_rank, -1);
+	env_now = bad;
+	ck_assert_int_eq(xp_job_rank(fake_getenv, &r), 0);
+	ck_assert_int_eq(r.rank, -1);
+}
+END_TEST
+
+/* -o patterns: %h host (to its first dot), %r rank, %p pid, %%; errors name
+ * the problem */
+START_TEST(output_patterns)
+{
+	static const char *const env[] = { "RANK=2", NULL };
+	char out[256], err[256], host[256], want[512];
+
+	gethostname(host, sizeof(host) - 1);
+	host[strcspn(host, ".")] = '\0';
+	env_now = env;
+	ck_assert_int_eq(xp_output_expand("runs/%h-%r/p%p-100%%", fake_getenv, out, sizeof(out), err,
+					  sizeof(err)), 0);
+	snprintf(want, sizeof(want), "runs/%s-2/p%ld-100%%", host, (long)getpid());
+	ck_assert_str_eq(out, want);
+	env_now = NULL;
+	ck_assert_int_eq(xp_output_expand("runs/%r", fake_getenv, out, sizeof(out), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "%r: no rank in the environment"));
+	ck_assert_int_eq(xp_output_expand("runs/%x", fake_getenv, out, sizeof(out), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "%x: expected %h (host), %r (rank), %p (pid) or %%"));
+	ck_assert_int_eq(xp_output_expand("%p%p%p%p", fake_getenv, out, 6, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "too long"));
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
 	Suite *s = suite_create("options");
@@ -249,6 +323,8 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, python_lines);
 	tcase_add_test(tc, compress);
 	tcase_add_test(tc, record_privileged);
+	tcase_add_test(tc, job_rank);
+	tcase_add_test(tc, output_patterns);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -304,6 +304,13 @@ START_TEST(command_on_run_dir)
 	/* a path that does not exist is a bad argument, as a bad option value is */
 	snprintf(cmd, sizeof(cmd), "%s report %s/nonexistent.db 2>/dev/null", xpcorr, dir);
 	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+	/* --rank N: the process its launcher numbered N (the run's rank 1 is pid 100) */
+	snprintf(cmd, sizeof(cmd), "%s report --rank 1 --format json %s | cmp - %s/kernels-pid.json",
+		 xpcorr, path, gdir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s report --rank 7 %s 2>&1 | grep -q 'rank 7: no process'",
+		 xpcorr, path);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
 }
 END_TEST
 

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import signal
 import sqlite3
 import subprocess
@@ -321,6 +322,17 @@ def t_errors(tmp):
     # unwritable place
     rc, err = record("/proc/xpcap-run", [], [prog("exit7")])
     check(rc == 2 and one_error_line(err), "unwritable output: exit 2 (%r)" % err)
+    # -o patterns: %h host, %r the launcher's rank, %p xpcap's pid; %r with no rank refused
+    env = dict(os.environ, RANK="3")
+    rc, err = record(os.path.join(tmp, "job-%h-r%r"), ["-q"], [prog("exit7")], env=env)
+    host = socket.gethostname().split(".")[0]
+    check(rc == 7 and os.path.isdir(os.path.join(tmp, "job-%s-r3" % host)),
+          "-o job-%%h-r%%r with RANK=3 records into job-%s-r3 (%d %r)" % (host, rc, err))
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "SLURM_PROCID",
+                                                            "OMPI_COMM_WORLD_RANK", "PMI_RANK")}
+    rc, err = record(os.path.join(tmp, "job-%r"), [], [prog("exit7")], env=env)
+    check(rc == 2 and one_error_line(err) and "no rank in the environment" in err,
+          "-o %%r without a rank: exit 2 saying so (%r)" % err)
     # a command that does not exist: 127 like a shell, nothing left behind
     run = os.path.join(tmp, "nocmd")
     rc, err = record(run, [], ["/nonexistent/program"])

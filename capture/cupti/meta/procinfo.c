@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../xpcupti.h"
+#include "jobrank.h"
 
 /* Fills ns_pid (outermost) and the number of namespaces from NSpid. */
 static void read_nspid(uint32_t *ns_pid, uint32_t *depth)
@@ -43,6 +44,20 @@ static void read_nspid(uint32_t *ns_pid, uint32_t *depth)
 		break;
 	}
 	fclose(f);
+}
+
+/* The process's rank in a job, from its launcher's variables only. */
+static void write_rank(uint32_t pid)
+{
+	struct xp_gpu_rank k;
+
+	memset(&k, 0, sizeof(k));
+	if (!xp_job_rank(getenv, &k))
+		return;
+	k.pid = pid;
+	if (gethostname(k.host, sizeof(k.host) - 1))
+		k.host[0] = '\0';
+	xpc_emit(NULL, XP_REC_GPU_RANK, &k, sizeof(k), NULL, 0);
 }
 
 void xpc_write_process(void)
@@ -89,6 +104,7 @@ void xpc_write_process(void)
 		pthread_mutex_unlock(&xpc.conv_lock);
 	}
 	xpc_emit(NULL, XP_REC_GPU_PROCESS, &r, sizeof(r), NULL, 0);
+	write_rank(r.pid);
 }
 
 /* The tightest of a few brackets: with the timestamp callback in place the
