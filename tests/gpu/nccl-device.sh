@@ -40,6 +40,8 @@ for r in d["rows"]:
 print("not_python:", [(w["reason"], w["pct"]) for w in d.get("not_python", [])])
 print("python:", d.get("python"))
 PY
+	"$X" dump --type gpu_rank "$R/$job" 2>/dev/null | head -4
 	"$X" report --by thread "$R/$job" | head -12
+	"$X" report --rank 1 --top 3 --stacks 1 "$R/$job" | head -12
 	"$X" report --top 6 --stacks 1 "$R/$job" | head -30
 done
