@@ -17,7 +17,7 @@
 #include "selection.h"
 
 static const char usage[] =
-	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx|source]\n"
+	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx|source|rank]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--rank N] [--since NS] [--until NS]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
@@ -73,7 +73,7 @@ static int number(const char *arg, long long *v)
 }
 
 static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph",
-				    "nvtx", "source" };
+				    "nvtx", "source", "rank" };
 
 /* getopt into o: -1 to go on, else the exit status. */
 static long long rank_wanted = -1;     /* --rank N, mapped to its process once the run is open */
@@ -102,7 +102,7 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		switch (c) {
 		case 'b': case 'f': case 's': case 'N':
 			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
-			n = c == 'b' ? 8 : c == 'f' ? 3 : c == 's' ? 4 : 2;
+			n = c == 'b' ? 9 : c == 'f' ? 3 : c == 's' ? 4 : 2;
 			i = xp_cmd_choice("xpcorr report", long_name(opts, c), optarg, names, n);
 			if (i < 0)
 				return XP_EXIT_USAGE;
@@ -197,6 +197,8 @@ int cmd_report(int argc, char **argv)
 		"no memory copy or memset ran", "no thread launched GPU work",
 		"no CUDA graph was launched", "no GPU work was launched inside an NVTX range",
 		"no launch had a Python stack (a program without Python, or --python-lines off)",
+		"no process recorded a rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK in"
+		" its environment: run it under torchrun, srun or mpirun)",
 	};
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
 	sqlite3 *db = NULL;

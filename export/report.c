@@ -410,6 +410,7 @@ const char *xp_rep_title(enum xp_report_by by)
 	case XP_BY_GRAPH: return "CUDA Graphs: replays of each graph exec (first node start to last node"
 		" end), named for where the graph was captured";
 	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
+	case XP_BY_RANK: return "Ranks of the Job: GPU time, kernels, time in collectives (NCCL, gloo)";
 	case XP_BY_SOURCE: return "GPU Time by Python Source of the Launch (self: launched by the line itself;"
 		" total: also by what it calls)";
 	}
@@ -460,6 +461,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 			 " xp_ranks k WHERE k.pid = " XP_SQL_GTID_PID("r.globalTid") " LIMIT 1), '') || " : "", f);
 		break;
 	case XP_BY_GRAPH:          /* report_graph.c */
+	case XP_BY_RANK:           /* report_rank.c */
 		break;
 	case XP_BY_NVTX:
 		/* a GPU row counts in every start/end range open on the calling
@@ -1308,7 +1310,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		goto out;
 	}
 	R.groups = use_groups(&R);
-	if (o->by != XP_BY_SOURCE && o->by != XP_BY_GRAPH &&
+	if (o->by != XP_BY_SOURCE && o->by != XP_BY_GRAPH && o->by != XP_BY_RANK &&
 	    (rc = R.groups && groups_view(o) ? collect_groups(&R, groups_view(o)) :
 	     collect(&R, sql)) < 0)
 		goto out;
@@ -1319,7 +1321,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 	rows = R.n;
 	if (o->format == XP_FMT_JSON) {
 		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph",
-						   "nvtx", "source" };
+						   "nvtx", "source", "rank" };
 
 		jsonw_init(&R.json, out);
 		jsonw_obj_begin(&R.json);
@@ -1327,13 +1329,14 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		jsonw_str(&R.json, by[o->by]);
 		jsonw_key(&R.json, "title");
 		jsonw_str(&R.json, xp_rep_title(o->by));
-		if (o->by != XP_BY_SOURCE && o->by != XP_BY_GRAPH) {  /* rows counted after */
+		if (o->by < XP_BY_GRAPH || o->by == XP_BY_NVTX) {  /* the others count rows after */
 			jsonw_key(&R.json, "groups");
 			jsonw_uint(&R.json, R.n);
 		}
 	}
 	if ((rc = o->by == XP_BY_SOURCE ? xp_report_source(&R, &rows) :
-		  o->by == XP_BY_GRAPH ? xp_report_graph(&R, &rows) : print_table(&R, shown)) < 0)
+		  o->by == XP_BY_GRAPH ? xp_report_graph(&R, &rows) :
+		  o->by == XP_BY_RANK ? xp_report_rank(&R, &rows) : print_table(&R, shown)) < 0)
 		goto out;
 	if (shown < R.n && o->format == XP_FMT_TEXT)
 		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);

@@ -26,6 +26,7 @@ enum xp_report_by {
 	XP_BY_GRAPH,                /* kernel time by CUDA graph */
 	XP_BY_NVTX,                 /* GPU time by the NVTX range around the launching call */
 	XP_BY_SOURCE,               /* GPU time by the innermost Python line of the launch stack */
+	XP_BY_RANK,                 /* the ranks of a distributed job side by side */
 };
 
 enum xp_report_format { XP_FMT_TEXT, XP_FMT_CSV, XP_FMT_JSON };

@@ -59,5 +59,7 @@ int xp_rep_frame_stmt(struct rep *R);
 int xp_report_source(struct rep *R, size_t *rows);
 /* --by graph (report_graph.c): one row per graph exec replayed. */
 int xp_report_graph(struct rep *R, size_t *rows);
+/* --by rank (report_rank.c): the ranks side by side, then the spread. */
+int xp_report_rank(struct rep *R, size_t *rows);
 
 #endif

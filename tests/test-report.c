@@ -314,6 +314,28 @@ START_TEST(command_on_run_dir)
 }
 END_TEST
 
+/* The ranks of a job side by side: a second process (pid 101, rank 0) that
+ * ran the same kernels, each twice as long, is the slowest on each. */
+START_TEST(ranks_side_by_side)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+
+	ck_assert_int_eq(sqlite3_exec(db,
+		"CREATE TEMP TABLE k2 AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL"
+		" WHERE globalPid = 100 << 24;"
+		"UPDATE temp.k2 SET globalPid = 101 << 24, end = start + 2 * (end - start);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM temp.k2;"
+		"INSERT INTO xp_ranks(pid, host, rank, local_rank, world_size, local_world_size, source)"
+		" VALUES (101, 'node7', 0, 0, 2, 2, 'torchrun');", NULL, NULL, NULL), SQLITE_OK);
+	o.by = XP_BY_RANK;
+	golden("by-rank.txt", &o);
+	o.format = XP_FMT_JSON;
+	golden("by-rank.json", &o);
+	o.format = XP_FMT_CSV;
+	golden("by-rank.csv", &o);
+}
+END_TEST
+
 /* Python paths as a person reads them: a package's from the package, the
  * standard library's from python3.X, the program's from the directory its
  * files share; names that are no path stay as they are. */
@@ -435,6 +457,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
 	tcase_add_test(tc, python_paths_short);
+	tcase_add_test(tc, ranks_side_by_side);
 	tcase_add_test(tc, launcher_of_stacks);
 	tcase_add_test(tc, library_frames);
 	suite_add_tcase(s, tc);

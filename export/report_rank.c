@@ -1,0 +1,179 @@
+/* report_rank.c - `xpcorr report --by rank`: the processes of a distributed
+ * job side by side (their ranks from xp_ranks), each with its GPU time, its
+ * kernels and the share of its time in collectives (NCCL and gloo kernels);
+ * then, for each collective or kernel every rank ran, the spread of its
+ * time across the ranks and the slowest rank: where ranks wait on each
+ * other. A straggler shows as the rank whose compute is longest while the
+ * others' collectives are.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elidename.h"
+#include "gtid.h"
+#include "report_priv.h"
+
+/* kernels of a collective library: NCCL's and gloo's CUDA kernels */
+/* (for snprintf formats: the LIKE patterns' percent signs doubled) */
+#define IS_COLLECTIVE(name) "(" name " LIKE 'nccl%%' OR " name " LIKE '%%gloo%%')"
+
+static int per_rank(struct rep *R, size_t *rows)
+{
+	const struct xp_report_opts *o = R->o;
+	sqlite3_stmt *s;
+	char sql[2048], f[256];
+	int step;
+
+	xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT r.rank, ifnull(r.host, '?'), r.pid, ifnull(r.world_size, -1),"
+		 " ifnull(sum(k.end - k.start), 0), count(k.rowid),"
+		 " ifnull(sum(CASE WHEN " IS_COLLECTIVE("n.value") " THEN k.end - k.start END), 0)"
+		 " FROM xp_ranks r LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k"
+		 " ON " XP_SQL_GTID_PID("k.globalPid") " = r.pid AND %s"
+		 " LEFT JOIN StringIds n ON n.id = k.demangledName"
+		 " GROUP BY r.pid ORDER BY r.rank, r.pid", f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	if (o->format == XP_FMT_TEXT) {
+		char head[256];
+
+		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
+		xp_rep_put_row(R, head);
+		xp_rep_put_row(R, "");
+		xp_rep_put_row(R, "  Rank  World   GPU Time (ns)  Kernels  Collectives (ns)  Coll (%)"
+			       "      PID  Host");
+		xp_rep_put_row(R, "  ----  -----   -------------  -------  ----------------  --------"
+			       "      ---  ----");
+	} else if (o->format == XP_FMT_CSV) {
+		fputs("\"Section\",\"Rank\",\"World\",\"PID\",\"Host\",\"GPU Time (ns)\",\"Kernels\","
+		      "\"Collectives (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\"\n", R->out);
+	} else {
+		jsonw_key(&R->json, "ranks");
+		jsonw_arr_begin(&R->json);
+	}
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 2);
+		int64_t world = sqlite3_column_int64(s, 3), gpu = sqlite3_column_int64(s, 4);
+		int64_t kernels = sqlite3_column_int64(s, 5), coll = sqlite3_column_int64(s, 6);
+		const char *host = (const char *)sqlite3_column_text(s, 1);
+		double pct = gpu ? 100.0 * (double)coll / (double)gpu : 0;
+
+		(*rows)++;
+		if (o->format == XP_FMT_TEXT) {
+			char line[512];
+
+			snprintf(line, sizeof(line), "  %4lld  %5lld  %14lld  %7lld  %16lld  %8.1f  %7lld  %s",
+				 (long long)rank, (long long)world, (long long)gpu, (long long)kernels,
+				 (long long)coll, pct, (long long)pid, host);
+			xp_rep_put_row(R, line);
+		} else if (o->format == XP_FMT_CSV) {
+			fprintf(R->out, "\"rank\",%lld,%lld,%lld,", (long long)rank, (long long)world,
+				(long long)pid);
+			xp_rep_csv_str(R->out, host);
+			fprintf(R->out, ",%lld,%lld,%lld,\"\",,\n", (long long)gpu, (long long)kernels,
+				(long long)coll);
+		} else {
+			struct jsonw *w = &R->json;
+
+			jsonw_obj_begin(w);
+			jsonw_key(w, "rank"); jsonw_int(w, rank);
+			jsonw_key(w, "world_size"); jsonw_int(w, world);
+			jsonw_key(w, "pid"); jsonw_int(w, pid);
+			jsonw_key(w, "host"); jsonw_str(w, host);
+			jsonw_key(w, "gpu_ns"); jsonw_int(w, gpu);
+			jsonw_key(w, "kernels"); jsonw_int(w, kernels);
+			jsonw_key(w, "collective_ns"); jsonw_int(w, coll);
+			jsonw_obj_end(w);
+		}
+	}
+	sqlite3_finalize(s);
+	if (o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	return step == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* Kernels every rank ran, by how far apart the ranks' times are. */
+static int spread(struct rep *R)
+{
+	const struct xp_report_opts *o = R->o;
+	sqlite3_stmt *s;
+	char sql[2048], f[256];
+	unsigned shown = 0;
+	int step;
+
+	xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "WITH t AS (SELECT k.demangledName AS name, r.rank AS rank,"
+		 " sum(k.end - k.start) AS ns FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN xp_ranks r"
+		 " ON r.pid = " XP_SQL_GTID_PID("k.globalPid") " WHERE %s GROUP BY 1, 2)"
+		 " SELECT n.value, max(t.ns) - min(t.ns), (SELECT t2.rank FROM t t2 WHERE t2.name = t.name"
+		 " ORDER BY t2.ns DESC, t2.rank LIMIT 1), " IS_COLLECTIVE("n.value")
+		 " FROM t JOIN StringIds n ON n.id = t.name GROUP BY t.name"
+		 " HAVING count(*) = (SELECT count(DISTINCT rank) FROM xp_ranks) AND count(*) > 1"
+		 " ORDER BY 4 DESC, 2 DESC, 1", f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	if (o->format == XP_FMT_TEXT) {
+		xp_rep_put_row(R, "");
+		xp_rep_put_row(R, "  Spread (ns)  Slowest  Kernel (collectives first; run by every rank)");
+		xp_rep_put_row(R, "  -----------  -------  ------");
+	} else if (o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "spread");
+		jsonw_arr_begin(&R->json);
+	}
+	while ((step = sqlite3_step(s)) == SQLITE_ROW && (!o->top || shown < o->top)) {
+		const char *name = (const char *)sqlite3_column_text(s, 0);
+		int64_t ns = sqlite3_column_int64(s, 1), slow = sqlite3_column_int64(s, 2);
+		char brief[512], line[700];
+
+		shown++;
+		if (o->format == XP_FMT_TEXT) {
+			xp_elide_name(name ? name : "?", brief, sizeof(brief));
+			snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns, (long long)slow,
+				 brief);
+			xp_rep_put_row(R, line);
+		} else if (o->format == XP_FMT_CSV) {
+			fputs("\"spread\",,,,,,,,", R->out);
+			xp_rep_csv_str(R->out, name ? name : "?");
+			fprintf(R->out, ",%lld,%lld\n", (long long)ns, (long long)slow);
+		} else {
+			struct jsonw *w = &R->json;
+
+			jsonw_obj_begin(w);
+			jsonw_key(w, "kernel"); jsonw_str(w, name);
+			jsonw_key(w, "spread_ns"); jsonw_int(w, ns);
+			jsonw_key(w, "slowest_rank"); jsonw_int(w, slow);
+			jsonw_key(w, "collective"); jsonw_bool(w, sqlite3_column_int(s, 3));
+			jsonw_obj_end(w);
+		}
+	}
+	sqlite3_finalize(s);
+	if (o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -EIO;
+}
+
+int xp_report_rank(struct rep *R, size_t *rows)
+{
+	sqlite3_stmt *s;
+	int rc, have;
+
+	*rows = 0;
+	/* runs of older builds have no table: no rank, an empty view */
+	if (sqlite3_prepare_v2(R->db, "SELECT 1 FROM sqlite_master WHERE name = 'xp_ranks'", -1, &s,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	have = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	if (!have) {
+		if (R->o->format == XP_FMT_JSON) {
+			jsonw_key(&R->json, "ranks");
+			jsonw_arr_begin(&R->json);
+			jsonw_arr_end(&R->json);
+		}
+		return 0;
+	}
+	if ((rc = per_rank(R, rows)) < 0 || !*rows)
+		return rc;
+	return spread(R);
+}
