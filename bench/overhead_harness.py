@@ -81,16 +81,16 @@ CONFIGS = [
     Config("xpcap-no-pylines", "xpcap record without Python lines", xpcap=PYFRAMES_OFF_FLAGS),
     Config("xpcap-999Hz", "xpcap record -F 999", xpcap=["-F", "999"]),
     # below CUPTI's default floor: the library's XPCAP_BENCH knobs (capture/cupti/init.c)
-    Config("floor-nosync", "CUPTI floor without SYNCHRONIZATION records",
-           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="nosync", **{PYFRAMES_ENV: "0"})),
+    Config("floor-sync", "CUPTI floor with SYNCHRONIZATION records (XPCAP_SYNC=1; off by default)",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_SYNC="1", **{PYFRAMES_ENV: "0"})),
     Config("floor-notscb", "CUPTI floor with CUPTI's own clock (no timestamp callback)",
            env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="notscb", **{PYFRAMES_ENV: "0"})),
     Config("floor-launchapi", "CUPTI floor with API records of launch-class calls only",
            env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="launchapi", **{PYFRAMES_ENV: "0"})),
     Config("floor-hwtrace", "CUPTI floor with hardware event tracing",
            env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="hwtrace", **{PYFRAMES_ENV: "0"})),
-    Config("floor-all", "CUPTI floor with nosync, notscb and launchapi",
-           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="nosync,notscb,launchapi",
+    Config("floor-all", "CUPTI floor with notscb and launchapi",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="notscb,launchapi",
                     **{PYFRAMES_ENV: "0"})),
 ]
 BY_NAME = {c.name: c for c in CONFIGS}
@@ -101,7 +101,7 @@ GROUPS = {
     "parts": ["bare", "cupti-floor", "lib-callbacks", "lib-inproc", "lib-inproc-pyframes"],
     "xpcap-parts": ["bare", "cupti-floor", "xpcap", "xpcap-no-sampler"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
-    "floor": ["bare", "torch.profiler", "cupti-floor", "floor-nosync", "floor-notscb",
+    "floor": ["bare", "torch.profiler", "cupti-floor", "floor-sync", "floor-notscb",
               "floor-launchapi", "floor-hwtrace", "floor-all"],
     "all": [c.name for c in CONFIGS[:9]],        # more than one call's worth: BUDGET_S cuts rounds
 }

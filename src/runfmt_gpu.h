@@ -111,6 +111,7 @@ struct xp_gpu_process {
 #define XP_GPU_PROC_API_TRACE (1u << 0)  /* RUNTIME/DRIVER activity kinds on */
 #define XP_GPU_PROC_NVTX      (1u << 1)  /* NVTX marker kinds on */
 #define XP_GPU_PROC_OVERHEAD  (1u << 2)  /* OVERHEAD kind on */
+#define XP_GPU_PROC_SYNC      (1u << 3)  /* SYNCHRONIZATION kind on (XPCAP_SYNC=1) */
 
 struct xp_gpu_device {
 	uint64_t global_memory;     /* bytes */
