@@ -163,133 +163,126 @@ static int parse_freq(const char *s, unsigned *out)
 	return 0;
 }
 
-int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
-		   size_t errlen)
+static int parse_duration(const char *s, double *out)
 {
-	bool launch_graph_given = false, launch_stacks_given = false;
-	int c;
+	char *end;
 
-	memset(o, 0, sizeof(*o));
-	o->output = REC_DEFAULT_OUTPUT;
-	o->freq = REC_DEFAULT_FREQ;
-	o->launch_copy = REC_DEFAULT_COPY;
-	o->compress = true;
-	o->python_lines = true;
-	err[0] = '\0';
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the first non-option, so the command's own options stay its own */
-	while ((c = getopt_long(argc, argv, "+:o:F:ap:qm:h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!*optarg)
-				return fail(err, errlen, "invalid output directory: empty");
-			o->output = optarg;
-			break;
-		case 'F':
-			if (parse_freq(optarg, &o->freq))
-				return fail(err, errlen, "invalid frequency '%s': expected 1..%d Hz",
-					    optarg, REC_MAX_FREQ);
-			break;
-		case OPT_DURATION: {
-			char *end;
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || !(*out > 0) || *out > 1e7 ? -EINVAL : 0;
+}
 
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->duration_s > 0) ||
-			    o->duration_s > 1e7)
-				return fail(err, errlen, "invalid duration '%s': expected seconds > 0",
-					    optarg);
-			break;
-		}
-		case 'a':
-			o->system_wide = true;
-			break;
-		case 'p':
-			if (rec_parse_pids(optarg, o->pids, REC_MAX_PIDS, &o->npids))
-				return fail(err, errlen, "invalid pid list '%s': expected PID[,PID...]",
-					    optarg);
-			break;
-		case 'm':
-			if (parse_ring(optarg, &o->ring_kib))
-				return fail(err, errlen, "invalid ring size '%s': expected a power of "
-					    "two from %d to %u KiB", optarg, REC_MIN_RING_KIB,
-					    REC_MAX_RING_KIB);
-			break;
-		case OPT_FORCE:
-			o->force = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case OPT_NO_GPU:
-			o->no_gpu = true;
-			break;
-		case OPT_GPU_ONLY:
-			o->gpu_only = true;
-			break;
-		case OPT_CUPTI_LIB:
-			o->cupti_lib = optarg;
-			break;
-		case OPT_LAUNCH_CALL_GRAPH:
-			launch_graph_given = true;
-			/* fall through */
-		case OPT_CALL_GRAPH:
-			if (rec_parse_call_graph(optarg, c == OPT_CALL_GRAPH ? &o->sample_copy :
-						 &o->launch_copy))
-				return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
-					    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
-			break;
-		case OPT_LAUNCH_STACKS:
-			if (strcmp(optarg, "uprobe") && strcmp(optarg, "inproc"))
-				return fail(err, errlen, "invalid launch stacks '%s': expected uprobe or "
-					    "inproc", optarg);
-			o->launch_inproc = !strcmp(optarg, "inproc");
-			launch_stacks_given = true;
-			break;
-		case OPT_PYTHON_LINES:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return fail(err, errlen, "invalid python lines '%s': expected on or off",
-					    optarg);
-			o->python_lines = !strcmp(optarg, "on");
-			break;
-		case OPT_COMPRESS:
-			if (strcmp(optarg, "none") && strcmp(optarg, "zstd"))
-				return fail(err, errlen, "invalid compression '%s': expected none or zstd",
-					    optarg);
-			o->compress = !strcmp(optarg, "zstd");
-			break;
-		case OPT_RECORD_PRIVILEGED:
-			o->record_privileged = true;
-			break;
-		case OPT_OFF_CPU:
-			o->off_cpu = true;
-			break;
-		case OPT_OFF_CPU_MIN: {
-			char *end;
-			long v;
+static int parse_offcpu_min(const char *s, uint32_t *out)
+{
+	char *end;
+	long v;
 
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > (long)REC_MAX_OFFCPU_MIN_US)
-				return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
-					    "microseconds", optarg, REC_MAX_OFFCPU_MIN_US);
-			o->offcpu_min_us = (uint32_t)v;
-			break;
-		}
-		case 'h':
-			o->help = true;
-			return 0;
-		case ':':
-			return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
-		}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > (long)REC_MAX_OFFCPU_MIN_US)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* One of two words: *out = (s == yes); -EINVAL for anything else. */
+static int parse_choice(const char *s, const char *yes, const char *no, bool *out)
+{
+	if (strcmp(s, yes) && strcmp(s, no))
+		return -EINVAL;
+	*out = !strcmp(s, yes);
+	return 0;
+}
+
+/* What the user chose explicitly, for the defaults that depend on it. */
+struct given {
+	bool launch_graph;          /* --launch-call-graph */
+	bool launch_stacks;         /* --launch-stacks */
+};
+
+/* The options without an argument. */
+static void set_flag(struct rec_opts *o, int c)
+{
+	switch (c) {
+	case 'a': o->system_wide = true; break;
+	case OPT_FORCE: o->force = true; break;
+	case 'q': o->quiet = true; break;
+	case OPT_NO_GPU: o->no_gpu = true; break;
+	case OPT_GPU_ONLY: o->gpu_only = true; break;
+	case OPT_RECORD_PRIVILEGED: o->record_privileged = true; break;
+	case OPT_OFF_CPU: o->off_cpu = true; break;
+	case 'h': o->help = true; break;
 	}
-	if (optind < argc) {
-		o->command = argv + optind;
-		o->command_argc = argc - optind;
+}
+
+/* One option with its argument: 0, or -1 with the message in err. */
+static int parse_option(struct rec_opts *o, int c, char **argv, struct given *g,
+			char *err, size_t errlen)
+{
+	switch (c) {
+	case 'o':
+		if (!*optarg)
+			return fail(err, errlen, "invalid output directory: empty");
+		o->output = optarg;
+		return 0;
+	case 'F':
+		if (parse_freq(optarg, &o->freq))
+			return fail(err, errlen, "invalid frequency '%s': expected 1..%d Hz",
+				    optarg, REC_MAX_FREQ);
+		return 0;
+	case OPT_DURATION:
+		if (parse_duration(optarg, &o->duration_s))
+			return fail(err, errlen, "invalid duration '%s': expected seconds > 0", optarg);
+		return 0;
+	case 'p':
+		if (rec_parse_pids(optarg, o->pids, REC_MAX_PIDS, &o->npids))
+			return fail(err, errlen, "invalid pid list '%s': expected PID[,PID...]", optarg);
+		return 0;
+	case 'm':
+		if (parse_ring(optarg, &o->ring_kib))
+			return fail(err, errlen, "invalid ring size '%s': expected a power of "
+				    "two from %d to %u KiB", optarg, REC_MIN_RING_KIB, REC_MAX_RING_KIB);
+		return 0;
+	case OPT_CUPTI_LIB:
+		o->cupti_lib = optarg;
+		return 0;
+	case OPT_LAUNCH_CALL_GRAPH:
+	case OPT_CALL_GRAPH:
+		g->launch_graph |= c == OPT_LAUNCH_CALL_GRAPH;
+		if (rec_parse_call_graph(optarg, c == OPT_CALL_GRAPH ? &o->sample_copy : &o->launch_copy))
+			return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
+				    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
+		return 0;
+	case OPT_LAUNCH_STACKS:
+		g->launch_stacks = true;
+		if (parse_choice(optarg, "inproc", "uprobe", &o->launch_inproc))
+			return fail(err, errlen, "invalid launch stacks '%s': expected uprobe or "
+				    "inproc", optarg);
+		return 0;
+	case OPT_PYTHON_LINES:
+		if (parse_choice(optarg, "on", "off", &o->python_lines))
+			return fail(err, errlen, "invalid python lines '%s': expected on or off", optarg);
+		return 0;
+	case OPT_COMPRESS:
+		if (parse_choice(optarg, "zstd", "none", &o->compress))
+			return fail(err, errlen, "invalid compression '%s': expected none or zstd", optarg);
+		return 0;
+	case OPT_OFF_CPU_MIN:
+		if (parse_offcpu_min(optarg, &o->offcpu_min_us))
+			return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
+				    "microseconds", optarg, REC_MAX_OFFCPU_MIN_US);
+		return 0;
+	case ':':
+		return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
+	default:
+		return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
 	}
+}
+
+/* The combinations that make no sense, then the defaults that depend on
+ * what was chosen. */
+static int check_combination(struct rec_opts *o, const struct given *g, char *err, size_t errlen)
+{
 	if (o->npids && o->system_wide)
 		return fail(err, errlen, "-p and -a cannot be combined");
 	if (o->command && (o->npids || o->system_wide))
@@ -302,11 +295,50 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		return fail(err, errlen, "--launch-stacks inproc and --no-gpu cannot be combined");
 	/* the injection library takes launch stacks (and Python lines) in a
 	 * program xpcap starts; the uprobe in processes it attaches to */
-	if (!launch_stacks_given)
+	if (!g->launch_stacks)
 		o->launch_inproc = o->command && !o->no_gpu;
 	/* in-process copies are cheap enough to reach Python through deep C++
 	 * (8 KiB: 97% of a PyTorch loop's launches, 64 KiB: all, on the H100) */
-	if (o->launch_inproc && !launch_graph_given)
+	if (o->launch_inproc && !g->launch_graph)
 		o->launch_copy = REC_INPROC_DEFAULT_COPY;
 	return 0;
+}
+
+static const char flag_options[] = { 'a', 'q', 'h' };
+
+static bool is_flag(int c)
+{
+	return memchr(flag_options, c, sizeof(flag_options)) || c == OPT_FORCE || c == OPT_NO_GPU ||
+	       c == OPT_GPU_ONLY || c == OPT_RECORD_PRIVILEGED || c == OPT_OFF_CPU;
+}
+
+int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
+		   size_t errlen)
+{
+	struct given g = { 0 };
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->output = REC_DEFAULT_OUTPUT;
+	o->freq = REC_DEFAULT_FREQ;
+	o->launch_copy = REC_DEFAULT_COPY;
+	o->compress = true;
+	o->python_lines = true;
+	err[0] = '\0';
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, so the command's own options stay its own */
+	while ((c = getopt_long(argc, argv, "+:o:F:ap:qm:h", long_opts, NULL)) != -1) {
+		if (is_flag(c))
+			set_flag(o, c);
+		else if ((rc = parse_option(o, c, argv, &g, err, errlen)))
+			return rc;
+		if (o->help)
+			return 0;
+	}
+	if (optind < argc) {
+		o->command = argv + optind;
+		o->command_argc = argc - optind;
+	}
+	return check_combination(o, &g, err, errlen);
 }

@@ -188,6 +188,100 @@ static int is_stream(const struct dirent *d)
 	return n > 4 && !strcmp(d->d_name + n - 4, ".xpr");
 }
 
+/* Opens a stream: 0 with *out set, 1 when it is skipped with a warning (a
+ * launch-PID.xpr that is a link, a FIFO, a directory or damaged is one
+ * process's launch stacks, not the run, as gpu-PID.xpr), or an error. */
+static int open_stream(struct loader *L, const char *path, const char *file, int pass,
+		       struct xp_reader **out)
+{
+	struct xp_reader *r = NULL;
+	int err;
+
+	*out = NULL;
+	err = xp_reader_open(&r, path);
+	if (!err) {
+		*out = r;
+		return 0;
+	}
+	if (strcmp(file, "cpu.xpr") && !L->o->strict && err != -ENOMEM && err != -EPROTO) {
+		if (pass == 1)
+			err = r ? ld_warn(L, file, 0, "%s at offset 0: %s; the stream is skipped", path,
+				       xp_reader_error(r))
+				: ld_warn(L, file, 0, "cannot read %s: %s; the stream is skipped", path,
+				       xp_run_file_strerror(err));
+		xp_reader_close(r);
+		return pass == 1 && err ? err : 1;
+	}
+	if (r && err != -ENOMEM && (err == -EBADMSG || err == -EPROTO))
+		snprintf(L->res->error, sizeof(L->res->error),
+			 "%s at offset 0: %s%s", path, xp_reader_error(r),
+			 err == -EPROTO ? " (written by a newer xpcap; upgrade xpcorr)" : "");
+	else
+		snprintf(L->res->error, sizeof(L->res->error), "cannot read %s: %s",
+			 path, xp_run_file_strerror(err));
+	xp_reader_close(r);
+	return err == -ENOENT || err == -EPROTO || err == -ENOMEM ? err : -EBADMSG;
+}
+
+/* One record of the pass: a malformed one is a warning unless strict. */
+static int take_record(struct loader *L, struct xp_reader *r, const char *path, const char *file,
+		       int pass, const struct xp_record_header *h)
+{
+	int handled = pass == 1 ? ld_pass1_record(L, h) : ld_pass2_record(L, h);
+	uint64_t off;
+
+	L->counts[h->type < 128 ? h->type : 0]++;
+	if (handled != -EBADMSG)
+		return handled < 0 ? handled : 0;
+	off = xp_reader_offset(r);
+	if (L->o->strict) {
+		snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
+			 ": malformed %s record", path, off, ld_kind_name(h->type));
+		return -EBADMSG;
+	}
+	return ld_warn(L, file, off, "%s at offset %" PRIu64 ": malformed %s record skipped",
+		       path, off, ld_kind_name(h->type));
+}
+
+/* A stream that ends early (err < 0 from the reader): the records before
+ * it are kept, unless strict or the machine failed. */
+static int damaged_tail(struct loader *L, struct xp_reader *r, const char *path, const char *file,
+			int pass, int err)
+{
+	uint64_t off = xp_reader_offset(r);
+
+	if (err == -ENOMEM || err == -EIO) {
+		snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
+			 ": %s", path, off, xp_reader_error(r));
+		return err;
+	}
+	if (L->o->strict) {
+		snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
+			 ": %s%s", path, off, xp_reader_error(r), budget_hint(err));
+		return err == -E2BIG ? err : -EBADMSG;
+	}
+	/* say once (pass 1) what was cut */
+	return pass == 1 ? ld_warn(L, file, off, "%s at offset %" PRIu64 ": %s; the records"
+				  " before it are kept%s", path, off, xp_reader_error(r),
+				  budget_hint(err)) : 0;
+}
+
+/* xp_record_counts: records of each kind in this stream (pass 2). */
+static int write_counts(struct loader *L, const char *file)
+{
+	int err = 0;
+
+	for (uint32_t t = 0; t < 128 && !err; t++) {
+		if (!L->counts[t])
+			continue;
+		sqlite3_bind_text(L->st[STMT_COUNT], 1, file, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(L->st[STMT_COUNT], 2, ld_kind_name(t), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(L->st[STMT_COUNT], 3, (int64_t)L->counts[t]);
+		err = ld_step(L, STMT_COUNT);
+	}
+	return err;
+}
+
 /* Reads one stream in one pass. A damaged tail (or a malformed record) is a
  * warning unless strict; an unusable header fails the load. */
 static int load_stream(struct loader *L, const char *path, const char *file, int pass,
@@ -195,61 +289,21 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 {
 	struct xp_read_budget replay = { .records = L->stream_records[index],
 					 .expand = L->budget.expand };
-	struct xp_reader *r = NULL;
+	struct xp_reader *r;
 	const struct xp_record_header *h;
-	uint64_t n = 0, last = 0, off;
+	uint64_t n = 0, last = 0;
 	int err;
 
 	memset(L->counts, 0, sizeof(L->counts));
-	err = xp_reader_open(&r, path);
-	if (err && strcmp(file, "cpu.xpr") && !L->o->strict && err != -ENOMEM && err != -EPROTO) {
-		/* a launch-PID.xpr that is a link, a FIFO, a directory or damaged:
-		 * one process's launch stacks, not the run (as gpu-PID.xpr) */
-		if (pass == 1)
-			err = r ? ld_warn(L, file, 0, "%s at offset 0: %s; the stream is skipped", path,
-				       xp_reader_error(r))
-				: ld_warn(L, file, 0, "cannot read %s: %s; the stream is skipped", path,
-				       xp_run_file_strerror(err));
-		else
-			err = 0;
-		xp_reader_close(r);
-		return err;
-	}
-	if (err) {
-		if (r && err != -ENOMEM && (err == -EBADMSG || err == -EPROTO))
-			snprintf(L->res->error, sizeof(L->res->error),
-				 "%s at offset 0: %s%s", path, xp_reader_error(r),
-				 err == -EPROTO ? " (written by a newer xpcap; upgrade xpcorr)" : "");
-		else
-			snprintf(L->res->error, sizeof(L->res->error), "cannot read %s: %s",
-				 path, xp_run_file_strerror(err));
-		xp_reader_close(r);
-		return err == -ENOENT || err == -EPROTO || err == -ENOMEM ? err : -EBADMSG;
-	}
+	err = open_stream(L, path, file, pass, &r);
+	if (err)
+		return err > 0 ? 0 : err;
 	/* pass 2 takes what pass 1 took of the run's budget, no more */
 	xp_reader_set_budget(r, pass == 1 ? &L->budget : &replay);
 	L->stream_pid = xp_reader_header(r)->pid;
 	while ((err = xp_reader_next(r, &h)) > 0) {
-		int handled = pass == 1 ? ld_pass1_record(L, h) : ld_pass2_record(L, h);
-
-		L->counts[h->type < 128 ? h->type : 0]++;
-		if (handled == -EBADMSG) {
-			off = xp_reader_offset(r);
-			if (L->o->strict) {
-				snprintf(L->res->error, sizeof(L->res->error),
-					 "%s at offset %" PRIu64 ": malformed %s record", path,
-					 off, ld_kind_name(h->type));
-				err = -EBADMSG;
-				goto out;
-			}
-			if ((err = ld_warn(L, file, off, "%s at offset %" PRIu64
-						     ": malformed %s record skipped", path, off,
-						     ld_kind_name(h->type))))
-				goto out;
-		} else if (handled < 0) {
-			err = handled;
+		if ((err = take_record(L, r, path, file, pass, h)))
 			goto out;
-		}
 		if (L->o->cancel && *L->o->cancel) {
 			snprintf(L->res->error, sizeof(L->res->error), "interrupted");
 			err = -ECANCELED;
@@ -261,37 +315,9 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 				       L->bytes_total);
 		}
 	}
-	if (err < 0) {
-		off = xp_reader_offset(r);
-		if (err == -ENOMEM || err == -EIO) {
-			snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
-				 ": %s", path, off, xp_reader_error(r));
-			goto out;
-		}
-		if (L->o->strict) {
-			snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
-				 ": %s%s", path, off, xp_reader_error(r), budget_hint(err));
-			err = err == -E2BIG ? err : -EBADMSG;
-			goto out;
-		}
-		/* keep what came before; say once (pass 1) what was cut */
-		err = pass == 1 ? ld_warn(L, file, off, "%s at offset %" PRIu64 ": %s; the records"
-				       " before it are kept%s", path, off, xp_reader_error(r),
-				       budget_hint(err)) : 0;
-		if (err)
-			goto out;
-	}
-	err = 0;
-	if (pass == 2) {
-		for (uint32_t t = 0; t < 128 && !err; t++) {
-			if (!L->counts[t])
-				continue;
-			sqlite3_bind_text(L->st[STMT_COUNT], 1, file, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(L->st[STMT_COUNT], 2, ld_kind_name(t), -1, SQLITE_STATIC);
-			sqlite3_bind_int64(L->st[STMT_COUNT], 3, (int64_t)L->counts[t]);
-			err = ld_step(L, STMT_COUNT);
-		}
-	}
+	if (err < 0 && (err = damaged_tail(L, r, path, file, pass, err)))
+		goto out;
+	err = pass == 2 ? write_counts(L, file) : 0;
 out:
 	if (pass == 1)
 		L->stream_records[index] = n;

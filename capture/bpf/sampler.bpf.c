@@ -478,92 +478,104 @@ int xp_marker(struct pt_regs *ctx)
 	return 0;
 }
 
-/* sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
- *              unsigned int prev_state): runs in prev, just before the switch.
- * tp_btf rather than raw_tp: task storage wants typed task pointers. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(xp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+/* Switch-out: prev is current, so its user stack is readable; a privileged
+ * thread leaves only the time, to count the interval lost. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       unsigned int prev_state, __u64 now)
 {
-	__u64 now = bpf_ktime_get_ns();
+	struct sampler_copy_event *c;
+	struct offcpu_copy *cp;
+	struct offcpu_state *st;
+	bool priv;
+	__u32 got;
+
+	priv = privileged(prev);
+	st = bpf_task_storage_get(&offcpu, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count_loss(SAMPLER_LOSS_SWITCH_STATE);
+		return;
+	}
+	st->ts = now;
+	st->cpu = bpf_get_smp_processor_id();
+	st->state = preempt ? 0 : prev_state;
+	st->privileged = priv;
+	if (priv)
+		return;
+	read_stacks(ctx, &st->stack, st->ips, true, SAMPLER_LOSS_SWITCH_STACK);
+	if (!switch_copy || !prev->mm)
+		return;
+	/* read into the scratch slot (the bounded chunked read wants its
+	 * room), keep what was read with the thread */
+	c = scratch_slot(SAMPLER_SLOT_SWITCH);
+	cp = bpf_task_storage_get(&offcpu_copies, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c || !cp) {
+		count_loss(SAMPLER_LOSS_COPY_STATE);
+		return;
+	}
+	current_user_regs(&cp->regs);
+	got = read_user_stack(c->data, cp->regs.sp, switch_copy);
+	if (got > SAMPLER_OFFCPU_MAX_COPY)
+		got = SAMPLER_OFFCPU_MAX_COPY;
+	cp->regs.size = got;
+	cp->regs.pad = 0;
+	bpf_probe_read_kernel(cp->data, got, c->data);
+	st->stack.flags |= XP_STACK_HAS_USER_COPY;
+}
+
+/* Sends the switch record of an interval (with its stack copy, if any). */
+static __always_inline void send_switch(struct sampler_event *e, struct sampler_copy_event *c,
+					struct offcpu_copy *cp)
+{
+	__u32 got;
+
+	if (!c || !cp) {
+		bpf_ringbuf_submit(e, wakeup_flag());
+		return;
+	}
+	c->regs = cp->regs;
+	got = cp->regs.size;
+	if (got > SAMPLER_OFFCPU_MAX_COPY)
+		got = SAMPLER_OFFCPU_MAX_COPY;
+	c->regs.size = got;
+	bpf_probe_read_kernel(c->data, got, cp->data);
+	if (bpf_ringbuf_output(&events, c, sizeof(c->e) + sizeof(c->regs) + got, wakeup_flag()))
+		count_loss(SAMPLER_LOSS_SWITCH);
+}
+
+/* Switch-in: closes the interval next left open. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
 	struct sampler_copy_event *c = NULL;
 	struct offcpu_copy *cp = NULL;
 	struct sampler_event *e;
 	struct offcpu_state *st;
 	struct xp_switch *sw;
-	bool priv;
 	__u64 dur;
-	__u32 got;
 
-	/* switch-out: prev is current, so its user stack is readable; a
-	 * privileged thread leaves only the time, to count the interval lost */
-	if (prev->pid && tracked(prev->tgid)) {
-		priv = privileged(prev);
-		st = bpf_task_storage_get(&offcpu, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (st) {
-			st->ts = now;
-			st->cpu = bpf_get_smp_processor_id();
-			st->state = preempt ? 0 : prev_state;
-			st->privileged = priv;
-			if (!priv)
-				read_stacks(ctx, &st->stack, st->ips, true, SAMPLER_LOSS_SWITCH_STACK);
-		} else {
-			count_loss(SAMPLER_LOSS_SWITCH_STATE);
-		}
-		if (st && !priv && switch_copy && prev->mm) {
-			/* read into the scratch slot (the bounded chunked read
-			 * wants its room), keep what was read with the thread */
-			c = scratch_slot(SAMPLER_SLOT_SWITCH);
-			cp = bpf_task_storage_get(&offcpu_copies, prev, NULL,
-						  BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (c && cp) {
-				current_user_regs(&cp->regs);
-				got = read_user_stack(c->data, cp->regs.sp, switch_copy);
-				if (got > SAMPLER_OFFCPU_MAX_COPY)
-					got = SAMPLER_OFFCPU_MAX_COPY;
-				cp->regs.size = got;
-				cp->regs.pad = 0;
-				bpf_probe_read_kernel(cp->data, got, c->data);
-				st->stack.flags |= XP_STACK_HAS_USER_COPY;
-			} else {
-				count_loss(SAMPLER_LOSS_COPY_STATE);
-			}
-		}
-	}
-	/* switch-in: close the interval next left open */
-	c = NULL;
-	cp = NULL;
-	if (!next->pid)
-		return 0;
 	st = bpf_task_storage_get(&offcpu, next, NULL, 0);
 	if (!st || !st->ts)
-		return 0;
+		return;
 	dur = now - st->ts;
 	if (dur < offcpu_min_ns) {
 		st->ts = 0;
-		return 0;
+		return;
 	}
 	if (st->privileged) {
 		st->ts = 0;
 		count_loss(SAMPLER_LOSS_PRIV_SWITCH);
-		return 0;
+		return;
 	}
 	if (st->stack.flags & XP_STACK_HAS_USER_COPY) {
 		c = scratch_slot(SAMPLER_SLOT_SWITCH);
 		cp = bpf_task_storage_get(&offcpu_copies, next, NULL, 0);
-		if (!c || !cp) {
-			st->ts = 0;
-			count_loss(SAMPLER_LOSS_SWITCH);
-			return 0;
-		}
-		e = &c->e;
+		e = c && cp ? &c->e : NULL;
 	} else {
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	}
 	if (!e) {
 		st->ts = 0;
 		count_loss(SAMPLER_LOSS_SWITCH);
-		return 0;
+		return;
 	}
 	e->type = XP_REC_SWITCH;
 	e->entry_ret = 0;
@@ -577,17 +589,21 @@ int BPF_PROG(xp_switch, bool preempt, struct task_struct *prev, struct task_stru
 	sw->stack = st->stack;
 	bpf_probe_read_kernel(e->tail.ips, sizeof(e->tail.ips), st->ips);
 	st->ts = 0;
-	if (!c || !cp) {
-		bpf_ringbuf_submit(e, wakeup_flag());
-		return 0;
-	}
-	c->regs = cp->regs;
-	got = cp->regs.size;
-	if (got > SAMPLER_OFFCPU_MAX_COPY)
-		got = SAMPLER_OFFCPU_MAX_COPY;
-	c->regs.size = got;
-	bpf_probe_read_kernel(c->data, got, cp->data);
-	if (bpf_ringbuf_output(&events, c, sizeof(c->e) + sizeof(c->regs) + got, wakeup_flag()))
-		count_loss(SAMPLER_LOSS_SWITCH);
+	send_switch(e, c, cp);
+}
+
+/* sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+ *              unsigned int prev_state): runs in prev, just before the switch.
+ * tp_btf rather than raw_tp: task storage wants typed task pointers. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(xp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (prev->pid && tracked(prev->tgid))
+		switch_out(ctx, prev, preempt, prev_state, now);
+	if (next->pid)
+		switch_in(next, now);
 	return 0;
 }
