@@ -35,10 +35,10 @@ struct drain {
 	int write_err;              /* that first write error, negative errno */
 	uint64_t last_flush;
 	uint64_t bpf_reported[SAMPLER_LOSS_N];
-	struct rec_counts counts;
+	struct xp_record_counts counts;
 	/* records in the writer's buffer, not yet on disk: written once a
 	 * flush succeeds, lost (XP_LOST_WRITE) if it fails */
-	uint64_t pending[REC_NTYPES];
+	uint64_t pending[XP_RECORD_NTYPES];
 	uint64_t flushed;           /* xp_writer_flushed_bytes at the last look */
 	pid_t pids[MAX_PIDS];
 	unsigned npids;
@@ -88,7 +88,7 @@ static void settle(struct drain *d, int err)
 
 	if (!err && now == d->flushed)
 		return;         /* nothing left the buffer */
-	for (unsigned k = 0; k < REC_NTYPES; k++) {
+	for (unsigned k = 0; k < XP_RECORD_NTYPES; k++) {
 		if (err)
 			d->counts.lost[k][XP_LOST_WRITE] += d->pending[k];
 		else
@@ -107,9 +107,9 @@ int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 	/* an append that flushed sent the records before this one */
 	settle(d, err == -EMSGSIZE ? 0 : err);
 	if (!err)
-		d->pending[rec_type_slot(type)]++;
+		d->pending[xp_record_type_slot(type)]++;
 	else
-		d->counts.lost[rec_type_slot(type)][XP_LOST_WRITE]++;
+		d->counts.lost[xp_record_type_slot(type)][XP_LOST_WRITE]++;
 	return err;
 }
 
@@ -133,7 +133,7 @@ static void write_lost(struct drain *d, uint32_t kind, uint32_t reason, uint64_t
 {
 	struct xp_lost l = { .ts = now_ns(), .kind = kind, .reason = reason, .count = count };
 
-	d->counts.lost[rec_type_slot(kind)][reason] += count;
+	d->counts.lost[xp_record_type_slot(kind)][reason] += count;
 	drain_append(d, XP_REC_LOST, &l, sizeof(l), NULL, 0);
 }
 
@@ -391,7 +391,7 @@ int drain_write_error(const struct drain *d)
 	return d->write_err;
 }
 
-const struct rec_counts *drain_counts(const struct drain *d)
+const struct xp_record_counts *drain_counts(const struct drain *d)
 {
 	return &d->counts;
 }

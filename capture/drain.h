@@ -39,7 +39,7 @@ int drain_final(struct drain *d);
  * full disk); the error itself, or 0. */
 int drain_failed_fd(const struct drain *d);
 int drain_write_error(const struct drain *d);
-const struct rec_counts *drain_counts(const struct drain *d);
+const struct xp_record_counts *drain_counts(const struct drain *d);
 /* Processes seen in records (for /tmp/perf-PID.map copies); returns count. */
 unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max);
 void drain_close(struct drain *d);

@@ -19,7 +19,7 @@
 
 /* "records": {"sample": {"written": N, "lost": {"ringbuf_full": N, ...}}, ...}
  * with the kinds and reason keys of the one name table (runnames.h) */
-static json_t *counts_json(const struct rec_counts *c)
+static json_t *counts_json(const struct xp_record_counts *c)
 {
 	json_t *recs = json_object();
 
@@ -27,12 +27,12 @@ static json_t *counts_json(const struct rec_counts *c)
 		uint32_t k = xp_rec_kinds[i].type;
 		json_t *kind, *lost;
 
-		if (!xp_rec_kinds[i].in_meta || k >= REC_NTYPES)
+		if (!xp_rec_kinds[i].in_meta || k >= XP_RECORD_NTYPES)
 			continue;
 		kind = json_object();
 		lost = json_object();
 		json_object_set_new(kind, "written", json_integer(c ? (json_int_t)c->written[k] : 0));
-		for (unsigned r = 1; r < REC_NREASONS; r++)
+		for (unsigned r = 1; r < XP_RECORD_NREASONS; r++)
 			json_object_set_new(lost, xp_loss_reason_meta_key(r),
 					    json_integer(c ? (json_int_t)c->lost[k][r] : 0));
 		json_object_set_new(kind, "lost", lost);
@@ -45,9 +45,9 @@ static json_t *counts_json(const struct rec_counts *c)
 }
 
 /* {"enabled", "min_us", "tracepoint_formats": [names], "tracepoint_format_error"} */
-static json_t *off_cpu_json(const struct rec_meta *m)
+static json_t *off_cpu_json(const struct xp_record_meta *m)
 {
-	const struct rec_opts *o = m->opts;
+	const struct xp_record_opts *o = m->opts;
 	json_t *fmts = json_array();
 
 	if (o->off_cpu && !m->tracefmt_err)
@@ -74,7 +74,7 @@ static json_t *own_cpu_json(void)
 /* {"samples": "fp"|"dwarf", "sample_copy_bytes", "launches", "launch_copy_bytes",
  *  "launch_stacks": "uprobe"|"inproc", "off_cpu_copy_bytes"}: the user stack
  *  bytes requested per record, and who takes launch stacks */
-static json_t *call_graph_json(const struct rec_opts *o)
+static json_t *call_graph_json(const struct xp_record_opts *o)
 {
 	uint32_t sw = o->off_cpu ? o->sample_copy : 0;
 
@@ -89,9 +89,9 @@ static json_t *call_graph_json(const struct rec_opts *o)
 			 "off_cpu_copy_bytes", (json_int_t)sw);
 }
 
-static json_t *meta_json(const struct rec_meta *m)
+static json_t *meta_json(const struct xp_record_meta *m)
 {
-	const struct rec_opts *o = m->opts;
+	const struct xp_record_opts *o = m->opts;
 	json_t *root = json_object(), *cmd = json_array(), *pids = json_array(), *ex;
 	struct utsname un;
 	char host[256] = "";
@@ -211,7 +211,7 @@ static int overwrite_in_place(struct rundir *rd, const char *name, const char *t
 	return err;
 }
 
-int meta_write(struct rundir *rd, const struct rec_meta *m)
+int meta_write(struct rundir *rd, const struct xp_record_meta *m)
 {
 	char *text = NULL, *nl;
 	json_t *root;

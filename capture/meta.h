@@ -3,7 +3,7 @@
  * still says what it is) and again at the end, atomically (tmp + rename).
  * The first version is padded with spaces to META_RESERVE bytes, so that
  * on a full disk the last one can overwrite it in place instead.
- *   struct rec_meta m = { .opts = &o, ... };
+ *   struct xp_record_meta m = { .opts = &o, ... };
  *   meta_write(&rd, &m);         // rd: rundir_open(&rd, "run", ...)
  */
 #ifndef XP_CAPTURE_META_H
@@ -16,8 +16,8 @@
 #include "gitdesc.h"
 #include "record.h"
 
-struct rec_meta {
-	const struct rec_opts *opts;
+struct xp_record_meta {
+	const struct xp_record_opts *opts;
 	const char *status;             /* "recording", "complete" */
 	const char *stop_reason;        /* "exit", "duration", "signal", ... or NULL */
 	uint64_t start_mono, start_real;  /* ns */
@@ -30,7 +30,7 @@ struct rec_meta {
 	bool gpu_armed;                 /* CUDA_INJECTION64_PATH was set */
 	bool marker_attached;           /* correlation uprobe attached */
 	const char *cupti_lib;          /* library path, or NULL */
-	const struct rec_counts *counts;  /* NULL at start */
+	const struct xp_record_counts *counts;  /* NULL at start */
 	uint64_t cpu_bytes;             /* size of cpu.xpr */
 	uint64_t cpu_raw_bytes;         /* what it would be uncompressed */
 	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
@@ -45,6 +45,6 @@ struct rundir;
 
 /* 0 or -errno (-ENOSPC when not even the reserved first version was there
  * to overwrite). */
-int meta_write(struct rundir *rd, const struct rec_meta *m);
+int meta_write(struct rundir *rd, const struct xp_record_meta *m);
 
 #endif

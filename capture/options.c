@@ -1,4 +1,4 @@
-/* options.c - the command line of `xpcap record`, parsed into struct rec_opts.
+/* options.c - the command line of `xpcap record`, parsed into struct xp_record_opts.
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
@@ -44,11 +44,11 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-void rec_usage(FILE *f)
+void xp_record_usage(FILE *f)
 {
 	fputs("usage: xpcap record [options] -- COMMAND [ARGS...]\n"
 	      "       xpcap record [options] -p PID[,PID...] | -a\n"
-	      "  -o, --output DIR      run directory (default " REC_DEFAULT_OUTPUT ")\n"
+	      "  -o, --output DIR      run directory (default " XP_RECORD_DEFAULT_OUTPUT ")\n"
 	      "  -F, --freq HZ         CPU sampling frequency (default 99)\n"
 	      "      --duration S      stop recording after S seconds\n"
 	      "  -a, --all-cpus        sample the whole system\n"
@@ -86,7 +86,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int rec_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n)
+int xp_record_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n)
 {
 	const char *p = s;
 
@@ -120,14 +120,14 @@ static int parse_ring(const char *s, uint32_t *out)
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < REC_MIN_RING_KIB || v > (long)REC_MAX_RING_KIB ||
+	if (errno || end == s || *end || v < XP_RECORD_MIN_RING_KIB || v > (long)XP_RECORD_MAX_RING_KIB ||
 	    (v & (v - 1)))
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
 }
 
-int rec_parse_call_graph(const char *s, uint32_t *copy_bytes)
+int xp_record_parse_call_graph(const char *s, uint32_t *copy_bytes)
 {
 	char *end;
 	long v;
@@ -139,7 +139,7 @@ int rec_parse_call_graph(const char *s, uint32_t *copy_bytes)
 	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
 		return -EINVAL;
 	if (!s[5]) {
-		*copy_bytes = REC_DEFAULT_COPY;
+		*copy_bytes = XP_RECORD_DEFAULT_COPY;
 		return 0;
 	}
 	errno = 0;
@@ -157,7 +157,7 @@ static int parse_freq(const char *s, unsigned *out)
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > REC_MAX_FREQ)
+	if (errno || end == s || *end || v < 1 || v > XP_RECORD_MAX_FREQ)
 		return -EINVAL;
 	*out = (unsigned)v;
 	return 0;
@@ -179,7 +179,7 @@ static int parse_offcpu_min(const char *s, uint32_t *out)
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > (long)REC_MAX_OFFCPU_MIN_US)
+	if (errno || end == s || *end || v < 0 || v > (long)XP_RECORD_MAX_OFFCPU_MIN_US)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
@@ -201,7 +201,7 @@ struct given {
 };
 
 /* The options without an argument. */
-static void set_flag(struct rec_opts *o, int c)
+static void set_flag(struct xp_record_opts *o, int c)
 {
 	switch (c) {
 	case 'a': o->system_wide = true; break;
@@ -216,7 +216,7 @@ static void set_flag(struct rec_opts *o, int c)
 }
 
 /* One option with its argument: 0, or -1 with the message in err. */
-static int parse_option(struct rec_opts *o, int c, char **argv, struct given *g,
+static int parse_option(struct xp_record_opts *o, int c, char **argv, struct given *g,
 			char *err, size_t errlen)
 {
 	switch (c) {
@@ -228,20 +228,20 @@ static int parse_option(struct rec_opts *o, int c, char **argv, struct given *g,
 	case 'F':
 		if (parse_freq(optarg, &o->freq))
 			return fail(err, errlen, "invalid frequency '%s': expected 1..%d Hz",
-				    optarg, REC_MAX_FREQ);
+				    optarg, XP_RECORD_MAX_FREQ);
 		return 0;
 	case OPT_DURATION:
 		if (parse_duration(optarg, &o->duration_s))
 			return fail(err, errlen, "invalid duration '%s': expected seconds > 0", optarg);
 		return 0;
 	case 'p':
-		if (rec_parse_pids(optarg, o->pids, REC_MAX_PIDS, &o->npids))
+		if (xp_record_parse_pids(optarg, o->pids, XP_RECORD_MAX_PIDS, &o->npids))
 			return fail(err, errlen, "invalid pid list '%s': expected PID[,PID...]", optarg);
 		return 0;
 	case 'm':
 		if (parse_ring(optarg, &o->ring_kib))
 			return fail(err, errlen, "invalid ring size '%s': expected a power of "
-				    "two from %d to %u KiB", optarg, REC_MIN_RING_KIB, REC_MAX_RING_KIB);
+				    "two from %d to %u KiB", optarg, XP_RECORD_MIN_RING_KIB, XP_RECORD_MAX_RING_KIB);
 		return 0;
 	case OPT_CUPTI_LIB:
 		o->cupti_lib = optarg;
@@ -249,7 +249,7 @@ static int parse_option(struct rec_opts *o, int c, char **argv, struct given *g,
 	case OPT_LAUNCH_CALL_GRAPH:
 	case OPT_CALL_GRAPH:
 		g->launch_graph |= c == OPT_LAUNCH_CALL_GRAPH;
-		if (rec_parse_call_graph(optarg, c == OPT_CALL_GRAPH ? &o->sample_copy : &o->launch_copy))
+		if (xp_record_parse_call_graph(optarg, c == OPT_CALL_GRAPH ? &o->sample_copy : &o->launch_copy))
 			return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
 				    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
 		return 0;
@@ -270,7 +270,7 @@ static int parse_option(struct rec_opts *o, int c, char **argv, struct given *g,
 	case OPT_OFF_CPU_MIN:
 		if (parse_offcpu_min(optarg, &o->offcpu_min_us))
 			return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
-				    "microseconds", optarg, REC_MAX_OFFCPU_MIN_US);
+				    "microseconds", optarg, XP_RECORD_MAX_OFFCPU_MIN_US);
 		return 0;
 	case ':':
 		return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
@@ -281,7 +281,7 @@ static int parse_option(struct rec_opts *o, int c, char **argv, struct given *g,
 
 /* The combinations that make no sense, then the defaults that depend on
  * what was chosen. */
-static int check_combination(struct rec_opts *o, const struct given *g, char *err, size_t errlen)
+static int check_combination(struct xp_record_opts *o, const struct given *g, char *err, size_t errlen)
 {
 	if (o->npids && o->system_wide)
 		return fail(err, errlen, "-p and -a cannot be combined");
@@ -300,7 +300,7 @@ static int check_combination(struct rec_opts *o, const struct given *g, char *er
 	/* in-process copies are cheap enough to reach Python through deep C++
 	 * (8 KiB: 97% of a PyTorch loop's launches, 64 KiB: all, on the H100) */
 	if (o->launch_inproc && !g->launch_graph)
-		o->launch_copy = REC_INPROC_DEFAULT_COPY;
+		o->launch_copy = XP_RECORD_INPROC_DEFAULT_COPY;
 	return 0;
 }
 
@@ -312,16 +312,16 @@ static bool is_flag(int c)
 	       c == OPT_GPU_ONLY || c == OPT_RECORD_PRIVILEGED || c == OPT_OFF_CPU;
 }
 
-int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
+int xp_record_opts_parse(struct xp_record_opts *o, int argc, char **argv, char *err,
 		   size_t errlen)
 {
 	struct given g = { 0 };
 	int c, rc;
 
 	memset(o, 0, sizeof(*o));
-	o->output = REC_DEFAULT_OUTPUT;
-	o->freq = REC_DEFAULT_FREQ;
-	o->launch_copy = REC_DEFAULT_COPY;
+	o->output = XP_RECORD_DEFAULT_OUTPUT;
+	o->freq = XP_RECORD_DEFAULT_FREQ;
+	o->launch_copy = XP_RECORD_DEFAULT_COPY;
 	o->compress = true;
 	o->python_lines = true;
 	err[0] = '\0';

@@ -1,5 +1,5 @@
 /* record.h - the pieces of `xpcap record`, one job per file:
- *   options.c   parse the command line into struct rec_opts
+ *   options.c   parse the command line into struct xp_record_opts
  *   target.c    fork the command (held on a pipe until capture is armed),
  *               drop privileges, exec; turn statuses into exit codes
  *   waitend.c   wait for the end: child exit, --duration, signals, pidfds
@@ -16,8 +16,8 @@
  * Everything here returns 0 or a negative errno and never prints; only
  * cmd_record.c talks to the user.
  *
- *   struct rec_opts o;
- *   if (rec_opts_parse(&o, argc, argv, err, sizeof(err)) < 0) ...
+ *   struct xp_record_opts o;
+ *   if (xp_record_opts_parse(&o, argc, argv, err, sizeof(err)) < 0) ...
  */
 #ifndef XP_CAPTURE_RECORD_H
 #define XP_CAPTURE_RECORD_H
@@ -30,17 +30,17 @@
 
 #include "runfmt.h"
 
-#define REC_DEFAULT_FREQ 99
-#define REC_MAX_FREQ 100000
-#define REC_DEFAULT_OUTPUT "xpcap.run"
-#define REC_MAX_PIDS 64
-#define REC_MIN_RING_KIB 4              /* one page */
-#define REC_MAX_RING_KIB (1u << 20)     /* 1 GiB */
-#define REC_MAX_OFFCPU_MIN_US 60000000u /* one minute */
-#define REC_DEFAULT_COPY 8192u          /* dwarf: user stack bytes, as perf */
-#define REC_INPROC_DEFAULT_COPY 65528u  /* --launch-stacks inproc: launch copies */
+#define XP_RECORD_DEFAULT_FREQ 99
+#define XP_RECORD_MAX_FREQ 100000
+#define XP_RECORD_DEFAULT_OUTPUT "xpcap.run"
+#define XP_RECORD_MAX_PIDS 64
+#define XP_RECORD_MIN_RING_KIB 4              /* one page */
+#define XP_RECORD_MAX_RING_KIB (1u << 20)     /* 1 GiB */
+#define XP_RECORD_MAX_OFFCPU_MIN_US 60000000u /* one minute */
+#define XP_RECORD_DEFAULT_COPY 8192u          /* dwarf: user stack bytes, as perf */
+#define XP_RECORD_INPROC_DEFAULT_COPY 65528u  /* --launch-stacks inproc: launch copies */
 
-struct rec_opts {
+struct xp_record_opts {
 	const char *output;             /* run directory */
 	unsigned freq;                  /* sampling frequency, Hz */
 	double duration_s;              /* 0: until the command exits / Ctrl-C */
@@ -62,33 +62,33 @@ struct rec_opts {
 					 * walks Python frames at each launch */
 	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */
 	bool record_privileged;         /* --record-privileged: setuid/non-dumpable tasks too (plain root) */
-	pid_t pids[REC_MAX_PIDS];       /* -p */
+	pid_t pids[XP_RECORD_MAX_PIDS];       /* -p */
 	unsigned npids;
 	char **command;                 /* argv of the command, NULL-terminated; NULL with -p/-a */
 	int command_argc;
 };
 
 /* options.c. On error, returns -EINVAL and writes one line to err. */
-int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
+int xp_record_opts_parse(struct xp_record_opts *o, int argc, char **argv, char *err,
 		   size_t errlen);
 /* "123,456" -> pids; -EINVAL on anything else. */
-int rec_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n);
-void rec_usage(FILE *f);
-/* perf's spelling: "fp" -> 0, "dwarf" -> REC_DEFAULT_COPY, "dwarf,SIZE" ->
+int xp_record_parse_pids(const char *s, pid_t *pids, unsigned max, unsigned *n);
+void xp_record_usage(FILE *f);
+/* perf's spelling: "fp" -> 0, "dwarf" -> XP_RECORD_DEFAULT_COPY, "dwarf,SIZE" ->
  * SIZE rounded up to 8 (1..XP_USER_COPY_MAX); -EINVAL on anything else. */
-int rec_parse_call_graph(const char *s, uint32_t *copy_bytes);
+int xp_record_parse_call_graph(const char *s, uint32_t *copy_bytes);
 
 /* Per record kind and loss reason counts, for meta.json and XP_REC_LOST. */
-#define REC_NTYPES 128
-#define REC_NREASONS 7
-struct rec_counts {
-	uint64_t written[REC_NTYPES];
-	uint64_t lost[REC_NTYPES][REC_NREASONS];
+#define XP_RECORD_NTYPES 128
+#define XP_RECORD_NREASONS 7
+struct xp_record_counts {
+	uint64_t written[XP_RECORD_NTYPES];
+	uint64_t lost[XP_RECORD_NTYPES][XP_RECORD_NREASONS];
 };
 
-static inline unsigned rec_type_slot(uint32_t type)
+static inline unsigned xp_record_type_slot(uint32_t type)
 {
-	return type < REC_NTYPES ? type : 0;
+	return type < XP_RECORD_NTYPES ? type : 0;
 }
 
 #endif

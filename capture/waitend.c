@@ -13,7 +13,7 @@
 
 #include "target.h"
 
-int waitend_open(struct waitend *w)
+int xp_waitend_open(struct xp_waitend *w)
 {
 	sigset_t set;
 
@@ -33,17 +33,17 @@ int waitend_open(struct waitend *w)
 	return w->sigfd < 0 ? -errno : 0;
 }
 
-void waitend_watch_fd(struct waitend *w, int fd)
+void xp_waitend_watch_fd(struct xp_waitend *w, int fd)
 {
 	w->failfd = fd;
 }
 
-void waitend_set_child(struct waitend *w, pid_t child)
+void xp_waitend_set_child(struct xp_waitend *w, pid_t child)
 {
 	w->child = child;
 }
 
-int waitend_arm_timer(struct waitend *w, double seconds)
+int xp_waitend_arm_timer(struct xp_waitend *w, double seconds)
 {
 	struct itimerspec it = { 0 };
 
@@ -59,9 +59,9 @@ int waitend_arm_timer(struct waitend *w, double seconds)
 	return timerfd_settime(w->timerfd, 0, &it, NULL) ? -errno : 0;
 }
 
-void waitend_watch_pids(struct waitend *w, const pid_t *pids, unsigned n)
+void xp_waitend_watch_pids(struct xp_waitend *w, const pid_t *pids, unsigned n)
 {
-	w->npids = w->alive = n < REC_MAX_PIDS ? n : REC_MAX_PIDS;
+	w->npids = w->alive = n < XP_RECORD_MAX_PIDS ? n : XP_RECORD_MAX_PIDS;
 	for (unsigned i = 0; i < w->npids; i++) {
 		w->pidfds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
 		if (w->pidfds[i] < 0 && errno == ESRCH)
@@ -69,7 +69,7 @@ void waitend_watch_pids(struct waitend *w, const pid_t *pids, unsigned n)
 	}
 }
 
-bool waitend_reap(struct waitend *w)
+bool xp_waitend_reap(struct xp_waitend *w)
 {
 	int status;
 
@@ -83,35 +83,35 @@ bool waitend_reap(struct waitend *w)
 }
 
 /* One signal from the signalfd; -1 when there is nothing to act on. */
-static int on_signal(struct waitend *w)
+static int on_signal(struct xp_waitend *w)
 {
 	struct signalfd_siginfo si;
 
 	if (read(w->sigfd, &si, sizeof(si)) != sizeof(si))
 		return -1;
 	if (si.ssi_signo == SIGCHLD)
-		return waitend_reap(w) ? WAITEND_EXIT : -1;
+		return xp_waitend_reap(w) ? XP_WAITEND_EXIT : -1;
 	if (si.ssi_signo == SIGINT && w->child > 0 && ++w->interrupts == 1) {
 		/* a terminal's Ctrl-C already reached the command's process
 		 * group (SI_KERNEL); forward only a SIGINT sent with kill() */
 		if (si.ssi_code != SI_KERNEL)
 			kill(w->child, SIGINT);
-		return WAITEND_INTERRUPT;
+		return XP_WAITEND_INTERRUPT;
 	}
 	w->stop_signo = (int)si.ssi_signo;
-	return WAITEND_SIGNAL;
+	return XP_WAITEND_SIGNAL;
 }
 
-enum waitend_event waitend_next(struct waitend *w)
+enum xp_waitend_event xp_waitend_next(struct xp_waitend *w)
 {
-	struct pollfd pfd[3 + REC_MAX_PIDS];
+	struct pollfd pfd[3 + XP_RECORD_MAX_PIDS];
 
 	for (;;) {
 		nfds_t n = 0;
 		int ev;
 
 		if (w->npids && !w->alive)
-			return WAITEND_TARGETS_GONE;
+			return XP_WAITEND_TARGETS_GONE;
 		pfd[n++] = (struct pollfd){ .fd = w->sigfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = w->timerfd, .events = POLLIN };
 		for (unsigned i = 0; i < w->npids; i++)
@@ -120,13 +120,13 @@ enum waitend_event waitend_next(struct waitend *w)
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return WAITEND_ERROR;
+			return XP_WAITEND_ERROR;
 		}
 		if (pfd[1].revents)
-			return WAITEND_DURATION;
+			return XP_WAITEND_DURATION;
 		if (pfd[n - 1].revents) {
 			w->failfd = -1;         /* once */
-			return WAITEND_WRITE_FAILED;
+			return XP_WAITEND_WRITE_FAILED;
 		}
 		for (unsigned i = 0; i < w->npids; i++) {
 			if (w->pidfds[i] >= 0 && pfd[2 + i].revents) {
@@ -136,11 +136,11 @@ enum waitend_event waitend_next(struct waitend *w)
 			}
 		}
 		if (pfd[0].revents && (ev = on_signal(w)) >= 0)
-			return (enum waitend_event)ev;
+			return (enum xp_waitend_event)ev;
 	}
 }
 
-void waitend_close(struct waitend *w)
+void xp_waitend_close(struct xp_waitend *w)
 {
 	if (w->sigfd >= 0)
 		close(w->sigfd);

@@ -42,9 +42,9 @@
 #define EXIT_EXEC_FAILED 127
 
 struct recorder {
-	struct rec_opts o;
+	struct xp_record_opts o;
 	char output[4096];              /* -o with %h, %r, %p expanded */
-	struct rec_meta meta;
+	struct xp_record_meta meta;
 	struct rundir rd;               /* opened once: every file is made through it */
 	bool rd_open;
 	bool run_started;               /* from here on the run dir is kept */
@@ -52,9 +52,9 @@ struct recorder {
 	uid_t uid;                      /* the invoking user */
 	gid_t gid;
 	struct target t;
-	pid_t pids[REC_MAX_PIDS];
+	pid_t pids[XP_RECORD_MAX_PIDS];
 	unsigned npids;
-	struct waitend we;              /* signals, timer, child, attached pids */
+	struct xp_waitend we;              /* signals, timer, child, attached pids */
 	struct xp_sampler *sampler;
 	struct sideband *sb;
 	struct xp_writer *w;
@@ -251,7 +251,7 @@ static int arm(struct recorder *r)
 		fprintf(stderr, "xpcap: cannot start the drain thread: %s\n", strerror(-err));
 		return XP_EXIT_FAIL;
 	}
-	waitend_watch_fd(&r->we, drain_failed_fd(r->drain));
+	xp_waitend_watch_fd(&r->we, drain_failed_fd(r->drain));
 	return 0;
 }
 
@@ -280,30 +280,30 @@ static void stop_on_write_error(struct recorder *r, int err)
  * processes are gone, or a signal stops us. Returns xpcap's exit status. */
 static int wait_for_end(struct recorder *r)
 {
-	enum waitend_event ev;
+	enum xp_waitend_event ev;
 
 	if (r->o.npids)
-		waitend_watch_pids(&r->we, r->pids, r->npids);
-	while ((ev = waitend_next(&r->we)) == WAITEND_INTERRUPT || ev == WAITEND_WRITE_FAILED) {
-		if (ev == WAITEND_WRITE_FAILED)
+		xp_waitend_watch_pids(&r->we, r->pids, r->npids);
+	while ((ev = xp_waitend_next(&r->we)) == XP_WAITEND_INTERRUPT || ev == XP_WAITEND_WRITE_FAILED) {
+		if (ev == XP_WAITEND_WRITE_FAILED)
 			stop_on_write_error(r, drain_write_error(r->drain));
 		else
 			progress(r, "interrupt: waiting for the command (Ctrl-C again to stop now)");
 	}
 	switch (ev) {
-	case WAITEND_EXIT:
+	case XP_WAITEND_EXIT:
 		if (!r->write_failed)
 			r->meta.stop_reason = "exit";
 		return r->we.code;
-	case WAITEND_DURATION:
+	case XP_WAITEND_DURATION:
 		if (!r->write_failed)
 			r->meta.stop_reason = "duration";
 		return 0;
-	case WAITEND_TARGETS_GONE:
+	case XP_WAITEND_TARGETS_GONE:
 		if (!r->write_failed)
 			r->meta.stop_reason = "targets_exited";
 		return 0;
-	case WAITEND_SIGNAL:
+	case XP_WAITEND_SIGNAL:
 		r->meta.stop_reason = "signal";
 		return 128 + r->we.stop_signo;
 	default:
@@ -319,7 +319,7 @@ static int finish(struct recorder *r)
 	drain_stop(r->drain);
 	xp_sampler__stop(r->sampler);
 	err = drain_final(r->drain);
-	waitend_reap(&r->we);
+	xp_waitend_reap(&r->we);
 	r->meta.have_exit = r->we.exited;
 	r->meta.exit_code = r->we.code;
 	r->meta.exit_signal = r->we.child_signo;
@@ -400,12 +400,12 @@ static int check_args(struct recorder *r, int argc, char **argv)
 {
 	char err_line[256];
 
-	if (rec_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
+	if (xp_record_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
 		fprintf(stderr, "xpcap: cannot record: %s (see xpcap record --help)\n", err_line);
 		return XP_EXIT_USAGE;
 	}
 	if (r->o.help) {
-		rec_usage(stdout);
+		xp_record_usage(stdout);
 		return XP_EXIT_OK;
 	}
 	if (strchr(r->o.output, '%')) {
@@ -455,7 +455,7 @@ static int open_run(struct recorder *r)
 		return XP_EXIT_USAGE;
 	}
 	r->rd_open = true;
-	err = waitend_open(&r->we);
+	err = xp_waitend_open(&r->we);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set up signal handling: %s\n", strerror(-err));
 		return XP_EXIT_USAGE;
@@ -469,7 +469,7 @@ static int open_run(struct recorder *r)
 			return XP_EXIT_USAGE;
 		}
 		r->pids[r->npids++] = r->t.pid;
-		waitend_set_child(&r->we, r->t.pid);
+		xp_waitend_set_child(&r->we, r->t.pid);
 	}
 	return 0;
 }
@@ -505,7 +505,7 @@ static int write_start_files(struct recorder *r)
 /* 5. the duration counts from here; let the command run. 0 or the exit status. */
 static int release(struct recorder *r)
 {
-	int err = waitend_arm_timer(&r->we, r->o.duration_s), exec_errno;
+	int err = xp_waitend_arm_timer(&r->we, r->o.duration_s), exec_errno;
 
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set the --duration timer: %s\n", strerror(-err));
@@ -529,7 +529,7 @@ static int release(struct recorder *r)
 /* What was written and lost, on stderr. */
 static void say_written(struct recorder *r)
 {
-	const struct rec_counts *c = drain_counts(r->drain);
+	const struct xp_record_counts *c = drain_counts(r->drain);
 	uint64_t lost = c->lost[XP_REC_SAMPLE][XP_LOST_RINGBUF_FULL] +
 			c->lost[XP_REC_LAUNCH][XP_LOST_RINGBUF_FULL] +
 			c->lost[XP_REC_SWITCH][XP_LOST_RINGBUF_FULL] +
@@ -562,7 +562,7 @@ static void close_all(struct recorder *r)
 	/* capture never started: only what this xpcap made goes */
 	if (r->rd_open && !r->run_started)
 		rundir_abandon(&r->rd);
-	waitend_close(&r->we);
+	xp_waitend_close(&r->we);
 	if (r->rd_open)
 		rundir_close(&r->rd);
 	free(r);

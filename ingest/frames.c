@@ -3,14 +3,14 @@
  * interned once (loader.h). */
 #include "loader.h"
 
-int ld_frame_id(struct loader *L, const char *symbol, int64_t module,
+int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
 		    enum xp_frame_kind kind, int64_t *id)
 {
 	int64_t sym;
 	uint64_t *slot;
 	int fresh, err;
 
-	err = ld_intern_str(L, symbol, &sym);
+	err = xp_loader_intern_str(L, symbol, &sym);
 	if (err)
 		return err;
 	err = xp_u64map_upsert(&L->frames, (uint64_t)sym << 3 | kind, (uint64_t)module,
@@ -39,7 +39,7 @@ int ld_frame_id(struct loader *L, const char *symbol, int64_t module,
 	sqlite3_bind_int64(L->st[STMT_FRAME], 2, sym);
 	sqlite3_bind_int64(L->st[STMT_FRAME], 3, module);
 	sqlite3_bind_int(L->st[STMT_FRAME], 4, kind);
-	return ld_step(L, STMT_FRAME);
+	return xp_loader_step(L, STMT_FRAME);
 }
 
 static const char *base_name(const char *path)
@@ -51,7 +51,7 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-int ld_kernel_frame(struct loader *L, uint64_t ip, int64_t *id)
+int xp_loader_kernel_frame(struct loader *L, uint64_t ip, int64_t *id)
 {
 	const char *mod = NULL, *name;
 	uint64_t *slot;
@@ -68,17 +68,17 @@ int ld_kernel_frame(struct loader *L, uint64_t ip, int64_t *id)
 	name = xp_kallsyms_lookup(L->ksyms, ip, &mod);
 	if (mod) {
 		snprintf(L->name, sizeof(L->name), "[%s]", mod);
-		err = ld_intern_str(L, L->name, &module);
+		err = xp_loader_intern_str(L, L->name, &module);
 		if (err)
 			return err;
 	}
 	if (name) {
 		xp_demangle(name, L->name, NAME_MAX_LEN);   /* Rust/C++ in modules */
-		err = ld_frame_id(L, L->name, module, XP_FRAME_KERNEL, id);
+		err = xp_loader_frame_id(L, L->name, module, XP_FRAME_KERNEL, id);
 	} else {
 		L->ksyms_beyond += xp_kallsyms_beyond(L->ksyms, ip);
 		snprintf(L->name, sizeof(L->name), "0x%" PRIx64, ip);
-		err = ld_frame_id(L, L->name, module, XP_FRAME_KERNEL_UNRESOLVED, id);
+		err = xp_loader_frame_id(L, L->name, module, XP_FRAME_KERNEL_UNRESOLVED, id);
 	}
 	if (err)
 		return err;
@@ -129,12 +129,12 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
-		return ld_warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+		return xp_loader_warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
 			    xp_run_file_strerror(fd));
 	if (fstat(fd, &st)) {
 		err = -errno;
 		close(fd);
-		return ld_warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+		return xp_loader_warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
 			    strerror(-err));
 	}
 	err = xp_u64map_upsert(&L->pm_inodes, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &same,
@@ -155,15 +155,15 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	if (err == -ENOMEM)
 		return err;
 	if (err == -E2BIG)
-		return ld_warn(L, path, 0, "%s: the run's perf maps take more than %llu MiB or %llu"
+		return xp_loader_warn(L, path, 0, "%s: the run's perf maps take more than %llu MiB or %llu"
 			    " lines in all; its JIT frames stay unresolved", path,
 			    (unsigned long long)(XP_PERFMAP_RUN_BYTES >> 20),
 			    (unsigned long long)XP_PERFMAP_RUN_LINES);
 	if (err)
-		return ld_warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
+		return xp_loader_warn(L, path, 0, "%s: %s; its JIT frames stay unresolved", path,
 			    strerror(-err));
 	if (xp_perfmap_skipped(pm))
-		err = ld_warn(L, path, 0, "%s: %zu lines that do not parse were skipped", path,
+		err = xp_loader_warn(L, path, 0, "%s: %zu lines that do not parse were skipped", path,
 			   xp_perfmap_skipped(pm));
 	arr = realloc(L->pmaps, (L->npmaps + 1) * sizeof(*arr));
 	if (!arr) {
@@ -202,7 +202,7 @@ static int inline_chain(struct loader *L, uint32_t mod, uint64_t off, int64_t mo
 	for (int i = n; i-- > 0;) {
 		int64_t f;
 
-		err = ld_frame_id(L, L->inl[i], module, XP_FRAME_INLINED, &f);
+		err = xp_loader_frame_id(L, L->inl[i], module, XP_FRAME_INLINED, &f);
 		if (err)
 			return err;
 		L->chains[L->nchains++] = f;
@@ -216,7 +216,7 @@ static int resolve_user_frame(struct loader *L, uint32_t pid, const struct xp_ma
 			      uint64_t k2, int64_t *id);
 
 /* CLOCK_MONOTONIC ns: what symbolizing and unwinding cost, for info */
-uint64_t ld_mono_ns(void)
+uint64_t xp_loader_mono_ns(void)
 {
 	struct timespec t;
 
@@ -227,7 +227,7 @@ uint64_t ld_mono_ns(void)
 /* A user IP to a frame id (or an inline chain, see CHAIN). is_return: a caller frame, whose IP is the return
  * address after the call, which may be the first byte of the next function:
  * look up ip - 1 as perf does, so the calling function is found. */
-int ld_user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
+int xp_loader_user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 		      int is_return, int64_t *id)
 {
 	const struct xp_mapping *m = xp_mappings_lookup(L->maps, pid, ts, ip);
@@ -256,9 +256,9 @@ int ld_user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 		return 0;
 	}
 	L->res->addresses++;
-	t0 = ld_mono_ns();
+	t0 = xp_loader_mono_ns();
 	err = resolve_user_frame(L, pid, m, status, path, addr, k2, id);
-	L->res->symbolize_ns += ld_mono_ns() - t0;
+	L->res->symbolize_ns += xp_loader_mono_ns() - t0;
 	if (err)
 		return err;
 	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;
@@ -277,17 +277,17 @@ static int resolve_user_frame(struct loader *L, uint32_t pid, const struct xp_ma
 	if (m && status != XP_MODULE_ANON) {
 		int64_t module;
 
-		err = ld_intern_str(L, path, &module);
+		err = xp_loader_intern_str(L, path, &module);
 		if (err)
 			return err;
 		if (xp_symbolizer_lookup(L->sym, m->module, k2, L->name, NAME_MAX_LEN) == 0) {
-			err = ld_frame_id(L, L->name, module, XP_FRAME_USER, id);
+			err = xp_loader_frame_id(L, L->name, module, XP_FRAME_USER, id);
 			if (!err)
 				err = inline_chain(L, m->module, k2, module, id);
 		} else {
 			/* never guess: the module and the offset in it */
 			snprintf(L->name, sizeof(L->name), "%s+0x%" PRIx64, base_name(path), k2);
-			err = ld_frame_id(L, L->name, module, XP_FRAME_UNRESOLVED, id);
+			err = xp_loader_frame_id(L, L->name, module, XP_FRAME_UNRESOLVED, id);
 		}
 	} else {
 		const char *name = NULL;
@@ -299,19 +299,19 @@ static int resolve_user_frame(struct loader *L, uint32_t pid, const struct xp_ma
 			name = xp_perfmap_lookup(pm, addr);
 		if (name) {
 			snprintf(L->name, sizeof(L->name), "%.*s", NAME_MAX_LEN, name);
-			err = ld_frame_id(L, L->name, L->jit_module, XP_FRAME_JIT, id);
+			err = xp_loader_frame_id(L, L->name, L->jit_module, XP_FRAME_JIT, id);
 		} else if (m) {
 			int64_t module;
 
-			err = ld_intern_str(L, path && *path ? path : "[anon]", &module);
+			err = xp_loader_intern_str(L, path && *path ? path : "[anon]", &module);
 			if (err)
 				return err;
 			snprintf(L->name, sizeof(L->name), "%s+0x%" PRIx64,
 				 base_name(path ? path : ""), addr - m->start + m->pgoff);
-			err = ld_frame_id(L, L->name, module, XP_FRAME_UNRESOLVED, id);
+			err = xp_loader_frame_id(L, L->name, module, XP_FRAME_UNRESOLVED, id);
 		} else {
 			snprintf(L->name, sizeof(L->name), "[unknown]+0x%" PRIx64, addr);
-			err = ld_frame_id(L, L->name, L->unknown_module, XP_FRAME_UNRESOLVED, id);
+			err = xp_loader_frame_id(L, L->name, L->unknown_module, XP_FRAME_UNRESOLVED, id);
 		}
 	}
 	return err;

@@ -38,7 +38,7 @@ static int db_fail(struct loader *L, const char *what)
 	return -EIO;
 }
 
-int ld_step(struct loader *L, int which)
+int xp_loader_step(struct loader *L, int which)
 {
 	sqlite3_stmt *s = L->st[which];
 	int rc = sqlite3_step(s);
@@ -50,7 +50,7 @@ int ld_step(struct loader *L, int which)
 }
 
 /* Records a warning (kept in xp_warnings and, for the first few, in res). */
-int ld_warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
+int xp_loader_warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
 {
 	char raw[XP_LOAD_MSG_LEN], msg[XP_LOAD_MSG_LEN], name[256];
 	va_list ap;
@@ -68,7 +68,7 @@ int ld_warn(struct loader *L, const char *file, uint64_t offset, const char *fmt
 	sqlite3_bind_text(L->st[STMT_WARNING], 1, file, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(L->st[STMT_WARNING], 2, (int64_t)offset);
 	sqlite3_bind_text(L->st[STMT_WARNING], 3, msg, -1, SQLITE_TRANSIENT);
-	return ld_step(L, STMT_WARNING);
+	return xp_loader_step(L, STMT_WARNING);
 }
 
 static int intern(struct loader *L, const char *s, size_t len, int64_t *id)
@@ -89,13 +89,13 @@ static int intern(struct loader *L, const char *s, size_t len, int64_t *id)
 	if (!err && fresh) {
 		sqlite3_bind_int64(L->st[STMT_STRING], 1, *id);
 		sqlite3_bind_text(L->st[STMT_STRING], 2, s, (int)len, SQLITE_STATIC);
-		err = ld_step(L, STMT_STRING);
+		err = xp_loader_step(L, STMT_STRING);
 	}
 	free(clean);
 	return err;
 }
 
-int ld_intern_str(struct loader *L, const char *s, int64_t *id)
+int xp_loader_intern_str(struct loader *L, const char *s, int64_t *id)
 {
 	return intern(L, s, strlen(s), id);
 }
@@ -105,7 +105,7 @@ static int64_t sink_string(void *ctx, const char *s)
 {
 	int64_t id;
 
-	return ld_intern_str(ctx, s, &id) ? -1 : id;
+	return xp_loader_intern_str(ctx, s, &id) ? -1 : id;
 }
 
 static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *kips,
@@ -118,7 +118,7 @@ static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *
 		return -1;
 	memcpy(ips, kips, nk * sizeof(*ips));
 	memcpy(ips + nk, uips, nu * sizeof(*ips));
-	return ld_stack_id(ctx, pid, ts, ips, nk, nu, NULL, &id) ? -1 : id;
+	return xp_loader_stack_id(ctx, pid, ts, ips, nk, nu, NULL, &id) ? -1 : id;
 }
 
 static const char *budget_hint(int err)
@@ -171,10 +171,10 @@ static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 		return err;
 	}
 	if (err)
-		return ld_warn(L, file, 0, "%s; the records before it are kept%s", why,
+		return xp_loader_warn(L, file, 0, "%s; the records before it are kept%s", why,
 			    budget_hint(err));
 	return st.records && !gpu_stream_stopped(L->db, file)
-		? ld_warn(L, file, 0, "%s: no clean end (the process was killed or died before its exit"
+		? xp_loader_warn(L, file, 0, "%s: no clean end (the process was killed or died before its exit"
 		       " handlers ran): its GPU records since the library's last periodic flush"
 		       " (at most %d ms) are missing; the %" PRIu64 " records before are kept", file,
 		       XP_GPU_FLUSH_PERIOD_MS, st.records)
@@ -205,9 +205,9 @@ static int open_stream(struct loader *L, const char *path, const char *file, int
 	}
 	if (strcmp(file, "cpu.xpr") && !L->o->strict && err != -ENOMEM && err != -EPROTO) {
 		if (pass == 1)
-			err = r ? ld_warn(L, file, 0, "%s at offset 0: %s; the stream is skipped", path,
+			err = r ? xp_loader_warn(L, file, 0, "%s at offset 0: %s; the stream is skipped", path,
 				       xp_reader_error(r))
-				: ld_warn(L, file, 0, "cannot read %s: %s; the stream is skipped", path,
+				: xp_loader_warn(L, file, 0, "cannot read %s: %s; the stream is skipped", path,
 				       xp_run_file_strerror(err));
 		xp_reader_close(r);
 		return pass == 1 && err ? err : 1;
@@ -227,7 +227,7 @@ static int open_stream(struct loader *L, const char *path, const char *file, int
 static int take_record(struct loader *L, struct xp_reader *r, const char *path, const char *file,
 		       int pass, const struct xp_record_header *h)
 {
-	int handled = pass == 1 ? ld_pass1_record(L, h) : ld_pass2_record(L, h);
+	int handled = pass == 1 ? xp_loader_pass1_record(L, h) : xp_loader_pass2_record(L, h);
 	uint64_t off;
 
 	L->counts[h->type < 128 ? h->type : 0]++;
@@ -236,11 +236,11 @@ static int take_record(struct loader *L, struct xp_reader *r, const char *path, 
 	off = xp_reader_offset(r);
 	if (L->o->strict) {
 		snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
-			 ": malformed %s record", path, off, ld_kind_name(h->type));
+			 ": malformed %s record", path, off, xp_loader_kind_name(h->type));
 		return -EBADMSG;
 	}
-	return ld_warn(L, file, off, "%s at offset %" PRIu64 ": malformed %s record skipped",
-		       path, off, ld_kind_name(h->type));
+	return xp_loader_warn(L, file, off, "%s at offset %" PRIu64 ": malformed %s record skipped",
+		       path, off, xp_loader_kind_name(h->type));
 }
 
 /* A stream that ends early (err < 0 from the reader): the records before
@@ -261,7 +261,7 @@ static int damaged_tail(struct loader *L, struct xp_reader *r, const char *path,
 		return err == -E2BIG ? err : -EBADMSG;
 	}
 	/* say once (pass 1) what was cut */
-	return pass == 1 ? ld_warn(L, file, off, "%s at offset %" PRIu64 ": %s; the records"
+	return pass == 1 ? xp_loader_warn(L, file, off, "%s at offset %" PRIu64 ": %s; the records"
 				  " before it are kept%s", path, off, xp_reader_error(r),
 				  budget_hint(err)) : 0;
 }
@@ -275,9 +275,9 @@ static int write_counts(struct loader *L, const char *file)
 		if (!L->counts[t])
 			continue;
 		sqlite3_bind_text(L->st[STMT_COUNT], 1, file, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(L->st[STMT_COUNT], 2, ld_kind_name(t), -1, SQLITE_STATIC);
+		sqlite3_bind_text(L->st[STMT_COUNT], 2, xp_loader_kind_name(t), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(L->st[STMT_COUNT], 3, (int64_t)L->counts[t]);
-		err = ld_step(L, STMT_COUNT);
+		err = xp_loader_step(L, STMT_COUNT);
 	}
 	return err;
 }
@@ -336,7 +336,7 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 	snprintf(name, sizeof(name), "meta.%s", key);
 	sqlite3_bind_text(L->st[STMT_META], 1, name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(L->st[STMT_META], 2, value, -1, SQLITE_TRANSIENT);
-	err = ld_step(L, STMT_META);
+	err = xp_loader_step(L, STMT_META);
 	if (err)
 		return err;
 	if (!strcmp(key, "kallsyms_bytes") && value[0] >= '0' && value[0] <= '9')
@@ -346,7 +346,7 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 	    !strcmp(key, "cpu_count") || !strcmp(key, "sample_frequency_hz")) {
 		sqlite3_bind_text(L->st[STMT_ENV], 1, key, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(L->st[STMT_ENV], 2, value, -1, SQLITE_TRANSIENT);
-		err = ld_step(L, STMT_ENV);
+		err = xp_loader_step(L, STMT_ENV);
 		if (err)
 			return err;
 	}
@@ -367,7 +367,7 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 				  -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(L->st[STMT_LOSS], 4, strtoll(value, NULL, 10));
 		sqlite3_bind_text(L->st[STMT_LOSS], 5, "meta.json", -1, SQLITE_STATIC);
-		return ld_step(L, STMT_LOSS);
+		return xp_loader_step(L, STMT_LOSS);
 	}
 	return 0;
 }
@@ -405,12 +405,12 @@ static int load_meta(struct loader *L)
 	snprintf(path, sizeof(path), "%s/meta.json", L->o->run_dir);
 	err = xp_meta_load(&j, path, &line);
 	if (err == -ENOENT)
-		return ld_warn(L, "meta.json", 0, "%s: missing; run facts and capture losses unknown",
+		return xp_loader_warn(L, "meta.json", 0, "%s: missing; run facts and capture losses unknown",
 			    path);
 	if (err == -EBADMSG)
-		return ld_warn(L, "meta.json", 0, "%s at line %d: not valid JSON; ignored", path, line);
+		return xp_loader_warn(L, "meta.json", 0, "%s at line %d: not valid JSON; ignored", path, line);
 	if (err)
-		return ld_warn(L, "meta.json", 0, "%s: %s; ignored", path, xp_run_file_strerror(err));
+		return xp_loader_warn(L, "meta.json", 0, "%s: %s; ignored", path, xp_run_file_strerror(err));
 	ver = xp_meta_int(j, "format_version", 0);
 	if (ver > XP_FORMAT_VERSION) {
 		snprintf(L->res->error, sizeof(L->res->error), "%s: run format version %" PRId64
@@ -436,11 +436,11 @@ static int load_kallsyms(struct loader *L)
 	if (err == -ENOMEM)
 		return err;
 	if (err)
-		return ld_warn(L, "kallsyms", 0, "%s: %s; kernel frames stay addresses", path,
+		return xp_loader_warn(L, "kallsyms", 0, "%s: %s; kernel frames stay addresses", path,
 			    err == -E2BIG ? "larger than a kernel's symbols (256 MiB, 4M symbols)"
 					  : xp_run_file_strerror(err));
 	if (xp_kallsyms_skipped(L->ksyms) > 0 && xp_kallsyms_count(L->ksyms) == 0)
-		return ld_warn(L, "kallsyms", 0, "%s: no text symbols", path);
+		return xp_loader_warn(L, "kallsyms", 0, "%s: no text symbols", path);
 	/* a copy cut short (xpcap killed while writing it) must not lend its
 	 * last symbol to every address above: told in finish(), with a count */
 	if (!xp_kallsyms_complete(L->ksyms))
@@ -477,7 +477,7 @@ static int finish(struct loader *L)
 		size_t bid_len;
 		int64_t path_id;
 
-		err = ld_intern_str(L, path, &path_id);
+		err = xp_loader_intern_str(L, path, &path_id);
 		if (err)
 			break;
 		sqlite3_bind_int64(L->st[STMT_MODULE], 1, i + 1);
@@ -492,7 +492,7 @@ static int finish(struct loader *L)
 			sqlite3_bind_null(L->st[STMT_MODULE], 3);
 		sqlite3_bind_text(L->st[STMT_MODULE], 4, status_name(xp_symbolizer_status(L->sym, i)),
 				  -1, SQLITE_STATIC);
-		err = ld_step(L, STMT_MODULE);
+		err = xp_loader_step(L, STMT_MODULE);
 	}
 	for (size_t i = 0; i < L->threads.cap && !err; i++) {
 		const struct xp_u64map_entry *e = &L->threads.slots[i];
@@ -501,7 +501,7 @@ static int finish(struct loader *L)
 			continue;
 		sqlite3_bind_int64(L->st[STMT_THREAD], 1, (int64_t)e->value);
 		sqlite3_bind_int64(L->st[STMT_THREAD], 2, xp_gtid(e->k1, e->k2));
-		err = ld_step(L, STMT_THREAD);
+		err = xp_loader_step(L, STMT_THREAD);
 	}
 	for (size_t i = 0; i < L->procs.cap && !err; i++) {
 		const struct xp_u64map_entry *e = &L->procs.slots[i];
@@ -512,10 +512,10 @@ static int finish(struct loader *L)
 		sqlite3_bind_int64(L->st[STMT_PROCESS], 2, (int64_t)e->k1);
 		sqlite3_bind_text(L->st[STMT_PROCESS], 3, xp_strtab_get(L->strs, (int64_t)e->value),
 				  -1, SQLITE_STATIC);
-		err = ld_step(L, STMT_PROCESS);
+		err = xp_loader_step(L, STMT_PROCESS);
 	}
 	if (!err && L->ksyms_cut)
-		err = ld_warn(L, "kallsyms", 0, "%s/kallsyms: truncated (%s): %" PRIu64 " kernel"
+		err = xp_loader_warn(L, "kallsyms", 0, "%s/kallsyms: truncated (%s): %" PRIu64 " kernel"
 			   " addresses past its last symbol stay addresses", L->o->run_dir,
 			   L->ksyms_cut, L->ksyms_beyond);
 	if (!err)
@@ -545,7 +545,7 @@ static int finish(struct loader *L)
 			snprintf(val, sizeof(val), "%" PRIu64, facts[i].v);
 			sqlite3_bind_text(L->st[STMT_META], 1, facts[i].k, -1, SQLITE_STATIC);
 			sqlite3_bind_text(L->st[STMT_META], 2, val, -1, SQLITE_TRANSIENT);
-			err = ld_step(L, STMT_META);
+			err = xp_loader_step(L, STMT_META);
 		}
 	}
 	return err;
@@ -613,9 +613,9 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 			goto out;
 		}
 	}
-	if ((err = ld_intern_str(L, "[kernel.kallsyms]", &L->kernel_module)) ||
-	    (err = ld_intern_str(L, "[unknown]", &L->unknown_module)) ||
-	    (err = ld_intern_str(L, "[jit]", &L->jit_module)))
+	if ((err = xp_loader_intern_str(L, "[kernel.kallsyms]", &L->kernel_module)) ||
+	    (err = xp_loader_intern_str(L, "[unknown]", &L->unknown_module)) ||
+	    (err = xp_loader_intern_str(L, "[jit]", &L->jit_module)))
 		goto out;
 	n = scandir(o->run_dir, &names, is_stream, alphasort);
 	if (n < 0) {

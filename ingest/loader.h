@@ -116,26 +116,26 @@ struct loader {
 };
 
 /* load.c */
-int ld_intern_str(struct loader *L, const char *s, int64_t *id);
-int ld_step(struct loader *L, int which);
-int ld_warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
+int xp_loader_intern_str(struct loader *L, const char *s, int64_t *id);
+int xp_loader_step(struct loader *L, int which);
+int xp_loader_warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* frames.c */
-int ld_frame_id(struct loader *L, const char *symbol, int64_t module,
+int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
 		enum xp_frame_kind kind, int64_t *id);
-int ld_kernel_frame(struct loader *L, uint64_t ip, int64_t *id);
-uint64_t ld_mono_ns(void);
-int ld_user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
+int xp_loader_kernel_frame(struct loader *L, uint64_t ip, int64_t *id);
+uint64_t xp_loader_mono_ns(void);
+int xp_loader_user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,
 		      int is_return, int64_t *id);
 
 /* stacks.c */
-int ld_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips,
+int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips,
 		    unsigned nk, unsigned nu, const struct xp_pystack_view *py, int64_t *id);
 
 /* records.c */
-const char *ld_kind_name(uint32_t type);
-int ld_pass1_record(struct loader *L, const struct xp_record_header *h);
-int ld_pass2_record(struct loader *L, const struct xp_record_header *h);
+const char *xp_loader_kind_name(uint32_t type);
+int xp_loader_pass1_record(struct loader *L, const struct xp_record_header *h);
+int xp_loader_pass2_record(struct loader *L, const struct xp_record_header *h);
 
 #endif

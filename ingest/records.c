@@ -16,7 +16,7 @@ static int thread_seen(struct loader *L, uint32_t pid, uint32_t tid, const char 
 		return err;
 	memcpy(name, comm, XP_COMM_LEN);
 	name[XP_COMM_LEN] = '\0';
-	err = ld_intern_str(L, name, &id);
+	err = xp_loader_intern_str(L, name, &id);
 	if (err)
 		return err;
 	*xp_u64map_find(&L->threads, pid, tid) = (uint64_t)id;
@@ -30,7 +30,7 @@ static int thread_seen(struct loader *L, uint32_t pid, uint32_t tid, const char 
 }
 
 /* a record kind of the CPU streams, by the one name table (runnames.h) */
-const char *ld_kind_name(uint32_t type)
+const char *xp_loader_kind_name(uint32_t type)
 {
 	const char *name = xp_rec_kind_name_in(type, XP_STREAM_CPU);
 
@@ -58,11 +58,11 @@ static int task_row(struct loader *L, uint64_t ts, const char *event, uint32_t p
 		sqlite3_bind_text(s, 7, name, name_len, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(s, 7);
-	return ld_step(L, STMT_TASK);
+	return xp_loader_step(L, STMT_TASK);
 }
 
 /* Pass 1: tasks and mappings. 1 handled, 0 not this pass, -EBADMSG malformed. */
-int ld_pass1_record(struct loader *L, const struct xp_record_header *h)
+int xp_loader_pass1_record(struct loader *L, const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
 	uint32_t len = xp_record_payload_len(h);
@@ -128,7 +128,7 @@ int ld_pass1_record(struct loader *L, const struct xp_record_header *h)
 			return -EBADMSG;
 		if (err)
 			return err;
-		err = ld_intern_str(L, path, &path_id);
+		err = xp_loader_intern_str(L, path, &path_id);
 		if (err)
 			return err;
 		sqlite3_bind_int64(s, 1, m->pid);
@@ -138,7 +138,7 @@ int ld_pass1_record(struct loader *L, const struct xp_record_header *h)
 		sqlite3_bind_int64(s, 5, (int64_t)m->ts);
 		sqlite3_bind_int(s, 6, !!(m->flags & XP_MMAP_FROM_PROC));
 		sqlite3_bind_int64(s, 7, module + 1);
-		err = ld_step(L, STMT_MAPPING);
+		err = xp_loader_step(L, STMT_MAPPING);
 		return err ? err : 1;
 	}
 	default:
@@ -166,9 +166,9 @@ static const uint64_t *stack_ips(struct loader *L, const struct xp_record_header
 	if (!ips || !(st->flags & XP_STACK_HAS_USER_COPY) ||
 	    xp_record_user_copy(h, fixed, st, &regs, &bytes))
 		return ips;
-	t0 = ld_mono_ns();
+	t0 = xp_loader_mono_ns();
 	n = xp_unwind(L->uw, pid, ts, &regs, bytes, L->walked + nk, XP_MAX_STACK_DEPTH);
-	L->res->unwind_ns += ld_mono_ns() - t0;
+	L->res->unwind_ns += xp_loader_mono_ns() - t0;
 	if (n <= (int)*nu)
 		return ips;
 	memcpy(L->walked, ips, nk * sizeof(*ips));
@@ -192,7 +192,7 @@ static int sample_row(struct loader *L, const struct xp_record_header *h, const 
 	err = thread_seen(L, s->pid, s->tid, s->comm, 0);
 	if (err)
 		return err;
-	err = ld_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, NULL, &stack);
+	err = xp_loader_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, NULL, &stack);
 	if (err)
 		return err;
 	if (stack) {
@@ -205,7 +205,7 @@ static int sample_row(struct loader *L, const struct xp_record_header *h, const 
 	sqlite3_bind_int64(st, 4, s->cpu);
 	sqlite3_bind_int64(st, 5, stack);
 	sqlite3_bind_int64(st, 6, s->period_ns);
-	err = ld_step(L, STMT_SAMPLE);
+	err = xp_loader_step(L, STMT_SAMPLE);
 	L->res->samples++;
 	return err ? err : 1;
 }
@@ -226,12 +226,12 @@ static int launch_row(struct loader *L, const struct xp_record_header *h, const 
 	has_py = xp_pystore_launch(L->py, l->pid, l->correlation_id, &py);
 	if (has_py < 0)
 		return has_py;
-	err = ld_stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu, has_py ? &py : NULL,
+	err = xp_loader_stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu, has_py ? &py : NULL,
 			  &stack);
 	if (err)
 		return err;
 	xp_launch_bind(L->st[STMT_LAUNCH], l, stack);
-	return ld_step(L, STMT_LAUNCH) ?: 1;
+	return xp_loader_step(L, STMT_LAUNCH) ?: 1;
 }
 
 /* An off-CPU interval with the stack that went to sleep. */
@@ -246,7 +246,7 @@ static int switch_row(struct loader *L, const struct xp_record_header *h, const 
 
 	if (len < sizeof(*w) || !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
 		return -EBADMSG;
-	err = ld_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, NULL, &stack);
+	err = xp_loader_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, NULL, &stack);
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, (int64_t)w->ts);
@@ -256,7 +256,7 @@ static int switch_row(struct loader *L, const struct xp_record_header *h, const 
 	sqlite3_bind_int64(st, 5, w->cpu);
 	sqlite3_bind_int64(st, 6, w->prev_state);
 	sqlite3_bind_int64(st, 7, stack);
-	return ld_step(L, STMT_SWITCH) ?: 1;
+	return xp_loader_step(L, STMT_SWITCH) ?: 1;
 }
 
 static int loss_row(struct loader *L, const struct xp_lost *l, uint32_t len)
@@ -266,14 +266,14 @@ static int loss_row(struct loader *L, const struct xp_lost *l, uint32_t len)
 	if (len < sizeof(*l))
 		return -EBADMSG;
 	sqlite3_bind_int64(st, 1, (int64_t)l->ts);
-	sqlite3_bind_text(st, 2, ld_kind_name(l->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, xp_loader_kind_name(l->kind), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, xp_loss_reason_name(l->reason), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, (int64_t)l->count);
 	sqlite3_bind_text(st, 5, "record", -1, SQLITE_STATIC);
-	return ld_step(L, STMT_LOSS) ?: 1;
+	return xp_loader_step(L, STMT_LOSS) ?: 1;
 }
 
-int ld_pass2_record(struct loader *L, const struct xp_record_header *h)
+int xp_loader_pass2_record(struct loader *L, const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
 	uint32_t len = xp_record_payload_len(h);

@@ -29,7 +29,7 @@ static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *no
 	sqlite3_bind_int64(L->st[STMT_STACK], 2, parent);
 	sqlite3_bind_int64(L->st[STMT_STACK], 3, frame);
 	sqlite3_bind_int(L->st[STMT_STACK], 4, info.depth);
-	return ld_step(L, STMT_STACK);
+	return xp_loader_step(L, STMT_STACK);
 }
 
 /* A user frame of a stack under construction: into the tree, or, while a
@@ -50,7 +50,7 @@ static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t
 /* The stack id of kernel + user IPs (each leaf first), root first in the tree:
  * outermost user caller ... user leaf, then kernel entry ... kernel leaf.
  * A launch's Python stack (py, else NULL) goes into the user part (pysplice.h). */
-int ld_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips,
+int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips,
 		    unsigned nk, unsigned nu, const struct xp_pystack_view *py, int64_t *id)
 {
 	int cacheable = !xp_mappings_time_dependent(L->maps, pid);
@@ -80,7 +80,7 @@ int ld_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips
 	L->collecting = py != NULL;
 	L->py_nnative = 0;
 	for (unsigned i = nu; i-- > 0;) {
-		err = ld_user_frame(L, pid, ts, ips[nk + i], i != 0, &frame);
+		err = xp_loader_user_frame(L, pid, ts, ips[nk + i], i != 0, &frame);
 		if (err)
 			return err;
 		if ((uint64_t)frame & CHAIN) {
@@ -100,7 +100,7 @@ int ld_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips
 	if (how == XP_SPLICE_GAP)
 		xp_pystore_joined_gap(L->py, pid);
 	for (unsigned i = nk; i-- > 0;) {
-		err = ld_kernel_frame(L, ips[i], &frame);
+		err = xp_loader_kernel_frame(L, ips[i], &frame);
 		if (err)
 			return err;
 		err = tree_add(L, node, frame, &node);
@@ -131,9 +131,9 @@ static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *i
 		return 0;
 	}
 	xp_pystore_frame_name(L->py, f->code, f->offset, name, sizeof(name), &file);
-	err = ld_intern_str(L, file, &module);
+	err = xp_loader_intern_str(L, file, &module);
 	if (!err)
-		err = ld_frame_id(L, name, module, XP_FRAME_PYTHON, id);
+		err = xp_loader_frame_id(L, name, module, XP_FRAME_PYTHON, id);
 	if (err)
 		return err;
 	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;
@@ -157,7 +157,7 @@ static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t
 		entry[i] = py->frames[i].entry;
 	}
 	if (!err && !L->gap_frame)
-		err = ld_frame_id(L, "[native frames not unwound]", L->unknown_module, XP_FRAME_GAP,
+		err = xp_loader_frame_id(L, "[native frames not unwound]", L->unknown_module, XP_FRAME_GAP,
 			       &L->gap_frame);
 	in.gap = L->gap_frame;
 	n = err ? 0 : xp_pysplice(&in, L->py_out, how);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static struct rec_opts o;
+static struct xp_record_opts o;
 static char err[256];
 
 static int parse(char **argv)
@@ -20,7 +20,7 @@ static int parse(char **argv)
 
 	while (argv[argc])
 		argc++;
-	return rec_opts_parse(&o, argc, argv, err, sizeof(err));
+	return xp_record_opts_parse(&o, argc, argv, err, sizeof(err));
 }
 
 START_TEST(defaults_and_command)
@@ -28,7 +28,7 @@ START_TEST(defaults_and_command)
 	char *argv[] = { "record", "--", "./app", "-F", "5", NULL };
 
 	ck_assert_int_eq(parse(argv), 0);
-	ck_assert_str_eq(o.output, REC_DEFAULT_OUTPUT);
+	ck_assert_str_eq(o.output, XP_RECORD_DEFAULT_OUTPUT);
 	ck_assert_uint_eq(o.freq, 99);
 	ck_assert_int_eq(o.command_argc, 3);
 	ck_assert_str_eq(o.command[0], "./app");
@@ -63,11 +63,11 @@ START_TEST(pids)
 	ck_assert_uint_eq(o.npids, 3);
 	ck_assert_int_eq(o.pids[2], 5);
 	ck_assert(o.command == NULL);
-	ck_assert_int_eq(rec_parse_pids("1,", p, 4, &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_pids(",1", p, 4, &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_pids("1,x", p, 4, &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_pids("0", p, 4, &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_pids("1,2,3,4,5", p, 4, &n), -E2BIG);
+	ck_assert_int_eq(xp_record_parse_pids("1,", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_pids(",1", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_pids("1,x", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_pids("0", p, 4, &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_pids("1,2,3,4,5", p, 4, &n), -E2BIG);
 }
 END_TEST
 
@@ -134,23 +134,23 @@ START_TEST(call_graph)
 
 	ck_assert_int_eq(parse(dflt), 0);
 	ck_assert_uint_eq(o.sample_copy, 0);
-	ck_assert_uint_eq(o.launch_copy, REC_INPROC_DEFAULT_COPY);
+	ck_assert_uint_eq(o.launch_copy, XP_RECORD_INPROC_DEFAULT_COPY);
 	ck_assert_int_eq(parse(both), 0);
 	ck_assert_uint_eq(o.sample_copy, 4096);
 	ck_assert_uint_eq(o.launch_copy, 0);
 	ck_assert_int_eq(parse(bad), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "call graph"));
-	ck_assert_int_eq(rec_parse_call_graph("dwarf", &n), 0);
+	ck_assert_int_eq(xp_record_parse_call_graph("dwarf", &n), 0);
 	ck_assert_uint_eq(n, 8192);
-	ck_assert_int_eq(rec_parse_call_graph("dwarf,1", &n), 0);
+	ck_assert_int_eq(xp_record_parse_call_graph("dwarf,1", &n), 0);
 	ck_assert_uint_eq(n, 8);
-	ck_assert_int_eq(rec_parse_call_graph("dwarf,65528", &n), 0);
+	ck_assert_int_eq(xp_record_parse_call_graph("dwarf,65528", &n), 0);
 	ck_assert_uint_eq(n, 65528);
-	ck_assert_int_eq(rec_parse_call_graph("dwarf,65529", &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_call_graph("dwarf,0", &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_call_graph("dwarf,", &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_call_graph("dwarfx", &n), -EINVAL);
-	ck_assert_int_eq(rec_parse_call_graph("fp,8", &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_call_graph("dwarf,65529", &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_call_graph("dwarf,0", &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_call_graph("dwarf,", &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_call_graph("dwarfx", &n), -EINVAL);
+	ck_assert_int_eq(xp_record_parse_call_graph("fp,8", &n), -EINVAL);
 }
 END_TEST
 
@@ -169,21 +169,21 @@ START_TEST(launch_stacks)
 	/* in-process by default for a command, with 64 KiB copies */
 	ck_assert_int_eq(parse(dflt), 0);
 	ck_assert(o.launch_inproc);
-	ck_assert_uint_eq(o.launch_copy, REC_INPROC_DEFAULT_COPY);
+	ck_assert_uint_eq(o.launch_copy, XP_RECORD_INPROC_DEFAULT_COPY);
 	/* the uprobe where the library is not injected */
 	ck_assert_int_eq(parse(attach), 0);
 	ck_assert(!o.launch_inproc);
-	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
+	ck_assert_uint_eq(o.launch_copy, XP_RECORD_DEFAULT_COPY);
 	ck_assert_int_eq(parse(nogpu_dflt), 0);
 	ck_assert(!o.launch_inproc);
 	ck_assert_int_eq(parse(inproc), 0);
 	ck_assert(o.launch_inproc);
-	ck_assert_uint_eq(o.launch_copy, REC_INPROC_DEFAULT_COPY);
+	ck_assert_uint_eq(o.launch_copy, XP_RECORD_INPROC_DEFAULT_COPY);
 	ck_assert_int_eq(parse(inproc8k), 0);
-	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
+	ck_assert_uint_eq(o.launch_copy, XP_RECORD_DEFAULT_COPY);
 	ck_assert_int_eq(parse(uprobe), 0);
 	ck_assert(!o.launch_inproc);
-	ck_assert_uint_eq(o.launch_copy, REC_DEFAULT_COPY);
+	ck_assert_uint_eq(o.launch_copy, XP_RECORD_DEFAULT_COPY);
 	ck_assert_int_eq(parse(bad), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "launch stacks 'ebpf'"));
 	ck_assert_int_eq(parse(nogpu), -EINVAL);
