@@ -14,32 +14,23 @@
 #include "db_schema.h"
 #include "launch.h"
 #include "pyreach.h"
+#include "stacktable.h"
 #include "weights.h"
 
 #define MAX_DEPTH 4096              /* frames per stack; the tree is acyclic by construction */
 
 struct tree {
-	int64_t *parent, *frame;    /* by node id */
-	int64_t nnodes;
+	struct xp_stack_table s;    /* parent, frame and frame classes by id */
 	char **frame_text;          /* by frame id: the name as it appears in a line */
-	uint8_t *frame_kernel;
-	uint8_t *frame_cuda;        /* marker, CUPTI, driver, runtime (launch.h) */
-	uint8_t *frame_python;      /* a Python line or a py:: perf-map function */
-	uint8_t *frame_interp;      /* in the interpreter itself (python3.X, libpython) */
-	int64_t nframes;
+	int64_t ntext;              /* entries of frame_text */
 };
 
 static void tree_free(struct tree *t)
 {
-	for (int64_t i = 0; i < t->nframes; i++)
-		free(t->frame_text ? t->frame_text[i] : NULL);
+	for (int64_t i = 0; i < t->ntext; i++)
+		free(t->frame_text[i]);
 	free(t->frame_text);
-	free(t->frame_kernel);
-	free(t->frame_cuda);
-	free(t->frame_python);
-	free(t->frame_interp);
-	free(t->parent);
-	free(t->frame);
+	xp_stack_table_free(&t->s);
 }
 
 /* ';' separates frames and '\n' lines: keep names from breaking either. */
@@ -56,88 +47,34 @@ static char *frame_text(const char *name, int kernel)
 	return s;
 }
 
-static int64_t max_id(sqlite3 *db, const char *sql)
+static int keep_text(void *ctx, int64_t id, const char *symbol, const char *module,
+		     unsigned frame_class)
 {
-	sqlite3_stmt *st;
-	int64_t v = 0;
+	struct tree *t = ctx;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-/* The interpreter's own binary or library: ".../python3.12", ".../libpython3.12.so.1.0". */
-static int interpreter_module(const char *module)
-{
-	const char *base = module ? strrchr(module, '/') : NULL;
-
-	base = base ? base + 1 : module;
-	return base && (!strncmp(base, "python3", 7) || !strncmp(base, "libpython", 9));
+	(void)module;
+	if (id >= t->ntext)
+		return 0;
+	t->frame_text[id] = frame_text(symbol, frame_class & XP_FRAME_IS_KERNEL);
+	return t->frame_text[id] ? 0 : -ENOMEM;
 }
 
 static int load_tree(sqlite3 *db, struct tree *t)
 {
-	sqlite3_stmt *st = NULL;
-	int64_t n;
+	sqlite3_stmt *st;
+	int64_t n = 0;
 
-	n = max_id(db, "SELECT coalesce(max(id), 0) FROM xp_frames");
-	if (n < 0)
+	/* the text array first: the table's load fills it frame by frame */
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM xp_frames", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
-	t->nframes = n + 1;
-	t->frame_text = calloc((size_t)t->nframes, sizeof(char *));
-	t->frame_kernel = calloc((size_t)t->nframes, 1);
-	t->frame_cuda = calloc((size_t)t->nframes, 1);
-	t->frame_python = calloc((size_t)t->nframes, 1);
-	t->frame_interp = calloc((size_t)t->nframes, 1);
-	n = max_id(db, "SELECT coalesce(max(id), 0) FROM xp_stacks");
-	if (n < 0)
-		return -EIO;
-	t->nnodes = n + 1;
-	t->parent = calloc((size_t)t->nnodes, sizeof(int64_t));
-	t->frame = calloc((size_t)t->nnodes, sizeof(int64_t));
-	if (!t->frame_text || !t->frame_kernel || !t->frame_cuda || !t->frame_python || !t->frame_interp ||
-	    !t->parent ||
-	    !t->frame)
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	t->frame_text = calloc((size_t)n + 1, sizeof(char *));
+	if (!t->frame_text)
 		return -ENOMEM;
-	if (sqlite3_prepare_v2(db, "SELECT f.id, s.value, f.kind, m.value FROM xp_frames f"
-			       " JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		int kind = sqlite3_column_int(st, 2);
-		const char *name = (const char *)sqlite3_column_text(st, 1);
-
-		if (id <= 0 || id >= t->nframes || !name)
-			continue;
-		t->frame_kernel[id] = kind == XP_FRAME_KERNEL || kind == XP_FRAME_KERNEL_UNRESOLVED;
-		t->frame_cuda[id] = xp_is_cuda_layer(name, (const char *)sqlite3_column_text(st, 3));
-		t->frame_python[id] = xp_is_python_frame(kind, name);
-		t->frame_interp[id] = !t->frame_python[id] &&
-				      interpreter_module((const char *)sqlite3_column_text(st, 3));
-		t->frame_text[id] = frame_text(name, t->frame_kernel[id]);
-		if (!t->frame_text[id]) {
-			sqlite3_finalize(st);
-			return -ENOMEM;
-		}
-	}
-	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "SELECT id, parent, frame FROM xp_stacks", -1, &st, NULL)
-	    != SQLITE_OK)
-		return -EIO;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-
-		if (id <= 0 || id >= t->nnodes)
-			continue;
-		t->parent[id] = sqlite3_column_int64(st, 1);
-		t->frame[id] = sqlite3_column_int64(st, 2);
-	}
-	sqlite3_finalize(st);
-	return 0;
+	t->ntext = n + 1;
+	return xp_stack_table_load(db, keep_text, t, &t->s);
 }
 
 static int append(char **buf, size_t *cap, size_t *len, const char *s, const char *suffix)
@@ -177,18 +114,18 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 	int depth = 0, frames = 0, cut = 0, err, py_outer = -1, py_inner = -1;
 
 	/* parents always have smaller ids (created first), so this ends */
-	while (node > 0 && node < t->nnodes && depth < MAX_DEPTH) {
+	while (node > 0 && node < t->s.nnodes && depth < MAX_DEPTH) {
 		path[depth++] = node;
-		if (t->parent[node] >= node)
+		if (t->s.parent[node] >= node)
 			break;
-		node = t->parent[node];
+		node = t->s.parent[node];
 	}
 	/* a launch stack starts at the caller's code, unless that is all there is */
 	if (in->how) {
 		while (cut < depth) {
-			int64_t f = t->frame[path[cut]];
+			int64_t f = t->s.frame[path[cut]];
 
-			if (f <= 0 || f >= t->nframes || !(t->frame_kernel[f] || t->frame_cuda[f]))
+			if (f <= 0 || f >= t->s.nframes || !((t->s.frame_class[f] & XP_FRAME_IS_KERNEL) || (t->s.frame_class[f] & XP_FRAME_IS_CUDA)))
 				break;
 			cut++;
 		}
@@ -196,9 +133,9 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 			cut = 0;
 		/* nvcc's host stub carries the kernel's own name: one frame, not twins */
 		if (cut < depth - 1 && in->leaf && !o->no_leaf) {
-			int64_t f = t->frame[path[cut]];
+			int64_t f = t->s.frame[path[cut]];
 
-			if (f > 0 && f < t->nframes && t->frame_text[f] && !strcmp(t->frame_text[f], in->leaf))
+			if (f > 0 && f < t->s.nframes && t->frame_text[f] && !strcmp(t->frame_text[f], in->leaf))
 				cut++;
 		}
 	}
@@ -209,9 +146,9 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 		int outer = -1, inner = -1;
 
 		for (int i = depth - 1; i >= cut; i--) {
-			int64_t f = t->frame[path[i]];
+			int64_t f = t->s.frame[path[i]];
 
-			if (f > 0 && f < t->nframes && t->frame_python[f]) {
+			if (f > 0 && f < t->s.nframes && (t->s.frame_class[f] & XP_FRAME_IS_PYTHON)) {
 				if (outer < 0)
 					outer = i;
 				inner = i;
@@ -227,18 +164,18 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 		return err;
 	}
 	for (int i = (py_outer >= 0 ? py_outer : depth - 1); i >= cut; i--) {
-		int64_t f = t->frame[path[i]];
+		int64_t f = t->s.frame[path[i]];
 		const char *s;
 
 		/* the interpreter between two Python frames, and under the innermost
 		 * one before the native code it calls */
-		if (py_inner >= 0 && !o->native && f > 0 && f < t->nframes &&
-		    ((i > py_inner && !t->frame_python[f]) || (i < py_inner && t->frame_interp[f])))
+		if (py_inner >= 0 && !o->native && f > 0 && f < t->s.nframes &&
+		    ((i > py_inner && !(t->s.frame_class[f] & XP_FRAME_IS_PYTHON)) || (i < py_inner && (t->s.frame_class[f] & XP_FRAME_IS_INTERP))))
 			continue;
 
-		if (f <= 0 || f >= t->nframes || !t->frame_text[f])
+		if (f <= 0 || f >= t->s.nframes || !t->frame_text[f])
 			s = "[bad frame]";
-		else if (o->no_kernel && t->frame_kernel[f])
+		else if (o->no_kernel && (t->s.frame_class[f] & XP_FRAME_IS_KERNEL))
 			continue;
 		else
 			s = t->frame_text[f];

@@ -1,5 +1,6 @@
 /* pyreach.c - whether launch stacks reach a Python frame; see pyreach.h. */
 #include "pyreach.h"
+#include "stacktable.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,14 +10,13 @@
 #define KNOWN 0x80u
 
 struct tree {
-	int64_t *parent;        /* by stack node id */
-	uint8_t *own;           /* PY, LINE: the node's own frame */
-	uint8_t *ans;           /* KNOWN | bits once computed, else 0 */
-	int64_t n;              /* ids 0..n-1 */
-	int64_t *path;          /* scratch: a node's unanswered ancestors */
+	struct xp_stack_table s;    /* parent and frame classes by id */
+	uint8_t *ans;               /* KNOWN | bits once computed, else 0 */
+	int64_t *path;              /* scratch: a node's unanswered ancestors */
 };
 
-/* The condition on frame f (xp_frames) and its symbol s of each bit. */
+/* The cheap first question in SQL: does the run have a Python frame at all
+ * (the same rule as xp_frame_class's, on frame f and its symbol s). */
 _Static_assert(XP_FRAME_PYTHON == 6 && XP_FRAME_JIT == 2, "frame kinds in the SQL below");
 #define IS_LINE "f.kind = 6"
 #define IS_PY "(f.kind = 6 OR (f.kind = 2 AND s.value GLOB 'py::*'))"
@@ -36,33 +36,21 @@ static int64_t max_of(sqlite3 *db, const char *sql)
 
 static int load_tree(sqlite3 *db, struct tree *t)
 {
-	sqlite3_stmt *s;
-	int rc;
+	int err = xp_stack_table_load(db, NULL, NULL, &t->s);
 
-	t->n = max_of(db, "SELECT max(id) FROM xp_stacks") + 1;
-	if (t->n <= 0)
-		return -EIO;
-	t->parent = calloc((size_t)t->n, sizeof(*t->parent));
-	t->own = calloc((size_t)t->n, 1);
-	t->ans = calloc((size_t)t->n, 1);
-	t->path = calloc((size_t)t->n, sizeof(*t->path));
-	if (!t->parent || !t->own || !t->ans || !t->path)
-		return -ENOMEM;
-	if (sqlite3_prepare_v2(db, "SELECT n.id, n.parent, " IS_PY ", " IS_LINE
-			       " FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
-			       " JOIN StringIds s ON s.id = f.symbol", -1, &s, NULL) != SQLITE_OK)
-		return -EIO;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(s, 0);
+	if (err)
+		return err;
+	t->ans = calloc((size_t)t->s.nnodes, 1);
+	t->path = calloc((size_t)t->s.nnodes, sizeof(*t->path));
+	return t->ans && t->path ? 0 : -ENOMEM;
+}
 
-		if (id < 0 || id >= t->n)
-			continue;
-		t->parent[id] = sqlite3_column_int64(s, 1);
-		t->own[id] = (uint8_t)((sqlite3_column_int(s, 2) ? PY : 0) |
-				       (sqlite3_column_int(s, 3) ? LINE : 0));
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+/* PY and LINE of node id's own frame. */
+static unsigned own_bits(const struct tree *t, int64_t id)
+{
+	unsigned c = t->s.frame_class[t->s.frame[id]];
+
+	return (c & XP_FRAME_IS_PYTHON ? PY : 0) | (c & XP_FRAME_IS_LINE ? LINE : 0);
 }
 
 /* Walks up to the first node whose answer is known (or the root), then
@@ -72,14 +60,14 @@ static unsigned reaches(struct tree *t, int64_t id)
 	int64_t at = id, len = 0;
 	unsigned bits = 0;
 
-	while (at > 0 && at < t->n && !t->ans[at] && len < t->n) {
+	while (at > 0 && at < t->s.nnodes && !t->ans[at] && len < t->s.nnodes) {
 		t->path[len++] = at;
-		at = t->parent[at];
+		at = t->s.parent[at];
 	}
-	if (at > 0 && at < t->n && t->ans[at])
+	if (at > 0 && at < t->s.nnodes && t->ans[at])
 		bits = t->ans[at] & (PY | LINE);
 	while (len-- > 0) {
-		bits |= t->own[t->path[len]];
+		bits |= own_bits(t, t->path[len]);
 		t->ans[t->path[len]] = (uint8_t)(KNOWN | bits);
 	}
 	return bits;
@@ -116,8 +104,7 @@ int xp_python_reach(sqlite3 *db, sqlite3_stmt *rows, struct xp_python_reach *out
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = -EIO;
-	free(t.parent);
-	free(t.own);
+	xp_stack_table_free(&t.s);
 	free(t.ans);
 	free(t.path);
 	return err;

@@ -1,0 +1,46 @@
+/* stacktable.h - the whole stack prefix tree and its frames' classes in
+ * memory, for the exports that walk every stack of a run at once (folded
+ * lines, how much GPU time reaches Python): one load, arrays by id, one set
+ * of rules for what a frame is. A single stack is read with stackwalk.h.
+ *
+ *   struct xp_stack_table t;
+ *   if (xp_stack_table_load(db, NULL, NULL, &t) == 0) {
+ *           for (int64_t n = leaf; n > 0 && n < t.nnodes; n = t.parent[n])
+ *                   if (t.frame_class[t.frame[n]] & XP_FRAME_IS_PYTHON) ...
+ *           xp_stack_table_free(&t);
+ *   }
+ */
+#ifndef XP_STACKTABLE_H
+#define XP_STACKTABLE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+/* bits of frame_class */
+#define XP_FRAME_IS_KERNEL 1u   /* the kernel's own code (resolved or not) */
+#define XP_FRAME_IS_CUDA 2u     /* the CUDA layers: marker, CUPTI, driver, runtime */
+#define XP_FRAME_IS_PYTHON 4u   /* a Python line or a py:: perf-map function */
+#define XP_FRAME_IS_LINE 8u     /* a Python line (file:line) */
+#define XP_FRAME_IS_INTERP 16u  /* in the interpreter itself (python3.X, libpython) */
+
+struct xp_stack_table {
+	int64_t nnodes;             /* node ids 0..nnodes-1 */
+	int64_t *parent;            /* by node id: 0 at a root (and for ids not in the table) */
+	int64_t *frame;             /* by node id: xp_frames id */
+	int64_t nframes;            /* frame ids 0..nframes-1 */
+	uint8_t *frame_class;       /* by frame id: XP_FRAME_IS_* */
+};
+
+/* Called once per frame with its text, for a caller that keeps its own
+ * rendering of names; a non-zero return stops the load with that code. */
+typedef int (*xp_frame_fn)(void *ctx, int64_t id, const char *symbol, const char *module,
+			   unsigned frame_class);
+
+/* 0, -EIO (no stack tables) or -ENOMEM; on error t holds nothing to free. */
+int xp_stack_table_load(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct xp_stack_table *t);
+void xp_stack_table_free(struct xp_stack_table *t);
+
+/* The class of one frame (the same rules the table applies). */
+unsigned xp_frame_class(int kind, const char *symbol, const char *module);
+
+#endif
