@@ -38,5 +38,6 @@ int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

@@ -37,8 +37,11 @@ void xp_rep_filter(const struct xp_report_opts *o, const char *gp, const char *s
 {
 	int n = snprintf(buf, len, "1");
 
+	/* in a merged job, --pid 4242 is that pid on every host (their run is
+	 * in the high bits), --rank the one process */
 	if (o->pid)
-		n += snprintf(buf + n, len - (size_t)n, " AND " XP_SQL_GTID_PID("%s") " = :pid", gp);
+		n += snprintf(buf + n, len - (size_t)n, " AND (" XP_SQL_GTID_PID("%s") " = :pid OR "
+			      XP_SQL_PID_LOCAL(XP_SQL_GTID_PID("%s")) " = :pid)", gp, gp);
 	if (o->since)
 		n += snprintf(buf + n, len - (size_t)n, " AND %s >= :since", start);
 	if (o->until)
@@ -451,14 +454,19 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		break;
 	case XP_BY_THREAD:
 		xp_rep_filter(o, "g.gp", "g.start", f, sizeof(f));
-		/* a rank of a distributed job names its process: "rank 1: 754/785" */
+		/* a rank of a distributed job names its process: "rank 1: 754/785";
+		 * in a merged job without ranks, its host: "node-b: 754/785" */
 		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
-			 " %s" XP_SQL_GTID_PID("r.globalTid") " || '/' || " XP_SQL_GTID_TID("r.globalTid")
-			 " END, ifnull(r.globalTid, -1),"
+			 " %s%s" XP_SQL_PID_LOCAL(XP_SQL_GTID_PID("r.globalTid")) " || '/' || "
+			 XP_SQL_GTID_TID("r.globalTid") " END, ifnull(r.globalTid, -1),"
 			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3",
 			 has_table(R->db, "xp_ranks") ? "ifnull((SELECT 'rank ' || k.rank || ': ' FROM"
-			 " xp_ranks k WHERE k.pid = " XP_SQL_GTID_PID("r.globalTid") " LIMIT 1), '') || " : "", f);
+			 " xp_ranks k WHERE k.pid = " XP_SQL_GTID_PID("r.globalTid") " LIMIT 1), '') || " : "",
+			 has_table(R->db, "xp_job_runs") ? "CASE WHEN (SELECT count(*) FROM xp_ranks k WHERE"
+			 " k.pid = " XP_SQL_GTID_PID("r.globalTid") ") THEN '' ELSE ifnull((SELECT j.host || ': '"
+			 " FROM xp_job_runs j WHERE j.run = " XP_SQL_GTID_PID("r.globalTid") " >> 22"
+			 " AND (SELECT count(*) FROM xp_job_runs) > 1), '') END || " : "", f);
 		break;
 	case XP_BY_GRAPH:          /* report_graph.c */
 	case XP_BY_RANK:           /* report_rank.c */

@@ -22,17 +22,19 @@ static int per_rank(struct rep *R, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
 	sqlite3_stmt *s;
-	char sql[2048], f[256];
+	char sql[2048], f[256], who[256];
 	int step;
 
 	xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
+	/* --pid/--rank: that process's row alone */
+	xp_rep_filter(&(struct xp_report_opts){ .pid = o->pid }, "(r.pid << 24)", "0", who, sizeof(who));
 	snprintf(sql, sizeof(sql), "SELECT r.rank, ifnull(r.host, '?'), r.pid, ifnull(r.world_size, -1),"
 		 " ifnull(sum(k.end - k.start), 0), count(k.rowid),"
 		 " ifnull(sum(CASE WHEN " IS_COLLECTIVE("n.value") " THEN k.end - k.start END), 0)"
 		 " FROM xp_ranks r LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k"
 		 " ON " XP_SQL_GTID_PID("k.globalPid") " = r.pid AND %s"
-		 " LEFT JOIN StringIds n ON n.id = k.demangledName"
-		 " GROUP BY r.pid ORDER BY r.rank, r.pid", f);
+		 " LEFT JOIN StringIds n ON n.id = k.demangledName WHERE %s"
+		 " GROUP BY r.pid ORDER BY r.rank, r.pid", f, who);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	if (o->format == XP_FMT_TEXT) {
@@ -53,7 +55,8 @@ static int per_rank(struct rep *R, size_t *rows)
 		jsonw_arr_begin(&R->json);
 	}
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t rank = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 2);
+		/* a merged job's pids carry their run in the high bits (gtid.h) */
+		int64_t rank = sqlite3_column_int64(s, 0), pid = xp_pid_local((uint64_t)sqlite3_column_int64(s, 2));
 		int64_t world = sqlite3_column_int64(s, 3), gpu = sqlite3_column_int64(s, 4);
 		int64_t kernels = sqlite3_column_int64(s, 5), coll = sqlite3_column_int64(s, 6);
 		const char *host = (const char *)sqlite3_column_text(s, 1);

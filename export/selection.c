@@ -6,15 +6,18 @@
 
 #include <stddef.h>
 
-/* ?1 pid, ?2 tid, each < 0 for any; globalTid is pid << 24 | tid */
+/* ?1 pid, ?2 tid, each < 0 for any; globalTid is pid << 24 | tid; a merged
+ * job's pids carry their run above bit 22 (gtid.h): a pid matches as given
+ * or as its local part */
+#define PID_IS(p) "(" p " = ?1 OR (" p " & 4194303) = ?1)"
 static const char *const queries[] = {
-	"SELECT 1 FROM PROCESSES WHERE ?2 < 0 AND pid = ?1",
-	"SELECT 1 FROM xp_tasks WHERE (?1 < 0 OR pid = ?1) AND (?2 < 0 OR tid = ?2)",
-	"SELECT 1 FROM ThreadNames WHERE (?1 < 0 OR globalTid >> 24 = ?1)"
+	"SELECT 1 FROM PROCESSES WHERE ?2 < 0 AND " PID_IS("pid"),
+	"SELECT 1 FROM xp_tasks WHERE (?1 < 0 OR " PID_IS("pid") ") AND (?2 < 0 OR tid = ?2)",
+	"SELECT 1 FROM ThreadNames WHERE (?1 < 0 OR " PID_IS("(globalTid >> 24)") ")"
 	" AND (?2 < 0 OR globalTid & 16777215 = ?2)",
-	"SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE (?1 < 0 OR globalTid >> 24 = ?1)"
+	"SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE (?1 < 0 OR " PID_IS("(globalTid >> 24)") ")"
 	" AND (?2 < 0 OR globalTid & 16777215 = ?2)",
-	"SELECT 1 FROM xp_samples WHERE (?1 < 0 OR pid = ?1) AND (?2 < 0 OR tid = ?2)",
+	"SELECT 1 FROM xp_samples WHERE (?1 < 0 OR " PID_IS("pid") ") AND (?2 < 0 OR tid = ?2)",
 };
 
 int xp_selection_matches(sqlite3 *db, int64_t pid, int64_t tid)

@@ -34,10 +34,28 @@ static inline uint32_t xp_gtid_tid(int64_t gtid)
 	return (uint32_t)(gtid & XP_GTID_TID_MASK);
 }
 
+/* A job merged from several runs (xpcorr merge) keeps each run's pids
+ * apart: run i stores i << XP_PID_LOCAL_BITS | pid (Linux pids stay below
+ * 2^22), so that two hosts' pid 4242 stay two processes; up to
+ * XP_MERGE_MAX_RUNS runs keep every pid within 32 bits. */
+#define XP_PID_LOCAL_BITS 22
+#define XP_MERGE_MAX_RUNS 1024
+
+static inline uint32_t xp_pid_local(uint64_t pid)
+{
+	return (uint32_t)(pid & ((1u << XP_PID_LOCAL_BITS) - 1));
+}
+
+static inline uint32_t xp_pid_run(uint64_t pid)
+{
+	return (uint32_t)(pid >> XP_PID_LOCAL_BITS);
+}
+
 /* The same in SQL, for column expressions (parenthesized). */
 #define XP_SQL_GPID(pid) "(" pid " << 24)"
 #define XP_SQL_GTID(pid, tid) "(" pid " << 24 | (" tid " & 16777215))"
 #define XP_SQL_GTID_PID(g) "(" g " >> 24)"
 #define XP_SQL_GTID_TID(g) "(" g " & 16777215)"
+#define XP_SQL_PID_LOCAL(pid) "(" pid " & 4194303)"
 
 #endif

@@ -3,6 +3,8 @@
  *   gen-run bench EXE LIB DIR N [SEED]   # N samples for bench/ingest-bench
  *   gen-run scale EXE LIB DIR N [SEED]   # N samples + GPU side, bench/scale-bench
  *   gen-run python EXE LIB DIR FIXTURE   # launches with Python stacks (tests/pylines)
+ *   gen-run job EXE LIB DIR RANK WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS]
+ *                                        # one rank of a job, its host's clocks off
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +19,13 @@ int main(int argc, char **argv)
 	int err, rc = 1;
 	int sized = argc > 1 && (!strcmp(argv[1], "bench") || !strcmp(argv[1], "scale") ||
 				 !strcmp(argv[1], "python"));
+	int job = argc > 1 && !strcmp(argv[1], "job");
 
-	if (argc < 5 || (strcmp(argv[1], "golden") && !sized) || (sized && argc < 6)) {
+	if (argc < 5 || (strcmp(argv[1], "golden") && !sized && !job) || (sized && argc < 6) ||
+	    (job && argc < 10)) {
 		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench|scale EXE LIB DIR N"
-			" [SEED] | gen-run python EXE LIB DIR FIXTURE\n");
+			" [SEED] | gen-run python EXE LIB DIR FIXTURE | gen-run job EXE LIB DIR RANK"
+			" WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS]\n");
 		return 2;
 	}
 	/* mappings carry absolute paths, as the kernel reports them */
@@ -38,6 +43,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "golden"))
 		err = xp_synth_write_golden(&s, argv[4]);
+	else if (job)
+		err = xp_synth_write_job_rank(&s, argv[4], &(struct xp_synth_rank){
+			.rank = atoi(argv[5]), .world = atoi(argv[6]), .host = argv[7],
+			.pid = 4000,     /* the same pid on every host, as in containers */
+			.mono_off_ns = strtoll(argv[8], NULL, 10), .wall_err_ns = strtoll(argv[9], NULL, 10),
+			.steps = argc > 10 ? (unsigned)atoi(argv[10]) : 200 });
 	else if (!strcmp(argv[1], "python"))
 		err = xp_synth_write_python(&s, argv[4], argv[5]);
 	else if (!strcmp(argv[1], "bench"))

@@ -142,7 +142,7 @@ uint64_t xp_synth_return_ip(const struct xp_synth *s, const char *name)
 	return f ? vaddr_to_ip(s, f->in_lib, f->vaddr + f->size) : 0;
 }
 
-static int write_text(const char *dir, const char *name, const char *text)
+int xp_synth_write_text(const char *dir, const char *name, const char *text)
 {
 	char path[4096];
 	FILE *f;
@@ -159,7 +159,7 @@ static int write_text(const char *dir, const char *name, const char *text)
 	return err;
 }
 
-static int add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+int xp_synth_add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
 		    const char *name)
 {
 	struct xp_comm c = { .ts = ts, .pid = pid, .tid = tid };
@@ -183,7 +183,7 @@ static int add_mmap(struct xp_writer *w, uint64_t ts, uint32_t pid, uint64_t add
 	return xp_writer_append(w, XP_REC_MMAP, &m, sizeof(m), path, strlen(path) + 1);
 }
 
-static int map_fixture(const struct xp_synth *s, struct xp_writer *w, uint64_t ts,
+int xp_synth_map_fixture(const struct xp_synth *s, struct xp_writer *w, uint64_t ts,
 		       uint32_t pid, int exe_too)
 {
 	int err = 0;
@@ -197,7 +197,7 @@ static int map_fixture(const struct xp_synth *s, struct xp_writer *w, uint64_t t
 	return err;
 }
 
-static int add_sample(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+int xp_synth_add_sample(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
 		      uint32_t cpu, const char *comm, const uint64_t *kips, unsigned nk,
 		      const uint64_t *uips, unsigned nu)
 {
@@ -216,7 +216,7 @@ static int add_sample(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t t
 }
 
 /* Kernel symbols of the synthetic runs: ascending, text and data mixed. */
-static const char kallsyms_text[] =
+const char xp_synth_kallsyms[] =
 	"ffffffff81000000 T _stext\n"
 	"ffffffff81001000 T do_syscall_64\n"
 	"ffffffff81002000 t __x64_sys_futex\n"
@@ -255,7 +255,7 @@ static int write_meta(const char *dir, uint64_t samples, uint64_t lost)
 		 "    \"mmap\": { \"written\": 9, \"lost\": { \"ringbuf_full\": 0 } }\n"
 		 "  }\n"
 		 "}\n", XP_FORMAT_VERSION, (unsigned long long)samples, (unsigned long long)lost);
-	return write_text(dir, "meta.json", text);
+	return xp_synth_write_text(dir, "meta.json", text);
 }
 
 int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
@@ -278,23 +278,23 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 	if (err)
 		return err;
 	/* process 1000: the fixture, two threads */
-	err = add_comm(w, ts, 1000, 1000, "xptarget");
+	err = xp_synth_add_comm(w, ts, 1000, 1000, "xptarget");
 	if (!err)
-		err = map_fixture(s, w, ts, 1000, 1);
+		err = xp_synth_map_fixture(s, w, ts, 1000, 1);
 	if (!err)
 		err = xp_writer_append(w, XP_REC_FORK, &fork_rec, sizeof(fork_rec), NULL, 0);
 	if (!err)
-		err = add_comm(w, ts + 6, 1000, 1001, "worker");
+		err = xp_synth_add_comm(w, ts + 6, 1000, 1001, "worker");
 	/* process 2000: a Python interpreter with a perf map over anonymous code */
 	if (!err)
-		err = add_comm(w, ts, 2000, 2000, "python3");
+		err = xp_synth_add_comm(w, ts, 2000, 2000, "python3");
 	if (!err)
-		err = map_fixture(s, w, ts, 2000, 0);
+		err = xp_synth_map_fixture(s, w, ts, 2000, 0);
 	if (!err)
 		err = add_mmap(w, ts, 2000, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
 	/* process 3000: maps a file whose build id no longer matches the disk */
 	if (!err)
-		err = add_comm(w, ts, 3000, 3000, "stale");
+		err = xp_synth_add_comm(w, ts, 3000, 3000, "stale");
 	if (!err)
 		err = add_mmap(w, ts, 3000, XP_SYNTH_STALE_BASE, 0x4000, 0, s->lib, stale_bid,
 			       sizeof(stale_bid), XP_MMAP_FROM_PROC);
@@ -306,7 +306,7 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 		u[2] = xp_synth_return_ip(s, "xp_run");
 		u[3] = xp_synth_return_ip(s, "main");
 		for (int i = 0; i <= rep && !err; i++)
-			err = add_sample(w, ts + (uint64_t)i, 1000, 1000, 0, "xptarget", NULL, 0, u, 4);
+			err = xp_synth_add_sample(w, ts + (uint64_t)i, 1000, 1000, 0, "xptarget", NULL, 0, u, 4);
 		/* ... -> xp::Widget::draw -> xp_lib_middle -> xp_lib_leaf, in a futex */
 		u[0] = xp_synth_ip(s, "xp_lib_leaf", 2);
 		u[1] = xp_synth_return_ip(s, "xp_lib_middle");
@@ -319,25 +319,25 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 		k[2] = K_FUTEX + 1;
 		k[3] = K_SYSCALL + 1;
 		if (!err)
-			err = add_sample(w, ts + 100, 1000, 1001, 1, "worker", k, 4, u, 6);
+			err = xp_synth_add_sample(w, ts + 100, 1000, 1001, 1, "worker", k, 4, u, 6);
 		/* worker: an IP outside every mapping, then a driver ioctl */
 		u[0] = 0x12345678;
 		u[1] = xp_synth_return_ip(s, "xp_idle");
 		k[0] = K_NVIDIA;
 		if (!err)
-			err = add_sample(w, ts + 200, 1000, 1001, 1, "worker", k, 1, u, 2);
+			err = xp_synth_add_sample(w, ts + 200, 1000, 1001, 1, "worker", k, 1, u, 2);
 		/* python: py::train:train.py -> py::step:model.py -> xp_lib_leaf */
 		u[0] = xp_synth_ip(s, "xp_lib_leaf", 8);
 		u[1] = XP_SYNTH_JIT_BASE + 0x100 + 1;
 		u[2] = XP_SYNTH_JIT_BASE + 0x200 + 1;
 		u[3] = XP_SYNTH_JIT_BASE + 0x900 + 1;     /* not in the perf map */
 		if (!err)
-			err = add_sample(w, ts + 300, 2000, 2000, 2, "python3", NULL, 0, u, 4);
+			err = xp_synth_add_sample(w, ts + 300, 2000, 2000, 2, "python3", NULL, 0, u, 4);
 		/* stale: not guessed, module + offset */
 		u[0] = XP_SYNTH_STALE_BASE + 0x1020;
 		u[1] = XP_SYNTH_STALE_BASE + 0x1100 + 1;
 		if (!err)
-			err = add_sample(w, ts + 400, 3000, 3000, 3, "stale", NULL, 0, u, 2);
+			err = xp_synth_add_sample(w, ts + 400, 3000, 3000, 3, "stale", NULL, 0, u, 2);
 	}
 	if (!err) {
 		/* a CUDA launch from xp_parse (uprobe stack) and an off-CPU interval */
@@ -365,9 +365,9 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 	snprintf(perfmap, sizeof(perfmap),
 		 "%llx 80 py::step:model.py\n%llx 100 py::train:train.py\nnot a line\n",
 		 (unsigned long long)XP_SYNTH_JIT_BASE + 0xc0, (unsigned long long)XP_SYNTH_JIT_BASE + 0x180);
-	err = write_text(dir, "perf-2000.map", perfmap);
+	err = xp_synth_write_text(dir, "perf-2000.map", perfmap);
 	if (!err)
-		err = write_text(dir, "kallsyms", kallsyms_text);
+		err = xp_synth_write_text(dir, "kallsyms", xp_synth_kallsyms);
 	if (!err)
 		err = write_meta(dir, 15, 3);
 	return err;
@@ -426,11 +426,11 @@ int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
 	if (err)
 		goto out;
 	for (int t = 0; t < 4 && !err; t++)
-		err = add_comm(w, ts, tids[t][0], tids[t][1], comms[t]);
+		err = xp_synth_add_comm(w, ts, tids[t][0], tids[t][1], comms[t]);
 	if (!err)
-		err = map_fixture(s, w, ts, 1000, 1);
+		err = xp_synth_map_fixture(s, w, ts, 1000, 1);
 	if (!err)
-		err = map_fixture(s, w, ts, 2000, 1);
+		err = xp_synth_map_fixture(s, w, ts, 2000, 1);
 	for (uint64_t i = 0; i < n && !err; i++) {
 		/* skewed reuse: a few hot stacks, a long tail */
 		uint64_t r = lcg(&state);
@@ -438,12 +438,12 @@ int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
 		int t = (int)(lcg(&state) % 4);
 
 		ts += 250000;
-		err = add_sample(w, ts, tids[t][0], tids[t][1], (uint32_t)t, comms[t], k,
+		err = xp_synth_add_sample(w, ts, tids[t][0], tids[t][1], (uint32_t)t, comms[t], k,
 				 i % 8 == 0 ? 3 : 0, pool[p], depth[p]);
 	}
 	err = xp_writer_close(w) ?: err;
 	if (!err)
-		err = write_text(dir, "kallsyms", kallsyms_text);
+		err = xp_synth_write_text(dir, "kallsyms", xp_synth_kallsyms);
 	if (!err)
 		err = write_meta(dir, n, 0);
 out:
@@ -593,11 +593,11 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, 
 	for (int i = 0; i < 2 && !err; i++)
 		err = scale_gpu_open(&procs[i], dir, s->exe);
 	for (int t = 0; t < SCALE_THREADS && !err; t++)
-		err = add_comm(w, ts, t < 24 ? 1000 : 2000, scale_tid(t), scale_comm(t));
+		err = xp_synth_add_comm(w, ts, t < 24 ? 1000 : 2000, scale_tid(t), scale_comm(t));
 	if (!err)
-		err = map_fixture(s, w, ts, 1000, 1);
+		err = xp_synth_map_fixture(s, w, ts, 1000, 1);
 	if (!err)
-		err = map_fixture(s, w, ts, 2000, 1);
+		err = xp_synth_map_fixture(s, w, ts, 2000, 1);
 	for (uint64_t i = 0; i < n && !err; i++) {
 		uint64_t r = lcg(&state);
 		/* the launching threads (0, 1, 2 and python's 24) are the busiest: 40% */
@@ -616,7 +616,7 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, 
 					   lcg(&state));
 		}
 		if (!err)
-			err = add_sample(w, ts, t < 24 ? 1000 : 2000, scale_tid(t), (uint32_t)t % 4,
+			err = xp_synth_add_sample(w, ts, t < 24 ? 1000 : 2000, scale_tid(t), (uint32_t)t % 4,
 					 scale_comm(t), k,
 					 i % 8 == 0 ? 3 : 0, pool[p], depth[p]);
 	}
@@ -631,7 +631,7 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, 
 		err = xp_writer_close(procs[i].gpu) ?: err;
 	}
 	if (!err)
-		err = write_text(dir, "kallsyms", kallsyms_text);
+		err = xp_synth_write_text(dir, "kallsyms", xp_synth_kallsyms);
 	if (!err)
 		err = write_meta(dir, n, 0);
 	free(pool);
@@ -753,11 +753,11 @@ int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char 
 	unlink(path);
 	err = xp_writer_open(&cpu, path, XP_STREAM_CPU, 0);
 	if (!err)
-		err = add_comm(cpu, ts, PY_PID, PY_PID, "python3");
+		err = xp_synth_add_comm(cpu, ts, PY_PID, PY_PID, "python3");
 	if (!err)
-		err = add_comm(cpu, ts, PY_PID, PY_PID + 1, "pt_worker");
+		err = xp_synth_add_comm(cpu, ts, PY_PID, PY_PID + 1, "pt_worker");
 	if (!err)
-		err = map_fixture(s, cpu, ts, PY_PID, 1);
+		err = xp_synth_map_fixture(s, cpu, ts, PY_PID, 1);
 	if (!err)
 		err = add_mmap(cpu, ts, PY_PID, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
 	err = xp_writer_close(cpu) ?: err;
@@ -831,10 +831,10 @@ int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char 
 	err = xp_writer_close(proc.gpu) ?: err;
 	if (!err && used) {
 		snprintf(path, sizeof(path), "perf-%u.map", PY_PID);
-		err = write_text(dir, path, perfmap);
+		err = xp_synth_write_text(dir, path, perfmap);
 	}
 	if (!err)
-		err = write_text(dir, "kallsyms", kallsyms_text);
+		err = xp_synth_write_text(dir, "kallsyms", xp_synth_kallsyms);
 	if (!err)
 		err = write_meta(dir, 0, 0);
 out:

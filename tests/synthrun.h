@@ -83,4 +83,32 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n,
 #define XP_SYNTH_PY_LINE_MODULE 454
 int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char *fixture);
 
+/* Building blocks of the writers (synthrun.c), for synthjob.c. */
+struct xp_writer;
+int xp_synth_write_text(const char *dir, const char *name, const char *text);
+int xp_synth_add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+		      const char *name);
+int xp_synth_map_fixture(const struct xp_synth *s, struct xp_writer *w, uint64_t ts,
+			 uint32_t pid, int exe_too);
+int xp_synth_add_sample(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+			uint32_t cpu, const char *comm, const uint64_t *kips, unsigned nk,
+			const uint64_t *uips, unsigned nu);
+extern const char xp_synth_kallsyms[];
+
+/* One rank of a synthetic distributed job, a run of its own as if recorded
+ * on its own host (synthjob.c): the host's CLOCK_MONOTONIC reads the job's
+ * true time + mono_off_ns, its wall clock is wrong by wall_err_ns (NTP).
+ * Each step the rank computes (a gemm kernel, longer on the higher ranks:
+ * the last is the straggler) and then all-reduces: the NCCL kernel ends at
+ * the same true instant on every rank, within +-1 us. 0 or -errno. */
+struct xp_synth_rank {
+	int rank, world;
+	uint32_t pid;
+	const char *host;
+	int64_t mono_off_ns, wall_err_ns;
+	unsigned steps;
+};
+int xp_synth_write_job_rank(const struct xp_synth *s, const char *dir,
+			    const struct xp_synth_rank *r);
+
 #endif

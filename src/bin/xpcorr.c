@@ -14,6 +14,7 @@ static const struct xp_cmd commands[] = {
 	{ "dump", cmd_dump, "print the raw records of a run, one per line" },
 	{ "report", cmd_report, "GPU time per kernel (or stack, API, ...) with the CPU stacks that launched it" },
 	{ "diff", cmd_diff, "what got slower, faster, appeared or vanished between two runs" },
+	{ "merge", cmd_merge, "the runs of one job (hosts, ranks) into one, clocks aligned" },
 	{ "ls", cmd_ls, "archived runs in a directory: date, command, duration, GPU time" },
 	{ NULL, NULL, NULL },
 };

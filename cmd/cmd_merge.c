@@ -1,0 +1,233 @@
+/* cmd_merge.c - `xpcorr merge -o job/ runs/...`: the runs of one distributed
+ * job (one per host, or per rank recorded apart) into one database that
+ * report, export and diff read like a run's: every row keeps its host and
+ * rank, every run's clock is put onto the reference run's (clockalign.h:
+ * wall clocks, then collectives), and what is left of each host's offset is
+ * printed and kept in xp_job_runs.
+ *   xpcorr merge -o job/ runs/node-a runs/node-b
+ *   xpcorr report --by rank job/
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "dbmerge.h"
+#include "gtid.h"
+#include "rundb.h"
+#include "merge_job.h"
+#include "opendb.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: xpcorr merge -o JOB_DIR [--reference RUN] [--no-refine] [--force] [-q]"
+		" RUN...\n"
+		"Merges the runs of one job (one per host or rank) into JOB_DIR/xpcorr.db, their\n"
+		"clocks aligned on the reference run's (the run of rank 0 unless given): by the\n"
+		"hosts' wall clocks, then refined on NCCL/gloo collectives; report, export and diff\n"
+		"read JOB_DIR like a run.\n");
+}
+
+static int parse_options(int argc, char **argv, struct merge_opts *o)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "reference", required_argument, NULL, 'r' },
+		{ "no-refine", no_argument, NULL, 'W' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = getopt_long(argc, argv, "o:fqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'r': o->reference = optarg; break;
+		case 'W': o->wall_only = 1; break;
+		case 'f': o->force = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': usage(stdout); return -1;
+		default: return XP_EXIT_USAGE;
+		}
+	}
+	if (!o->output) {
+		fprintf(stderr, "xpcorr merge: -o JOB_DIR is needed (the merged job's directory)\n");
+		return XP_EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "xpcorr merge: expected at least one run directory\n");
+		return XP_EXIT_USAGE;
+	}
+	if (argc - optind > XP_MERGE_MAX_RUNS) {
+		fprintf(stderr, "xpcorr merge: %d runs: at most %d merge into one job\n",
+			argc - optind, XP_MERGE_MAX_RUNS);
+		return XP_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void text_of(sqlite3 *db, const char *sql, char *out, size_t len)
+{
+	sqlite3_stmt *st;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+/* Host and ranks of a run, from its metadata and xp_ranks. */
+static void describe(struct job_run *r)
+{
+	char min[32];
+
+	text_of(r->db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'meta.hostname'",
+		r->host, sizeof(r->host));
+	text_of(r->db, "SELECT CASE WHEN count(DISTINCT rank) = 1 THEN min(rank)"
+		" WHEN max(rank) - min(rank) + 1 = count(DISTINCT rank) THEN min(rank) || '-' || max(rank)"
+		" ELSE group_concat(DISTINCT rank) END FROM xp_ranks WHERE rank IS NOT NULL",
+		r->ranks, sizeof(r->ranks));
+	text_of(r->db, "SELECT min(rank) FROM xp_ranks WHERE rank IS NOT NULL", min, sizeof(min));
+	r->min_rank = min[0] ? atoi(min) : -1;
+	if (!r->host[0])
+		snprintf(r->host, sizeof(r->host), "?");
+}
+
+/* Each run's database (ingested and correlated first when needed), its
+ * host, ranks and clock evidence. */
+static int open_runs(struct job_run *runs, int n, char **paths, const struct merge_opts *o)
+{
+	for (int i = 0; i < n; i++) {
+		struct job_run *r = &runs[i];
+		int rc;
+
+		r->path = paths[i];
+		if ((rc = xp_cmd_open_db("xpcorr merge", r->path, &r->db)))
+			return rc;
+		describe(r);
+		if (xc_clock_run_load(r->db, &r->clock)) {
+			fprintf(stderr, "xpcorr merge: %s: cannot read its clock evidence: %s\n", r->path,
+				sqlite3_errmsg(r->db));
+			return XP_EXIT_FAIL;
+		}
+		if (o->wall_only)
+			xc_clock_run_free(&r->clock);
+		if (!o->quiet)
+			fprintf(stderr, "xpcorr merge: %s: host %s, rank %s, %zu %s collectives\n", r->path,
+				r->host, r->ranks[0] ? r->ranks : "?", r->clock.nmarkers,
+				r->clock.kind ? r->clock.kind : "");
+	}
+	return 0;
+}
+
+/* The reference first (its pids and metadata stay the job's): --reference,
+ * else the run with rank 0, else the first given. */
+static int put_reference_first(struct job_run *runs, int n, const struct merge_opts *o)
+{
+	int ref = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (o->reference ? !strcmp(runs[i].path, o->reference) : runs[i].min_rank == 0) {
+			ref = i;
+			break;
+		}
+		if (o->reference && i == n - 1) {
+			fprintf(stderr, "xpcorr merge: --reference %s: not one of the runs given\n",
+				o->reference);
+			return XP_EXIT_USAGE;
+		}
+	}
+	if (ref) {
+		struct job_run keep = runs[ref];
+
+		memmove(runs + 1, runs, (size_t)ref * sizeof(*runs));
+		runs[0] = keep;
+	}
+	return 0;
+}
+
+static int align(struct job_run *runs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (xc_clock_align(&runs[0].clock, &runs[i].clock, &runs[i].shift)) {
+			fprintf(stderr, "xpcorr merge: out of memory\n");
+			return XP_EXIT_FAIL;
+		}
+	return 0;
+}
+
+static void print_shift(const struct job_run *r, int index)
+{
+	const struct xc_clock_shift *s = &r->shift;
+
+	fprintf(stderr, "  %-4d %-20.20s %-8s %-12s %+16.6f ms", index, r->host,
+		r->ranks[0] ? r->ranks : "?", s->method, (double)s->shift_ns / 1e6);
+	if (s->spread_ns >= 0)
+		fprintf(stderr, "  %u collectives: wall clocks off by %+.1f us, +-%.1f us left",
+			s->matched, (double)s->refine_ns / 1e3, (double)s->spread_ns / 1e3);
+	else if (index)
+		fprintf(stderr, "  no collectives in common: the hosts' wall clocks alone");
+	fputc('\n', stderr);
+}
+
+static void summary(const struct job_run *runs, int n, const struct merge_opts *o,
+		    uint64_t rows, double seconds)
+{
+	fprintf(stderr, "xpcorr merge: %d runs -> %s/%s (%" PRIu64 " rows, %.1f s)\n", n, o->output,
+		XP_DB_NAME, rows, seconds);
+	fprintf(stderr, "  %-4s %-20s %-8s %-12s %19s\n", "run", "host", "ranks", "clock", "shift");
+	for (int i = 0; i < n; i++)
+		print_shift(&runs[i], i);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge_opts o;
+	struct job_run *runs;
+	uint64_t rows = 0;
+	double t0 = now_s();
+	int n, rc;
+
+	if ((rc = parse_options(argc, argv, &o)))
+		return rc < 0 ? XP_EXIT_OK : rc;
+	n = argc - optind;
+	runs = calloc((size_t)n, sizeof(*runs));
+	if (!runs) {
+		fprintf(stderr, "xpcorr merge: out of memory\n");
+		return XP_EXIT_FAIL;
+	}
+	rc = open_runs(runs, n, argv + optind, &o);
+	if (!rc)
+		rc = put_reference_first(runs, n, &o);
+	if (!rc)
+		rc = align(runs, n);
+	if (!rc)
+		rc = xp_merge_job_write(&o, runs, n, &rows);
+	if (!rc && !o.quiet)
+		summary(runs, n, &o, rows, now_s() - t0);
+	for (int i = 0; i < n; i++) {
+		xc_clock_run_free(&runs[i].clock);
+		sqlite3_close(runs[i].db);
+	}
+	free(runs);
+	return rc;
+}

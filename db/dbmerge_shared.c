@@ -1,0 +1,130 @@
+/* dbmerge_shared.c - what runs share in a job: names (StringIds), frames
+ * and stack nodes, each de-duplicated by its content so that the same
+ * kernel name, or the same Python line under the same callers, is one id in
+ * the job whichever rank it came from. */
+#include "dbmerge_priv.h"
+
+#include <errno.h>
+#include <string.h>
+
+typedef int (*row_fn)(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins);
+
+/* For every row of the run's query, each_row with the job's INSERT. */
+static int for_rows(struct xp_dbmerge *m, sqlite3 *run, const char *table, const char *select,
+		    const char *insert, row_fn each_row)
+{
+	sqlite3_stmt *st = NULL, *ins = NULL;
+	int rc = SQLITE_DONE, err = 0;
+
+	if (sqlite3_prepare_v2(run, select, -1, &st, NULL) != SQLITE_OK)
+		err = xp_dbmerge_fail(m, run, table);
+	else if (sqlite3_prepare_v2(m->job, insert, -1, &ins, NULL) != SQLITE_OK)
+		err = xp_dbmerge_fail(m, m->job, table);
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		err = each_row(m, st, ins);
+		m->rows++;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = xp_dbmerge_fail(m, run, table);
+	sqlite3_finalize(st);
+	sqlite3_finalize(ins);
+	return err;
+}
+
+static int step(struct xp_dbmerge *m, sqlite3_stmt *ins, const char *table)
+{
+	int rc = sqlite3_step(ins);
+
+	sqlite3_reset(ins);
+	return rc == SQLITE_DONE ? 0 : xp_dbmerge_fail(m, m->job, table);
+}
+
+static int one_string(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins)
+{
+	const char *s = (const char *)sqlite3_column_text(row, 1);
+	int len = sqlite3_column_bytes(row, 1);
+	int64_t id;
+	int fresh, err;
+
+	if (!s)
+		return 0;
+	err = xp_strtab_intern(m->names, s, (size_t)len, &id, &fresh);
+	if (err == -E2BIG)
+		return 0;                   /* no reader keeps such a name */
+	if (err || (err = xp_dbmerge_remember(m, XP_MERGE_KEY_STR, sqlite3_column_int64(row, 0), id)))
+		return xp_dbmerge_fail(m, NULL, "StringIds");
+	if (!fresh)
+		return 0;
+	sqlite3_bind_int64(ins, 1, id);
+	sqlite3_bind_text(ins, 2, s, len, SQLITE_STATIC);
+	return step(m, ins, "StringIds");
+}
+
+int xp_dbmerge_strings(struct xp_dbmerge *m, sqlite3 *run)
+{
+	return for_rows(m, run, "StringIds", "SELECT id, value FROM StringIds",
+			"INSERT INTO StringIds(id, value) VALUES(?, ?)", one_string);
+}
+
+/* A frame is its symbol, its module's name and its kind. */
+static int one_frame(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins)
+{
+	int64_t sym = xp_dbmerge_lookup(m, XP_MERGE_KEY_STR, sqlite3_column_int64(row, 1));
+	int64_t mod = xp_dbmerge_lookup(m, XP_MERGE_KEY_STR, sqlite3_column_int64(row, 2));
+	int64_t kind = sqlite3_column_int64(row, 3);
+	uint64_t *slot;
+	int fresh;
+
+	if (xp_u64map_upsert(&m->frames, (uint64_t)sym, (uint64_t)mod << 8 | (uint64_t)(kind & 0xff),
+			     &slot, &fresh))
+		return xp_dbmerge_fail(m, NULL, "xp_frames");
+	if (fresh)
+		*slot = (uint64_t)++m->next_frame;
+	if (xp_dbmerge_remember(m, XP_MERGE_KEY_FRAME, sqlite3_column_int64(row, 0), (int64_t)*slot))
+		return xp_dbmerge_fail(m, NULL, "xp_frames");
+	if (!fresh)
+		return 0;
+	sqlite3_bind_int64(ins, 1, m->next_frame);
+	sqlite3_bind_int64(ins, 2, sym);
+	sqlite3_bind_int64(ins, 3, mod);
+	sqlite3_bind_int64(ins, 4, kind);
+	return step(m, ins, "xp_frames");
+}
+
+int xp_dbmerge_frames(struct xp_dbmerge *m, sqlite3 *run)
+{
+	return for_rows(m, run, "xp_frames", "SELECT id, symbol, module, kind FROM xp_frames",
+			"INSERT INTO xp_frames(id, symbol, module, kind) VALUES(?, ?, ?, ?)", one_frame);
+}
+
+/* A node is its frame under its parent node; parents come first (ingest
+ * numbers them so), a parent not seen yet makes the node a root. */
+static int one_node(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins)
+{
+	int64_t parent = xp_dbmerge_lookup(m, XP_MERGE_KEY_STACK, sqlite3_column_int64(row, 1));
+	int64_t frame = xp_dbmerge_lookup(m, XP_MERGE_KEY_FRAME, sqlite3_column_int64(row, 2));
+	uint64_t *slot;
+	int fresh;
+
+	if (parent < 0)
+		parent = 0;
+	if (xp_u64map_upsert(&m->nodes, (uint64_t)parent, (uint64_t)frame, &slot, &fresh))
+		return xp_dbmerge_fail(m, NULL, "xp_stacks");
+	if (fresh)
+		*slot = (uint64_t)++m->next_node;
+	if (xp_dbmerge_remember(m, XP_MERGE_KEY_STACK, sqlite3_column_int64(row, 0), (int64_t)*slot))
+		return xp_dbmerge_fail(m, NULL, "xp_stacks");
+	if (!fresh)
+		return 0;
+	sqlite3_bind_int64(ins, 1, m->next_node);
+	sqlite3_bind_int64(ins, 2, parent);
+	sqlite3_bind_int64(ins, 3, frame);
+	sqlite3_bind_int64(ins, 4, sqlite3_column_int64(row, 3));
+	return step(m, ins, "xp_stacks");
+}
+
+int xp_dbmerge_stacks(struct xp_dbmerge *m, sqlite3 *run)
+{
+	return for_rows(m, run, "xp_stacks", "SELECT id, parent, frame, depth FROM xp_stacks ORDER BY id",
+			"INSERT INTO xp_stacks(id, parent, frame, depth) VALUES(?, ?, ?, ?)", one_node);
+}

@@ -1,0 +1,107 @@
+#!/bin/sh
+# merge.sh - `xpcorr merge` on synthetic ranks of one job recorded as if on
+# three hosts whose clocks are off by known amounts (tests/synthjob.c): every
+# rank is pid 4000, as in containers; each host's CLOCK_MONOTONIC is off by
+# MONO_OFF and its wall clock wrong by WALL_ERR. The merged job must put the
+# clocks back within 50 us (the NCCL ends jitter by 1 us), keep the three
+# processes apart, name them by rank and host, and refuse what it should.
+#   merge.sh XPCORR GEN_RUN FIXTURE_EXE FIXTURE_LIB
+set -u
+xpcorr=$1 gen=$2 exe=$3 lib=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+say() { echo "$1"; case $1 in FAIL*) fail=1 ;; esac; }
+
+# rank  host    monotonic offset (ns)  wall clock error (ns)
+"$gen" job "$exe" "$lib" "$tmp/a" 0 3 node-a 0 0 || exit 1
+"$gen" job "$exe" "$lib" "$tmp/b" 1 3 node-b 123456789012 3700000 || exit 1
+"$gen" job "$exe" "$lib" "$tmp/c" 2 3 node-c -987654321 -12500000 || exit 1
+
+# the reference is rank 0's run wherever it is given
+"$xpcorr" merge -o "$tmp/job" "$tmp/c" "$tmp/a" "$tmp/b" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+cat "$tmp/err"
+q() { sqlite3 "$tmp/job/xpcorr.db" "$1" 2>/dev/null || python3 -c '
+import sqlite3, sys
+for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]): print("|".join(map(str, r)))' \
+	"$tmp/job/xpcorr.db" "$1"; }
+# the true shifts are -MONO_OFF: within 50 us, by collectives
+q "SELECT host, shift_ns, method, matched FROM xp_job_runs ORDER BY run" >"$tmp/runs"
+while IFS='|' read -r host shift method matched; do
+	case $host in node-a) want=0 ;; node-b) want=-123456789012 ;; node-c) want=987654321 ;; esac
+	err=$((shift - want)); [ $err -lt 0 ] && err=$((-err))
+	if [ "$err" -le 50000 ] && { [ "$host" = node-a ] || [ "$method" = collectives ]; }; then
+		say "ok   $host: shift $shift ns, $err ns from the truth ($method, $matched matched)"
+	else
+		say "FAIL $host: shift $shift ns, truth $want ($method)"
+	fi
+done <"$tmp/runs"
+[ "$(wc -l <"$tmp/runs")" = 3 ] || say "FAIL xp_job_runs: $(cat "$tmp/runs")"
+
+# three processes, kept apart though every one is pid 4000
+[ "$(q 'SELECT count(DISTINCT globalPid) FROM CUPTI_ACTIVITY_KIND_KERNEL')" = 3 ] &&
+	say "ok   three processes" || say "FAIL processes: $(q 'SELECT DISTINCT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL')"
+# the same names and stacks are one id in the job
+[ "$(q "SELECT count(*) FROM StringIds WHERE value LIKE 'ncclDevKernel%'")" = 1 ] &&
+	say "ok   names shared" || say "FAIL names not shared"
+# collectives end together once aligned: within a few us on every step
+spread=$(q "SELECT max(e) - min(e) FROM (SELECT k.end AS e FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN
+	StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%' AND k.start > (SELECT min(start)
+	FROM CUPTI_ACTIVITY_KIND_KERNEL) + 100000000 AND k.start < (SELECT min(start) FROM
+	CUPTI_ACTIVITY_KIND_KERNEL) + 100900000)")
+[ "${spread:-999999}" -le 5000 ] && say "ok   aligned collective ends within $spread ns" ||
+	say "FAIL collective ends spread $spread ns"
+# every launch still joins exactly
+[ "$(q "SELECT count(*) FROM xp_attribution WHERE how != 'exact'")" = 0 ] &&
+	say "ok   all GPU work joined exactly" || say "FAIL attribution"
+
+"$xpcorr" report --by rank "$tmp/job" >"$tmp/rank" 2>&1 || say "FAIL report --by rank"
+for r in "0 *3 .* node-a" "1 *3 .* node-b" "2 *3 .* node-c"; do
+	grep -q "^ *$r$" "$tmp/rank" || say "FAIL rank row '$r': $(cat "$tmp/rank")"
+done
+grep -q "^ *[0-9]* *2  _Z8gemm_rankPfS_i" "$tmp/rank" && say "ok   rank 2 is the gemm straggler" ||
+	say "FAIL straggler: $(cat "$tmp/rank")"
+"$xpcorr" report --by thread "$tmp/job" >"$tmp/thread" 2>&1
+grep -q "rank 1: 4000/4000$" "$tmp/thread" && say "ok   threads named by rank" ||
+	say "FAIL thread names: $(cat "$tmp/thread")"
+"$xpcorr" report --rank 2 --by rank "$tmp/job" >"$tmp/r2" 2>&1
+grep -q "node-c" "$tmp/r2" && ! grep -q "node-a" "$tmp/r2" && say "ok   --rank 2" ||
+	say "FAIL --rank 2: $(cat "$tmp/r2")"
+"$xpcorr" export --format chrome -o "$tmp/job.json" "$tmp/job" 2>"$tmp/err" || say "FAIL chrome: $(cat "$tmp/err")"
+python3 - "$tmp/job.json" <<'EOF' && say "ok   chrome: three processes on one timeline" || say "FAIL chrome"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+pids = {e["pid"] for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"}
+sys.exit(0 if len(pids) == 3 else 1)
+EOF
+"$xpcorr" diff "$tmp/job" "$tmp/job" >/dev/null 2>&1 && say "ok   diff reads the job" || say "FAIL diff"
+
+# the same inputs merge to the same job
+"$xpcorr" merge -q --force -o "$tmp/job" "$tmp/a" "$tmp/b" "$tmp/c" 2>/dev/null
+"$xpcorr" report --by rank "$tmp/job" 2>&1 | cmp -s - "$tmp/rank" && say "ok   merge is deterministic" ||
+	say "FAIL a second merge reports differently"
+# --no-refine: the wall clocks alone, off by what they were wrong
+"$xpcorr" merge -q --no-refine -o "$tmp/wall" "$tmp/a" "$tmp/b" 2>/dev/null
+[ "$(sqlite3 "$tmp/wall/xpcorr.db" "SELECT shift_ns FROM xp_job_runs WHERE run = 1" 2>/dev/null ||
+     python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT shift_ns FROM xp_job_runs WHERE run = 1").fetchone()[0])' "$tmp/wall/xpcorr.db")" = -123453089012 ] &&
+	say "ok   --no-refine: wall clocks alone" || say "FAIL --no-refine"
+
+check() {   # check NAME STATUS PATTERN -- command
+	name=$1 want=$2 pattern=$3
+	shift 4
+	"$@" >/dev/null 2>"$tmp/err"
+	got=$?
+	if [ "$got" = "$want" ] && grep -q -- "$pattern" "$tmp/err"; then say "ok   $name"
+	else say "FAIL $name: exit $got (want $want): $(cat "$tmp/err")"; fi
+}
+check no-output 2 "xpcorr merge: -o JOB_DIR is needed" -- "$xpcorr" merge "$tmp/a"
+check no-runs 2 "expected at least one run directory" -- "$xpcorr" merge -o "$tmp/x"
+check exists 2 "already holds xpcorr.db; --force replaces it" -- "$xpcorr" merge -o "$tmp/job" "$tmp/a"
+check into-a-run 2 "is a run directory" -- "$xpcorr" merge -o "$tmp/b" "$tmp/a"
+check missing-run 2 "xpcorr merge: $tmp/nope: no such run directory" -- "$xpcorr" merge -o "$tmp/y" "$tmp/nope"
+check bad-reference 2 "--reference $tmp/zz: not one of the runs given" -- \
+	"$xpcorr" merge -o "$tmp/z" --reference "$tmp/zz" "$tmp/a" "$tmp/b"
+mkdir "$tmp/broken" && printf 'not a run' >"$tmp/broken/cpu.xpr" && echo '{}' >"$tmp/broken/meta.json"
+check broken-run 1 "broken/cpu.xpr" -- "$xpcorr" merge -o "$tmp/w" "$tmp/a" "$tmp/broken"
+[ ! -e "$tmp/w/xpcorr.db" ] && say "ok   nothing left behind by a failed merge" || say "FAIL a failed merge left a database"
+exit $fail

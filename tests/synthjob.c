@@ -1,0 +1,175 @@
+/* synthjob.c - one rank of a synthetic distributed job as a run of its own
+ * (synthrun.h, xp_synth_write_job_rank): what `xpcorr merge` is tested on
+ * when the clocks' true offsets must be known. Each step, on the rank's
+ * one launching thread: a gemm kernel whose length grows with the rank,
+ * then an NCCL all-reduce whose end is the same true instant on every
+ * rank (within +-1 us), each with its API record and its launch stack
+ * (xp_run -> xp_compute for the gemm, xp_run -> xp_parse for the NCCL
+ * call), and CPU samples between. */
+#include "synthrun.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runfile.h"
+#include "runfmt_gpu.h"
+
+#define JOB_T0 2000000000ull          /* the job's true time at the first step */
+#define JOB_REALTIME0 1763900000000000000ull   /* its wall-clock reading then */
+#define JOB_STEP_NS 1000000ull        /* one step a millisecond */
+
+enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL };
+
+static const char *const strings[] = {
+	[S_LAUNCH] = "cudaLaunchKernel", [S_EXE] = "/usr/bin/python3",
+	[S_GEMM] = "_Z8gemm_rankPfS_i", [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+};
+
+static int open_gpu(struct xp_writer **g, const char *dir, const struct xp_synth_rank *r)
+{
+	struct xp_gpu_process proc = { .ts = JOB_T0 - 1000000 + (uint64_t)r->mono_off_ns,
+				       .pid = r->pid, .ns_pid = r->pid, .ppid = 1, .init_tid = r->pid,
+				       .cupti_version = 130001, .driver_version = 13000,
+				       .cuda_version = 13000, .clock_method = XP_GPU_CLOCK_CALLBACK,
+				       .ns_depth = 1, .exe_name = S_EXE };
+	struct xp_gpu_rank rank = { .pid = r->pid, .source = XP_RANK_TORCHRUN, .rank = r->rank,
+				    .local_rank = 0, .world_size = r->world, .local_world_size = 1 };
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/gpu-%u.xpr", dir, r->pid);
+	unlink(path);
+	err = xp_writer_open(g, path, XP_STREAM_GPU, r->pid);
+	for (unsigned i = 1; !err && i < sizeof(strings) / sizeof(strings[0]); i++) {
+		struct xp_gpu_string s = { .id = i, .len = (uint32_t)strlen(strings[i]) };
+
+		err = xp_writer_append(*g, XP_REC_GPU_STRING, &s, sizeof(s), strings[i], s.len);
+	}
+	snprintf(rank.host, sizeof(rank.host), "%s", r->host);
+	if (!err)
+		err = xp_writer_append(*g, XP_REC_GPU_PROCESS, &proc, sizeof(proc), NULL, 0);
+	if (!err)
+		err = xp_writer_append(*g, XP_REC_GPU_RANK, &rank, sizeof(rank), NULL, 0);
+	return err;
+}
+
+/* One CUDA call (API record, launch record with its stack) and its kernel,
+ * times on the host's clock. */
+static int call(struct xp_writer *cpu, struct xp_writer *g, const struct xp_synth_rank *r,
+		uint64_t corr, uint64_t at, uint64_t kstart, uint64_t kend, uint32_t name,
+		const uint64_t *stack)
+{
+	struct xp_gpu_api a = { .start = at, .end = at + 4000, .correlation_id = corr, .pid = r->pid,
+				.tid = r->pid, .cbid = 211, .name = S_LAUNCH };
+	struct xp_gpu_kernel k = { .start = kstart, .end = kend, .correlation_id = corr, .context = 1,
+				   .stream = 7, .grid = { 64, 1, 1 }, .block = { 256, 1, 1 },
+				   .registers = 32, .name = name };
+	struct xp_launch l = { .ts = at + 1000, .correlation_id = corr, .pid = r->pid, .tid = r->pid,
+			       .cbid = 211, .stack = { .user_depth = 3 } };
+	int err = xp_writer_append(g, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
+
+	if (!err)
+		err = xp_writer_append(g, XP_REC_GPU_KERNEL, &k, sizeof(k), NULL, 0);
+	if (!err)
+		err = xp_writer_append(cpu, XP_REC_LAUNCH, &l, sizeof(l), stack, 3 * sizeof(*stack));
+	return err;
+}
+
+static int write_meta(const char *dir, const struct xp_synth_rank *r, uint64_t end)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "{\n  \"tool\": \"xpcap\",\n  \"tool_version\": \"0.1.0\",\n"
+		 "  \"format_version\": %d,\n  \"command\": [\"python3\", \"train.py\"],\n"
+		 "  \"hostname\": \"%s\",\n  \"kernel_release\": \"6.1.0-synthetic\",\n"
+		 "  \"cpu_count\": 4,\n  \"sample_frequency_hz\": 999,\n"
+		 "  \"clock\": \"CLOCK_MONOTONIC\",\n"
+		 "  \"start_monotonic_ns\": %lld,\n  \"start_realtime_ns\": %lld,\n"
+		 "  \"stop_monotonic_ns\": %lld,\n"
+		 "  \"exit\": { \"code\": 0, \"signal\": null },\n  \"records\": {}\n}\n",
+		 XP_FORMAT_VERSION, r->host, (long long)(JOB_T0 - 1000000 + r->mono_off_ns),
+		 (long long)(JOB_REALTIME0 - 1000000 + r->wall_err_ns),
+		 (long long)(end + (uint64_t)r->mono_off_ns));
+	return xp_synth_write_text(dir, "meta.json", text);
+}
+
+/* 0..2000 ns, different on every rank and step */
+static uint64_t jitter_ns(unsigned step, int rank)
+{
+	uint32_t x = step * 0x9e3779b1u + (uint32_t)rank * 0x85ebca77u + 1;
+
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	x ^= x >> 12;
+	return x % 2001u;
+}
+
+/* The steps: compute, then the all-reduce that ends together everywhere. */
+static int steps(const struct xp_synth *s, struct xp_writer *cpu, struct xp_writer *g,
+		 const struct xp_synth_rank *r, uint64_t *end)
+{
+	uint64_t gemm_site[3] = { xp_synth_ip(s, "xp_compute", 4), xp_synth_return_ip(s, "xp_run"),
+				  xp_synth_return_ip(s, "main") };
+	uint64_t nccl_site[3] = { xp_synth_ip(s, "xp_parse", 4), gemm_site[1], gemm_site[2] };
+	uint64_t off = (uint64_t)r->mono_off_ns, corr = 0;
+	int err = 0;
+
+	for (unsigned i = 0; i < r->steps && !err; i++) {
+		uint64_t t = JOB_T0 + i * JOB_STEP_NS;
+		uint64_t compute = 100000 + 40000 * (uint64_t)r->rank + (i % 7) * 1000;
+		uint64_t done = t + 20000 + 100000 + 40000 * (uint64_t)(r->world - 1) + 7000 + 30000;
+		uint64_t jitter = jitter_ns(i, r->rank);
+
+		err = call(cpu, g, r, ++corr, t + off, t + 20000 + off, t + 20000 + compute + off,
+			   S_GEMM, gemm_site);
+		if (!err)
+			err = call(cpu, g, r, ++corr, t + 30000 + off, t + 20000 + compute + 2000 + off,
+				   done - 1000 + jitter + off, S_NCCL, nccl_site);
+		if (!err)
+			err = xp_synth_add_sample(cpu, t + 500000 + off, r->pid, r->pid, 0, "python3",
+						  NULL, 0, gemm_site, 3);
+		*end = done;
+	}
+	return err;
+}
+
+int xp_synth_write_job_rank(const struct xp_synth *s, const char *dir,
+			    const struct xp_synth_rank *r)
+{
+	struct xp_writer *cpu = NULL, *g = NULL;
+	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
+	uint64_t end = JOB_T0;
+	char path[4096];
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (!s->nfuncs)
+		return -ENOEXEC;
+	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
+	unlink(path);
+	err = xp_writer_open(&cpu, path, XP_STREAM_CPU, 0);
+	if (!err)
+		err = open_gpu(&g, dir, r);
+	if (!err)
+		err = xp_synth_add_comm(cpu, JOB_T0 - 1000000 + (uint64_t)r->mono_off_ns, r->pid, r->pid,
+					"python3");
+	if (!err)
+		err = xp_synth_map_fixture(s, cpu, JOB_T0 - 1000000 + (uint64_t)r->mono_off_ns, r->pid, 1);
+	if (!err)
+		err = steps(s, cpu, g, r, &end);
+	done.ts = end + (uint64_t)r->mono_off_ns;
+	if (!err)
+		err = xp_writer_append(g, XP_REC_GPU_STATUS, &done, sizeof(done), NULL, 0);
+	err = xp_writer_close(cpu) ?: err;
+	err = (g ? xp_writer_close(g) : 0) ?: err;
+	if (!err)
+		err = xp_synth_write_text(dir, "kallsyms", xp_synth_kallsyms);
+	if (!err)
+		err = write_meta(dir, r, end);
+	return err;
+}
