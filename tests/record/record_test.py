@@ -1397,6 +1397,43 @@ def privileged_runs(tmp, sdir, uid, gid):
                   "plain root by default: dropped (%d samples, %d dropped)" % (n, dropped))
 
 
+def t_merge(tmp):
+    """Two xpcap records started apart on this host (as two nodes of a job
+    would be), merged: both processes kept, the clocks put together by the
+    wall-clock pairs (no collectives in a CPU program: said so), and the
+    job read like a run."""
+    runs = [os.path.join(tmp, "node%d" % i) for i in range(2)]
+    procs = []
+    for run in runs:
+        procs.append(subprocess.Popen([XPCAP, "record", "-o", run, "-F", "999", "--no-gpu", "--",
+                                       prog("threads"), "1"], **QUIET))
+        time.sleep(0.3)
+    check(all(p.wait(timeout=60) == 0 for p in procs), "both records exit 0")
+    check(detached(), "no BPF program of ours left attached")
+    job = os.path.join(tmp, "job")
+    p = subprocess.run([XPCORR, "merge", "-o", job] + runs, capture_output=True, text=True)
+    print(p.stderr.strip())
+    check(p.returncode == 0, "xpcorr merge exits 0 (%d)" % p.returncode)
+    db = sqlite3.connect(os.path.join(job, "xpcorr.db"))
+    jr = db.execute("SELECT run, shift_ns, method, matched FROM xp_job_runs ORDER BY run").fetchall()
+    print("job runs:", jr)
+    check(len(jr) == 2 and jr[0][2] == "reference" and jr[1][2] == "wall clock",
+          "the second run aligned by the wall clocks")
+    # one host: the two runs' realtime - monotonic agree but for the readings' jitter
+    check(abs(jr[1][1]) < 2000000, "same host: shift %d ns is within 2 ms of 0" % jr[1][1])
+    check("no collectives in common" in p.stderr, "the summary says no collectives refined it")
+    each = [sqlite3.connect(os.path.join(r, "xpcorr.db")).execute(
+        "SELECT count(*), min(ts) FROM xp_samples").fetchone() for r in runs]
+    n, = db.execute("SELECT count(*) FROM xp_samples").fetchone()
+    check(n == each[0][0] + each[1][0], "every sample kept (%d = %d + %d)" % (n, each[0][0], each[1][0]))
+    pids = [r[0] for r in db.execute("SELECT DISTINCT pid FROM xp_samples ORDER BY pid")]
+    check(len(pids) == 2 and pids[1] >> 22 == 1, "the second run's pid carries its run (%s)" % pids)
+    t1, = db.execute("SELECT min(ts) FROM xp_samples WHERE pid = ?", (pids[1],)).fetchone()
+    check(abs(t1 - jr[1][1] - each[1][1]) == 0, "the second run's times moved by its shift")
+    p = subprocess.run([XPCORR, "export", "--format", "folded", job], capture_output=True, text=True)
+    check(p.returncode == 0 and "spin" in p.stdout, "folded stacks of the job (%d)" % p.returncode)
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 
