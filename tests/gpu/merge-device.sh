@@ -1,0 +1,65 @@
+#!/bin/bash
+# merge-device.sh - on the GPU machine: a gloo job of 2 ranks on one GPU,
+# (1) under torchrun in one xpcap record, (2) as two "hosts": two xpcap
+# records started apart, one rank each, the second host's wall clock then
+# made wrong by a known amount (its meta.json's realtime readings moved by
+# +2.5 ms, as an NTP error would). xpcorr merge must find the 2.5 ms on the
+# collectives (gloo's copy back after each all-reduce) within 50 us, and
+# report the ranks side by side. Runs and databases come back in $OUT.
+#   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/merge-device.sh
+set -u
+C=$(realpath "${CARRY:-.devcarry/e2e}")
+OUT=${OUT:-/tmp/xp-merge-out}
+R=/tmp/xp-merge
+G=$(dirname "$(realpath "$0")")
+rm -rf "$R"; mkdir -p "$R" "$OUT"
+exec > >(tee "$OUT/merge-device.log") 2>&1
+X="$R/xpcorr"
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
+q() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); [print('|'.join(map(str,r))) for r in d.execute(sys.argv[2])]" "$1" "$2"; }
+STEPS=40
+echo "== torchrun, one record"
+"$C/xpcap" record -q -o "$R/torchrun" -- torchrun --nproc-per-node 2 "$G/ddp_gloo.py" --steps $STEPS 2>&1 | grep "^rank"
+"$X" ingest -q "$R/torchrun"
+"$X" report --by rank "$R/torchrun" | head -14
+"$X" report --by thread "$R/torchrun" | head -10
+echo "== two hosts: two records started apart"
+for rank in 0 1; do
+	RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
+	"$C/xpcap" record -q -o "$R/host$rank" -- python3 "$G/ddp_gloo.py" --steps $STEPS 2>&1 | grep "^rank" &
+	sleep 1.5
+done
+wait
+cp -a "$R/host1" "$R/host1-skewed"
+python3 - "$R/host1-skewed/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for k in ("start_realtime_ns", "stop_realtime_ns"):
+    m[k] += 2500000                  # this host's wall clock runs 2.5 ms ahead
+json.dump(m, open(sys.argv[1], "w"), indent=2)
+PY
+for h in host0 host1 host1-skewed; do "$X" ingest -q "$R/$h"; done
+check() {   # check JOB WANT_REFINE_NS
+	local line refine method
+	line=$(q "$R/$1/xpcorr.db" "SELECT refine_ns, method, matched, spread_ns, markers FROM xp_job_runs WHERE run = 1")
+	refine=${line%%|*}; method=$(echo "$line" | cut -d'|' -f2)
+	echo "$1: refine|method|matched|spread|markers = $line"
+	err=$((refine - $2)); [ $err -lt 0 ] && err=$((-err))
+	if [ "$method" = collectives ] && [ $err -le 50000 ]; then
+		echo "ok   $1: clock offset measured $refine ns, known $2 ns: $err ns off"
+	else
+		echo "FAIL $1: clock offset measured $refine ns ($method), known $2 ns"
+	fi
+}
+"$X" merge -o "$R/job" "$R/host0" "$R/host1"
+check job 0
+"$X" merge -o "$R/job-skewed" "$R/host0" "$R/host1-skewed"
+check job-skewed -2500000
+"$X" report --by rank "$R/job-skewed" | head -16
+"$X" report --by thread "$R/job-skewed" | head -8
+"$X" report --top 4 --stacks 2 "$R/job-skewed" | head -30
+"$X" export --format chrome -o "$OUT/job-skewed.json" "$R/job-skewed"
+"$X" diff "$R/torchrun" "$R/job-skewed" | head -20
+# the collectives once aligned: their ends within how much of each other
+q "$R/job-skewed/xpcorr.db" "SELECT run, host, shift_ns, wall_ns, refine_ns, spread_ns, matched, markers FROM xp_job_runs"
+tar -C "$R" -czf "$OUT/merge-runs.tgz" torchrun host0 host1 host1-skewed job job-skewed
