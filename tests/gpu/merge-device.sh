@@ -25,15 +25,24 @@ echo "== torchrun, one record"
 "$X" report --by rank "$R/torchrun" | head -14
 "$X" report --by thread "$R/torchrun" | head -10
 fi
-echo "== two hosts: two records started apart"
+echo "== two hosts: the job bare first (does it end by itself?), then two records started apart"
 for rank in 0 1; do
-	RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
-	"$C/xpcap" record -q -o "$R/host$rank" -- python3 "$G/ddp_gloo.py" --steps $STEPS 2>&1 | grep "^rank" &
+	RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29532 \
+	timeout 90 python3 "$G/ddp_gloo.py" --steps $STEPS > "$R/bare$rank.out" 2>&1 &
 	sleep 1.5
 done
-wait
+wait; echo "bare: $(cat "$R"/bare*.out | grep -c '^rank') ranks printed"
 date +%T
-"$X" ingest -q "$R/host0" & "$X" ingest -q "$R/host1"; wait
+for rank in 0 1; do
+	# files, not a pipe: a process that outlives the job must not hold the script
+	RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
+	timeout 120 "$C/xpcap" record -q -o "$R/host$rank" -- python3 "$G/ddp_gloo.py" --steps $STEPS \
+		> "$R/rec$rank.out" 2>&1 &
+	sleep 1.5
+done
+wait; cat "$R"/rec*.out; ps -ef | grep -v grep | grep -E "ddp_gloo|xpcap" | head
+date +%T
+timeout 200 "$X" ingest -q "$R/host0" & timeout 200 "$X" ingest -q "$R/host1"; wait
 date +%T
 # the skewed host: the same run, its wall-clock readings 2.5 ms ahead (in
 # meta.json and in the database ingest made of it, which stays fresh)
