@@ -105,7 +105,7 @@ static void describe(struct job_run *r)
 }
 
 /* Each run's database (ingested and correlated first when needed), its
- * host, ranks and clock evidence. */
+ * host, ranks and clock evidence; the database is closed again. */
 static int open_runs(struct job_run *runs, int n, char **paths, const struct merge_opts *o)
 {
 	for (int i = 0; i < n; i++) {
@@ -127,6 +127,9 @@ static int open_runs(struct job_run *runs, int n, char **paths, const struct mer
 			fprintf(stderr, "xpcorr merge: %s: host %s, rank %s, %zu %s collectives\n", r->path,
 				r->host, r->ranks[0] ? r->ranks : "?", r->clock.nmarkers,
 				r->clock.kind ? r->clock.kind : "");
+		/* reopened one at a time for the copy: memory stays that of one run */
+		sqlite3_close(r->db);
+		r->db = NULL;
 	}
 	return 0;
 }

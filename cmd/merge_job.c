@@ -17,6 +17,7 @@
 #include "db_join.h"
 #include "db_schema.h"
 #include "dbmerge.h"
+#include "opendb.h"
 #include "rundb.h"
 
 static int sql(sqlite3 *db, const char *s)
@@ -110,13 +111,18 @@ static int fill(sqlite3 *db, const struct merge_opts *o, const struct job_run *r
 		struct xp_merge_run mr = { .index = (uint32_t)i, .shift_ns = runs[i].shift.shift_ns,
 					   .label = runs[i].host, .host = runs[i].host };
 
-		if (xp_dbmerge_run(m, runs[i].db, &mr, err, sizeof(err))) {
+		sqlite3 *run = NULL;
+
+		if ((rc = xp_cmd_open_db("xpcorr merge", runs[i].path, &run)))
+			break;
+		if (xp_dbmerge_run(m, run, &mr, err, sizeof(err))) {
 			fprintf(stderr, "xpcorr merge: %s: %s\n", runs[i].path, err);
 			rc = XP_EXIT_FAIL;
 		} else if (!(rc = note_run(db, &runs[i], i)) && !o->quiet && isatty(STDERR_FILENO)) {
 			fprintf(stderr, "\rxpcorr merge: %d of %d runs, %" PRIu64 " rows", i + 1, n,
 				xp_dbmerge_rows(m));
 		}
+		sqlite3_close(run);
 	}
 	if (!o->quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");

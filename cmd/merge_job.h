@@ -17,7 +17,7 @@ struct merge_opts {
 
 struct job_run {
 	const char *path;
-	sqlite3 *db;                /* its database, read-only */
+	sqlite3 *db;                /* its database while it is read, else NULL */
 	char host[256];
 	char ranks[64];             /* "0", "0-7", "0,2", "" */
 	int min_rank;               /* -1: none recorded */

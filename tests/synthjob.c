@@ -17,7 +17,7 @@
 #include "runfile.h"
 #include "runfmt_gpu.h"
 
-#define JOB_T0 2000000000ull          /* the job's true time at the first step */
+#define JOB_T0 100000000000ull        /* the job's true time at the first step (hosts up to 99 s behind) */
 #define JOB_REALTIME0 1763900000000000000ull   /* its wall-clock reading then */
 #define JOB_STEP_NS 1000000ull        /* one step a millisecond */
 
