@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "stackwalk.h"
 #include "u64map.h"
 
@@ -21,15 +22,8 @@ struct marker_list {
 
 static int push(struct marker_list *l, int64_t pid, uint64_t name, int64_t ts)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct marker_in *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (xp_array__reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 256))
+		return -ENOMEM;
 	l->v[l->n++] = (struct marker_in){ pid, name, ts };
 	return 0;
 }
