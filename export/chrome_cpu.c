@@ -11,7 +11,7 @@
 
 #define DRIVER_CBID_BIT 0x80000000u   /* xp_cbid: set for driver API callback ids */
 
-static int api_slices(struct chrome *c)
+static int api_slices(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
 	sqlite3_stmt *st;
@@ -19,31 +19,31 @@ static int api_slices(struct chrome *c)
 
 	/* the launch record gives the call's own stack (chrome://tracing's "sf");
 	 * "+l.tid": look it up by (pid, correlation id), the selective index */
-	if (chrome_prepare(c, &st, "SELECT r.start, r.end, r.eventClass, " XP_SQL_GTID_PID("r.globalTid") ","
-			   " " XP_SQL_GTID_TID("r.globalTid") ", r.correlationId, r.nameId, r.xp_cbid,"
-			   " r.returnValue, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = " XP_SQL_GTID_PID("r.globalTid")
-			   "  AND l.correlation_id = r.correlationId AND +l.tid = " XP_SQL_GTID_TID("r.globalTid") " LIMIT 1)"
-			   " FROM CUPTI_ACTIVITY_KIND_RUNTIME r",
-			   NULL, "r.start", XP_SQL_GTID_PID("r.globalTid"), "r.rowid"))
+	if (xp_chrome_prepare(c, &st, "SELECT r.start, r.end, r.eventClass, " XP_SQL_GTID_PID("r.globalTid") ","
+			      " " XP_SQL_GTID_TID("r.globalTid") ", r.correlationId, r.nameId, r.xp_cbid,"
+			      " r.returnValue, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = " XP_SQL_GTID_PID("r.globalTid")
+			      "  AND l.correlation_id = r.correlationId AND +l.tid = " XP_SQL_GTID_TID("r.globalTid") " LIMIT 1)"
+			      " FROM CUPTI_ACTIVITY_KIND_RUNTIME r",
+			      NULL, "r.start", XP_SQL_GTID_PID("r.globalTid"), "r.rowid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
 		int64_t ret = sqlite3_column_int64(st, 8), stack = sqlite3_column_int64(st, 9);
-		const char *name = chrome_names_get(c->strings, sqlite3_column_int64(st, 6));
+		const char *name = xp_chrome_names_get(c->strings, sqlite3_column_int64(st, 6));
 
 		if (!name)
 			break;
-		chrome_event_begin(c, "X", sqlite3_column_int(st, 2) ? "cuda_driver" : "cuda_runtime",
-				   name, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), start);
+		xp_chrome_event_begin(c, "X", sqlite3_column_int(st, 2) ? "cuda_driver" : "cuda_runtime",
+				      name, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), start);
 		jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 		if (stack > 0) {
-			chrome_sf(c, stack);
+			xp_chrome_sf(c, stack);
 		}
 		jsonw_key_lit(w, "args");
 		jsonw_obj_begin(w);
 		jsonw_key_lit(w, "cbid"); jsonw_int(w, sqlite3_column_int64(st, 7) & ~(int64_t)DRIVER_CBID_BIT);
 		jsonw_key_lit(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, 5));
-		if (stack > 0 && (rc = chrome_site_arg(c, stack)))
+		if (stack > 0 && (rc = xp_chrome_site_arg(c, stack)))
 			break;
 		if (ret) {
 			jsonw_key_lit(w, "return"); jsonw_int(w, ret);
@@ -61,17 +61,17 @@ static int api_slices(struct chrome *c)
 
 #define NVTX_MARK 34
 
-static int nvtx_ranges(struct chrome *c)
+static int nvtx_ranges(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
 	sqlite3_stmt *st;
 	int rc;
 
-	if (chrome_prepare(c, &st, "SELECT n.start, n.end, n.eventType, " XP_SQL_GTID_PID("n.globalTid") ","
-			   " " XP_SQL_GTID_TID("n.globalTid") ", coalesce(n.text, t.value, ''), d.value"
-			   " FROM NVTX_EVENTS n LEFT JOIN StringIds t ON t.id = n.textId"
-			   " LEFT JOIN StringIds d ON d.id = n.domainId AND n.domainId != 0",
-			   NULL, "n.start", XP_SQL_GTID_PID("n.globalTid"), "n.globalTid, n.start"))
+	if (xp_chrome_prepare(c, &st, "SELECT n.start, n.end, n.eventType, " XP_SQL_GTID_PID("n.globalTid") ","
+			      " " XP_SQL_GTID_TID("n.globalTid") ", coalesce(n.text, t.value, ''), d.value"
+			      " FROM NVTX_EVENTS n LEFT JOIN StringIds t ON t.id = n.textId"
+			      " LEFT JOIN StringIds d ON d.id = n.domainId AND n.domainId != 0",
+			      NULL, "n.start", XP_SQL_GTID_PID("n.globalTid"), "n.globalTid, n.start"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
@@ -79,9 +79,9 @@ static int nvtx_ranges(struct chrome *c)
 		int point = sqlite3_column_int(st, 2) == NVTX_MARK || sqlite3_column_type(st, 1) == SQLITE_NULL;
 		const char *domain = (const char *)sqlite3_column_text(st, 6);
 
-		chrome_event_begin(c, point ? "i" : "X", "user_annotation",
-				   (const char *)sqlite3_column_text(st, 5), sqlite3_column_int64(st, 3),
-				   sqlite3_column_int64(st, 4), start);
+		xp_chrome_event_begin(c, point ? "i" : "X", "user_annotation",
+				      (const char *)sqlite3_column_text(st, 5), sqlite3_column_int64(st, 3),
+				      sqlite3_column_int64(st, 4), start);
 		if (point) {
 			jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
 		} else {
@@ -104,28 +104,28 @@ static int nvtx_ranges(struct chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static int samples(struct chrome *c)
+static int samples(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
 	sqlite3_stmt *st;
 	int rc;
 
 	/* ordered as the (pid, tid, ts) index: each thread's samples in time order */
-	if (chrome_prepare(c, &st, "SELECT x.ts, x.pid, x.tid, x.stack_id, x.cpu FROM xp_samples x",
-			   NULL, "x.ts", "x.pid", "x.pid, x.tid, x.ts"))
+	if (xp_chrome_prepare(c, &st, "SELECT x.ts, x.pid, x.tid, x.stack_id, x.cpu FROM xp_samples x",
+			      NULL, "x.ts", "x.pid", "x.pid, x.tid, x.ts"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t stack = sqlite3_column_int64(st, 3);
-		const char *leaf = chrome_names_get(c->leaves, stack);
+		const char *leaf = xp_chrome_names_get(c->leaves, stack);
 
 		if (!leaf)
 			break;
-		chrome_event_begin(c, "i", "cpu_sample", leaf,
-				   sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-				   sqlite3_column_int64(st, 0));
+		xp_chrome_event_begin(c, "i", "cpu_sample", leaf,
+				      sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				      sqlite3_column_int64(st, 0));
 		jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
 		if (stack > 0) {
-			chrome_sf(c, stack);
+			xp_chrome_sf(c, stack);
 		}
 		jsonw_key_lit(w, "args");
 		jsonw_obj_begin(w);
@@ -139,7 +139,7 @@ static int samples(struct chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int chrome_cpu_events(struct chrome *c)
+int xp_chrome_cpu_events(struct xp_chrome *c)
 {
 	int err;
 

@@ -268,23 +268,23 @@ END_TEST
  * names; an unknown id gets the missing name; ids <= 0 are never looked up. */
 START_TEST(names_cache_collisions)
 {
-	struct chrome_names *n;
+	struct xp_chrome_names *n;
 	char sql[256];
 
 	exec("CREATE TABLE names (id INTEGER PRIMARY KEY, value TEXT)");
 	snprintf(sql, sizeof(sql), "INSERT INTO names VALUES (5, 'five'), (%d, 'five plus slots')",
 		 5 + NAME_SLOTS);
 	exec(sql);
-	ck_assert_int_eq(chrome_names_new(db, "SELECT value FROM names WHERE id = ?", "none", &n), 0);
+	ck_assert_int_eq(xp_chrome_names_new(db, "SELECT value FROM names WHERE id = ?", "none", &n), 0);
 	for (int i = 0; i < 3; i++) {
-		ck_assert_str_eq(chrome_names_get(n, 5), "five");
-		ck_assert_str_eq(chrome_names_get(n, 5 + NAME_SLOTS), "five plus slots");
+		ck_assert_str_eq(xp_chrome_names_get(n, 5), "five");
+		ck_assert_str_eq(xp_chrome_names_get(n, 5 + NAME_SLOTS), "five plus slots");
 	}
-	ck_assert_str_eq(chrome_names_get(n, 6), "none");
-	ck_assert_str_eq(chrome_names_get(n, 0), "none");
+	ck_assert_str_eq(xp_chrome_names_get(n, 6), "none");
+	ck_assert_str_eq(xp_chrome_names_get(n, 0), "none");
 	ck_assert_int_eq(n->err, 0);
-	chrome_names_free(n);
-	ck_assert_int_eq(chrome_names_new(db, "SELECT nothing FROM nowhere WHERE id = ?", "", &n), -EIO);
+	xp_chrome_names_free(n);
+	ck_assert_int_eq(xp_chrome_names_new(db, "SELECT nothing FROM nowhere WHERE id = ?", "", &n), -EIO);
 	ck_assert_ptr_null(n);
 }
 END_TEST
