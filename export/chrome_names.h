@@ -1,7 +1,9 @@
 /* chrome_names.h - names by id for the Chrome trace writer, through a small
  * direct-mapped cache: a trace names millions of events with a few thousand
  * distinct strings, and a cached name saves SQLite joins per event. Memory is
- * fixed (NAME_SLOTS names), whatever the number of events or ids.
+ * fixed (NAME_SLOTS names, 1 MiB of slots), whatever the number of events or
+ * ids; the slots hold the leaves of a run's tens of thousands of stacks
+ * (4096 slots missed one sample in eight at 10M samples).
  *
  *   struct xp_chrome_names *n;
  *   xp_chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &n);
@@ -13,7 +15,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#define NAME_SLOTS 4096
+#define NAME_SLOTS 65536
 
 struct xp_chrome_names {
 	sqlite3_stmt *st;           /* one text column for one bound id */
