@@ -14,9 +14,10 @@ void xp_chrome_event_begin(struct xp_chrome *c, const char *ph, const char *cat,
 
 	jsonw_newline(w);
 	jsonw_obj_begin(w);
-	jsonw_key_lit(w, "ph"); jsonw_str(w, ph);
+	/* ph and cat are this writer's constants: no escaping to look for */
+	jsonw_key_lit(w, "ph"); jsonw_str_plain(w, ph);
 	if (cat) {
-		jsonw_key_lit(w, "cat"); jsonw_str(w, cat);
+		jsonw_key_lit(w, "cat"); jsonw_str_plain(w, cat);
 	}
 	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_key_lit(w, "pid"); jsonw_int(w, pid);
