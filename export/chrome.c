@@ -7,16 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const char *name,
-			int64_t pid, int64_t tid, int64_t ts_ns)
+void xp_chrome_event_begin(struct xp_chrome *c, const char *ph, const char *cat, const char *name,
+			      int64_t pid, int64_t tid, int64_t ts_ns)
 {
 	struct jsonw *w = &c->w;
 
 	jsonw_newline(w);
 	jsonw_obj_begin(w);
-	jsonw_key_lit(w, "ph"); jsonw_str(w, ph);
+	/* ph and cat are this writer's constants: no escaping to look for */
+	jsonw_key_lit(w, "ph"); jsonw_str_plain(w, ph);
 	if (cat) {
-		jsonw_key_lit(w, "cat"); jsonw_str(w, cat);
+		jsonw_key_lit(w, "cat"); jsonw_str_plain(w, cat);
 	}
 	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_key_lit(w, "pid"); jsonw_int(w, pid);
@@ -27,7 +28,7 @@ void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const
 	c->st.metadata += ph[0] == 'M' && !ph[1];
 }
 
-int chrome_site_arg(struct chrome *c, int64_t stack_id)
+int xp_chrome_site_arg(struct xp_chrome *c, int64_t stack_id)
 {
 	const char *site = xp_sites_get(c->sites, stack_id);
 
@@ -38,14 +39,14 @@ int chrome_site_arg(struct chrome *c, int64_t stack_id)
 	return 0;
 }
 
-int chrome_in_window(const struct chrome *c, int64_t ts)
+int xp_chrome_in_window(const struct xp_chrome *c, int64_t ts)
 {
 	return ts >= c->o->since && (!c->o->until || ts < c->o->until);
 }
 
-int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
-		   const char *where, const char *time_col, const char *pid_expr,
-		   const char *order)
+int xp_chrome_prepare(struct xp_chrome *c, sqlite3_stmt **st, const char *select_from,
+			 const char *where, const char *time_col, const char *pid_expr,
+			 const char *order)
 {
 	char *sql;
 	int i, rc;
@@ -72,30 +73,30 @@ int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
 	return 0;
 }
 
-static int write_trace(struct chrome *c)
+static int write_trace(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
 	int err;
 
 	jsonw_obj_begin(w);
-	if ((err = chrome_stacks_init(c)))
+	if ((err = xp_chrome_stacks_init(c)))
 		return err;
 	jsonw_key_lit(w, "schemaVersion"); jsonw_int(w, 1);
 	/* Kineto's key: "ts" counts from here (here CLOCK_MONOTONIC ns, the run's start) */
 	jsonw_key_lit(w, "baseTimeNanoseconds"); jsonw_int(w, c->o->base);
 	jsonw_key_lit(w, "deviceProperties");
-	if ((err = chrome_device_properties(c)))
+	if ((err = xp_chrome_device_properties(c)))
 		return err;
 	jsonw_key_lit(w, "traceEvents");
 	jsonw_arr_begin(w);
-	if ((err = chrome_thread_names(c)) || (err = chrome_cpu_events(c)) ||
-	    (err = chrome_gpu_events(c)) || (err = chrome_graph_replays(c)))
+	if ((err = xp_chrome_thread_names(c)) || (err = xp_chrome_cpu_events(c)) ||
+	    (err = xp_chrome_gpu_events(c)) || (err = xp_chrome_graph_replays(c)))
 		return err;
 	jsonw_arr_end(w);
 	jsonw_newline(w);
 	/* what chrome://tracing shows as the stack of a sample or a launch ("sf") */
 	jsonw_key_lit(w, "stackFrames");
-	if ((err = chrome_stack_frames(c)))
+	if ((err = xp_chrome_stack_frames(c)))
 		return err;
 	jsonw_newline(w);
 	jsonw_key_lit(w, "displayTimeUnit"); jsonw_str_lit(w, "ms");
@@ -109,7 +110,7 @@ static int write_trace(struct chrome *c)
 int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		    struct xp_chrome_stats *stats)
 {
-	struct chrome c = { .db = db, .o = o, .first_gpu_pid = -1, .next_flow_id = 1ull << 32 };
+	struct xp_chrome c = { .db = db, .o = o, .first_gpu_pid = -1, .next_flow_id = 1ull << 32 };
 	char *buf = malloc(1 << 16);
 	int err;
 
@@ -117,10 +118,10 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		return -ENOMEM;
 	jsonw_init(&c.w, out);
 	jsonw_buffer(&c.w, buf, 1 << 16);
-	if (!(err = chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&
-	    !(err = chrome_names_new(db, "SELECT v.value FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
-				     " JOIN StringIds v ON v.id = f.symbol WHERE n.id = ?", "[no stack]",
-				     &c.leaves)) &&
+	if (!(err = xp_chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&
+	    !(err = xp_chrome_names_new(db, "SELECT v.value FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
+					" JOIN StringIds v ON v.id = f.symbol WHERE n.id = ?", "[no stack]",
+					&c.leaves)) &&
 	    !(err = xp_sites_new(db, &c.sites)) && !(err = xp_sites_new(db, &c.capture_sites))) {
 		xp_sites_prefer_own(c.capture_sites);
 		err = write_trace(&c);
@@ -130,10 +131,10 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		c.w.error = errno ? -errno : -EIO;
 	if (c.w.error && c.w.error != -EIO)   /* a write error, not the database's */
 		err = c.w.error;
-	chrome_gpu_fini(&c);
+	xp_chrome_gpu_fini(&c);
 	free(c.used_stacks);
-	chrome_names_free(c.strings);
-	chrome_names_free(c.leaves);
+	xp_chrome_names_free(c.strings);
+	xp_chrome_names_free(c.leaves);
 	xp_sites_free(c.sites);
 	xp_sites_free(c.capture_sites);
 	free(buf);

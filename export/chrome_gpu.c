@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct chrome_track {
+struct xp_chrome_track {
 	int64_t device, gpid, context, stream;  /* the key */
 	int64_t tid;                           /* its thread id in the trace */
 };
@@ -34,14 +34,14 @@ enum { COL_START, COL_END, COL_DEVICE, COL_CONTEXT, COL_STREAM, COL_CORR, COL_GP
 /* rows without timestamps (device buffer full) cannot be placed */
 #define GPU_WHERE "(g.xp_flags & 1) = 0"
 
-void chrome_gpu_fini(struct chrome *c)
+void xp_chrome_gpu_fini(struct xp_chrome *c)
 {
 	free(c->tracks);
 	c->tracks = NULL;
 	c->ntracks = c->cap_tracks = 0;
 }
 
-static int device_names(struct chrome *c, int64_t device)
+static int device_names(struct xp_chrome *c, int64_t device)
 {
 	sqlite3_stmt *st;
 	struct jsonw *w = &c->w;
@@ -49,7 +49,7 @@ static int device_names(struct chrome *c, int64_t device)
 	int rc;
 
 	snprintf(name, sizeof(name), "GPU %lld", (long long)device);
-	chrome_event_begin(c, "M", NULL, "process_name", device, 0, 0);
+	xp_chrome_event_begin(c, "M", NULL, "process_name", device, 0, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_obj_end(w); jsonw_obj_end(w);
@@ -58,7 +58,7 @@ static int device_names(struct chrome *c, int64_t device)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, device);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		chrome_event_begin(c, "M", NULL, "process_labels", device, 0, 0);
+		xp_chrome_event_begin(c, "M", NULL, "process_labels", device, 0, 0);
 		jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 		jsonw_key_lit(w, "labels"); jsonw_str(w, (const char *)sqlite3_column_text(st, 0));
 		jsonw_obj_end(w); jsonw_obj_end(w);
@@ -67,7 +67,7 @@ static int device_names(struct chrome *c, int64_t device)
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return -EIO;
 	/* GPUs after the CPU processes, whose sort index is their pid */
-	chrome_event_begin(c, "M", NULL, "process_sort_index", device, 0, 0);
+	xp_chrome_event_begin(c, "M", NULL, "process_sort_index", device, 0, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 	jsonw_key_lit(w, "sort_index"); jsonw_int(w, (1ll << 30) + device);
 	jsonw_obj_end(w); jsonw_obj_end(w);
@@ -81,18 +81,18 @@ static int device_names(struct chrome *c, int64_t device)
 
 /* The trace tid of a GPU row's stream; names the device and stream the first
  * time they appear. -ENOMEM, -EIO or 0. */
-int chrome_gpu_track(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
+int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid)
 {
 	int64_t device = sqlite3_column_int64(st, COL_DEVICE), gpid = sqlite3_column_int64(st, COL_GPID);
 	int64_t context = sqlite3_column_int64(st, COL_CONTEXT), stream = sqlite3_column_int64(st, COL_STREAM);
-	const struct chrome_track *first = NULL;    /* this device's first track */
+	const struct xp_chrome_track *first = NULL;    /* this device's first track */
 	struct jsonw *w = &c->w;
 	char name[64];
 	size_t i;
 	int err;
 
 	for (i = 0; i < c->ntracks; i++) {
-		struct chrome_track *t = &c->tracks[i];
+		struct xp_chrome_track *t = &c->tracks[i];
 
 		if (t->device == device && t->gpid == gpid && t->context == context && t->stream == stream) {
 			*tid = t->tid;
@@ -103,7 +103,7 @@ int chrome_gpu_track(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 	}
 	if (c->ntracks == c->cap_tracks) {
 		size_t cap = c->cap_tracks ? 2 * c->cap_tracks : 16;
-		struct chrome_track *n = realloc(c->tracks, cap * sizeof(*n));
+		struct xp_chrome_track *n = realloc(c->tracks, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -118,14 +118,14 @@ int chrome_gpu_track(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 		snprintf(name, sizeof(name), "stream %lld (pid %lld)", (long long)stream,
 			 (long long)xp_gtid_pid(gpid));
 	}
-	c->tracks[c->ntracks++] = (struct chrome_track){ device, gpid, context, stream, *tid };
+	c->tracks[c->ntracks++] = (struct xp_chrome_track){ device, gpid, context, stream, *tid };
 	if (!first && (err = device_names(c, device)))
 		return err;
-	chrome_event_begin(c, "M", NULL, "thread_name", device, *tid, 0);
+	xp_chrome_event_begin(c, "M", NULL, "thread_name", device, *tid, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_obj_end(w); jsonw_obj_end(w);
-	chrome_event_begin(c, "M", NULL, "thread_sort_index", device, *tid, 0);
+	xp_chrome_event_begin(c, "M", NULL, "thread_sort_index", device, *tid, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 	/* after the first process's streams; below 2^31, as viewers read it */
 	jsonw_key_lit(w, "sort_index");
@@ -136,17 +136,17 @@ int chrome_gpu_track(struct chrome *c, sqlite3_stmt *st, int64_t *tid)
 
 /* The slice's opening, up to and with the args it shares with every kind;
  * leaves args open for the kind's own. */
-static void slice_begin(struct chrome *c, sqlite3_stmt *st, const char *cat, const char *name,
+static void slice_begin(struct xp_chrome *c, sqlite3_stmt *st, const char *cat, const char *name,
 			int64_t tid)
 {
 	struct jsonw *w = &c->w;
 	int64_t start = sqlite3_column_int64(st, COL_START), end = sqlite3_column_int64(st, COL_END);
 	int64_t stack = sqlite3_column_int64(st, COL_STACK);
 
-	chrome_event_begin(c, "X", cat, name, sqlite3_column_int64(st, COL_DEVICE), tid, start);
+	xp_chrome_event_begin(c, "X", cat, name, sqlite3_column_int64(st, COL_DEVICE), tid, start);
 	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 	if (stack > 0) {            /* the launching stack, as the correlation found it */
-		chrome_sf(c, stack);
+		xp_chrome_sf(c, stack);
 	}
 	jsonw_key_lit(w, "args");
 	jsonw_obj_begin(w);
@@ -154,12 +154,12 @@ static void slice_begin(struct chrome *c, sqlite3_stmt *st, const char *cat, con
 	jsonw_key_lit(w, "context"); jsonw_int(w, sqlite3_column_int64(st, COL_CONTEXT));
 	jsonw_key_lit(w, "stream"); jsonw_int(w, sqlite3_column_int64(st, COL_STREAM));
 	jsonw_key_lit(w, "correlation"); jsonw_int(w, sqlite3_column_int64(st, COL_CORR));
-	if (stack > 0 && chrome_site_arg(c, stack) && !w->error)
+	if (stack > 0 && xp_chrome_site_arg(c, stack) && !w->error)
 		w->error = -ENOMEM;         /* ends the export with that error */
 }
 
 /* Closes args with what all kinds share at the end, and the event. */
-static void slice_end(struct chrome *c, sqlite3_stmt *st)
+static void slice_end(struct xp_chrome *c, sqlite3_stmt *st)
 {
 	struct jsonw *w = &c->w;
 
@@ -174,12 +174,12 @@ static void slice_end(struct chrome *c, sqlite3_stmt *st)
 	jsonw_obj_end(w);
 }
 
-static void flow_event(struct chrome *c, const char *ph, uint64_t id, int64_t pid, int64_t tid,
+static void flow_event(struct xp_chrome *c, const char *ph, uint64_t id, int64_t pid, int64_t tid,
 		       int64_t ts)
 {
 	struct jsonw *w = &c->w;
 
-	chrome_event_begin(c, ph, "ac2g", "ac2g", pid, tid, ts);
+	xp_chrome_event_begin(c, ph, "ac2g", "ac2g", pid, tid, ts);
 	jsonw_key_lit(w, "id"); jsonw_uint(w, id);
 	if (ph[0] == 'f') {         /* bind to the GPU slice that starts here */
 		jsonw_key_lit(w, "bp"); jsonw_str_lit(w, "e");
@@ -188,7 +188,7 @@ static void flow_event(struct chrome *c, const char *ph, uint64_t id, int64_t pi
 }
 
 /* From the API call to the GPU slice, when the call is known and in the window. */
-static void flow(struct chrome *c, sqlite3_stmt *st, int64_t tid)
+static void flow(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
 {
 	int64_t gpid = sqlite3_column_int64(st, COL_GPID), api_start, gtid;
 	uint64_t id;
@@ -197,7 +197,7 @@ static void flow(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 		return;
 	api_start = sqlite3_column_int64(st, COL_API_START);
 	gtid = sqlite3_column_int64(st, COL_API_GTID);
-	if (!chrome_in_window(c, api_start))
+	if (!xp_chrome_in_window(c, api_start))
 		return;
 	if (gpid == c->first_gpu_pid && sqlite3_column_type(st, COL_GRAPH) == SQLITE_NULL)
 		id = (uint64_t)sqlite3_column_int64(st, COL_CORR);
@@ -210,17 +210,17 @@ static void flow(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 }
 
 /* Rows of one kind as recorded (viewers sort): a slice and a flow each. */
-static int gpu_rows(struct chrome *c, const char *sql,
-		    int (*slice)(struct chrome *c, sqlite3_stmt *st, int64_t tid))
+static int gpu_rows(struct xp_chrome *c, const char *sql,
+		    int (*slice)(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid))
 {
 	sqlite3_stmt *st;
 	int64_t tid;
 	int rc, err = 0;
 
-	if (chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.rowid"))
+	if (xp_chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.rowid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((err = chrome_gpu_track(c, st, &tid)))
+		if ((err = xp_chrome_gpu_track(c, st, &tid)))
 			break;
 		if (c->first_gpu_pid < 0)
 			c->first_gpu_pid = sqlite3_column_int64(st, COL_GPID);
@@ -243,10 +243,10 @@ static void dims(struct jsonw *w, const char *key, sqlite3_stmt *st, int col)
 	jsonw_arr_end(w);
 }
 
-static int kernel(struct chrome *c, sqlite3_stmt *st, int64_t tid)
+static int kernel(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
 {
 	struct jsonw *w = &c->w;
-	const char *name = chrome_names_get(c->strings, sqlite3_column_int64(st, COL_KIND));
+	const char *name = xp_chrome_names_get(c->strings, sqlite3_column_int64(st, COL_KIND));
 
 	if (!name)
 		return c->strings->err;
@@ -287,7 +287,7 @@ static void bandwidth(struct jsonw *w, sqlite3_stmt *st, int64_t bytes)
 	jsonw_fixed(w, dur > 0 ? (double)bytes / (double)dur : 0.0, 3);   /* bytes/ns = GB/s */
 }
 
-static int memcpy_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
+static int memcpy_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
 {
 	char name[80];
 
@@ -301,7 +301,7 @@ static int memcpy_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 	return 0;
 }
 
-static int memset_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
+static int memset_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
 {
 	char name[48];
 
@@ -313,7 +313,7 @@ static int memset_row(struct chrome *c, sqlite3_stmt *st, int64_t tid)
 	return 0;
 }
 
-int chrome_gpu_events(struct chrome *c)
+int xp_chrome_gpu_events(struct xp_chrome *c)
 {
 	int err;
 

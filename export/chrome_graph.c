@@ -17,7 +17,7 @@ struct capture {
 	int64_t stack, start, gtid;     /* -1 when not recorded */
 };
 
-static void find_capture(struct chrome *c, sqlite3_stmt *q, struct capture *cap)
+static void find_capture(struct xp_chrome *c, sqlite3_stmt *q, struct capture *cap)
 {
 	cap->stack = cap->start = cap->gtid = -1;
 	sqlite3_reset(q);
@@ -34,7 +34,7 @@ static void find_capture(struct chrome *c, sqlite3_stmt *q, struct capture *cap)
 	(void)c;
 }
 
-static int replay_slice(struct chrome *c, sqlite3_stmt *st, const struct capture *cap)
+static int replay_slice(struct xp_chrome *c, sqlite3_stmt *st, const struct capture *cap)
 {
 	struct jsonw *w = &c->w;
 	int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1), tid;
@@ -42,10 +42,10 @@ static int replay_slice(struct chrome *c, sqlite3_stmt *st, const struct capture
 	char name[600];
 	int err;
 
-	if ((err = chrome_gpu_track(c, st, &tid)))
+	if ((err = xp_chrome_gpu_track(c, st, &tid)))
 		return err;
 	snprintf(name, sizeof(name), "graph: %s", site ? site : "(capture not recorded)");
-	chrome_event_begin(c, "X", "cuda_graph", name, sqlite3_column_int64(st, 2), tid, start);
+	xp_chrome_event_begin(c, "X", "cuda_graph", name, sqlite3_column_int64(st, 2), tid, start);
 	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 	jsonw_key_lit(w, "args");
 	jsonw_obj_begin(w);
@@ -58,15 +58,15 @@ static int replay_slice(struct chrome *c, sqlite3_stmt *st, const struct capture
 	jsonw_obj_end(w);
 	jsonw_obj_end(w);
 	/* from the call that began the capture, when it is in the window */
-	if (cap->start >= 0 && chrome_in_window(c, cap->start)) {
+	if (cap->start >= 0 && xp_chrome_in_window(c, cap->start)) {
 		uint64_t id = c->next_flow_id++;
 
-		chrome_event_begin(c, "s", "graph_capture", "graph_capture", xp_gtid_pid(cap->gtid),
-				   xp_gtid_tid(cap->gtid), cap->start);
+		xp_chrome_event_begin(c, "s", "graph_capture", "graph_capture", xp_gtid_pid(cap->gtid),
+				      xp_gtid_tid(cap->gtid), cap->start);
 		jsonw_key_lit(w, "id"); jsonw_uint(w, id);
 		jsonw_obj_end(w);
-		chrome_event_begin(c, "f", "graph_capture", "graph_capture",
-				   sqlite3_column_int64(st, 2), tid, start);
+		xp_chrome_event_begin(c, "f", "graph_capture", "graph_capture",
+				      sqlite3_column_int64(st, 2), tid, start);
 		jsonw_key_lit(w, "id"); jsonw_uint(w, id);
 		jsonw_key_lit(w, "bp"); jsonw_str_lit(w, "e");
 		jsonw_obj_end(w);
@@ -75,19 +75,19 @@ static int replay_slice(struct chrome *c, sqlite3_stmt *st, const struct capture
 	return 0;
 }
 
-int chrome_graph_replays(struct chrome *c)
+int xp_chrome_graph_replays(struct xp_chrome *c)
 {
 	sqlite3_stmt *st, *q = NULL;
 	struct capture cap = { .gpid = -1, .exec = -1 };
 	int rc, err = 0;
 
 	/* columns as the GPU rows' (chrome_gpu.c) where the track needs them */
-	if (chrome_prepare(c, &st, "SELECT g.start, g.end, g.deviceId, g.contextId, g.streamId,"
-			   " g.correlationId, g.globalPid, g.graphId, g.n FROM (SELECT min(start) AS start,"
-			   " max(end) AS end, deviceId, contextId, streamId, correlationId, globalPid, graphId,"
-			   " count(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId > 0 AND"
-			   " (xp_flags & 1) = 0 GROUP BY globalPid, graphId, correlationId) g",
-			   NULL, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.globalPid, g.graphId, g.start"))
+	if (xp_chrome_prepare(c, &st, "SELECT g.start, g.end, g.deviceId, g.contextId, g.streamId,"
+			      " g.correlationId, g.globalPid, g.graphId, g.n FROM (SELECT min(start) AS start,"
+			      " max(end) AS end, deviceId, contextId, streamId, correlationId, globalPid, graphId,"
+			      " count(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId > 0 AND"
+			      " (xp_flags & 1) = 0 GROUP BY globalPid, graphId, correlationId) g",
+			      NULL, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.globalPid, g.graphId, g.start"))
 		return -EIO;
 	if (sqlite3_prepare_v2(c->db, "SELECT l.stack_id, r.start, r.globalTid FROM xp_graph_events x"
 			       " JOIN xp_graph_events m ON m.event = 1 AND m.graphId = x.graphId"

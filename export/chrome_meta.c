@@ -11,12 +11,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static void name_event(struct chrome *c, const char *what, int64_t pid, int64_t tid,
+static void name_event(struct xp_chrome *c, const char *what, int64_t pid, int64_t tid,
 		       const char *key, const char *text, int64_t num)
 {
 	struct jsonw *w = &c->w;
 
-	chrome_event_begin(c, "M", NULL, what, pid, tid, 0);
+	xp_chrome_event_begin(c, "M", NULL, what, pid, tid, 0);
 	jsonw_key_lit(w, "args");
 	jsonw_obj_begin(w);
 	jsonw_key(w, key);
@@ -28,13 +28,13 @@ static void name_event(struct chrome *c, const char *what, int64_t pid, int64_t 
 	jsonw_obj_end(w);
 }
 
-int chrome_thread_names(struct chrome *c)
+int xp_chrome_thread_names(struct xp_chrome *c)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (chrome_prepare(c, &st, "SELECT pid, ifnull(name, '') FROM PROCESSES", NULL, NULL,
-			   "pid", "pid"))
+	if (xp_chrome_prepare(c, &st, "SELECT pid, ifnull(name, '') FROM PROCESSES", NULL, NULL,
+			      "pid", "pid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(st, 0);
@@ -45,9 +45,9 @@ int chrome_thread_names(struct chrome *c)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -EIO;
-	if (chrome_prepare(c, &st, "SELECT " XP_SQL_GTID_PID("t.globalTid") ", " XP_SQL_GTID_TID("t.globalTid") ", ifnull(s.value, '')"
-			   " FROM ThreadNames t LEFT JOIN StringIds s ON s.id = t.nameId", NULL, NULL,
-			   XP_SQL_GTID_PID("t.globalTid"), "t.globalTid"))
+	if (xp_chrome_prepare(c, &st, "SELECT " XP_SQL_GTID_PID("t.globalTid") ", " XP_SQL_GTID_TID("t.globalTid") ", ifnull(s.value, '')"
+			      " FROM ThreadNames t LEFT JOIN StringIds s ON s.id = t.nameId", NULL, NULL,
+			      XP_SQL_GTID_PID("t.globalTid"), "t.globalTid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
@@ -59,7 +59,7 @@ int chrome_thread_names(struct chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int chrome_device_properties(struct chrome *c)
+int xp_chrome_device_properties(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
 	sqlite3_stmt *st;
@@ -93,7 +93,7 @@ int chrome_device_properties(struct chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int chrome_stacks_init(struct chrome *c)
+int xp_chrome_stacks_init(struct xp_chrome *c)
 {
 	sqlite3_stmt *st;
 	int64_t max = 0;
@@ -108,18 +108,18 @@ int chrome_stacks_init(struct chrome *c)
 	return c->used_stacks ? 0 : -ENOMEM;
 }
 
-static int used(const struct chrome *c, int64_t id)
+static int used(const struct xp_chrome *c, int64_t id)
 {
 	return id > 0 && id < c->nstacks && (c->used_stacks[id / 8] & (1u << (id % 8)));
 }
 
-static void mark(struct chrome *c, int64_t id)
+static void mark(struct xp_chrome *c, int64_t id)
 {
 	if (id > 0 && id < c->nstacks)
 		c->used_stacks[id / 8] |= (uint8_t)(1u << (id % 8));
 }
 
-void chrome_sf(struct chrome *c, int64_t stack_id)
+void xp_chrome_sf(struct xp_chrome *c, int64_t stack_id)
 {
 	jsonw_key_lit(&c->w, "sf");
 	jsonw_int(&c->w, stack_id);
@@ -128,7 +128,7 @@ void chrome_sf(struct chrome *c, int64_t stack_id)
 
 /* Callers of used nodes are used: a parent's id is smaller than its
  * children's, so one pass from the largest id down closes the set. */
-static int mark_callers(struct chrome *c)
+static int mark_callers(struct xp_chrome *c)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -142,7 +142,7 @@ static int mark_callers(struct chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int chrome_stack_frames(struct chrome *c)
+int xp_chrome_stack_frames(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
 	sqlite3_stmt *st;

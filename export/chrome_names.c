@@ -5,15 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-int chrome_names_new(sqlite3 *db, const char *sql, const char *missing, struct chrome_names **out)
+int xp_chrome_names_new(sqlite3 *db, const char *sql, const char *missing,
+			struct xp_chrome_names **out)
 {
-	struct chrome_names *n = calloc(1, sizeof(*n));
+	struct xp_chrome_names *n = calloc(1, sizeof(*n));
 
 	*out = NULL;
 	if (!n)
 		return -ENOMEM;
 	if (sqlite3_prepare_v2(db, sql, -1, &n->st, NULL) != SQLITE_OK) {
-		chrome_names_free(n);
+		xp_chrome_names_free(n);
 		return -EIO;
 	}
 	n->missing = missing;
@@ -21,7 +22,7 @@ int chrome_names_new(sqlite3 *db, const char *sql, const char *missing, struct c
 	return 0;
 }
 
-const char *chrome_names_get(struct chrome_names *n, int64_t id)
+const char *xp_chrome_names_get(struct xp_chrome_names *n, int64_t id)
 {
 	size_t slot = (size_t)((uint64_t)id % NAME_SLOTS);
 	const char *text;
@@ -45,7 +46,7 @@ const char *chrome_names_get(struct chrome_names *n, int64_t id)
 	return n->err ? NULL : n->name[slot];
 }
 
-void chrome_names_free(struct chrome_names *n)
+void xp_chrome_names_free(struct xp_chrome_names *n)
 {
 	if (!n)
 		return;

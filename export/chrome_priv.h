@@ -11,19 +11,19 @@
 #include "jsonw.h"
 #include "launchsite.h"
 
-struct chrome_track;                /* chrome_gpu.c: one per (device, process, stream) */
+struct xp_chrome_track;                /* chrome_gpu.c: one per (device, process, stream) */
 
-struct chrome {
+struct xp_chrome {
 	sqlite3 *db;
 	const struct xp_chrome_opts *o;
 	struct jsonw w;
 	struct xp_chrome_stats st;
-	struct chrome_track *tracks;   /* GPU tracks seen so far: a few, never per event */
+	struct xp_chrome_track *tracks;   /* GPU tracks seen so far: a few, never per event */
 	size_t ntracks, cap_tracks;
 	int64_t first_gpu_pid;         /* flows of this process use the bare correlation id */
 	uint64_t next_flow_id;         /* ids of the other flows, from 2^32 up */
-	struct chrome_names *strings;  /* StringIds values by id */
-	struct chrome_names *leaves;   /* a stack's leaf function by xp_stacks id */
+	struct xp_chrome_names *strings;  /* StringIds values by id */
+	struct xp_chrome_names *leaves;   /* a stack's leaf function by xp_stacks id */
 	uint8_t *used_stacks;          /* bit per xp_stacks id that an event names */
 	int64_t nstacks;               /* max xp_stacks id + 1 */
 	struct xp_sites *sites;        /* a stack's launch site in words, for args */
@@ -32,36 +32,36 @@ struct chrome {
 
 /* Opens an event object and writes ph, cat, name, pid, tid and ts; the caller
  * adds its own keys and closes it with jsonw_obj_end. cat may be NULL. */
-void chrome_event_begin(struct chrome *c, const char *ph, const char *cat, const char *name,
-			int64_t pid, int64_t tid, int64_t ts_ns);
+void xp_chrome_event_begin(struct xp_chrome *c, const char *ph, const char *cat, const char *name,
+			      int64_t pid, int64_t tid, int64_t ts_ns);
 
 /* Prepares "SELECT_FROM WHERE where AND <filters> ORDER BY order" with the
  * options' time window on time_col and pid filter on pid_expr (either may be
  * NULL: no such filter), and binds them. 0 or -EIO. */
-int chrome_prepare(struct chrome *c, sqlite3_stmt **st, const char *select_from,
-		   const char *where, const char *time_col, const char *pid_expr,
-		   const char *order);
+int xp_chrome_prepare(struct xp_chrome *c, sqlite3_stmt **st, const char *select_from,
+			 const char *where, const char *time_col, const char *pid_expr,
+			 const char *order);
 
 /* Writes "sf": the event's stack (an xp_stacks leaf), kept for stackFrames. */
-void chrome_sf(struct chrome *c, int64_t stack_id);
+void xp_chrome_sf(struct xp_chrome *c, int64_t stack_id);
 /* Writes args' "launch_site" of a stack ("train.py:42 forward › aten::mm"):
  * Perfetto shows args, not "sf". 0 or -ENOMEM/-EIO. */
-int chrome_site_arg(struct chrome *c, int64_t stack_id);
+int xp_chrome_site_arg(struct xp_chrome *c, int64_t stack_id);
 
 /* Whether a time is inside the options' window (for the far end of a flow). */
-int chrome_in_window(const struct chrome *c, int64_t ts);
+int xp_chrome_in_window(const struct xp_chrome *c, int64_t ts);
 
-int chrome_cpu_events(struct chrome *c);       /* API slices, NVTX, samples */
-int chrome_gpu_events(struct chrome *c);       /* kernels, copies, sets, flows */
-int chrome_graph_replays(struct chrome *c);    /* CUDA graph replays around their kernels */
+int xp_chrome_cpu_events(struct xp_chrome *c);       /* API slices, NVTX, samples */
+int xp_chrome_gpu_events(struct xp_chrome *c);       /* kernels, copies, sets, flows */
+int xp_chrome_graph_replays(struct xp_chrome *c);    /* CUDA graph replays around their kernels */
 /* The trace's thread id of the GPU track of a row whose columns 2, 3, 4 and 6
  * are device, context, stream and globalPid (named when new). 0 or -ENOMEM. */
-int chrome_gpu_track(struct chrome *c, sqlite3_stmt *st, int64_t *tid);
-void chrome_gpu_fini(struct chrome *c);
-int chrome_thread_names(struct chrome *c);     /* process and thread name metadata */
-int chrome_device_properties(struct chrome *c);
-int chrome_stacks_init(struct chrome *c);     /* the bitmap of used stacks */
+int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid);
+void xp_chrome_gpu_fini(struct xp_chrome *c);
+int xp_chrome_thread_names(struct xp_chrome *c);     /* process and thread name metadata */
+int xp_chrome_device_properties(struct xp_chrome *c);
+int xp_chrome_stacks_init(struct xp_chrome *c);     /* the bitmap of used stacks */
 /* The frames of the stacks that events named, with their callers. */
-int chrome_stack_frames(struct chrome *c);
+int xp_chrome_stack_frames(struct xp_chrome *c);
 
 #endif

@@ -116,12 +116,28 @@ void jsonw_obj_end(struct jsonw *w) { close_level(w, '}'); }
 void jsonw_arr_begin(struct jsonw *w) { open_level(w, '['); }
 void jsonw_arr_end(struct jsonw *w) { close_level(w, ']'); }
 
+/* 1 for the bytes a JSON string holds as they are (printable ASCII but '"'
+ * and '\\'): the scan of a name is one table look-up a byte. */
+#define PLAIN8(b) ((b) >= 0x20 && (b) < 0x80 && (b) != '"' && (b) != '\\')
+#define PLAIN16(b) PLAIN8(b), PLAIN8((b) + 1), PLAIN8((b) + 2), PLAIN8((b) + 3), \
+	PLAIN8((b) + 4), PLAIN8((b) + 5), PLAIN8((b) + 6), PLAIN8((b) + 7), \
+	PLAIN8((b) + 8), PLAIN8((b) + 9), PLAIN8((b) + 10), PLAIN8((b) + 11), \
+	PLAIN8((b) + 12), PLAIN8((b) + 13), PLAIN8((b) + 14), PLAIN8((b) + 15)
+static const uint8_t plain[256] = {
+	PLAIN16(0x00), PLAIN16(0x10), PLAIN16(0x20), PLAIN16(0x30),
+	PLAIN16(0x40), PLAIN16(0x50), PLAIN16(0x60), PLAIN16(0x70),
+};
+
 static void put_escaped(struct jsonw *w, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s, *run = p;
 
 	putch(w, '"');
 	for (; *p; p++) {
+		while (plain[*p])
+			p++;
+		if (!*p)
+			break;
 		if (*p >= 0x80) {
 			/* names come from received runs: invalid UTF-8 is U+FFFD */
 			size_t n = xp_utf8_seq((const char *)p, strnlen((const char *)p, 4));
@@ -182,6 +198,14 @@ void jsonw_str(struct jsonw *w, const char *s)
 {
 	value_prefix(w);
 	put_escaped(w, s ? s : "");
+}
+
+void jsonw_str_plain(struct jsonw *w, const char *s)
+{
+	value_prefix(w);
+	putch(w, '"');
+	put(w, s, strlen(s));
+	putch(w, '"');
 }
 
 void jsonw_int(struct jsonw *w, int64_t v)

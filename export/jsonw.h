@@ -41,6 +41,9 @@ void jsonw_arr_begin(struct jsonw *w);
 void jsonw_arr_end(struct jsonw *w);
 void jsonw_key(struct jsonw *w, const char *key);
 void jsonw_str(struct jsonw *w, const char *s);
+/* A string of the caller's own that needs no escaping (a category, "X"),
+ * written without the scan. */
+void jsonw_str_plain(struct jsonw *w, const char *s);
 /* Text that is already JSON (a literal of the caller's), written as is: a
  * key "\"name\":" or a value. The _lit macros quote a string literal at
  * compile time; it must need no escaping. Keys are most of a trace's bytes. */

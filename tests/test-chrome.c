@@ -264,27 +264,61 @@ START_TEST(errors_are_returned)
 }
 END_TEST
 
+/* Each sample keeps its own cpu, whether from the byte per row (cpu 1),
+ * looked up past a byte (cpu 300), or with row ids too far apart for the
+ * array (every row looked up). */
+static void check_sample_cpus(int64_t want_big)
+{
+	struct xp_chrome_opts o = { .pid = -1 };
+	struct xp_chrome_stats st;
+	json_t *t = export(&o, &st), *events = json_object_get(t, "traceEvents"), *e;
+	int64_t n = 0, big = 0;
+	size_t i;
+
+	json_array_foreach(events, i, e) {
+		json_t *cpu = json_object_get(json_object_get(e, "args"), "cpu");
+
+		if (!is(e, "i", "cpu_sample"))
+			continue;
+		n++;
+		big += json_integer_value(cpu) == 300;
+		ck_assert(json_integer_value(cpu) == 1 || json_integer_value(cpu) == 300);
+	}
+	ck_assert_int_eq(n, one("SELECT count(*) FROM xp_samples"));
+	ck_assert_int_eq(big, want_big);
+	json_decref(t);
+}
+
+START_TEST(sample_cpus)
+{
+	exec("UPDATE xp_samples SET cpu = 300 WHERE id = (SELECT min(id) FROM xp_samples)");
+	check_sample_cpus(1);
+	exec("UPDATE xp_samples SET id = id + (1 << 40) WHERE id = (SELECT max(id) FROM xp_samples)");
+	check_sample_cpus(1);
+}
+END_TEST
+
 /* Ids that share a cache slot evict each other and still get their own
  * names; an unknown id gets the missing name; ids <= 0 are never looked up. */
 START_TEST(names_cache_collisions)
 {
-	struct chrome_names *n;
+	struct xp_chrome_names *n;
 	char sql[256];
 
 	exec("CREATE TABLE names (id INTEGER PRIMARY KEY, value TEXT)");
 	snprintf(sql, sizeof(sql), "INSERT INTO names VALUES (5, 'five'), (%d, 'five plus slots')",
 		 5 + NAME_SLOTS);
 	exec(sql);
-	ck_assert_int_eq(chrome_names_new(db, "SELECT value FROM names WHERE id = ?", "none", &n), 0);
+	ck_assert_int_eq(xp_chrome_names_new(db, "SELECT value FROM names WHERE id = ?", "none", &n), 0);
 	for (int i = 0; i < 3; i++) {
-		ck_assert_str_eq(chrome_names_get(n, 5), "five");
-		ck_assert_str_eq(chrome_names_get(n, 5 + NAME_SLOTS), "five plus slots");
+		ck_assert_str_eq(xp_chrome_names_get(n, 5), "five");
+		ck_assert_str_eq(xp_chrome_names_get(n, 5 + NAME_SLOTS), "five plus slots");
 	}
-	ck_assert_str_eq(chrome_names_get(n, 6), "none");
-	ck_assert_str_eq(chrome_names_get(n, 0), "none");
+	ck_assert_str_eq(xp_chrome_names_get(n, 6), "none");
+	ck_assert_str_eq(xp_chrome_names_get(n, 0), "none");
 	ck_assert_int_eq(n->err, 0);
-	chrome_names_free(n);
-	ck_assert_int_eq(chrome_names_new(db, "SELECT nothing FROM nowhere WHERE id = ?", "", &n), -EIO);
+	xp_chrome_names_free(n);
+	ck_assert_int_eq(xp_chrome_names_new(db, "SELECT nothing FROM nowhere WHERE id = ?", "", &n), -EIO);
 	ck_assert_ptr_null(n);
 }
 END_TEST
@@ -300,6 +334,7 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, pid_keeps_one_process);
 	tcase_add_test(tc, errors_are_returned);
 	tcase_add_test(tc, names_cache_collisions);
+	tcase_add_test(tc, sample_cpus);
 	suite_add_tcase(s, tc);
 	return s;
 }
