@@ -87,9 +87,9 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid)
 	int64_t context = sqlite3_column_int64(st, COL_CONTEXT), stream = sqlite3_column_int64(st, COL_STREAM);
 	const struct xp_chrome_track *first = NULL;    /* this device's first track */
 	struct jsonw *w = &c->w;
-	char name[64];
+	char name[320], label[256];
 	size_t i;
-	int err;
+	int err, job;
 
 	for (i = 0; i < c->ntracks; i++) {
 		struct xp_chrome_track *t = &c->tracks[i];
@@ -110,14 +110,19 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid)
 		c->tracks = n;
 		c->cap_tracks = cap;
 	}
-	if ((!first || first->gpid == gpid) && stream >= 0 && stream < OTHER_TRACKS_TID) {
+	/* a merged job's tracks all name their process: every host has a GPU 0 */
+	job = xp_chrome_process_label(c, xp_gtid_pid(gpid), label, sizeof(label));
+	if ((!first || first->gpid == gpid) && stream >= 0 && stream < OTHER_TRACKS_TID)
 		*tid = stream;          /* Kineto's: tid = stream id */
-		snprintf(name, sizeof(name), "stream %lld", (long long)stream);
-	} else {
+	else
 		*tid = OTHER_TRACKS_TID + (int64_t)c->ntracks;
+	if (job)
+		snprintf(name, sizeof(name), "stream %lld (%s)", (long long)stream, label);
+	else if (*tid == stream)
+		snprintf(name, sizeof(name), "stream %lld", (long long)stream);
+	else
 		snprintf(name, sizeof(name), "stream %lld (pid %lld)", (long long)stream,
 			 (long long)xp_gtid_pid(gpid));
-	}
 	c->tracks[c->ntracks++] = (struct xp_chrome_track){ device, gpid, context, stream, *tid };
 	if (!first && (err = device_names(c, device)))
 		return err;

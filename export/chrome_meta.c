@@ -28,9 +28,39 @@ static void name_event(struct xp_chrome *c, const char *what, int64_t pid, int64
 	jsonw_obj_end(w);
 }
 
+static void text_of(sqlite3 *db, const char *sql, int64_t pid, char *buf, size_t len)
+{
+	sqlite3_stmt *st;
+
+	buf[0] = '\0';
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return;         /* a database without the table: nothing to say */
+	sqlite3_bind_int64(st, 1, pid);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+int xp_chrome_process_label(struct xp_chrome *c, int64_t pid, char *buf, size_t len)
+{
+	char rank[32], host[128];
+
+	text_of(c->db, "SELECT 'rank ' || rank FROM xp_ranks WHERE pid = ?1 AND rank IS NOT NULL"
+		" LIMIT 1", pid, rank, sizeof(rank));
+	/* a merged job's run (pid >> 22) names its host */
+	text_of(c->db, "SELECT host FROM xp_job_runs WHERE run = ?1 >> 22"
+		" AND (SELECT count(*) FROM xp_job_runs) > 1", pid, host, sizeof(host));
+	if (host[0])
+		snprintf(buf, len, "%s%s%s, pid %u", rank, rank[0] ? " on " : "", host, xp_pid_local((uint64_t)pid));
+	else
+		snprintf(buf, len, "%s", rank);
+	return host[0] != '\0';
+}
+
 int xp_chrome_thread_names(struct xp_chrome *c)
 {
 	sqlite3_stmt *st = NULL;
+	char label[256], name[512];
 	int rc;
 
 	if (xp_chrome_prepare(c, &st, "SELECT pid, ifnull(name, '') FROM PROCESSES", NULL, NULL,
@@ -39,7 +69,11 @@ int xp_chrome_thread_names(struct xp_chrome *c)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(st, 0);
 
-		name_event(c, "process_name", pid, 0, "name", (const char *)sqlite3_column_text(st, 1), 0);
+		/* "python3 (rank 1 on node-b, pid 4000)" in a job, "python3 (rank 1)" */
+		xp_chrome_process_label(c, pid, label, sizeof(label));
+		snprintf(name, sizeof(name), label[0] ? "%s (%s)" : "%s", (const char *)sqlite3_column_text(st, 1),
+			 label);
+		name_event(c, "process_name", pid, 0, "name", name, 0);
 		name_event(c, "process_sort_index", pid, 0, "sort_index", NULL, pid);
 	}
 	sqlite3_finalize(st);

@@ -58,6 +58,8 @@ int xp_chrome_graph_replays(struct xp_chrome *c);    /* CUDA graph replays aroun
  * are device, context, stream and globalPid (named when new). 0 or -ENOMEM. */
 int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid);
 void xp_chrome_gpu_fini(struct xp_chrome *c);
+/* "rank 1 on node-b, pid 4000" (a merged job's process: 1), "rank 1" or "" (0). */
+int xp_chrome_process_label(struct xp_chrome *c, int64_t pid, char *buf, size_t len);
 int xp_chrome_thread_names(struct xp_chrome *c);     /* process and thread name metadata */
 int xp_chrome_device_properties(struct xp_chrome *c);
 int xp_chrome_stacks_init(struct xp_chrome *c);     /* the bitmap of used stacks */

@@ -72,7 +72,9 @@ python3 - "$tmp/job.json" <<'EOF' && say "ok   chrome: three processes on one ti
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 pids = {e["pid"] for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"}
-sys.exit(0 if len(pids) == 3 else 1)
+names = {e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] in ("process_name", "thread_name")}
+want = {"python3 (rank 1 on node-b, pid 4000)", "stream 7 (rank 2 on node-c, pid 4000)"}
+sys.exit(0 if len(pids) == 3 and want <= names else 1)
 EOF
 "$xpcorr" diff "$tmp/job" "$tmp/job" >/dev/null 2>&1 && say "ok   diff reads the job" || say "FAIL diff"
 
