@@ -12,6 +12,7 @@
 
 #include "elidename.h"
 #include "gtid.h"
+#include "launchsite.h"
 #include "report_priv.h"
 
 /* kernels of a collective library: NCCL's and gloo's CUDA kernels */
@@ -96,10 +97,33 @@ static int per_rank(struct rep *R, size_t *rows)
 	return step == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* Where rank launched most of kernel name's GPU time: the launch site the
+ * slowest rank spends its extra time under. NULL if none. */
+static const char *slowest_site(struct rep *R, struct xp_sites *sites, int64_t name, int64_t rank)
+{
+	sqlite3_stmt *s;
+	int64_t stack = -1;
+
+	if (sqlite3_prepare_v2(R->db, "SELECT a.stack_id FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+			       " JOIN xp_attribution a ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid"
+			       " JOIN xp_ranks r ON r.pid = " XP_SQL_GTID_PID("k.globalPid")
+			       " WHERE k.demangledName = ? AND r.rank = ? AND a.stack_id IS NOT NULL"
+			       " GROUP BY a.stack_id ORDER BY sum(k.end - k.start) DESC, a.stack_id LIMIT 1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(s, 1, name);
+	sqlite3_bind_int64(s, 2, rank);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		stack = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return stack > 0 ? xp_sites_get(sites, stack) : NULL;
+}
+
 /* Kernels every rank ran, by how far apart the ranks' times are. */
 static int spread(struct rep *R)
 {
 	const struct xp_report_opts *o = R->o;
+	struct xp_sites *sites = NULL;
 	sqlite3_stmt *s;
 	char sql[2048], f[256];
 	unsigned shown = 0;
@@ -110,15 +134,21 @@ static int spread(struct rep *R)
 		 " sum(k.end - k.start) AS ns FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN xp_ranks r"
 		 " ON r.pid = " XP_SQL_GTID_PID("k.globalPid") " WHERE %s GROUP BY 1, 2)"
 		 " SELECT n.value, max(t.ns) - min(t.ns), (SELECT t2.rank FROM t t2 WHERE t2.name = t.name"
-		 " ORDER BY t2.ns DESC, t2.rank LIMIT 1), " IS_COLLECTIVE("n.value")
+		 " ORDER BY t2.ns DESC, t2.rank LIMIT 1), " IS_COLLECTIVE("n.value") ", t.name"
 		 " FROM t JOIN StringIds n ON n.id = t.name GROUP BY t.name"
 		 " HAVING count(*) = (SELECT count(DISTINCT rank) FROM xp_ranks) AND count(*) > 1"
 		 " ORDER BY 4 DESC, 2 DESC, 1", f);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
+	if (xp_sites_new(R->db, &sites) < 0) {
+		sqlite3_finalize(s);
+		return -EIO;
+	}
+	xp_sites_prefer_own(sites);
 	if (o->format == XP_FMT_TEXT) {
 		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, "  Spread (ns)  Slowest  Kernel (collectives first; run by every rank)");
+		xp_rep_put_row(R, "  Spread (ns)  Slowest  Kernel (collectives first; run by every rank)"
+			       " / where the slowest rank launched it");
 		xp_rep_put_row(R, "  -----------  -------  ------");
 	} else if (o->format == XP_FMT_JSON) {
 		jsonw_key(&R->json, "spread");
@@ -127,6 +157,7 @@ static int spread(struct rep *R)
 	while ((step = sqlite3_step(s)) == SQLITE_ROW && (!o->top || shown < o->top)) {
 		const char *name = (const char *)sqlite3_column_text(s, 0);
 		int64_t ns = sqlite3_column_int64(s, 1), slow = sqlite3_column_int64(s, 2);
+		const char *site = slowest_site(R, sites, sqlite3_column_int64(s, 4), slow);
 		char brief[512], line[700];
 
 		shown++;
@@ -134,6 +165,9 @@ static int spread(struct rep *R)
 			xp_elide_name(name ? name : "?", brief, sizeof(brief));
 			snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns, (long long)slow,
 				 brief);
+			xp_rep_put_row(R, line);
+			xp_elide_name(site ? site : "(no launch stack)", brief, 96);
+			snprintf(line, sizeof(line), "%24s%s", "", brief);
 			xp_rep_put_row(R, line);
 		} else if (o->format == XP_FMT_CSV) {
 			fputs("\"spread\",,,,,,,,", R->out);
@@ -146,11 +180,17 @@ static int spread(struct rep *R)
 			jsonw_key(w, "kernel"); jsonw_str(w, name);
 			jsonw_key(w, "spread_ns"); jsonw_int(w, ns);
 			jsonw_key(w, "slowest_rank"); jsonw_int(w, slow);
+			jsonw_key(w, "slowest_site");
+			if (site)
+				jsonw_str(w, site);
+			else
+				jsonw_null(w);
 			jsonw_key(w, "collective"); jsonw_bool(w, sqlite3_column_int(s, 3));
 			jsonw_obj_end(w);
 		}
 	}
 	sqlite3_finalize(s);
+	xp_sites_free(sites);
 	if (o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
 	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -EIO;
