@@ -107,4 +107,21 @@ check bad-reference 2 "--reference $tmp/zz: not one of the runs given" -- \
 mkdir "$tmp/broken" && printf 'not a run' >"$tmp/broken/cpu.xpr" && echo '{}' >"$tmp/broken/meta.json"
 check broken-run 1 "broken/cpu.xpr" -- "$xpcorr" merge -o "$tmp/w" "$tmp/a" "$tmp/broken"
 [ ! -e "$tmp/w/xpcorr.db" ] && say "ok   nothing left behind by a failed merge" || say "FAIL a failed merge left a database"
+# a received run's database is hostile input: odd values, a missing table,
+# ids far apart; merge reads it without crashing and says what it could not
+cp -r "$tmp/b" "$tmp/hostile"
+python3 - "$tmp/hostile/xpcorr.db" <<'EOF2' || say "FAIL could not make the hostile database"
+import sqlite3, sys
+d = sqlite3.connect(sys.argv[1])
+d.execute("UPDATE xp_stacks SET parent = 'x' WHERE id % 3 = 0")
+d.execute("UPDATE StringIds SET id = id + 9000000000000000000 WHERE id % 5 = 0")
+d.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'soon', globalPid = -1 WHERE rowid % 7 = 0")
+d.execute("DROP TABLE xp_ranks")
+d.execute("UPDATE xp_frames SET symbol = 'x', module = -5 WHERE id % 4 = 0")
+d.commit()
+EOF2
+"$xpcorr" merge -q -o "$tmp/hjob" "$tmp/a" "$tmp/hostile" >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc -le 1 ] && [ "$(wc -l <"$tmp/err")" -le 2 ]; then say "ok   a hostile run database: exit $rc, $(head -c 150 "$tmp/err")"
+else say "FAIL hostile run database: exit $rc: $(cat "$tmp/err")"; fi
 exit $fail
