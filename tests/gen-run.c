@@ -3,7 +3,7 @@
  *   gen-run bench EXE LIB DIR N [SEED]   # N samples for bench/ingest-bench
  *   gen-run scale EXE LIB DIR N [SEED]   # N samples + GPU side, bench/scale-bench
  *   gen-run python EXE LIB DIR FIXTURE   # launches with Python stacks (tests/pylines)
- *   gen-run job EXE LIB DIR RANK WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS]
+ *   gen-run job EXE LIB DIR RANK WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS [nccl|gloo]]
  *                                        # one rank of a job, its host's clocks off
  */
 #include <stdio.h>
@@ -48,7 +48,8 @@ int main(int argc, char **argv)
 			.rank = atoi(argv[5]), .world = atoi(argv[6]), .host = argv[7],
 			.pid = 4000,     /* the same pid on every host, as in containers */
 			.mono_off_ns = strtoll(argv[8], NULL, 10), .wall_err_ns = strtoll(argv[9], NULL, 10),
-			.steps = argc > 10 ? (unsigned)atoi(argv[10]) : 200 });
+			.steps = argc > 10 ? (unsigned)atoi(argv[10]) : 200,
+			.gloo = argc > 11 && !strcmp(argv[11], "gloo") });
 	else if (!strcmp(argv[1], "python"))
 		err = xp_synth_write_python(&s, argv[4], argv[5]);
 	else if (!strcmp(argv[1], "bench"))

@@ -89,6 +89,17 @@ EOF
      python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT shift_ns FROM xp_job_runs WHERE run = 1").fetchone()[0])' "$tmp/wall/xpcorr.db")" = -123453089012 ] &&
 	say "ok   --no-refine: wall clocks alone" || say "FAIL --no-refine"
 
+# gloo: the all-reduce on the CPU, then the copy back to the GPU from its
+# worker loop (c10d::ProcessGroupGloo::runLoop): that copy's call marks the end
+"$gen" job "$exe" "$lib" "$tmp/ga" 0 2 node-a 0 0 200 gloo || exit 1
+"$gen" job "$exe" "$lib" "$tmp/gb" 1 2 node-b 5555555555 -2500000 200 gloo || exit 1
+"$xpcorr" merge -q -o "$tmp/gjob" "$tmp/ga" "$tmp/gb" 2>/dev/null
+line=$(sqlite3 "$tmp/gjob/xpcorr.db" "SELECT shift_ns, markers FROM xp_job_runs WHERE run = 1" 2>/dev/null ||
+       python3 -c 'import sqlite3,sys; print("|".join(map(str, sqlite3.connect(sys.argv[1]).execute("SELECT shift_ns, markers FROM xp_job_runs WHERE run = 1").fetchone())))' "$tmp/gjob/xpcorr.db")
+err=$((${line%%|*} + 5555555555)); [ $err -lt 0 ] && err=$((-err))
+[ "${line#*|}" = gloo ] && [ $err -le 50000 ] && say "ok   gloo: shift ${line%%|*} ns, $err ns from the truth" ||
+	say "FAIL gloo: $line"
+
 check() {   # check NAME STATUS PATTERN -- command
 	name=$1 want=$2 pattern=$3
 	shift 4

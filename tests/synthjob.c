@@ -21,12 +21,16 @@
 #define JOB_REALTIME0 1763900000000000000ull   /* its wall-clock reading then */
 #define JOB_STEP_NS 1000000ull        /* one step a millisecond */
 
-enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL };
+enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY };
 
 static const char *const strings[] = {
 	[S_LAUNCH] = "cudaLaunchKernel", [S_EXE] = "/usr/bin/python3",
 	[S_GEMM] = "_Z8gemm_rankPfS_i", [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+	[S_MEMCPY] = "cudaMemcpyAsync",
 };
+
+/* gloo's worker loop, as a perf-map frame of the synthetic process */
+#define GLOO_LOOP (XP_SYNTH_JIT_BASE + 0x100)
 
 static int open_gpu(struct xp_writer **g, const char *dir, const struct xp_synth_rank *r)
 {
@@ -53,6 +57,27 @@ static int open_gpu(struct xp_writer **g, const char *dir, const struct xp_synth
 		err = xp_writer_append(*g, XP_REC_GPU_PROCESS, &proc, sizeof(proc), NULL, 0);
 	if (!err)
 		err = xp_writer_append(*g, XP_REC_GPU_RANK, &rank, sizeof(rank), NULL, 0);
+	return err;
+}
+
+/* gloo's copy back to the GPU: a cudaMemcpyAsync from its worker loop at
+ * `at`, the copy itself right after. */
+static int copy_back(struct xp_writer *cpu, struct xp_writer *g, const struct xp_synth_rank *r,
+		     uint64_t corr, uint64_t at, const uint64_t *stack)
+{
+	struct xp_gpu_api a = { .start = at, .end = at + 3000, .correlation_id = corr, .pid = r->pid,
+				.tid = r->pid + 1, .cbid = 41, .name = S_MEMCPY };
+	struct xp_gpu_memcpy m = { .start = at + 5000, .end = at + 9000, .correlation_id = corr,
+				   .bytes = 1 << 20, .context = 1, .stream = 9, .copy_kind = 1,
+				   .src_kind = 2, .dst_kind = 3, .flags = XP_GPU_F_ASYNC };
+	struct xp_launch l = { .ts = at + 1000, .correlation_id = corr, .pid = r->pid,
+			       .tid = r->pid + 1, .cbid = 41, .stack = { .user_depth = 3 } };
+	int err = xp_writer_append(g, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
+
+	if (!err)
+		err = xp_writer_append(g, XP_REC_GPU_MEMCPY, &m, sizeof(m), NULL, 0);
+	if (!err)
+		err = xp_writer_append(cpu, XP_REC_LAUNCH, &l, sizeof(l), stack, 3 * sizeof(*stack));
 	return err;
 }
 
@@ -97,6 +122,24 @@ static int write_meta(const char *dir, const struct xp_synth_rank *r, uint64_t e
 	return xp_synth_write_text(dir, "meta.json", text);
 }
 
+/* The gloo worker's frames: an anonymous mapping and its perf map. */
+static int gloo_frames(struct xp_writer *cpu, const char *dir, const struct xp_synth_rank *r)
+{
+	char name[64], text[256];
+	int err;
+
+	err = xp_synth_add_mmap(cpu, JOB_T0 - 1000000 + (uint64_t)r->mono_off_ns, r->pid,
+				XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
+	if (!err && xp_synth_add_comm(cpu, JOB_T0 - 1000000 + (uint64_t)r->mono_off_ns, r->pid,
+				      r->pid + 1, "pt_gloo"))
+		err = -EIO;
+	snprintf(text, sizeof(text), "%llx 100 c10d::ProcessGroupGloo::runLoop(int)\n"
+		 "%llx 100 std::thread::_State_impl::_M_run()\n", (unsigned long long)GLOO_LOOP,
+		 (unsigned long long)GLOO_LOOP + 0x30);
+	snprintf(name, sizeof(name), "perf-%u.map", r->pid);
+	return err ? err : xp_synth_write_text(dir, name, text);
+}
+
 /* 0..2000 ns, different on every rank and step */
 static uint64_t jitter_ns(unsigned step, int rank)
 {
@@ -115,6 +158,7 @@ static int steps(const struct xp_synth *s, struct xp_writer *cpu, struct xp_writ
 	uint64_t gemm_site[3] = { xp_synth_ip(s, "xp_compute", 4), xp_synth_return_ip(s, "xp_run"),
 				  xp_synth_return_ip(s, "main") };
 	uint64_t nccl_site[3] = { xp_synth_ip(s, "xp_parse", 4), gemm_site[1], gemm_site[2] };
+	uint64_t gloo_site[3] = { GLOO_LOOP + 0x10, GLOO_LOOP + 0x40, 0 };
 	uint64_t off = (uint64_t)r->mono_off_ns, corr = 0;
 	int err = 0;
 
@@ -126,7 +170,9 @@ static int steps(const struct xp_synth *s, struct xp_writer *cpu, struct xp_writ
 
 		err = call(cpu, g, r, ++corr, t + off, t + 20000 + off, t + 20000 + compute + off,
 			   S_GEMM, gemm_site);
-		if (!err)
+		if (!err && r->gloo)
+			err = copy_back(cpu, g, r, ++corr, done - 1000 + jitter + off, gloo_site);
+		else if (!err)
 			err = call(cpu, g, r, ++corr, t + 30000 + off, t + 20000 + compute + 2000 + off,
 				   done - 1000 + jitter + off, S_NCCL, nccl_site);
 		if (!err)
@@ -160,6 +206,8 @@ int xp_synth_write_job_rank(const struct xp_synth *s, const char *dir,
 					"python3");
 	if (!err)
 		err = xp_synth_map_fixture(s, cpu, JOB_T0 - 1000000 + (uint64_t)r->mono_off_ns, r->pid, 1);
+	if (!err && r->gloo)
+		err = gloo_frames(cpu, dir, r);
 	if (!err)
 		err = steps(s, cpu, g, r, &end);
 	done.ts = end + (uint64_t)r->mono_off_ns;

@@ -168,7 +168,7 @@ int xp_synth_add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t t
 	return xp_writer_append(w, XP_REC_COMM, &c, sizeof(c), NULL, 0);
 }
 
-static int add_mmap(struct xp_writer *w, uint64_t ts, uint32_t pid, uint64_t addr,
+int xp_synth_add_mmap(struct xp_writer *w, uint64_t ts, uint32_t pid, uint64_t addr,
 		    uint64_t len, uint64_t pgoff, const char *path, const uint8_t *bid,
 		    size_t bid_len, uint32_t flags)
 {
@@ -189,10 +189,10 @@ int xp_synth_map_fixture(const struct xp_synth *s, struct xp_writer *w, uint64_t
 	int err = 0;
 
 	if (exe_too)
-		err = add_mmap(w, ts, pid, map_addr(s, 0), map_len(s, 0), map_pgoff(s, 0), s->exe,
+		err = xp_synth_add_mmap(w, ts, pid, map_addr(s, 0), map_len(s, 0), map_pgoff(s, 0), s->exe,
 			       s->elf[0].build_id, s->elf[0].build_id_len, XP_MMAP_FROM_PROC);
 	if (!err)
-		err = add_mmap(w, ts, pid, map_addr(s, 1), map_len(s, 1), map_pgoff(s, 1), s->lib,
+		err = xp_synth_add_mmap(w, ts, pid, map_addr(s, 1), map_len(s, 1), map_pgoff(s, 1), s->lib,
 			       s->elf[1].build_id, s->elf[1].build_id_len, XP_MMAP_FROM_PROC);
 	return err;
 }
@@ -291,12 +291,12 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 	if (!err)
 		err = xp_synth_map_fixture(s, w, ts, 2000, 0);
 	if (!err)
-		err = add_mmap(w, ts, 2000, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
+		err = xp_synth_add_mmap(w, ts, 2000, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
 	/* process 3000: maps a file whose build id no longer matches the disk */
 	if (!err)
 		err = xp_synth_add_comm(w, ts, 3000, 3000, "stale");
 	if (!err)
-		err = add_mmap(w, ts, 3000, XP_SYNTH_STALE_BASE, 0x4000, 0, s->lib, stale_bid,
+		err = xp_synth_add_mmap(w, ts, 3000, XP_SYNTH_STALE_BASE, 0x4000, 0, s->lib, stale_bid,
 			       sizeof(stale_bid), XP_MMAP_FROM_PROC);
 	for (int rep = 0; rep < 3 && !err; rep++) {
 		ts += 10000000;
@@ -759,7 +759,7 @@ int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char 
 	if (!err)
 		err = xp_synth_map_fixture(s, cpu, ts, PY_PID, 1);
 	if (!err)
-		err = add_mmap(cpu, ts, PY_PID, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
+		err = xp_synth_add_mmap(cpu, ts, PY_PID, XP_SYNTH_JIT_BASE, 0x10000, 0, "//anon", NULL, 0, 0);
 	err = xp_writer_close(cpu) ?: err;
 	if (err)
 		goto out;

@@ -88,6 +88,9 @@ struct xp_writer;
 int xp_synth_write_text(const char *dir, const char *name, const char *text);
 int xp_synth_add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
 		      const char *name);
+int xp_synth_add_mmap(struct xp_writer *w, uint64_t ts, uint32_t pid, uint64_t addr,
+		      uint64_t len, uint64_t pgoff, const char *path, const uint8_t *bid,
+		      size_t bid_len, uint32_t flags);
 int xp_synth_map_fixture(const struct xp_synth *s, struct xp_writer *w, uint64_t ts,
 			 uint32_t pid, int exe_too);
 int xp_synth_add_sample(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
@@ -100,9 +103,13 @@ extern const char xp_synth_kallsyms[];
  * true time + mono_off_ns, its wall clock is wrong by wall_err_ns (NTP).
  * Each step the rank computes (a gemm kernel, longer on the higher ranks:
  * the last is the straggler) and then all-reduces: the NCCL kernel ends at
- * the same true instant on every rank, within +-1 us. 0 or -errno. */
+ * the same true instant on every rank, within +-1 us. With gloo, the
+ * all-reduce runs on the CPU instead and ends with the copy back to the GPU,
+ * launched from c10d::ProcessGroupGloo::runLoop (a perf-map frame), at
+ * that instant. 0 or -errno. */
 struct xp_synth_rank {
 	int rank, world;
+	int gloo;                   /* collectives on gloo, not NCCL */
 	uint32_t pid;
 	const char *host;
 	int64_t mono_off_ns, wall_err_ns;
