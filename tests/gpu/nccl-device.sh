@@ -45,3 +45,13 @@ PY
 	"$X" report --rank 1 --top 3 --stacks 1 "$R/$job" | head -12
 	"$X" report --top 6 --stacks 1 "$R/$job" | head -30
 done
+# the cluster's way: the launcher starts one xpcap per rank (-o %r), then merge
+for job in ddp tp; do
+	echo "== $job: one record per rank, merged"
+	timeout 180 torchrun --nproc-per-node 2 --no-python "$C/xpcap" record -q -o "$R/$job-rank%r" -- \
+		python3 "$G/nccl_jobs.py" $job 2>&1 | grep "^rank"
+	timeout 240 "$X" merge -o "$R/$job-job" "$R/$job-rank0" "$R/$job-rank1"
+	"$X" report --by rank "$R/$job-job" | head -24
+	"$X" export --format chrome -o "$OUT/$job-job.json" "$R/$job-job"
+done
+tar -C "$R" -czf "$OUT/nccl-runs.tgz" --exclude='*.xpr' ddp-job tp-job 2>/dev/null
