@@ -198,7 +198,38 @@ static json_t *build_info(sqlite3 *db)
 	json_object_set_new(info, "warnings", rows(db,
 		"SELECT message FROM xp_warnings ORDER BY rowid"));
 	missing_modules_warning(info, sym);
+	if (scalar(db, "SELECT count(*) FROM xp_job_runs", 0) > 0)
+		json_object_set_new(info, "job_runs", rows(db,
+			"SELECT run, host, ranks, method, shift_ns, wall_ns, refine_ns, spread_ns,"
+			" matched, markers, path FROM xp_job_runs ORDER BY run"));
 	return info;
+}
+
+/* A merged job's runs (xpcorr merge): how each clock was put on the job's. */
+static void print_job_runs(json_t *runs)
+{
+	json_t *v;
+	size_t i;
+
+	printf("job:             %zu runs merged (a run's pids are stored as run << 22 | pid)\n",
+	       json_array_size(runs));
+	json_array_foreach(runs, i, v) {
+		json_t *spread = json_object_get(v, "spread_ns");
+
+		printf("  run %-3" JSON_INTEGER_FORMAT " %-16s ranks %-6s %-12s shift %+.6f ms",
+		       json_integer_value(json_object_get(v, "run")),
+		       json_string_value(json_object_get(v, "host")) ?: "?",
+		       json_string_value(json_object_get(v, "ranks")) ?: "?",
+		       json_string_value(json_object_get(v, "method")) ?: "?",
+		       (double)json_integer_value(json_object_get(v, "shift_ns")) / 1e6);
+		if (json_is_integer(spread))
+			printf(", %" JSON_INTEGER_FORMAT " %s collectives: wall clocks off by %+.1f us,"
+			       " +-%.1f us left", json_integer_value(json_object_get(v, "matched")),
+			       json_string_value(json_object_get(v, "markers")) ?: "",
+			       (double)json_integer_value(json_object_get(v, "refine_ns")) / 1e3,
+			       (double)json_integer_value(spread) / 1e3);
+		printf("  (%s)\n", json_string_value(json_object_get(v, "path")) ?: "?");
+	}
 }
 
 static void print_text(json_t *info)
@@ -260,6 +291,8 @@ static void print_text(json_t *info)
 		       json_string_value(json_object_get(v, "name")) ?: "?",
 		       json_integer_value(json_object_get(v, "threads")),
 		       json_integer_value(json_object_get(v, "samples")));
+	if (json_object_get(info, "job_runs"))
+		print_job_runs(json_object_get(info, "job_runs"));
 	printf("warnings:%s\n", json_array_size(json_object_get(info, "warnings")) ? "" : " none");
 	json_array_foreach(json_object_get(info, "warnings"), i, v)
 		printf("  %s\n", json_string_value(json_object_get(v, "message")));
