@@ -413,7 +413,7 @@ const char *xp_rep_title(enum xp_report_by by)
 	case XP_BY_GRAPH: return "CUDA Graphs: replays of each graph exec (first node start to last node"
 		" end), named for where the graph was captured";
 	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
-	case XP_BY_RANK: return "Ranks of the Job: GPU time, kernels, time in collectives (NCCL, gloo)";
+	case XP_BY_RANK: return "Ranks of the Job: GPU time, kernels, time in collectives (NCCL, gloo), host waiting in CUDA synchronize calls";
 	case XP_BY_SOURCE: return "GPU Time by Python Source of the Launch (self: launched by the line itself;"
 		" total: also by what it calls)";
 	}

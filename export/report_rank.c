@@ -23,19 +23,25 @@ static int per_rank(struct rep *R, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
 	sqlite3_stmt *s;
-	char sql[2048], f[256], who[256];
+	char sql[2048], f[256], fa[256], who[256];
 	int step;
 
 	xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
+	xp_rep_filter(o, "a.globalTid", "a.start", fa, sizeof(fa));
 	/* --pid/--rank: that process's row alone */
 	xp_rep_filter(&(struct xp_report_opts){ .pid = o->pid }, "(r.pid << 24)", "0", who, sizeof(who));
 	snprintf(sql, sizeof(sql), "SELECT r.rank, ifnull(r.host, '?'), r.pid, ifnull(r.world_size, -1),"
 		 " ifnull(sum(k.end - k.start), 0), count(k.rowid),"
-		 " ifnull(sum(CASE WHEN " IS_COLLECTIVE("n.value") " THEN k.end - k.start END), 0)"
+		 " ifnull(sum(CASE WHEN " IS_COLLECTIVE("n.value") " THEN k.end - k.start END), 0),"
+		 " ifnull(max(w.ns), 0)"
 		 " FROM xp_ranks r LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k"
 		 " ON " XP_SQL_GTID_PID("k.globalPid") " = r.pid AND %s"
-		 " LEFT JOIN StringIds n ON n.id = k.demangledName WHERE %s"
-		 " GROUP BY r.pid ORDER BY r.rank, r.pid", f, who);
+		 " LEFT JOIN StringIds n ON n.id = k.demangledName"
+		 /* the host waiting for its GPU: time in the CUDA synchronize calls */
+		 " LEFT JOIN (SELECT " XP_SQL_GTID_PID("a.globalTid") " AS pid, sum(a.end - a.start) AS ns"
+		 "  FROM CUPTI_ACTIVITY_KIND_RUNTIME a JOIN StringIds an ON an.id = a.nameId"
+		 "  WHERE an.value LIKE '%%Synchronize%%' AND %s GROUP BY 1) w ON w.pid = r.pid"
+		 " WHERE %s GROUP BY r.pid ORDER BY r.rank, r.pid", f, fa, who);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	if (o->format == XP_FMT_TEXT) {
@@ -45,12 +51,13 @@ static int per_rank(struct rep *R, size_t *rows)
 		xp_rep_put_row(R, head);
 		xp_rep_put_row(R, "");
 		xp_rep_put_row(R, "  Rank  World   GPU Time (ns)  Kernels  Collectives (ns)  Coll (%)"
-			       "      PID  Host");
+			       "  Sync Wait (ns)      PID  Host");
 		xp_rep_put_row(R, "  ----  -----   -------------  -------  ----------------  --------"
-			       "      ---  ----");
+			       "  --------------      ---  ----");
 	} else if (o->format == XP_FMT_CSV) {
 		fputs("\"Section\",\"Rank\",\"World\",\"PID\",\"Host\",\"GPU Time (ns)\",\"Kernels\","
-		      "\"Collectives (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\"\n", R->out);
+		      "\"Collectives (ns)\",\"Sync Wait (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\"\n",
+		      R->out);
 	} else {
 		jsonw_key(&R->json, "ranks");
 		jsonw_arr_begin(&R->json);
@@ -60,6 +67,7 @@ static int per_rank(struct rep *R, size_t *rows)
 		int64_t rank = sqlite3_column_int64(s, 0), pid = xp_pid_local((uint64_t)sqlite3_column_int64(s, 2));
 		int64_t world = sqlite3_column_int64(s, 3), gpu = sqlite3_column_int64(s, 4);
 		int64_t kernels = sqlite3_column_int64(s, 5), coll = sqlite3_column_int64(s, 6);
+		int64_t wait = sqlite3_column_int64(s, 7);
 		const char *host = (const char *)sqlite3_column_text(s, 1);
 		double pct = gpu ? 100.0 * (double)coll / (double)gpu : 0;
 
@@ -67,16 +75,16 @@ static int per_rank(struct rep *R, size_t *rows)
 		if (o->format == XP_FMT_TEXT) {
 			char line[512];
 
-			snprintf(line, sizeof(line), "  %4lld  %5lld  %14lld  %7lld  %16lld  %8.1f  %7lld  %s",
-				 (long long)rank, (long long)world, (long long)gpu, (long long)kernels,
-				 (long long)coll, pct, (long long)pid, host);
+			snprintf(line, sizeof(line), "  %4lld  %5lld  %14lld  %7lld  %16lld  %8.1f  %14lld"
+				 "  %7lld  %s", (long long)rank, (long long)world, (long long)gpu,
+				 (long long)kernels, (long long)coll, pct, (long long)wait, (long long)pid, host);
 			xp_rep_put_row(R, line);
 		} else if (o->format == XP_FMT_CSV) {
 			fprintf(R->out, "\"rank\",%lld,%lld,%lld,", (long long)rank, (long long)world,
 				(long long)pid);
 			xp_rep_csv_str(R->out, host);
-			fprintf(R->out, ",%lld,%lld,%lld,\"\",,\n", (long long)gpu, (long long)kernels,
-				(long long)coll);
+			fprintf(R->out, ",%lld,%lld,%lld,%lld,\"\",,\n", (long long)gpu, (long long)kernels,
+				(long long)coll, (long long)wait);
 		} else {
 			struct jsonw *w = &R->json;
 
@@ -88,6 +96,7 @@ static int per_rank(struct rep *R, size_t *rows)
 			jsonw_key(w, "gpu_ns"); jsonw_int(w, gpu);
 			jsonw_key(w, "kernels"); jsonw_int(w, kernels);
 			jsonw_key(w, "collective_ns"); jsonw_int(w, coll);
+			jsonw_key(w, "sync_wait_ns"); jsonw_int(w, wait);
 			jsonw_obj_end(w);
 		}
 	}
@@ -170,7 +179,7 @@ static int spread(struct rep *R)
 			snprintf(line, sizeof(line), "%24s%s", "", brief);
 			xp_rep_put_row(R, line);
 		} else if (o->format == XP_FMT_CSV) {
-			fputs("\"spread\",,,,,,,,", R->out);
+			fputs("\"spread\",,,,,,,,,", R->out);
 			xp_rep_csv_str(R->out, name ? name : "?");
 			fprintf(R->out, ",%lld,%lld\n", (long long)ns, (long long)slow);
 		} else {

@@ -59,6 +59,9 @@ spread=$(q "SELECT max(e) - min(e) FROM (SELECT k.end AS e FROM CUPTI_ACTIVITY_K
 for r in "0 *3 .* node-a" "1 *3 .* node-b" "2 *3 .* node-c"; do
 	grep -q "^ *$r$" "$tmp/rank" || say "FAIL rank row '$r': $(cat "$tmp/rank")"
 done
+# the host waits for the step's end in cudaStreamSynchronize: rank 0, done first, longest
+awk '$1 ~ /^[0-2]$/ && NF == 9 { w[$1] = $7 } END { exit !(w[0] > w[1] && w[1] > w[2] && w[2] > 0) }' \
+	"$tmp/rank" && say "ok   sync wait: rank 0 waits longest" || say "FAIL sync wait: $(cat "$tmp/rank")"
 grep -A1 "^ *[0-9]* *2  _Z8gemm_rankPfS_i" "$tmp/rank" | grep -q "^ *xp_compute$" &&
 	say "ok   rank 2 is the gemm straggler, launching it in xp_compute" ||
 	say "FAIL straggler: $(cat "$tmp/rank")"

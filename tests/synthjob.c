@@ -5,7 +5,8 @@
  * then an NCCL all-reduce whose end is the same true instant on every
  * rank (within +-1 us), each with its API record and its launch stack
  * (xp_run -> xp_compute for the gemm, xp_run -> xp_parse for the NCCL
- * call), and CPU samples between. */
+ * call), a cudaStreamSynchronize until the step's end, and CPU samples
+ * between. */
 #include "synthrun.h"
 
 #include <errno.h>
@@ -21,12 +22,12 @@
 #define JOB_REALTIME0 1763900000000000000ull   /* its wall-clock reading then */
 #define JOB_STEP_NS 1000000ull        /* one step a millisecond */
 
-enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY };
+enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY, S_SYNC };
 
 static const char *const strings[] = {
 	[S_LAUNCH] = "cudaLaunchKernel", [S_EXE] = "/usr/bin/python3",
 	[S_GEMM] = "_Z8gemm_rankPfS_i", [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-	[S_MEMCPY] = "cudaMemcpyAsync",
+	[S_MEMCPY] = "cudaMemcpyAsync", [S_SYNC] = "cudaStreamSynchronize",
 };
 
 /* gloo's worker loop, as a perf-map frame of the synthetic process */
@@ -151,6 +152,17 @@ static uint64_t jitter_ns(unsigned step, int rank)
 	return x % 2001u;
 }
 
+/* The host waits for the step's end from when its own CPU work is done:
+ * the higher ranks later, so they wait less. */
+static int sync_call(struct xp_writer *g, const struct xp_synth_rank *r, uint64_t corr,
+		     uint64_t from, uint64_t to)
+{
+	struct xp_gpu_api a = { .start = from, .end = to, .correlation_id = corr, .pid = r->pid,
+				.tid = r->pid, .cbid = 131, .name = S_SYNC };
+
+	return xp_writer_append(g, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
+}
+
 /* The steps: compute, then the all-reduce that ends together everywhere. */
 static int steps(const struct xp_synth *s, struct xp_writer *cpu, struct xp_writer *g,
 		 const struct xp_synth_rank *r, uint64_t *end)
@@ -175,6 +187,9 @@ static int steps(const struct xp_synth *s, struct xp_writer *cpu, struct xp_writ
 		else if (!err)
 			err = call(cpu, g, r, ++corr, t + 30000 + off, t + 20000 + compute + 2000 + off,
 				   done - 1000 + jitter + off, S_NCCL, nccl_site);
+		if (!err)
+			err = sync_call(g, r, ++corr, t + 40000 + 10000 * (uint64_t)r->rank + off,
+					done + 5000 + off);
 		if (!err)
 			err = xp_synth_add_sample(cpu, t + 500000 + off, r->pid, r->pid, 0, "python3",
 						  NULL, 0, gemm_site, 3);
