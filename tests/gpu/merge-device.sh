@@ -33,11 +33,14 @@ for rank in 0 1; do
 done
 wait; echo "bare: $(cat "$R"/bare*.out | grep -c '^rank') ranks printed"
 date +%T
+# the store in a process of its own, as torchrun's agent holds it
+MASTER_PORT=29533 WORLD_SIZE=2 timeout 150 python3 "$G/ddp_gloo.py" --store-server > "$R/store.out" 2>&1 &
+sleep 2
 for rank in 0 1; do
 	# files, not a pipe: a process that outlives the job must not hold the script
 	RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
 	timeout 120 "$C/xpcap" record -q -o "$R/host$rank" -- python3 "$G/ddp_gloo.py" --steps $STEPS \
-		> "$R/rec$rank.out" 2>&1 &
+		--store-client > "$R/rec$rank.out" 2>&1 &
 	sleep 1.5
 done
 wait; cat "$R"/rec*.out; ps -ef | grep -v grep | grep -E "ddp_gloo|xpcap" | head
