@@ -107,6 +107,20 @@ static int write_trace(struct xp_chrome *c)
 	return jsonw_error(w);
 }
 
+/* Whether db is a job merged from several runs (xpcorr merge). */
+static int job_of_runs(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int job = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) > 1 FROM xp_job_runs", -1, &st, NULL) != SQLITE_OK)
+		return 0;           /* a run's own database */
+	if (sqlite3_step(st) == SQLITE_ROW)
+		job = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return job;
+}
+
 int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		    struct xp_chrome_stats *stats)
 {
@@ -116,6 +130,7 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 
 	if (!buf)
 		return -ENOMEM;
+	c.job = job_of_runs(db);
 	jsonw_init(&c.w, out);
 	jsonw_buffer(&c.w, buf, 1 << 16);
 	if (!(err = xp_chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&

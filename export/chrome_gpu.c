@@ -19,7 +19,7 @@
 
 struct xp_chrome_track {
 	int64_t device, gpid, context, stream;  /* the key */
-	int64_t tid;                           /* its thread id in the trace */
+	int64_t pid, tid;                      /* its process and thread ids in the trace */
 };
 
 /* Columns every GPU query starts with, then the kind's own from COL_KIND. */
@@ -41,35 +41,57 @@ void xp_chrome_gpu_fini(struct xp_chrome *c)
 	c->ntracks = c->cap_tracks = 0;
 }
 
-static int device_names(struct xp_chrome *c, int64_t device)
+/* The trace pid of a device: its id, as Kineto's; in a merged job every
+ * host has a GPU 0, so each run's devices get pids of their own, from 2^31
+ * up (above any pid a run stores, below what viewers read as uint32). */
+static int64_t trace_pid(const struct xp_chrome *c, int64_t device, int64_t gpid)
+{
+	if (!c->job)
+		return device;
+	return (1ll << 31) + ((int64_t)xp_pid_run(xp_gtid_pid(gpid)) << 8) + (device & 0xff);
+}
+
+static void meta_text(struct xp_chrome *c, const char *what, const char *key, int64_t pid,
+		      const char *text)
+{
+	struct jsonw *w = &c->w;
+
+	xp_chrome_event_begin(c, "M", NULL, what, pid, 0, 0);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+	jsonw_key(w, key); jsonw_str(w, text);
+	jsonw_obj_end(w); jsonw_obj_end(w);
+}
+
+static int device_names(struct xp_chrome *c, int64_t pid, int64_t device, int64_t gpid)
 {
 	sqlite3_stmt *st;
 	struct jsonw *w = &c->w;
-	char name[32];
+	char name[160];
 	int rc;
 
 	snprintf(name, sizeof(name), "GPU %lld", (long long)device);
-	xp_chrome_event_begin(c, "M", NULL, "process_name", device, 0, 0);
-	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
-	jsonw_key_lit(w, "name"); jsonw_str(w, name);
-	jsonw_obj_end(w); jsonw_obj_end(w);
+	if (c->job && sqlite3_prepare_v2(c->db, "SELECT host FROM xp_job_runs WHERE run = ?", -1, &st,
+					 NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, xp_pid_run(xp_gtid_pid(gpid)));
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			snprintf(name, sizeof(name), "GPU %lld (%s)", (long long)device,
+				 (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	meta_text(c, "process_name", "name", pid, name);
 	if (sqlite3_prepare_v2(c->db, "SELECT name FROM TARGET_INFO_GPU WHERE id = ? AND name IS NOT NULL"
 			       " LIMIT 1", -1, &st, NULL))
 		return -EIO;
 	sqlite3_bind_int64(st, 1, device);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		xp_chrome_event_begin(c, "M", NULL, "process_labels", device, 0, 0);
-		jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
-		jsonw_key_lit(w, "labels"); jsonw_str(w, (const char *)sqlite3_column_text(st, 0));
-		jsonw_obj_end(w); jsonw_obj_end(w);
-	}
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		meta_text(c, "process_labels", "labels", pid, (const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return -EIO;
 	/* GPUs after the CPU processes, whose sort index is their pid */
-	xp_chrome_event_begin(c, "M", NULL, "process_sort_index", device, 0, 0);
+	xp_chrome_event_begin(c, "M", NULL, "process_sort_index", pid, 0, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
-	jsonw_key_lit(w, "sort_index"); jsonw_int(w, (1ll << 30) + device);
+	jsonw_key_lit(w, "sort_index"); jsonw_int(w, (1ll << 30) + pid - (c->job ? (1ll << 31) : 0));
 	jsonw_obj_end(w); jsonw_obj_end(w);
 	return 0;
 }
@@ -81,11 +103,12 @@ static int device_names(struct xp_chrome *c, int64_t device)
 
 /* The trace tid of a GPU row's stream; names the device and stream the first
  * time they appear. -ENOMEM, -EIO or 0. */
-int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid)
+int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int64_t *tid)
 {
 	int64_t device = sqlite3_column_int64(st, COL_DEVICE), gpid = sqlite3_column_int64(st, COL_GPID);
 	int64_t context = sqlite3_column_int64(st, COL_CONTEXT), stream = sqlite3_column_int64(st, COL_STREAM);
 	const struct xp_chrome_track *first = NULL;    /* this device's first track */
+	int64_t where = trace_pid(c, device, gpid);
 	struct jsonw *w = &c->w;
 	char name[320], label[256];
 	size_t i;
@@ -95,10 +118,11 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid)
 		struct xp_chrome_track *t = &c->tracks[i];
 
 		if (t->device == device && t->gpid == gpid && t->context == context && t->stream == stream) {
+			*pid = t->pid;
 			*tid = t->tid;
 			return 0;
 		}
-		if (t->device == device && !first)
+		if (t->pid == where && !first)
 			first = t;
 	}
 	if (c->ntracks == c->cap_tracks) {
@@ -123,14 +147,15 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid)
 	else
 		snprintf(name, sizeof(name), "stream %lld (pid %lld)", (long long)stream,
 			 (long long)xp_gtid_pid(gpid));
-	c->tracks[c->ntracks++] = (struct xp_chrome_track){ device, gpid, context, stream, *tid };
-	if (!first && (err = device_names(c, device)))
+	c->tracks[c->ntracks++] = (struct xp_chrome_track){ device, gpid, context, stream, where, *tid };
+	*pid = where;
+	if (!first && (err = device_names(c, where, device, gpid)))
 		return err;
-	xp_chrome_event_begin(c, "M", NULL, "thread_name", device, *tid, 0);
+	xp_chrome_event_begin(c, "M", NULL, "thread_name", where, *tid, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 	jsonw_key_lit(w, "name"); jsonw_str(w, name);
 	jsonw_obj_end(w); jsonw_obj_end(w);
-	xp_chrome_event_begin(c, "M", NULL, "thread_sort_index", device, *tid, 0);
+	xp_chrome_event_begin(c, "M", NULL, "thread_sort_index", where, *tid, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
 	/* after the first process's streams; below 2^31, as viewers read it */
 	jsonw_key_lit(w, "sort_index");
@@ -142,13 +167,13 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid)
 /* The slice's opening, up to and with the args it shares with every kind;
  * leaves args open for the kind's own. */
 static void slice_begin(struct xp_chrome *c, sqlite3_stmt *st, const char *cat, const char *name,
-			int64_t tid)
+			int64_t pid, int64_t tid)
 {
 	struct jsonw *w = &c->w;
 	int64_t start = sqlite3_column_int64(st, COL_START), end = sqlite3_column_int64(st, COL_END);
 	int64_t stack = sqlite3_column_int64(st, COL_STACK);
 
-	xp_chrome_event_begin(c, "X", cat, name, sqlite3_column_int64(st, COL_DEVICE), tid, start);
+	xp_chrome_event_begin(c, "X", cat, name, pid, tid, start);
 	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 	if (stack > 0) {            /* the launching stack, as the correlation found it */
 		xp_chrome_sf(c, stack);
@@ -193,7 +218,7 @@ static void flow_event(struct xp_chrome *c, const char *ph, uint64_t id, int64_t
 }
 
 /* From the API call to the GPU slice, when the call is known and in the window. */
-static void flow(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
+static void flow(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_t tid)
 {
 	int64_t gpid = sqlite3_column_int64(st, COL_GPID), api_start, gtid;
 	uint64_t id;
@@ -209,29 +234,29 @@ static void flow(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
 	else
 		id = c->next_flow_id++;
 	flow_event(c, "s", id, xp_gtid_pid(gtid), xp_gtid_tid(gtid), api_start);
-	flow_event(c, "f", id, sqlite3_column_int64(st, COL_DEVICE), tid,
+	flow_event(c, "f", id, pid, tid,
 		   sqlite3_column_int64(st, COL_START));
 	c->st.flows++;
 }
 
 /* Rows of one kind as recorded (viewers sort): a slice and a flow each. */
 static int gpu_rows(struct xp_chrome *c, const char *sql,
-		    int (*slice)(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid))
+		    int (*slice)(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_t tid))
 {
 	sqlite3_stmt *st;
-	int64_t tid;
+	int64_t pid, tid;
 	int rc, err = 0;
 
 	if (xp_chrome_prepare(c, &st, sql, GPU_WHERE, "g.start", XP_SQL_GTID_PID("g.globalPid"), "g.rowid"))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((err = xp_chrome_gpu_track(c, st, &tid)))
+		if ((err = xp_chrome_gpu_track(c, st, &pid, &tid)))
 			break;
 		if (c->first_gpu_pid < 0)
 			c->first_gpu_pid = sqlite3_column_int64(st, COL_GPID);
-		if ((err = slice(c, st, tid)))
+		if ((err = slice(c, st, pid, tid)))
 			break;
-		flow(c, st, tid);
+		flow(c, st, pid, tid);
 	}
 	sqlite3_finalize(st);
 	if (err)
@@ -248,14 +273,14 @@ static void dims(struct jsonw *w, const char *key, sqlite3_stmt *st, int col)
 	jsonw_arr_end(w);
 }
 
-static int kernel(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
+static int kernel(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_t tid)
 {
 	struct jsonw *w = &c->w;
 	const char *name = xp_chrome_names_get(c->strings, sqlite3_column_int64(st, COL_KIND));
 
 	if (!name)
 		return c->strings->err;
-	slice_begin(c, st, "kernel", name, tid);
+	slice_begin(c, st, "kernel", name, pid, tid);
 	jsonw_key_lit(w, "registers per thread"); jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 7));
 	jsonw_key_lit(w, "shared memory");
 	jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 8) + sqlite3_column_int64(st, COL_KIND + 9));
@@ -292,7 +317,7 @@ static void bandwidth(struct jsonw *w, sqlite3_stmt *st, int64_t bytes)
 	jsonw_fixed(w, dur > 0 ? (double)bytes / (double)dur : 0.0, 3);   /* bytes/ns = GB/s */
 }
 
-static int memcpy_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
+static int memcpy_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_t tid)
 {
 	char name[80];
 
@@ -300,18 +325,18 @@ static int memcpy_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
 		 copy_kind(sqlite3_column_int64(st, COL_KIND + 1)),
 		 mem_kind(sqlite3_column_int64(st, COL_KIND + 2)),
 		 mem_kind(sqlite3_column_int64(st, COL_KIND + 3)));
-	slice_begin(c, st, "gpu_memcpy", name, tid);
+	slice_begin(c, st, "gpu_memcpy", name, pid, tid);
 	bandwidth(&c->w, st, sqlite3_column_int64(st, COL_KIND));
 	slice_end(c, st);
 	return 0;
 }
 
-static int memset_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t tid)
+static int memset_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_t tid)
 {
 	char name[48];
 
 	snprintf(name, sizeof(name), "Memset (%s)", mem_kind(sqlite3_column_int64(st, COL_KIND + 1)));
-	slice_begin(c, st, "gpu_memset", name, tid);
+	slice_begin(c, st, "gpu_memset", name, pid, tid);
 	bandwidth(&c->w, st, sqlite3_column_int64(st, COL_KIND));
 	jsonw_key_lit(&c->w, "value"); jsonw_int(&c->w, sqlite3_column_int64(st, COL_KIND + 2));
 	slice_end(c, st);

@@ -37,15 +37,15 @@ static void find_capture(struct xp_chrome *c, sqlite3_stmt *q, struct capture *c
 static int replay_slice(struct xp_chrome *c, sqlite3_stmt *st, const struct capture *cap)
 {
 	struct jsonw *w = &c->w;
-	int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1), tid;
+	int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1), pid, tid;
 	const char *site = cap->stack > 0 ? xp_sites_get(c->capture_sites, cap->stack) : NULL;
 	char name[600];
 	int err;
 
-	if ((err = xp_chrome_gpu_track(c, st, &tid)))
+	if ((err = xp_chrome_gpu_track(c, st, &pid, &tid)))
 		return err;
 	snprintf(name, sizeof(name), "graph: %s", site ? site : "(capture not recorded)");
-	xp_chrome_event_begin(c, "X", "cuda_graph", name, sqlite3_column_int64(st, 2), tid, start);
+	xp_chrome_event_begin(c, "X", "cuda_graph", name, pid, tid, start);
 	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
 	jsonw_key_lit(w, "args");
 	jsonw_obj_begin(w);
@@ -65,8 +65,7 @@ static int replay_slice(struct xp_chrome *c, sqlite3_stmt *st, const struct capt
 				      xp_gtid_tid(cap->gtid), cap->start);
 		jsonw_key_lit(w, "id"); jsonw_uint(w, id);
 		jsonw_obj_end(w);
-		xp_chrome_event_begin(c, "f", "graph_capture", "graph_capture",
-				      sqlite3_column_int64(st, 2), tid, start);
+		xp_chrome_event_begin(c, "f", "graph_capture", "graph_capture", pid, tid, start);
 		jsonw_key_lit(w, "id"); jsonw_uint(w, id);
 		jsonw_key_lit(w, "bp"); jsonw_str_lit(w, "e");
 		jsonw_obj_end(w);

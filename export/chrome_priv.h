@@ -21,6 +21,7 @@ struct xp_chrome {
 	struct xp_chrome_track *tracks;   /* GPU tracks seen so far: a few, never per event */
 	size_t ntracks, cap_tracks;
 	int64_t first_gpu_pid;         /* flows of this process use the bare correlation id */
+	int job;                       /* a merged job: each run's GPUs a process of their own */
 	uint64_t next_flow_id;         /* ids of the other flows, from 2^32 up */
 	struct xp_chrome_names *strings;  /* StringIds values by id */
 	struct xp_chrome_names *leaves;   /* a stack's leaf function by xp_stacks id */
@@ -56,7 +57,7 @@ int xp_chrome_gpu_events(struct xp_chrome *c);       /* kernels, copies, sets, f
 int xp_chrome_graph_replays(struct xp_chrome *c);    /* CUDA graph replays around their kernels */
 /* The trace's thread id of the GPU track of a row whose columns 2, 3, 4 and 6
  * are device, context, stream and globalPid (named when new). 0 or -ENOMEM. */
-int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *tid);
+int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int64_t *tid);
 void xp_chrome_gpu_fini(struct xp_chrome *c);
 /* "rank 1 on node-b, pid 4000" (a merged job's process: 1), "rank 1" or "" (0). */
 int xp_chrome_process_label(struct xp_chrome *c, int64_t pid, char *buf, size_t len);

@@ -77,9 +77,12 @@ import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 pids = {e["pid"] for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"}
 names = {e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] in ("process_name", "thread_name")}
-want = {"python3 (rank 1 on node-b, pid 4000)", "stream 7 (rank 2 on node-c, pid 4000)"}
+want = {"python3 (rank 1 on node-b, pid 4000)", "stream 7 (rank 2 on node-c, pid 4000)",
+        "GPU 0 (node-a)", "GPU 0 (node-b)", "GPU 0 (node-c)"}
 sys.exit(0 if len(pids) == 3 and want <= names else 1)
 EOF
+python3 "$(dirname "$0")/chrome-check.py" trace "$tmp/job/xpcorr.db" "$tmp/job.json" >"$tmp/cc" 2>&1 &&
+	say "ok   chrome-check: the job's trace agrees with its database" || say "FAIL chrome-check: $(cat "$tmp/cc")"
 "$xpcorr" diff "$tmp/job" "$tmp/job" >/dev/null 2>&1 && say "ok   diff reads the job" || say "FAIL diff"
 "$xpcorr" info "$tmp/job" 2>&1 | grep -q "^  run [12] .*node-c .*collectives .*200 nccl collectives" &&
 	say "ok   info lists the job's runs" || say "FAIL info: $("$xpcorr" info "$tmp/job" 2>&1 | tail -5)"
