@@ -13,6 +13,7 @@
 
 #include "gtid.h"
 #include "cmd.h"
+#include "db_schema.h"
 #include "info_python.h"
 #include "ingest.h"
 #include "opendb.h"
@@ -198,7 +199,7 @@ static json_t *build_info(sqlite3 *db)
 	json_object_set_new(info, "warnings", rows(db,
 		"SELECT message FROM xp_warnings ORDER BY rowid"));
 	missing_modules_warning(info, sym);
-	if (scalar(db, "SELECT count(*) FROM xp_job_runs", 0) > 0)
+	if (xp_db_job_runs(db) > 0)
 		json_object_set_new(info, "job_runs", rows(db,
 			"SELECT run, host, ranks, method, shift_ns, wall_ns, refine_ns, spread_ns,"
 			" matched, markers, path FROM xp_job_runs ORDER BY run"));

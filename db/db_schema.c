@@ -94,3 +94,30 @@ int xp_db_schema_version(sqlite3 *db)
 	sqlite3_finalize(st);
 	return v;
 }
+
+int xp_db_has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	int yes;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?", -1, &st, NULL)
+	    != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+int xp_db_job_runs(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM xp_job_runs", -1, &st, NULL) != SQLITE_OK)
+		return 0;           /* a run's own database: no such table */
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}

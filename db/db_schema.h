@@ -36,6 +36,12 @@ int xp_db_create_schema(sqlite3 *db);
 int xp_db_create_indexes(sqlite3 *db);
 /* PRAGMA user_version of an open database; -1 if unreadable. */
 int xp_db_schema_version(sqlite3 *db);
+/* Whether the database has a table (or view) of that name: older runs lack
+ * the newer ones. */
+int xp_db_has_table(sqlite3 *db, const char *name);
+/* How many runs a merged job was made of (xp_job_runs, written by xpcorr
+ * merge); 0 for a run's own database. */
+int xp_db_job_runs(sqlite3 *db);
 /* Creates the GPU tables and our own (IF NOT EXISTS). The base tables
  * (StringIds, xp_stacks, xp_samples, META_DATA_EXPORT, xp_losses) are the
  * main loader's. */

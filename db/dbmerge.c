@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_schema.h"
 #include "dbmerge_priv.h"
 #include "gtid.h"
 
@@ -242,20 +243,6 @@ static int prepare_copy(struct xp_dbmerge *m, sqlite3 *run, const struct table_r
 	return rc == SQLITE_NOMEM ? -ENOMEM : rc;
 }
 
-static int has_table(sqlite3 *db, const char *table)
-{
-	sqlite3_stmt *st;
-	int yes = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-	yes = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return yes;
-}
-
 /* A table the run does not have (an older run) has nothing to copy. */
 static int copy_table(struct xp_dbmerge *m, sqlite3 *run, const struct table_rule *t)
 {
@@ -263,7 +250,7 @@ static int copy_table(struct xp_dbmerge *m, sqlite3 *run, const struct table_rul
 	enum col_map maps[64];
 	int n, rc = SQLITE_DONE, err;
 
-	if (!has_table(run, t->table))
+	if (!xp_db_has_table(run, t->table))
 		return 0;
 	err = prepare_copy(m, run, t, &sel, &ins, maps, &n);
 	while (!err && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
@@ -294,6 +281,7 @@ static int module_base(struct xp_dbmerge *m)
 	sqlite3_finalize(st);
 	return 0;
 }
+
 static const struct table_rule *rule_of(const char *table)
 {
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
@@ -320,6 +308,7 @@ static int check_rules(struct xp_dbmerge *m)
 		}
 	}
 	sqlite3_finalize(st);
+	m->rules_checked = !err;
 	return err;
 }
 
@@ -339,8 +328,8 @@ int xp_dbmerge_run(struct xp_dbmerge *m, sqlite3 *run, const struct xp_merge_run
 	m->run = r;
 	xp_u64map_free(&m->map);
 	xp_u64map_init(&m->map);
-	if ((e = check_rules(m)) || (e = xp_dbmerge_strings(m, run)) || (e = xp_dbmerge_frames(m, run)) ||
-	    (e = xp_dbmerge_stacks(m, run)) || (e = module_base(m)))
+	if ((!m->rules_checked && (e = check_rules(m))) || (e = xp_dbmerge_strings(m, run)) ||
+	    (e = xp_dbmerge_frames(m, run)) || (e = xp_dbmerge_stacks(m, run)) || (e = module_base(m)))
 		return e;
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const struct table_rule *t = &rules[i];

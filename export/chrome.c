@@ -2,6 +2,7 @@
  * object in the order Kineto writes it, the shared event header and query
  * filter; output gathered in a 64 KiB buffer (jsonw_buffer). */
 #include "chrome_priv.h"
+#include "db_schema.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -107,20 +108,6 @@ static int write_trace(struct xp_chrome *c)
 	return jsonw_error(w);
 }
 
-/* Whether db is a job merged from several runs (xpcorr merge). */
-static int job_of_runs(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int job = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT count(*) > 1 FROM xp_job_runs", -1, &st, NULL) != SQLITE_OK)
-		return 0;           /* a run's own database */
-	if (sqlite3_step(st) == SQLITE_ROW)
-		job = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return job;
-}
-
 int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		    struct xp_chrome_stats *stats)
 {
@@ -130,7 +117,7 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 
 	if (!buf)
 		return -ENOMEM;
-	c.job = job_of_runs(db);
+	c.job = xp_db_job_runs(db) > 1;
 	jsonw_init(&c.w, out);
 	jsonw_buffer(&c.w, buf, 1 << 16);
 	if (!(err = xp_chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&

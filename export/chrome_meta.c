@@ -48,8 +48,9 @@ int xp_chrome_process_label(struct xp_chrome *c, int64_t pid, char *buf, size_t 
 	text_of(c->db, "SELECT 'rank ' || rank FROM xp_ranks WHERE pid = ?1 AND rank IS NOT NULL"
 		" LIMIT 1", pid, rank, sizeof(rank));
 	/* a merged job's run (pid >> 22) names its host */
-	text_of(c->db, "SELECT host FROM xp_job_runs WHERE run = ?1 >> 22"
-		" AND (SELECT count(*) FROM xp_job_runs) > 1", pid, host, sizeof(host));
+	host[0] = '\0';
+	if (c->job)
+		text_of(c->db, "SELECT host FROM xp_job_runs WHERE run = ?1 >> 22", pid, host, sizeof(host));
 	if (host[0])
 		snprintf(buf, len, "%s%s%s, pid %u", rank, rank[0] ? " on " : "", host, xp_pid_local((uint64_t)pid));
 	else

@@ -420,7 +420,6 @@ const char *xp_rep_title(enum xp_report_by by)
 	return "?";
 }
 
-static int has_table(sqlite3 *db, const char *name);
 
 static int build_query(struct rep *R, char *sql, size_t len)
 {
@@ -461,12 +460,12 @@ static int build_query(struct rep *R, char *sql, size_t len)
 			 XP_SQL_GTID_TID("r.globalTid") " END, ifnull(r.globalTid, -1),"
 			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
 			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3",
-			 has_table(R->db, "xp_ranks") ? "ifnull((SELECT 'rank ' || k.rank || ': ' FROM"
+			 xp_db_has_table(R->db, "xp_ranks") ? "ifnull((SELECT 'rank ' || k.rank || ': ' FROM"
 			 " xp_ranks k WHERE k.pid = " XP_SQL_GTID_PID("r.globalTid") " LIMIT 1), '') || " : "",
-			 has_table(R->db, "xp_job_runs") ? "CASE WHEN (SELECT count(*) FROM xp_ranks k WHERE"
+			 xp_db_job_runs(R->db) > 1 ? "CASE WHEN (SELECT count(*) FROM xp_ranks k WHERE"
 			 " k.pid = " XP_SQL_GTID_PID("r.globalTid") ") THEN '' ELSE ifnull((SELECT j.host || ': '"
-			 " FROM xp_job_runs j WHERE j.run = " XP_SQL_GTID_PID("r.globalTid") " >> 22"
-			 " AND (SELECT count(*) FROM xp_job_runs) > 1), '') END || " : "", f);
+			 " FROM xp_job_runs j WHERE j.run = " XP_SQL_GTID_PID("r.globalTid") " >> 22), '')"
+			 " END || " : "", f);
 		break;
 	case XP_BY_GRAPH:          /* report_graph.c */
 	case XP_BY_RANK:           /* report_rank.c */
@@ -1020,20 +1019,6 @@ static int is_filtered(const struct xp_report_opts *o)
 	return o->pid || o->since || o->until;
 }
 
-static int has_table(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *s;
-	int yes;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?", -1, &s, NULL)
-	    != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	yes = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return yes;
-}
-
 /* Evidence the join threw away. Filtered: the refused launch records of the
  * view's processes and times (xp_launch_rejects); samples out of order are
  * only counted, so that line stays about the whole run and says so. */
@@ -1042,7 +1027,7 @@ static int footer_rejected(struct rep *R)
 	const struct xp_report_opts *o = R->o;
 	struct jsonw *w = &R->json;
 	int json = o->format == XP_FMT_JSON, per_view = is_filtered(o) &&
-		has_table(R->db, "xp_launch_rejects");
+		xp_db_has_table(R->db, "xp_launch_rejects");
 	char sql[700], f[256];
 	sqlite3_stmt *s;
 

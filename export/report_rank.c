@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "elidename.h"
+#include "db_schema.h"
 #include "gtid.h"
 #include "launchsite.h"
 #include "report_priv.h"
@@ -207,17 +208,11 @@ static int spread(struct rep *R)
 
 int xp_report_rank(struct rep *R, size_t *rows)
 {
-	sqlite3_stmt *s;
-	int rc, have;
+	int rc;
 
 	*rows = 0;
 	/* runs of older builds have no table: no rank, an empty view */
-	if (sqlite3_prepare_v2(R->db, "SELECT 1 FROM sqlite_master WHERE name = 'xp_ranks'", -1, &s,
-			       NULL) != SQLITE_OK)
-		return -EIO;
-	have = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	if (!have) {
+	if (!xp_db_has_table(R->db, "xp_ranks")) {
 		if (R->o->format == XP_FMT_JSON) {
 			jsonw_key(&R->json, "ranks");
 			jsonw_arr_begin(&R->json);
