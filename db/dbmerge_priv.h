@@ -23,6 +23,7 @@ struct xp_dbmerge {
 	struct xp_u64map map;       /* (XP_MERGE_KEY_*, run's id) -> job's id, this run */
 	int64_t next_frame, next_node;
 	int64_t module_base;        /* this run's module ids move up by this */
+	int rules_checked;          /* every table of the job's schema has a rule */
 	const struct xp_merge_run *run;
 	uint64_t rows;
 	char *err;                  /* the caller's message buffer */

@@ -66,29 +66,44 @@ int xp_dbmerge_strings(struct xp_dbmerge *m, sqlite3 *run)
 			"INSERT INTO StringIds(id, value) VALUES(?, ?)", one_string);
 }
 
+/* The job's id of content (k1, k2) in a de-duplicating map: the one it
+ * has, or the next after *next (*fresh: the caller inserts the row); kept
+ * as the job's id of the run's id old. 0 or -ENOMEM. */
+static int share(struct xp_dbmerge *m, struct xp_u64map *by_content, uint64_t k1, uint64_t k2,
+		 int64_t *next, int kind, int64_t old, int64_t *id, int *fresh)
+{
+	uint64_t *slot;
+
+	if (xp_u64map_upsert(by_content, k1, k2, &slot, fresh))
+		return -ENOMEM;
+	if (*fresh)
+		*slot = (uint64_t)++*next;
+	*id = (int64_t)*slot;
+	return xp_dbmerge_remember(m, kind, old, *id);
+}
+
+static int insert4(struct xp_dbmerge *m, sqlite3_stmt *ins, const char *table, int64_t a,
+		   int64_t b, int64_t c, int64_t d)
+{
+	sqlite3_bind_int64(ins, 1, a);
+	sqlite3_bind_int64(ins, 2, b);
+	sqlite3_bind_int64(ins, 3, c);
+	sqlite3_bind_int64(ins, 4, d);
+	return step(m, ins, table);
+}
+
 /* A frame is its symbol, its module's name and its kind. */
 static int one_frame(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins)
 {
 	int64_t sym = xp_dbmerge_lookup(m, XP_MERGE_KEY_STR, sqlite3_column_int64(row, 1));
 	int64_t mod = xp_dbmerge_lookup(m, XP_MERGE_KEY_STR, sqlite3_column_int64(row, 2));
-	int64_t kind = sqlite3_column_int64(row, 3);
-	uint64_t *slot;
+	int64_t kind = sqlite3_column_int64(row, 3), id;
 	int fresh;
 
-	if (xp_u64map_upsert(&m->frames, (uint64_t)sym, (uint64_t)mod << 8 | (uint64_t)(kind & 0xff),
-			     &slot, &fresh))
+	if (share(m, &m->frames, (uint64_t)sym, (uint64_t)mod << 8 | (uint64_t)(kind & 0xff),
+		  &m->next_frame, XP_MERGE_KEY_FRAME, sqlite3_column_int64(row, 0), &id, &fresh))
 		return xp_dbmerge_fail(m, NULL, "xp_frames");
-	if (fresh)
-		*slot = (uint64_t)++m->next_frame;
-	if (xp_dbmerge_remember(m, XP_MERGE_KEY_FRAME, sqlite3_column_int64(row, 0), (int64_t)*slot))
-		return xp_dbmerge_fail(m, NULL, "xp_frames");
-	if (!fresh)
-		return 0;
-	sqlite3_bind_int64(ins, 1, m->next_frame);
-	sqlite3_bind_int64(ins, 2, sym);
-	sqlite3_bind_int64(ins, 3, mod);
-	sqlite3_bind_int64(ins, 4, kind);
-	return step(m, ins, "xp_frames");
+	return fresh ? insert4(m, ins, "xp_frames", id, sym, mod, kind) : 0;
 }
 
 int xp_dbmerge_frames(struct xp_dbmerge *m, sqlite3 *run)
@@ -103,24 +118,15 @@ static int one_node(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins)
 {
 	int64_t parent = xp_dbmerge_lookup(m, XP_MERGE_KEY_STACK, sqlite3_column_int64(row, 1));
 	int64_t frame = xp_dbmerge_lookup(m, XP_MERGE_KEY_FRAME, sqlite3_column_int64(row, 2));
-	uint64_t *slot;
+	int64_t id;
 	int fresh;
 
 	if (parent < 0)
 		parent = 0;
-	if (xp_u64map_upsert(&m->nodes, (uint64_t)parent, (uint64_t)frame, &slot, &fresh))
+	if (share(m, &m->nodes, (uint64_t)parent, (uint64_t)frame, &m->next_node, XP_MERGE_KEY_STACK,
+		  sqlite3_column_int64(row, 0), &id, &fresh))
 		return xp_dbmerge_fail(m, NULL, "xp_stacks");
-	if (fresh)
-		*slot = (uint64_t)++m->next_node;
-	if (xp_dbmerge_remember(m, XP_MERGE_KEY_STACK, sqlite3_column_int64(row, 0), (int64_t)*slot))
-		return xp_dbmerge_fail(m, NULL, "xp_stacks");
-	if (!fresh)
-		return 0;
-	sqlite3_bind_int64(ins, 1, m->next_node);
-	sqlite3_bind_int64(ins, 2, parent);
-	sqlite3_bind_int64(ins, 3, frame);
-	sqlite3_bind_int64(ins, 4, sqlite3_column_int64(row, 3));
-	return step(m, ins, "xp_stacks");
+	return fresh ? insert4(m, ins, "xp_stacks", id, parent, frame, sqlite3_column_int64(row, 3)) : 0;
 }
 
 int xp_dbmerge_stacks(struct xp_dbmerge *m, sqlite3 *run)
