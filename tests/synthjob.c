@@ -42,12 +42,9 @@ static int open_gpu(struct xp_writer **g, const char *dir, const struct xp_synth
 				       .ns_depth = 1, .exe_name = S_EXE };
 	struct xp_gpu_rank rank = { .pid = r->pid, .source = XP_RANK_TORCHRUN, .rank = r->rank,
 				    .local_rank = 0, .world_size = r->world, .local_world_size = 1 };
-	char path[4096];
 	int err;
 
-	snprintf(path, sizeof(path), "%s/gpu-%u.xpr", dir, r->pid);
-	unlink(path);
-	err = xp_writer_open(g, path, XP_STREAM_GPU, r->pid);
+	err = xp_synth_open_stream(g, dir, "gpu", XP_STREAM_GPU, r->pid);
 	for (unsigned i = 1; !err && i < sizeof(strings) / sizeof(strings[0]); i++) {
 		struct xp_gpu_string s = { .id = i, .len = (uint32_t)strlen(strings[i]) };
 
@@ -204,16 +201,13 @@ int xp_synth_write_job_rank(const struct xp_synth *s, const char *dir,
 	struct xp_writer *cpu = NULL, *g = NULL;
 	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
 	uint64_t end = JOB_T0;
-	char path[4096];
 	int err;
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
 	if (!s->nfuncs)
 		return -ENOEXEC;
-	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
-	unlink(path);
-	err = xp_writer_open(&cpu, path, XP_STREAM_CPU, 0);
+	err = xp_synth_open_stream(&cpu, dir, "cpu", XP_STREAM_CPU, 0);
 	if (!err)
 		err = open_gpu(&g, dir, r);
 	if (!err)

@@ -159,6 +159,19 @@ int xp_synth_write_text(const char *dir, const char *name, const char *text)
 	return err;
 }
 
+int xp_synth_open_stream(struct xp_writer **w, const char *dir, const char *prefix, uint32_t kind,
+			 uint32_t pid)
+{
+	char path[4096];
+
+	if (pid)
+		snprintf(path, sizeof(path), "%s/%s-%u.xpr", dir, prefix, pid);
+	else
+		snprintf(path, sizeof(path), "%s/%s.xpr", dir, prefix);
+	unlink(path);           /* a writer makes its file anew */
+	return xp_writer_open(w, path, kind, pid);
+}
+
 int xp_synth_add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
 		    const char *name)
 {
@@ -262,7 +275,7 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 {
 	static const uint8_t stale_bid[20] = { 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab };
 	struct xp_writer *w = NULL;
-	char path[4096], perfmap[512];
+	char perfmap[512];
 	uint64_t ts = 1000000000, u[8], k[4];
 	struct xp_task fork_rec = { .ts = ts + 5, .pid = 1000, .ppid = 1000, .tid = 1001,
 				    .ptid = 1000 };
@@ -272,9 +285,7 @@ int xp_synth_write_golden(const struct xp_synth *s, const char *dir)
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
-	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
-	unlink(path);
-	err = xp_writer_open(&w, path, XP_STREAM_CPU, 0);
+	err = xp_synth_open_stream(&w, dir, "cpu", XP_STREAM_CPU, 0);
 	if (err)
 		return err;
 	/* process 1000: the fixture, two threads */
@@ -391,7 +402,6 @@ int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
 	uint64_t (*pool)[40] = NULL, k[3] = { K_SCHED, K_WAIT + 1, K_SYSCALL + 1 };
 	uint8_t depth[POOL];
 	uint64_t state = seed ? seed : 1, ts = 1000000000;
-	char path[4096];
 	int err;
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
@@ -420,9 +430,7 @@ int xp_synth_write_bench(const struct xp_synth *s, const char *dir, uint64_t n,
 			pool[i][j] = vaddr_to_ip(s, f->in_lib, f->vaddr + off);
 		}
 	}
-	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
-	unlink(path);
-	err = xp_writer_open(&w, path, XP_STREAM_CPU, 0);
+	err = xp_synth_open_stream(&w, dir, "cpu", XP_STREAM_CPU, 0);
 	if (err)
 		goto out;
 	for (int t = 0; t < 4 && !err; t++)
@@ -487,12 +495,10 @@ static int scale_gpu_open(struct scale_proc *p, const char *dir, const char *exe
 				       .driver_version = 13000, .cuda_version = 13000,
 				       .clock_method = XP_GPU_CLOCK_CALLBACK, .ns_depth = 1,
 				       .exe_name = SS_EXE };
-	char path[4096], name[32];
+	char name[32];
 	int err;
 
-	snprintf(path, sizeof(path), "%s/gpu-%u.xpr", dir, p->pid);
-	unlink(path);
-	err = xp_writer_open(&p->gpu, path, XP_STREAM_GPU, p->pid);
+	err = xp_synth_open_stream(&p->gpu, dir, "gpu", XP_STREAM_GPU, p->pid);
 	for (int i = 0; !err && i < SCALE_KERNELS + 3; i++) {
 		const char *s = i == 0 ? "cudaLaunchKernel" : i == 1 ? "cudaGraphLaunch" : i == 2 ? exe :
 			name;
@@ -560,7 +566,6 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, 
 	uint64_t (*pool)[40] = NULL, k[3] = { K_SCHED, K_WAIT + 1, K_SYSCALL + 1 };
 	uint8_t depth[POOL];
 	uint64_t state = seed ? seed : 1, ts = 1000000000, launches = 0;
-	char path[4096];
 	int err = 0;
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
@@ -587,9 +592,7 @@ int xp_synth_write_scale(const struct xp_synth *s, const char *dir, uint64_t n, 
 			pool[i][j] = vaddr_to_ip(s, f->in_lib, f->vaddr + off);
 		}
 	}
-	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
-	unlink(path);
-	err = xp_writer_open(&w, path, XP_STREAM_CPU, 0);
+	err = xp_synth_open_stream(&w, dir, "cpu", XP_STREAM_CPU, 0);
 	for (int i = 0; i < 2 && !err; i++)
 		err = scale_gpu_open(&procs[i], dir, s->exe);
 	for (int t = 0; t < SCALE_THREADS && !err; t++)
@@ -749,9 +752,7 @@ int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char 
 		err = py_site_build(fx, &site);
 	if (err)
 		goto out;
-	snprintf(path, sizeof(path), "%s/cpu.xpr", dir);
-	unlink(path);
-	err = xp_writer_open(&cpu, path, XP_STREAM_CPU, 0);
+	err = xp_synth_open_stream(&cpu, dir, "cpu", XP_STREAM_CPU, 0);
 	if (!err)
 		err = xp_synth_add_comm(cpu, ts, PY_PID, PY_PID, "python3");
 	if (!err)
@@ -764,10 +765,8 @@ int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char 
 	if (err)
 		goto out;
 	err = scale_gpu_open(&proc, dir, s->exe);
-	snprintf(path, sizeof(path), "%s/launch-%u.xpr", dir, PY_PID);
-	unlink(path);
 	if (!err)
-		err = xp_writer_open(&w, path, XP_STREAM_CPU, PY_PID);
+		err = xp_synth_open_stream(&w, dir, "launch", XP_STREAM_CPU, PY_PID);
 	if (!err) {
 		struct xp_pyinfo info = { .ts = ts, .pid = PY_PID,
 					  .py_hexversion = (uint32_t)site.code[0]->version << 16 | 0x01f0,

@@ -86,6 +86,9 @@ int xp_synth_write_python(const struct xp_synth *s, const char *dir, const char 
 /* Building blocks of the writers (synthrun.c), for synthjob.c. */
 struct xp_writer;
 int xp_synth_write_text(const char *dir, const char *name, const char *text);
+/* DIR/PREFIX.xpr (pid 0) or DIR/PREFIX-PID.xpr, made anew, open for writing. */
+int xp_synth_open_stream(struct xp_writer **w, const char *dir, const char *prefix, uint32_t kind,
+			 uint32_t pid);
 int xp_synth_add_comm(struct xp_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
 		      const char *name);
 int xp_synth_add_mmap(struct xp_writer *w, uint64_t ts, uint32_t pid, uint64_t addr,
