@@ -143,4 +143,16 @@ EOF2
 rc=$?
 if [ $rc -le 1 ] && [ "$(wc -l <"$tmp/err")" -le 2 ]; then say "ok   a hostile run database: exit $rc, $(head -c 150 "$tmp/err")"
 else say "FAIL hostile run database: exit $rc: $(cat "$tmp/err")"; fi
+# a run whose database is a FIFO or a link elsewhere: never opened as one
+# (no hang, nothing read through the link); the run is ingested again
+for odd in fifo link; do
+	rm -rf "$tmp/odd" && cp -r "$tmp/b" "$tmp/odd" && rm -f "$tmp/odd/xpcorr.db"
+	if [ $odd = fifo ]; then mkfifo "$tmp/odd/xpcorr.db"; else ln -s "$tmp/a/xpcorr.db" "$tmp/odd/xpcorr.db"; fi
+	timeout 60 "$xpcorr" merge -q --force -o "$tmp/oddjob" "$tmp/a" "$tmp/odd" >/dev/null 2>"$tmp/err"
+	rc=$?
+	host=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT host FROM xp_job_runs WHERE run = 1").fetchone()[0])' "$tmp/oddjob/xpcorr.db" 2>/dev/null)
+	[ $rc = 0 ] && [ "$host" = node-b ] && [ -f "$tmp/odd/xpcorr.db" ] && [ ! -L "$tmp/odd/xpcorr.db" ] &&
+		say "ok   a run whose xpcorr.db is a $odd: ingested again, merged as node-b" ||
+		say "FAIL xpcorr.db as a $odd: exit $rc, host '$host': $(cat "$tmp/err")"
+done
 exit $fail
