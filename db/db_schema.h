@@ -39,6 +39,9 @@ int xp_db_schema_version(sqlite3 *db);
 /* Whether the database has a table (or view) of that name: older runs lack
  * the newer ones. */
 int xp_db_has_table(sqlite3 *db, const char *name);
+/* 1 if table has column: a database ingested before the column existed
+ * has not (readers then leave it out). */
+int xp_db_has_column(sqlite3 *db, const char *table, const char *column);
 /* How many runs a merged job was made of (xp_job_runs, written by xpcorr
  * merge); 0 for a run's own database. */
 int xp_db_job_runs(sqlite3 *db);

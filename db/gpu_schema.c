@@ -41,7 +41,9 @@ static const char schema[] =
 	" copyKind INTEGER NOT NULL,"     /* ENUM_CUDA_MEMCPY_OPER */
 	" srcKind INTEGER, dstKind INTEGER,"  /* ENUM_CUDA_MEM_KIND */
 	" graphNodeId INTEGER, graphId INTEGER,"
-	" xp_flags INTEGER NOT NULL DEFAULT 0);"
+	" xp_flags INTEGER NOT NULL DEFAULT 0,"
+	/* a copy between two GPUs (peer to peer): both ends; else NULL */
+	" srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER);"
 	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMSET ("
 	" start INTEGER NOT NULL, end INTEGER NOT NULL,"
 	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"

@@ -10,6 +10,7 @@
  * calls that launched one GPU row; the other flows (other processes, graph
  * launches with many nodes) take ids from 2^32 up. args.correlation always
  * holds the CUPTI correlation id. */
+#include "db_schema.h"
 #include "gtid.h"
 #include "chrome_priv.h"
 
@@ -319,6 +320,7 @@ static void bandwidth(struct jsonw *w, sqlite3_stmt *st, int64_t bytes)
 
 static int memcpy_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_t tid)
 {
+	int peer = sqlite3_column_type(st, COL_KIND + 4) != SQLITE_NULL;
 	char name[80];
 
 	snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)",
@@ -327,6 +329,12 @@ static int memcpy_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_
 		 mem_kind(sqlite3_column_int64(st, COL_KIND + 3)));
 	slice_begin(c, st, "gpu_memcpy", name, pid, tid);
 	bandwidth(&c->w, st, sqlite3_column_int64(st, COL_KIND));
+	if (peer) {                 /* a copy between two GPUs: both named */
+		jsonw_key_lit(&c->w, "src device");
+		jsonw_int(&c->w, sqlite3_column_int64(st, COL_KIND + 4));
+		jsonw_key_lit(&c->w, "dst device");
+		jsonw_int(&c->w, sqlite3_column_int64(st, COL_KIND + 5));
+	}
 	slice_end(c, st);
 	return 0;
 }
@@ -350,8 +358,11 @@ int xp_chrome_gpu_events(struct xp_chrome *c)
 	if ((err = gpu_rows(c, GPU_COMMON ", g.demangledName, g.gridX, g.gridY, g.gridZ,"
 			    " g.blockX, g.blockY, g.blockZ, g.registersPerThread, g.staticSharedMemory,"
 			    " g.dynamicSharedMemory" GPU_JOIN("KERNEL"), kernel)) ||
-	    (err = gpu_rows(c, GPU_COMMON ", g.bytes, g.copyKind, g.srcKind, g.dstKind"
-			    GPU_JOIN("MEMCPY"), memcpy_row)) ||
+	    (err = gpu_rows(c, xp_db_has_column(c->db, "CUPTI_ACTIVITY_KIND_MEMCPY", "srcDeviceId")
+			    ? GPU_COMMON ", g.bytes, g.copyKind, g.srcKind, g.dstKind, g.srcDeviceId,"
+			      " g.dstDeviceId" GPU_JOIN("MEMCPY")
+			    : GPU_COMMON ", g.bytes, g.copyKind, g.srcKind, g.dstKind, NULL, NULL"
+			      GPU_JOIN("MEMCPY"), memcpy_row)) ||
 	    (err = gpu_rows(c, GPU_COMMON ", g.bytes, g.memKind, g.value" GPU_JOIN("MEMSET"),
 			    memset_row)))
 		return err;

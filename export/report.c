@@ -426,6 +426,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 	const struct xp_report_opts *o = R->o;
 	const char *col = o->mangled ? "mangledName" : "demangledName";
 	char f[256], f2[256];
+	int peer;
 
 	switch (o->by) {
 	case XP_BY_KERNEL:
@@ -444,12 +445,18 @@ static int build_query(struct rep *R, char *sql, size_t len)
 			 " JOIN StringIds s ON s.id = r.nameId WHERE %s ORDER BY 2, 3", f);
 		break;
 	case XP_BY_MEMOP:
+		peer = xp_db_has_column(R->db, "CUPTI_ACTIVITY_KIND_MEMCPY", "srcDeviceId");
 		xp_rep_filter(o, "m.globalPid", "m.start", f, sizeof(f));
 		xp_rep_filter(o, "globalPid", "start", f2, sizeof(f2));
-		snprintf(sql, len, "SELECT '[CUDA memcpy ' || ifnull(e.label, m.copyKind) || ']', m.copyKind,"
-			 " m.end - m.start FROM CUPTI_ACTIVITY_KIND_MEMCPY m LEFT JOIN ENUM_CUDA_MEMCPY_OPER e"
-			 " ON e.id = m.copyKind WHERE %s UNION ALL SELECT '[CUDA memset]', 1000, end - start"
-			 " FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE %s ORDER BY 2, 3", f, f2);
+		/* copies between GPUs are grouped by their two devices: "[CUDA memcpy
+		 * Peer-to-Peer 0 -> 1]"; the group key keeps each pair apart */
+		snprintf(sql, len, "SELECT '[CUDA memcpy ' || ifnull(e.label, m.copyKind) || %s ']',"
+			 " m.copyKind + %s, m.end - m.start FROM CUPTI_ACTIVITY_KIND_MEMCPY m"
+			 " LEFT JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind WHERE %s UNION ALL"
+			 " SELECT '[CUDA memset]', 1000, end - start FROM CUPTI_ACTIVITY_KIND_MEMSET"
+			 " WHERE %s ORDER BY 2, 3", peer ? "ifnull(' ' || m.srcDeviceId || ' -> ' ||"
+			 " m.dstDeviceId, '') ||" : "", peer ? "ifnull((m.srcDeviceId * 256 + m.dstDeviceId"
+			 " + 1) * 65536, 0)" : "0", f, f2);
 		break;
 	case XP_BY_THREAD:
 		xp_rep_filter(o, "g.gp", "g.start", f, sizeof(f));

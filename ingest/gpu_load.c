@@ -138,8 +138,9 @@ static const char *const ins_sql[S_COUNT] = {
 		"blockX,blockY,blockZ,registersPerThread,staticSharedMemory,dynamicSharedMemory,"
 		"graphNodeId,graphId,xp_flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[S_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(start,end,deviceId,contextId,streamId,"
-		"correlationId,globalPid,bytes,copyKind,srcKind,dstKind,graphNodeId,graphId,xp_flags)"
-		" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		"correlationId,globalPid,bytes,copyKind,srcKind,dstKind,graphNodeId,graphId,xp_flags,"
+		"srcDeviceId,srcContextId,dstDeviceId,dstContextId)"
+		" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[S_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET(start,end,deviceId,contextId,streamId,"
 		"correlationId,globalPid,value,bytes,memKind,graphNodeId,graphId,xp_flags)"
 		" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -307,6 +308,7 @@ static uint32_t fixed_size(uint32_t type)
 	case XP_REC_GPU_API: return sizeof(struct xp_gpu_api);
 	case XP_REC_GPU_KERNEL: return sizeof(struct xp_gpu_kernel);
 	case XP_REC_GPU_MEMCPY: return sizeof(struct xp_gpu_memcpy);
+	case XP_REC_GPU_MEMCPY_PEER: return sizeof(struct xp_gpu_memcpy_peer);
 	case XP_REC_GPU_MEMSET: return sizeof(struct xp_gpu_memset);
 	case XP_REC_GPU_SYNC: return sizeof(struct xp_gpu_sync);
 	case XP_REC_GPU_NVTX: return sizeof(struct xp_gpu_nvtx);
@@ -323,6 +325,7 @@ static uint32_t fixed_size(uint32_t type)
 STARTS_WITH_TIMES(xp_gpu_api);
 STARTS_WITH_TIMES(xp_gpu_kernel);
 STARTS_WITH_TIMES(xp_gpu_memcpy);
+_Static_assert(offsetof(struct xp_gpu_memcpy_peer, copy) == 0, "a peer copy starts with its copy");
 STARTS_WITH_TIMES(xp_gpu_memset);
 STARTS_WITH_TIMES(xp_gpu_sync);
 
@@ -335,6 +338,7 @@ static bool times_fit(uint32_t type, const void *p)
 	case XP_REC_GPU_API:
 	case XP_REC_GPU_KERNEL:
 	case XP_REC_GPU_MEMCPY:
+	case XP_REC_GPU_MEMCPY_PEER:
 	case XP_REC_GPU_MEMSET:
 	case XP_REC_GPU_SYNC: {
 		const uint64_t *se = p;     /* each of these starts with start, end */
@@ -395,7 +399,9 @@ static int load_kernel(struct loader *L, const struct xp_gpu_kernel *k)
 	return step(s);
 }
 
-static int load_memcpy(struct loader *L, const struct xp_gpu_memcpy *m)
+/* peer: the two GPUs of a copy between them, or NULL */
+static int load_memcpy(struct loader *L, const struct xp_gpu_memcpy *m,
+		       const struct xp_gpu_memcpy_peer *peer)
 {
 	int64_t v[] = { (int64_t)m->start, (int64_t)m->end, m->device, m->context, m->stream,
 			(int64_t)m->correlation_id, GLOBAL_PID(L->pid), (int64_t)m->bytes,
@@ -405,6 +411,13 @@ static int load_memcpy(struct loader *L, const struct xp_gpu_memcpy *m)
 	bind_all(s, v, 11);
 	bind_graph(s, 12, m->graph_node_id, m->graph_id);
 	sqlite3_bind_int64(s, 14, m->flags);
+	if (peer) {
+		int64_t ends[] = { peer->src_device, peer->src_context, peer->dst_device,
+				   peer->dst_context };
+
+		for (int i = 0; i < 4; i++)
+			sqlite3_bind_int64(s, 15 + i, ends[i]);
+	}
 	L->st->memcpys++;
 	return step(s);
 }
@@ -588,7 +601,8 @@ static int load_record(struct loader *L, const struct xp_record_header *h)
 	case XP_REC_GPU_STATUS: return load_status(L, p);
 	case XP_REC_GPU_API: return load_api(L, p);
 	case XP_REC_GPU_KERNEL: return load_kernel(L, p);
-	case XP_REC_GPU_MEMCPY: return load_memcpy(L, p);
+	case XP_REC_GPU_MEMCPY: return load_memcpy(L, p, NULL);
+	case XP_REC_GPU_MEMCPY_PEER: return load_memcpy(L, p, p);
 	case XP_REC_GPU_MEMSET: return load_memset(L, p);
 	case XP_REC_GPU_SYNC: return load_sync(L, p);
 	case XP_REC_GPU_NVTX: return load_nvtx(L, p);

@@ -68,6 +68,7 @@ enum xp_gpu_record_type {
 	XP_REC_GPU_OVERHEAD = 43,   /* struct xp_gpu_overhead: CUPTI/driver overhead */
 	XP_REC_GPU_GRAPH = 44,      /* struct xp_gpu_graph: a CUDA graph's life event */
 	XP_REC_GPU_RANK = 45,       /* struct xp_gpu_rank: the process's place in a job */
+	XP_REC_GPU_MEMCPY_PEER = 46, /* struct xp_gpu_memcpy_peer: a copy between two GPUs */
 };
 
 /* Loss reasons of the GPU stream (xp_lost.reason); numbered apart from the
@@ -213,6 +214,16 @@ struct xp_gpu_memcpy {
 	uint8_t dst_kind;           /* CUpti_ActivityMemoryKind */
 	uint8_t pad8;               /* 0 */
 	uint32_t flags;             /* XP_GPU_F_* */
+};
+
+/* A peer-to-peer copy (CUPTI's MEMCPY2): a copy with both GPUs named.
+ * Readers that predate it skip it as an unknown type. */
+struct xp_gpu_memcpy_peer {
+	struct xp_gpu_memcpy copy;  /* copy.device: the GPU the copy ran on */
+	uint32_t src_device;
+	uint32_t src_context;
+	uint32_t dst_device;
+	uint32_t dst_context;
 };
 
 struct xp_gpu_memset {

@@ -18,6 +18,7 @@ unxz "$fixtures/h100-hf/device.db.xz" "$tmp/hf.db"
 unxz "$fixtures/h100-torch/device.db.xz" "$tmp/uprobe.db"
 unxz "$fixtures/h100-train/device.db.xz" "$tmp/train.db"
 cp "$fixtures/h100-workload/device.db" "$tmp/workload.db"
+unxz "$fixtures/h100x2-tp/device.db.xz" "$tmp/tp2.db"
 cd "$tmp"
 unset COLUMNS
 for view in kernel stack api memop thread graph nvtx source; do
@@ -53,13 +54,20 @@ python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.executescript(
 "$xpcorr" report --format json --top 8 --stacks 2 train.db > out/train-kernel.json
 "$xpcorr" report --format text --top 4 --stacks 2 train.db > out/train-kernel.text
 "$xpcorr" info --format json train.db > train-info.json
+# two ranks on two GPUs (NCCL): ranks named, copies between the GPUs with both ends
+for view in memop thread rank; do
+	"$xpcorr" report --by $view --top 6 --stacks 1 tp2.db > out/tp2-$view.text
+done
+"$xpcorr" report --format json --top 4 --stacks 1 tp2.db > out/tp2-kernel.json
+"$xpcorr" report --format json --top 0 --stacks 1 tp2.db > tp2-all.json
+"$xpcorr" export --format chrome -o tp2.json tp2.db
 # recorded with 8 KiB stack copies: part of the GPU time stops short of Python
 "$xpcorr" report --format json --top 3 --stacks 1 uprobe.db > out/uprobe-kernel.json
 
 # every view of every bundled fixture fits 120 columns (checked below with the rest)
 unxz "$fixtures/h100-torch-1024/device.db.xz" "$tmp/t1024.db"
 mkdir wide
-for db in torch uprobe t1024 hf workload train; do
+for db in torch uprobe t1024 hf workload train tp2; do
 	for view in kernel stack api memop thread graph nvtx source; do
 		"$xpcorr" report --by $view $db.db > wide/$db-$view.text 2>/dev/null
 	done
@@ -127,6 +135,18 @@ by = {w["launcher"]: w for w in info["python"]["gpu_by_launcher"]}
 assert set(by) == {"python", "autograd"} and "autograd's backward threads" in by["autograd"]["why"], by
 assert abs(by["autograd"]["pct"] - auto[0]["pct"]) < 0.1, (by, auto)
 assert not [l for l in info["losses"] if l["reason"] == "python_no_thread"], info["losses"]
+# NCCL on two GPUs: each rank's copy to the other GPU names both devices, in
+# the report and the trace; every NCCL kernel of the tensor-parallel forward
+# has the Python line of its collective
+memop = open("out/tp2-memop.text").read()
+assert "[CUDA memcpy Peer-to-Peer 0 -> 1]" in memop and "[CUDA memcpy Peer-to-Peer 1 -> 0]" in memop, memop
+assert "rank 0: " in open("out/tp2-thread.text").read()
+peer = [e for e in json.load(open("tp2.json"))["traceEvents"] if e.get("name", "").startswith("Memcpy PtoP")]
+assert sorted((e["args"]["src device"], e["args"]["dst device"]) for e in peer) == [(0, 1), (1, 0)], peer
+doc = json.load(open("tp2-all.json"))
+nccl = [r for r in doc["rows"] if r["name"].startswith("ncclDevKernel")]
+assert nccl and all(s["frames"].startswith("distributed_c10d.py:") for r in nccl for s in r["stacks"]), nccl
+assert doc["python"]["line_pct"] == 100.0, doc["python"]
 # transformers between the program and the GPU: its own lines lead to all of it
 doc = json.load(open("out/hf-source.json"))
 own = sum(l["gpu_ns"] for l in doc["own_code_lines"])

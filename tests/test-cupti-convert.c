@@ -148,6 +148,8 @@ END_TEST
 START_TEST(memcpy_memset_sync)
 {
 	CUpti_ActivityMemcpy6 m;
+	CUpti_ActivityMemcpyPtoP4 p;
+	const struct xp_gpu_memcpy_peer *rp;
 	CUpti_ActivityMemset4 s;
 	CUpti_ActivitySynchronization2 y;
 	const struct xp_gpu_memcpy *rm;
@@ -180,6 +182,31 @@ START_TEST(memcpy_memset_sync)
 	ck_assert_uint_eq(rm->graph_id, 3);
 	ck_assert_uint_eq(rm->graph_node_id, 9);
 
+	memset(&p, 0, sizeof(p));
+	p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;   /* a copy from GPU 0 to GPU 1 */
+	p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+	p.srcKind = p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	p.bytes = 1 << 20;
+	p.start = 21;
+	p.end = 29;
+	p.deviceId = 0;
+	p.srcDeviceId = 0;
+	p.srcContextId = 1;
+	p.dstDeviceId = 1;
+	p.dstContextId = 2;
+	p.correlationId = 8;
+	ck_assert_int_eq(xp_convert_activity(&conv, (CUpti_Activity *)&p), 1);
+	rp = (const void *)recs[1].data;
+	ck_assert_uint_eq(recs[1].type, XP_REC_GPU_MEMCPY_PEER);
+	ck_assert_uint_eq(rp->copy.copy_kind, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
+	ck_assert_uint_eq(rp->copy.bytes, 1 << 20);
+	ck_assert_uint_eq(rp->copy.end, 29);
+	ck_assert_uint_eq(rp->copy.correlation_id, 8);
+	ck_assert_uint_eq(rp->src_device, 0);
+	ck_assert_uint_eq(rp->src_context, 1);
+	ck_assert_uint_eq(rp->dst_device, 1);
+	ck_assert_uint_eq(rp->dst_context, 2);
+
 	memset(&s, 0, sizeof(s));
 	s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
 	s.value = 0xab;
@@ -189,8 +216,8 @@ START_TEST(memcpy_memset_sync)
 	s.correlationId = 6;
 	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	ck_assert_int_eq(xp_convert_activity(&conv, (CUpti_Activity *)&s), 1);
-	rs = (const void *)recs[1].data;
-	ck_assert_uint_eq(recs[1].type, XP_REC_GPU_MEMSET);
+	rs = (const void *)recs[2].data;
+	ck_assert_uint_eq(recs[2].type, XP_REC_GPU_MEMSET);
 	ck_assert_uint_eq(rs->value, 0xab);
 	ck_assert_uint_eq(rs->bytes, 64);
 	ck_assert_uint_eq(rs->memory_kind, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
@@ -205,8 +232,8 @@ START_TEST(memcpy_memset_sync)
 	y.streamId = 14;
 	y.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 	ck_assert_int_eq(xp_convert_activity(&conv, (CUpti_Activity *)&y), 1);
-	ry = (const void *)recs[2].data;
-	ck_assert_uint_eq(recs[2].type, XP_REC_GPU_SYNC);
+	ry = (const void *)recs[3].data;
+	ck_assert_uint_eq(recs[3].type, XP_REC_GPU_SYNC);
 	ck_assert_uint_eq(ry->type, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE);
 	ck_assert_uint_eq(ry->end, 90);
 	ck_assert_uint_eq(ry->event, CUPTI_SYNCHRONIZATION_INVALID_VALUE);

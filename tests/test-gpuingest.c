@@ -325,6 +325,34 @@ START_TEST(undefined_string_is_unknown)
 }
 END_TEST
 
+/* a copy between two GPUs keeps both ends; an ordinary copy has none */
+START_TEST(peer_copy_names_both_devices)
+{
+	struct buf b = { .n = 0 };
+	struct xp_gpu_memcpy mc = { .start = 10, .end = 20, .correlation_id = 1, .bytes = 64,
+				    .copy_kind = 1 };
+	struct xp_gpu_memcpy_peer pc = { .copy = { .start = 30, .end = 50, .correlation_id = 2,
+						   .bytes = 4096, .device = 1, .copy_kind = 10 },
+					 .src_device = 1, .src_context = 5, .dst_device = 0,
+					 .dst_context = 4 };
+	struct xp_gpu_load_stats st;
+	char err[256];
+
+	header(&b, XP_FORMAT_VERSION, XP_STREAM_GPU);
+	record(&b, XP_REC_GPU_MEMCPY, &mc, sizeof(mc), 0);
+	record(&b, XP_REC_GPU_MEMCPY_PEER, &pc, sizeof(pc), 0);
+	ck_assert_int_eq(xp_gpu_load_stream(db, write_buf(&b, b.n), &testdb_ops, &sink, &st, err,
+					    sizeof(err)), 0);
+	ck_assert_uint_eq(st.memcpys, 2);
+	ck_assert_str_eq(qs("SELECT group_concat(deviceId || ':' || srcDeviceId || '/' || srcContextId"
+			    " || '->' || dstDeviceId || '/' || dstContextId || ':' || bytes || ':' ||"
+			    " copyKind) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE srcDeviceId IS NOT NULL"),
+			 "1:1/5->0/4:4096:10");
+	ck_assert_int_eq(q1("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE correlationId = 1"
+			    " AND srcDeviceId IS NULL AND dstDeviceId IS NULL"), 1);
+}
+END_TEST
+
 START_TEST(bad_future_version_and_wrong_stream)
 {
 	struct buf b = { .n = 0 };
@@ -435,6 +463,7 @@ static Suite *gpuingest_suite(void)
 	tcase_add_test(tc, bad_short_record);
 	tcase_add_test(tc, bad_string_len);
 	tcase_add_test(tc, undefined_string_is_unknown);
+	tcase_add_test(tc, peer_copy_names_both_devices);
 	tcase_add_test(tc, bad_future_version_and_wrong_stream);
 	tcase_add_test(tc, bad_launch_record);
 	tcase_add_test(tc, calibrated_clock);

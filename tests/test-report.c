@@ -168,6 +168,31 @@ START_TEST(other_views)
 }
 END_TEST
 
+/* a copy between GPUs is its own row, named with both devices; a database
+ * ingested before the peer columns existed still reports its copies */
+START_TEST(memop_peer_copies)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	char *text;
+
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId,"
+				      " contextId, streamId, globalPid, bytes, copyKind, srcDeviceId,"
+				      " srcContextId, dstDeviceId, dstContextId) VALUES (1000, 9000, 0, 1,"
+				      " 7, 100 << 24, 4096, 10, 0, 1, 1, 2)", NULL, NULL, NULL), SQLITE_OK);
+	o.by = XP_BY_MEMOP;
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "[CUDA memcpy Peer-to-Peer 0 -> 1]") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "[CUDA memcpy Host-to-Device]\n") != NULL, "%s", text);
+	free(text);
+	ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 10;"
+				      " ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY DROP COLUMN srcDeviceId",
+				      NULL, NULL, NULL), SQLITE_OK);
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "[CUDA memcpy Host-to-Device]\n") != NULL, "%s", text);
+	free(text);
+}
+END_TEST
+
 START_TEST(filters)
 {
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
@@ -451,6 +476,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, kernel_text_csv_json);
 	tcase_add_test(tc, names_short_and_full);
 	tcase_add_test(tc, other_views);
+	tcase_add_test(tc, memop_peer_copies);
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, no_gpu_activity_warns);
 	tcase_add_test(tc, command_on_run_dir);

@@ -114,6 +114,29 @@ void xp_memcpy_from_cupti(const CUpti_ActivityMemcpy6 *m, struct xp_gpu_memcpy *
 		out->flags |= XP_GPU_F_DEVICE_LAUNCH;
 }
 
+void xp_memcpy_peer_from_cupti(const CUpti_ActivityMemcpyPtoP4 *m, struct xp_gpu_memcpy_peer *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->copy.start = m->start;
+	out->copy.end = m->end;
+	out->copy.correlation_id = m->correlationId;
+	out->copy.bytes = m->bytes;
+	out->copy.graph_node_id = m->graphNodeId;
+	out->copy.graph_id = m->graphId;
+	out->copy.device = m->deviceId;
+	out->copy.context = m->contextId;
+	out->copy.stream = m->streamId;
+	out->copy.copy_kind = m->copyKind;
+	out->copy.src_kind = m->srcKind;
+	out->copy.dst_kind = m->dstKind;
+	if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
+		out->copy.flags |= XP_GPU_F_ASYNC;
+	out->src_device = m->srcDeviceId;
+	out->src_context = m->srcContextId;
+	out->dst_device = m->dstDeviceId;
+	out->dst_context = m->dstContextId;
+}
+
 void xp_memset_from_cupti(const CUpti_ActivityMemset4 *m, struct xp_gpu_memset *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -180,6 +203,15 @@ static int convert_memcpy(struct xp_conv *c, const CUpti_ActivityMemcpy6 *m)
 	xp_memcpy_from_cupti(m, &r);
 	r.flags |= check_timestamps(c, XP_REC_GPU_MEMCPY, r.start, r.end);
 	return emit(c, XP_REC_GPU_MEMCPY, &r, sizeof(r), NULL, 0);
+}
+
+static int convert_memcpy_peer(struct xp_conv *c, const CUpti_ActivityMemcpyPtoP4 *m)
+{
+	struct xp_gpu_memcpy_peer r;
+
+	xp_memcpy_peer_from_cupti(m, &r);
+	r.copy.flags |= check_timestamps(c, XP_REC_GPU_MEMCPY_PEER, r.copy.start, r.copy.end);
+	return emit(c, XP_REC_GPU_MEMCPY_PEER, &r, sizeof(r), NULL, 0);
 }
 
 static int convert_memset(struct xp_conv *c, const CUpti_ActivityMemset4 *m)
@@ -285,6 +317,9 @@ int xp_convert_activity(struct xp_conv *c, const CUpti_Activity *rec)
 		break;
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
 		err = convert_memcpy(c, (const CUpti_ActivityMemcpy6 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		err = convert_memcpy_peer(c, (const CUpti_ActivityMemcpyPtoP4 *)rec);
 		break;
 	case CUPTI_ACTIVITY_KIND_MEMSET:
 		err = convert_memset(c, (const CUpti_ActivityMemset4 *)rec);

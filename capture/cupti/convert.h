@@ -53,6 +53,8 @@ int xp_convert_activity(struct xp_conv *c, const CUpti_Activity *rec);
 void xp_kernel_from_cupti(const CUpti_ActivityKernel10 *k, uint32_t name,
 			  struct xp_gpu_kernel *out);
 void xp_memcpy_from_cupti(const CUpti_ActivityMemcpy6 *m, struct xp_gpu_memcpy *out);
+void xp_memcpy_peer_from_cupti(const CUpti_ActivityMemcpyPtoP4 *m,
+			       struct xp_gpu_memcpy_peer *out);
 void xp_memset_from_cupti(const CUpti_ActivityMemset4 *m, struct xp_gpu_memset *out);
 void xp_sync_from_cupti(const CUpti_ActivitySynchronization2 *s, struct xp_gpu_sync *out);
 void xp_api_from_cupti(const CUpti_ActivityAPI *a, struct xp_gpu_api *out);

@@ -102,6 +102,7 @@ struct kind {
 static const struct kind kinds[] = {
 	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1, 0 },
 	{ CUPTI_ACTIVITY_KIND_MEMCPY, 1, 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY2, 0, 0 },     /* copies between GPUs: only there */
 	{ CUPTI_ACTIVITY_KIND_MEMSET, 1, 0 },
 	/* off unless XPCAP_SYNC=1: on the H100 it cost 3.3 us a launch in the
 	 * launch-heavy PyTorch loop (CUPTI floor 3.86 us [3.68, 6.96] with it,

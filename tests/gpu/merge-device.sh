@@ -13,7 +13,9 @@ OUT=${OUT:-/tmp/xp-merge-out}
 R=/tmp/xp-merge
 G=$(dirname "$(realpath "$0")")
 rm -rf "$R"; mkdir -p "$R" "$OUT"
-exec > >(tee "$OUT/merge-device.log") 2>&1
+# the log: a plain file (a bare `wait` would also wait for a `>(tee)`: it
+# never ends, and that hung this script twice)
+exec > "$OUT/merge-device.log" 2>&1
 X="$R/xpcorr"
 printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
 q() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); [print('|'.join(map(str,r))) for r in d.execute(sys.argv[2])]" "$1" "$2"; }
@@ -29,9 +31,10 @@ echo "== two hosts: the job bare first (does it end by itself?), then two record
 for rank in 0 1; do
 	RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29532 \
 	timeout 90 python3 "$G/ddp_gloo.py" --steps $STEPS > "$R/bare$rank.out" 2>&1 &
+	bare="${bare:-} $!"
 	sleep 1.5
 done
-wait; echo "bare: $(cat "$R"/bare*.out | grep -c '^rank') ranks printed"
+wait $bare; echo "bare: $(cat "$R"/bare*.out | grep -c '^rank') ranks printed"
 date +%T
 # the store in a process of its own, as torchrun's agent holds it
 MASTER_PORT=29533 WORLD_SIZE=2 timeout 150 python3 "$G/ddp_gloo.py" --store-server > "$R/store.out" 2>&1 &
@@ -41,11 +44,19 @@ for rank in 0 1; do
 	RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
 	timeout 120 "$C/xpcap" record -q -o "$R/host$rank" -- python3 "$G/ddp_gloo.py" --steps $STEPS \
 		--store-client > "$R/rec$rank.out" 2>&1 &
+	recs="${recs:-} $!"
 	sleep 1.5
 done
-wait; cat "$R"/rec*.out; ps -ef | grep -v grep | grep -E "ddp_gloo|xpcap" | head
+# a hang shows where each process waits before the timeouts end it
+( sleep 80; for p in $(pgrep -f "ddp_gloo|xpcap record"); do
+	echo "still running at 80 s: $(ps -o pid=,ppid=,stat=,etime=,args= -p "$p" | cut -c1-150)"
+	for t in /proc/"$p"/task/*; do echo "  task ${t##*/} $(cat "$t"/comm) $(cat "$t"/wchan)"; done
+	head -8 /proc/"$p"/stack 2>/dev/null | sed 's/^/    /'
+done ) > "$R/watchdog.out" 2>&1 &
+wd=$!
+wait $recs; cat "$R"/rec*.out "$R"/store.out; kill $wd 2>/dev/null; cat "$R/watchdog.out"
 date +%T
-timeout 200 "$X" ingest -q "$R/host0" & timeout 200 "$X" ingest -q "$R/host1"; wait
+timeout 200 "$X" ingest -q "$R/host0" & i0=$!; timeout 200 "$X" ingest -q "$R/host1"; wait $i0
 date +%T
 # the skewed host: the same run, its wall-clock readings 2.5 ms ahead (in
 # meta.json and in the database ingest made of it, which stays fresh)

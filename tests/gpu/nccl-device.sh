@@ -19,11 +19,13 @@ q() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); [print('|'
 for job in ddp tp; do
 	echo "== $job"
 	mkdir -p "$R/$job-count"
-	torchrun --nproc-per-node 2 "$G/nccl_jobs.py" $job --count "$R/$job-count" > /dev/null 2>&1
-	echo "torch.profiler per rank: $(cat "$R/$job-count"/count-*.txt | tr '\n' ' ')"
-	"$C/xpcap" record -q -o "$R/$job" -- torchrun --nproc-per-node 2 "$G/nccl_jobs.py" $job 2>&1 | grep "^rank"
-	"$X" ingest "$R/$job" 2>&1 | tail -1
+	timeout 150 torchrun --nproc-per-node 2 "$G/nccl_jobs.py" $job --count "$R/$job-count" > "$R/$job-count.out" 2>&1 \
+		|| tail -5 "$R/$job-count.out"
+	timeout 150 "$C/xpcap" record -q -o "$R/$job" -- torchrun --nproc-per-node 2 "$G/nccl_jobs.py" $job 2>&1 | grep "^rank"
+	timeout 200 "$X" ingest "$R/$job" 2>&1 | tail -1
 	db="$R/$job/xpcorr.db"
+	echo "-- per rank, per name: xpcap's records against torch.profiler's events"
+	python3 "$G/check-nccl-counts.py" "$db" "$R/$job-count"
 	echo "-- GPU records per process and device"
 	q "$db" "SELECT globalPid >> 24, deviceId, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1, 2"
 	q "$db" "SELECT globalPid >> 24, 'memcpy', count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1 UNION ALL SELECT globalPid >> 24, 'memset', count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET GROUP BY 1"
@@ -44,6 +46,11 @@ PY
 	"$X" report --by thread "$R/$job" | head -12
 	"$X" report --rank 1 --top 3 --stacks 1 "$R/$job" | head -12
 	"$X" report --top 6 --stacks 1 "$R/$job" | head -30
+	echo "-- copies (between GPUs: both devices)"
+	"$X" report --by memop "$R/$job" | head -12
+	q "$db" "SELECT globalPid >> 24, deviceId, srcDeviceId, dstDeviceId, bytes, end - start FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 10"
+	"$X" export --format chrome -o "$R/$job.json" "$R/$job"
+	python3 -c "import json,sys; e=[x for x in json.load(open(sys.argv[1]))['traceEvents'] if x.get('name','').startswith('Memcpy PtoP')]; print('chrome peer copies:', len(e), e[:1])" "$R/$job.json"
 done
 # the cluster's way: the launcher starts one xpcap per rank (-o %r), then merge
 for job in ddp tp; do
@@ -54,4 +61,8 @@ for job in ddp tp; do
 	"$X" report --by rank "$R/$job-job" | head -24
 	"$X" export --format chrome -o "$OUT/$job-job.json" "$R/$job-job"
 done
-tar -C "$R" -czf "$OUT/nccl-runs.tgz" --exclude='*.xpr' ddp-job tp-job 2>/dev/null
+# the fixture: the tensor-parallel run (one record, both ranks), ingested here
+# the merged jobs come back without their raw streams (the databases only)
+tar -C "$R" -czf "$OUT/nccl-jobs.tgz" --exclude="*.xpr" ddp-job tp-job 2>/dev/null
+xz -9 -k -c "$R/tp/xpcorr.db" > "$OUT/tp-device.db.xz"; cp "$R/tp/meta.json" "$OUT/tp-meta.json"
+cp -r "$R/tp-count" "$OUT/tp-count"; ls -la "$OUT"

@@ -1,10 +1,16 @@
 """nccl_jobs.py - two small NCCL programs for the 2-GPU machine, one process
 per GPU under torchrun: a DDP training loop (its gradients all-reduced by
 DDP's reducer in buckets, from autograd's thread) and a tensor-parallel
-forward (two all-reduces per layer, from the program's own lines).
+forward (two all-reduces per layer, from the program's own lines) whose
+result each rank then copies to the other GPU (a peer-to-peer copy).
   torchrun --nproc-per-node 2 tests/gpu/nccl_jobs.py ddp
-  torchrun --nproc-per-node 2 tests/gpu/nccl_jobs.py tp --count DIR   # torch.profiler's count per rank
+  torchrun --nproc-per-node 2 tests/gpu/nccl_jobs.py tp --count DIR
+--count: torch.profiler over the whole program (process group set-up to
+tear-down, as xpcap sees it) writes DIR/count-RANK.json: its GPU events per
+name (kernels by name, copies and memsets by kind).
 """
+import collections
+import json
 import argparse
 import os
 
@@ -42,8 +48,9 @@ def tp_forward(layers):
     x = torch.randn(16, 512, device="cuda")
     for w1, w2 in ws:
         x = tp_layer(x, w1, w2)
+    other = x.to("cuda:%d" % (1 - torch.cuda.current_device()))   # peer to peer
     torch.cuda.synchronize()
-    return float(x.sum())
+    return float(other.sum())
 
 
 def main():
@@ -54,20 +61,28 @@ def main():
     args = p.parse_args()
     rank = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(rank)
-    dist.init_process_group("nccl")
-    run = (lambda: ddp_steps(args.steps)) if args.job == "ddp" else (lambda: tp_forward(args.steps))
+    prof = None
     if args.count:
         from torch.profiler import profile, ProfilerActivity
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            result = run()
-        n = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
-        with open(os.path.join(args.count, "count-%d.txt" % rank), "w") as f:
-            f.write("%d\n" % n)
-    else:
-        result = run()
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
+    dist.init_process_group("nccl")
+    result = ddp_steps(args.steps) if args.job == "ddp" else tp_forward(args.steps)
     dist.barrier()
     dist.destroy_process_group()
+    if prof:
+        prof.__exit__(None, None, None)
+        write_count(prof, os.path.join(args.count, "count-%d.json" % rank))
     print("rank %d %s %.3f" % (rank, args.job, result))
+
+
+def write_count(prof, path):
+    """GPU events per name: kernels by name; copies ("Memcpy PtoP (...)")
+    and memsets by kind, as the profiler names them."""
+    names = collections.Counter(e.name for e in prof.events()
+                                if e.device_type == torch.autograd.DeviceType.CUDA)
+    with open(path, "w") as f:
+        json.dump({"total": sum(names.values()), "names": names}, f, indent=1, sort_keys=True)
 
 
 if __name__ == "__main__":
