@@ -62,11 +62,15 @@ unsigned xp_pysplice(const struct xp_splice_in *in, int64_t *out, int *how)
 		m = ne < ng ? ne : 0;
 		gap = 1;
 	}
-	/* what the native unwind did not reach: the outer groups, on top */
+	/* what the native unwind did not reach: the outer groups, on top; above
+	 * a gap frame unless the copy ended at an evaluation the unwind found */
 	if (gap) {
 		for (unsigned g = ng; g-- > m;)
 			n = put_group(in, gstart, g, out, n);
-		out[n++] = in->gap;
+		if (in->bounded && m > 0)
+			gap = 0;
+		else
+			out[n++] = in->gap;
 	}
 	/* k: the activation's index from the leaf end */
 	k = ne;

@@ -15,9 +15,13 @@
  * top of what it gave, under a gap frame that says native frames are
  * missing in between. Where it has more and the Python stack was not cut
  * (XP_PYSTACK_TRUNCATED), nothing is matched: all of the Python frames go on
- * top, above the gap, and the native stack stays as it was.
+ * top, above the gap, and the native stack stays as it was. Where the
+ * native copy stopped at the innermost evaluation on purpose (bounded), the
+ * outer groups go on top of it with no gap frame: only the interpreter's
+ * own frames between the groups are missing, and those say nothing more.
  *
- *   struct xp_splice_in in = { native, roles, nn, py, entry, np, truncated, gap_frame };
+ *   struct xp_splice_in in = { native, roles, nn, py, entry, np, truncated, bounded,
+ *                              gap_frame };
  *   unsigned n = xp_pysplice(&in, out, &how);    // out: nn + np + 1 frame ids, root first
  */
 #ifndef XP_PYSPLICE_H
@@ -50,6 +54,8 @@ struct xp_splice_in {
 	const uint8_t *entry;       /* non-zero: the frame has XP_PYFRAME_ENTRY */
 	unsigned npy;
 	int truncated;              /* the Python stack lost its outermost frames */
+	int bounded;                /* the native copy stopped at the innermost
+				     * evaluation (XP_STACK_COPY_TO_PYTHON) */
 	int64_t gap;                /* frame id of the gap frame */
 };
 

@@ -309,6 +309,7 @@ int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 	v->frames = s->view;
 	v->n = st->n;
 	v->truncated = st->truncated;
+	v->bounded = 0;
 	v->id = (uint32_t)(*idx - 1);
 	return 1;
 }

@@ -33,6 +33,9 @@ struct xp_pystack_view {
 	const struct xp_pyframe_ref *frames;  /* innermost first; valid until the next launch call */
 	unsigned n;
 	int truncated;              /* XP_PYSTACK_TRUNCATED */
+	int bounded;                /* the launch's native copy stopped at the innermost
+				     * Python evaluation (XP_STACK_COPY_TO_PYTHON): set
+				     * by the launch's reader, not the store */
 	uint32_t id;                /* the distinct stack's number (equal stacks, equal ids) */
 };
 

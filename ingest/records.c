@@ -226,6 +226,7 @@ static int launch_row(struct loader *L, const struct xp_record_header *h, const 
 	has_py = xp_pystore_launch(L->py, l->pid, l->correlation_id, &py);
 	if (has_py < 0)
 		return has_py;
+	py.bounded = !!(l->stack.flags & XP_STACK_COPY_TO_PYTHON);
 	err = xp_loader_stack_id(L, l->pid, l->ts, ips, l->stack.kernel_depth, nu, has_py ? &py : NULL,
 			  &stack);
 	if (err)

@@ -60,7 +60,7 @@ int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64
 
 	if (cacheable) {
 		h1 = xp_hash64(pid ^ ((uint64_t)nk << 32) ^ ((uint64_t)nu << 48)) ^
-		     (py ? xp_hash64(~(uint64_t)py->id) : 0);
+		     (py ? xp_hash64(~(uint64_t)py->id ^ (uint64_t)py->bounded << 40) : 0);
 		h2 = xp_hash64(h1 + 0x9e3779b97f4a7c15ull);
 		for (unsigned i = 0; i < nk + nu; i++) {
 			h1 = xp_hash64(h1 ^ ips[i]);
@@ -148,7 +148,7 @@ static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t
 	uint8_t entry[XP_PY_MAX_FRAMES];
 	struct xp_splice_in in = { L->py_native, L->py_role, L->py_nnative, frames, entry,
 				   py->n < XP_PY_MAX_FRAMES ? py->n : XP_PY_MAX_FRAMES,
-				   py->truncated, 0 };
+				   py->truncated, py->bounded, 0 };
 	unsigned n;
 	int err = 0;
 

@@ -10,12 +10,19 @@
 
 enum { N = XP_PYROLE_NATIVE, E = XP_PYROLE_EVAL, T = XP_PYROLE_TRAMPOLINE, I = XP_PYROLE_INLINED };
 
+static unsigned splice_in(const int64_t *nat, const uint8_t *role, unsigned nn, const int64_t *py,
+			  const uint8_t *entry, unsigned np, int truncated, int bounded,
+			  int64_t *out, int *how)
+{
+	struct xp_splice_in in = { nat, role, nn, py, entry, np, truncated, bounded, 999 };
+
+	return xp_pysplice(&in, out, how);
+}
+
 static unsigned splice(const int64_t *nat, const uint8_t *role, unsigned nn, const int64_t *py,
 		       const uint8_t *entry, unsigned np, int truncated, int64_t *out, int *how)
 {
-	struct xp_splice_in in = { nat, role, nn, py, entry, np, truncated, 999 };
-
-	return xp_pysplice(&in, out, how);
+	return splice_in(nat, role, nn, py, entry, np, truncated, 0, out, how);
 }
 
 #define CHECK_OUT(out, n, ...) do {                                            \
@@ -59,6 +66,33 @@ START_TEST(one_frame_per_activation)
 
 	CHECK_OUT(out, n, 100, 200, 201, 202, 104);
 	ck_assert_int_eq(how, XP_SPLICE_MATCHED);
+}
+END_TEST
+
+/* the copy ended at the innermost evaluation on purpose (3.12, the
+ * library's launch stacks): its group in its place, the outer groups on
+ * top with no gap frame; a copy that ended there but whose unwind never
+ * reached it keeps the gap */
+START_TEST(bounded_copy_no_gap)
+{
+	/* native root first: the innermost activation, then C++ to the launch */
+	const int64_t nat[] = { 105, 106, 107, 108 };
+	const uint8_t role[] = { E, I, N, N };
+	const int64_t py[] = { 203, 202, 201, 200 };
+	const uint8_t entry[] = { 0, 1, 0, 1 };
+	const uint8_t none[] = { N, N, N, N };
+	int64_t out[32];
+	int how;
+	unsigned n = splice_in(nat, role, 4, py, entry, 4, 0, 1, out, &how);
+
+	CHECK_OUT(out, n, 200, 201, 202, 203, 107, 108);
+	ck_assert_int_eq(how, XP_SPLICE_MATCHED);
+	n = splice_in(nat, role, 4, py, entry, 4, 0, 0, out, &how);
+	CHECK_OUT(out, n, 200, 201, 999, 202, 203, 107, 108);
+	ck_assert_int_eq(how, XP_SPLICE_GAP);
+	n = splice_in(nat, none, 4, py, entry, 4, 0, 1, out, &how);
+	CHECK_OUT(out, n, 200, 201, 202, 203, 999, 105, 106, 107, 108);
+	ck_assert_int_eq(how, XP_SPLICE_GAP);
 }
 END_TEST
 
@@ -165,6 +199,7 @@ static Suite *pysplice_suite(void)
 	tcase_add_test(tc, matched_in_order);
 	tcase_add_test(tc, one_frame_per_activation);
 	tcase_add_test(tc, unwind_stopped_early);
+	tcase_add_test(tc, bounded_copy_no_gap);
 	tcase_add_test(tc, partly_unwound);
 	tcase_add_test(tc, counts_disagree);
 	tcase_add_test(tc, truncated_python_stack);

@@ -836,6 +836,20 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 	return (uint32_t)len;
 }
 
+uintptr_t xpc_py_eval_cstack(void)
+{
+	uintptr_t tstate;
+
+	if (!__atomic_load_n(&P.on, __ATOMIC_ACQUIRE) || (P.o.minor != 11 && P.o.minor != 12))
+		return 0;
+	tstate = thread_state();
+	if (tstate <= 1)
+		return 0;
+	/* the thread's root _PyCFrame lives in the thread state, not on the
+	 * stack: the caller keeps only addresses inside its stack */
+	return rd_ptr(tstate, P.o.ts_frame);
+}
+
 void xpc_py_stats(struct xpc_py_stats *out)
 {
 	out->no_thread = __atomic_load_n(&P.st.no_thread, __ATOMIC_RELAXED);

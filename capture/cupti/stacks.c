@@ -43,6 +43,9 @@
 #endif
 
 #define RING_BYTES (8u << 20)
+/* copied past the innermost Python evaluation's _PyCFrame: the rest of
+ * _PyEval_EvalFrameDefault's own frame, so the unwinder steps through it */
+#define EVAL_MARGIN 1024u
 #define MIN_SLOTS 256u                  /* 64 KiB copies: 16 MiB, room for bursts */
 /* The writer naps when the ring is empty: briefly right after records came
  * (a launch burst refills 256 slots in about 1 ms), longer as it stays empty. */
@@ -152,8 +155,17 @@ static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid
 	} else {
 		struct xp_user_regs_copy *r = (struct xp_user_regs_copy *)(l + 1);
 		uint32_t size = avail < S.copy ? (uint32_t)avail : S.copy;
+		uint64_t eval = xpc_py_eval_cstack();
 
 		l->stack.flags = XP_STACK_HAS_USER_COPY;
+		/* Python calls CUDA: copy up to its innermost evaluation (and a
+		 * little past, for that frame itself), not the interpreter's
+		 * frames above, which the Python stack says; a launch copies
+		 * some KiB instead of up to 64 */
+		if (eval > sp && eval < stack_hi && eval - sp + EVAL_MARGIN < size) {
+			size = (uint32_t)((eval - sp + EVAL_MARGIN) & ~7ull);
+			l->stack.flags |= XP_STACK_COPY_TO_PYTHON;
+		}
 		r->ip = ip;
 		r->sp = sp;
 		r->bp = bp;

@@ -7,6 +7,7 @@
 # against the ground truth of pylines-truth.py (check-pylines.py); the walk's
 # counts from `xpcorr info`. Databases are ingested here.
 #   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/pylines-device.sh
+#   ONLY=torch ...      the PyTorch loop alone
 set -u
 C=$(realpath "${CARRY:-.devcarry/e2e}")
 OUT=${OUT:-/tmp/xp-pylines-out}
@@ -41,6 +42,7 @@ one() {   # one NAME SCRIPT ARGS...: record at the defaults, ingest, check
 
 echo "== PyTorch loop (20 steps)"
 one torch "$G/torch_loop.py" --steps 20
+[ "${ONLY:-}" = torch ] && exit 0        # the loop alone (ONLY=torch)
 echo "== transformers GPT-2 generate + LLaMA forward"
 one hf "$G/hf_model.py" --tokens 16
 echo "== the same with --python-lines off: no Python lines expected"

@@ -135,7 +135,12 @@ class PyRun:
         for rtype, p in recs:
             if rtype == REC_LAUNCH:
                 ts, corr, pid, tid = struct.unpack_from("<QQII", p, 0)
-                last_launch = {"ts": ts, "corr": corr, "pid": pid, "tid": tid, "py": None}
+                depth, kdepth, sflags = struct.unpack_from("<HHI", p, 32)
+                copy = None             # XP_STACK_HAS_USER_COPY: the bytes copied
+                if sflags & 8:
+                    copy = struct.unpack_from("<I", p, 40 + 8 * (depth + kdepth) + 24)[0]
+                last_launch = {"ts": ts, "corr": corr, "pid": pid, "tid": tid, "py": None,
+                               "stack_flags": sflags, "copy": copy}
                 self.launches.append(last_launch)
             elif rtype == REC_PYINFO:
                 ts, pid, hexv, flags, rlen = struct.unpack_from("<QIIIH", p, 0)
