@@ -23,6 +23,9 @@ Environment (all optional):
   SEED=N      the shuffle's seed (default: from the clock; printed)
   BUDGET_S=480  rounds stop when the next would end past this many seconds from the start
   PROG_CPUS=2-5 XPCAP_CPUS=6-7 HARNESS_CPUS=1, PIN=0 for no pinning
+  STEADY=1    every program process alike: address-space randomization off
+              (setarch -R) and PYTHONHASHSEED=0, so that layouts do not add
+              process-to-process noise; STEADY=0 leaves them as they come
   LAUNCH_STEPS=300 COMPUTE_STEPS=100 CUDA_BLOCKS=40 CUDA_PER_BLOCK=500 RESAMPLES=2000
   PRINT_COMMANDS=1  print each configuration's commands and exit
 """
@@ -145,6 +148,7 @@ class Harness:
         self.out = g("OUT", "/tmp/xp-overhead-out")
         self.scratch = None              # run directories, made in main()
         self.pin = self.pinning(g)
+        self.steady = self.steadiness(g)
         self.launch_loop = None
         self.ref_stdout = {}
         self.errors = 0
@@ -163,6 +167,18 @@ class Harness:
                 return None
         self.note_pin = "pinned: program on CPUs %(prog)s, xpcap on %(xpcap)s, this runner on %(harness)s" % pin
         return pin
+
+    def steadiness(self, g):
+        """The setarch prefix that turns address-space randomization off, or None."""
+        if g("STEADY", "1") == "0":
+            self.note_steady = "layouts as they come (STEADY=0)"
+            return None
+        arch = os.uname().machine
+        if not shutil.which("setarch") or subprocess.run(["setarch", arch, "-R", "true"]).returncode:
+            self.note_steady = "setarch -R unavailable: layouts randomized; PYTHONHASHSEED=0"
+            return []
+        self.note_steady = "every program with setarch -R (no address randomization) and PYTHONHASHSEED=0"
+        return ["setarch", arch, "-R"]
 
     def say(self, text=""):
         print(text, flush=True)
@@ -226,6 +242,9 @@ class Harness:
         if fake:
             return self.fake_command(kind, cfg, rnd), env
         prog = self.base_command(kind, cfg)
+        if self.steady is not None:
+            prog = self.steady + prog
+            env["PYTHONHASHSEED"] = "0"
         if self.pin:
             prog = ["taskset", "-c", self.pin["prog"]] + prog
         if cfg.xpcap is not None:
@@ -393,6 +412,7 @@ class Harness:
         self.say("== seed %s; %d rounds of %d processes; loops %s; configs %s" % (
             self.seed, self.rounds, len(jobs), ",".join(self.loops), ",".join(self.configs)))
         self.say("== %s" % self.note_pin)
+        self.say("== %s" % self.note_steady)
         self.say("== estimated %.0f s a round, %.0f s in all (budget %.0f s: rounds stop there)" % (
             per_round, EST_PREP + self.rounds * per_round, self.budget))
         if EST_PREP + self.rounds * per_round > self.budget:
