@@ -349,6 +349,42 @@ out:
 	return err;
 }
 
+/* A --pid/--tid that matches nothing is a mistake, not an empty graph; in
+ * a merged job a --pid is the local pid a person sees, or the stored one
+ * (gtid.h: the run above bit 22): the filter takes the stored one. */
+static int check_selection(sqlite3 *db, struct export_args *a, const char *run)
+{
+	int64_t stored[2];
+	int n;
+
+	if (!xp_selection_matches(db, a->fo.pid, a->fo.tid)) {
+		if (a->fo.tid >= 0 && a->fo.pid >= 0)
+			fprintf(stderr, "xpcorr export: --pid %lld --tid %lld: no such thread in %s"
+				" (xpcorr info lists them)\n", (long long)a->fo.pid,
+				(long long)a->fo.tid, run);
+		else
+			fprintf(stderr, "xpcorr export: --%s %lld: no such %s in %s (xpcorr info"
+				" lists them)\n", a->fo.tid >= 0 ? "tid" : "pid",
+				(long long)(a->fo.tid >= 0 ? a->fo.tid : a->fo.pid),
+				a->fo.tid >= 0 ? "thread" : "process", run);
+		return XP_EXIT_USAGE;
+	}
+	if (a->fo.pid < 0 || (n = xp_selection_stored_pid(db, a->fo.pid, stored)) == 0)
+		return 0;               /* known only to tables without pids of their own */
+	if (n > 1 && stored[0] != a->fo.pid) {
+		fprintf(stderr, "xpcorr export: --pid %lld: a process of that pid in more than one"
+			" run of %s (stored as %lld and %lld): give the stored pid\n",
+			(long long)a->fo.pid, run, (long long)stored[0], (long long)stored[1]);
+		return XP_EXIT_USAGE;
+	}
+	if (n > 1)              /* run 0's, stored as it is; another run has it too */
+		fprintf(stderr, "xpcorr export: --pid %lld: the job's first run's process; another"
+			" run's of that pid is stored as %lld\n", (long long)a->fo.pid,
+			(long long)stored[1]);
+	a->fo.pid = stored[0];
+	return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct export_args a = {
@@ -373,20 +409,11 @@ int cmd_export(int argc, char **argv)
 		if ((rc = xp_cmd_open_db("xpcorr export", argv[optind], &db)))
 			return rc;
 		rc = XP_EXIT_FAIL;
-		/* a filter that matches nothing is a mistake, not an empty graph */
-		if (!xp_selection_matches(db, a.fo.pid, a.fo.tid)) {
-			if (a.fo.tid >= 0 && a.fo.pid >= 0)
-				fprintf(stderr, "xpcorr export: --pid %lld --tid %lld: no such thread"
-					" in %s (xpcorr info lists them)\n", (long long)a.fo.pid,
-					(long long)a.fo.tid, argv[optind]);
-			else
-				fprintf(stderr, "xpcorr export: --%s %lld: no such %s in %s (xpcorr"
-					" info lists them)\n", a.fo.tid >= 0 ? "tid" : "pid",
-					(long long)(a.fo.tid >= 0 ? a.fo.tid : a.fo.pid),
-					a.fo.tid >= 0 ? "thread" : "process", argv[optind]);
+		if ((rc = check_selection(db, &a, argv[optind]))) {
 			sqlite3_close(db);
-			return XP_EXIT_USAGE;
+			return rc;
 		}
+		rc = XP_EXIT_FAIL;
 	}
 	/* an empty flame graph should say why */
 	if (db && strcmp(a.format, "chrome") && xp_weight_has_rows(db, a.fo.weight) == 0)

@@ -29,6 +29,8 @@ enum xp_frame_kind {
 	XP_FRAME_PYTHON = 6,        /* a Python line at a launch, "file.py:42 qualname" */
 	XP_FRAME_GAP = 7,           /* native frames missing between the Python frames
 				     * above and the native frames below (pysplice.h) */
+	XP_FRAME_NOTE = 8,          /* not a function: a note under a launch's leaf,
+				     * "[DDP bucket 2]" (ingest/ddpbuckets.h) */
 };
 
 /* Both return an SQLite result code. */

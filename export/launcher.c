@@ -51,6 +51,13 @@ static int thread_start(const char *sym, const char *module)
 
 void xp_launcher_frame(struct xp_launcher_scan *s, int kind, const char *sym, const char *module)
 {
+	/* a note of ingest's, not a function: DDP's bucket (ingest/ddpbuckets.h) */
+	if (kind == XP_FRAME_NOTE) {
+		if (sym && !strncmp(sym, "[DDP bucket ", 12))
+			snprintf(s->bucket, sizeof(s->bucket), "%.*s", (int)strcspn(sym + 5, "]"),
+				 sym + 5);
+		return;
+	}
 	s->frames++;
 	if (xp_is_python_frame(kind, sym))
 		s->python = 1;
@@ -60,7 +67,8 @@ void xp_launcher_frame(struct xp_launcher_scan *s, int kind, const char *sym, co
 		autograd_node(sym, s->node, sizeof(s->node));
 	if (has(sym, "c10d::Reducer::")) {
 		s->nccl = 2;
-		snprintf(s->what, sizeof(s->what), "DDP reducer");
+		snprintf(s->what, sizeof(s->what), "DDP reducer%s%s", s->bucket[0] ? ", " : "",
+			 s->bucket);
 	} else if (s->nccl < 2 && ((sym && !strncmp(sym, "nccl", 4)) || has(module, "libnccl") ||
 				   has(sym, "c10d::ProcessGroupNCCL"))) {
 		s->nccl = 1;
@@ -132,7 +140,8 @@ void xp_launcher_why(enum xp_launcher who, int inproc, char *buf, size_t len)
 		break;
 	case XP_LAUNCHER_NCCL:
 		snprintf(buf, len, "launched by NCCL/c10d threads (DDP's reducer, the process"
-			 " group's own threads): sites are named 'NCCL: CALL'");
+			 " group's own threads): sites are named 'NCCL: CALL', DDP's gradient"
+			 " all-reduces 'NCCL: DDP reducer, bucket K'");
 		break;
 	case XP_LAUNCHER_XLA:
 		snprintf(buf, len, "launched by XLA's runtime threads: the jitted function is not"

@@ -36,6 +36,7 @@ struct xp_launcher_scan {
 				     * native thread's function ("" if unknown) */
 	char node[96];              /* the leaf-most autograd node seen */
 	char root_fn[96];           /* the root-most function of the program seen */
+	char bucket[24];            /* "bucket 2" from a DDP note frame, else "" */
 };
 
 void xp_launcher_begin(struct xp_launcher_scan *s);

@@ -87,7 +87,8 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 			xp_stackwalk_done(s->walk);
 			return 0;
 		}
-		if (fr.kind == XP_FRAME_KERNEL || fr.kind == XP_FRAME_KERNEL_UNRESOLVED || !sym)
+		if (fr.kind == XP_FRAME_KERNEL || fr.kind == XP_FRAME_KERNEL_UNRESOLVED ||
+		    fr.kind == XP_FRAME_NOTE || !sym)
 			continue;
 		/* the CUDA layers and the kernel's host stub are not the caller's code */
 		if (!past_cuda && (xp_is_cuda_layer(sym, fr.module) || fr.host_stub))

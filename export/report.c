@@ -310,7 +310,7 @@ static int first_own_frame(struct rep *R, int64_t id)
 			break;
 		}
 		if (own < 0 && fr.kind != XP_FRAME_KERNEL && fr.kind != XP_FRAME_KERNEL_UNRESOLVED &&
-		    !fr.host_stub && !xp_is_cuda_layer(fr.sym, fr.module) &&
+		    fr.kind != XP_FRAME_NOTE && !fr.host_stub && !xp_is_cuda_layer(fr.sym, fr.module) &&
 		    !xp_is_library_frame(fr.sym, fr.module))
 			own = i;
 	}
@@ -343,7 +343,8 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 
 		xp_launcher_frame(&who, kind, sym, fr.module);
 
-		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED;
+		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED &&
+		       kind != XP_FRAME_NOTE;
 		/* the framework's operation nearest the Python caller names the site */
 		if (!shown_py)
 			xp_framework_op(sym, op, sizeof(op));

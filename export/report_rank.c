@@ -176,7 +176,9 @@ static int spread(struct rep *R)
 			snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns, (long long)slow,
 				 brief);
 			xp_rep_put_row(R, line);
-			xp_elide_name(site ? site : "(no launch stack)", brief, 96);
+			/* the site as the kernel report names it (a line, "NCCL: DDP
+			 * reducer, bucket 1"), cut to the width with the row */
+			snprintf(brief, sizeof(brief), "%s", site ? site : "(no launch stack)");
 			snprintf(line, sizeof(line), "%24s%s", "", brief);
 			xp_rep_put_row(R, line);
 		} else if (o->format == XP_FMT_CSV) {

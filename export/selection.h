@@ -12,4 +12,11 @@
  * not; 1 too when the database has none of those tables to ask. */
 int xp_selection_matches(sqlite3 *db, int64_t pid, int64_t tid);
 
+/* The pids a database stores for a --pid as given: in a merged job
+ * (gtid.h) a process's pid carries its run above the local pid a person
+ * sees (run 0's is the pid itself). Returns how many stored pids match it,
+ * as given or as their local part (2: two or more), the first two in
+ * stored, the one stored as given first. */
+int xp_selection_stored_pid(sqlite3 *db, int64_t pid, int64_t stored[2]);
+
 #endif

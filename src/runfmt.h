@@ -81,7 +81,7 @@ enum xp_record_type {
 #define XP_STACK_HAS_USER_COPY (1u << 3) /* struct xp_user_regs_copy + stack bytes follow the IPs */
 /* the copy stops just past the innermost Python evaluation's C frame, on
  * purpose: the interpreter's frames above it are in the launch's Python
- * stack (the injection library's launch records, 3.11/3.12) */
+ * stack (the injection library's launch records, 3.11+) */
 #define XP_STACK_COPY_TO_PYTHON (1u << 4)
 
 /* Stacks as recorded: IPs, leaf first. Followed in the record by

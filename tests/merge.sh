@@ -83,6 +83,15 @@ sys.exit(0 if len(pids) == 3 and want <= names else 1)
 EOF
 python3 "$(dirname "$0")/chrome-check.py" trace "$tmp/job/xpcorr.db" "$tmp/job.json" >"$tmp/cc" 2>&1 &&
 	say "ok   chrome-check: the job's trace agrees with its database" || say "FAIL chrome-check: $(cat "$tmp/cc")"
+# --pid: every rank is pid 4000: as given it is the first run's (rank 0's,
+# stored as it is), with a word on the others; the stored pid of rank 1
+# (1 << 22 | 4000) names that one
+"$xpcorr" export --format folded --weight gpu --pid 4000 "$tmp/job" >"$tmp/p0" 2>"$tmp/err" &&
+	[ -s "$tmp/p0" ] && grep -q "first run's process; another run's of that pid is stored as" "$tmp/err" &&
+	say "ok   export --pid 4000: rank 0's, the others named" || say "FAIL export --pid 4000: $(cat "$tmp/err")"
+"$xpcorr" export --format folded --weight gpu --pid 4198304 "$tmp/job" >"$tmp/p1" 2>"$tmp/err" &&
+	[ -s "$tmp/p1" ] && ! cmp -s "$tmp/p0" "$tmp/p1" && say "ok   export --pid (stored): rank 1's" ||
+	say "FAIL export --pid 4198304: $(cat "$tmp/err")"
 "$xpcorr" diff "$tmp/job" "$tmp/job" >/dev/null 2>&1 && say "ok   diff reads the job" || say "FAIL diff"
 "$xpcorr" info "$tmp/job" 2>&1 | grep -q "^  run [12] .*node-c .*collectives .*200 nccl collectives" &&
 	say "ok   info lists the job's runs" || say "FAIL info: $("$xpcorr" info "$tmp/job" 2>&1 | tail -5)"

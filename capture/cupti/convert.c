@@ -93,23 +93,29 @@ void xp_kernel_from_cupti(const CUpti_ActivityKernel10 *k, uint32_t name,
 		out->flags |= XP_GPU_F_DEVICE_LAUNCH;
 }
 
+/* The fields a copy record and a peer-to-peer one share (two CUPTI structs
+ * with the same names), into a struct xp_gpu_memcpy. */
+#define MEMCPY_COMMON(out, m) do {                                              \
+		(out)->start = (m)->start;                                      \
+		(out)->end = (m)->end;                                          \
+		(out)->correlation_id = (m)->correlationId;                     \
+		(out)->bytes = (m)->bytes;                                      \
+		(out)->graph_node_id = (m)->graphNodeId;                        \
+		(out)->graph_id = (m)->graphId;                                 \
+		(out)->device = (m)->deviceId;                                  \
+		(out)->context = (m)->contextId;                                \
+		(out)->stream = (m)->streamId;                                  \
+		(out)->copy_kind = (m)->copyKind;                               \
+		(out)->src_kind = (m)->srcKind;                                 \
+		(out)->dst_kind = (m)->dstKind;                                 \
+		if ((m)->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)              \
+			(out)->flags |= XP_GPU_F_ASYNC;                         \
+	} while (0)
+
 void xp_memcpy_from_cupti(const CUpti_ActivityMemcpy6 *m, struct xp_gpu_memcpy *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->start = m->start;
-	out->end = m->end;
-	out->correlation_id = m->correlationId;
-	out->bytes = m->bytes;
-	out->graph_node_id = m->graphNodeId;
-	out->graph_id = m->graphId;
-	out->device = m->deviceId;
-	out->context = m->contextId;
-	out->stream = m->streamId;
-	out->copy_kind = m->copyKind;
-	out->src_kind = m->srcKind;
-	out->dst_kind = m->dstKind;
-	if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-		out->flags |= XP_GPU_F_ASYNC;
+	MEMCPY_COMMON(out, m);
 	if (m->isDeviceLaunched)
 		out->flags |= XP_GPU_F_DEVICE_LAUNCH;
 }
@@ -117,20 +123,7 @@ void xp_memcpy_from_cupti(const CUpti_ActivityMemcpy6 *m, struct xp_gpu_memcpy *
 void xp_memcpy_peer_from_cupti(const CUpti_ActivityMemcpyPtoP4 *m, struct xp_gpu_memcpy_peer *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->copy.start = m->start;
-	out->copy.end = m->end;
-	out->copy.correlation_id = m->correlationId;
-	out->copy.bytes = m->bytes;
-	out->copy.graph_node_id = m->graphNodeId;
-	out->copy.graph_id = m->graphId;
-	out->copy.device = m->deviceId;
-	out->copy.context = m->contextId;
-	out->copy.stream = m->streamId;
-	out->copy.copy_kind = m->copyKind;
-	out->copy.src_kind = m->srcKind;
-	out->copy.dst_kind = m->dstKind;
-	if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-		out->copy.flags |= XP_GPU_F_ASYNC;
+	MEMCPY_COMMON(&out->copy, m);
 	out->src_device = m->srcDeviceId;
 	out->src_context = m->srcContextId;
 	out->dst_device = m->dstDeviceId;

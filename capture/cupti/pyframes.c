@@ -838,16 +838,30 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 
 uintptr_t xpc_py_eval_cstack(void)
 {
-	uintptr_t tstate;
+	const struct py_offsets *o = &P.o;
+	uintptr_t tstate, f;
 
-	if (!__atomic_load_n(&P.on, __ATOMIC_ACQUIRE) || (P.o.minor != 11 && P.o.minor != 12))
+	if (!__atomic_load_n(&P.on, __ATOMIC_ACQUIRE) || o->minor < 11)
 		return 0;
 	tstate = thread_state();
 	if (tstate <= 1)
 		return 0;
-	/* the thread's root _PyCFrame lives in the thread state, not on the
-	 * stack: the caller keeps only addresses inside its stack */
-	return rd_ptr(tstate, P.o.ts_frame);
+	/* 3.11: the evaluation's _PyCFrame local that tstate->cframe names (the
+	 * thread's root one lives in the thread state: the caller keeps only
+	 * addresses inside its stack) */
+	f = rd_ptr(tstate, o->ts_frame);
+	if (o->minor == 11)
+		return f;
+	/* 3.12+: the innermost entry frame, a _PyInterpreterFrame local of the
+	 * evaluation (owned by the C stack), a few frames up the chain */
+	if (o->minor == 12)
+		f = sane(f) ? rd_ptr(f, o->cf_frame) : 0;
+	for (int step = 0; step < WALK_STEPS && f && sane(f); step++) {
+		if (rd_u8(f, o->fr_owner) == o->owner_cstack)
+			return f;
+		f = rd_ptr(f, o->fr_previous);
+	}
+	return 0;
 }
 
 void xpc_py_stats(struct xpc_py_stats *out)

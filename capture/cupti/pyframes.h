@@ -55,9 +55,10 @@ size_t xpc_py_info(void *buf, size_t size, uint64_t ts);
 uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid);
 
 /* Where on the calling thread's C stack the innermost Python evaluation
- * runs (3.11/3.12: the _PyCFrame local of _PyEval_EvalFrameDefault that
- * tstate->cframe names), 0 if not known (walker off, no Python on this
- * thread, 3.10, 3.13+). Above it the native stack is the interpreter's own,
+ * runs: a local of its _PyEval_EvalFrameDefault (3.11: the _PyCFrame that
+ * tstate->cframe names; 3.12+: the entry frame, the first frame up the
+ * chain that the C stack owns); 0 if not known (walker off, no Python on
+ * this thread, 3.10). Above it the native stack is the interpreter's own,
  * which the Python stack already says: launch stack copies can stop there. */
 uintptr_t xpc_py_eval_cstack(void);
 /* Writer thread only: appends the queued code records; how many. */

@@ -1432,6 +1432,14 @@ def t_merge(tmp):
     check(abs(t1 - jr[1][1] - each[1][1]) == 0, "the second run's times moved by its shift")
     p = subprocess.run([XPCORR, "export", "--format", "folded", job], capture_output=True, text=True)
     check(p.returncode == 0 and "spin" in p.stdout, "folded stacks of the job (%d)" % p.returncode)
+    # --pid as a person sees it (the second run's own pid) selects that process
+    local = pids[1] & ((1 << 22) - 1)
+    p = subprocess.run([XPCORR, "export", "--format", "folded", "--root", "pid", "--pid", str(local),
+                        job], capture_output=True, text=True)
+    roots = {line.split(";")[0] for line in p.stdout.splitlines()}
+    # (the root names it as stored: unique in the job)
+    check(p.returncode == 0 and len(roots) == 1 and roots.pop().endswith("-%d" % pids[1]),
+          "export --pid %d: that process alone (%d %r)" % (local, p.returncode, p.stderr[-200:]))
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
