@@ -5,6 +5,9 @@ in one process (one Python and CUDA start-up for both), each after its own
 warm-up, optionally under torch.profiler, and prints each block's times:
   python3 bench/overhead-torch.py --loops launch,compute [--profiler off|on|stack]
   python3 bench/overhead-torch.py --count 20   # CUDA activities per launch-loop step
+  --pin-main: after each warm-up, the main thread alone on the first CPU the
+  process may use, its other threads (CUDA's, CUPTI's, a profiler's) on the
+  rest: the launching thread never shares a CPU with them
 stdout: one deterministic `mode=M steps=N result=R` line per loop (the same
 with and without any profiler); stderr: `xpbench-block loop=L wall_us=W
 cuda_us=C` per block (per step: wall clock with the block's final sync, and
@@ -16,6 +19,7 @@ import argparse
 import contextlib
 import os
 import sys
+import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
 import torch  # noqa: E402
@@ -28,6 +32,23 @@ def profiler(kind):
     from torch.profiler import ProfilerActivity, profile
     return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                    with_stack=(kind == "stack"))
+
+
+ALLOWED = sorted(os.sched_getaffinity(0))   # the process's CPUs, as started
+
+
+def pin_main_thread():
+    """The main thread on the first allowed CPU, every other thread of the
+    process on the others (threads come and go: called after each warm-up)."""
+    cpus = ALLOWED
+    if len(cpus) < 2:
+        return
+    me = threading.get_native_id()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {cpus[0]} if int(tid) == me else set(cpus[1:]))
+        except OSError:
+            pass                # a thread that ended meanwhile
 
 
 def count(steps):
@@ -60,6 +81,7 @@ def main():
     p.add_argument("--compute-warmup", type=int, default=10)
     p.add_argument("--profiler", choices=["off", "on", "stack"], default="off")
     p.add_argument("--count", type=int, metavar="STEPS", help="only count launches per step")
+    p.add_argument("--pin-main", action="store_true", help="the main thread alone on one CPU")
     args = p.parse_args()
     if args.count:
         count(args.count)
@@ -67,7 +89,8 @@ def main():
     for loop in args.loops.split(","):
         a = argparse.Namespace(mode=loop, size=64, steps=getattr(args, loop + "_steps"),
                                block=getattr(args, loop + "_block"),
-                               warmup=getattr(args, loop + "_warmup"))
+                               warmup=getattr(args, loop + "_warmup"),
+                               after_warmup=pin_main_thread if args.pin_main else None)
         with profiler(args.profiler):
             wall, cuda, results = torch_loop.run(a)
         for w, c in zip(wall, cuda):

@@ -23,6 +23,9 @@ Environment (all optional):
   SEED=N      the shuffle's seed (default: from the clock; printed)
   BUDGET_S=480  rounds stop when the next would end past this many seconds from the start
   PROG_CPUS=2-5 XPCAP_CPUS=6-7 HARNESS_CPUS=1, PIN=0 for no pinning
+  PIN_MAIN=1  the PyTorch loops' main thread alone on the first of PROG_CPUS,
+              their other threads on the rest (overhead-torch.py --pin-main;
+              not yet tried on a GPU machine)
   STEADY=1    every program process alike: address-space randomization off
               (setarch -R) and PYTHONHASHSEED=0, so that layouts do not add
               process-to-process noise; STEADY=0 leaves them as they come
@@ -233,7 +236,8 @@ class Harness:
                     "--per-block", str(self.cuda_per_block), "--warmup", "5"]
         return [sys.executable, os.path.join(HERE, "overhead-torch.py"),
                 "--loops", ",".join(self.torch_loops()), "--launch-steps", str(self.launch_steps),
-                "--compute-steps", str(self.compute_steps), "--profiler", cfg.profiler]
+                "--compute-steps", str(self.compute_steps), "--profiler", cfg.profiler] + \
+            (["--pin-main"] if os.environ.get("PIN_MAIN") == "1" else [])
 
     def command(self, kind, cfg, rnd, rundir, fake=False):
         """(argv, env) of one process of a configuration; fake: DRY's stand-in alone."""

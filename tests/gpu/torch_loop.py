@@ -74,6 +74,8 @@ def run(args):
     for _ in range(args.warmup):
         step(state)
     torch.cuda.synchronize()
+    if getattr(args, "after_warmup", None):     # a benchmark's own step (bench/overhead-torch.py)
+        args.after_warmup()
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times, cuda_times, results = [], [], []
     for _ in range(0, args.steps, args.block):
