@@ -113,7 +113,8 @@ static int fill(sqlite3 *db, const struct merge_opts *o, const struct job_run *r
 
 		sqlite3 *run = NULL;
 
-		if ((rc = xp_cmd_open_db("xpcorr merge", runs[i].path, &run)))
+		/* opened before for its clock: one run at a time here */
+		if ((rc = xp_cmd_reopen_db("xpcorr merge", runs[i].path, &run)))
 			break;
 		if (xp_dbmerge_run(m, run, &mr, err, sizeof(err))) {
 			fprintf(stderr, "xpcorr merge: %s: %s\n", runs[i].path, err);

@@ -41,7 +41,7 @@ void xp_print_load_warnings(const struct xp_load_result *res)
 			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
 }
 
-int xp_cmd_open_db(const char *who, const char *target, sqlite3 **db)
+static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 {
 	struct xp_load_result res;
 	struct xp_load_opts o;
@@ -73,6 +73,17 @@ int xp_cmd_open_db(const char *who, const char *target, sqlite3 **db)
 		fprintf(stderr, "xpcorr: %s\n", res.error);
 		return XP_EXIT_FAIL;
 	}
-	xp_print_load_warnings(&res);
+	if (warn)
+		xp_print_load_warnings(&res);
 	return XP_EXIT_OK;
+}
+
+int xp_cmd_open_db(const char *who, const char *target, sqlite3 **db)
+{
+	return open_db(who, target, db, 1);
+}
+
+int xp_cmd_reopen_db(const char *who, const char *target, sqlite3 **db)
+{
+	return open_db(who, target, db, 0);
 }

@@ -29,5 +29,8 @@ void xp_print_load_warnings(const struct xp_load_result *res);
  * path: "xpcorr report: /x: no such run directory"; who names the command)
  * or XP_EXIT_FAIL. */
 int xp_cmd_open_db(const char *who, const char *target, sqlite3 **db);
+/* The same, for a database this command opened before: its warnings (a
+ * stale read-only run's) were said then, errors are said again. */
+int xp_cmd_reopen_db(const char *who, const char *target, sqlite3 **db);
 
 #endif

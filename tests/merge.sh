@@ -164,4 +164,18 @@ for odd in fifo link; do
 		say "ok   a run whose xpcorr.db is a $odd: ingested again, merged as node-b" ||
 		say "FAIL xpcorr.db as a $odd: exit $rc, host '$host': $(cat "$tmp/err")"
 done
+
+# another user's runs, stale and read-only to the one merging: each run's
+# database is read as it is, and said once (the merge opens a run twice)
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+	touch "$tmp/a/meta.json"
+	chmod 755 "$tmp" && chmod -R a+rX "$tmp/a" "$tmp/b" && mkdir -m 777 "$tmp/ro"
+	runuser -u nobody -- "$xpcorr" merge -q -o "$tmp/ro/job" "$tmp/a" "$tmp/b" 2>"$tmp/err"
+	rc=$?
+	[ $rc = 0 ] && [ "$(grep -c "a/xpcorr.db is older than the run" "$tmp/err")" = 1 ] &&
+		say "ok   a stale run another user owns: merged as it is, said once" ||
+		say "FAIL stale read-only run: exit $rc: $(cat "$tmp/err")"
+else
+	echo "skip: the read-only run check needs root and runuser (to merge as nobody)"
+fi
 exit $fail
