@@ -4,15 +4,7 @@
 # xpcap's defaults; the run, its database, the graph events and kernels'
 # graph ids, the report --by graph and the ground truth land in $OUT.
 #   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/graphs-device.sh
-set -u
-C=$(realpath "${CARRY:-.devcarry/e2e}")
-OUT=${OUT:-/tmp/xp-graphs-out}
-R=/tmp/xp-graphs
-G=$(dirname "$(realpath "$0")")
-rm -rf "$R"; mkdir -p "$R" "$OUT"
-exec > >(tee "$OUT/graphs-device.log") 2>&1
-X="$R/xpcorr"
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
+. "$(dirname "$(realpath "$0")")/device-env.sh" graphs
 run="$R/graphs"
 python3 "$G/graphs_serving.py" > "$R/bare.out" 2>/dev/null; echo "rc=$?" >> "$R/bare.out"
 "$C/xpcap" record -q -o "$run" -- python3 "$G/graphs_serving.py" > "$R/rec.out" 2>/dev/null; echo "rc=$?" >> "$R/rec.out"

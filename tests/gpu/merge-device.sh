@@ -7,18 +7,7 @@
 # collectives (gloo's copy back after each all-reduce) within 50 us, and
 # report the ranks side by side. Runs and databases come back in $OUT.
 #   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/merge-device.sh
-set -u
-C=$(realpath "${CARRY:-.devcarry/e2e}")
-OUT=${OUT:-/tmp/xp-merge-out}
-R=/tmp/xp-merge
-G=$(dirname "$(realpath "$0")")
-rm -rf "$R"; mkdir -p "$R" "$OUT"
-# the log: a plain file (a bare `wait` would also wait for a `>(tee)`: it
-# never ends, and that hung this script twice)
-exec > "$OUT/merge-device.log" 2>&1
-X="$R/xpcorr"
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
-q() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); [print('|'.join(map(str,r))) for r in d.execute(sys.argv[2])]" "$1" "$2"; }
+. "$(dirname "$(realpath "$0")")/device-env.sh" merge plain
 STEPS=40
 if [ "${TORCHRUN:-1}" = 1 ]; then
 echo "== torchrun, one record"

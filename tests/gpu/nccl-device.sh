@@ -4,18 +4,9 @@
 # defaults; per rank, GPU records against torch.profiler's, devices, who the
 # NCCL kernels are attributed to. NVLink multicast stays off.
 #   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/nccl-device.sh
-set -u
+. "$(dirname "$(realpath "$0")")/device-env.sh" nccl
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-C=$(realpath "${CARRY:-.devcarry/e2e}")
-OUT=${OUT:-/tmp/xp-nccl-out}
-R=/tmp/xp-nccl
-G=$(dirname "$(realpath "$0")")
-rm -rf "$R"; mkdir -p "$R" "$OUT"
-exec > >(tee "$OUT/nccl-device.log") 2>&1
-X="$R/xpcorr"
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
 nvidia-smi --query-gpu=index,name --format=csv,noheader
-q() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); [print('|'.join(map(str,r))) for r in d.execute(sys.argv[2])]" "$1" "$2"; }
 for job in ddp tp; do
 	echo "== $job"
 	mkdir -p "$R/$job-count"

@@ -8,15 +8,7 @@
 # counts from `xpcorr info`. Databases are ingested here.
 #   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/pylines-device.sh
 #   ONLY=torch ...      the PyTorch loop alone
-set -u
-C=$(realpath "${CARRY:-.devcarry/e2e}")
-OUT=${OUT:-/tmp/xp-pylines-out}
-R=/tmp/xp-pylines
-G=$(dirname "$(realpath "$0")")
-rm -rf "$R"; mkdir -p "$R" "$OUT"
-exec > >(tee "$OUT/pylines-device.log") 2>&1
-X="$R/xpcorr"
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
+. "$(dirname "$(realpath "$0")")/device-env.sh" pylines
 echo "== versions"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c 'import torch, transformers, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "transformers", transformers.__version__)'
 

@@ -4,15 +4,7 @@
 # where no Python frame exists: are those launches named for the autograd
 # node, does the footer give that reason, and do counts equal torch.profiler's?
 #   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/train-device.sh
-set -u
-C=$(realpath "${CARRY:-.devcarry/e2e}")
-OUT=${OUT:-/tmp/xp-train-out}
-R=/tmp/xp-train
-G=$(dirname "$(realpath "$0")")
-rm -rf "$R"; mkdir -p "$R" "$OUT"
-exec > >(tee "$OUT/train-device.log") 2>&1
-X="$R/xpcorr"
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$C/lib" "$C/xpcorr" > "$X"; chmod +x "$X"
+. "$(dirname "$(realpath "$0")")/device-env.sh" train
 run="$R/train"
 python3 "$G/train_loop.py" > "$R/bare.out" 2>/dev/null; echo "rc=$?" >> "$R/bare.out"
 "$C/xpcap" record -q -o "$run" -- python3 "$G/train_loop.py" > "$R/rec.out" 2>/dev/null; echo "rc=$?" >> "$R/rec.out"
