@@ -95,6 +95,8 @@ CONFIGS = [
            env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="launchapi", **{PYFRAMES_ENV: "0"})),
     Config("floor-hwtrace", "CUPTI floor with hardware event tracing",
            env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="hwtrace", **{PYFRAMES_ENV: "0"})),
+    Config("floor-prealloc", "CUPTI floor with 4 device buffers of 32 MiB made at start",
+           env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="prealloc", **{PYFRAMES_ENV: "0"})),
     Config("floor-all", "CUPTI floor with notscb and launchapi",
            env=dict(XPCAP_CALLBACKS="none", XPCAP_BENCH="notscb,launchapi",
                     **{PYFRAMES_ENV: "0"})),
@@ -108,7 +110,7 @@ GROUPS = {
     "xpcap-parts": ["bare", "cupti-floor", "xpcap", "xpcap-no-sampler"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
     "floor": ["bare", "torch.profiler", "cupti-floor", "floor-sync", "floor-notscb",
-              "floor-launchapi", "floor-hwtrace", "floor-all"],
+              "floor-launchapi", "floor-hwtrace", "floor-prealloc", "floor-all"],
     "all": [c.name for c in CONFIGS[:9]],        # more than one call's worth: BUDGET_S cuts rounds
 }
 

@@ -67,7 +67,7 @@ static enum xpc_callback_level callback_level(void)
 	return XPC_CALLBACKS_ALL;
 }
 
-/* XPCAP_BENCH=hwtrace,notscb,launchapi: benchmark knobs that
+/* XPCAP_BENCH=hwtrace,notscb,launchapi,prealloc: benchmark knobs that
  * try CUPTI settings below its default cost (bench/overhead_harness.py's
  * "floor" group measures each); unknown words are ignored. */
 static int bench_knob(const char *word)
@@ -303,6 +303,25 @@ static int subscribe(void)
 	return -EIO;
 }
 
+/* XPCAP_BENCH=prealloc: CUPTI's device buffers for timestamps made before
+ * the first launch, and larger (CUPTI 13 has no per-thread activity
+ * buffer attribute, the other lead of the same kind). */
+static void prealloc_device_buffers(void)
+{
+	size_t size = 32u << 20, count = 4;
+	size_t len = sizeof(size);
+	CUptiResult res;
+
+	res = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &len, &size);
+	if (res == CUPTI_SUCCESS) {
+		len = sizeof(count);
+		res = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+						&len, &count);
+	}
+	if (res != CUPTI_SUCCESS)
+		xpc_log("XPCAP_BENCH=prealloc: %s", cupti_error(res));
+}
+
 static int configure(void)
 {
 	CUptiResult res;
@@ -316,6 +335,8 @@ static int configure(void)
 	xpc.clock_method = res == CUPTI_SUCCESS ? XP_GPU_CLOCK_CALLBACK : XP_GPU_CLOCK_CALIBRATED;
 	if (bench_knob("hwtrace") && (res = cuptiActivityEnableHWTrace(1)) != CUPTI_SUCCESS)
 		xpc_log("XPCAP_BENCH=hwtrace: %s", cupti_error(res));
+	if (bench_knob("prealloc"))
+		prealloc_device_buffers();
 	res = cuptiActivityRegisterCallbacks(xpc_buffer_requested, xpc_buffer_completed);
 	if (res != CUPTI_SUCCESS)
 		goto cupti_fail;
