@@ -351,6 +351,11 @@ static int memset_row(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_
 	return 0;
 }
 
+/* A copy's row; ends: its two GPUs' columns (NULL, NULL in a database made
+ * before copies between GPUs had them). */
+#define MEMCPY_SQL(ends) GPU_COMMON ", g.bytes, g.copyKind, g.srcKind, g.dstKind, " ends \
+	GPU_JOIN("MEMCPY")
+
 int xp_chrome_gpu_events(struct xp_chrome *c)
 {
 	int err;
@@ -359,10 +364,8 @@ int xp_chrome_gpu_events(struct xp_chrome *c)
 			    " g.blockX, g.blockY, g.blockZ, g.registersPerThread, g.staticSharedMemory,"
 			    " g.dynamicSharedMemory" GPU_JOIN("KERNEL"), kernel)) ||
 	    (err = gpu_rows(c, xp_db_has_column(c->db, "CUPTI_ACTIVITY_KIND_MEMCPY", "srcDeviceId")
-			    ? GPU_COMMON ", g.bytes, g.copyKind, g.srcKind, g.dstKind, g.srcDeviceId,"
-			      " g.dstDeviceId" GPU_JOIN("MEMCPY")
-			    : GPU_COMMON ", g.bytes, g.copyKind, g.srcKind, g.dstKind, NULL, NULL"
-			      GPU_JOIN("MEMCPY"), memcpy_row)) ||
+			    ? MEMCPY_SQL("g.srcDeviceId, g.dstDeviceId") : MEMCPY_SQL("NULL, NULL"),
+			    memcpy_row)) ||
 	    (err = gpu_rows(c, GPU_COMMON ", g.bytes, g.memKind, g.value" GPU_JOIN("MEMSET"),
 			    memset_row)))
 		return err;

@@ -178,8 +178,7 @@ static int spread(struct rep *R)
 			xp_rep_put_row(R, line);
 			/* the site as the kernel report names it (a line, "NCCL: DDP
 			 * reducer, bucket 1"), cut to the width with the row */
-			snprintf(brief, sizeof(brief), "%s", site ? site : "(no launch stack)");
-			snprintf(line, sizeof(line), "%24s%s", "", brief);
+			snprintf(line, sizeof(line), "%24s%s", "", site ? site : "(no launch stack)");
 			xp_rep_put_row(R, line);
 		} else if (o->format == XP_FMT_CSV) {
 			fputs("\"spread\",,,,,,,,,", R->out);

@@ -11,7 +11,7 @@
 /* ?1 pid, ?2 tid, each < 0 for any; globalTid is pid << 24 | tid; a merged
  * job's pids carry their run above bit 22 (gtid.h): a pid matches as given
  * or as its local part */
-#define PID_IS(p) "(" p " = ?1 OR (" p " & 4194303) = ?1)"
+#define PID_IS(p) "(" p " = ?1 OR " XP_SQL_PID_LOCAL(p) " = ?1)"
 static const char *const queries[] = {
 	"SELECT 1 FROM PROCESSES WHERE ?2 < 0 AND " PID_IS("pid"),
 	"SELECT 1 FROM xp_tasks WHERE (?1 < 0 OR " PID_IS("pid") ") AND (?2 < 0 OR tid = ?2)",

@@ -112,7 +112,7 @@ static int64_t note_node(sqlite3_stmt *const ins[3], struct xp_u64map *nodes, in
 {
 	uint64_t *slot;
 	char text[48];
-	int64_t sym, frame;
+	int64_t sym, frame, node;
 	int fresh;
 
 	if (xp_u64map_upsert(nodes, (uint64_t)stack, bucket, &slot, &fresh))
@@ -130,8 +130,9 @@ static int64_t note_node(sqlite3_stmt *const ins[3], struct xp_u64map *nodes, in
 		return -1;
 	sqlite3_bind_int64(ins[2], 1, stack);
 	sqlite3_bind_int64(ins[2], 2, frame);
-	*xp_u64map_find(nodes, (uint64_t)stack, bucket) = (uint64_t)insert_id(ins[2]);
-	return (int64_t)*xp_u64map_find(nodes, (uint64_t)stack, bucket);
+	node = insert_id(ins[2]);
+	*slot = (uint64_t)node;     /* no upsert since: slot still valid */
+	return node;
 }
 
 static int apply_notes(sqlite3 *db, const struct noted *v, size_t n)
@@ -159,10 +160,15 @@ static int apply_notes(sqlite3 *db, const struct noted *v, size_t n)
 	for (size_t i = 0; i < n && !err; i++) {
 		int64_t node = note_node(st, &nodes, module, v[i].stack, v[i].bucket);
 
+		if (node < 0) {
+			err = -EIO;
+			break;
+		}
 		sqlite3_bind_int64(st[3], 1, node);
 		sqlite3_bind_int64(st[3], 2, v[i].launch);
-		if (node < 0 || insert_id(st[3]) < 0)
+		if (sqlite3_step(st[3]) != SQLITE_DONE)
 			err = -EIO;
+		sqlite3_reset(st[3]);
 	}
 	for (int i = 0; i < 4; i++)
 		sqlite3_finalize(st[i]);

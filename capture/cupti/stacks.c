@@ -250,8 +250,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* Drains while records come, naps when none do, and flushes the file at
- * the GPU stream's period so that a killed program loses as little. */
 /* How long to nap after n records came in the since_ns before this drain. */
 static long next_nap(uint64_t n, uint64_t since_ns, long nap)
 {
@@ -263,6 +261,8 @@ static long next_nap(uint64_t n, uint64_t since_ns, long nap)
 	return want < NAP_MIN_NS ? NAP_MIN_NS : want > NAP_MAX_NS ? NAP_MAX_NS : (long)want;
 }
 
+/* Drains, naps (next_nap), and flushes the file at the GPU stream's period
+ * so that a killed program loses as little. */
 static void *writer_main(void *arg)
 {
 	uint64_t flushed = mono_ns(), last = flushed;
