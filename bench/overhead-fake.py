@@ -4,9 +4,13 @@ launch-loop print, with synthetic times whose true added costs are TRUTH, so
 the harness's scheduling, pairing, statistics and table run end to end.
 Each round shares one drift (the machine's slow changes, which pairing must
 cancel); each process gets its own offset and each block its own noise.
+FAKE_SLOW=1: like the GPU machine's virtual CPUs, each block runs at full
+speed or, half the time, 1.5x slower, and a calibration loop (1.7x slower
+then) is timed before and after it (overhead-torch.py --main-cpus).
   python3 bench/overhead-fake.py --kind torch|cuda-c --config C --round R --seed S
 """
 import argparse
+import os
 import random
 import sys
 
@@ -55,9 +59,16 @@ def main():
     for loop in loops:
         rng = random.Random("%s:%d:%s:%s" % (args.seed, args.round, args.config, loop))
         step = (BARE[loop] + added(loop, args.config)) * (1 + drift) * (1 + rng.gauss(0, 0.02))
+        slow = os.environ.get("FAKE_SLOW") == "1"
         for _ in range(BLOCKS[loop]):
             w = step * (1 + rng.gauss(0, 0.01))
-            print("xpbench-block loop=%s wall_us=%.4f cuda_us=%.4f" % (loop, w, w * 0.97),
+            calib = ""
+            if slow:
+                state = 1.0 if rng.random() < 0.5 else 1.5
+                w *= state
+                calib = " calib0_us=%.1f calib1_us=%.1f" % tuple(
+                    300 * (1.7 if state > 1 else 1.0) * (1 + abs(rng.gauss(0, 0.03))) for _ in range(2))
+            print("xpbench-block loop=%s wall_us=%.4f cuda_us=%.4f%s" % (loop, w, w * 0.97, calib),
                   file=sys.stderr)
         if loop == "cuda-c":
             print("launch-loop launches=22500 counter=22500")

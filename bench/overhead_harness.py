@@ -22,10 +22,17 @@ Environment (all optional):
   DRY=1       no GPU: overhead-fake.py stands in for every process (exercises the pipeline)
   SEED=N      the shuffle's seed (default: from the clock; printed)
   BUDGET_S=480  rounds stop when the next would end past this many seconds from the start
-  PROG_CPUS=2-5 XPCAP_CPUS=6-7 HARNESS_CPUS=1, PIN=0 for no pinning
-  PIN_MAIN=1  the PyTorch loops' main thread alone on the first of PROG_CPUS,
-              their other threads on the rest (overhead-torch.py --pin-main;
-              not yet tried on a GPU machine)
+  PROG_CPUS=2-13 XPCAP_CPUS=14-15 HARNESS_CPUS=1, PIN=0 for no pinning
+  PIN_MAIN=1  (default) the PyTorch loops' main thread on the first MAIN_CPUS
+              of PROG_CPUS, their other threads on the rest
+              (overhead-torch.py --pin-main); PIN_MAIN=0: as the OS places them
+  MAIN_CPUS=8 before each block the main thread moves to the one of its
+              CPUs that runs a fixed Python loop fastest just then; that
+              loop's time before and after each block goes into the raw file
+              (b lines), and the table adds one of the blocks that ran at
+              full speed: the GPU machine's virtual CPUs run at two speeds
+              (1.5-1.9x apart) as the host's load comes and goes, with no
+              steal time to show it (bench/results/cpu-speed-probe-*)
   STEADY=1    every program process alike: address-space randomization off
               (setarch -R) and PYTHONHASHSEED=0, so that layouts do not add
               process-to-process noise; STEADY=0 leaves them as they come
@@ -163,7 +170,7 @@ class Harness:
         """CPU lists for the program, xpcap and this runner, or None when off."""
         if g("PIN", "1") == "0":
             return None
-        pin = {"prog": g("PROG_CPUS", "2-5"), "xpcap": g("XPCAP_CPUS", "6-7"),
+        pin = {"prog": g("PROG_CPUS", "2-13"), "xpcap": g("XPCAP_CPUS", "14-15"),
                "harness": g("HARNESS_CPUS", "1")}
         have = os.sched_getaffinity(0)
         for v in pin.values():
@@ -239,7 +246,8 @@ class Harness:
         return [sys.executable, os.path.join(HERE, "overhead-torch.py"),
                 "--loops", ",".join(self.torch_loops()), "--launch-steps", str(self.launch_steps),
                 "--compute-steps", str(self.compute_steps), "--profiler", cfg.profiler] + \
-            (["--pin-main"] if os.environ.get("PIN_MAIN") == "1" else [])
+            (["--pin-main", "--main-cpus", os.environ.get("MAIN_CPUS", "8")]
+             if self.pin and os.environ.get("PIN_MAIN", "1") == "1" else [])
 
     def command(self, kind, cfg, rnd, rundir, fake=False):
         """(argv, env) of one process of a configuration; fake: DRY's stand-in alone."""
@@ -310,7 +318,8 @@ class Harness:
         for line in err.splitlines():
             if line.startswith("xpbench-block "):
                 kv = dict(t.split("=", 1) for t in line.split()[1:])
-                blocks.setdefault(kv["loop"], []).append((float(kv["wall_us"]), float(kv["cuda_us"])))
+                blocks.setdefault(kv["loop"], []).append(
+                    {k: float(v) for k, v in kv.items() if k != "loop"})
         loops = ["cuda-c"] if kind == "cuda-c" else self.torch_loops()
         for loop in loops:
             b = blocks.get(loop)
@@ -319,8 +328,13 @@ class Harness:
                 self.raw_line("%s rc=%d secs=%.2f" % (head, rc or 1, secs))
                 continue
             self.raw_line("%s wall_us=%.4f cuda_us=%.4f blocks=%d rc=0 secs=%.2f" % (
-                head, overhead_stats.median([w for w, _ in b]),
-                overhead_stats.median([c for _, c in b]), len(b), secs))
+                head, overhead_stats.median([x["wall_us"] for x in b]),
+                overhead_stats.median([x["cuda_us"] for x in b]), len(b), secs))
+            for x in b:     # calibrated blocks, each: which ran at full speed is decided later
+                if "calib0_us" in x:
+                    self.raw_line("b round=%d loop=%s config=%s wall_us=%.3f calib0_us=%.1f"
+                                  " calib1_us=%.1f" % (rnd, loop, cfg.name, x["wall_us"],
+                                                       x["calib0_us"], x["calib1_us"]))
         if rc or not blocks:
             self.errors += 1
             last = (err.strip().splitlines() or ["no output"])[-1]
@@ -451,7 +465,7 @@ class Harness:
                 time.monotonic() - start + last * (self.rounds - rnd)))
         self.raw.close()
         with open(os.path.join(self.out, "overhead.raw")) as f:
-            text = overhead_stats.table(f.readlines(), self.resamples)
+            text = overhead_stats.tables(f.readlines(), self.resamples)
         with open(os.path.join(self.out, "overhead.txt"), "w") as f:
             f.write(text)
         self.say("")

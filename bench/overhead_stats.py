@@ -23,6 +23,7 @@ LOOP_TITLES = {
     "cuda-c": "CUDA C launch loop (no Python)",
 }
 LOOP_ORDER = ["launch", "cuda-c", "compute"]
+FULL_SPEED_TITLE = "Blocks at full CPU speed"
 REFERENCE = "torch.profiler"     # the ratio column compares with this configuration
 
 
@@ -99,7 +100,7 @@ def ratio_ci(pairs, resamples=2000, level=0.95, rng=None):
 def parse_raw(lines):
     """-> (header dict, info {(loop or kind, config or '', key): value},
     meas {(loop, config): {round: {metric: float}}})"""
-    header, info, meas = {}, {}, {}
+    header, info, meas, blocks = {}, {}, {}, {}
     for line in lines:
         tok = line.split()
         if not tok:
@@ -115,8 +116,36 @@ def parse_raw(lines):
                     info[where + (k,)] = v
         elif tok[0] == "m" and kv.get("rc", "0") == "0" and "wall_us" in kv:
             d = meas.setdefault((kv["loop"], kv["config"]), {})
-            d[int(kv["round"])] = {k: float(kv[k]) for k in ("wall_us", "cuda_us") if k in kv}
+            d[int(kv["round"])] = {k: float(kv[k]) for k in METRICS if k in kv}
+        elif tok[0] == "b":
+            blocks.setdefault((kv["loop"], kv["config"], int(kv["round"])), []).append(
+                (float(kv["wall_us"]), max(float(kv["calib0_us"]), float(kv["calib1_us"]))))
+    full_speed(blocks, info, meas)
     return header, info, meas
+
+
+def full_speed(blocks, info, meas):
+    """Each process's median over its blocks that ran at full CPU speed, as
+    metric fast_us (none with fewer than MIN_FAST_BLOCKS of them); how many
+    blocks of each loop did, as info (loop, '', 'fast_blocks')."""
+    for loop in sorted({k[0] for k in blocks}):
+        mine = {k: v for k, v in blocks.items() if k[0] == loop}
+        ref = quantile([c for v in mine.values() for _, c in v], FAST_REF_QUANTILE)
+        fast_n = total = 0
+        for (_, config, rnd), v in mine.items():
+            fast = [w for w, c in v if c <= FAST_FACTOR * ref]
+            fast_n, total = fast_n + len(fast), total + len(v)
+            if len(fast) >= MIN_FAST_BLOCKS and rnd in meas.get((loop, config), {}):
+                meas[(loop, config)][rnd]["fast_us"] = median(fast)
+        info[(loop, "", "fast_blocks")] = "%d/%d" % (fast_n, total)
+        info[(loop, "", "calibration_ref_us")] = "%.1f" % ref
+
+
+METRICS = ("wall_us", "cuda_us")   # per step: wall clock, CUDA events
+# a block ran at full speed when the calibration loop before and after it took
+# at most FAST_FACTOR x its fastest time in the run (the 2nd percentile); the
+# two speeds of the GPU machine's CPUs differ by 1.5-1.9x, within one by ~15%
+FAST_FACTOR, FAST_REF_QUANTILE, MIN_FAST_BLOCKS = 1.25, 0.02, 3
 
 
 def per_round(meas, loop, config, metric):
@@ -150,9 +179,38 @@ def fmt_ci(ci, prec=2):
     return "[%.*f, %.*f]" % (prec, ci[0], prec, ci[1]) if ci else "-"
 
 
-def table(lines, resamples=2000, seed=None):
-    """The table of a raw file, as text."""
+def notes(info):
+    """What the recorded configurations said of themselves (lost records, CPU)."""
+    out, by = [], {}
+    for (where, c, k), v in sorted(info.items()):
+        if c:
+            by.setdefault((where, c), []).append("%s=%s" % (k, v))
+    if by:
+        out.append("")
+    for (where, c), kv in by.items():
+        out.append("note: %s, %s process: %s" % (c, where, " ".join(kv)))
+    if any(k in ("lost", "inproc_lost", "cupti_dropped") and float(v) > 0
+           for (_, _, k), v in info.items()):
+        out.append("note: records were lost: that configuration did less work than it should")
+    return out
+
+
+def tables(lines, resamples=2000, seed=None):
+    """The wall-clock table, then the one of full-speed blocks where the raw
+    lines have calibrated blocks, then the notes once."""
+    text = table(lines, resamples, seed, with_notes=False)
     header, info, meas = parse_raw(lines)
+    if any(per_round(meas, lp, "bare", "fast_us") for lp in LOOP_ORDER):
+        text += "\n" + table(lines, resamples, seed, metric="fast_us", with_notes=False)
+    return text + "".join(line + "\n" for line in notes(info))
+
+
+def table(lines, resamples=2000, seed=None, metric="wall_us", with_notes=True):
+    """The table of a raw file, as text: of each process's median wall-clock
+    step time, or with metric="fast_us" of its blocks that ran at full CPU
+    speed (overhead-torch.py --main-cpus)."""
+    header, info, meas = parse_raw(lines)
+    second = "cuda_us" if metric == "wall_us" else "wall_us"
     seed = seed if seed is not None else header.get("seed", "1")
     configs = header.get("configs", "").split(",") if header.get("configs") else []
     for _, c in sorted(meas):
@@ -161,30 +219,36 @@ def table(lines, resamples=2000, seed=None):
     out = []
     out.append("95%% confidence intervals: %d bootstrap resamples of rounds (seed %s);"
                " IQR and range: of the per-round paired differences" % (resamples, seed))
-    for loop in [lp for lp in LOOP_ORDER if (lp, "bare") in meas]:
+    if metric == "fast_us":
+        out.append("%s: blocks whose calibration loop took at most %.2fx its fastest time"
+                   " (%g quantile) before and after; a process needs %d; column all: every block,"
+                   " wall clock" % (FULL_SPEED_TITLE, FAST_FACTOR, FAST_REF_QUANTILE, MIN_FAST_BLOCKS))
+    for loop in [lp for lp in LOOP_ORDER if per_round(meas, lp, "bare", metric)]:
         unit, scale, note = scaler(loop, info)
-        bare = per_round(meas, loop, "bare", "wall_us")
+        bare = per_round(meas, loop, "bare", metric)
         bm = median(bare.values())
         out.append("")
+        if metric == "fast_us":
+            note += "; %s blocks at full speed" % info.get((loop, "", "fast_blocks"), "?")
         out.append("== %s: %s; bare %.2f us/step median over %d rounds, IQR %.1f%% of it,"
                    " range %.1f%% (the noise pairing removes)" % (
                        LOOP_TITLES.get(loop, loop), note, bm, len(bare),
                        100 * (quantile(bare.values(), .75) - quantile(bare.values(), .25)) / bm,
                        100 * (max(bare.values()) - min(bare.values())) / bm))
         out.append("%-22s %3s %10s %10s %17s %7s %17s %9s %6s %14s" % (
-            "config", "n", "step_us", unit, "95% CI", "IQR", "range", "cuda-ev", "x prof",
-            "95% CI"))
-        ref = added(meas, loop, REFERENCE, "wall_us", scale)
+            "config", "n", "step_us", unit, "95% CI", "IQR", "range",
+            "cuda-ev" if second == "cuda_us" else "all", "x prof", "95% CI"))
+        ref = added(meas, loop, REFERENCE, metric, scale)
         for c in configs:
             if c == "bare" or (loop, c) not in meas:
                 continue
             rng = random.Random("%s:%s:%s" % (seed, loop, c))
-            a = added(meas, loop, c, "wall_us", scale)
+            a = added(meas, loop, c, metric, scale)
             if not a:
                 continue
             vals = list(a.values())
-            cev = added(meas, loop, c, "cuda_us", scale)
-            step = median(per_round(meas, loop, c, "wall_us").values())
+            cev = added(meas, loop, c, second, scale)
+            step = median(per_round(meas, loop, c, metric).values())
             pairs = [(a[r], ref[r]) for r in sorted(a) if r in ref]
             ratio = ratio_of_medians(pairs) if pairs and c != REFERENCE else None
             rci = ratio_ci(pairs, resamples, rng=rng) if ratio is not None else None
@@ -193,15 +257,6 @@ def table(lines, resamples=2000, seed=None):
                 fmt(quantile(vals, .75) - quantile(vals, .25), 7), fmt_ci((min(vals), max(vals))),
                 fmt(median(cev.values()) if cev else None, 9),
                 fmt(ratio, 6), fmt_ci(rci)))
-    notes = {}
-    for (where, c, k), v in sorted(info.items()):
-        if c:
-            notes.setdefault((where, c), []).append("%s=%s" % (k, v))
-    if notes:
-        out.append("")
-    for (where, c), kv in notes.items():
-        out.append("note: %s, %s process: %s" % (c, where, " ".join(kv)))
-    if any(k in ("lost", "inproc_lost", "cupti_dropped") and float(v) > 0
-           for (_, _, k), v in info.items()):
-        out.append("note: records were lost: that configuration did less work than it should")
+    if with_notes:
+        out += notes(info)
     return "\n".join(out) + "\n"

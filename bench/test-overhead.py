@@ -109,8 +109,14 @@ class Stats(unittest.TestCase):
         self.assertGreater(len({o.index(("torch", "bare")) for o in s1}), 3)
 
 
-def table_rows(text):
-    """{(loop, config): (median, ci, ratio, ratio_ci)} from the printed table"""
+FAST_TABLE = st.FULL_SPEED_TITLE
+
+
+def table_rows(text, fast=False):
+    """{(loop, config): (median, ci, ratio, ratio_ci)} from the printed
+    wall-clock table, or with fast=True from the one of full-speed blocks"""
+    head, _, tail = text.partition(FAST_TABLE)
+    text = tail if fast else head
     loop, rows = None, {}
     num = r"(-?[0-9.]+|-)"
     ci = r"(\[-?[0-9.]+, -?[0-9.]+\]|-)"
@@ -176,6 +182,28 @@ class Dry(unittest.TestCase):
         true_ratio = truth["xpcap"][0] / truth["torch.profiler"][0]
         self.assertTrue(rci[0] <= true_ratio <= rci[1], (ratio, rci, true_ratio))
         self.assertNotIn(("cuda-c", "torch.profiler"), rows)   # no profiler without Python
+
+    def test_full_speed_blocks_see_past_slow_cpus(self):
+        """Half the blocks run 1.5x slower (and say so in their calibration):
+        the wall table widens, the full-speed table still finds the true costs."""
+        with tempfile.TemporaryDirectory() as out:
+            p = self.run_harness(out, ROUNDS="15", CONFIGS="bare,torch.profiler,xpcap",
+                                 LOOPS="launch,compute", FAKE_SLOW="1")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            with open(os.path.join(out, "overhead.txt")) as f:
+                text = f.read()
+        self.assertIn(FAST_TABLE, text)
+        wall, fast = table_rows(text), table_rows(text, fast=True)
+        truth = FAKE["TRUTH"]
+        for loop, i in (("launch", 0), ("compute", 2)):
+            _, ci, _, rci = fast[(loop, "xpcap")]
+            self.assertTrue(ci[0] <= truth["xpcap"][i] <= ci[1], (loop, ci))
+        ci, wall_ci = fast[("launch", "xpcap")][1], wall[("launch", "xpcap")][1]
+        self.assertLess(ci[1] - ci[0], 1.5)
+        self.assertGreater(wall_ci[1] - wall_ci[0], 2 * (ci[1] - ci[0]), (wall_ci, ci))
+        _, _, _, rci = fast[("launch", "xpcap")]
+        self.assertTrue(rci[0] <= truth["xpcap"][0] / truth["torch.profiler"][0] <= rci[1], rci)
+        self.assertRegex(text, r"\d+/\d+ blocks at full speed")
 
     def test_budget_stops_rounds(self):
         with tempfile.TemporaryDirectory() as out:

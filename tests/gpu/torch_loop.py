@@ -68,7 +68,9 @@ def run(args):
     runs tiny kernels faster than Python launches them), free of the GPU's
     idle-to-busy latency that made per-step figures noisy. Returns the wall
     and CUDA-event times per step of each block (us), and the results: the
-    two events add two cudaEventRecord calls per block, in every run alike."""
+    two events add two cudaEventRecord calls per block, in every run alike.
+    A benchmark's args.around_block (before, after) runs outside the timing
+    around each block; the third list returned holds what they returned."""
     state = make_state(args.mode, args.size)
     step = step_compute if args.mode == "compute" else step_launch_heavy
     for _ in range(args.warmup):
@@ -77,18 +79,21 @@ def run(args):
     if getattr(args, "after_warmup", None):     # a benchmark's own step (bench/overhead-torch.py)
         args.after_warmup()
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times, cuda_times, results = [], [], []
+    before, after = getattr(args, "around_block", None) or (lambda: None, lambda: None)
+    times, cuda_times, around, results = [], [], [], []
     for _ in range(0, args.steps, args.block):
         n = min(args.block, args.steps - len(results))
+        ahead = before()
         t0 = time.perf_counter()
         e0.record()
         out = [step(state) for _ in range(n)]
         e1.record()
         torch.cuda.synchronize()
         times.append((time.perf_counter() - t0) * 1e6 / n)
+        around.append((ahead, after()))
         cuda_times.append(e0.elapsed_time(e1) * 1e3 / n)
         results.extend(r.item() for r in out)
-    return times, cuda_times, results
+    return times, cuda_times, around, results
 
 
 def main():
@@ -104,12 +109,12 @@ def main():
     if args.profile:
         from torch.profiler import profile, ProfilerActivity
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            times, cuda_times, results = run(args)
+            times, cuda_times, _, results = run(args)
         prof.export_chrome_trace(args.profile)
         kernels = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
         print(f"profiler_cuda_events={kernels}", file=sys.stderr)
     else:
-        times, cuda_times, results = run(args)
+        times, cuda_times, _, results = run(args)
     if args.block_times:
         for w, c in zip(times, cuda_times):
             print(f"block wall_us={w:.2f} cuda_us={c:.2f}", file=sys.stderr)
