@@ -86,7 +86,8 @@ CONFIGS = [
            env=dict(XPCAP_LAUNCH_STACKS="inproc", XPCAP_LAUNCH_COPY=INPROC_COPY,
                    **{PYFRAMES_ENV: "1"})),
     Config("xpcap", "xpcap record, default settings", xpcap=[]),
-    Config("xpcap-no-sampler", "xpcap record --gpu-only (no CPU sampling)", xpcap=["--gpu-only"]),
+    Config("xpcap-no-sampler", "xpcap record --gpu-only (no CPU sampling, no perf trampolines)",
+           xpcap=["--gpu-only"]),
     # not in the default set: CONFIGS=... names them
     Config("cupti-driver-cb", "injection library, driver callbacks only",
            env=dict(XPCAP_CALLBACKS="driver", **{PYFRAMES_ENV: "0"})),
@@ -113,7 +114,9 @@ BY_NAME = {c.name: c for c in CONFIGS}
 # (< 9 minutes with 15 rounds, as estimated at the start and after round 1)
 GROUPS = {
     "targets": ["bare", "torch.profiler", "torch.profiler-stack", "cupti-floor", "xpcap"],
-    "parts": ["bare", "cupti-floor", "lib-callbacks", "lib-inproc", "lib-inproc-pyframes"],
+    # each part of xpcap's cost: the library's layers, then xpcap around it
+    "parts": ["bare", "cupti-floor", "lib-callbacks", "lib-inproc", "lib-inproc-pyframes",
+              "xpcap-no-sampler", "xpcap"],
     "xpcap-parts": ["bare", "cupti-floor", "xpcap", "xpcap-no-sampler"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
     "floor": ["bare", "torch.profiler", "cupti-floor", "floor-sync", "floor-notscb",

@@ -120,12 +120,24 @@ static void resolve_cupti_lib(struct recorder *r)
 #endif
 }
 
+/* CPython's perf maps name Python functions in stacks unwound natively:
+ * CPU samples, off-CPU stacks, the uprobe's launch stacks, launch stacks
+ * without the frame walker. Its trampolines cost every Python call ~20 ns
+ * (bench/python-perf-tax), so a --gpu-only run whose launch stacks take
+ * Python lines in-process goes without. */
+static int wants_perf_map(const struct xp_record_opts *o)
+{
+	return !o->gpu_only || o->off_cpu || !o->launch_inproc || !o->python_lines;
+}
+
 static void build_env(struct recorder *r)
 {
 	int n = 0;
 
-	snprintf(r->env_buf[0], sizeof(r->env_buf[0]), "PYTHONPERFSUPPORT=1");
-	r->env[n++] = r->env_buf[0];
+	if (wants_perf_map(&r->o)) {
+		snprintf(r->env_buf[0], sizeof(r->env_buf[0]), "PYTHONPERFSUPPORT=1");
+		r->env[n++] = r->env_buf[0];
+	}
 	if (r->meta.gpu_armed) {
 		snprintf(r->env_buf[1], sizeof(r->env_buf[1]), "CUDA_INJECTION64_PATH=%s",
 			 r->cupti_lib);

@@ -489,6 +489,17 @@ def t_user(tmp):
     for name in ["."] + os.listdir(run):
         st = os.stat(os.path.join(run, name))
         check(st.st_uid == 65534, "%s owned by the invoking user" % name)
+    # perf maps (and CPython's trampolines, a cost on every Python call) only
+    # where something unwinds Python natively
+    for i, (args, want) in enumerate(((["--gpu-only"], ""), (["--gpu-only", "--off-cpu"], "1"),
+                                      (["--gpu-only", "--launch-stacks", "uprobe"], "1"),
+                                      (["--gpu-only", "--python-lines", "off"], "1"))):
+        rc, err = record(os.path.join(tmp, "env%d" % i), ["-q"] + args,
+                         ["sh", "-c", "echo $PYTHONPERFSUPPORT > %s" % out], env=env)
+        with open(out) as f:
+            got = f.read().strip()
+        check(rc == 0 and got == want, "%s: PYTHONPERFSUPPORT=%r (rc %d %r)" % (
+            " ".join(args), got, rc, err[-200:]))
 
 
 def t_gitdesc(tmp):
