@@ -11,8 +11,9 @@
  * up to the lesser of the requested size and the stack's top (from
  * pthread_getattr_np, once per thread), so it cannot fault. A thread
  * running on another stack (sigaltstack, a coroutine) gets its ip and sp
- * only. The words are read in a plain loop without AddressSanitizer: the
- * frames above belong to callers and hold its redzones.
+ * only. The words are copied by memcpy (under AddressSanitizer by a plain
+ * loop left uninstrumented: the frames above belong to callers and hold
+ * its redzones).
  *
  * On a thread that runs Python, the slot also holds the Python frames
  * (pyframes.c), written as an XP_REC_PYSTACK right after the launch; the
@@ -103,13 +104,31 @@ static void find_stack(void)
 	pthread_attr_destroy(&a);
 }
 
-/* Stack words [sp, sp + n*8) into dst; the caller checked the bounds. */
+#if defined(__SANITIZE_ADDRESS__)
+#define XPC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XPC_ASAN 1
+#endif
+#endif
+
+/* Stack words [sp, sp + n*8) into dst; the caller checked the bounds.
+ * memcpy stores 32 bytes or whole lines at a time where a word loop stores
+ * 8 (a launch copies some KiB); under AddressSanitizer a plain loop left
+ * uninstrumented instead, as the callers' frames hold its redzones. */
+#ifdef XPC_ASAN
 __attribute__((no_sanitize("address")))
 static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		dst[i] = src[i];
 }
+#else
+static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
+{
+	memcpy(dst, src, n * sizeof(*src));
+}
+#endif
 
 /* Frame-pointer walk from bp, kept inside [sp, stack_hi): IPs, leaf first. */
 static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
