@@ -85,7 +85,7 @@ uint64_t xpt_bench_walk(uint64_t n)
 /* A launch from under `native` bytes of native frames, as libtorch's
  * dispatcher stands between Python and cudaLaunchKernel (the H100's
  * PyTorch launches copied a median 7.5 KiB). */
-__attribute__((noinline)) static void take_under(uint64_t correlation_id, size_t native)
+__attribute__((noinline)) void xpt_take_under(uint64_t correlation_id, size_t native)
 {
 	volatile unsigned char *frames = native ? __builtin_alloca(native) : NULL;
 
@@ -103,7 +103,7 @@ uint64_t xpt_bench_take(uint64_t n, uint64_t burst, uint64_t native)
 		uint64_t t0 = now_ns(), end = i + burst < n ? i + burst : n;
 
 		for (; i < end; i++)
-			take_under(i, (size_t)native);
+			xpt_take_under(i, (size_t)native);
 		spent += now_ns() - t0;
 		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
 	}
