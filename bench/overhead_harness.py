@@ -378,7 +378,8 @@ class Harness:
                                   capture_output=True, text=True).stdout
             for key, pattern in (("cupti_dropped", r"cupti dropped (\d+)"),
                                  ("inproc_lost", r"launch stacks taken \d+, lost (\d+)"),
-                                 ("writer_cpu_s", r"writer CPU ([0-9.]+) s")):
+                                 ("writer_cpu_s", r"writer CPU ([0-9.]+) s"),
+                                 ("lib_ns_per_call", r"library code per launch-class call (\d+) ns")):
                 found = re.findall(pattern, dump)
                 if found:
                     notes.append("%s=%g" % (key, sum(float(x) for x in found)))

@@ -1240,13 +1240,53 @@ static int footer_skew(struct rep *R)
 	return 0;
 }
 
+/* The injection library's own time per launch-class call, from what each
+ * process said at exit (status code 8, timed on one call in 64): the part
+ * of recording's cost that is our code, not CUPTI's. Whole-run figures;
+ * runs recorded before there was one print nothing. */
+static int footer_library_cost(struct rep *R)
+{
+	int64_t n = 0, median = 0, max = 0;
+	sqlite3_stmt *s;
+
+	if (xp_rep_prepare(R, "SELECT count(*), max(detail), (SELECT detail FROM xp_gpu_status"
+		    " WHERE code = 8 ORDER BY detail LIMIT 1 OFFSET (SELECT (count(*) - 1) / 2"
+		    " FROM xp_gpu_status WHERE code = 8)) FROM xp_gpu_status WHERE code = 8", &s) < 0)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		n = sqlite3_column_int64(s, 0);
+		max = sqlite3_column_int64(s, 1);
+		median = sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	if (!n)
+		return 0;
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "library_cost");
+		jsonw_obj_begin(&R->json);
+		jsonw_key(&R->json, "processes"); jsonw_int(&R->json, n);
+		jsonw_key(&R->json, "median_ns_per_call"); jsonw_int(&R->json, median);
+		jsonw_key(&R->json, "max_ns_per_call"); jsonw_int(&R->json, max);
+		jsonw_obj_end(&R->json);
+	} else if (n == 1) {
+		foot_line(R, "Recording cost: xpcap's own code in the process took %lld ns a launch call"
+			  " (timed on one in 64; CUPTI's share not included)", (long long)median);
+	} else {
+		foot_line(R, "Recording cost: xpcap's own code took %lld ns a launch call, median of %lld"
+			  " processes, max %lld (timed on one in 64; CUPTI's share not included)",
+			  (long long)median, (long long)n, (long long)max);
+	}
+	return 0;
+}
+
 static int footer_rest(struct rep *R)
 {
 	int rc;
 
-	if ((rc = footer_rejected(R)) < 0 || (rc = footer_losses(R)) < 0)
+	if ((rc = footer_rejected(R)) < 0 || (rc = footer_losses(R)) < 0 ||
+	    (rc = footer_skew(R)) < 0)
 		return rc;
-	return footer_skew(R);
+	return footer_library_cost(R);
 }
 
 /* Why a run has no GPU rows at all, from what the injection library said. */

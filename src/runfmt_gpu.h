@@ -145,6 +145,8 @@ enum xp_gpu_status_code {
 	XP_GPU_ST_KIND_OFF = 5,     /* an activity kind could not be enabled: detail = kind */
 	XP_GPU_ST_STOPPED = 6,      /* clean end at exit (info) */
 	XP_GPU_ST_LAUNCH_STACKS = 7, /* in-process launch stacks (launch-<pid>.xpr): text says how */
+	XP_GPU_ST_SELF_TIME = 8,    /* at exit: the library's own ns per launch-class call
+				     * (detail), measured on one in 64; text: the parts */
 };
 
 /* The library flushes CUPTI's buffers and its own stream this often, so a

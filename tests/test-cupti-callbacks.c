@@ -3,7 +3,8 @@
  * cudaLaunchKernel does) from several threads at once must give exactly one
  * API record per outermost call, with the runtime cbid, the caller's tid,
  * its timestamps and its name written before first use; per-thread batches
- * must all reach the file (thread exit and drain_all). Built from the
+ * must all reach the file (thread exit and drain_all); one outermost call
+ * in 64 of each thread is timed (the library's own time). Built from the
  * library's own sources, sanitized when the build is. */
 #include <pthread.h>
 #include <stdio.h>
@@ -65,6 +66,7 @@ START_TEST(one_record_per_outermost_call)
 	const struct xp_record_header *h;
 	int per_thread[THREADS] = { 0 }, n = 0, err, named = 0;
 	uint32_t name_id = 0;
+	uint64_t enter_ns, exit_ns, timed;
 	static char seen[THREADS * CALLS + 1];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -120,6 +122,10 @@ START_TEST(one_record_per_outermost_call)
 	ck_assert_int_eq(n, THREADS * CALLS + 1);
 	for (int i = 0; i < THREADS; i++)
 		ck_assert_int_eq(per_thread[i], CALLS);
+	/* one outermost call in 64 of each thread timed: our own time per call */
+	xpc_callbacks_self_time(&enter_ns, &exit_ns, &timed);
+	ck_assert_uint_eq(timed, THREADS * (CALLS / 64));
+	ck_assert_uint_gt(enter_ns + exit_ns, 0);
 	xp_reader_close(r);
 	unlink(path);
 	rmdir(dir);

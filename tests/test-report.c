@@ -247,6 +247,36 @@ START_TEST(no_gpu_activity_warns)
 }
 END_TEST
 
+/* What each process said its own code took per launch call (status code
+ * 8) ends the footer: one process plainly, several as median and max. */
+START_TEST(library_cost_footer)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	char *text = report_text(&o);
+
+	ck_assert_ptr_null(strstr(text, "Recording cost"));    /* none recorded: no line */
+	free(text);
+	sqlite3_exec(db, "INSERT INTO xp_gpu_status(ts, pid, code, severity, detail, text)"
+		     " VALUES(9, 100, 8, 0, 812, 'library code per launch-class call 812 ns')",
+		     NULL, NULL, NULL);
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "\nRecording cost: xpcap's own code in the process took 812 ns a"
+			     " launch call (timed on one in 64; CUPTI's share not included)\n"), "%s", text);
+	free(text);
+	sqlite3_exec(db, "INSERT INTO xp_gpu_status(ts, pid, code, severity, detail, text)"
+		     " VALUES(9, 101, 8, 0, 1500, ''), (9, 102, 8, 0, 900, '')", NULL, NULL, NULL);
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "took 900 ns a launch call, median of 3 processes, max 1500"),
+		      "%s", text);
+	free(text);
+	o.format = XP_FMT_JSON;
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "\"library_cost\":{\"processes\":3,\"median_ns_per_call\":900,"
+			     "\"max_ns_per_call\":1500}"), "%s", text);
+	free(text);
+}
+END_TEST
+
 /* The correlation's precomputed groups (xp_report_groups and friends) give
  * the same bytes as the statistics computed from the rows at report time,
  * in every view that has them, with and without --mangled, in every format. */
@@ -479,6 +509,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, memop_peer_copies);
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, no_gpu_activity_warns);
+	tcase_add_test(tc, library_cost_footer);
 	tcase_add_test(tc, command_on_run_dir);
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
