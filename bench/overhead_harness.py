@@ -118,6 +118,9 @@ GROUPS = {
     "parts": ["bare", "cupti-floor", "lib-callbacks", "lib-inproc", "lib-inproc-pyframes",
               "xpcap-no-sampler", "xpcap"],
     "xpcap-parts": ["bare", "cupti-floor", "xpcap", "xpcap-no-sampler"],
+    # CUPTI's callback dispatch: both API layers (a runtime launch fires four
+    # callbacks) against the driver layer alone (two)
+    "callbacks": ["bare", "cupti-floor", "lib-callbacks", "cupti-driver-cb"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
     "floor": ["bare", "torch.profiler", "cupti-floor", "floor-sync", "floor-notscb",
               "floor-launchapi", "floor-hwtrace", "floor-prealloc", "floor-all"],
