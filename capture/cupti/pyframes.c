@@ -601,6 +601,24 @@ static struct code_entry *slot_of(uintptr_t code, unsigned i)
 	return &P.codes[((h >> 40) + i) & (CODE_SLOTS - 1)];
 }
 
+/* A slot's fields, read as one (a seqlock): returns its sequence, 0 for a
+ * slot never used (v not filled), odd for one being written or changed
+ * while read (v not to be used). */
+static inline uint64_t entry_read(struct code_entry *e, struct code_entry *v)
+{
+	uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+
+	if (s1 == 0 || (s1 & 1))
+		return s1;
+	v->addr = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+	v->id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
+	v->filename = __atomic_load_n(&e->filename, __ATOMIC_RELAXED);
+	v->firstlineno = __atomic_load_n(&e->firstlineno, __ATOMIC_RELAXED);
+	v->size = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s1 ? s1 : 1;
+}
+
 /* The id of the code object at code, writing its record the first time. */
 __attribute__((noinline))
 static uint64_t code_id_slow(uintptr_t code, uintptr_t fname, uint32_t first, uint32_t size)
@@ -610,9 +628,8 @@ static uint64_t code_id_slow(uintptr_t code, uintptr_t fname, uint32_t first, ui
 	int err;
 
 	for (unsigned i = 0; i < CODE_PROBES; i++) {
-		struct code_entry *e = slot_of(code, i);
-		uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), a, eid, efn;
-		uint32_t efirst, esize;
+		struct code_entry *e = slot_of(code, i), v;
+		uint64_t s1 = entry_read(e, &v);
 
 		if (s1 & 1)
 			continue;
@@ -621,17 +638,9 @@ static uint64_t code_id_slow(uintptr_t code, uintptr_t fname, uint32_t first, ui
 				victim = e, vseq = 0;
 			break;
 		}
-		a = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
-		eid = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
-		efn = __atomic_load_n(&e->filename, __ATOMIC_RELAXED);
-		efirst = __atomic_load_n(&e->firstlineno, __ATOMIC_RELAXED);
-		esize = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s1)
-			continue;
-		if (a == code) {
-			if (efn == fname && efirst == first && esize == size)
-				return eid;
+		if (v.addr == code) {
+			if (v.filename == fname && v.firstlineno == first && v.size == size)
+				return v.id;
 			victim = e, vseq = s1;      /* the address was reused */
 			break;
 		}
@@ -664,20 +673,12 @@ static uint64_t code_id_slow(uintptr_t code, uintptr_t fname, uint32_t first, ui
  * registers) was a third of code_id's instructions. */
 static inline uint64_t code_id(uintptr_t code, uintptr_t fname, uint32_t first, uint32_t size)
 {
-	struct code_entry *e = slot_of(code, 0);
-	uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), id, efn;
-	uint32_t efirst, esize;
+	struct code_entry v;
+	uint64_t s1 = entry_read(slot_of(code, 0), &v);
 
-	if (s1 && !(s1 & 1) && __atomic_load_n(&e->addr, __ATOMIC_RELAXED) == code) {
-		id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
-		efn = __atomic_load_n(&e->filename, __ATOMIC_RELAXED);
-		efirst = __atomic_load_n(&e->firstlineno, __ATOMIC_RELAXED);
-		esize = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s1 && efn == fname &&
-		    efirst == first && esize == size)
-			return id;
-	}
+	if (s1 && !(s1 & 1) && v.addr == code && v.filename == fname && v.firstlineno == first &&
+	    v.size == size)
+		return v.id;
 	return code_id_slow(code, fname, first, size);
 }
 
