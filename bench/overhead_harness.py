@@ -379,13 +379,15 @@ class Harness:
             env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(self.carry, "lib"))
             dump = subprocess.run([xpcorr, "dump", "--type", "gpu_status", rundir], env=env,
                                   capture_output=True, text=True).stdout
-            for key, pattern in (("cupti_dropped", r"cupti dropped (\d+)"),
-                                 ("inproc_lost", r"launch stacks taken \d+, lost (\d+)"),
-                                 ("writer_cpu_s", r"writer CPU ([0-9.]+) s"),
-                                 ("lib_ns_per_call", r"library code per launch-class call (\d+) ns")):
+            # counts and CPU add up over the run's processes; a time per call does not
+            for key, pattern, combine in (
+                    ("cupti_dropped", r"cupti dropped (\d+)", sum),
+                    ("inproc_lost", r"launch stacks taken \d+, lost (\d+)", sum),
+                    ("writer_cpu_s", r"writer CPU ([0-9.]+) s", sum),
+                    ("lib_ns_per_call", r"library code per launch-class call (\d+) ns", max)):
                 found = re.findall(pattern, dump)
                 if found:
-                    notes.append("%s=%g" % (key, sum(float(x) for x in found)))
+                    notes.append("%s=%g" % (key, combine(float(x) for x in found)))
         if notes:
             self.raw_line("info kind=%s config=%s round=1 %s" % (kind, cfg.name, " ".join(notes)))
 

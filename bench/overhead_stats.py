@@ -25,6 +25,11 @@ LOOP_TITLES = {
 LOOP_ORDER = ["launch", "cuda-c", "compute"]
 FULL_SPEED_TITLE = "Blocks at full CPU speed"
 REFERENCE = "torch.profiler"     # the ratio column compares with this configuration
+METRICS = ("wall_us", "cuda_us")   # per step: wall clock, CUDA events
+# a block ran at full speed when the calibration loop before and after it took
+# at most FAST_FACTOR x its fastest time in the run (the 2nd percentile); the
+# two speeds of the GPU machine's CPUs differ by 1.5-1.9x, within one by ~15%
+FAST_FACTOR, FAST_REF_QUANTILE, MIN_FAST_BLOCKS = 1.25, 0.02, 3
 
 
 def quantile(xs, q):
@@ -141,13 +146,6 @@ def full_speed(blocks, info, meas):
         info[(loop, "", "calibration_ref_us")] = "%.1f" % ref
 
 
-METRICS = ("wall_us", "cuda_us")   # per step: wall clock, CUDA events
-# a block ran at full speed when the calibration loop before and after it took
-# at most FAST_FACTOR x its fastest time in the run (the 2nd percentile); the
-# two speeds of the GPU machine's CPUs differ by 1.5-1.9x, within one by ~15%
-FAST_FACTOR, FAST_REF_QUANTILE, MIN_FAST_BLOCKS = 1.25, 0.02, 3
-
-
 def per_round(meas, loop, config, metric):
     return {r: v[metric] for r, v in meas.get((loop, config), {}).items() if metric in v}
 
@@ -196,20 +194,20 @@ def notes(info):
 
 
 def tables(lines, resamples=2000, seed=None):
-    """The wall-clock table, then the one of full-speed blocks where the raw
-    lines have calibrated blocks, then the notes once."""
-    text = table(lines, resamples, seed, with_notes=False)
-    header, info, meas = parse_raw(lines)
-    if any(per_round(meas, lp, "bare", "fast_us") for lp in LOOP_ORDER):
-        text += "\n" + table(lines, resamples, seed, metric="fast_us", with_notes=False)
-    return text + "".join(line + "\n" for line in notes(info))
+    """The tables of a raw file, as text: of each process's median wall-clock
+    step time, then, where the raw lines have calibrated blocks, of its
+    blocks that ran at full CPU speed (overhead-torch.py --main-cpus), then
+    the notes."""
+    parsed = parse_raw(lines)
+    text = table(parsed, resamples, seed)
+    if any(per_round(parsed[2], lp, "bare", "fast_us") for lp in LOOP_ORDER):
+        text += "\n" + table(parsed, resamples, seed, metric="fast_us")
+    return text + "".join(line + "\n" for line in notes(parsed[1]))
 
 
-def table(lines, resamples=2000, seed=None, metric="wall_us", with_notes=True):
-    """The table of a raw file, as text: of each process's median wall-clock
-    step time, or with metric="fast_us" of its blocks that ran at full CPU
-    speed (overhead-torch.py --main-cpus)."""
-    header, info, meas = parse_raw(lines)
+def table(parsed, resamples, seed, metric="wall_us"):
+    """One table of parse_raw's (header, info, meas), as text."""
+    header, info, meas = parsed
     second = "cuda_us" if metric == "wall_us" else "wall_us"
     seed = seed if seed is not None else header.get("seed", "1")
     configs = header.get("configs", "").split(",") if header.get("configs") else []
@@ -257,6 +255,4 @@ def table(lines, resamples=2000, seed=None, metric="wall_us", with_notes=True):
                 fmt(quantile(vals, .75) - quantile(vals, .25), 7), fmt_ci((min(vals), max(vals))),
                 fmt(median(cev.values()) if cev else None, 9),
                 fmt(ratio, 6), fmt_ci(rci)))
-    if with_notes:
-        out += notes(info)
     return "\n".join(out) + "\n"

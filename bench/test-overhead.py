@@ -192,7 +192,11 @@ class Dry(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             with open(os.path.join(out, "overhead.txt")) as f:
                 text = f.read()
+            again = subprocess.run([sys.executable, os.path.join(HERE, "gpu-overhead-table"),
+                                    os.path.join(out, "overhead.raw")],
+                                   capture_output=True, text=True).stdout
         self.assertIn(FAST_TABLE, text)
+        self.assertEqual(again, text)       # the table tool prints what the harness did
         wall, fast = table_rows(text), table_rows(text, fast=True)
         truth = FAKE["TRUTH"]
         for loop, i in (("launch", 0), ("compute", 2)):
