@@ -93,6 +93,8 @@ CONFIGS = [
            env=dict(XPCAP_CALLBACKS="driver", **{PYFRAMES_ENV: "0"})),
     Config("xpcap-inproc", "xpcap record --launch-stacks inproc", xpcap=["--launch-stacks", "inproc"]),
     Config("xpcap-no-pylines", "xpcap record without Python lines", xpcap=PYFRAMES_OFF_FLAGS),
+    Config("xpcap-no-reuse", "xpcap record --reuse-stacks off (every launch copies its stack)",
+           xpcap=["--reuse-stacks", "off"]),
     Config("xpcap-999Hz", "xpcap record -F 999", xpcap=["-F", "999"]),
     # below CUPTI's default floor: the library's XPCAP_BENCH knobs (capture/cupti/init.c)
     Config("floor-sync", "CUPTI floor with SYNCHRONIZATION records (XPCAP_SYNC=1; off by default)",
@@ -122,6 +124,8 @@ GROUPS = {
     # callbacks) against the driver layer alone (two)
     "callbacks": ["bare", "cupti-floor", "lib-callbacks", "cupti-driver-cb"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
+    # launches naming an earlier copy (the default) against each copying
+    "reuse": ["bare", "torch.profiler", "cupti-floor", "xpcap", "xpcap-no-reuse"],
     "floor": ["bare", "torch.profiler", "cupti-floor", "floor-sync", "floor-notscb",
               "floor-launchapi", "floor-hwtrace", "floor-prealloc", "floor-all"],
     "all": [c.name for c in CONFIGS[:9]],        # more than one call's worth: BUDGET_S cuts rounds
@@ -382,7 +386,8 @@ class Harness:
             # counts and CPU add up over the run's processes; a time per call does not
             for key, pattern, combine in (
                     ("cupti_dropped", r"cupti dropped (\d+)", sum),
-                    ("inproc_lost", r"launch stacks taken \d+, lost (\d+)", sum),
+                    ("inproc_lost", r"launch stacks taken \d+.*?, lost (\d+)", sum),
+                    ("inproc_borrowed", r"launch stacks taken \d+ \((\d+) named", sum),
                     ("writer_cpu_s", r"writer CPU ([0-9.]+) s", sum),
                     ("lib_ns_per_call", r"library code per launch-class call (\d+) ns", max)):
                 found = re.findall(pattern, dump)

@@ -23,5 +23,6 @@
 #define XP_ENV_LAUNCH_STACKS "XPCAP_LAUNCH_STACKS"  /* "inproc" */
 #define XP_ENV_LAUNCH_COPY "XPCAP_LAUNCH_COPY"      /* bytes of stack per launch; 0: fp walk */
 #define XP_ENV_PYFRAMES "XPCAP_PYFRAMES"            /* "0": no Python frames at launches */
+#define XP_ENV_STACK_REUSE "XPCAP_STACK_REUSE"      /* "0": every launch copies its stack */
 
 #endif

@@ -3,7 +3,8 @@
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
  *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks inproc|uprobe]
- *                [--python-lines on|off] [--compress none|zstd] [--record-privileged]
+ *                [--python-lines on|off] [--reuse-stacks on|off] [--compress none|zstd]
+ *                [--record-privileged]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -18,7 +19,7 @@
 
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
        OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS,
-       OPT_PYTHON_LINES, OPT_RECORD_PRIVILEGED };
+       OPT_PYTHON_LINES, OPT_REUSE_STACKS, OPT_RECORD_PRIVILEGED };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -38,6 +39,7 @@ static const struct option long_opts[] = {
 	{ "launch-call-graph", required_argument, NULL, OPT_LAUNCH_CALL_GRAPH },
 	{ "launch-stacks", required_argument, NULL, OPT_LAUNCH_STACKS },
 	{ "python-lines", required_argument, NULL, OPT_PYTHON_LINES },
+	{ "reuse-stacks", required_argument, NULL, OPT_REUSE_STACKS },
 	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "record-privileged", no_argument, NULL, OPT_RECORD_PRIVILEGED },
 	{ "help", no_argument, NULL, 'h' },
@@ -70,6 +72,10 @@ void xp_record_usage(FILE *f)
 	      "                        command), or xpcap's uprobe (default with -p and -a)\n"
 	      "      --python-lines on|off  in-process launch stacks: the Python file, function\n"
 	      "                        and line of each frame (default on)\n"
+	      "      --reuse-stacks on|off  in-process launch stacks: a launch that repeats an\n"
+	      "                        earlier one (same Python stack, kernel and stack depth)\n"
+	      "                        names its copy instead of copying, checked by one copy\n"
+	      "                        in 64 (default on; off: every launch copies)\n"
 	      "      --compress none|zstd  cpu.xpr in zstd-compressed blocks (default zstd)\n"
 	      "      --record-privileged  also record setuid and non-dumpable tasks (root\n"
 	      "                        without sudo only; they are dropped by default)\n",
@@ -263,6 +269,10 @@ static int parse_option(struct xp_record_opts *o, int c, char **argv, struct giv
 		if (parse_choice(optarg, "on", "off", &o->python_lines))
 			return fail(err, errlen, "invalid python lines '%s': expected on or off", optarg);
 		return 0;
+	case OPT_REUSE_STACKS:
+		if (parse_choice(optarg, "on", "off", &o->reuse_stacks))
+			return fail(err, errlen, "invalid reuse stacks '%s': expected on or off", optarg);
+		return 0;
 	case OPT_COMPRESS:
 		if (parse_choice(optarg, "zstd", "none", &o->compress))
 			return fail(err, errlen, "invalid compression '%s': expected none or zstd", optarg);
@@ -324,6 +334,7 @@ int xp_record_opts_parse(struct xp_record_opts *o, int argc, char **argv, char *
 	o->launch_copy = XP_RECORD_DEFAULT_COPY;
 	o->compress = true;
 	o->python_lines = true;
+	o->reuse_stacks = true;
 	err[0] = '\0';
 	optind = 1;
 	opterr = 0;

@@ -60,8 +60,8 @@ struct recorder {
 	struct xp_writer *w;
 	struct drain *drain;
 	char cupti_lib[PATH_MAX];
-	char *env[8];
-	char env_buf[7][PATH_MAX + 64];
+	char *env[9];
+	char env_buf[8][PATH_MAX + 64];
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -157,6 +157,10 @@ static void build_env(struct recorder *r)
 			if (!r->o.python_lines) {
 				snprintf(r->env_buf[6], sizeof(r->env_buf[6]), XP_ENV_PYFRAMES "=0");
 				r->env[n++] = r->env_buf[6];
+			}
+			if (!r->o.reuse_stacks) {
+				snprintf(r->env_buf[7], sizeof(r->env_buf[7]), XP_ENV_STACK_REUSE "=0");
+				r->env[n++] = r->env_buf[7];
 			}
 		}
 	}

@@ -535,6 +535,10 @@ static int finish(struct loader *L)
 			{ "xp.kernel_addresses_past_kallsyms", L->ksyms_beyond },
 			{ "xp.stack_copies", xp_unwinder_stats(L->uw)->copies },
 			{ "xp.stacks_unwound", L->res->stacks_unwound },
+			{ "xp.launches_borrowed", L->res->launches_borrowed },
+			{ "xp.borrowed_missing", L->res->borrowed_missing },
+			{ "xp.stack_checks", L->res->stack_checks },
+			{ "xp.stack_checks_differed", L->res->stack_checks_differed },
 			{ "xp.symbolized_addresses", L->res->addresses },
 			{ "xp.symbolize_ns", L->res->symbolize_ns },
 			{ "xp.unwind_ns", L->res->unwind_ns },
@@ -564,6 +568,7 @@ static void loader_free(struct loader *L)
 	xp_u64map_free(&L->rawstacks);
 	xp_mappings_free(L->maps);
 	xp_unwinder_free(L->uw);
+	xp_borrowed_free(L->borrowed);
 	xp_symbolizer_free(L->sym);
 	xp_kallsyms_free(L->ksyms);
 	xp_u64map_free(&L->perfmaps);
@@ -577,6 +582,20 @@ static void loader_free(struct loader *L)
 	xp_u64map_free(&L->procs);
 	free(L->stream_records);
 	xp_pystore_free(L->py);
+}
+
+/* The loader's tables and helpers (xp_load_run frees them): 0 or -ENOMEM. */
+static int loader_alloc(struct loader *L)
+{
+	L->strs = xp_strtab_new();
+	L->maps = xp_mappings_new();
+	L->sym = xp_symbolizer_new(L->o->symfs);
+	L->uw = L->maps && L->sym ? xp_unwinder_new(L->maps, L->sym) : NULL;
+	L->inl = calloc(XP_INLINE_MAX, sizeof(*L->inl));
+	L->py = xp_pystore_new();
+	L->borrowed = xp_borrowed_new();
+	return L->strs && L->maps && L->sym && L->uw && L->inl && L->py && L->borrowed ?
+		0 : -ENOMEM;
 }
 
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
@@ -597,16 +616,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->pm_budget = (struct xp_perfmap_budget){ XP_PERFMAP_RUN_BYTES, XP_PERFMAP_RUN_LINES };
 	budget_init(L);
 	xp_stacktree_init(&L->tree);
-	L->strs = xp_strtab_new();
-	L->maps = xp_mappings_new();
-	L->sym = xp_symbolizer_new(o->symfs);
-	L->uw = L->maps && L->sym ? xp_unwinder_new(L->maps, L->sym) : NULL;
-	L->inl = calloc(XP_INLINE_MAX, sizeof(*L->inl));
-	L->py = xp_pystore_new();
-	if (!L->strs || !L->maps || !L->sym || !L->uw || !L->inl || !L->py) {
-		err = -ENOMEM;
+	if ((err = loader_alloc(L)))
 		goto out;
-	}
 	for (int i = 0; i < NSTMT; i++) {
 		if (sqlite3_prepare_v2(db, stmt_sql[i], -1, &L->st[i], NULL) != SQLITE_OK) {
 			err = db_fail(L, stmt_sql[i]);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "borrowed.h"
 #include "db_schema.h"
 #include "gpu_ingest.h"
 #include "kallsyms.h"
@@ -83,6 +84,7 @@ struct loader {
 	struct xp_mappings *maps;
 	struct xp_symbolizer *sym;
 	struct xp_unwinder *uw;     /* dwarf-mode stack copies */
+	struct xp_borrowed *borrowed; /* launch stacks' frames by key (borrowed.h) */
 	uint64_t walked[2 * XP_MAX_STACK_DEPTH]; /* kernel IPs + unwound user IPs */
 	struct xp_kallsyms *ksyms;
 	struct xp_u64map perfmaps;  /* pid -> index + 1 in pmaps, or UINT64_MAX: none */

@@ -210,18 +210,52 @@ static int sample_row(struct loader *L, const struct xp_record_header *h, const 
 	return err ? err : 1;
 }
 
+/* A launch's native IPs: unwound from its copy, or, when it named an
+ * earlier copy instead (XP_STACK_BORROWED), its key's; *key: the key a
+ * copy stands for (XP_STACK_KEYED), else 0. NULL: malformed. */
+static const uint64_t *launch_ips(struct loader *L, const struct xp_record_header *h,
+				  const struct xp_launch *l, unsigned *nu, uint32_t *key)
+{
+	struct xp_user_regs_copy regs;
+	const uint64_t *ips, *kept;
+	const uint8_t *bytes;
+
+	*key = 0;
+	if (!(l->stack.flags & (XP_STACK_BORROWED | XP_STACK_KEYED)))
+		return stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, nu);
+	if (xp_record_user_copy(h, sizeof(*l), &l->stack, &regs, &bytes))
+		return NULL;
+	if (l->stack.flags & XP_STACK_KEYED) {
+		*key = regs.key;
+		return stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, nu);
+	}
+	L->res->launches_borrowed++;
+	ips = xp_record_stack_ips(h, sizeof(*l), &l->stack);
+	if (!(kept = xp_borrowed_get(L->borrowed, l->pid, regs.key, nu))) {
+		L->res->borrowed_missing++;     /* its copy was lost: no native frames */
+		*nu = l->stack.user_depth;
+		return ips;
+	}
+	memcpy(L->walked, ips, l->stack.kernel_depth * sizeof(*ips));
+	memcpy(L->walked + l->stack.kernel_depth, kept, *nu * sizeof(*kept));
+	return L->walked;
+}
+
 /* A CUDA API entry with its stack, for the correlate stage, with the
- * Python frames the library took at the same call. */
+ * Python frames the library took at the same call. A copy that stands for
+ * a key gives the key its frames, and checks those it had by the stack
+ * they made (the same functions, not the same return addresses). */
 static int launch_row(struct loader *L, const struct xp_record_header *h, const struct xp_launch *l,
 		      uint32_t len)
 {
 	struct xp_pystack_view py;
 	const uint64_t *ips;
+	uint32_t key;
 	unsigned nu;
 	int64_t stack;
-	int err, has_py;
+	int err, has_py, how;
 
-	if (len < sizeof(*l) || !(ips = stack_ips(L, h, sizeof(*l), &l->stack, l->pid, l->ts, &nu)))
+	if (len < sizeof(*l) || !(ips = launch_ips(L, h, l, &nu, &key)))
 		return -EBADMSG;
 	has_py = xp_pystore_launch(L->py, l->pid, l->correlation_id, &py);
 	if (has_py < 0)
@@ -231,6 +265,11 @@ static int launch_row(struct loader *L, const struct xp_record_header *h, const 
 			  &stack);
 	if (err)
 		return err;
+	/* out of memory: this launch is whole; those that borrow it count as missing */
+	how = key ? xp_borrowed_put(L->borrowed, l->pid, key, ips + l->stack.kernel_depth, nu,
+				    stack) : XP_BORROWED_NEW;
+	L->res->stack_checks += how == XP_BORROWED_SAME || how == XP_BORROWED_DIFFERED;
+	L->res->stack_checks_differed += how == XP_BORROWED_DIFFERED;
 	xp_launch_bind(L->st[STMT_LAUNCH], l, stack);
 	return xp_loader_step(L, STMT_LAUNCH) ?: 1;
 }

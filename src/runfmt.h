@@ -83,6 +83,13 @@ enum xp_record_type {
  * purpose: the interpreter's frames above it are in the launch's Python
  * stack (the injection library's launch records, 3.11+) */
 #define XP_STACK_COPY_TO_PYTHON (1u << 4)
+/* In-process launch stacks of a Python thread (capture/cupti/stackreuse.h):
+ * KEYED, a copy that stands for its key (xp_user_regs_copy.key), the key's
+ * first launch or a check; BORROWED, no bytes (size 0): the launch went
+ * through the same native frames as the latest KEYED copy of its key in
+ * this stream, which an unwinder gives it */
+#define XP_STACK_KEYED (1u << 5)
+#define XP_STACK_BORROWED (1u << 6)
 
 /* Stacks as recorded: IPs, leaf first. Followed in the record by
  * kernel_depth u64 kernel IPs, then user_depth u64 user IPs, then, with
@@ -104,7 +111,7 @@ struct xp_user_regs_copy {
 	uint64_t sp;                /* user stack pointer: address of the first byte copied */
 	uint64_t bp;                /* user frame pointer */
 	uint32_t size;              /* bytes of stack that follow, multiple of 8, <= XP_USER_COPY_MAX */
-	uint32_t pad;               /* 0 */
+	uint32_t key;               /* XP_STACK_KEYED or _BORROWED: the key's id; else 0 */
 };
 
 struct xp_sample {

@@ -191,6 +191,21 @@ START_TEST(launch_stacks)
 }
 END_TEST
 
+START_TEST(reuse_stacks)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *off[] = { "record", "--reuse-stacks", "off", "app", NULL };
+	char *bad[] = { "record", "--reuse-stacks", "1", "app", NULL };
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(o.reuse_stacks);
+	ck_assert_int_eq(parse(off), 0);
+	ck_assert(!o.reuse_stacks);
+	ck_assert_int_eq(parse(bad), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "reuse stacks '1'"));
+}
+END_TEST
+
 START_TEST(python_lines)
 {
 	char *dflt[] = { "record", "app", NULL };
@@ -321,6 +336,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, call_graph);
 	tcase_add_test(tc, launch_stacks);
 	tcase_add_test(tc, python_lines);
+	tcase_add_test(tc, reuse_stacks);
 	tcase_add_test(tc, compress);
 	tcase_add_test(tc, record_privileged);
 	tcase_add_test(tc, job_rank);

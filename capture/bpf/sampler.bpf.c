@@ -303,7 +303,7 @@ static __always_inline void send_with_copy(struct sampler_copy_event *c, struct 
 	__u32 got = read_user_stack(c->data, c->regs.sp, want);
 
 	c->regs.size = got;
-	c->regs.pad = 0;
+	c->regs.key = 0;
 	st->flags |= XP_STACK_HAS_USER_COPY;
 	if (bpf_ringbuf_output(&events, c, sizeof(c->e) + sizeof(c->regs) + (got & 0xffff), wakeup_flag()))
 		count_loss(loss);
@@ -517,7 +517,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (got > SAMPLER_OFFCPU_MAX_COPY)
 		got = SAMPLER_OFFCPU_MAX_COPY;
 	cp->regs.size = got;
-	cp->regs.pad = 0;
+	cp->regs.key = 0;
 	bpf_probe_read_kernel(cp->data, got, c->data);
 	st->stack.flags |= XP_STACK_HAS_USER_COPY;
 }

@@ -134,6 +134,26 @@ static const CUpti_CallbackId driver_ids[] = {
 	DRV(cuStreamSynchronize_ptsz), DRV(cuEventSynchronize),
 };
 
+/* CUPTI's symbolName (the kernel's name) is valid on kernel launches only. */
+static const char *kernel_name(int is_driver, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	switch (is_driver ? 0u : cbid) {
+	case RT(cudaLaunch_v3020): case RT(cudaLaunch_ptsz_v7000):
+	case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000):
+	case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060):
+	case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
+	case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000):
+		return cb->symbolName;
+	}
+	switch (is_driver ? cbid : 0u) {
+	case DRV(cuLaunch): case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz):
+	case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz):
+	case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz):
+		return cb->symbolName;
+	}
+	return NULL;
+}
+
 #define MAX_CBID 1024                   /* above every id in the tables */
 #define BATCH 64                        /* API records a thread keeps before writing */
 
@@ -317,7 +337,8 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 			*cb->correlationData = now;
 		/* the stack: taken here (--launch-stacks inproc) or by the uprobe */
 		if (xpc_stacks_on())
-			xpc_stack_take(now, cb->correlationId, XP_CBID(is_driver, cbid));
+			xpc_stack_take(now, cb->correlationId, XP_CBID(is_driver, cbid),
+				       kernel_name(is_driver, cbid, cb));
 		else
 			xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
 		timed = ++outer_calls % SELF_TIME_EVERY == 0;

@@ -23,6 +23,7 @@
 #endif
 #include "stacks.h"
 #include "pyframes.h"
+#include "stackreuse.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -61,9 +62,13 @@ struct slot {
 	uint64_t seq;                   /* == position: free for it; position + 1: ready */
 	uint32_t len;                   /* launch payload bytes */
 	uint32_t pylen;                 /* pystack payload bytes after it, 0: none */
-	/* payload (struct xp_launch + IPs or regs + bytes, then a pystack) follows */
+	/* payload follows: a pystack (pylen bytes), then struct xp_launch + IPs
+	 * or regs + bytes (len) */
 };
 
+/* The launching threads' fields, the ring's head and the writer's each on
+ * a line of their own: the writer's stores after every record must not
+ * take the line that every launch reads and swaps away from it. */
 static struct {
 	int on;                         /* atomic: takes go to the ring */
 	pid_t pid;
@@ -71,12 +76,13 @@ static struct {
 	size_t stride;                  /* bytes per slot, header included */
 	uint64_t mask;                  /* slots - 1 */
 	unsigned char *ring;
-	uint64_t head;                  /* atomic: next position to reserve */
-	uint64_t tail;                  /* writer only: next position to write */
+	_Alignas(64) uint64_t head;     /* atomic: next position to reserve */
+	_Alignas(64) uint64_t tail;     /* writer only: next position to write */
 	struct xp_writer *w;
 	pthread_t writer;
 	int stop;                       /* atomic */
-	struct xpc_stacks_stats stats;  /* atomic counters */
+	/* atomic, but taken, py_stacks and writer_cpu_ns: the writer's */
+	struct xpc_stacks_stats stats;
 } S;
 
 static __thread pid_t my_tid;
@@ -130,6 +136,7 @@ static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
 }
 #endif
 
+
 /* Frame-pointer walk from bp, kept inside [sp, stack_hi): IPs, leaf first. */
 static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
 {
@@ -150,8 +157,10 @@ static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
 	return n;
 }
 
-/* Fills a slot's payload; returns its length. */
+/* Fills a slot's launch payload after its Python frames (py, pylen);
+ * returns its length. */
 static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid,
+		     const char *symbol, const unsigned char *py, uint32_t pylen,
 		     uint64_t ip, uint64_t sp, uint64_t bp)
 {
 	struct xp_launch *l = (struct xp_launch *)p;
@@ -177,10 +186,16 @@ static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid
 		return (uint32_t)(sizeof(*l) + l->stack.user_depth * sizeof(uint64_t));
 	} else {
 		struct xp_user_regs_copy *r = (struct xp_user_regs_copy *)(l + 1);
-		uint32_t size = avail < S.copy ? (uint32_t)avail : S.copy;
+		uint32_t size = avail < S.copy ? (uint32_t)avail : S.copy, id = 0;
 		uint64_t eval = xpc_py_eval_cstack();
+		enum xpc_reuse_what reuse = XPC_REUSE_OFF;
 
 		l->stack.flags = XP_STACK_HAS_USER_COPY;
+		if (avail && pylen > sizeof(struct xp_pystack))
+			reuse = xpc_reuse_decide(xpc_reuse_key(cbid, symbol, stack_hi - sp,
+							       py + sizeof(struct xp_pystack),
+							       pylen - (uint32_t)sizeof(struct xp_pystack)),
+						 &id);
 		/* Python calls CUDA: copy up to its innermost evaluation (and a
 		 * little past, for that frame itself), not the interpreter's
 		 * frames above, which the Python stack says; a launch copies
@@ -192,17 +207,25 @@ static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid
 		r->ip = ip;
 		r->sp = sp;
 		r->bp = bp;
+		r->key = id;
+		if (reuse == XPC_REUSE_BORROW) {
+			l->stack.flags |= XP_STACK_BORROWED;
+			r->size = 0;
+			return (uint32_t)(sizeof(*l) + sizeof(*r));
+		}
+		if (reuse == XPC_REUSE_COPY)
+			l->stack.flags |= XP_STACK_KEYED;
 		r->size = size;
-		r->pad = 0;
 		copy_words((uint64_t *)(r + 1), (const uint64_t *)sp, size / 8);
 		return (uint32_t)(sizeof(*l) + sizeof(*r) + size);
 	}
 }
 
 __attribute__((noinline))
-void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid)
+void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol)
 {
 	uint64_t ip, sp, bp, pos;
+	unsigned char *p;
 	struct slot *s;
 
 	if (!__atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
@@ -229,12 +252,15 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid)
 		if (dif > 0)
 			pos = __atomic_load_n(&S.head, __ATOMIC_RELAXED);
 	}
-	s->len = fill((unsigned char *)(s + 1), ts, correlation_id, cbid, ip, sp, bp);
-	/* writes only when the walker is on (then the slot has room); counts either way */
-	s->pylen = xpc_py_take((unsigned char *)(s + 1) + s->len, ts, correlation_id,
-			       (uint32_t)my_tid);
+	/* the Python frames first (they are part of the launch's key), then
+	 * the launch; xpc_py_take writes only when the walker is on (then the
+	 * slot has room), and counts either way */
+	p = (unsigned char *)(s + 1);
+	s->pylen = xpc_py_take(p, ts, correlation_id, (uint32_t)my_tid);
+	s->len = fill(p + s->pylen, ts, correlation_id, cbid, symbol, p, s->pylen, ip, sp, bp);
+	/* no locked instruction after the copy: it would wait for the copy's
+	 * stores to reach the cache (the writer counts what it takes) */
 	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&S.stats.taken, 1, __ATOMIC_RELAXED);
 }
 
 /* Writes every ready slot in order; how many. */
@@ -249,10 +275,14 @@ static uint64_t drain_ready(void)
 			return n + xpc_py_drain(S.w);
 		/* the code objects this launch names were queued before it was */
 		xpc_py_drain(S.w);
-		xp_writer_append(S.w, XP_REC_LAUNCH, s + 1, s->len, NULL, 0);
+		const unsigned char *p = (const unsigned char *)(s + 1);
+		const struct xp_launch *l = (const void *)(p + s->pylen);
+
+		xp_writer_append(S.w, XP_REC_LAUNCH, l, s->len, NULL, 0);
+		S.stats.taken++;
+		S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
 		if (s->pylen) {
-			xp_writer_append(S.w, XP_REC_PYSTACK, (unsigned char *)(s + 1) + s->len,
-					 s->pylen, NULL, 0);
+			xp_writer_append(S.w, XP_REC_PYSTACK, p, s->pylen, NULL, 0);
 			S.stats.py_stacks++;
 		}
 		__atomic_store_n(&s->seq, S.tail + S.mask + 1, __ATOMIC_RELEASE);
@@ -332,6 +362,7 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	S.pid = pid;
 	S.copy = copy_bytes;
 	xpc_py_start(pid);
+	xpc_reuse_start();
 	info_len = xpc_py_info(info, sizeof(info), mono_ns());
 	payload += xpc_py_on() ? XPC_PYSTACK_MAX : 0;
 	S.stride = (sizeof(struct slot) + payload + 63) & ~(size_t)63;
@@ -422,9 +453,10 @@ void xpc_stacks_finish(void)
 
 void xpc_stacks_stats(struct xpc_stacks_stats *out)
 {
-	out->taken = __atomic_load_n(&S.stats.taken, __ATOMIC_RELAXED);
+	out->taken = S.stats.taken;                   /* the writer's, read after the join */
 	out->lost = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
 	out->no_copy = __atomic_load_n(&S.stats.no_copy, __ATOMIC_RELAXED);
 	out->writer_cpu_ns = S.stats.writer_cpu_ns;   /* set before the join */
 	out->py_stacks = S.stats.py_stacks;           /* the writer's, read after the join */
+	out->borrowed = S.stats.borrowed;
 }

@@ -8,11 +8,13 @@
  * No trap into the kernel and no copy_from_user: the cost of the uprobe
  * path that remains is a memcpy of the stack into a ring. A writer thread
  * compresses the ring into the file (zstd, through zstd_dl.c). On a thread
- * that runs Python the record is followed by the Python frames (pyframes.c).
+ * that runs Python the record is followed by the Python frames (pyframes.c),
+ * and a launch that repeats an earlier one names its copy instead of
+ * making its own (stackreuse.h).
  *
  *   int fd = open("run/launch-123.xpr", O_WRONLY | O_CREAT | O_EXCL, 0644);
  *   if (xpc_stacks_start(fd, 123, 8192) == 0)     // 0 bytes: fp walk
- *       xpc_stack_take(ts, correlation_id, cbid); // on any thread
+ *       xpc_stack_take(ts, correlation_id, cbid, kernel_name); // any thread
  *   xpc_stacks_finish();                          // at exit: all on disk
  *
  * Nothing here uses CUPTI, so tests link it into an ordinary program. */
@@ -23,11 +25,12 @@
 #include <sys/types.h>
 
 struct xpc_stacks_stats {
-	uint64_t taken;                 /* records handed to the ring */
+	uint64_t taken;                 /* records the writer took from the ring */
 	uint64_t lost;                  /* ring full: records dropped */
 	uint64_t no_copy;               /* sp outside the thread's known stack: ip only */
 	uint64_t writer_cpu_ns;         /* CPU the writer thread used (compression), at finish */
 	uint64_t py_stacks;             /* XP_REC_PYSTACK records written (pyframes.c) */
+	uint64_t borrowed;              /* records with an earlier copy's frames (stackreuse.h) */
 };
 
 /* Takes fd (a new, empty launch-<pid>.xpr) and starts the writer thread;
@@ -37,9 +40,10 @@ struct xpc_stacks_stats {
 int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes);
 /* Whether started and not finished: callers fall back to the marker. */
 int xpc_stacks_on(void);
-/* One launch record for the calling thread. Never faults, never blocks:
- * a full ring drops the record and counts it. */
-void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid);
+/* One launch record for the calling thread; symbol: the kernel's name on
+ * launches (CUPTI's symbolName), else NULL. Never faults, never blocks: a
+ * full ring drops the record and counts it. */
+void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol);
 /* Stops the writer after it wrote every record taken so far, writes the
  * losses, flushes and closes the file. Later takes do nothing. */
 void xpc_stacks_finish(void);

@@ -63,7 +63,7 @@ for sz in 8192 16384 32768 65528; do
   "$C/xpcap" record -q $IP --launch-call-graph dwarf,$sz -o "$R/size-$sz" -- python3 tests/gpu/torch_loop.py --steps 5 >/dev/null 2>&1
   "$X" ingest "$R/size-$sz" >/dev/null 2>&1
   echo "copy $sz: $(python3 tests/gpu/python-share.py "$R/size-$sz/xpcorr.db" | head -2 | tr '\n' ' ')"
-  echo "copy $sz: $("$X" dump "$R/size-$sz" | grep -o "launch stacks taken [0-9]*, lost [0-9]*")"
+  echo "copy $sz: $("$X" dump "$R/size-$sz" | grep -o "launch stacks taken [0-9]*.*, lost [0-9]*")"
   rm -rf "$R/size-$sz"
 done
 for i in 1 2 3; do

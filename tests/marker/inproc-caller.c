@@ -29,7 +29,7 @@ static uint64_t now_ns(void)
 
 __attribute__((noinline)) void launch_kernel_like(uint64_t corr, int i)
 {
-	xpc_stack_take(now_ns(), corr, XP_CBID(1, i % 7));
+	xpc_stack_take(now_ns(), corr, XP_CBID(1, i % 7), NULL);
 	__asm__ volatile("" ::: "memory");   /* not a tail call */
 }
 

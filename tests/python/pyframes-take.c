@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,7 +42,7 @@ int xpt_start(const char *path, unsigned copy, int py)
 /* One launch, as callbacks.c takes it at a launch's ENTER. */
 __attribute__((noinline)) void xpt_take(uint64_t correlation_id)
 {
-	xpc_stack_take(now_ns(), correlation_id, XP_CBID(1, 13));
+	xpc_stack_take(now_ns(), correlation_id, XP_CBID(1, 13), NULL);
 	__asm__ volatile("" ::: "memory");   /* not a tail call */
 }
 
@@ -125,6 +126,43 @@ void xpt_stats(uint64_t out[8])
 	out[5] = p.unreadable;
 	out[6] = p.codes;
 	out[7] = p.codes_lost;
+}
+
+/* n launches one at a time, as a program launches between its own work:
+ * a launch every gap_ns at most, and before each `pollute` bytes of other
+ * memory written (the program's working set pushing the ring out of the
+ * caches) while the writer drains as it does in a program. Returns the
+ * median ns of one launch (n at most 1 << 20). */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t xpt_bench_take_steady(uint64_t n, uint64_t native, uint64_t pollute, uint64_t gap_ns)
+{
+	static unsigned char work[32u << 20];
+	static uint64_t took[1u << 20];
+	uint64_t off = 0, last = now_ns();
+
+	if (n > sizeof(took) / sizeof(took[0]))
+		n = sizeof(took) / sizeof(took[0]);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t t0;
+
+		for (uint64_t b = 0; b < pollute && pollute <= sizeof(work); b += 64) {
+			work[off] = (unsigned char)i;
+			off = (off + 64) % sizeof(work);
+		}
+		while ((t0 = now_ns()) - last < gap_ns)
+			;
+		xpt_take_under(i, (size_t)native);
+		last = now_ns();
+		took[i] = last - t0;
+	}
+	qsort(took, n, sizeof(took[0]), cmp_u64);
+	return n ? took[n / 2] : 0;
 }
 
 /* The walk into memory that is not in the cache (as a ring slot is). */

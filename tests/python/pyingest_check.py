@@ -191,8 +191,9 @@ copy = os.environ.get("XPT_COPY", "0")
 minor = int(exp["python"].split()[0].split(".")[1])
 from_py = [l for l in launches if l["py"]]
 bounded = [l for l in from_py if l["stack_flags"] & 16]
+copied = [l for l in from_py if not l["stack_flags"] & 64]
 if copy != "0" and from_py:
-    sizes = sorted(l["copy"] for l in from_py)
+    sizes = sorted(l["copy"] for l in copied)
     print("%s: copies of launches from Python: median %d bytes, %d of %d stopped at the"
           " innermost evaluation" % (os.path.basename(out), sizes[len(sizes) // 2],
                                     len(bounded), len(from_py)))
@@ -201,10 +202,48 @@ if copy != "0" and from_py:
              % (minor, len(bounded), len(from_py)))
     if minor < 11 and bounded:
         fail("3.%d: %d copies marked as stopped at an evaluation" % (minor, len(bounded)))
-    if any(l["copy"] > int(copy) for l in from_py):
+    if any(l["copy"] > int(copy) for l in copied):
         fail("a copy longer than %s bytes" % copy)
 if any(l["stack_flags"] & 16 for l in launches if not l["py"]):
     fail("a launch without a Python stack has a copy stopped at an evaluation")
+# launches that named an earlier copy (stackreuse.h): 200 from one line
+# make one copy, a check in 64 and borrowers; each borrower has, in the
+# database, the native frames of its key's latest copy, as that copy has
+reuse = os.environ.get("XPCAP_STACK_REUSE", "1") != "0"
+borrowed = [l for l in launches if l["stack_flags"] & 64]
+keyed = [l for l in launches if l["stack_flags"] & 32]
+if copy == "0" or not reuse:
+    if borrowed or keyed:
+        fail("%d launches borrowed, %d keyed, with copy %s and reuse %s"
+             % (len(borrowed), len(keyed), copy, reuse))
+elif len(borrowed) < 150 or len(borrowed) + len(keyed) > len(from_py):
+    fail("%d launches borrowed, %d keyed of %d from Python" % (len(borrowed), len(keyed),
+                                                                len(from_py)))
+latest, differed = {}, 0
+for l in launches:
+    if l["stack_flags"] & 32:
+        if l["key"] in latest:      # a check: count it as ingest should
+            native = [[f for f in frames(stack_of.get(c, 0)) if f[0] not in (6, 7)]
+                      for c in (latest[l["key"]], l["corr"])]
+            differed += native[0] != native[1]
+        latest[l["key"]] = l["corr"]
+    elif l["stack_flags"] & 64:
+        mine = [f for f in frames(stack_of.get(l["corr"], 0)) if f[0] not in (6, 7)]
+        theirs = [f for f in frames(stack_of.get(latest.get(l["key"]), 0)) if f[0] not in (6, 7)]
+        if not mine or mine != theirs:
+            fail("launch %d borrowed key %s: native frames %d, its copy's %d, %s"
+                 % (l["corr"], l["key"], len(mine), len(theirs),
+                    "differ" if mine and theirs else "missing"))
+facts = dict(db.execute("SELECT name, value FROM META_DATA_EXPORT WHERE name IN"
+                        " ('xp.launches_borrowed', 'xp.borrowed_missing', 'xp.stack_checks',"
+                        " 'xp.stack_checks_differed')"))
+checks = len(keyed) - len({l["key"] for l in keyed})
+want = {"xp.launches_borrowed": str(len(borrowed)), "xp.borrowed_missing": "0",
+        "xp.stack_checks": str(checks), "xp.stack_checks_differed": str(differed)}
+if facts != want:
+    fail("ingest's counts %r, expected %r" % (facts, want))
+if reuse and copy != "0" and not checks:
+    fail("no launch checked its key again")
 print("%s: Python %s, copy %s: %d launches, every Python frame as Python said; %d spliced"
       " in place of the evaluator's frames, %d above a gap%s" % (
           os.path.basename(out), exp["python"].split()[0], copy, n, matched, gap,

@@ -136,11 +136,11 @@ class PyRun:
             if rtype == REC_LAUNCH:
                 ts, corr, pid, tid = struct.unpack_from("<QQII", p, 0)
                 depth, kdepth, sflags = struct.unpack_from("<HHI", p, 32)
-                copy = None             # XP_STACK_HAS_USER_COPY: the bytes copied
+                copy = key = None       # XP_STACK_HAS_USER_COPY: the bytes copied, the key
                 if sflags & 8:
-                    copy = struct.unpack_from("<I", p, 40 + 8 * (depth + kdepth) + 24)[0]
+                    copy, key = struct.unpack_from("<II", p, 40 + 8 * (depth + kdepth) + 24)
                 last_launch = {"ts": ts, "corr": corr, "pid": pid, "tid": tid, "py": None,
-                               "stack_flags": sflags, "copy": copy}
+                               "stack_flags": sflags, "copy": copy, "key": key}
                 self.launches.append(last_launch)
             elif rtype == REC_PYINFO:
                 ts, pid, hexv, flags, rlen = struct.unpack_from("<QIIIH", p, 0)

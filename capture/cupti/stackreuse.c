@@ -1,0 +1,115 @@
+/* stackreuse.c - launches that name an earlier launch's native stack (see
+ * stackreuse.h). Each thread keeps its own table of keys, so a borrowed
+ * id always names a copy that the same thread put in the ring earlier
+ * (the writer keeps the ring's order), and no launch takes a lock. */
+#include "stackreuse.h"
+#include "marker.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TABLE_SLOTS 1024u               /* keys a thread remembers (more: copied again) */
+#define PROBES 8
+
+struct entry {
+	uint64_t key;                   /* 0: free */
+	uint32_t id;
+	uint32_t uses;                  /* launches of the key since its last copy */
+};
+
+static int enabled;
+static uint32_t next_id;                /* atomic */
+static pthread_key_t table_key;
+static __thread struct entry *table;
+static __thread int table_failed;
+
+/* At thread exit; a CUDA call from a later destructor then copies. */
+static void table_free(void *t)
+{
+	free(t);
+	table = NULL;
+	table_failed = 1;
+}
+
+void xpc_reuse_start(void)
+{
+	const char *v = getenv(XP_ENV_STACK_REUSE);
+
+	enabled = !(v && !strcmp(v, "0")) && pthread_key_create(&table_key, table_free) == 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+uint64_t xpc_reuse_key(uint32_t cbid, const char *symbol, uint64_t depth,
+		       const void *pystack, uint32_t pylen)
+{
+	const unsigned char *p = pystack;
+	uint64_t h, w;
+
+	if (!enabled || !pylen)
+		return 0;
+	h = mix(mix(0x58504341ull, cbid), depth);
+	/* the kernel's name, not its pointer: CUPTI may hand the same buffer */
+	for (size_t n = symbol ? strlen(symbol) : 0, i = 0; i < n; i += 8) {
+		w = 0;
+		memcpy(&w, symbol + i, n - i < 8 ? n - i : 8);
+		h = mix(h, w);
+	}
+	/* the Python frames as recorded (the header's per-launch fields
+	 * skipped by the caller: pystack starts at the first frame) */
+	for (uint32_t i = 0; i + 8 <= pylen; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = mix(h, w);
+	}
+	return h ? h : 1;
+}
+
+static struct entry *my_table(void)
+{
+	if (table || table_failed)
+		return table;
+	table = calloc(TABLE_SLOTS, sizeof(*table));
+	if (!table || pthread_setspecific(table_key, table)) {
+		free(table);
+		table = NULL;
+		table_failed = 1;
+	}
+	return table;
+}
+
+enum xpc_reuse_what xpc_reuse_decide(uint64_t key, uint32_t *id)
+{
+	struct entry *t, *e = NULL;
+
+	if (!key || !(t = my_table()))
+		return XPC_REUSE_OFF;
+	for (unsigned i = 0; i < PROBES; i++) {
+		struct entry *c = &t[(key + i) & (TABLE_SLOTS - 1)];
+
+		if (c->key == key) {
+			uint32_t u = ++c->uses;
+
+			*id = c->id;
+			/* checks: soon after the first (an interpreter that
+			 * specializes the call changes its C frames after a few
+			 * runs), then every XPC_REUSE_CHECK_EVERY */
+			if (u % XPC_REUSE_CHECK_EVERY == 0 || (u < XPC_REUSE_CHECK_EVERY && !(u & (u - 1))))
+				return XPC_REUSE_COPY;
+			return XPC_REUSE_BORROW;
+		}
+		if (!c->key && !e)
+			e = c;
+	}
+	if (!e)
+		e = &t[key & (TABLE_SLOTS - 1)];        /* full: the first probe goes */
+	e->key = key;
+	e->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
+	e->uses = 0;
+	*id = e->id;
+	return XPC_REUSE_COPY;
+}
