@@ -798,8 +798,7 @@ static int print_table(struct rep *R, size_t shown)
 
 /* ---- footer: coverage, rejected evidence, losses, clock skew, warnings ---- */
 
-static void foot_line(struct rep *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void foot_line(struct rep *R, const char *fmt, ...)
+void xp_rep_foot_line(struct rep *R, const char *fmt, ...)
 {
 	FILE *to = R->o->format == XP_FMT_CSV ? R->o->notes : R->out;
 	char text[2048];
@@ -899,8 +898,8 @@ static int footer_coverage(struct rep *R)
 		free(c);
 		return -EIO;
 	}
-	foot_line(R, "%s", "");
-	foot_line(R, "GPU time attribution: %lld ns in %lld records (kernels, memcpy, memset)",
+	xp_rep_foot_line(R, "%s", "");
+	xp_rep_foot_line(R, "GPU time attribution: %lld ns in %lld records (kernels, memcpy, memset)",
 		  (long long)total, (long long)rows);
 	if (R->o->format == XP_FMT_JSON) {
 		jsonw_key(w, "coverage");
@@ -922,7 +921,7 @@ static int footer_coverage(struct rep *R)
 			jsonw_key(w, "pct"); jsonw_fixed(w, pct, 1);
 			jsonw_obj_end(w);
 		} else {
-			foot_line(R, "  %-13s %5.1f%%  %12lld ns  %6lld records  %s",
+			xp_rep_foot_line(R, "  %-13s %5.1f%%  %12lld ns  %6lld records  %s",
 				  !strcmp(c[i].how, "none") ? "unattributed" : c[i].how, pct,
 				  (long long)c[i].t, (long long)c[i].n,
 				  strcmp(c[i].how, "exact") ? c[i].why : "launch record of the call");
@@ -972,7 +971,7 @@ static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 			jsonw_key(&R->json, "why"); jsonw_str(&R->json, why);
 			jsonw_obj_end(&R->json);
 		} else {
-			foot_line(R, "  %.1f%%: %s", pct, why);
+			xp_rep_foot_line(R, "  %.1f%%: %s", pct, why);
 		}
 	}
 	if (R->o->format == XP_FMT_JSON)
@@ -1011,10 +1010,10 @@ static int footer_python(struct rep *R)
 		}
 		jsonw_obj_end(&R->json);
 	} else if (r.gpu_ns) {
-		foot_line(R, "Python: %.1f%% of the exactly attributed GPU time was launched from a"
+		xp_rep_foot_line(R, "Python: %.1f%% of the exactly attributed GPU time was launched from a"
 			  " Python function", pct);
 		if (r.has_lines)
-			foot_line(R, "  %.1f%% with its Python line (Python stacks taken at the launch)",
+			xp_rep_foot_line(R, "  %.1f%% with its Python line (Python stacks taken at the launch)",
 				  line_pct);
 	}
 	if (r.python_ns < r.gpu_ns)
@@ -1069,7 +1068,7 @@ static int footer_rejected(struct rep *R)
 			}
 			jsonw_obj_end(w);
 		} else {
-			foot_line(R, "Rejected evidence: %s: %lld%s", why, (long long)n,
+			xp_rep_foot_line(R, "Rejected evidence: %s: %lld%s", why, (long long)n,
 				  whole ? " (whole run, not filtered)" : "");
 		}
 	}
@@ -1129,7 +1128,7 @@ static int footer_losses(struct rep *R)
 			}
 			jsonw_obj_end(w);
 		} else {
-			foot_line(R, "Losses: %s: %lld %s%s%s%s%s", loss_reason(reason), (long long)n,
+			xp_rep_foot_line(R, "Losses: %s: %lld %s%s%s%s%s", loss_reason(reason), (long long)n,
 				  known ? kind : "", known ? " records" : "records", *src ? " in " : "", src,
 				  whole == 2 ? " (whole run: losses are not recorded per process)" :
 				  whole ? " (whole run: no time recorded)" : "");
@@ -1139,7 +1138,7 @@ static int footer_losses(struct rep *R)
 	if (json)
 		jsonw_arr_end(w);
 	else if (!any)
-		foot_line(R, is_filtered(o) ? "Losses: none recorded in this time range" :
+		xp_rep_foot_line(R, is_filtered(o) ? "Losses: none recorded in this time range" :
 			  "Losses: none recorded");
 	return 0;
 }
@@ -1230,51 +1229,12 @@ static int footer_skew(struct rep *R)
 		jsonw_key(w, "negative"); jsonw_int(w, v[3]);
 		jsonw_obj_end(w);
 	} else if (v[0] == 0) {
-		foot_line(R, "Clock skew: not measured (no kernel with its API call%s)",
+		xp_rep_foot_line(R, "Clock skew: not measured (no kernel with its API call%s)",
 			  is_filtered(R->o) ? " in this view" : "");
 	} else {
-		foot_line(R, "Clock skew (kernel start - API call start, >= 0 when clocks agree):"
+		xp_rep_foot_line(R, "Clock skew (kernel start - API call start, >= 0 when clocks agree):"
 			  " min %lld ns, median %lld ns over %lld kernels%s", (long long)v[1],
 			  (long long)v[2], (long long)v[0], v[3] ? "; NEGATIVE: clocks disagree" : "");
-	}
-	return 0;
-}
-
-/* The injection library's own time per launch-class call, from what each
- * process said at exit (status code 8, timed on one call in 64): the part
- * of recording's cost that is our code, not CUPTI's. Whole-run figures;
- * runs recorded before there was one print nothing. */
-static int footer_library_cost(struct rep *R)
-{
-	int64_t n = 0, median = 0, max = 0;
-	sqlite3_stmt *s;
-
-	if (xp_rep_prepare(R, "SELECT count(*), max(detail), (SELECT detail FROM xp_gpu_status"
-		    " WHERE code = 8 ORDER BY detail LIMIT 1 OFFSET (SELECT (count(*) - 1) / 2"
-		    " FROM xp_gpu_status WHERE code = 8)) FROM xp_gpu_status WHERE code = 8", &s) < 0)
-		return -EIO;
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		n = sqlite3_column_int64(s, 0);
-		max = sqlite3_column_int64(s, 1);
-		median = sqlite3_column_int64(s, 2);
-	}
-	sqlite3_finalize(s);
-	if (!n)
-		return 0;
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "library_cost");
-		jsonw_obj_begin(&R->json);
-		jsonw_key(&R->json, "processes"); jsonw_int(&R->json, n);
-		jsonw_key(&R->json, "median_ns_per_call"); jsonw_int(&R->json, median);
-		jsonw_key(&R->json, "max_ns_per_call"); jsonw_int(&R->json, max);
-		jsonw_obj_end(&R->json);
-	} else if (n == 1) {
-		foot_line(R, "Recording cost: xpcap's own code in the process took %lld ns a launch call"
-			  " (timed on one in 64; CUPTI's share not included)", (long long)median);
-	} else {
-		foot_line(R, "Recording cost: xpcap's own code took %lld ns a launch call, median of %lld"
-			  " processes, max %lld (timed on one in 64; CUPTI's share not included)",
-			  (long long)median, (long long)n, (long long)max);
 	}
 	return 0;
 }
@@ -1286,7 +1246,7 @@ static int footer_rest(struct rep *R)
 	if ((rc = footer_rejected(R)) < 0 || (rc = footer_losses(R)) < 0 ||
 	    (rc = footer_skew(R)) < 0)
 		return rc;
-	return footer_library_cost(R);
+	return xp_rep_recording_cost(R);
 }
 
 /* Why a run has no GPU rows at all, from what the injection library said. */
@@ -1332,7 +1292,7 @@ static int no_activity_warning(struct rep *R)
 		jsonw_key(&R->json, "warning");
 		jsonw_str(&R->json, why);
 	} else {
-		foot_line(R, "WARNING: no GPU activity in this run: %s", why);
+		xp_rep_foot_line(R, "WARNING: no GPU activity in this run: %s", why);
 	}
 	return 0;
 }

@@ -51,6 +51,13 @@ void xp_rep_csv_str(FILE *out, const char *s);
 /* The title line's text of a view. */
 const char *xp_rep_title(enum xp_report_by by);
 
+/* One footer line (text and csv's notes; nothing in json), wrapped to --width. */
+void xp_rep_foot_line(struct rep *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The footer's last lines (report_cost.c): what recording cost the program
+ * (the library's own time per launch call) and what launch stacks were
+ * taken from an earlier copy. 0 or -EIO. */
+int xp_rep_recording_cost(struct rep *R);
+
 /* Opens R->walk once. 0, -EIO or -ENOMEM. */
 int xp_rep_frame_stmt(struct rep *R);
 

@@ -71,6 +71,8 @@ int xp_borrowed_put(struct xp_borrowed *b, uint32_t pid, uint32_t key, const uin
 	uint64_t *copy;
 	int how;
 
+	if (!key)
+		return XP_BORROWED_NEW;         /* no key (a damaged run): nothing to keep */
 	if ((b->used + 1) * 4 > b->cap * 3 && grow(b))
 		return -ENOMEM;
 	e = find(b, pk);
@@ -90,7 +92,7 @@ const uint64_t *xp_borrowed_get(const struct xp_borrowed *b, uint32_t pid, uint3
 {
 	const struct entry *e = find(b, (uint64_t)pid << 32 | key);
 
-	if (!e->pk)
+	if (!key || !e->pk)
 		return NULL;
 	*n = e->n;
 	return e->ips;

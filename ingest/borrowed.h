@@ -24,7 +24,8 @@ void xp_borrowed_free(struct xp_borrowed *b);
 enum { XP_BORROWED_NEW, XP_BORROWED_SAME, XP_BORROWED_DIFFERED };
 int xp_borrowed_put(struct xp_borrowed *b, uint32_t pid, uint32_t key, const uint64_t *ips,
 		    unsigned n, int64_t stack);
-/* The frames of (pid, key), NULL when no copy of it came (lost, or cut off). */
+/* The frames of (pid, key), NULL when no copy of it came (lost, or cut off).
+ * Key 0 is none: put keeps nothing for it, get finds nothing. */
 const uint64_t *xp_borrowed_get(const struct xp_borrowed *b, uint32_t pid, uint32_t key,
 				unsigned *n);
 

@@ -277,6 +277,38 @@ START_TEST(library_cost_footer)
 }
 END_TEST
 
+/* Launch stacks that took an earlier copy's frames (ingest's counts in
+ * META_DATA_EXPORT): a footer line, with the checks and what was lost. */
+START_TEST(stack_reuse_footer)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	char *text = report_text(&o);
+
+	ck_assert_ptr_null(strstr(text, "Launch stacks:"));    /* none borrowed: no line */
+	free(text);
+	sqlite3_exec(db, "INSERT INTO META_DATA_EXPORT(name, value) VALUES"
+		     " ('xp.launches_borrowed', '2'), ('xp.borrowed_missing', '0'),"
+		     " ('xp.stack_checks', '5'), ('xp.stack_checks_differed', '1')", NULL, NULL, NULL);
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "\nLaunch stacks: 2 of "), "%s", text);
+	ck_assert_msg(strstr(text, "5 checks by a full copy, 1 found other frames (xpcap record"
+			     " --reuse-stacks off copies every one)\n"), "%s", text);
+	free(text);
+	sqlite3_exec(db, "UPDATE META_DATA_EXPORT SET value = '1' WHERE name = 'xp.borrowed_missing'",
+		     NULL, NULL, NULL);
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "1 found other frames; 1 found no copy (lost) and have none"),
+		      "%s", text);
+	free(text);
+	o.format = XP_FMT_JSON;
+	text = report_text(&o);
+	ck_assert_msg(strstr(text, "\"stack_reuse\":{\"launches\":"), "%s", text);
+	ck_assert_msg(strstr(text, "\"borrowed\":2,\"missing\":1,\"checks\":5,"
+			     "\"checks_differed\":1}"), "%s", text);
+	free(text);
+}
+END_TEST
+
 /* The correlation's precomputed groups (xp_report_groups and friends) give
  * the same bytes as the statistics computed from the rows at report time,
  * in every view that has them, with and without --mangled, in every format. */
@@ -510,6 +542,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, no_gpu_activity_warns);
 	tcase_add_test(tc, library_cost_footer);
+	tcase_add_test(tc, stack_reuse_footer);
 	tcase_add_test(tc, command_on_run_dir);
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
