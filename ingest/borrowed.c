@@ -1,31 +1,31 @@
-/* borrowed.c - frames of launch-stack keys (see borrowed.h): an open
- * addressing table of (pid, key) that doubles as it fills. */
+/* borrowed.c - frames of launch-stack keys (see borrowed.h): (pid, key) to
+ * an entry through the shared u64 map, entries in a growing array. */
 #include "borrowed.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "u64map.h"
+
 struct entry {
-	uint64_t pk;                    /* pid << 32 | key; 0: free (keys start at 1) */
 	unsigned n;
 	uint64_t *ips;
 	int64_t stack;                  /* the stack id its launch made */
 };
 
 struct xp_borrowed {
+	struct xp_u64map index;         /* (pid, key) -> entry number + 1 */
 	struct entry *e;
-	size_t cap, used;               /* cap: a power of two */
+	size_t n, cap;
 };
 
 struct xp_borrowed *xp_borrowed_new(void)
 {
 	struct xp_borrowed *b = calloc(1, sizeof(*b));
 
-	if (b && !(b->e = calloc(b->cap = 64, sizeof(*b->e)))) {
-		free(b);
-		b = NULL;
-	}
+	if (b)
+		xp_u64map_init(&b->index);
 	return b;
 }
 
@@ -33,67 +33,71 @@ void xp_borrowed_free(struct xp_borrowed *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->cap; i++)
+	for (size_t i = 0; i < b->n; i++)
 		free(b->e[i].ips);
 	free(b->e);
+	xp_u64map_free(&b->index);
 	free(b);
 }
 
-static struct entry *find(const struct xp_borrowed *b, uint64_t pk)
+/* The entry of a new key, appended. NULL: out of memory. */
+static struct entry *append(struct xp_borrowed *b)
 {
-	size_t i = (size_t)((pk * 0x9e3779b97f4a7c15ull) >> 20) & (b->cap - 1);
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct entry *e = realloc(b->e, cap * sizeof(*e));
 
-	while (b->e[i].pk && b->e[i].pk != pk)
-		i = (i + 1) & (b->cap - 1);
-	return &b->e[i];
-}
-
-static int grow(struct xp_borrowed *b)
-{
-	struct xp_borrowed n = { .cap = b->cap * 2 };
-
-	if (!(n.e = calloc(n.cap, sizeof(*n.e))))
-		return -ENOMEM;
-	for (size_t i = 0; i < b->cap; i++)
-		if (b->e[i].pk)
-			*find(&n, b->e[i].pk) = b->e[i];
-	free(b->e);
-	b->e = n.e;
-	b->cap = n.cap;
-	return 0;
+		if (!e)
+			return NULL;
+		b->e = e;
+		b->cap = cap;
+	}
+	b->e[b->n] = (struct entry){ 0, NULL, 0 };
+	return &b->e[b->n++];
 }
 
 int xp_borrowed_put(struct xp_borrowed *b, uint32_t pid, uint32_t key, const uint64_t *ips,
 		    unsigned n, int64_t stack)
 {
-	uint64_t pk = (uint64_t)pid << 32 | key;
+	uint64_t *slot, *copy;
 	struct entry *e;
-	uint64_t *copy;
-	int how;
+	int fresh, how;
 
 	if (!key)
 		return XP_BORROWED_NEW;         /* no key (a damaged run): nothing to keep */
-	if ((b->used + 1) * 4 > b->cap * 3 && grow(b))
-		return -ENOMEM;
-	e = find(b, pk);
 	if (!(copy = malloc((n ? n : 1) * sizeof(*ips))))
 		return -ENOMEM;
 	memcpy(copy, ips, n * sizeof(*ips));
-	how = !e->pk ? XP_BORROWED_NEW : e->stack == stack ? XP_BORROWED_SAME : XP_BORROWED_DIFFERED;
-	if (!e->pk)
-		b->used++;
+	if (xp_u64map_upsert(&b->index, pid, key, &slot, &fresh)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	if (fresh) {
+		if (!(e = append(b))) {
+			free(copy);
+			return -ENOMEM;     /* slot stays 0: found as missing */
+		}
+		*slot = b->n;
+		how = XP_BORROWED_NEW;
+	} else if (!*slot) {            /* an earlier append failed */
+		free(copy);
+		return -ENOMEM;
+	} else {
+		e = &b->e[*slot - 1];
+		how = e->stack == stack ? XP_BORROWED_SAME : XP_BORROWED_DIFFERED;
+	}
 	free(e->ips);
-	*e = (struct entry){ pk, n, copy, stack };
+	*e = (struct entry){ n, copy, stack };
 	return how;
 }
 
 const uint64_t *xp_borrowed_get(const struct xp_borrowed *b, uint32_t pid, uint32_t key,
 				unsigned *n)
 {
-	const struct entry *e = find(b, (uint64_t)pid << 32 | key);
+	const uint64_t *slot = key ? xp_u64map_find(&b->index, pid, key) : NULL;
 
-	if (!key || !e->pk)
+	if (!slot || !*slot)
 		return NULL;
-	*n = e->n;
-	return e->ips;
+	*n = b->e[*slot - 1].n;
+	return b->e[*slot - 1].ips;
 }
