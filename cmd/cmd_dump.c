@@ -56,6 +56,8 @@ static void print_stack(const struct xp_record_header *h, size_t fixed,
 			memcpy(&first, bytes, 8);
 		printf(" copy=%" PRIu32 "@%" PRIx64 " ip=%" PRIx64 " bp=%" PRIx64 " word0=%" PRIx64,
 		       regs.size, regs.sp, regs.ip, regs.bp, first);
+		if (regs.key)   /* flag 32: a copy standing for the key; 64: its frames borrowed */
+			printf(" key=%" PRIu32, regs.key);
 	}
 }
 

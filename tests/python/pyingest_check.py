@@ -244,6 +244,10 @@ if facts != want:
     fail("ingest's counts %r, expected %r" % (facts, want))
 if reuse and copy != "0" and not checks:
     fail("no launch checked its key again")
+dump = subprocess.run([xpcorr, "dump", "--type", "launch", out], capture_output=True, text=True)
+keyed_lines = len(re.findall(r" key=\d+", dump.stdout))
+if keyed_lines != len(borrowed) + len(keyed):
+    fail("xpcorr dump shows %d keys, expected %d" % (keyed_lines, len(borrowed) + len(keyed)))
 print("%s: Python %s, copy %s: %d launches, every Python frame as Python said; %d spliced"
       " in place of the evaluator's frames, %d above a gap%s" % (
           os.path.basename(out), exp["python"].split()[0], copy, n, matched, gap,
