@@ -180,6 +180,12 @@ static json_t *build_info(sqlite3 *db)
 		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stack_copies'", 0)));
 	json_object_set_new(sym, "stacks_unwound", json_integer(
 		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stacks_unwound'", 0)));
+	json_object_set_new(sym, "launches_borrowed", json_integer(
+		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.launches_borrowed'", 0)));
+	json_object_set_new(sym, "stack_checks", json_integer(
+		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stack_checks'", 0)));
+	json_object_set_new(sym, "stack_checks_differed", json_integer(
+		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stack_checks_differed'", 0)));
 	json_object_set_new(sym, "build_id_mismatches", json_integer(
 		scalar(db, "SELECT count(*) FROM xp_modules WHERE status = 'build_id_mismatch'", 0)));
 	json_object_set_new(sym, "modules_missing", json_integer(
@@ -275,6 +281,12 @@ static void print_text(json_t *info)
 		       " stack copies reached further than frame pointers\n",
 		       json_integer_value(json_object_get(sym, "stacks_unwound")),
 		       json_integer_value(json_object_get(sym, "stack_copies")));
+	if (json_integer_value(json_object_get(sym, "launches_borrowed")))
+		printf("launch stacks:   %" JSON_INTEGER_FORMAT " took an earlier copy's frames;"
+		       " %" JSON_INTEGER_FORMAT " checks, %" JSON_INTEGER_FORMAT " found other frames\n",
+		       json_integer_value(json_object_get(sym, "launches_borrowed")),
+		       json_integer_value(json_object_get(sym, "stack_checks")),
+		       json_integer_value(json_object_get(sym, "stack_checks_differed")));
 	printf("modules:         %" JSON_INTEGER_FORMAT " with another build id on disk (frames kept"
 	       " as module+offset), %" JSON_INTEGER_FORMAT " missing or unreadable\n",
 	       json_integer_value(json_object_get(sym, "build_id_mismatches")),

@@ -44,6 +44,10 @@
 #error "register capture is written for x86-64"
 #endif
 
+/* a slot holds the Python frames, then the launch: keep it 8-byte aligned */
+_Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) % 8 == 0,
+	       "Python frames keep the launch record after them aligned");
+
 #define RING_BYTES (8u << 20)
 /* copied past the innermost Python evaluation's _PyCFrame: the rest of
  * _PyEval_EvalFrameDefault's own frame, so the unwinder steps through it */

@@ -185,6 +185,7 @@ if not row or row[:4] != (n + 1, n, 1, 0) or row[4] != gap:
 p = subprocess.run([xpcorr, "info", run], capture_output=True, text=True)
 if "%d of %d launches on threads that run Python had a Python stack" % (n, n) not in p.stdout:
     fail("xpcorr info: %s" % p.stdout[-600:])
+info_text = p.stdout
 copy = os.environ.get("XPT_COPY", "0")
 # 3.11+ tell where the innermost evaluation runs on the C stack: the
 # copies of launches from Python stop there (XP_STACK_COPY_TO_PYTHON, 16)
@@ -244,6 +245,12 @@ if facts != want:
     fail("ingest's counts %r, expected %r" % (facts, want))
 if reuse and copy != "0" and not checks:
     fail("no launch checked its key again")
+said = re.search(r"launch stacks: +(\d+) took an earlier copy's frames; (\d+) checks, (\d+) found",
+                 info_text)
+if (tuple(map(int, said.groups())) if said else (0, 0, 0)) != (
+        (len(borrowed), checks, differed) if borrowed else (0, 0, 0)):
+    fail("xpcorr info says %s, expected %d borrowed, %d checks, %d differed"
+         % (said.group(0) if said else "nothing", len(borrowed), checks, differed))
 dump = subprocess.run([xpcorr, "dump", "--type", "launch", out], capture_output=True, text=True)
 keyed_lines = len(re.findall(r" key=\d+", dump.stdout))
 if keyed_lines != len(borrowed) + len(keyed):
