@@ -108,6 +108,21 @@ static void missing_modules_warning(json_t *info, json_t *sym)
 	json_array_append_new(w, row);
 }
 
+/* Ingest's counts (META_DATA_EXPORT xp.*) under their JSON names. */
+static void set_ingest_facts(json_t *sym, sqlite3 *db)
+{
+	static const char *const facts[] = { "kallsyms_symbols", "stack_copies", "stacks_unwound",
+					     "launches_borrowed", "stack_checks",
+					     "stack_checks_differed" };
+	char sql[160];
+
+	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+		snprintf(sql, sizeof(sql), "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.%s'",
+			 facts[i]);
+		json_object_set_new(sym, facts[i], json_integer(scalar(db, sql, 0)));
+	}
+}
+
 static json_t *build_info(sqlite3 *db)
 {
 	json_t *info = json_object(), *run = json_object(), *sym = json_object();
@@ -174,18 +189,7 @@ static json_t *build_info(sqlite3 *db)
 		scalar(db, "SELECT count(*) FROM xp_frames", 0)));
 	json_object_set_new(sym, "distinct_stacks", json_integer(
 		scalar(db, "SELECT count(*) FROM xp_stacks", 0)));
-	json_object_set_new(sym, "kallsyms_symbols", json_integer(
-		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.kallsyms_symbols'", 0)));
-	json_object_set_new(sym, "stack_copies", json_integer(
-		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stack_copies'", 0)));
-	json_object_set_new(sym, "stacks_unwound", json_integer(
-		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stacks_unwound'", 0)));
-	json_object_set_new(sym, "launches_borrowed", json_integer(
-		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.launches_borrowed'", 0)));
-	json_object_set_new(sym, "stack_checks", json_integer(
-		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stack_checks'", 0)));
-	json_object_set_new(sym, "stack_checks_differed", json_integer(
-		scalar(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'xp.stack_checks_differed'", 0)));
+	set_ingest_facts(sym, db);
 	json_object_set_new(sym, "build_id_mismatches", json_integer(
 		scalar(db, "SELECT count(*) FROM xp_modules WHERE status = 'build_id_mismatch'", 0)));
 	json_object_set_new(sym, "modules_missing", json_integer(

@@ -67,7 +67,8 @@ int xp_borrowed_put(struct xp_borrowed *b, uint32_t pid, uint32_t key, const uin
 		return XP_BORROWED_NEW;         /* no key (a damaged run): nothing to keep */
 	if (!(copy = malloc((n ? n : 1) * sizeof(*ips))))
 		return -ENOMEM;
-	memcpy(copy, ips, n * sizeof(*ips));
+	if (n)
+		memcpy(copy, ips, n * sizeof(*ips));
 	if (xp_u64map_upsert(&b->index, pid, key, &slot, &fresh)) {
 		free(copy);
 		return -ENOMEM;

@@ -703,8 +703,9 @@ static uintptr_t thread_state(void)
 
 #define WALK_STEPS (2 * XP_PY_MAX_FRAMES + 2)   /* Python frames and C-stack shims */
 
-/* 3.11+: _PyInterpreterFrame chain. Frames written, or -1 when unreadable. */
-static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags)
+/* 3.11+: _PyInterpreterFrame chain. Frames written, or -1 when unreadable;
+ * 3.12+: *entry, the first frame the C stack owns (xpc_py_take's eval). */
+static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags, uintptr_t *entry)
 {
 	const struct py_offsets *o = &P.o;
 	int n = 0;
@@ -720,6 +721,8 @@ static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags)
 		owner = rd_u8(f, o->fr_owner);
 		prev = rd_ptr(f, o->fr_previous);
 		if (o->minor >= 12 && owner == o->owner_cstack) {
+			if (!*entry)
+				*entry = f;
 			f = prev;
 			continue;
 		}
@@ -745,6 +748,12 @@ static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags)
 				XP_PYFRAME_ENTRY : 0;
 		if (n == XP_PY_MAX_FRAMES) {
 			*flags |= XP_PYSTACK_TRUNCATED;
+			/* the frames stop here; the entry frame may be further up */
+			for (; step < WALK_STEPS && !*entry && o->minor >= 12 && f && sane(f); step++) {
+				if (rd_u8(f, o->fr_owner) == o->owner_cstack)
+					*entry = f;
+				f = rd_ptr(f, o->fr_previous);
+			}
 			break;
 		}
 		out[n].code_id = code_id(code, rd_ptr(code, o->co_filename),
@@ -806,7 +815,8 @@ static void prefetch_slot(void *dst)
 		__builtin_prefetch((char *)dst + 64 * i, 1, 3);
 }
 
-uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid)
+uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid,
+		     uintptr_t *eval)
 {
 	const struct py_offsets *o = &P.o;
 	struct {
@@ -819,6 +829,7 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 	size_t len;
 	int n;
 
+	*eval = 0;
 	if (!__atomic_load_n(&P.on, __ATOMIC_ACQUIRE)) {
 		if (P.present && !P.disabled)
 			count(&P.st.unsupported);
@@ -834,10 +845,16 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 		return 0;
 	}
 	prefetch_slot(dst);
+	/* where the innermost evaluation runs on the C stack: 3.11, the
+	 * _PyCFrame that tstate->cframe names (its root one lives in the
+	 * thread state: the caller keeps only addresses inside its stack);
+	 * 3.12+, the innermost entry frame, found by the walk; 3.10: none */
 	f = rd_ptr(tstate, o->ts_frame);
+	if (o->minor == 11)
+		*eval = f;
 	if (o->minor == 11 || o->minor == 12)
 		f = sane(f) ? rd_ptr(f, o->cf_frame) : 0;
-	n = o->minor == 10 ? walk_310(f, rec.f, &flags) : walk_311(f, rec.f, &flags);
+	n = o->minor == 10 ? walk_310(f, rec.f, &flags) : walk_311(f, rec.f, &flags, eval);
 	if (n < 0) {
 		count(&P.st.unreadable);
 		return 0;
@@ -858,34 +875,6 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 	len = sizeof(*ps) + (size_t)n * sizeof(struct xp_pyframe);
 	memcpy(dst, &rec, len);
 	return (uint32_t)len;
-}
-
-uintptr_t xpc_py_eval_cstack(void)
-{
-	const struct py_offsets *o = &P.o;
-	uintptr_t tstate, f;
-
-	if (!__atomic_load_n(&P.on, __ATOMIC_ACQUIRE) || o->minor < 11)
-		return 0;
-	tstate = thread_state();
-	if (tstate <= 1)
-		return 0;
-	/* 3.11: the evaluation's _PyCFrame local that tstate->cframe names (the
-	 * thread's root one lives in the thread state: the caller keeps only
-	 * addresses inside its stack) */
-	f = rd_ptr(tstate, o->ts_frame);
-	if (o->minor == 11)
-		return f;
-	/* 3.12+: the innermost entry frame, a _PyInterpreterFrame local of the
-	 * evaluation (owned by the C stack), a few frames up the chain */
-	if (o->minor == 12)
-		f = sane(f) ? rd_ptr(f, o->cf_frame) : 0;
-	for (int step = 0; step < WALK_STEPS && f && sane(f); step++) {
-		if (rd_u8(f, o->fr_owner) == o->owner_cstack)
-			return f;
-		f = rd_ptr(f, o->fr_previous);
-	}
-	return 0;
 }
 
 void xpc_py_stats(struct xpc_py_stats *out)

@@ -9,7 +9,7 @@
  * the writer thread. stacks.c drives it:
  *
  *   xpc_py_start(pid);                                  // once, before launches
- *   n = xpc_py_take(slot_space, ts, corr, tid);         // per launch: bytes, 0 = none
+ *   n = xpc_py_take(slot_space, ts, corr, tid, &eval);  // per launch: bytes, 0 = none
  *   xpc_py_drain(writer);                               // writer thread: PYCODE records
  *
  * Nothing here allocates, locks or calls into the interpreter after
@@ -51,16 +51,15 @@ const char *xpc_py_reason(void);
 /* The XP_REC_PYINFO payload (struct + reason + padding) into buf; its size. */
 size_t xpc_py_info(void *buf, size_t size, uint64_t ts);
 /* The calling thread's Python frames as an XP_REC_PYSTACK payload at dst
- * (XPC_PYSTACK_MAX bytes of room): its size, or 0 for none (counted). */
-uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid);
-
-/* Where on the calling thread's C stack the innermost Python evaluation
- * runs: a local of its _PyEval_EvalFrameDefault (3.11: the _PyCFrame that
+ * (XPC_PYSTACK_MAX bytes of room): its size, or 0 for none (counted).
+ * *eval: where on the thread's C stack the innermost Python evaluation
+ * runs, a local of its _PyEval_EvalFrameDefault (3.11: the _PyCFrame that
  * tstate->cframe names; 3.12+: the entry frame, the first frame up the
  * chain that the C stack owns); 0 if not known (walker off, no Python on
  * this thread, 3.10). Above it the native stack is the interpreter's own,
  * which the Python stack already says: launch stack copies can stop there. */
-uintptr_t xpc_py_eval_cstack(void);
+uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid,
+		     uintptr_t *eval);
 /* Writer thread only: appends the queued code records; how many. */
 uint64_t xpc_py_drain(struct xp_writer *w);
 void xpc_py_stats(struct xpc_py_stats *out);

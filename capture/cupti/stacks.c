@@ -164,7 +164,7 @@ static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
 /* Fills a slot's launch payload after its Python frames (py, pylen);
  * returns its length. */
 static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid,
-		     const char *symbol, const unsigned char *py, uint32_t pylen,
+		     const char *symbol, const unsigned char *py, uint32_t pylen, uint64_t eval,
 		     uint64_t ip, uint64_t sp, uint64_t bp)
 {
 	struct xp_launch *l = (struct xp_launch *)p;
@@ -191,7 +191,6 @@ static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid
 	} else {
 		struct xp_user_regs_copy *r = (struct xp_user_regs_copy *)(l + 1);
 		uint32_t size = avail < S.copy ? (uint32_t)avail : S.copy, id = 0;
-		uint64_t eval = xpc_py_eval_cstack();
 		enum xpc_reuse_what reuse = XPC_REUSE_OFF;
 
 		l->stack.flags = XP_STACK_HAS_USER_COPY;
@@ -229,6 +228,7 @@ __attribute__((noinline))
 void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol)
 {
 	uint64_t ip, sp, bp, pos;
+	uintptr_t eval;
 	unsigned char *p;
 	struct slot *s;
 
@@ -260,11 +260,15 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	 * the launch; xpc_py_take writes only when the walker is on (then the
 	 * slot has room), and counts either way */
 	p = (unsigned char *)(s + 1);
-	s->pylen = xpc_py_take(p, ts, correlation_id, (uint32_t)my_tid);
-	s->len = fill(p + s->pylen, ts, correlation_id, cbid, symbol, p, s->pylen, ip, sp, bp);
+	s->pylen = xpc_py_take(p, ts, correlation_id, (uint32_t)my_tid, &eval);
+	s->len = fill(p + s->pylen, ts, correlation_id, cbid, symbol, p, s->pylen, eval, ip, sp, bp);
 	/* no locked instruction after the copy: it would wait for the copy's
 	 * stores to reach the cache (the writer counts what it takes) */
 	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
+	/* the next launch's slot header and Python frames: the writer had
+	 * them last, and the lines come while the program works meanwhile */
+	for (int i = 0; i < 4; i++)
+		__builtin_prefetch((const char *)slot_at(pos + 1) + 64 * i, 1, 3);
 }
 
 /* Writes every ready slot in order; how many. */

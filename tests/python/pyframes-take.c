@@ -75,9 +75,10 @@ uint64_t xpt_bench_walk(uint64_t n)
 {
 	static unsigned char buf[XPC_PYSTACK_MAX];
 	uint64_t t0 = now_ns();
+	uintptr_t eval;
 
 	for (uint64_t i = 0; i < n; i++) {
-		xpc_py_take(buf, 0, i, 1);
+		xpc_py_take(buf, 0, i, 1, &eval);
 		__asm__ volatile("" ::: "memory");
 	}
 	return now_ns() - t0;
@@ -170,9 +171,10 @@ uint64_t xpt_bench_walk_cold(uint64_t n)
 {
 	static unsigned char big[16u << 20];
 	uint64_t t0 = now_ns();
+	uintptr_t eval;
 
 	for (uint64_t i = 0; i < n; i++) {
-		xpc_py_take(big + (i * 3200) % (sizeof(big) - 4096), 0, i, 1);
+		xpc_py_take(big + (i * 3200) % (sizeof(big) - 4096), 0, i, 1, &eval);
 		__asm__ volatile("" ::: "memory");
 	}
 	return now_ns() - t0;
