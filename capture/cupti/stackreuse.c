@@ -82,6 +82,22 @@ static struct entry *my_table(void)
 	return table;
 }
 
+static struct entry *find(struct entry *t, uint64_t key)
+{
+	for (unsigned i = 0; i < PROBES; i++)
+		if (t[(key + i) & (TABLE_SLOTS - 1)].key == key)
+			return &t[(key + i) & (TABLE_SLOTS - 1)];
+	return NULL;
+}
+
+void xpc_reuse_dropped(uint64_t key)
+{
+	struct entry *e = key && table ? find(table, key) : NULL;
+
+	if (e && e->uses == 0)
+		e->key = 0;             /* its first copy is the one dropped */
+}
+
 enum xpc_reuse_what xpc_reuse_decide(uint64_t key, uint32_t *id)
 {
 	struct entry *t, *e = NULL;

@@ -38,8 +38,10 @@ void xpc_reuse_start(void);
 /* The key of a launch; 0 when it has none (no Python frames). */
 uint64_t xpc_reuse_key(uint32_t cbid, const char *symbol, uint64_t depth,
 		       const void *pystack, uint32_t pylen);
-/* What this thread does with a launch of key (see enum); sets *id. Called
- * once the record has its ring slot: a launch decided is a launch written. */
+/* What this thread does with a launch of key (see enum); sets *id. */
 enum xpc_reuse_what xpc_reuse_decide(uint64_t key, uint32_t *id);
+/* The launch just decided was dropped (ring full): a key it made is
+ * forgotten, so that no later launch names a copy that never came. */
+void xpc_reuse_dropped(uint64_t key);
 
 #endif

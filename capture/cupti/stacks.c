@@ -1,11 +1,10 @@
 /* stacks.c - in-process launch stacks (see stacks.h).
  *
- * Launching threads never take a lock: each record goes into a slot of a
- * bounded multi-producer ring (a slot's sequence number says whose turn it
- * is, as in D. Vyukov's bounded queue), and one writer thread drains the
- * slots in order into the run file, which compresses them in 1 MiB blocks.
- * The ring holds 8 MiB, or 256 records of larger copies; when the writer
- * falls that far behind, a record is dropped and counted, never waited for.
+ * Launching threads never take a lock: each record goes into a bounded
+ * multi-producer ring of variable-size records (launchring.h), and one
+ * writer thread drains it in order into the run file, which compresses
+ * the records in 1 MiB blocks. When the writer falls 8 MiB behind, a
+ * record is dropped and counted, never waited for.
  *
  * The copy reads only the calling thread's own stack, from its current sp
  * up to the lesser of the requested size and the stack's top (from
@@ -15,14 +14,16 @@
  * loop left uninstrumented: the frames above belong to callers and hold
  * its redzones).
  *
- * On a thread that runs Python, the slot also holds the Python frames
+ * On a thread that runs Python, the record also holds the Python frames
  * (pyframes.c), written as an XP_REC_PYSTACK right after the launch; the
- * code objects they name are written before it (xpc_py_drain). */
+ * code objects they name are written before it (xpc_py_drain). A launch
+ * that repeats an earlier one names its copy instead (stackreuse.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "stacks.h"
 #include "pyframes.h"
+#include "launchring.h"
 #include "stackreuse.h"
 
 #include <errno.h>
@@ -44,15 +45,16 @@
 #error "register capture is written for x86-64"
 #endif
 
-/* a slot holds the Python frames, then the launch: keep it 8-byte aligned */
+/* a record holds the Python frames, then the launch: keep it 8-byte aligned */
 _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) % 8 == 0,
 	       "Python frames keep the launch record after them aligned");
 
-#define RING_BYTES (8u << 20)
+/* 2 MiB: some hundred full copies or thousands of launches that name one,
+ * in memory that stays in the caches (8 MiB cost a full copy 25% more) */
+#define RING_BYTES (2u << 20)
 /* copied past the innermost Python evaluation's _PyCFrame: the rest of
  * _PyEval_EvalFrameDefault's own frame, so the unwinder steps through it */
 #define EVAL_MARGIN 1024u
-#define MIN_SLOTS 256u                  /* 64 KiB copies: 16 MiB, room for bursts */
 /* The writer naps between drains: at a steady launch rate until about a
  * sixteenth of the ring has come again (room for the rate to grow 16-fold
  * within one nap), at least NAP_MIN; when the ring stays empty, twice as
@@ -62,26 +64,27 @@ _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) %
 #define NAP_MAX_NS 1000000L
 #define NAP_RING_SHARE 16
 
-struct slot {
-	uint64_t seq;                   /* == position: free for it; position + 1: ready */
-	uint32_t len;                   /* launch payload bytes */
-	uint32_t pylen;                 /* pystack payload bytes after it, 0: none */
-	/* payload follows: a pystack (pylen bytes), then struct xp_launch + IPs
-	 * or regs + bytes (len) */
+/* A record in the ring: this, a pystack (pylen bytes, maybe none), then
+ * struct xp_launch + IPs or regs + bytes (len). */
+struct rec {
+	uint32_t pylen;
+	uint32_t len;
 };
 
-/* The launching threads' fields, the ring's head and the writer's each on
- * a line of their own: the writer's stores after every record must not
- * take the line that every launch reads and swaps away from it. */
+/* What a launch record will hold, known before its room is taken. */
+struct launch_plan {
+	struct xp_launch l;
+	struct xp_user_regs_copy r;     /* copy mode */
+	uint64_t ips[XP_MAX_STACK_DEPTH]; /* fp mode */
+	uint64_t key;                   /* stack key (stackreuse.h), 0: none */
+	uint32_t len;                   /* bytes of the launch payload */
+};
+
 static struct {
 	int on;                         /* atomic: takes go to the ring */
 	pid_t pid;
 	uint32_t copy;                  /* bytes per launch; 0 = fp walk */
-	size_t stride;                  /* bytes per slot, header included */
-	uint64_t mask;                  /* slots - 1 */
-	unsigned char *ring;
-	_Alignas(64) uint64_t head;     /* atomic: next position to reserve */
-	_Alignas(64) uint64_t tail;     /* writer only: next position to write */
+	struct xpc_ring ring;
 	struct xp_writer *w;
 	pthread_t writer;
 	int stop;                       /* atomic */
@@ -92,11 +95,6 @@ static struct {
 static __thread pid_t my_tid;
 static __thread uintptr_t stack_lo, stack_hi;  /* 0, 0: unknown (or not a plain stack) */
 static __thread int stack_looked;
-
-static struct slot *slot_at(uint64_t pos)
-{
-	return (struct slot *)(S.ring + (pos & S.mask) * S.stride);
-}
 
 static void find_stack(void)
 {
@@ -161,14 +159,17 @@ static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
 	return n;
 }
 
-/* Fills a slot's launch payload after its Python frames (py, pylen);
- * returns its length. */
-static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid,
-		     const char *symbol, const unsigned char *py, uint32_t pylen, uint64_t eval,
-		     uint64_t ip, uint64_t sp, uint64_t bp)
+/* The launch record of this call, all but the stack bytes a copy reads
+ * straight into the ring (plan->r.size of them from sp). */
+static void plan(struct launch_plan *pl, uint64_t ts, uint64_t corr, uint32_t cbid,
+		 const char *symbol, const unsigned char *py, uint32_t pylen, uint64_t eval,
+		 uint64_t ip, uint64_t sp, uint64_t bp)
 {
-	struct xp_launch *l = (struct xp_launch *)p;
+	struct xp_launch *l = &pl->l;
+	struct xp_user_regs_copy *r = &pl->r;
 	uint64_t avail;
+	uint32_t id = 0;
+	enum xpc_reuse_what reuse = XPC_REUSE_OFF;
 
 	memset(l, 0, sizeof(*l));
 	l->ts = ts;
@@ -177,60 +178,55 @@ static uint32_t fill(unsigned char *p, uint64_t ts, uint64_t corr, uint32_t cbid
 	l->tid = (uint32_t)my_tid;
 	l->cpu = (uint32_t)sched_getcpu();
 	l->cbid = cbid;
+	pl->key = 0;
 	if (!stack_looked)
 		find_stack();
 	avail = sp >= stack_lo && sp < stack_hi ? (stack_hi - sp) & ~7ull : 0;
 	if (!avail)
 		__atomic_add_fetch(&S.stats.no_copy, 1, __ATOMIC_RELAXED);
 	if (!S.copy) {
-		uint64_t *ips = (uint64_t *)(l + 1);
-
-		l->stack.user_depth = avail ? walk_fp(ips, ip, sp, bp) : 1;
-		ips[0] = ip;
-		return (uint32_t)(sizeof(*l) + l->stack.user_depth * sizeof(uint64_t));
-	} else {
-		struct xp_user_regs_copy *r = (struct xp_user_regs_copy *)(l + 1);
-		uint32_t size = avail < S.copy ? (uint32_t)avail : S.copy, id = 0;
-		enum xpc_reuse_what reuse = XPC_REUSE_OFF;
-
-		l->stack.flags = XP_STACK_HAS_USER_COPY;
-		if (avail && pylen > sizeof(struct xp_pystack))
-			reuse = xpc_reuse_decide(xpc_reuse_key(cbid, symbol, stack_hi - sp,
-							       py + sizeof(struct xp_pystack),
-							       pylen - (uint32_t)sizeof(struct xp_pystack)),
-						 &id);
-		/* Python calls CUDA: copy up to its innermost evaluation (and a
-		 * little past, for that frame itself), not the interpreter's
-		 * frames above, which the Python stack says; a launch copies
-		 * some KiB instead of up to 64 */
-		if (eval > sp && eval < stack_hi && eval - sp + EVAL_MARGIN < size) {
-			size = (uint32_t)((eval - sp + EVAL_MARGIN) & ~7ull);
-			l->stack.flags |= XP_STACK_COPY_TO_PYTHON;
-		}
-		r->ip = ip;
-		r->sp = sp;
-		r->bp = bp;
-		r->key = id;
-		if (reuse == XPC_REUSE_BORROW) {
-			l->stack.flags |= XP_STACK_BORROWED;
-			r->size = 0;
-			return (uint32_t)(sizeof(*l) + sizeof(*r));
-		}
-		if (reuse == XPC_REUSE_COPY)
-			l->stack.flags |= XP_STACK_KEYED;
-		r->size = size;
-		copy_words((uint64_t *)(r + 1), (const uint64_t *)sp, size / 8);
-		return (uint32_t)(sizeof(*l) + sizeof(*r) + size);
+		l->stack.user_depth = avail ? walk_fp(pl->ips, ip, sp, bp) : 1;
+		pl->ips[0] = ip;
+		pl->len = (uint32_t)(sizeof(*l) + l->stack.user_depth * sizeof(uint64_t));
+		return;
 	}
+	l->stack.flags = XP_STACK_HAS_USER_COPY;
+	r->ip = ip;
+	r->sp = sp;
+	r->bp = bp;
+	r->size = avail < S.copy ? (uint32_t)avail : S.copy;
+	/* Python calls CUDA: copy up to its innermost evaluation (and a little
+	 * past, for that frame itself), not the interpreter's frames above,
+	 * which the Python stack says; a launch copies some KiB, not 64 */
+	if (eval > sp && eval < stack_hi && eval - sp + EVAL_MARGIN < r->size) {
+		r->size = (uint32_t)((eval - sp + EVAL_MARGIN) & ~7ull);
+		l->stack.flags |= XP_STACK_COPY_TO_PYTHON;
+	}
+	if (avail && pylen > sizeof(struct xp_pystack)) {
+		pl->key = xpc_reuse_key(cbid, symbol, stack_hi - sp, py + sizeof(struct xp_pystack),
+					pylen - (uint32_t)sizeof(struct xp_pystack));
+		reuse = xpc_reuse_decide(pl->key, &id);
+	}
+	r->key = id;
+	if (reuse == XPC_REUSE_BORROW) {
+		l->stack.flags |= XP_STACK_BORROWED;
+		r->size = 0;
+	} else if (reuse == XPC_REUSE_COPY) {
+		l->stack.flags |= XP_STACK_KEYED;
+	}
+	pl->len = (uint32_t)(sizeof(*l) + sizeof(*r) + r->size);
 }
 
 __attribute__((noinline))
 void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol)
 {
 	uint64_t ip, sp, bp, pos;
-	uintptr_t eval;
+	struct launch_plan pl;
+	uint64_t py[XPC_PYSTACK_MAX / 8];
 	unsigned char *p;
-	struct slot *s;
+	uintptr_t eval;
+	struct rec *rec;
+	uint32_t pylen;
 
 	if (!__atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
 		return;
@@ -240,63 +236,61 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 			 : "=r"(ip), "=r"(sp), "=r"(bp));
 	if (!my_tid)
 		my_tid = (pid_t)syscall(SYS_gettid);
-	pos = __atomic_load_n(&S.head, __ATOMIC_RELAXED);
-	for (;;) {
-		int64_t dif;
-
-		s = slot_at(pos);
-		dif = (int64_t)(__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) - pos);
-		if (dif == 0 && __atomic_compare_exchange_n(&S.head, &pos, pos + 1, 1,
-							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			break;
-		if (dif < 0) {
-			__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);
-			return;
-		}
-		if (dif > 0)
-			pos = __atomic_load_n(&S.head, __ATOMIC_RELAXED);
+	/* the Python frames first: they are part of the launch's key, which
+	 * decides its size (xpc_py_take counts a launch without them) */
+	pylen = xpc_py_take(py, ts, correlation_id, (uint32_t)my_tid, &eval);
+	plan(&pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
+	     ip, sp, bp);
+	rec = xpc_ring_reserve(&S.ring, sizeof(*rec) + pylen + pl.len, &pos);
+	if (!rec) {
+		__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);
+		if (pl.l.stack.flags & XP_STACK_KEYED)
+			xpc_reuse_dropped(pl.key);
+		return;
 	}
-	/* the Python frames first (they are part of the launch's key), then
-	 * the launch; xpc_py_take writes only when the walker is on (then the
-	 * slot has room), and counts either way */
-	p = (unsigned char *)(s + 1);
-	s->pylen = xpc_py_take(p, ts, correlation_id, (uint32_t)my_tid, &eval);
-	s->len = fill(p + s->pylen, ts, correlation_id, cbid, symbol, p, s->pylen, eval, ip, sp, bp);
+	rec->pylen = pylen;
+	rec->len = pl.len;
+	p = (unsigned char *)(rec + 1);
+	memcpy(p, py, pylen);
+	p += pylen;
+	memcpy(p, &pl.l, sizeof(pl.l));
+	if (!S.copy) {
+		memcpy(p + sizeof(pl.l), pl.ips, pl.l.stack.user_depth * sizeof(uint64_t));
+	} else {
+		memcpy(p + sizeof(pl.l), &pl.r, sizeof(pl.r));
+		copy_words((uint64_t *)(p + sizeof(pl.l) + sizeof(pl.r)), (const uint64_t *)sp,
+			   pl.r.size / 8);
+	}
 	/* no locked instruction after the copy: it would wait for the copy's
 	 * stores to reach the cache (the writer counts what it takes) */
-	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
-	/* the next launch's slot header and Python frames: the writer had
-	 * them last, and the lines come while the program works meanwhile */
-	for (int i = 0; i < 4; i++)
-		__builtin_prefetch((const char *)slot_at(pos + 1) + 64 * i, 1, 3);
+	xpc_ring_publish(&S.ring, pos);
 }
 
-/* Writes every ready slot in order; how many. */
+/* Writes every published record in order; the ring bytes they took (and
+ * one a code record), 0 when there was none. */
 static uint64_t drain_ready(void)
 {
+	const struct rec *rec;
 	uint64_t n = 0;
+	size_t len;
 
-	for (;;) {
-		struct slot *s = slot_at(S.tail);
+	while ((rec = xpc_ring_next(&S.ring, &len))) {
+		const unsigned char *p = (const unsigned char *)(rec + 1);
+		const struct xp_launch *l = (const void *)(p + rec->pylen);
 
-		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != S.tail + 1)
-			return n + xpc_py_drain(S.w);
 		/* the code objects this launch names were queued before it was */
 		xpc_py_drain(S.w);
-		const unsigned char *p = (const unsigned char *)(s + 1);
-		const struct xp_launch *l = (const void *)(p + s->pylen);
-
-		xp_writer_append(S.w, XP_REC_LAUNCH, l, s->len, NULL, 0);
+		xp_writer_append(S.w, XP_REC_LAUNCH, l, rec->len, NULL, 0);
 		S.stats.taken++;
 		S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
-		if (s->pylen) {
-			xp_writer_append(S.w, XP_REC_PYSTACK, p, s->pylen, NULL, 0);
+		if (rec->pylen) {
+			xp_writer_append(S.w, XP_REC_PYSTACK, p, rec->pylen, NULL, 0);
 			S.stats.py_stacks++;
 		}
-		__atomic_store_n(&s->seq, S.tail + S.mask + 1, __ATOMIC_RELEASE);
-		S.tail++;
-		n++;
+		xpc_ring_release(&S.ring);
+		n += len + XPC_RING_CELL;
 	}
+	return n + xpc_py_drain(S.w);
 }
 
 static uint64_t mono_ns(void)
@@ -307,14 +301,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* How long to nap after n records came in the since_ns before this drain. */
-static long next_nap(uint64_t n, uint64_t since_ns, long nap)
+/* How long to nap after records of bytes came in the since_ns before
+ * this drain (a launch that names an earlier copy takes less room than one
+ * that copies: the ring's bytes, not its records, say when it fills). */
+static long next_nap(uint64_t bytes, uint64_t since_ns, long nap)
 {
 	uint64_t want;
 
-	if (!n)
+	if (!bytes)
 		return nap * 2 < NAP_MAX_NS ? nap * 2 : NAP_MAX_NS;
-	want = since_ns * ((S.mask + 1) / NAP_RING_SHARE) / n;
+	want = since_ns * (RING_BYTES / NAP_RING_SHARE) / bytes;
 	return want < NAP_MIN_NS ? NAP_MIN_NS : want > NAP_MAX_NS ? NAP_MAX_NS : (long)want;
 }
 
@@ -354,10 +350,9 @@ static void *writer_main(void *arg)
 int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 {
 	const struct xp_block_codec *codec = xpc_zstd_codec_dl();
-	size_t payload = sizeof(struct xp_launch) +
+	size_t largest = sizeof(struct rec) + sizeof(struct xp_launch) +
 		(copy_bytes ? sizeof(struct xp_user_regs_copy) + copy_bytes
 			    : XP_MAX_STACK_DEPTH * sizeof(uint64_t));
-	uint64_t slots = MIN_SLOTS;
 	unsigned char info[512];
 	sigset_t all, old;
 	size_t info_len;
@@ -372,18 +367,11 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	xpc_py_start(pid);
 	xpc_reuse_start();
 	info_len = xpc_py_info(info, sizeof(info), mono_ns());
-	payload += xpc_py_on() ? XPC_PYSTACK_MAX : 0;
-	S.stride = (sizeof(struct slot) + payload + 63) & ~(size_t)63;
-	while (slots * 2 * S.stride <= RING_BYTES)
-		slots *= 2;
-	S.mask = slots - 1;
-	S.ring = aligned_alloc(64, slots * S.stride);
-	if (!S.ring) {
+	largest += xpc_py_on() ? XPC_PYSTACK_MAX : 0;
+	if (xpc_ring_init(&S.ring, RING_BYTES, largest)) {
 		close(fd);
 		return -ENOMEM;
 	}
-	for (uint64_t i = 0; i < slots; i++)
-		slot_at(i)->seq = i;
 	err = xp_writer_open_fd(&S.w, fd, XP_STREAM_CPU, (uint32_t)pid);
 	/* without libzstd the stream is plain: larger, still whole */
 	if (!err && codec)
@@ -409,8 +397,7 @@ fail:
 	else
 		close(fd);
 	S.w = NULL;
-	free(S.ring);
-	S.ring = NULL;
+	xpc_ring_free(&S.ring);
 	return err;
 }
 
@@ -446,7 +433,7 @@ void xpc_stacks_finish(void)
 		return;
 	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(S.writer, NULL);
-	/* a take that began before `on` fell may still fill its slot: the
+	/* a take that began before `on` fell may still fill its record: the
 	 * ring is never freed, so it writes into memory nobody reads */
 	lost.ts = mono_ns();
 	lost.kind = XP_REC_LAUNCH;
