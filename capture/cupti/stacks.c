@@ -92,6 +92,14 @@ static struct {
 	struct xpc_stacks_stats stats;
 } S;
 
+/* A thread's launch in the making, off its stack: the copy starts at our
+ * own frame, which stays small this way (it was 3 KiB more a copy). */
+struct scratch {
+	uint64_t py[XPC_PYSTACK_MAX / 8];
+	struct launch_plan pl;
+};
+static __thread struct scratch scratch;
+
 static __thread pid_t my_tid;
 static __thread uintptr_t stack_lo, stack_hi;  /* 0, 0: unknown (or not a plain stack) */
 static __thread int stack_looked;
@@ -220,9 +228,8 @@ static void plan(struct launch_plan *pl, uint64_t ts, uint64_t corr, uint32_t cb
 __attribute__((noinline))
 void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol)
 {
-	uint64_t ip, sp, bp, pos;
-	struct launch_plan pl;
-	uint64_t py[XPC_PYSTACK_MAX / 8];
+	struct launch_plan *pl = &scratch.pl;
+	uint64_t ip, sp, bp, pos, *py = scratch.py;
 	unsigned char *p;
 	uintptr_t eval;
 	struct rec *rec;
@@ -239,27 +246,27 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	/* the Python frames first: they are part of the launch's key, which
 	 * decides its size (xpc_py_take counts a launch without them) */
 	pylen = xpc_py_take(py, ts, correlation_id, (uint32_t)my_tid, &eval);
-	plan(&pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
+	plan(pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
 	     ip, sp, bp);
-	rec = xpc_ring_reserve(&S.ring, sizeof(*rec) + pylen + pl.len, &pos);
+	rec = xpc_ring_reserve(&S.ring, sizeof(*rec) + pylen + pl->len, &pos);
 	if (!rec) {
 		__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);
-		if (pl.l.stack.flags & XP_STACK_KEYED)
-			xpc_reuse_dropped(pl.key);
+		if (pl->l.stack.flags & XP_STACK_KEYED)
+			xpc_reuse_dropped(pl->key);
 		return;
 	}
 	rec->pylen = pylen;
-	rec->len = pl.len;
+	rec->len = pl->len;
 	p = (unsigned char *)(rec + 1);
 	memcpy(p, py, pylen);
 	p += pylen;
-	memcpy(p, &pl.l, sizeof(pl.l));
+	memcpy(p, &pl->l, sizeof(pl->l));
 	if (!S.copy) {
-		memcpy(p + sizeof(pl.l), pl.ips, pl.l.stack.user_depth * sizeof(uint64_t));
+		memcpy(p + sizeof(pl->l), pl->ips, pl->l.stack.user_depth * sizeof(uint64_t));
 	} else {
-		memcpy(p + sizeof(pl.l), &pl.r, sizeof(pl.r));
-		copy_words((uint64_t *)(p + sizeof(pl.l) + sizeof(pl.r)), (const uint64_t *)sp,
-			   pl.r.size / 8);
+		memcpy(p + sizeof(pl->l), &pl->r, sizeof(pl->r));
+		copy_words((uint64_t *)(p + sizeof(pl->l) + sizeof(pl->r)), (const uint64_t *)sp,
+			   pl->r.size / 8);
 	}
 	/* no locked instruction after the copy: it would wait for the copy's
 	 * stores to reach the cache (the writer counts what it takes) */
