@@ -6,6 +6,7 @@
 # checks, checks that found other frames), and how much of the GPU time has
 # the same folded stack (kernel, native and Python frames) in both runs.
 #   bash tests/gpu/reuse-device.sh        # results in OUT/reuse-device.log
+#   QUICK=1 bash tests/gpu/reuse-device.sh   # the PyTorch loop alone (a minute)
 . "$(dirname "$(realpath "$0")")/device-env.sh" reuse
 facts="SELECT name, value FROM META_DATA_EXPORT WHERE name IN ('xp.launches_borrowed',
  'xp.borrowed_missing', 'xp.stack_checks', 'xp.stack_checks_differed', 'xp.unwind_ns')"
@@ -36,4 +37,4 @@ print("GPU time with the same folded stack in both runs: %.1f%% (%d and %d stack
 PY
 }
 one torch-loop "$G/torch_loop.py" --steps 200 --block 20
-one hf-model "$G/hf_model.py" --tokens 16
+[ "${QUICK:-0}" = 1 ] || one hf-model "$G/hf_model.py" --tokens 16
