@@ -45,28 +45,41 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 31);
 }
 
+/* bytes into two lanes of 8 at a time (two multiply chains that run side
+ * by side: a launch hashes some hundred bytes); the tail zero-padded */
+static void mix_bytes(uint64_t h[2], const unsigned char *p, size_t n)
+{
+	uint64_t w[2];
+	size_t i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		memcpy(w, p + i, 16);
+		h[0] = mix(h[0], w[0]);
+		h[1] = mix(h[1], w[1]);
+	}
+	if (i < n) {
+		w[0] = w[1] = 0;
+		memcpy(w, p + i, n - i);
+		h[0] = mix(h[0], w[0]);
+		h[1] = mix(h[1], w[1]);
+	}
+}
+
 uint64_t xpc_reuse_key(uint32_t cbid, const char *symbol, uint64_t depth,
 		       const void *pystack, uint32_t pylen)
 {
-	const unsigned char *p = pystack;
-	uint64_t h, w;
+	uint64_t h[2] = { mix(0x58504341ull, cbid), mix(0x4b455953ull, depth) }, k;
 
 	if (!enabled || !pylen)
 		return 0;
-	h = mix(mix(0x58504341ull, cbid), depth);
 	/* the kernel's name, not its pointer: CUPTI may hand the same buffer */
-	for (size_t n = symbol ? strlen(symbol) : 0, i = 0; i < n; i += 8) {
-		w = 0;
-		memcpy(&w, symbol + i, n - i < 8 ? n - i : 8);
-		h = mix(h, w);
-	}
+	if (symbol)
+		mix_bytes(h, (const unsigned char *)symbol, strlen(symbol));
 	/* the Python frames as recorded (the header's per-launch fields
 	 * skipped by the caller: pystack starts at the first frame) */
-	for (uint32_t i = 0; i + 8 <= pylen; i += 8) {
-		memcpy(&w, p + i, 8);
-		h = mix(h, w);
-	}
-	return h ? h : 1;
+	mix_bytes(h, pystack, pylen);
+	k = mix(h[0], h[1] + pylen);
+	return k ? k : 1;
 }
 
 static struct entry *my_table(void)
