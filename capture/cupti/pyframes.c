@@ -805,25 +805,12 @@ static int walk_310(uintptr_t f, struct xp_pyframe *out, uint16_t *flags)
 	return n;
 }
 
-/* A ring slot is cold (the writer thread read it last): ask for the lines
- * the stack will most likely fill while the walk runs, so that the stores
- * at the end do not wait for them (22 frames into cold memory: about 450
- * -> 300 ns on the 2-core test machine, bench/pyframes-bench). */
-static void prefetch_slot(void *dst)
-{
-	for (int i = 0; i < 12; i++)
-		__builtin_prefetch((char *)dst + 64 * i, 1, 3);
-}
-
 uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid,
 		     uintptr_t *eval)
 {
 	const struct py_offsets *o = &P.o;
-	struct {
-		struct xp_pystack h;
-		struct xp_pyframe f[XP_PY_MAX_FRAMES];
-	} rec;                          /* built on the (hot) stack, then copied to dst */
-	struct xp_pystack *ps = &rec.h;
+	struct xp_pystack *ps = dst;
+	struct xp_pyframe *frames = (struct xp_pyframe *)(ps + 1);
 	uintptr_t tstate, f;
 	uint16_t flags = 0;
 	size_t len;
@@ -844,7 +831,6 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 		count(&P.st.unreadable);
 		return 0;
 	}
-	prefetch_slot(dst);
 	/* where the innermost evaluation runs on the C stack: 3.11, the
 	 * _PyCFrame that tstate->cframe names (its root one lives in the
 	 * thread state: the caller keeps only addresses inside its stack);
@@ -854,7 +840,7 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 		*eval = f;
 	if (o->minor == 11 || o->minor == 12)
 		f = sane(f) ? rd_ptr(f, o->cf_frame) : 0;
-	n = o->minor == 10 ? walk_310(f, rec.f, &flags) : walk_311(f, rec.f, &flags, eval);
+	n = o->minor == 10 ? walk_310(f, frames, &flags) : walk_311(f, frames, &flags, eval);
 	if (n < 0) {
 		count(&P.st.unreadable);
 		return 0;
@@ -873,7 +859,6 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 	ps->flags = flags;
 	ps->pad = 0;
 	len = sizeof(*ps) + (size_t)n * sizeof(struct xp_pyframe);
-	memcpy(dst, &rec, len);
 	return (uint32_t)len;
 }
 

@@ -51,7 +51,9 @@ const char *xpc_py_reason(void);
 /* The XP_REC_PYINFO payload (struct + reason + padding) into buf; its size. */
 size_t xpc_py_info(void *buf, size_t size, uint64_t ts);
 /* The calling thread's Python frames as an XP_REC_PYSTACK payload at dst
- * (XPC_PYSTACK_MAX bytes of room): its size, or 0 for none (counted).
+ * (XPC_PYSTACK_MAX bytes of room, 8-byte aligned; written as the walk goes,
+ * so the caller's own memory, not the ring): its size, or 0 for none
+ * (counted).
  * *eval: where on the thread's C stack the innermost Python evaluation
  * runs, a local of its _PyEval_EvalFrameDefault (3.11: the _PyCFrame that
  * tstate->cframe names; 3.12+: the entry frame, the first frame up the

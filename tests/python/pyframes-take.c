@@ -73,7 +73,7 @@ void xpt_finish(void)
  * between bursts, outside the timed part). */
 uint64_t xpt_bench_walk(uint64_t n)
 {
-	static unsigned char buf[XPC_PYSTACK_MAX];
+	static uint64_t buf[XPC_PYSTACK_MAX / 8];
 	uint64_t t0 = now_ns();
 	uintptr_t eval;
 
@@ -164,18 +164,4 @@ uint64_t xpt_bench_take_steady(uint64_t n, uint64_t native, uint64_t pollute, ui
 	}
 	qsort(took, n, sizeof(took[0]), cmp_u64);
 	return n ? took[n / 2] : 0;
-}
-
-/* The walk into memory that is not in the cache (as a ring slot is). */
-uint64_t xpt_bench_walk_cold(uint64_t n)
-{
-	static unsigned char big[16u << 20];
-	uint64_t t0 = now_ns();
-	uintptr_t eval;
-
-	for (uint64_t i = 0; i < n; i++) {
-		xpc_py_take(big + (i * 3200) % (sizeof(big) - 4096), 0, i, 1, &eval);
-		__asm__ volatile("" ::: "memory");
-	}
-	return now_ns() - t0;
 }
