@@ -95,17 +95,18 @@ static struct entry *my_table(void)
 	return table;
 }
 
-static struct entry *find(struct entry *t, uint64_t key)
+/* Among the probes for key at, the entry holding key (0: a free one), or NULL. */
+static struct entry *probe(struct entry *t, uint64_t at, uint64_t key)
 {
 	for (unsigned i = 0; i < PROBES; i++)
-		if (t[(key + i) & (TABLE_SLOTS - 1)].key == key)
-			return &t[(key + i) & (TABLE_SLOTS - 1)];
+		if (t[(at + i) & (TABLE_SLOTS - 1)].key == key)
+			return &t[(at + i) & (TABLE_SLOTS - 1)];
 	return NULL;
 }
 
 void xpc_reuse_dropped(uint64_t key)
 {
-	struct entry *e = key && table ? find(table, key) : NULL;
+	struct entry *e = key && table ? probe(table, key, key) : NULL;
 
 	if (e && e->uses == 0)
 		e->key = 0;             /* its first copy is the one dropped */
@@ -113,29 +114,23 @@ void xpc_reuse_dropped(uint64_t key)
 
 enum xpc_reuse_what xpc_reuse_decide(uint64_t key, uint32_t *id)
 {
-	struct entry *t, *e = NULL;
+	struct entry *t, *e;
 
 	if (!key || !(t = my_table()))
 		return XPC_REUSE_OFF;
-	for (unsigned i = 0; i < PROBES; i++) {
-		struct entry *c = &t[(key + i) & (TABLE_SLOTS - 1)];
+	if ((e = probe(t, key, key))) {
+		uint32_t u = ++e->uses;
 
-		if (c->key == key) {
-			uint32_t u = ++c->uses;
-
-			*id = c->id;
-			/* checks: soon after the first (an interpreter that
-			 * specializes the call changes its C frames after a few
-			 * runs), then every XPC_REUSE_CHECK_EVERY */
-			if (u % XPC_REUSE_CHECK_EVERY == 0 || (u < XPC_REUSE_CHECK_EVERY && !(u & (u - 1))))
-				return XPC_REUSE_COPY;
-			return XPC_REUSE_BORROW;
-		}
-		if (!c->key && !e)
-			e = c;
+		*id = e->id;
+		/* checks: soon after the first (an interpreter that specializes
+		 * the call changes its C frames after a few runs), then every
+		 * XPC_REUSE_CHECK_EVERY */
+		if (u % XPC_REUSE_CHECK_EVERY == 0 || (u < XPC_REUSE_CHECK_EVERY && !(u & (u - 1))))
+			return XPC_REUSE_COPY;
+		return XPC_REUSE_BORROW;
 	}
-	if (!e)
-		e = &t[key & (TABLE_SLOTS - 1)];        /* full: the first probe goes */
+	if (!(e = probe(t, key, 0)))
+		e = &t[key & (TABLE_SLOTS - 1)];        /* all taken: the first probe goes */
 	e->key = key;
 	e->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
 	e->uses = 0;

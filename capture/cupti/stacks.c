@@ -3,7 +3,7 @@
  * Launching threads never take a lock: each record goes into a bounded
  * multi-producer ring of variable-size records (launchring.h), and one
  * writer thread drains it in order into the run file, which compresses
- * the records in 1 MiB blocks. When the writer falls 8 MiB behind, a
+ * the records in 1 MiB blocks. When the writer falls RING_BYTES behind, a
  * record is dropped and counted, never waited for.
  *
  * The copy reads only the calling thread's own stack, from its current sp
@@ -145,7 +145,6 @@ static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
 	memcpy(dst, src, n * sizeof(*src));
 }
 #endif
-
 
 /* Frame-pointer walk from bp, kept inside [sp, stack_hi): IPs, leaf first. */
 static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
