@@ -29,7 +29,8 @@ static const char schema_sql[] =
 	" stack_id INTEGER NOT NULL, period INTEGER NOT NULL);\n"
 	"CREATE TABLE xp_launches(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
 	" pid INTEGER NOT NULL, tid INTEGER NOT NULL, cpu INTEGER NOT NULL,"
-	" correlation_id INTEGER NOT NULL, cbid INTEGER NOT NULL, stack_id INTEGER NOT NULL);\n"
+	" correlation_id INTEGER NOT NULL, cbid INTEGER NOT NULL,"
+	" stack_id INTEGER);\n"          /* NULL: a launch without a frame (db/launch.h) */
 	"CREATE TABLE xp_switches(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
 	" duration INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL,"
 	" cpu INTEGER NOT NULL, prev_state INTEGER NOT NULL, stack_id INTEGER NOT NULL);\n"

@@ -429,6 +429,32 @@ def launch_streams(tmp):
               % (what, rc, lines))
 
 
+def launch(ts, corr, flags, regs=b""):
+    # struct xp_launch (pid 434, no IPs), then what its flags say follows
+    return record(7, struct.pack("<QQIIIIHHI", ts, corr, 434, 434, 0, 211, 0, 0, flags) + regs)
+
+
+def borrowed_stacks(tmp):
+    # a launch naming a stack key no copy ever stood for, a copy claiming
+    # key 0, and a borrowed launch cut before its registers: the first is
+    # counted as missing (no native frames), the second keeps nothing,
+    # the third is a damaged record; the run still loads
+    run = fresh(tmp, "borrowed")
+    regs = lambda size, key: struct.pack("<QQQII", 0x1000, 0x7ff0000, 0, size, key)
+    with open(os.path.join(run, "launch-434.xpr"), "wb") as f:
+        f.write(stream_header() + launch(1000, 1, 8 | 64, regs(0, 99)) +
+                launch(2000, 2, 8 | 32, regs(8, 0) + bytes(8)) + launch(3000, 3, 8 | 64))
+    rc, lines = ingest(run)
+    check(rc == 0 and well_formed(rc, lines),
+          "launch stacks naming unknown keys: exit 0, well-formed warnings (%s %s)" % (rc, lines))
+    facts = dict(r.split("|") for r in db_rows(
+        run, "SELECT name, value FROM META_DATA_EXPORT WHERE name IN ('xp.launches_borrowed',"
+             " 'xp.borrowed_missing', 'xp.stack_checks')"))
+    check(facts == {"xp.launches_borrowed": "1", "xp.borrowed_missing": "1",
+                    "xp.stack_checks": "0"},
+          "an unknown key is counted as missing, key 0 keeps nothing (%s)" % facts)
+
+
 def zstd_bomb(tmp):
     if not shutil.which("zstd"):
         print("SKIP part: the zstd bomb needs the zstd program to compress it (only this part)")
@@ -641,6 +667,7 @@ def main():
         disk_full(tmp)
         killed(tmp)
         launch_streams(tmp)
+        borrowed_stacks(tmp)
         zstd_bomb(tmp)
         linked_perf_maps(tmp)
         cut_kallsyms(tmp)
