@@ -96,6 +96,10 @@ CONFIGS = [
     Config("xpcap-no-reuse", "xpcap record --reuse-stacks off (every launch copies its stack)",
            xpcap=["--reuse-stacks", "off"]),
     Config("xpcap-999Hz", "xpcap record -F 999", xpcap=["-F", "999"]),
+    # A/B of two builds in the same rounds: CARRY/baseline/libxpcupti.so is
+    # another commit's injection library ({carry} is CARRY)
+    Config("xpcap-baseline", "xpcap record with CARRY/baseline/libxpcupti.so (another build)",
+           xpcap=["--cupti-lib", "{carry}/baseline/libxpcupti.so"]),
     # below CUPTI's default floor: the library's XPCAP_BENCH knobs (capture/cupti/init.c)
     Config("floor-sync", "CUPTI floor with SYNCHRONIZATION records (XPCAP_SYNC=1; off by default)",
            env=dict(XPCAP_CALLBACKS="none", XPCAP_SYNC="1", **{PYFRAMES_ENV: "0"})),
@@ -126,6 +130,7 @@ GROUPS = {
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
     # launches naming an earlier copy (the default) against each copying
     "reuse": ["bare", "torch.profiler", "cupti-floor", "xpcap", "xpcap-no-reuse"],
+    "ab": ["bare", "torch.profiler", "cupti-floor", "xpcap", "xpcap-baseline"],
     "floor": ["bare", "torch.profiler", "cupti-floor", "floor-sync", "floor-notscb",
               "floor-launchapi", "floor-hwtrace", "floor-prealloc", "floor-all"],
     "all": [c.name for c in CONFIGS[:9]],        # more than one call's worth: BUDGET_S cuts rounds
@@ -273,7 +278,7 @@ class Harness:
             prog = ["taskset", "-c", self.pin["prog"]] + prog
         if cfg.xpcap is not None:
             argv = [os.path.join(self.carry, "xpcap"), "record", "-q", "--force", "-o", rundir]
-            argv += cfg.xpcap + ["--"] + prog
+            argv += [a.replace("{carry}", self.carry) for a in cfg.xpcap] + ["--"] + prog
             if self.pin:
                 argv = ["taskset", "-c", self.pin["xpcap"]] + argv
             return argv, env

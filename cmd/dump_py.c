@@ -2,6 +2,7 @@
  * (runfmt_py.h): frames as code_id@offset (+e for XP_PYFRAME_ENTRY), code
  * objects with their line table in hex, the interpreter facts.
  *   pystack ts=... pid=4000 tid=4000 corr=7 flags=0 frames=1003@12+e,1001@40
+ *   pystack ts=... pid=4000 tid=4000 corr=9 flags=2 key=3 frames=(the key's)
  */
 #include "dump_py.h"
 
@@ -24,8 +25,11 @@ int xp_dump_py_record(const struct xp_record_header *h)
 
 		if (len < sizeof(*s) || (uint64_t)s->nframes * sizeof(*f) > len - sizeof(*s))
 			return -EBADMSG;
-		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " corr=%" PRIu64 " flags=%u frames=",
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " corr=%" PRIu64 " flags=%u",
 		       s->ts, s->pid, s->tid, s->correlation_id, s->flags);
+		if (s->key)
+			printf(" key=%" PRIu32, s->key);
+		printf(" frames=%s", s->flags & XP_PYSTACK_BORROWED ? "(the key's)" : "");
 		for (unsigned i = 0; i < s->nframes; i++)
 			printf("%s%" PRIx64 "@%" PRIu32 "%s", i ? "," : "", f[i].code_id,
 			       f[i].instr_offset, f[i].flags & XP_PYFRAME_ENTRY ? "+e" : "");

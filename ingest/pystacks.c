@@ -45,6 +45,7 @@ struct xp_pystore {
 	size_t nstacks, stacks_cap;
 	struct xp_u64map distinct;  /* 128-bit hash of a stack -> index + 1 */
 	struct xp_u64map launches;  /* (pid, correlation id) -> stack index + 1 */
+	struct xp_u64map keyed;     /* (pid, stack key) -> its latest stack index + 1 */
 	struct xp_pyproc_stats *procs;
 	size_t nprocs, procs_cap;
 	struct xp_u64map proc_ids;  /* pid -> index + 1 */
@@ -66,6 +67,7 @@ struct xp_pystore *xp_pystore_new(void)
 	xp_u64map_init(&s->code_ids);
 	xp_u64map_init(&s->distinct);
 	xp_u64map_init(&s->launches);
+	xp_u64map_init(&s->keyed);
 	xp_u64map_init(&s->proc_ids);
 	return s;
 }
@@ -86,6 +88,7 @@ void xp_pystore_free(struct xp_pystore *s)
 	xp_u64map_free(&s->code_ids);
 	xp_u64map_free(&s->distinct);
 	xp_u64map_free(&s->launches);
+	xp_u64map_free(&s->keyed);
 	xp_u64map_free(&s->proc_ids);
 	free(s);
 }
@@ -163,6 +166,29 @@ static int add_code(struct xp_pystore *s, const struct xp_record_header *h)
 	return 1;
 }
 
+/* The launch (pid, corr) has the stack at index + 1 idx (0: none). */
+static int join_launch(struct xp_pystore *s, const struct xp_pystack *ps, uint64_t idx)
+{
+	uint64_t *slot;
+	int fresh;
+
+	if (!idx)
+		return 1;
+	if (xp_u64map_upsert(&s->launches, ps->pid, ps->correlation_id, &slot, &fresh))
+		return -ENOMEM;
+	*slot = idx;            /* a repeated id: the later stack wins */
+	return 1;
+}
+
+/* A launch that named an earlier copy: the frames of its key's latest
+ * stack, which came before it in the stream (none if that was lost). */
+static int add_borrowed(struct xp_pystore *s, const struct xp_pystack *ps)
+{
+	const uint64_t *idx = ps->key ? xp_u64map_find(&s->keyed, ps->pid, ps->key) : NULL;
+
+	return join_launch(s, ps, idx ? *idx : 0);
+}
+
 static int add_stack(struct xp_pystore *s, const struct xp_record_header *h)
 {
 	const struct xp_pystack *ps = xp_record_payload(h);
@@ -178,6 +204,8 @@ static int add_stack(struct xp_pystore *s, const struct xp_record_header *h)
 	if (!(pp = proc(s, ps->pid)))
 		return -ENOMEM;
 	pp->stacks++;
+	if (ps->flags & XP_PYSTACK_BORROWED)
+		return add_borrowed(s, ps);
 	if (!ps->nframes)
 		return 1;           /* nothing to join */
 	h1 = xp_hash64(ps->pid ^ (uint64_t)ps->nframes << 32 ^ (uint64_t)(ps->flags & 1) << 48);
@@ -216,10 +244,12 @@ static int add_stack(struct xp_pystore *s, const struct xp_record_header *h)
 		*xp_u64map_find(&s->distinct, h1, h2) = ++s->nstacks;
 	}
 	h1 = *xp_u64map_find(&s->distinct, h1, h2);
-	if (xp_u64map_upsert(&s->launches, ps->pid, ps->correlation_id, &slot, &fresh))
-		return -ENOMEM;
-	*slot = h1;             /* a repeated id: the later stack wins */
-	return 1;
+	if (ps->key) {
+		if (xp_u64map_upsert(&s->keyed, ps->pid, ps->key, &slot, &fresh))
+			return -ENOMEM;
+		*slot = h1;
+	}
+	return join_launch(s, ps, h1);
 }
 
 static int add_info(struct xp_pystore *s, const struct xp_record_header *h)

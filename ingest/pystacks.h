@@ -2,7 +2,9 @@
  * run (runfmt_py.h): code objects, the Python stack of each launch, each
  * process's interpreter, and the counts that say how many launches had a
  * Python stack and why the others had none. Filled in the first pass over
- * the streams (so record order does not matter), asked in the second.
+ * the streams, asked in the second; record order matters only within a
+ * stream, where a launch that names an earlier copy (XP_PYSTACK_BORROWED)
+ * takes the frames of its key's latest stack before it.
  *
  *   struct xp_pystore *ps = xp_pystore_new();
  *   xp_pystore_record(ps, stream_pid, h);           // pass 1, every record

@@ -46,6 +46,10 @@ struct xp_pyframe {
 };
 
 #define XP_PYSTACK_TRUNCATED 1u     /* the chain was deeper than XP_PY_MAX_FRAMES */
+/* no frames follow (nframes 0): the launch named an earlier copy of its
+ * stack (XP_STACK_BORROWED), whose key covers its Python frames, so they
+ * are those of the latest stack of the same key in this stream */
+#define XP_PYSTACK_BORROWED 2u
 
 struct xp_pystack {
 	uint64_t ts;                /* ns, the same as the launch's */
@@ -54,7 +58,8 @@ struct xp_pystack {
 	uint32_t tid;
 	uint16_t nframes;           /* frames that follow, innermost first */
 	uint16_t flags;             /* XP_PYSTACK_* */
-	uint32_t pad;               /* 0 */
+	uint32_t key;               /* the launch's stack key (xp_user_regs_copy.key) when
+				     * it was XP_STACK_KEYED or _BORROWED, else 0 */
 	/* struct xp_pyframe frames[nframes] */
 };
 

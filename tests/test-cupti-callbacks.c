@@ -3,7 +3,8 @@
  * cudaLaunchKernel does) from several threads at once must give exactly one
  * API record per outermost call, with the runtime cbid, the caller's tid,
  * its timestamps and its name written before first use; per-thread batches
- * must all reach the file (thread exit and drain_all); one outermost call
+ * must all reach the file (thread exit, and drain_all while the threads
+ * still queue: each record once, none lost); one outermost call
  * in 64 of each thread is timed (the library's own time). Built from the
  * library's own sources, sanitized when the build is. */
 #include <pthread.h>
@@ -48,6 +49,18 @@ static void fake_call(uint32_t corr)
 			 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &rt);
 }
 
+static int workers_done;                 /* atomic */
+
+/* The flusher's part, all along: drains every thread's batch while its
+ * owner queues more (a batch is a ring with one producer, no lock). */
+static void *drainer_main(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&workers_done, __ATOMIC_ACQUIRE))
+		xpc_callbacks_drain_all();
+	return NULL;
+}
+
 static void *thread_main(void *arg)
 {
 	int idx = (int)(long)arg;
@@ -61,7 +74,7 @@ static void *thread_main(void *arg)
 START_TEST(one_record_per_outermost_call)
 {
 	char dir[] = "/tmp/xp-test-cb-XXXXXX", path[256];
-	pthread_t t[THREADS];
+	pthread_t t[THREADS], drainer;
 	struct xp_reader *r = NULL;
 	const struct xp_record_header *h;
 	int per_thread[THREADS] = { 0 }, n = 0, err, named = 0;
@@ -76,10 +89,13 @@ START_TEST(one_record_per_outermost_call)
 	ck_assert_int_eq(xpc_out_open(dir, xpc.pid), 0);
 	xpc_callbacks_enable(NULL, XPC_CALLBACKS_ALL); /* fails without a GPU; sets up batching */
 	xpc.active = 1;
+	ck_assert_int_eq(pthread_create(&drainer, NULL, drainer_main, NULL), 0);
 	for (int i = 0; i < THREADS; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, thread_main, (void *)(long)i), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
+	__atomic_store_n(&workers_done, 1, __ATOMIC_RELEASE);
+	pthread_join(drainer, NULL);
 	fake_call(THREADS * CALLS + 1);   /* main thread: batched, drained at exit */
 	xpc.active = 0;
 	xpc_callbacks_drain_all();

@@ -162,19 +162,25 @@ static const char *kernel_name(int is_driver, CUpti_CallbackId cbid, const CUpti
 static uint32_t api_name_id[2][MAX_CBID];
 
 /* API records wait in a per-thread batch, so a launching thread takes the
- * shared out_lock once per BATCH calls instead of once per call. Batches
- * live in a registry that is never shrunk (a dead thread's batch is reused
- * by the next new thread), so the flusher and the exit handler can drain
- * every thread's records. Lock order: registry_lock, batch lock, out_lock. */
+ * shared out_lock once per BATCH calls instead of once per call. A batch
+ * is a ring with one producer, its owner, which queues a record with plain
+ * stores and takes no lock (a locked instruction per call waited for the
+ * launch record's stores to reach the cache); whoever drains it (the
+ * owner when it is full, the flusher, the exit handler) holds its lock.
+ * Batches live in a registry that is never shrunk (a dead thread's batch
+ * is reused by the next new thread), so the flusher and the exit handler
+ * can drain every thread's records. Lock order: registry_lock, batch lock,
+ * out_lock. */
 struct pending {
 	struct xp_gpu_api r;
 	const char *fname;              /* CUPTI's functionName: a global constant */
 };
 
 struct batch {
-	pthread_mutex_t lock;           /* the owner thread vs the drainers */
+	pthread_mutex_t lock;           /* the drainers */
 	int in_use;                     /* owned by a live thread (registry_lock) */
-	uint32_t n;
+	uint32_t head;                  /* atomic: records queued, the owner's */
+	uint32_t tail;                  /* atomic: records drained, the drainers' */
 	struct batch *next;             /* registry, never unlinked */
 	struct pending recs[BATCH];
 };
@@ -206,14 +212,17 @@ static pid_t tid_now(void)
 	return my_tid;
 }
 
-/* Appends the batched records to the stream. Caller holds b->lock. */
+/* Appends the batched records to the stream (once it is closed, drops
+ * them). Caller holds b->lock. */
 static void drain(struct batch *b)
 {
-	if (!b->n)
+	uint32_t t = b->tail, h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+
+	if (t == h)
 		return;
 	pthread_mutex_lock(&xpc.out_lock);
-	for (uint32_t i = 0; i < b->n && xpc.w && !xpc.out_closed; i++) {
-		struct pending *p = &b->recs[i];
+	for (; t != h && xpc.w && !xpc.out_closed; t++) {
+		struct pending *p = &b->recs[t % BATCH];
 		uint32_t cbid = p->r.cbid & ~XP_CBID_DRIVER;
 		uint32_t *name = &api_name_id[!!(p->r.cbid & XP_CBID_DRIVER)][cbid < MAX_CBID ? cbid : 0];
 
@@ -229,7 +238,7 @@ static void drain(struct batch *b)
 		xp_writer_append(xpc.w, XP_REC_GPU_API, &p->r, sizeof(p->r), NULL, 0);
 	}
 	pthread_mutex_unlock(&xpc.out_lock);
-	b->n = 0;
+	__atomic_store_n(&b->tail, h, __ATOMIC_RELEASE);      /* the owner may reuse them */
 }
 
 /* Thread exit: write what is left and hand the batch to the next thread. */
@@ -288,14 +297,18 @@ static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_Callback
 	struct batch *b = batch_get();
 	struct batch one;
 	struct pending *p;
+	uint32_t h;
 
 	if (!b) {
 		memset(&one, 0, sizeof(one));
 		b = &one;
-	} else {
+	} else if (b->head - __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) == BATCH) {
 		pthread_mutex_lock(&b->lock);
+		drain(b);
+		pthread_mutex_unlock(&b->lock);
 	}
-	p = &b->recs[b->n++];
+	h = b->head;
+	p = &b->recs[h % BATCH];
 	memset(&p->r, 0, sizeof(p->r));
 	p->r.end = xpc_now();
 	p->r.start = cb->correlationData ? *cb->correlationData : p->r.end;
@@ -305,10 +318,9 @@ static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_Callback
 	p->r.cbid = XP_CBID(is_driver, cbid);
 	p->r.ret = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
 	p->fname = cb->functionName;
-	if (b == &one || b->n == BATCH)
+	__atomic_store_n(&b->head, h + 1, __ATOMIC_RELEASE);
+	if (b == &one)
 		drain(b);
-	if (b != &one)
-		pthread_mutex_unlock(&b->lock);
 }
 
 void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,

@@ -857,7 +857,7 @@ uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t t
 	ps->tid = tid;
 	ps->nframes = (uint16_t)n;
 	ps->flags = flags;
-	ps->pad = 0;
+	ps->key = 0;
 	len = sizeof(*ps) + (size_t)n * sizeof(struct xp_pyframe);
 	return (uint32_t)len;
 }

@@ -210,7 +210,11 @@ static void plan(struct launch_plan *pl, uint64_t ts, uint64_t corr, uint32_t cb
 		l->stack.flags |= XP_STACK_COPY_TO_PYTHON;
 	}
 	if (avail && pylen > sizeof(struct xp_pystack)) {
-		pl->key = xpc_reuse_key(cbid, symbol, stack_hi - sp, py + sizeof(struct xp_pystack),
+		/* the frames and the header's flags: all a borrowed launch's
+		 * Python stack then leaves out (name_earlier_python) */
+		uint64_t depth = (stack_hi - sp) | (uint64_t)((const struct xp_pystack *)py)->flags << 48;
+
+		pl->key = xpc_reuse_key(cbid, symbol, depth, py + sizeof(struct xp_pystack),
 					pylen - (uint32_t)sizeof(struct xp_pystack));
 		reuse = xpc_reuse_decide(pl->key, &id);
 	}
@@ -222,6 +226,23 @@ static void plan(struct launch_plan *pl, uint64_t ts, uint64_t corr, uint32_t cb
 		l->stack.flags |= XP_STACK_KEYED;
 	}
 	pl->len = (uint32_t)(sizeof(*l) + sizeof(*r) + r->size);
+}
+
+/* The Python stack of a launch that has a key names it; one that names
+ * an earlier copy of its native stack names that launch's Python frames
+ * too (the key covers them) and keeps only the header: a launch then puts
+ * some hundred bytes fewer into the ring and the file. Its new length. */
+static uint32_t name_earlier_python(struct xp_pystack *ps, uint32_t pylen,
+				    const struct launch_plan *pl)
+{
+	if (!pylen || !(pl->l.stack.flags & (XP_STACK_KEYED | XP_STACK_BORROWED)))
+		return pylen;
+	ps->key = pl->r.key;
+	if (!(pl->l.stack.flags & XP_STACK_BORROWED))
+		return pylen;
+	ps->flags |= XP_PYSTACK_BORROWED;
+	ps->nframes = 0;
+	return (uint32_t)sizeof(*ps);
 }
 
 __attribute__((noinline))
@@ -247,6 +268,7 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	pylen = xpc_py_take(py, ts, correlation_id, (uint32_t)my_tid, &eval);
 	plan(pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
 	     ip, sp, bp);
+	pylen = name_earlier_python((struct xp_pystack *)py, pylen, pl);
 	rec = xpc_ring_reserve(&S.ring, sizeof(*rec) + pylen + pl->len, &pos);
 	if (!rec) {
 		__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);

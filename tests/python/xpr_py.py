@@ -16,6 +16,7 @@ LOST_PY_UNSUPPORTED, LOST_PY_NO_THREAD, LOST_PY_UNREADABLE = 7, 8, 9
 PYFRAME_ENTRY = 1
 PY_MAX_FRAMES = 128
 PYSTACK_TRUNCATED = 1
+PYSTACK_BORROWED = 2            # no frames: those of the latest stack of its key
 PYINFO_SUPPORTED = 1
 
 _zstd = None
@@ -132,6 +133,7 @@ class PyRun:
         self.launches = []
         self.order_errors = []
         last_launch = None
+        keyed = {}                      # (pid, key): its latest stack's frames and flags
         for rtype, p in recs:
             if rtype == REC_LAUNCH:
                 ts, corr, pid, tid = struct.unpack_from("<QQII", p, 0)
@@ -157,7 +159,7 @@ class PyRun:
                 self.codes[cid] = {"file": fn, "qualname": qn, "first": first,
                                    "version": ver, "linetable": lt}
             elif rtype == REC_PYSTACK:
-                ts, corr, pid, tid, n, flags = struct.unpack_from("<QQIIHH", p, 0)
+                ts, corr, pid, tid, n, flags, key = struct.unpack_from("<QQIIHHI", p, 0)
                 frames = []
                 for k in range(n):
                     cid, off, fl = struct.unpack_from("<QII", p, 32 + 16 * k)
@@ -165,8 +167,17 @@ class PyRun:
                     if cid not in self.codes:
                         self.order_errors.append("stack %d names code %d before its record"
                                                  % (corr, cid))
+                if flags & PYSTACK_BORROWED:
+                    kept = keyed.get((pid, key))
+                    if not kept:
+                        self.order_errors.append("stack %d names key %d before any stack of it"
+                                                 % (corr, key))
+                    else:
+                        frames, flags = kept["frames"], kept["flags"] | PYSTACK_BORROWED
+                elif key:
+                    keyed[(pid, key)] = {"frames": frames, "flags": flags}
                 st = {"ts": ts, "corr": corr, "pid": pid, "tid": tid, "flags": flags,
-                      "frames": frames}
+                      "frames": frames, "key": key}
                 if not last_launch or last_launch["corr"] != corr or last_launch["py"]:
                     self.order_errors.append("stack %d does not follow its launch" % corr)
                 else:
