@@ -34,7 +34,7 @@ static void *producer(void *arg)
 	for (uint32_t n = 0; n < PER_THREAD;) {
 		size_t len = len_of(t, n);
 		uint64_t pos;
-		struct rec *r = xpc_ring_reserve(&ring, len, &pos);
+		struct rec *r = xpc_ring_reserve(&ring, len, (uint16_t)(n * 31 + t), &pos);
 
 		if (!r) {
 			sched_yield();          /* full: this test waits, the library drops */
@@ -69,9 +69,10 @@ START_TEST(records_whole_and_in_order)
 		ck_assert_int_eq(pthread_create(&th[t], NULL, producer, (void *)t), 0);
 	while (seen < THREADS * PER_THREAD) {
 		const struct rec *r;
+		uint16_t note;
 		size_t len;
 
-		if (!(r = xpc_ring_next(&ring, &len))) {
+		if (!(r = xpc_ring_next(&ring, &len, &note))) {
 			sched_yield();          /* two CPUs for five threads in CI */
 			continue;
 		}
@@ -80,6 +81,7 @@ START_TEST(records_whole_and_in_order)
 		ck_assert_uint_eq(r->n, next[r->thread]);
 		ck_assert_uint_eq(len, len_of(r->thread, r->n));
 		ck_assert_uint_eq(r->len, len);
+		ck_assert_uint_eq(note, (uint16_t)(r->n * 31 + r->thread));
 		ck_assert_msg(bytes_ok(r, len), "record %u of thread %u damaged", r->n, r->thread);
 		next[r->thread]++;
 		seen++;
@@ -87,7 +89,7 @@ START_TEST(records_whole_and_in_order)
 	}
 	for (int t = 0; t < THREADS; t++)
 		pthread_join(th[t], NULL);
-	ck_assert_ptr_null(xpc_ring_next(&ring, &(size_t){ 0 }));
+	ck_assert_ptr_null(xpc_ring_next(&ring, &(size_t){ 0 }, &(uint16_t){ 0 }));
 	xpc_ring_free(&ring);
 }
 END_TEST
@@ -101,7 +103,7 @@ START_TEST(full_ring_refuses)
 
 	ck_assert_int_eq(xpc_ring_init(&ring, 64 << 10, 4096), 0);
 	/* never drained: it fills, then refuses; what it took stays readable */
-	while ((p = xpc_ring_reserve(&ring, 1100, &pos))) {
+	while ((p = xpc_ring_reserve(&ring, 1100, 0, &pos))) {
 		memset(p, (int)held, 1100);
 		xpc_ring_publish(&ring, pos);
 		if (!held)
@@ -110,10 +112,10 @@ START_TEST(full_ring_refuses)
 	}
 	ck_assert_uint_ge(held, 40);
 	ck_assert_uint_eq(first, 0);
-	ck_assert_ptr_null(xpc_ring_reserve(&ring, 1100, &pos));
-	ck_assert_ptr_null(xpc_ring_reserve(&ring, 4097, &pos));       /* over the largest */
+	ck_assert_ptr_null(xpc_ring_reserve(&ring, 1100, 0, &pos));
+	ck_assert_ptr_null(xpc_ring_reserve(&ring, 4097, 0, &pos));       /* over the largest */
 	for (unsigned i = 0; i < held; i++) {
-		const unsigned char *r = xpc_ring_next(&ring, &len);
+		const unsigned char *r = xpc_ring_next(&ring, &len, &(uint16_t){ 0 });
 
 		ck_assert_ptr_nonnull(r);
 		ck_assert_uint_eq(len, 1100);
@@ -123,7 +125,7 @@ START_TEST(full_ring_refuses)
 		/* room again: a large record fits once enough is freed, even
 		 * where it runs past the last cell into the spare room */
 		if (i == held / 2) {
-			p = xpc_ring_reserve(&ring, 4096, &pos);
+			p = xpc_ring_reserve(&ring, 4096, 0, &pos);
 			ck_assert_ptr_nonnull(p);
 			/* 1100 bytes and the header take 5 cells: 51 of them
 			 * leave this one starting in the last cell */
@@ -133,14 +135,14 @@ START_TEST(full_ring_refuses)
 		}
 	}
 	{
-		const unsigned char *r = xpc_ring_next(&ring, &len);
+		const unsigned char *r = xpc_ring_next(&ring, &len, &(uint16_t){ 0 });
 
 		ck_assert_ptr_nonnull(r);
 		ck_assert_uint_eq(len, 4096);
 		ck_assert(r[0] == 0xab && r[4095] == 0xab && !memcmp(r, r + 1, 4095));
 		xpc_ring_release(&ring);
 	}
-	ck_assert_ptr_null(xpc_ring_next(&ring, &len));
+	ck_assert_ptr_null(xpc_ring_next(&ring, &len, &(uint16_t){ 0 }));
 	xpc_ring_free(&ring);
 }
 END_TEST

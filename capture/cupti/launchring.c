@@ -1,6 +1,6 @@
 /* launchring.c - the bounded multi-producer ring of variable-size records
- * (see launchring.h). A record's first 8 bytes say how many cells it takes
- * and its length. A producer takes cells [pos, pos + k) when the last of
+ * (see launchring.h). A record's first 8 bytes say how many cells it takes,
+ * its note and its length. A producer takes cells [pos, pos + k) when the last of
  * them is free for this lap: the consumer frees cells in order, so all
  * before it are too; the head's compare-and-swap gives the range to one
  * producer alone. The consumer frees every cell of a record, so that any
@@ -11,7 +11,8 @@
 #include <stdlib.h>
 
 struct rec_head {
-	uint32_t cells;
+	uint16_t cells;                 /* a ring has fewer than 65536 */
+	uint16_t note;
 	uint32_t len;
 };
 
@@ -31,7 +32,7 @@ int xpc_ring_init(struct xpc_ring *r, size_t bytes, size_t max_record)
 	r->head = r->tail = 0;
 	r->data = aligned_alloc(64, (cells + cells_for(max_record)) * XPC_RING_CELL);
 	r->seq = malloc(cells * sizeof(*r->seq));
-	if (!r->data || !r->seq || cells_for(max_record) > cells / 2) {
+	if (!r->data || !r->seq || cells_for(max_record) > cells / 2 || cells > UINT16_MAX) {
 		xpc_ring_free(r);
 		return -ENOMEM;
 	}
@@ -45,7 +46,7 @@ static struct rec_head *at(const struct xpc_ring *r, uint64_t pos)
 	return (struct rec_head *)(r->data + (pos & r->mask) * XPC_RING_CELL);
 }
 
-void *xpc_ring_reserve(struct xpc_ring *r, size_t len, uint64_t *pos)
+void *xpc_ring_reserve(struct xpc_ring *r, size_t len, uint16_t note, uint64_t *pos)
 {
 	size_t k = cells_for(len);
 	uint64_t p = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
@@ -66,7 +67,8 @@ void *xpc_ring_reserve(struct xpc_ring *r, size_t len, uint64_t *pos)
 			p = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	}
 	h = at(r, p);
-	h->cells = (uint32_t)k;
+	h->cells = (uint16_t)k;
+	h->note = note;
 	h->len = (uint32_t)len;
 	*pos = p;
 	return h + 1;
@@ -81,7 +83,7 @@ void xpc_ring_publish(struct xpc_ring *r, uint64_t pos)
 		__builtin_prefetch(next + 64 * i, 1, 3);
 }
 
-const void *xpc_ring_next(struct xpc_ring *r, size_t *len)
+const void *xpc_ring_next(struct xpc_ring *r, size_t *len, uint16_t *note)
 {
 	struct rec_head *h;
 
@@ -89,6 +91,7 @@ const void *xpc_ring_next(struct xpc_ring *r, size_t *len)
 		return NULL;
 	h = at(r, r->tail);
 	*len = h->len;
+	*note = h->note;
 	return h + 1;
 }
 

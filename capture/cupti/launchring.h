@@ -13,9 +13,9 @@
  *
  *   struct xpc_ring r;
  *   xpc_ring_init(&r, 8 << 20, 70000);          // bytes, largest record
- *   void *p = xpc_ring_reserve(&r, len, &pos);   // NULL: full (drop, count)
+ *   void *p = xpc_ring_reserve(&r, len, note, &pos);   // NULL: full (drop, count)
  *   ... fill p ...; xpc_ring_publish(&r, pos);
- *   while ((p = xpc_ring_next(&r, &len))) { ... write it ...; xpc_ring_release(&r); }
+ *   while ((p = xpc_ring_next(&r, &len, &note))) { ... write it ...; xpc_ring_release(&r); }
  */
 #ifndef XPCUPTI_LAUNCHRING_H
 #define XPCUPTI_LAUNCHRING_H
@@ -38,14 +38,16 @@ struct xpc_ring {
  * bytes. 0 or -ENOMEM. */
 int xpc_ring_init(struct xpc_ring *r, size_t bytes, size_t max_record);
 /* Room for len bytes (8-byte aligned, len <= max_record), or NULL when
- * the ring is full. *pos goes to xpc_ring_publish. */
-void *xpc_ring_reserve(struct xpc_ring *r, size_t len, uint64_t *pos);
+ * the ring is full; note, 16 bits the consumer gets with them (kept in
+ * the ring's own header: a caller's header would cost each record 8 bytes
+ * more). *pos goes to xpc_ring_publish. */
+void *xpc_ring_reserve(struct xpc_ring *r, size_t len, uint16_t note, uint64_t *pos);
 /* The record at pos is whole: the consumer may take it. Asks for the
  * next record's first lines meanwhile (the writer thread had them last). */
 void xpc_ring_publish(struct xpc_ring *r, uint64_t pos);
-/* Consumer: the oldest record if it is published (its length in *len),
- * else NULL; xpc_ring_release then frees it. */
-const void *xpc_ring_next(struct xpc_ring *r, size_t *len);
+/* Consumer: the oldest record if it is published (its length in *len,
+ * its note in *note), else NULL; xpc_ring_release then frees it. */
+const void *xpc_ring_next(struct xpc_ring *r, size_t *len, uint16_t *note);
 void xpc_ring_release(struct xpc_ring *r);
 /* Frees the memory of a ring that no producer can reach any more. */
 void xpc_ring_free(struct xpc_ring *r);

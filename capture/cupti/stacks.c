@@ -45,6 +45,8 @@
 #error "register capture is written for x86-64"
 #endif
 
+/* the ring's note holds a record's Python frames' length */
+_Static_assert(XPC_PYSTACK_MAX <= UINT16_MAX, "a Python stack's length fits the ring's note");
 /* a record holds the Python frames, then the launch: keep it 8-byte aligned */
 _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) % 8 == 0,
 	       "Python frames keep the launch record after them aligned");
@@ -64,12 +66,11 @@ _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) %
 #define NAP_MAX_NS 1000000L
 #define NAP_RING_SHARE 16
 
-/* A record in the ring: this, a pystack (pylen bytes, maybe none), then
- * struct xp_launch + IPs or regs + bytes (len). */
-struct rec {
-	uint32_t pylen;
-	uint32_t len;
-};
+/* A record in the ring: a pystack (its length, maybe 0, in the ring's
+ * note), then struct xp_launch + IPs or regs + bytes. A launch that names
+ * an earlier copy takes 112 bytes with the ring's header: two cache lines. */
+_Static_assert(8 + sizeof(struct xp_pystack) + sizeof(struct xp_launch) +
+	       sizeof(struct xp_user_regs_copy) <= 128, "a borrowed launch fits two lines");
 
 /* What a launch record will hold, known before its room is taken. */
 struct launch_plan {
@@ -252,7 +253,6 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	uint64_t ip, sp, bp, pos, *py = scratch.py;
 	unsigned char *p;
 	uintptr_t eval;
-	struct rec *rec;
 	uint32_t pylen;
 
 	if (!__atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
@@ -269,16 +269,13 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	plan(pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
 	     ip, sp, bp);
 	pylen = name_earlier_python((struct xp_pystack *)py, pylen, pl);
-	rec = xpc_ring_reserve(&S.ring, sizeof(*rec) + pylen + pl->len, &pos);
-	if (!rec) {
+	p = xpc_ring_reserve(&S.ring, pylen + pl->len, (uint16_t)pylen, &pos);
+	if (!p) {
 		__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);
 		if (pl->l.stack.flags & XP_STACK_KEYED)
 			xpc_reuse_dropped(pl->key);
 		return;
 	}
-	rec->pylen = pylen;
-	rec->len = pl->len;
-	p = (unsigned char *)(rec + 1);
 	memcpy(p, py, pylen);
 	p += pylen;
 	memcpy(p, &pl->l, sizeof(pl->l));
@@ -298,21 +295,21 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
  * one a code record), 0 when there was none. */
 static uint64_t drain_ready(void)
 {
-	const struct rec *rec;
+	const unsigned char *p;
 	uint64_t n = 0;
+	uint16_t pylen;
 	size_t len;
 
-	while ((rec = xpc_ring_next(&S.ring, &len))) {
-		const unsigned char *p = (const unsigned char *)(rec + 1);
-		const struct xp_launch *l = (const void *)(p + rec->pylen);
+	while ((p = xpc_ring_next(&S.ring, &len, &pylen))) {
+		const struct xp_launch *l = (const void *)(p + pylen);
 
 		/* the code objects this launch names were queued before it was */
 		xpc_py_drain(S.w);
-		xp_writer_append(S.w, XP_REC_LAUNCH, l, rec->len, NULL, 0);
+		xp_writer_append(S.w, XP_REC_LAUNCH, l, (uint32_t)(len - pylen), NULL, 0);
 		S.stats.taken++;
 		S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
-		if (rec->pylen) {
-			xp_writer_append(S.w, XP_REC_PYSTACK, p, rec->pylen, NULL, 0);
+		if (pylen) {
+			xp_writer_append(S.w, XP_REC_PYSTACK, p, pylen, NULL, 0);
 			S.stats.py_stacks++;
 		}
 		xpc_ring_release(&S.ring);
@@ -378,7 +375,7 @@ static void *writer_main(void *arg)
 int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 {
 	const struct xp_block_codec *codec = xpc_zstd_codec_dl();
-	size_t largest = sizeof(struct rec) + sizeof(struct xp_launch) +
+	size_t largest = sizeof(struct xp_launch) +
 		(copy_bytes ? sizeof(struct xp_user_regs_copy) + copy_bytes
 			    : XP_MAX_STACK_DEPTH * sizeof(uint64_t));
 	unsigned char info[512];
