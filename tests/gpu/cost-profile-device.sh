@@ -6,8 +6,8 @@
 # records only: the floor), and keeps each run's folded CPU stacks of the
 # main thread; the library's own split of its time per call; the clock
 # source (a clock_gettime that is not in the vDSO is a system call).
-#   bash tests/gpu/cost-profile-device.sh     # OUT/cost-*.folded, OUT/cost-profile-device.log
-# Then, here: python3 bench/cost-profile OUT/cost-default.folded OUT/cost-floor.folded
+#   bash tests/gpu/cost-profile-device.sh     # OUT/cost-*.folded.xz, OUT/cost-profile-device.log
+# Then, here: bench/cost-profile --under py::tiny_elementwise OUT/cost-default.folded.xz OUT/cost-floor.folded.xz
 . "$(dirname "$(realpath "$0")")/device-env.sh" cost-profile
 FREQ=${FREQ:-9999}
 STEPS=${STEPS:-4000}
@@ -27,8 +27,10 @@ loop() {        # NAME ENV...: one recording of the launch loop
 	"$X" dump --type gpu_status "$R/$name" | grep -E "library code|launch stacks taken" | head -3
 	# the main thread: the one with the most samples
 	tid=$(q "$R/$name/xpcorr.db" "SELECT tid FROM xp_samples GROUP BY tid ORDER BY count(*) DESC LIMIT 1")
-	"$X" export --format folded --weight cpu --root none --tid "$tid" "$R/$name" > "$OUT/cost-$name.folded"
-	echo "   main thread $tid: $(awk '{n += $NF} END {print n}' "$OUT/cost-$name.folded") samples"
+	# deep Python stacks make long lines: some hundred MB plain, 2 MB in xz
+	"$X" export --format folded --weight cpu --root none --tid "$tid" "$R/$name" > "$R/$name.folded"
+	echo "   main thread $tid: $(awk '{n += $NF} END {print n}' "$R/$name.folded") samples"
+	xz -6 < "$R/$name.folded" > "$OUT/cost-$name.folded.xz"
 }
 loop default
 loop floor XPCAP_CALLBACKS=none
