@@ -16,6 +16,7 @@ confidence interval that resamples rounds.
 """
 import math
 import random
+import re
 
 LOOP_TITLES = {
     "launch": "launch-heavy PyTorch loop",
@@ -100,6 +101,17 @@ def ratio_of_medians(pairs):
 def ratio_ci(pairs, resamples=2000, level=0.95, rng=None):
     """CI of median(a)/median(b), resampling rounds: a and b of a round stay together."""
     return bootstrap_ci(list(pairs), ratio_of_medians, resamples, level, rng)
+
+
+def read_raws(paths):
+    """The lines of several raw files (device calls on one machine) as one:
+    each file's rounds stay distinct (round 3 of the second file is 10003)."""
+    lines = []
+    for i, path in enumerate(paths):
+        with open(path) as f:
+            lines += [re.sub(r"\bround=(\d+)", lambda m: "round=%d" % (i * 10000 + int(m.group(1))), line)
+                      for line in f]
+    return lines
 
 
 def parse_raw(lines):
