@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "u64map.h"                     /* xp_hash64 */
+
 #define TABLE_SLOTS 1024u               /* keys a thread remembers (more: copied again) */
 #define PROBES 8
 
@@ -37,12 +39,6 @@ void xpc_reuse_start(void)
 	const char *v = getenv(XP_ENV_STACK_REUSE);
 
 	enabled = !(v && !strcmp(v, "0")) && pthread_key_create(&table_key, table_free) == 0;
-}
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 31);
 }
 
 /* The 128-bit product's halves folded: a strong function of both words. */
@@ -94,7 +90,8 @@ uint64_t xpc_reuse_key(uint32_t cbid, const char *symbol, uint64_t depth,
 	 * kernel's name, not its pointer: CUPTI may hand the same buffer */
 	sum = sum_blocks(pystack, pylen, &at);
 	sum += sum_blocks((const unsigned char *)symbol, slen, &at);
-	k = mix(mix(sum, cbid | (uint64_t)pylen << 32), depth ^ (uint64_t)slen << 52);
+	/* the lengths say where the frames end and the name begins */
+	k = xp_hash64(xp_hash64(sum ^ (cbid | (uint64_t)pylen << 32 | (uint64_t)slen << 48)) ^ depth);
 	return k ? k : 1;
 }
 

@@ -35,7 +35,9 @@ enum xpc_reuse_what {
 
 /* Reads XPCAP_STACK_REUSE; from xpc_stacks_start. */
 void xpc_reuse_start(void);
-/* The key of a launch; 0 when it has none (no Python frames). */
+/* The key of a launch; 0 when it has none (no Python frames). depth: the
+ * stack's bytes below the thread's top, below bit 48; the caller keeps its
+ * Python stack's flags above (stacks.c). */
 uint64_t xpc_reuse_key(uint32_t cbid, const char *symbol, uint64_t depth,
 		       const void *pystack, uint32_t pylen);
 /* What this thread does with a launch of key (see enum); sets *id. */
