@@ -1,7 +1,8 @@
 /* baseline-insert.c - the benchmark's baseline: the same sample rows that
  * ingest writes to xp_samples, read from the same cpu.xpr and inserted with
- * one prepared statement in one transaction (same pragmas, same table, same
- * index built afterwards), but with no symbolization and no de-duplication:
+ * one prepared statement in one transaction (same pragmas, the product's own
+ * schema, its indexes built afterwards; the other tables stay empty), but
+ * with no symbolization and no de-duplication:
  * the cost of just putting the rows into SQLite.
  *   baseline-insert run/cpu.xpr /tmp/baseline.db
  */
@@ -10,6 +11,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "db_schema.h"
 #include "runfile.h"
 
 /* A stand-in for ingest's stack id with a similar spread of values (one
@@ -40,11 +42,9 @@ int main(int argc, char **argv)
 	unlink(argv[2]);
 	if (sqlite3_open(argv[2], &db) != SQLITE_OK ||
 	    sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			 " PRAGMA cache_size=-65536; BEGIN;"
-			 "CREATE TABLE xp_samples(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
-			 " pid INTEGER NOT NULL, tid INTEGER NOT NULL, cpu INTEGER NOT NULL,"
-			 " stack_id INTEGER NOT NULL, period INTEGER NOT NULL);",
+			 " PRAGMA cache_size=-65536; BEGIN;",
 			 NULL, NULL, NULL) != SQLITE_OK ||
+	    xp_db_create_schema(db) != SQLITE_OK ||    /* the product's tables, empty but one */
 	    sqlite3_prepare_v2(db, "INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period)"
 			       " VALUES (?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK) {
 		fprintf(stderr, "baseline-insert: %s\n", sqlite3_errmsg(db));
@@ -72,9 +72,8 @@ int main(int argc, char **argv)
 	}
 	xp_reader_close(r);
 	sqlite3_finalize(st);
-	if (err < 0 || sqlite3_exec(db, "CREATE INDEX xp_samples_pid_tid_ts ON xp_samples(pid, tid, ts, stack_id);"
-				    " CREATE INDEX xp_samples_stack ON xp_samples(stack_id); COMMIT;",
-				    NULL, NULL, NULL) != SQLITE_OK) {
+	if (err < 0 || xp_db_create_indexes(db) != SQLITE_OK ||
+	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		fprintf(stderr, "baseline-insert: failed (%d): %s\n", err, sqlite3_errmsg(db));
 		return 1;
 	}

@@ -47,9 +47,9 @@ int xp_db_has_column(sqlite3 *db, const char *table, const char *column);
 /* How many runs a merged job was made of (xp_job_runs, written by xpcorr
  * merge); 0 for a run's own database. */
 int xp_db_job_runs(sqlite3 *db);
-/* Creates the GPU tables and our own (IF NOT EXISTS). The base tables
- * (StringIds, xp_stacks, xp_samples, META_DATA_EXPORT, xp_losses) are the
- * main loader's. */
+/* Creates the GPU tables and our own (IF NOT EXISTS), after
+ * xp_db_create_schema's base tables (StringIds, xp_stacks, xp_samples,
+ * xp_launches, META_DATA_EXPORT, xp_losses), which it does not repeat. */
 int xp_gpu_schema_create(sqlite3 *db);
 
 #endif

@@ -1,6 +1,7 @@
 /* gpu_schema.c - the GPU tables, named and shaped like Nsight Systems'
  * SQLite export so that users' nsys SQL runs unchanged, plus our own xp_*
- * tables for launches, status and attribution. Documented column by column
+ * tables for GPU processes, status and attribution (xp_launches is the
+ * base schema's, db_schema.c). Documented column by column
  * in xpcorr-gpu-db(5).
  *
  *   if (xp_gpu_schema_create(db) < 0) ... sqlite3_errmsg(db) ...
@@ -104,10 +105,6 @@ static const char schema[] =
 	" (6,'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC','Device Static'),"
 	" (7,'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC','Managed Static');"
 	/* ours */
-	"CREATE TABLE IF NOT EXISTS xp_launches ("
-	" ts INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL, cpu INTEGER,"
-	" correlation_id INTEGER NOT NULL, cbid INTEGER,"
-	" stack_id INTEGER);"             /* xp_stacks leaf id, NULL if none */
 	"CREATE TABLE IF NOT EXISTS xp_gpu_processes ("
 	" pid INTEGER NOT NULL,"          /* in the pid space of cpu.xpr */
 	" own_pid INTEGER, ns_pid INTEGER, ns_depth INTEGER, ppid INTEGER, init_tid INTEGER,"

@@ -23,27 +23,14 @@
 #include "runfile.h"
 #include "runfmt_gpu.h"
 
-static const char base_schema[] =
-	"CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE xp_frames (id INTEGER PRIMARY KEY, symbol INTEGER, module INTEGER, kind INTEGER);"
-	"CREATE TABLE xp_stacks (id INTEGER PRIMARY KEY, parent INTEGER, frame INTEGER, depth INTEGER);"
-	"CREATE UNIQUE INDEX xp_stacks_pf ON xp_stacks(parent, frame);"
-	"CREATE TABLE xp_samples (id INTEGER PRIMARY KEY, ts INTEGER, pid INTEGER, tid INTEGER,"
-	" cpu INTEGER, stack_id INTEGER, period INTEGER);"
-	"CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
-	"CREATE TABLE ThreadNames (nameId INTEGER, priority INTEGER, globalTid INTEGER);"
-	"CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
-	"CREATE TABLE xp_losses (ts INTEGER, kind INTEGER, reason INTEGER, count INTEGER, source TEXT);"
-	"CREATE TABLE xp_warnings (ts INTEGER, text TEXT);";
-
 sqlite3 *testdb_open(const char *path)
 {
 	sqlite3 *db;
 
 	if (sqlite3_open(path, &db) != SQLITE_OK)
 		return NULL;
-	if (sqlite3_exec(db, base_schema, NULL, NULL, NULL) != SQLITE_OK ||
-	    xp_gpu_schema_create(db) < 0) {
+	/* the product's own tables, as ingest creates them */
+	if (xp_db_create_schema(db) != SQLITE_OK || xp_gpu_schema_create(db) < 0) {
 		sqlite3_close(db);
 		return NULL;
 	}
