@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "db_schema.h"
 #include "jsonw.h"
 #include "groups.h"
@@ -89,13 +90,8 @@ static const char *groups_view(const struct xp_report_opts *o)
 
 static int add_group(struct rep *R, struct group **g)
 {
-	if (R->n == R->cap) {
-		void *p = realloc(R->g, (R->cap = R->cap ? 2 * R->cap : 64) * sizeof(*R->g));
-
-		if (!p)
-			return -ENOMEM;
-		R->g = p;
-	}
+	if (xp_array__reserve((void **)&R->g, &R->cap, R->n + 1, sizeof(*R->g), 64))
+		return -ENOMEM;
 	*g = &R->g[R->n++];
 	**g = (struct group){ 0 };
 	return 0;
@@ -173,13 +169,8 @@ static int collect(struct rep *R, const char *sql)
 			if (!cur->name)
 				goto oom;
 		}
-		if (cur->n == dcap) {
-			void *p = realloc(d, (dcap = dcap ? 2 * dcap : 1024) * sizeof(*d));
-
-			if (!p)
-				goto oom;
-			d = p;
-		}
+		if (xp_array__reserve((void **)&d, &dcap, cur->n + 1, sizeof(*d), 1024))
+			goto oom;
 		d[cur->n++] = dur;
 		cur->total += dur;
 		cur->min = dur < cur->min ? dur : cur->min;
@@ -875,15 +866,10 @@ static int footer_coverage(struct rep *R)
 		const char *how = (const char *)sqlite3_column_text(s, 0);
 		const char *why = (const char *)sqlite3_column_text(s, 1);
 
-		if (nc == cap) {
-			void *p = realloc(c, (cap = cap ? 2 * cap : 8) * sizeof(*c));
-
-			if (!p) {
-				free(c);
-				sqlite3_finalize(s);
-				return -ENOMEM;
-			}
-			c = p;
+		if (xp_array__reserve((void **)&c, &cap, nc + 1, sizeof(*c), 8)) {
+			free(c);
+			sqlite3_finalize(s);
+			return -ENOMEM;
 		}
 		snprintf(c[nc].how, sizeof(c[nc].how), "%s", how ? how : "none");
 		snprintf(c[nc].why, sizeof(c[nc].why), "%s", why ? why : "?");
@@ -1168,15 +1154,10 @@ static int skew_of_view(struct rep *R, int64_t v[4])
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (n == cap) {
-			void *p = realloc(d, (cap = cap ? 2 * cap : 1024) * sizeof(*d));
-
-			if (!p) {
-				free(d);
-				sqlite3_finalize(s);
-				return -ENOMEM;
-			}
-			d = p;
+		if (xp_array__reserve((void **)&d, &cap, n + 1, sizeof(*d), 1024)) {
+			free(d);
+			sqlite3_finalize(s);
+			return -ENOMEM;
 		}
 		d[n++] = sqlite3_column_int64(s, 0);
 	}
