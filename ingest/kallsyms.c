@@ -2,38 +2,13 @@
  * symbols (t, T, w, W) are kept: data symbols would capture IPs that fall
  * after the end of the last function. */
 #include "kallsyms.h"
+#include "readline.h"
 #include "runfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Reads one line (with its newline, as fgets) into buf, counting bytes and
- * whether the last one read was a newline: 0, or 1 when the
- * line is to be skipped, its rest already read: longer than buf, or with a
- * NUL byte (which would hide the rest of the line from string functions);
- * -1 at the end. By bytes, so it never indexes before or past buf. */
-static int read_line(FILE *f, char *buf, size_t cap, uint64_t *bytes, int *newline)
-{
-	size_t n = 0;
-	int c = EOF, bad = 0;
-
-	while ((c = getc(f)) != EOF) {
-		++*bytes;
-		*newline = c == '\n';
-		if (c == '\0' || n + 1 >= cap)
-			bad = 1;
-		else
-			buf[n++] = (char)c;
-		if (c == '\n')
-			break;
-	}
-	buf[n] = '\0';
-	if (c == EOF && n == 0 && !bad)
-		return -1;
-	return bad;
-}
 
 /* A kernel has a few hundred thousand symbols in 5-20 MB: a copy past
  * these bounds is not one (a received run is hostile input). */
@@ -126,7 +101,7 @@ int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
 
 	if (!k)
 		return -ENOMEM;
-	while ((got = read_line(f, line, sizeof(line), &k->bytes, &newline)) >= 0) {
+	while ((got = xp_read_line(f, line, sizeof(line), &k->bytes, &newline)) >= 0) {
 		struct ksym sym;
 		int r;
 

@@ -1,34 +1,11 @@
 /* perfmap.c - parse and search perf-PID.map files; see perfmap.h. */
 #include "perfmap.h"
+#include "readline.h"
 #include "runfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Reads one line (with its newline, as fgets) into buf: 0, or 1 when the
- * line is to be skipped, its rest already read: longer than buf, or with a
- * NUL byte (which would hide the rest of the line from string functions);
- * -1 at the end. By bytes, so it never indexes before or past buf. */
-static int read_line(FILE *f, char *buf, size_t cap, uint64_t *bytes)
-{
-	size_t n = 0;
-	int c = EOF, bad = 0;
-
-	while ((c = getc(f)) != EOF) {
-		++*bytes;
-		if (c == '\0' || n + 1 >= cap)
-			bad = 1;
-		else
-			buf[n++] = (char)c;
-		if (c == '\n')
-			break;
-	}
-	buf[n] = '\0';
-	if (c == EOF && n == 0 && !bad)
-		return -1;
-	return bad;
-}
 
 #define PERFMAP_LINE_MAX 4096
 
@@ -67,7 +44,7 @@ int xp_perfmap_parse_budget(struct xp_perfmap **out, FILE *f, struct xp_perfmap_
 
 	if (!m)
 		return -ENOMEM;
-	while ((got = read_line(f, line, sizeof(line), &bytes)) >= 0) {
+	while ((got = xp_read_line(f, line, sizeof(line), &bytes, NULL)) >= 0) {
 		uint64_t start, size;
 		char *p = line, *end;
 		size_t len = strlen(line);
