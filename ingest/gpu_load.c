@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "gtid.h"
 #include "gpu_ingest.h"
 #include "launch.h"
@@ -39,6 +40,7 @@
 #include "runfile.h"
 #include "runfmt_gpu.h"
 #include "symbolize.h"
+#include "u64map.h"
 
 #define GLOBAL_PID(p) xp_gpid(p)
 #define GLOBAL_TID(p, t) xp_gtid(p, t)
@@ -99,9 +101,11 @@ void xp_short_name(const char *dm, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
-/* Per-stream string id -> StringIds ids, open addressing. */
+/* Per-stream string id -> StringIds ids: entries in order of definition,
+ * found through src/u64map (the ids come from the stream, which is hostile
+ * input: the shared map's hash, not one of our own). */
 struct str_entry {
-	uint32_t id;                /* stream id, 0 = empty slot */
+	uint32_t id;                /* stream id */
 	int64_t sid;                /* StringIds id of the text */
 	int64_t demangled;          /* kernel names: StringIds ids, -1 until computed */
 	int64_t shortname;
@@ -120,6 +124,7 @@ struct loader {
 	struct xp_gpu_load_stats *st;
 	struct str_entry *tab;
 	size_t cap, used;
+	struct xp_u64map tab_index; /* stream id -> 1 + its index in tab */
 	int64_t unknown_sid;
 	uint32_t pid;               /* mapped pid */
 	uint32_t own_pid;
@@ -168,35 +173,16 @@ static const char *const ins_sql[S_COUNT] = {
 		    "origGraphId,execId,nodeType,correlationId) VALUES(?,?,?,?,?,?,?,?,?,?)",
 };
 
-static struct str_entry *str_slot(struct loader *L, uint32_t id)
-{
-	size_t i = (id * 2654435761u) & (L->cap - 1);
-
-	while (L->tab[i].id && L->tab[i].id != id)
-		i = (i + 1) & (L->cap - 1);
-	return &L->tab[i];
-}
-
 static int str_add(struct loader *L, uint32_t id, const char *text, size_t len)
 {
-	struct str_entry *e;
+	uint64_t *slot;
+	int fresh;
 	char *t;
 	int64_t sid;
 
-	if ((L->used + 1) * 2 > L->cap) {
-		size_t ncap = L->cap ? L->cap * 2 : 1024;
-		struct str_entry *old = L->tab, *nt = calloc(ncap, sizeof(*nt));
-		size_t ocap = L->cap;
-
-		if (!nt)
-			return -ENOMEM;
-		L->tab = nt;
-		L->cap = ncap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i].id)
-				*str_slot(L, old[i].id) = old[i];
-		free(old);
-	}
+	if (xp_array__reserve((void **)&L->tab, &L->cap, L->used + 1, sizeof(*L->tab), 1024) ||
+	    xp_u64map_upsert(&L->tab_index, id, 0, &slot, &fresh))
+		return -ENOMEM;
 	t = strndup(text, len);
 	if (!t)
 		return -ENOMEM;
@@ -205,25 +191,21 @@ static int str_add(struct loader *L, uint32_t id, const char *text, size_t len)
 		free(t);
 		return (int)(sid < -4095 ? -EIO : sid);
 	}
-	e = str_slot(L, id);
-	if (e->id) {                /* redefined: the last wins */
-		free(e->text);
-	} else {
-		L->used++;
-	}
-	*e = (struct str_entry){ .id = id, .sid = sid, .demangled = -1, .shortname = -1, .text = t };
+	if (fresh)
+		*slot = ++L->used;
+	else                        /* redefined: the last wins */
+		free(L->tab[*slot - 1].text);
+	L->tab[*slot - 1] = (struct str_entry){ .id = id, .sid = sid, .demangled = -1,
+						.shortname = -1, .text = t };
 	return 0;
 }
 
 /* StringIds id for a stream string id; 0 stays NULL-ish "no name" = -1. */
 static struct str_entry *str_get(struct loader *L, uint32_t id)
 {
-	struct str_entry *e;
+	uint64_t *slot = id ? xp_u64map_find(&L->tab_index, id, 0) : NULL;
 
-	if (!id || !L->cap)
-		return NULL;
-	e = str_slot(L, id);
-	return e->id ? e : NULL;
+	return slot ? &L->tab[*slot - 1] : NULL;
 }
 
 static int64_t unknown_sid(struct loader *L)
@@ -720,6 +702,7 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 	const char *why = NULL;
 	int rc;
 
+	xp_u64map_init(&L.tab_index);
 	memset(st, 0, sizeof(*st));
 	if (errlen)
 		err[0] = '\0';
@@ -796,9 +779,10 @@ sqlerr:
 out:
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(L.ins[i]);
-	for (size_t i = 0; i < L.cap; i++)
+	for (size_t i = 0; i < L.used; i++)
 		free(L.tab[i].text);
 	free(L.tab);
+	xp_u64map_free(&L.tab_index);
 	xp_reader_close(r);
 	return rc;
 }
