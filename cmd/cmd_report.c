@@ -15,13 +15,24 @@
 #include "opendb.h"
 #include "report.h"
 #include "selection.h"
+#include "views.h"
 
 static const char usage[] =
-	"usage: xpcorr report [--top N] [--by kernel|api|memop|stack|thread|graph|nvtx|source|rank]\n"
+	"usage: xpcorr report [--top N] [--by VIEW] [--step N]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--rank N] [--since NS] [--until NS]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
 	"                     [--width COLUMNS] RUN_DIR|FILE.db\n";
+
+/* The usage, with the views' names from their table (views.c). */
+static void print_usage(FILE *to)
+{
+	fputs(usage, to);
+	fputs("VIEW: ", to);
+	for (int i = 0; i < XP_BY_COUNT; i++)
+		fprintf(to, "%s%s", i ? "|" : "", xp_views[i].name);
+	fputc('\n', to);
+}
 
 static const char *long_name(const struct option *opts, int c)
 {
@@ -72,9 +83,6 @@ static int number(const char *arg, long long *v)
 	return errno || end == arg || *end || *v < 0 ? -1 : 0;
 }
 
-static const char *const bys[] = { "kernel", "stack", "api", "memop", "thread", "graph",
-				    "nvtx", "source", "rank" };
-
 /* getopt into o: -1 to go on, else the exit status. */
 static long long rank_wanted = -1;     /* --rank N, mapped to its process once the run is open */
 
@@ -90,19 +98,22 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "since", required_argument, NULL, 'S' }, { "until", required_argument, NULL, 'U' },
 		{ "stacks", required_argument, NULL, 'k' }, { "frames", required_argument, NULL, 'F' },
 		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
-		{ "rank", required_argument, NULL, 'R' },
+		{ "rank", required_argument, NULL, 'R' }, { "step", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
+	const char *bys[XP_BY_COUNT];
 	const char *const *names;
 	int c, i, n, width_given = 0;
 	long long v;
 
+	for (i = 0; i < XP_BY_COUNT; i++)
+		bys[i] = xp_views[i].name;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'f': case 's': case 'N':
 			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
-			n = c == 'b' ? 9 : c == 'f' ? 3 : c == 's' ? 4 : 2;
+			n = c == 'b' ? XP_BY_COUNT : c == 'f' ? 3 : c == 's' ? 4 : 2;
 			i = xp_cmd_choice("xpcorr report", long_name(opts, c), optarg, names, n);
 			if (i < 0)
 				return XP_EXIT_USAGE;
@@ -125,6 +136,13 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 				return XP_EXIT_USAGE;
 			}
 			break;
+		case 'T':
+			if (number(optarg, &v) < 0 || (o->step = v, 0)) {
+				fprintf(stderr, "xpcorr report: --step %s: expected a step number of 0 or"
+					" more\n", optarg);
+				return XP_EXIT_USAGE;
+			}
+			break;
 		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F': case 'W':
 			if (number(optarg, &v) < 0 || (c != 'S' && c != 'U' && v > 0xffffffffll)) {
 				fprintf(stderr, "xpcorr report: --%s %s: expected a number of 0 or more\n",
@@ -143,15 +161,15 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 			}
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			print_usage(stdout);
 			return XP_EXIT_OK;
 		default:
-			fputs(usage, stderr);
+			print_usage(stderr);
 			return XP_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		fputs(usage, stderr);
+		print_usage(stderr);
 		return XP_EXIT_USAGE;
 	}
 	if (o->since && o->until && o->since >= o->until) {
@@ -191,15 +209,6 @@ static int pid_of_rank(sqlite3 *db, const char *run, struct xp_report_opts *o)
 
 int cmd_report(int argc, char **argv)
 {
-	static const char *const empty_why[] = {
-		"no kernel ran (a program without CUDA work, or GPU capture was off)",
-		"no GPU work with a launch stack", "no CUDA API call was recorded",
-		"no memory copy or memset ran", "no thread launched GPU work",
-		"no CUDA graph was launched", "no GPU work was launched inside an NVTX range",
-		"no launch had a Python stack (a program without Python, or --python-lines off)",
-		"no process recorded a rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK in"
-		" its environment: run it under torchrun, srun or mpirun)",
-	};
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
 	sqlite3 *db = NULL;
 	size_t groups = 0;
@@ -224,8 +233,8 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
 			rc == -EIO ? sqlite3_errmsg(db) : strerror(-rc));
 	else if (!groups && has_gpu_work(db))   /* an empty table is an answer: say what it means */
-		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: %s\n", bys[o.by],
-			argv[optind], empty_why[o.by]);
+		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: %s\n", xp_views[o.by].name,
+			argv[optind], xp_views[o.by].empty_why);
 	sqlite3_close(db);
 	if (fflush(stdout) != 0 && rc == 0) {
 		fprintf(stderr, "xpcorr: writing the report: %s\n", strerror(errno));

@@ -29,6 +29,7 @@
 #include "pyreach.h"
 #include "launcher.h"
 #include "launchsite.h"
+#include "views.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
 #define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
@@ -396,22 +397,8 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 
 const char *xp_rep_title(enum xp_report_by by)
 {
-	switch (by) {
-	case XP_BY_KERNEL: return "CUDA GPU Kernel Summary (cuda_gpu_kern_sum) with launching CPU stacks";
-	case XP_BY_STACK: return "GPU Time by Launching CPU Stack (kernels, memcpy, memset)";
-	case XP_BY_API: return "CUDA API Summary (cuda_api_sum)";
-	case XP_BY_MEMOP: return "CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)";
-	case XP_BY_THREAD: return "GPU Time by Launching CPU Thread";
-	case XP_BY_GRAPH: return "CUDA Graphs: replays of each graph exec (first node start to last node"
-		" end), named for where the graph was captured";
-	case XP_BY_NVTX: return "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)";
-	case XP_BY_RANK: return "Ranks of the Job: GPU time, kernels, time in collectives (NCCL, gloo), host waiting in CUDA synchronize calls";
-	case XP_BY_SOURCE: return "GPU Time by Python Source of the Launch (self: launched by the line itself;"
-		" total: also by what it calls)";
-	}
-	return "?";
+	return by < XP_BY_COUNT ? xp_views[by].title : "?";
 }
-
 
 static int build_query(struct rep *R, char *sql, size_t len)
 {
@@ -466,9 +453,6 @@ static int build_query(struct rep *R, char *sql, size_t len)
 			 " FROM xp_job_runs j WHERE j.run = " XP_SQL_GTID_PID("r.globalTid") " >> 22), '')"
 			 " END || " : "", f);
 		break;
-	case XP_BY_GRAPH:          /* report_graph.c */
-	case XP_BY_RANK:           /* report_rank.c */
-		break;
 	case XP_BY_NVTX:
 		/* a GPU row counts in every start/end range open on the calling
 		 * thread when its API call began (nested ranges each count it) */
@@ -479,7 +463,7 @@ static int build_query(struct rep *R, char *sql, size_t len)
 			 " AND n.start <= r.start AND n.end >= r.start"
 			 " JOIN StringIds s ON s.id = n.textId WHERE %s ORDER BY 2, 3", f);
 		break;
-	case XP_BY_SOURCE:         /* report_source.c */
+	default:                   /* views with a file of their own (views.c) */
 		break;
 	}
 	return 0;
@@ -1292,7 +1276,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		goto out;
 	}
 	R.groups = use_groups(&R);
-	if (o->by != XP_BY_SOURCE && o->by != XP_BY_GRAPH && o->by != XP_BY_RANK &&
+	if (!xp_views[o->by].run &&
 	    (rc = R.groups && groups_view(o) ? collect_groups(&R, groups_view(o)) :
 	     collect(&R, sql)) < 0)
 		goto out;
@@ -1302,23 +1286,18 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 	shown = o->top && o->top < R.n ? o->top : R.n;
 	rows = R.n;
 	if (o->format == XP_FMT_JSON) {
-		static const char *const by[] = { "kernel", "stack", "api", "memop", "thread", "graph",
-						   "nvtx", "source", "rank" };
-
 		jsonw_init(&R.json, out);
 		jsonw_obj_begin(&R.json);
 		jsonw_key(&R.json, "report");
-		jsonw_str(&R.json, by[o->by]);
+		jsonw_str(&R.json, xp_views[o->by].name);
 		jsonw_key(&R.json, "title");
 		jsonw_str(&R.json, xp_rep_title(o->by));
-		if (o->by < XP_BY_GRAPH || o->by == XP_BY_NVTX) {  /* the others count rows after */
+		if (!xp_views[o->by].run) {  /* the others count rows after */
 			jsonw_key(&R.json, "groups");
 			jsonw_uint(&R.json, R.n);
 		}
 	}
-	if ((rc = o->by == XP_BY_SOURCE ? xp_report_source(&R, &rows) :
-		  o->by == XP_BY_GRAPH ? xp_report_graph(&R, &rows) :
-		  o->by == XP_BY_RANK ? xp_report_rank(&R, &rows) : print_table(&R, shown)) < 0)
+	if ((rc = xp_views[o->by].run ? xp_views[o->by].run(&R, &rows) : print_table(&R, shown)) < 0)
 		goto out;
 	if (shown < R.n && o->format == XP_FMT_TEXT)
 		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);

@@ -27,6 +27,9 @@ enum xp_report_by {
 	XP_BY_NVTX,                 /* GPU time by the NVTX range around the launching call */
 	XP_BY_SOURCE,               /* GPU time by the innermost Python line of the launch stack */
 	XP_BY_RANK,                 /* the ranks of a distributed job side by side */
+	XP_BY_OP,                   /* per operator (aten::), GPU time of what it launched */
+	XP_BY_IDLE,                 /* per device and step: busy, idle and what the host did */
+	XP_BY_COUNT                 /* views.c lists them all, with their names */
 };
 
 enum xp_report_format { XP_FMT_TEXT, XP_FMT_CSV, XP_FMT_JSON };
@@ -44,12 +47,13 @@ struct xp_report_opts {
 	unsigned frames;            /* user frames shown per stack */
 	unsigned width;             /* text: table rows and stacks cut to this many columns; 0: whole */
 	int full_names;             /* text: C++ names as demangled (--names full); else short */
+	int64_t step;               /* --by idle: the step of that number only; -1 every step */
 	FILE *notes;                /* csv: where the footer goes, so stdout stays one table
 				     * (the command passes stderr); NULL: dropped */
 };
 
 #define XP_REPORT_DEFAULTS { .by = XP_BY_KERNEL, .format = XP_FMT_TEXT, \
-	.sort = XP_SORT_TOTAL, .top = 30, .stacks = 3, .frames = 4 }
+	.sort = XP_SORT_TOTAL, .top = 30, .stacks = 3, .frames = 4, .step = -1 }
 
 /* 0, -EIO (SQLite: see sqlite3_errmsg) or -ENOMEM. */
 /* groups: where the number of rows found goes (before --top), or NULL */

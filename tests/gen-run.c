@@ -5,6 +5,8 @@
  *   gen-run python EXE LIB DIR FIXTURE   # launches with Python stacks (tests/pylines)
  *   gen-run job EXE LIB DIR RANK WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS [nccl|gloo]]
  *                                        # one rank of a job, its host's clocks off
+ *   gen-run gaps EXE LIB DIR RANK WORLD STEPS TRUTH.json
+ *                                        # one rank with known GPU idle causes
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,14 @@ int main(int argc, char **argv)
 	int sized = argc > 1 && (!strcmp(argv[1], "bench") || !strcmp(argv[1], "scale") ||
 				 !strcmp(argv[1], "python"));
 	int job = argc > 1 && !strcmp(argv[1], "job");
+	int gaps = argc > 1 && !strcmp(argv[1], "gaps");
 
-	if (argc < 5 || (strcmp(argv[1], "golden") && !sized && !job) || (sized && argc < 6) ||
-	    (job && argc < 10)) {
+	if (argc < 5 || (strcmp(argv[1], "golden") && !sized && !job && !gaps) || (sized && argc < 6) ||
+	    (job && argc < 10) || (gaps && argc < 9)) {
 		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench|scale EXE LIB DIR N"
 			" [SEED] | gen-run python EXE LIB DIR FIXTURE | gen-run job EXE LIB DIR RANK"
-			" WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS]\n");
+			" WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS] | gen-run gaps EXE LIB DIR RANK WORLD"
+			" STEPS TRUTH.json\n");
 		return 2;
 	}
 	/* mappings carry absolute paths, as the kernel reports them */
@@ -50,6 +54,9 @@ int main(int argc, char **argv)
 			.mono_off_ns = strtoll(argv[8], NULL, 10), .wall_err_ns = strtoll(argv[9], NULL, 10),
 			.steps = argc > 10 ? (unsigned)atoi(argv[10]) : 200,
 			.gloo = argc > 11 && !strcmp(argv[11], "gloo") });
+	else if (gaps)
+		err = xp_synth_write_gaps_rank(&s, argv[4], atoi(argv[5]), atoi(argv[6]),
+					       (unsigned)atoi(argv[7]), argv[8]);
 	else if (!strcmp(argv[1], "python"))
 		err = xp_synth_write_python(&s, argv[4], argv[5]);
 	else if (!strcmp(argv[1], "bench"))

@@ -1,0 +1,583 @@
+/* view_idle.c - `xpcorr report --by idle`: per device (and rank), the
+ * step's time split into compute, communication, memory copies and sets,
+ * waiting for another rank and idle (in that order of precedence, so the
+ * parts add up to the window), in the manner of HTA's temporal breakdown;
+ * then the idle time split by what the host did meanwhile, which only we
+ * can say: each idle gap is owned by the thread that launched the work
+ * that ended it; from the gap's start until that launch the thread was
+ * blocked in a CUDA synchronize call (the line that called it) or running
+ * (its CPU samples in the gap share the time: the hottest functions); from
+ * the launch to the start the work was on its way ("launch to start").
+ * A collective's kernel that ran before the last rank started the same
+ * collective was waiting for that rank.
+ *
+ * Steps are NVTX ranges named ProfilerStep#N (else "step N") on the
+ * process's threads; without them the window is the device's first to
+ * last work. --step N takes one step.
+ *
+ *   xpcorr report --by idle --step 3 run/
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "db_schema.h"
+#include "gtid.h"
+#include "launchsite.h"
+#include "report_priv.h"
+#include "timeline.h"
+
+enum cause_kind { C_HOST, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_KINDS };
+
+static const char *const cause_label[C_KINDS] = {
+	"host running", "no sample, before", "CUDA synchronize", "launch to start", "waiting for rank",
+};
+static const char *const cause_key[C_KINDS] = { "host", "host_unsampled", "sync", "launch", "rank" };
+
+struct cause {
+	int kind;
+	const char *where;          /* a site (xp_sites) or an interned string */
+	int64_t ns;
+	uint64_t pieces;            /* gaps (or collectives) it came from */
+	uint64_t last_gap;          /* the gap that counted last */
+};
+
+struct sync_call {
+	int64_t gtid, start, end, stack;
+};
+
+struct window {
+	int64_t start, end, step;   /* step -1: the whole run */
+};
+
+struct idle_state {
+	struct rep *R;
+	struct xp_sites *sites;
+	sqlite3_stmt *samples;
+	struct xp_tl tl;
+	struct sync_call *syncs;    /* this process's, by thread then start */
+	size_t nsync;
+	int64_t main_gtid;          /* the thread that launched most of the device's work */
+	int64_t *stacks;            /* the samples of one piece of a gap */
+	size_t scap;
+	int64_t (*gaps)[2];         /* idle gaps of the window being swept */
+	size_t ngaps, gcap;
+	uint64_t gap_no;            /* numbers the gaps (and rank waits) from 1 */
+	int64_t cls_ns[XP_TL_CLASSES], window_ns;
+	struct cause *causes;
+	size_t ncause, ccap;
+	char **interned;
+	size_t nint, icap;
+	int err;
+};
+
+static const char *intern(struct idle_state *S, const char *text)
+{
+	for (size_t i = 0; i < S->nint; i++)
+		if (!strcmp(S->interned[i], text))
+			return S->interned[i];
+	if (xp_array__reserve((void **)&S->interned, &S->icap, S->nint + 1, sizeof(char *), 16) ||
+	    !(S->interned[S->nint] = strdup(text)))
+		return NULL;
+	return S->interned[S->nint++];
+}
+
+static void add_cause(struct idle_state *S, int kind, const char *where, int64_t ns)
+{
+	size_t i;
+
+	if (ns <= 0)
+		return;
+	if (!where) {
+		S->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < S->ncause; i++)
+		if (S->causes[i].kind == kind && (S->causes[i].where == where ||
+						  !strcmp(S->causes[i].where, where)))
+			break;
+	if (i == S->ncause) {
+		if (xp_array__reserve((void **)&S->causes, &S->ccap, S->ncause + 1, sizeof(*S->causes), 16)) {
+			S->err = -ENOMEM;
+			return;
+		}
+		S->causes[S->ncause++] = (struct cause){ .kind = kind, .where = where };
+	}
+	S->causes[i].ns += ns;
+	S->causes[i].pieces += S->causes[i].last_gap != S->gap_no;
+	S->causes[i].last_gap = S->gap_no;
+}
+
+static const char *site_of(struct idle_state *S, int64_t stack, const char *none)
+{
+	return stack > 0 ? xp_sites_get(S->sites, stack) : intern(S, none);
+}
+
+static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl_op *op)
+{
+	struct idle_state *S = ctx;
+	char who[64];
+
+	S->cls_ns[cls] += b - a;
+	if (cls == XP_TL_IDLE) {
+		if (xp_array__reserve((void **)&S->gaps, &S->gcap, S->ngaps + 1, sizeof(*S->gaps), 64)) {
+			S->err = -ENOMEM;
+			return;
+		}
+		S->gaps[S->ngaps][0] = a;
+		S->gaps[S->ngaps++][1] = b;
+	} else if (cls == XP_TL_RANK && op) {
+		sqlite3_stmt *s;
+		int64_t rank = -1;
+
+		if (sqlite3_prepare_v2(S->R->db, "SELECT rank FROM xp_ranks WHERE pid = ?", -1, &s,
+				       NULL) == SQLITE_OK) {
+			sqlite3_bind_int64(s, 1, op->late_pid);
+			if (sqlite3_step(s) == SQLITE_ROW)
+				rank = sqlite3_column_int64(s, 0);
+			sqlite3_finalize(s);
+		}
+		snprintf(who, sizeof(who), "rank %lld (the last to start the collective)", (long long)rank);
+		S->gap_no++;
+		add_cause(S, C_RANK, intern(S, who), b - a);
+	}
+}
+
+/* [a, b) of thread gtid running: its CPU samples there share the time;
+ * without one, the time goes to the launch the thread was heading for. */
+static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
+{
+	int64_t each, rest;
+	size_t n = 0;
+	int step;
+
+	if (b <= a)
+		return;
+	sqlite3_reset(S->samples);
+	sqlite3_bind_int64(S->samples, 1, xp_gtid_pid(gtid));
+	sqlite3_bind_int64(S->samples, 2, xp_gtid_tid(gtid));
+	sqlite3_bind_int64(S->samples, 3, a);
+	sqlite3_bind_int64(S->samples, 4, b);
+	while ((step = sqlite3_step(S->samples)) == SQLITE_ROW) {
+		if (xp_array__reserve((void **)&S->stacks, &S->scap, n + 1, sizeof(*S->stacks), 256)) {
+			S->err = -ENOMEM;
+			return;
+		}
+		S->stacks[n++] = sqlite3_column_int64(S->samples, 0);
+	}
+	if (step != SQLITE_DONE) {
+		S->err = -EIO;
+		return;
+	}
+	if (!n) {
+		add_cause(S, C_NOSAMPLE, site_of(S, next_stack, "(no launch stack)"), b - a);
+		return;
+	}
+	each = (b - a) / (int64_t)n;
+	rest = (b - a) - each * (int64_t)n;
+	for (size_t i = 0; i < n; i++)
+		add_cause(S, C_HOST, site_of(S, S->stacks[i], "(sample without a frame)"),
+			  each + ((int64_t)i < rest));
+}
+
+/* [a, b) of the launching thread before its launch: in sync calls or not. */
+static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
+{
+	for (size_t i = 0; i < S->nsync && a < b; i++) {
+		const struct sync_call *c = &S->syncs[i];
+
+		if (c->gtid != gtid || c->end <= a)
+			continue;
+		if (c->start >= b)
+			break;
+		if (c->start > a)
+			host_piece(S, gtid, a, c->start, next_stack);
+		a = c->start > a ? c->start : a;
+		add_cause(S, C_SYNC, site_of(S, c->stack, "(sync call without a launch stack)"),
+			  (c->end < b ? c->end : b) - a);
+		a = c->end;
+	}
+	host_piece(S, gtid, a, b, next_stack);
+}
+
+static void attribute_gaps(struct idle_state *S)
+{
+	for (size_t g = 0; g < S->ngaps && !S->err; g++) {
+		int64_t a = S->gaps[g][0], b = S->gaps[g][1], launch = b, gtid = S->main_gtid, stack = -1;
+		size_t next = xp_tl_first_from(&S->tl, b);
+
+		S->gap_no++;
+		if (next < S->tl.n && S->tl.ops[next].launch >= 0) {
+			launch = S->tl.ops[next].launch;
+			gtid = S->tl.ops[next].gtid;
+			stack = S->tl.ops[next].stack;
+		}
+		if (launch < b)
+			add_cause(S, C_LAUNCH, site_of(S, stack, "(no launch stack)"),
+				  b - (launch > a ? launch : a));
+		if (launch > a)
+			host_part(S, gtid, a, launch < b ? launch : b, stack);
+	}
+	S->ngaps = 0;
+}
+
+/* The process's CUDA synchronize calls with their launch stacks. */
+static int load_syncs(struct idle_state *S, int64_t gpid)
+{
+	size_t cap = 0;
+	sqlite3_stmt *s;
+	int step;
+
+	S->nsync = 0;
+	if (sqlite3_prepare_v2(S->R->db, "SELECT r.globalTid, r.start, r.end, ifnull(l.stack_id, -1)"
+			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds n ON n.id = r.nameId"
+			       " LEFT JOIN xp_launches l ON l.pid = (r.globalTid >> 24) AND"
+			       " l.correlation_id = r.correlationId AND l.tid = (r.globalTid & 16777215)"
+			       " WHERE (r.globalTid >> 24) = (?1 >> 24) AND n.value LIKE '%Synchronize%'"
+			       " ORDER BY 1, 2", -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, gpid);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		if (xp_array__reserve((void **)&S->syncs, &cap, S->nsync + 1, sizeof(*S->syncs), 64)) {
+			sqlite3_finalize(s);
+			return -ENOMEM;
+		}
+		S->syncs[S->nsync++] = (struct sync_call){ sqlite3_column_int64(s, 0),
+			sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3) };
+	}
+	sqlite3_finalize(s);
+	return step == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* The thread owning gaps whose next work has no launch call. */
+static int64_t main_thread(const struct xp_tl *tl)
+{
+	int64_t best = -1, run = 0, best_run = 0;
+
+	/* the most frequent launching thread, by a majority vote */
+	for (size_t i = 0; i < tl->n; i++) {
+		if (tl->ops[i].gtid < 0)
+			continue;
+		if (!run)
+			best = tl->ops[i].gtid;
+		run += tl->ops[i].gtid == best ? 1 : -1;
+		best_run = run > best_run ? run : best_run;
+	}
+	return best;
+}
+
+/* "ProfilerStep#12" -> 12, "step 3" / "Step_3" / "step#3" -> 3; else -1. */
+static int64_t step_number(const char *name, int profiler_only)
+{
+	const char *p = NULL;
+
+	if (!name)
+		return -1;
+	if (!strncmp(name, "ProfilerStep#", 13))
+		p = name + 13;
+	else if (!profiler_only && !strncasecmp(name, "step", 4)) {
+		p = name + 4;
+		p += *p == ' ' || *p == '#' || *p == '_' || *p == ':';
+	}
+	if (!p || !isdigit((unsigned char)*p))
+		return -1;
+	for (const char *q = p; *q; q++)
+		if (!isdigit((unsigned char)*q))
+			return -1;
+	return strtoll(p, NULL, 10);
+}
+
+/* The process's steps (NVTX ranges), else its device's whole span. */
+static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, size_t *n)
+{
+	size_t cap = 0;
+	sqlite3_stmt *s;
+
+	*n = 0;
+	for (int pass = 0; pass < 2 && !*n; pass++) {
+		if (sqlite3_prepare_v2(S->R->db, "SELECT e.start, e.end, ifnull(e.text, t.value)"
+				       " FROM NVTX_EVENTS e LEFT JOIN StringIds t ON t.id = e.textId"
+				       " WHERE e.eventType = 60 AND e.end > e.start AND"
+				       " (e.globalTid >> 24) = (?1 >> 24) ORDER BY e.start", -1, &s,
+				       NULL) != SQLITE_OK)
+			return -EIO;
+		sqlite3_bind_int64(s, 1, gpid);
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			int64_t num = step_number((const char *)sqlite3_column_text(s, 2), pass == 0);
+
+			if (num < 0 || (S->R->o->step >= 0 && num != S->R->o->step))
+				continue;
+			if (xp_array__reserve((void **)w, &cap, *n + 1, sizeof(**w), 16)) {
+				sqlite3_finalize(s);
+				return -ENOMEM;
+			}
+			(*w)[(*n)++] = (struct window){ sqlite3_column_int64(s, 0),
+							sqlite3_column_int64(s, 1), num };
+		}
+		sqlite3_finalize(s);
+	}
+	if (*n || S->R->o->step >= 0 || !S->tl.n)
+		return 0;
+	if (xp_array__reserve((void **)w, &cap, 1, sizeof(**w), 1))
+		return -ENOMEM;
+	(*w)[0] = (struct window){ S->tl.ops[0].start, S->tl.ops[0].end, -1 };
+	for (size_t i = 0; i < S->tl.n; i++)
+		(*w)[0].end = S->tl.ops[i].end > (*w)[0].end ? S->tl.ops[i].end : (*w)[0].end;
+	*n = 1;
+	return 0;
+}
+
+static int cmp_cause(const void *pa, const void *pb)
+{
+	const struct cause *a = pa, *b = pb;
+
+	if (a->ns != b->ns)
+		return a->ns < b->ns ? 1 : -1;
+	if (a->kind != b->kind)
+		return a->kind - b->kind;
+	return strcmp(a->where, b->where);
+}
+
+static const char csv_head[] =
+	"\"Section\",\"Rank\",\"Device\",\"PID\",\"Steps\",\"Window (ns)\",\"Compute (ns)\","
+	"\"Communication (ns)\",\"Memory (ns)\",\"Rank Wait (ns)\",\"Idle (ns)\",\"Cause\",\"Where\","
+	"\"Cause (ns)\",\"Share of Idle (%)\",\"Gaps\"\n";
+
+static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64_t dev, size_t steps,
+			 int64_t w0_step)
+{
+	struct rep *R = S->R;
+	const int64_t *c = S->cls_ns;
+	double w = S->window_ns ? 100.0 / (double)S->window_ns : 0;
+	long long pid = (long long)xp_pid_local((uint64_t)gpid >> 24);
+
+	if (R->o->format == XP_FMT_TEXT) {
+		char line[512];
+
+		xp_rep_put_row(R, "");
+		char who[48] = "";
+
+		if (rank >= 0)
+			snprintf(who, sizeof(who), "Rank %lld, ", (long long)rank);
+		snprintf(line, sizeof(line), "  %sdevice %lld of process %lld: %zu %s, %lld ns", who,
+			 (long long)dev, pid, steps, steps > 1 ? "steps" : w0_step < 0 ? "window (the whole"
+			 " run: no step ranges)" : "step", (long long)S->window_ns);
+		xp_rep_put_row(R, line);
+		snprintf(line, sizeof(line), "    Compute %.1f%%  Communication %.1f%%  Memory %.1f%%  Waiting"
+			 " for another rank %.1f%%  Idle %.1f%%", w * (double)c[XP_TL_COMPUTE],
+			 w * (double)c[XP_TL_COMM], w * (double)c[XP_TL_MEM], w * (double)c[XP_TL_RANK],
+			 w * (double)c[XP_TL_IDLE]);
+		xp_rep_put_row(R, line);
+	} else if (R->o->format == XP_FMT_CSV) {
+		fprintf(R->out, "\"device\",%lld,%lld,%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,\"\",\"\",,,\n",
+			(long long)rank, (long long)dev, pid, steps, (long long)S->window_ns,
+			(long long)c[XP_TL_COMPUTE], (long long)c[XP_TL_COMM], (long long)c[XP_TL_MEM],
+			(long long)c[XP_TL_RANK], (long long)c[XP_TL_IDLE]);
+	} else {
+		struct jsonw *j = &R->json;
+
+		jsonw_obj_begin(j);
+		jsonw_key(j, "rank"); jsonw_int(j, rank);
+		jsonw_key(j, "device"); jsonw_int(j, dev);
+		jsonw_key(j, "pid"); jsonw_int(j, pid);
+		jsonw_key(j, "steps"); jsonw_uint(j, steps);
+		jsonw_key(j, "window_ns"); jsonw_int(j, S->window_ns);
+		jsonw_key(j, "compute_ns"); jsonw_int(j, c[XP_TL_COMPUTE]);
+		jsonw_key(j, "communication_ns"); jsonw_int(j, c[XP_TL_COMM]);
+		jsonw_key(j, "memory_ns"); jsonw_int(j, c[XP_TL_MEM]);
+		jsonw_key(j, "rank_wait_ns"); jsonw_int(j, c[XP_TL_RANK]);
+		jsonw_key(j, "idle_ns"); jsonw_int(j, c[XP_TL_IDLE]);
+	}
+}
+
+static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
+{
+	struct rep *R = S->R;
+	int64_t idle = S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK];
+	size_t shown = R->o->top && R->o->top < S->ncause ? R->o->top : S->ncause;
+
+	if (S->ncause)
+		qsort(S->causes, S->ncause, sizeof(*S->causes), cmp_cause);
+	if (R->o->format == XP_FMT_TEXT && shown) {
+		xp_rep_put_row(R, "    Idle (%)       Idle (ns)   Gaps  Host meanwhile     Where");
+		xp_rep_put_row(R, "    --------  --------------  -----  -----------------  -----");
+	} else if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "causes");
+		jsonw_arr_begin(&R->json);
+	}
+	for (size_t i = 0; i < shown; i++) {
+		const struct cause *c = &S->causes[i];
+		double share = idle ? 100.0 * (double)c->ns / (double)idle : 0;
+
+		if (R->o->format == XP_FMT_TEXT) {
+			char line[1024];
+
+			snprintf(line, sizeof(line), "    %8.1f  %14lld  %5llu  %-17s  %s", share,
+				 (long long)c->ns, (unsigned long long)c->pieces, cause_label[c->kind], c->where);
+			xp_rep_put_row(R, line);
+		} else if (R->o->format == XP_FMT_CSV) {
+			fprintf(R->out, "\"cause\",%lld,%lld,,,,,,,,,\"%s\",", (long long)rank,
+				(long long)dev, cause_key[c->kind]);
+			xp_rep_csv_str(R->out, c->where);
+			fprintf(R->out, ",%lld,%.2f,%llu\n", (long long)c->ns, share,
+				(unsigned long long)c->pieces);
+		} else {
+			struct jsonw *j = &R->json;
+
+			jsonw_obj_begin(j);
+			jsonw_key(j, "cause"); jsonw_str(j, cause_key[c->kind]);
+			jsonw_key(j, "where"); jsonw_str(j, c->where);
+			jsonw_key(j, "ns"); jsonw_int(j, c->ns);
+			jsonw_key(j, "share_percent"); jsonw_fixed(j, share, 2);
+			jsonw_key(j, "gaps"); jsonw_uint(j, c->pieces);
+			jsonw_obj_end(j);
+		}
+	}
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_arr_end(&R->json);
+		jsonw_obj_end(&R->json);
+	} else if (R->o->format == XP_FMT_TEXT && shown < S->ncause) {
+		char line[96];
+
+		snprintf(line, sizeof(line), "    (%zu more causes; --top 0 shows all)", S->ncause - shown);
+		xp_rep_put_row(R, line);
+	}
+}
+
+static int64_t rank_of(sqlite3 *db, int64_t gpid)
+{
+	sqlite3_stmt *s;
+	int64_t rank = -1;
+
+	if (!xp_db_has_table(db, "xp_ranks") ||
+	    sqlite3_prepare_v2(db, "SELECT rank FROM xp_ranks WHERE pid = ? LIMIT 1", -1, &s, NULL)
+	    != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, gpid >> 24);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		rank = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rank;
+}
+
+/* One device: its steps swept and its gaps attributed, then printed. 1 if
+ * it had a window, 0 if not (--step N that it lacks), or a negative errno. */
+static int one_device(struct idle_state *S, int64_t gpid, int64_t dev)
+{
+	const struct xp_report_opts *o = S->R->o;
+	struct window *w = NULL;
+	size_t nw = 0;
+	int rc;
+
+	S->window_ns = 0;
+	S->ncause = 0;
+	memset(S->cls_ns, 0, sizeof(S->cls_ns));
+	if ((rc = xp_tl_load(S->R->db, gpid, dev, &S->tl)) < 0 || (rc = load_syncs(S, gpid)) < 0 ||
+	    (rc = load_windows(S, gpid, &w, &nw)) < 0)
+		goto out;
+	S->main_gtid = main_thread(&S->tl);
+	for (size_t i = 0; i < nw && !S->err; i++) {
+		int64_t a = w[i].start, b = w[i].end;
+
+		a = o->since && a < o->since ? o->since : a;
+		b = o->until && b > o->until ? o->until : b;
+		if (b <= a)
+			continue;
+		S->window_ns += b - a;
+		if ((rc = xp_tl_sweep(&S->tl, a, b, on_segment, S)) < 0)
+			goto out;
+		attribute_gaps(S);
+	}
+	if ((rc = S->err) < 0)
+		goto out;
+	rc = nw > 0;
+	if (rc) {
+		int64_t rank = rank_of(S->R->db, gpid);
+
+		print_device(S, rank, gpid, dev, nw, w[0].step);
+		print_causes(S, rank, dev);
+	}
+out:
+	free(w);
+	xp_tl_free(&S->tl);
+	return rc;
+}
+
+static void bind_filter(void *ctx, sqlite3_stmt *s)
+{
+	struct rep *R = ctx;
+	int i;
+
+	if ((i = sqlite3_bind_parameter_index(s, ":pid")))
+		sqlite3_bind_int64(s, i, R->o->pid);
+	if ((i = sqlite3_bind_parameter_index(s, ":since")))
+		sqlite3_bind_int64(s, i, R->o->since);
+	if ((i = sqlite3_bind_parameter_index(s, ":until")))
+		sqlite3_bind_int64(s, i, R->o->until);
+}
+
+static void begin(struct rep *R)
+{
+	if (R->o->format == XP_FMT_TEXT) {
+		char head[256];
+
+		snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
+		xp_rep_put_row(R, head);
+	} else if (R->o->format == XP_FMT_CSV) {
+		fputs(csv_head, R->out);
+	} else {
+		jsonw_key(&R->json, "step");
+		if (R->o->step >= 0)
+			jsonw_int(&R->json, R->o->step);
+		else
+			jsonw_null(&R->json);
+		jsonw_key(&R->json, "devices");
+		jsonw_arr_begin(&R->json);
+	}
+}
+
+int xp_view_idle(struct rep *R, size_t *rows)
+{
+	struct idle_state S = { .R = R };
+	int64_t (*devs)[2] = NULL;
+	size_t ndev = 0;
+	char f[256];
+	int rc;
+
+	*rows = 0;
+	xp_rep_filter(R->o, "gp", "start", f, sizeof(f));
+	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 ||
+	    (rc = xp_tl_devices(R->db, f, bind_filter, R, &devs, &ndev)) < 0)
+		goto out;
+	xp_sites_prefer_own(S.sites);
+	rc = -EIO;
+	if (sqlite3_prepare_v2(R->db, "SELECT stack_id FROM xp_samples WHERE pid = ?1 AND tid = ?2"
+			       " AND ts >= ?3 AND ts < ?4", -1, &S.samples, NULL) != SQLITE_OK)
+		goto out;
+	begin(R);
+	for (size_t i = 0; i < ndev; i++) {
+		if ((rc = one_device(&S, devs[i][0], devs[i][1])) < 0)
+			goto out;
+		*rows += (size_t)rc;
+	}
+	rc = 0;
+	if (R->o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	if (R->o->step >= 0 && !*rows && ndev)
+		xp_rep_foot_line(R, "No step %lld: steps are NVTX ranges named ProfilerStep#N or"
+				 " \"step N\" on the process's threads", (long long)R->o->step);
+out:
+	sqlite3_finalize(S.samples);
+	xp_sites_free(S.sites);
+	free(devs);
+	free(S.gaps);
+	free(S.stacks);
+	free(S.causes);
+	free(S.syncs);
+	for (size_t i = 0; i < S.nint; i++)
+		free(S.interned[i]);
+	free(S.interned);
+	return rc;
+}

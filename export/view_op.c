@@ -1,0 +1,285 @@
+/* view_op.c - `xpcorr report --by op`: one row per operator, in the manner
+ * of torch.profiler's key_averages(): the framework operation a CUDA call
+ * was made under (the innermost PyTorch dispatcher frame of its launch
+ * stack, "aten::addmm"), else the CUDA call's own name; its CUDA calls, the
+ * host time in them, the GPU time of the work they launched (kernels,
+ * copies, sets: key_averages' self CUDA time), GPU records per call, and
+ * the user's line that launched most of it. Sorted by GPU time.
+ *
+ *   xpcorr report --by op --top 20 run/
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "launch.h"
+#include "launchsite.h"
+#include "report_priv.h"
+#include "stackwalk.h"
+#include "u64map.h"
+
+struct op_row {
+	char *name;                 /* "aten::mm" or "cudaMemcpyAsync" */
+	uint64_t calls, gpu_ops;
+	int64_t host_ns, gpu_ns;
+	const char *top_site;       /* xp_sites' string: the line with most GPU time (calls) */
+	int64_t top_ns;
+};
+
+/* One (operator, site) pair's weight, to find each operator's top line. */
+struct op_site {
+	size_t op;
+	const char *site;
+	int64_t weight;
+};
+
+struct op_state {
+	struct rep *R;
+	struct xp_sites *sites;
+	struct xp_stackwalk *walk;
+	struct xp_u64map op_of;     /* (stack id, API name id) -> index + 1 into rows */
+	struct xp_u64map by_site;   /* (row, site pointer) -> index + 1 into pairs */
+	struct op_row *rows;
+	size_t n, cap;
+	struct op_site *pairs;
+	size_t np, pcap;
+};
+
+/* The innermost framework operation on the stack, into op ("" if none). */
+static void stack_op(struct op_state *S, int64_t id, char *op, size_t len)
+{
+	struct xp_frame_row fr;
+
+	op[0] = '\0';
+	while (id > 0 && xp_stackwalk_next(S->walk, &id, &fr))
+		if (xp_framework_op(fr.sym, op, len))
+			break;
+	xp_stackwalk_done(S->walk);
+}
+
+static int row_named(struct op_state *S, const char *name, size_t *idx)
+{
+	for (size_t i = 0; i < S->n; i++)
+		if (!strcmp(S->rows[i].name, name)) {
+			*idx = i;
+			return 0;
+		}
+	if (xp_array__reserve((void **)&S->rows, &S->cap, S->n + 1, sizeof(*S->rows), 32))
+		return -ENOMEM;
+	memset(&S->rows[S->n], 0, sizeof(*S->rows));
+	if (!(S->rows[S->n].name = strdup(name)))
+		return -ENOMEM;
+	*idx = S->n++;
+	return 0;
+}
+
+/* The row of a call's (stack, API name): its operator, else the API name. */
+static int row_of(struct op_state *S, int64_t stack, int64_t api_name, const char *api, size_t *idx)
+{
+	char op[160];
+	uint64_t *slot;
+	int fresh, rc;
+
+	if (xp_u64map_upsert(&S->op_of, (uint64_t)stack, (uint64_t)api_name, &slot, &fresh))
+		return -ENOMEM;
+	if (!fresh) {
+		*idx = (size_t)*slot - 1;
+		return 0;
+	}
+	stack_op(S, stack, op, sizeof(op));
+	if ((rc = row_named(S, op[0] ? op : api ? api : "(no CUDA call)", idx)) < 0)
+		return rc;
+	if ((slot = xp_u64map_find(&S->op_of, (uint64_t)stack, (uint64_t)api_name)))
+		*slot = *idx + 1;
+	return 0;
+}
+
+static int add_site(struct op_state *S, size_t row, int64_t stack, int64_t weight)
+{
+	const char *site = stack > 0 ? xp_sites_get(S->sites, stack) : "(no launch stack)";
+	uint64_t *slot;
+	int fresh;
+
+	if (!site)
+		return -ENOMEM;
+	if (xp_u64map_upsert(&S->by_site, row, (uint64_t)(uintptr_t)site, &slot, &fresh))
+		return -ENOMEM;
+	if (fresh) {
+		if (xp_array__reserve((void **)&S->pairs, &S->pcap, S->np + 1, sizeof(*S->pairs), 64))
+			return -ENOMEM;
+		S->pairs[S->np] = (struct op_site){ .op = row, .site = site };
+		*slot = ++S->np;
+	}
+	S->pairs[*slot - 1].weight += weight;
+	return 0;
+}
+
+/* The CUDA calls (calls, host ns) and the GPU work (records, ns), each
+ * grouped by (stack, API name) in SQL. */
+static int gather(struct op_state *S)
+{
+	char sql[2048], f[256], fg[256];
+	sqlite3_stmt *s;
+	int step = SQLITE_DONE, rc = 0;
+
+	xp_rep_filter(S->R->o, "r.globalTid", "r.start", f, sizeof(f));
+	xp_rep_filter(S->R->o, "g.gp", "g.start", fg, sizeof(fg));
+	snprintf(sql, sizeof(sql),
+		 "SELECT 0, ifnull(l.stack_id, -1), r.nameId, n.value, count(*), sum(r.end - r.start)"
+		 " FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds n ON n.id = r.nameId"
+		 " LEFT JOIN xp_launches l ON l.pid = (r.globalTid >> 24) AND"
+		 " l.correlation_id = r.correlationId AND l.tid = (r.globalTid & 16777215)"
+		 " WHERE %s GROUP BY 2, 3 UNION ALL"
+		 " SELECT 1, ifnull(a.stack_id, -1), ifnull(r.nameId, -1), n.value, count(*),"
+		 " sum(g.end - g.start) FROM " XP_GPU_ROWS
+		 " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
+		 " LEFT JOIN StringIds n ON n.id = r.nameId WHERE %s GROUP BY 2, 3", f, fg);
+	if (xp_rep_prepare(S->R, sql, &s) < 0)
+		return -EIO;
+	while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
+		int gpu = sqlite3_column_int(s, 0);
+		int64_t stack = sqlite3_column_int64(s, 1), count = sqlite3_column_int64(s, 4);
+		int64_t ns = sqlite3_column_int64(s, 5);
+		size_t i;
+
+		if ((rc = row_of(S, stack, sqlite3_column_int64(s, 2),
+				 (const char *)sqlite3_column_text(s, 3), &i)) < 0)
+			break;
+		if (gpu) {
+			S->rows[i].gpu_ops += (uint64_t)count;
+			S->rows[i].gpu_ns += ns;
+		} else {
+			S->rows[i].calls += (uint64_t)count;
+			S->rows[i].host_ns += ns;
+		}
+		/* the top line: by GPU time, by calls where the op launched nothing */
+		rc = add_site(S, i, stack, gpu ? ns : count);
+	}
+	sqlite3_finalize(s);
+	return rc ? rc : step == SQLITE_DONE ? 0 : -EIO;
+}
+
+static int cmp_op(const void *pa, const void *pb)
+{
+	const struct op_row *a = pa, *b = pb;
+
+	if (a->gpu_ns != b->gpu_ns)
+		return a->gpu_ns < b->gpu_ns ? 1 : -1;
+	if (a->host_ns != b->host_ns)
+		return a->host_ns < b->host_ns ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static void top_sites(struct op_state *S)
+{
+	for (size_t i = 0; i < S->np; i++) {
+		struct op_row *r = &S->rows[S->pairs[i].op];
+
+		if (!r->top_site || S->pairs[i].weight > r->top_ns ||
+		    (S->pairs[i].weight == r->top_ns && strcmp(S->pairs[i].site, r->top_site) < 0)) {
+			r->top_site = S->pairs[i].site;
+			r->top_ns = S->pairs[i].weight;
+		}
+	}
+}
+
+static void print_op(struct rep *R, const struct op_row *r, int64_t all_gpu)
+{
+	double pct = all_gpu ? 100.0 * (double)r->gpu_ns / (double)all_gpu : 0;
+	double per = r->calls ? (double)r->gpu_ops / (double)r->calls : 0;
+	const char *site = r->top_site ? r->top_site : "";
+
+	if (R->o->format == XP_FMT_TEXT) {
+		char line[1024];
+
+		snprintf(line, sizeof(line), "  %7.1f  %14lld  %9llu  %14lld  %7.2f  %s  \u2039 %s", pct,
+			 (long long)r->gpu_ns, (unsigned long long)r->calls, (long long)r->host_ns, per,
+			 r->name, site);
+		xp_rep_put_row(R, line);
+	} else if (R->o->format == XP_FMT_CSV) {
+		fprintf(R->out, "%.1f,%lld,%llu,%lld,%llu,%.2f,", pct, (long long)r->gpu_ns,
+			(unsigned long long)r->calls, (long long)r->host_ns,
+			(unsigned long long)r->gpu_ops, per);
+		xp_rep_csv_str(R->out, r->name);
+		fputc(',', R->out);
+		xp_rep_csv_str(R->out, site);
+		fputc('\n', R->out);
+	} else {
+		struct jsonw *w = &R->json;
+
+		jsonw_obj_begin(w);
+		jsonw_key(w, "op"); jsonw_str(w, r->name);
+		jsonw_key(w, "gpu_ns"); jsonw_int(w, r->gpu_ns);
+		jsonw_key(w, "gpu_percent"); jsonw_fixed(w, pct, 2);
+		jsonw_key(w, "calls"); jsonw_uint(w, r->calls);
+		jsonw_key(w, "host_ns"); jsonw_int(w, r->host_ns);
+		jsonw_key(w, "gpu_ops"); jsonw_uint(w, r->gpu_ops);
+		jsonw_key(w, "gpu_ops_per_call"); jsonw_fixed(w, per, 2);
+		jsonw_key(w, "top_site"); jsonw_str(w, site);
+		jsonw_obj_end(w);
+	}
+}
+
+static void print_ops(struct rep *R, struct op_state *S)
+{
+	const struct xp_report_opts *o = R->o;
+	size_t shown = o->top && o->top < S->n ? o->top : S->n;
+	int64_t all = 0;
+
+	for (size_t i = 0; i < S->n; i++)
+		all += S->rows[i].gpu_ns;
+	if (o->format == XP_FMT_TEXT) {
+		char head[256];
+
+		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
+		xp_rep_put_row(R, head);
+		xp_rep_put_row(R, "");
+		xp_rep_put_row(R, "  GPU (%)   GPU Time (ns)      Calls  Host Time (ns)  Ops/Call"
+			       "  Operator  \u2039 the line that launched most of it");
+		xp_rep_put_row(R, "  -------  --------------  ---------  --------------  --------"
+			       "  --------");
+	} else if (o->format == XP_FMT_CSV) {
+		fputs("\"GPU (%)\",\"GPU Time (ns)\",\"Calls\",\"Host Time (ns)\",\"GPU Ops\","
+		      "\"GPU Ops/Call\",\"Operator\",\"Top Launch Site\"\n", R->out);
+	} else {
+		jsonw_key(&R->json, "ops");
+		jsonw_arr_begin(&R->json);
+	}
+	for (size_t i = 0; i < shown; i++)
+		print_op(R, &S->rows[i], all);
+	if (o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	else if (o->format == XP_FMT_TEXT && shown < S->n)
+		fprintf(R->out, " (%zu more rows; --top 0 shows all)\n", S->n - shown);
+}
+
+int xp_view_op(struct rep *R, size_t *rows)
+{
+	struct op_state S = { .R = R };
+	int rc;
+
+	*rows = 0;
+	xp_u64map_init(&S.op_of);
+	xp_u64map_init(&S.by_site);
+	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_stackwalk_open(R->db, &S.walk)) < 0)
+		goto out;
+	xp_sites_prefer_own(S.sites);
+	if ((rc = gather(&S)) < 0)
+		goto out;
+	top_sites(&S);
+	if (S.n)
+		qsort(S.rows, S.n, sizeof(*S.rows), cmp_op);
+	print_ops(R, &S);
+	*rows = S.n;
+out:
+	for (size_t i = 0; i < S.n; i++)
+		free(S.rows[i].name);
+	free(S.rows);
+	free(S.pairs);
+	xp_u64map_free(&S.op_of);
+	xp_u64map_free(&S.by_site);
+	xp_stackwalk_close(S.walk);
+	xp_sites_free(S.sites);
+	return rc;
+}

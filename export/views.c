@@ -1,0 +1,46 @@
+/* views.c - the table of `xpcorr report` views (views.h). */
+#include "views.h"
+
+#include <string.h>
+
+#include "report_priv.h"
+
+#define RANK_HINT "(RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK in its environment:" \
+	" run it under torchrun, srun or mpirun)"
+
+const struct xp_view xp_views[XP_BY_COUNT] = {
+	[XP_BY_KERNEL] = { "kernel", "CUDA GPU Kernel Summary (cuda_gpu_kern_sum) with launching CPU"
+			   " stacks", "no kernel ran (a program without CUDA work, or GPU capture was off)",
+			   NULL },
+	[XP_BY_STACK] = { "stack", "GPU Time by Launching CPU Stack (kernels, memcpy, memset)",
+			  "no GPU work with a launch stack", NULL },
+	[XP_BY_API] = { "api", "CUDA API Summary (cuda_api_sum)", "no CUDA API call was recorded", NULL },
+	[XP_BY_MEMOP] = { "memop", "CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)",
+			  "no memory copy or memset ran", NULL },
+	[XP_BY_THREAD] = { "thread", "GPU Time by Launching CPU Thread", "no thread launched GPU work",
+			   NULL },
+	[XP_BY_GRAPH] = { "graph", "CUDA Graphs: replays of each graph exec (first node start to last"
+			  " node end), named for where the graph was captured",
+			  "no CUDA graph was launched", xp_report_graph },
+	[XP_BY_NVTX] = { "nvtx", "GPU Time by NVTX Range of the Launching Call (nvtx_gpu_proj_sum)",
+			 "no GPU work was launched inside an NVTX range", NULL },
+	[XP_BY_SOURCE] = { "source", "GPU Time by Python Source of the Launch (self: launched by the"
+			   " line itself; total: also by what it calls)",
+			   "no launch had a Python stack (a program without Python, or --python-lines off)",
+			   xp_report_source },
+	[XP_BY_RANK] = { "rank", "Ranks of the Job: GPU time, kernels, time in collectives (NCCL, gloo),"
+			 " host waiting in CUDA synchronize calls",
+			 "no process recorded a rank " RANK_HINT, xp_report_rank },
+	[XP_BY_OP] = { "op", "GPU Time by Operator of the Launch (aten:: op, else the CUDA call;"
+		       " key_averages)", "no CUDA call was recorded", xp_view_op },
+	[XP_BY_IDLE] = { "idle", "GPU Time Breakdown per Device and Step, and What the Host Did While"
+			 " the GPU Was Idle", "no GPU work ran", xp_view_idle },
+};
+
+int xp_view_find(const char *name)
+{
+	for (int i = 0; i < XP_BY_COUNT; i++)
+		if (!strcmp(xp_views[i].name, name))
+			return i;
+	return -1;
+}

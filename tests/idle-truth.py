@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""idle-truth.py - `xpcorr report --by idle` against a synthetic job whose
+GPU idle causes are known (tests/synthgaps.c): two ranks, the second a
+straggler, merged into a job, and one rank alone. Every part of the step
+(compute, communication, memory, waiting for another rank, idle) and every
+idle cause (the Python functions sampled in the gaps, the synchronize call,
+the launch, the late rank) within 1% of the truth, for all steps and for
+--step 3; the csv and text forms agree with the json and fit 120 columns.
+
+    idle-truth.py XPCORR GEN_RUN FIXTURE_EXE FIXTURE_LIB
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+xpcorr, gen_run, exe, lib = sys.argv[1:5]
+STEPS = 40
+failed = []
+
+
+def run(*args):
+    p = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, COLUMNS=""))
+    if p.returncode:
+        sys.exit(f"FAIL {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+    return p.stdout
+
+
+def close(name, got, want):
+    ok = abs(got - want) <= 0.01 * want if want else got == 0
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: {got} ns, truth {want} ns")
+    if not ok:
+        failed.append(name)
+
+
+def check(label, device, truth, scale=1.0):
+    for part in ("compute_ns", "communication_ns", "memory_ns", "rank_wait_ns", "idle_ns"):
+        close(f"{label} {part}", device[part], truth[part] * scale)
+    matched = 0
+    for key, want in truth["causes"].items():
+        kind, where = key.split(":", 1)
+        got = sum(c["ns"] for c in device["causes"] if c["cause"] == kind and where in c["where"])
+        matched += got
+        close(f"{label} cause {key}", got, want * scale)
+    # nothing unexplained: the causes named above are all of the idle time
+    close(f"{label} all causes", matched, (truth["idle_ns"] + truth["rank_wait_ns"]) * scale)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    truths = []
+    for rank in (0, 1):
+        t = os.path.join(tmp, f"t{rank}.json")
+        run(gen_run, "gaps", exe, lib, os.path.join(tmp, f"r{rank}"), str(rank), "2", str(STEPS), t)
+        truths.append(json.load(open(t)))
+    alone = os.path.join(tmp, "alone")
+    run(gen_run, "gaps", exe, lib, alone, "0", "1", str(STEPS), os.path.join(tmp, "ta.json"))
+    truth_alone = json.load(open(os.path.join(tmp, "ta.json")))
+    job = os.path.join(tmp, "job")
+    run(xpcorr, "merge", "-q", "-o", job, os.path.join(tmp, "r0"), os.path.join(tmp, "r1"))
+
+    report = json.loads(run(xpcorr, "report", "--by", "idle", "--format", "json", job))
+    devices = {d["rank"]: d for d in report["devices"]}
+    assert sorted(devices) == [0, 1], f"ranks {sorted(devices)}"
+    for rank in (0, 1):
+        assert devices[rank]["steps"] == STEPS, devices[rank]["steps"]
+        check(f"job rank {rank}", devices[rank], truths[rank])
+    one = json.loads(run(xpcorr, "report", "--by", "idle", "--step", "3", "--format", "json", job))
+    for d in one["devices"]:
+        assert d["steps"] == 1, d["steps"]
+        check(f"job rank {d['rank']} step 3", d, truths[d["rank"]], 1.0 / STEPS)
+    solo = json.loads(run(xpcorr, "report", "--by", "idle", "--format", "json", alone))
+    check("one rank alone", solo["devices"][0], truth_alone)
+
+    # json as the schema says, for both views
+    here = os.path.dirname(os.path.abspath(__file__))
+    for view in ("idle", "op"):
+        out = os.path.join(tmp, f"{view}.json")
+        with open(out, "w") as f:
+            f.write(run(xpcorr, "report", "--by", view, "--format", "json", job))
+        run(sys.executable, os.path.join(here, "check-report-json.py"),
+            os.path.join(here, "report-schema.json"), out)
+    ops = json.load(open(os.path.join(tmp, "op.json")))["ops"]
+    by_op = {o["op"]: o for o in ops}
+    # no aten:: frames here: each CUDA call is its own operator; the gemm and
+    # the all-reduce are both cudaLaunchKernel, 2 calls a step on 2 ranks
+    assert by_op["cudaLaunchKernel"]["calls"] == 4 * STEPS, by_op
+    assert by_op["cudaLaunchKernel"]["gpu_ns"] == sum(truths[r]["compute_ns"] + truths[r]["communication_ns"]
+                                                      + truths[r]["rank_wait_ns"] for r in (0, 1)), by_op
+    assert by_op["cudaStreamSynchronize"]["gpu_ops"] == 0, by_op
+    print("ok   json schema; --by op sums the calls and their GPU time")
+    # csv: one table, its device rows equal to the json's
+    rows = list(csv.reader(io.StringIO(run(xpcorr, "report", "--by", "idle", "--format", "csv", job))))
+    assert len({len(r) for r in rows}) == 1, "csv rows of different lengths"
+    dev_rows = [r for r in rows[1:] if r[0] == "device"]
+    assert len(dev_rows) == 2 and int(dev_rows[0][10]) == devices[0]["idle_ns"], dev_rows
+    text = run(xpcorr, "report", "--by", "idle", job)
+    wide = [line for line in text.splitlines() if len(line) > 120]
+    assert not wide, f"text wider than 120 columns: {wide[0]}"
+    assert "waiting for rank" in text and "py::load_batch" in text, text
+    # a step that is not there says so
+    p = subprocess.run([xpcorr, "report", "--by", "idle", "--step", "999", job], capture_output=True,
+                       text=True)
+    assert p.returncode == 0 and "No step 999" in p.stdout + p.stderr, p.stdout + p.stderr
+    print("ok   csv, text and --step 999")
+
+sys.exit(1 if failed else 0)

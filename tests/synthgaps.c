@@ -1,0 +1,248 @@
+/* synthgaps.c - one rank of a synthetic training job whose GPU idle time
+ * has known causes (synthrun.h, xp_synth_write_gaps_rank), for the truth
+ * test of `xpcorr report --by idle` (tests/idle-truth.py). Each 10 ms step
+ * (an NVTX range ProfilerStep#N) on the rank's one thread:
+ *   - Python loads a batch (py::load_batch, then py::tokenize for its last
+ *     quarter): 2 ms, 3.6 ms on the last rank (the straggler); the GPU idles;
+ *   - a gemm launched (xp_compute) runs 3 ms from 10 us after its call;
+ *   - an NCCL all-reduce (xp_parse) starts after the gemm and ends 0.5 ms
+ *     after the last rank started it: the others wait for the straggler;
+ *   - a 20 us copy to the host (xp_parse), and a cudaStreamSynchronize
+ *     (xp::Widget::draw) that returns 400 us after the all-reduce ended
+ *     (the host waking late: 380 us of it the GPU idles);
+ *   - Python logs (py::log_metrics) until the step's end.
+ * CPU samples every 50 us while the thread runs Python. The truth (each
+ * part and cause of every step, summed) goes to a JSON file.
+ */
+#include "synthrun.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runfile.h"
+#include "runfmt_gpu.h"
+
+#define GAP_T0 100000000000ull
+#define GAP_STEP 10000000ull
+#define US 1000ull
+#define PY(off) (XP_SYNTH_JIT_BASE + (off))
+
+enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY, S_SYNC, S_STEP0 };
+
+static const char *const strings[] = {
+	[S_LAUNCH] = "cudaLaunchKernel", [S_EXE] = "/usr/bin/python3",
+	[S_GEMM] = "_Z4gemmPfS_i", [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+	[S_MEMCPY] = "cudaMemcpyAsync", [S_SYNC] = "cudaStreamSynchronize",
+};
+
+struct gap_truth {
+	uint64_t compute, comm, memory, rank_wait, idle;
+	uint64_t load_batch, tokenize, log_metrics, launch, sync;
+};
+
+struct gap_rank {
+	const struct xp_synth *s;
+	struct xp_writer *cpu, *g;
+	uint32_t pid;
+	int rank, world;
+	uint64_t corr;
+	struct gap_truth t;
+};
+
+static int api(struct gap_rank *r, uint64_t at, uint64_t end, uint32_t name, uint32_t cbid,
+	       const uint64_t *stack)
+{
+	struct xp_gpu_api a = { .start = at, .end = end, .correlation_id = r->corr, .pid = r->pid,
+				.tid = r->pid, .cbid = cbid, .name = name };
+	struct xp_launch l = { .ts = at + 500, .correlation_id = r->corr, .pid = r->pid, .tid = r->pid,
+			       .cbid = cbid, .stack = { .user_depth = 3 } };
+	int err = xp_writer_append(r->g, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
+
+	return err ? err : xp_writer_append(r->cpu, XP_REC_LAUNCH, &l, sizeof(l), stack,
+					    3 * sizeof(*stack));
+}
+
+static int kernel(struct gap_rank *r, uint64_t start, uint64_t end, uint32_t name)
+{
+	struct xp_gpu_kernel k = { .start = start, .end = end, .correlation_id = r->corr, .context = 1,
+				   .stream = 7, .grid = { 64, 1, 1 }, .block = { 256, 1, 1 },
+				   .registers = 32, .name = name };
+
+	return xp_writer_append(r->g, XP_REC_GPU_KERNEL, &k, sizeof(k), NULL, 0);
+}
+
+/* Python samples every 50 us over [a, b), the leaf first. */
+static int samples(struct gap_rank *r, uint64_t a, uint64_t b, uint64_t leaf, uint64_t caller)
+{
+	uint64_t u[4] = { leaf, caller, xp_synth_return_ip(r->s, "xp_run"),
+			  xp_synth_return_ip(r->s, "main") };
+	int err = 0;
+
+	for (uint64_t ts = a + 25 * US; ts < b && !err; ts += 50 * US)
+		err = xp_synth_add_sample(r->cpu, ts, r->pid, r->pid, 0, "python3", NULL, 0, u, 4);
+	return err;
+}
+
+static int nvtx(struct gap_rank *r, uint64_t ts, uint32_t edge, uint64_t id, uint32_t name)
+{
+	struct xp_gpu_nvtx n = { .ts = ts, .id = id, .edge = edge, .object_kind = 2, .pid = r->pid,
+				 .tid = r->pid, .name = name };
+
+	return xp_writer_append(r->g, XP_REC_GPU_NVTX, &n, sizeof(n), NULL, 0);
+}
+
+/* One step from t; its truth added to r->t. */
+static int step(struct gap_rank *r, unsigned i, uint64_t t)
+{
+	const struct xp_synth *s = r->s;
+	uint64_t gemm_at[3] = { xp_synth_ip(s, "xp_compute", 4), xp_synth_return_ip(s, "xp_run"),
+				xp_synth_return_ip(s, "main") };
+	uint64_t nccl_at[3] = { xp_synth_ip(s, "xp_parse", 4), gemm_at[1], gemm_at[2] };
+	uint64_t sync_at[3] = { xp_synth_ip(s, "_ZN2xp6Widget4drawEi", 4), gemm_at[1], gemm_at[2] };
+	uint64_t slow = 3600 * US, fast = 2000 * US;
+	uint64_t load = r->rank == r->world - 1 ? slow : fast, last = r->world > 1 ? slow : load;
+	uint64_t l1 = t + load, start = l1 + 3010 * US, end = t + last + 3510 * US;
+	struct xp_gpu_memcpy m = { .start = end, .end = end + 20 * US, .bytes = 4, .context = 1,
+				   .stream = 7, .copy_kind = 2, .src_kind = 3, .dst_kind = 2,
+				   .flags = XP_GPU_F_ASYNC };
+	int err = nvtx(r, t, XP_NVTX_START, i + 1, S_STEP0 + i);
+
+	err = err ?: samples(r, t, t + load * 3 / 4, PY(0x110), PY(0x410));
+	err = err ?: samples(r, t + load * 3 / 4, l1, PY(0x210), PY(0x110));
+	r->corr++;
+	err = err ?: api(r, l1, l1 + 5 * US, S_LAUNCH, 211, gemm_at);
+	err = err ?: kernel(r, l1 + 10 * US, start, S_GEMM);
+	r->corr++;
+	err = err ?: api(r, l1 + 20 * US, l1 + 25 * US, S_LAUNCH, 211, nccl_at);
+	err = err ?: kernel(r, start, end, S_NCCL);
+	m.correlation_id = ++r->corr;
+	err = err ?: api(r, l1 + 40 * US, l1 + 45 * US, S_MEMCPY, 41, nccl_at);
+	err = err ?: xp_writer_append(r->g, XP_REC_GPU_MEMCPY, &m, sizeof(m), NULL, 0);
+	r->corr++;
+	err = err ?: api(r, l1 + 60 * US, end + 400 * US, S_SYNC, 131, sync_at);
+	err = err ?: samples(r, end + 400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
+	err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
+	r->t.compute += 3000 * US;
+	r->t.comm += 500 * US;
+	r->t.memory += 20 * US;
+	r->t.rank_wait += last - load;
+	r->t.load_batch += load * 3 / 4;
+	r->t.tokenize += load / 4;
+	r->t.launch += 10 * US;
+	r->t.sync += 380 * US;
+	r->t.log_metrics += t + GAP_STEP - (end + 400 * US);
+	r->t.idle += GAP_STEP - 3520 * US - (last - load);
+	return err;
+}
+
+static int open_gpu(struct gap_rank *r, const char *dir, unsigned steps)
+{
+	struct xp_gpu_process proc = { .ts = GAP_T0 - 1000000, .pid = r->pid, .ns_pid = r->pid,
+				       .ppid = 1, .init_tid = r->pid, .cupti_version = 130001,
+				       .driver_version = 13000, .cuda_version = 13000,
+				       .clock_method = XP_GPU_CLOCK_CALLBACK, .ns_depth = 1,
+				       .exe_name = S_EXE };
+	struct xp_gpu_rank rank = { .pid = r->pid, .source = XP_RANK_TORCHRUN, .rank = r->rank,
+				    .world_size = r->world, .local_world_size = 1 };
+	int err = xp_synth_open_stream(&r->g, dir, "gpu", XP_STREAM_GPU, r->pid);
+
+	for (unsigned i = 1; !err && i < S_STEP0 + steps; i++) {
+		char name[32];
+		const char *text = i < S_STEP0 ? strings[i] : name;
+		struct xp_gpu_string st;
+
+		snprintf(name, sizeof(name), "ProfilerStep#%u", i - S_STEP0);
+		st = (struct xp_gpu_string){ .id = i, .len = (uint32_t)strlen(text) };
+		err = xp_writer_append(r->g, XP_REC_GPU_STRING, &st, sizeof(st), text, st.len);
+	}
+	snprintf(rank.host, sizeof(rank.host), "node-%d", r->rank);
+	err = err ?: xp_writer_append(r->g, XP_REC_GPU_PROCESS, &proc, sizeof(proc), NULL, 0);
+	return err ?: xp_writer_append(r->g, XP_REC_GPU_RANK, &rank, sizeof(rank), NULL, 0);
+}
+
+/* The Python functions, as CPython's perf map names them. */
+static int python_frames(struct gap_rank *r, const char *dir)
+{
+	char name[64], text[512];
+	int err = xp_synth_add_mmap(r->cpu, GAP_T0 - 1000000, r->pid, XP_SYNTH_JIT_BASE, 0x10000, 0,
+				    "//anon", NULL, 0, 0);
+
+	snprintf(text, sizeof(text), "%llx 100 py::load_batch:/app/data.py\n"
+		 "%llx 100 py::tokenize:/app/data.py\n%llx 100 py::log_metrics:/app/train.py\n"
+		 "%llx 100 py::train:/app/train.py\n", (unsigned long long)PY(0x100),
+		 (unsigned long long)PY(0x200), (unsigned long long)PY(0x300),
+		 (unsigned long long)PY(0x400));
+	snprintf(name, sizeof(name), "perf-%u.map", r->pid);
+	return err ? err : xp_synth_write_text(dir, name, text);
+}
+
+static int write_meta(const char *dir, const struct gap_rank *r, uint64_t end)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "{\n  \"tool\": \"xpcap\",\n  \"tool_version\": \"0.1.0\",\n"
+		 "  \"format_version\": %d,\n  \"command\": [\"python3\", \"train.py\"],\n"
+		 "  \"hostname\": \"node-%d\",\n  \"kernel_release\": \"6.1.0-synthetic\",\n"
+		 "  \"cpu_count\": 4,\n  \"sample_frequency_hz\": 20000,\n"
+		 "  \"clock\": \"CLOCK_MONOTONIC\",\n  \"start_monotonic_ns\": %llu,\n"
+		 "  \"start_realtime_ns\": %llu,\n  \"stop_monotonic_ns\": %llu,\n"
+		 "  \"exit\": { \"code\": 0, \"signal\": null },\n  \"records\": {}\n}\n",
+		 XP_FORMAT_VERSION, r->rank, (unsigned long long)(GAP_T0 - 1000000),
+		 1763900000000000000ull - 1000000, (unsigned long long)end);
+	return xp_synth_write_text(dir, "meta.json", text);
+}
+
+static int write_truth(const char *path, const struct gap_rank *r, unsigned steps)
+{
+	const struct gap_truth *t = &r->t;
+	FILE *f = fopen(path, "w");
+	int bad;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "{\"rank\": %d, \"world\": %d, \"steps\": %u, \"step_ns\": %llu,"
+		" \"compute_ns\": %llu, \"communication_ns\": %llu, \"memory_ns\": %llu,"
+		" \"rank_wait_ns\": %llu, \"idle_ns\": %llu, \"causes\": {"
+		"\"host:load_batch\": %llu, \"host:tokenize\": %llu, \"host:log_metrics\": %llu,"
+		" \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu, \"rank:rank %d\": %llu}}\n",
+		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
+		(unsigned long long)t->comm, (unsigned long long)t->memory,
+		(unsigned long long)t->rank_wait, (unsigned long long)t->idle,
+		(unsigned long long)t->load_batch, (unsigned long long)t->tokenize,
+		(unsigned long long)t->log_metrics, (unsigned long long)t->launch,
+		(unsigned long long)t->sync, r->world - 1, (unsigned long long)t->rank_wait);
+	bad = ferror(f);
+	return fclose(f) || bad ? -EIO : 0;
+}
+
+int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank, int world,
+			     unsigned steps, const char *truth)
+{
+	struct gap_rank r = { .s = s, .pid = 5000 + (uint32_t)rank, .rank = rank, .world = world };
+	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
+	uint64_t end = GAP_T0 + steps * GAP_STEP;
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (!s->nfuncs)
+		return -ENOEXEC;
+	err = xp_synth_open_stream(&r.cpu, dir, "cpu", XP_STREAM_CPU, 0);
+	err = err ?: open_gpu(&r, dir, steps);
+	if (!err && xp_synth_add_comm(r.cpu, GAP_T0 - 1000000, r.pid, r.pid, "python3"))
+		err = -EIO;
+	err = err ?: xp_synth_map_fixture(s, r.cpu, GAP_T0 - 1000000, r.pid, 1);
+	err = err ?: python_frames(&r, dir);
+	for (unsigned i = 0; i < steps && !err; i++)
+		err = step(&r, i, GAP_T0 + i * GAP_STEP);
+	done.ts = end;
+	err = err ?: xp_writer_append(r.g, XP_REC_GPU_STATUS, &done, sizeof(done), NULL, 0);
+	err = (r.cpu ? xp_writer_close(r.cpu) : 0) ?: err;
+	err = (r.g ? xp_writer_close(r.g) : 0) ?: err;
+	err = err ?: xp_synth_write_text(dir, "kallsyms", xp_synth_kallsyms);
+	err = err ?: write_meta(dir, &r, end);
+	return err ?: write_truth(truth, &r, steps);
+}
