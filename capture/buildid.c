@@ -1,5 +1,8 @@
 /* buildid.c - see buildid.h. Walks the SHT_NOTE sections (falling back to
- * PT_NOTE segments for stripped files) for NT_GNU_BUILD_ID. */
+ * PT_NOTE segments for stripped files) for NT_GNU_BUILD_ID. The file is
+ * the user's: it is read (ELF_C_READ), never mapped, so a file cut short
+ * meanwhile cannot SIGBUS xpcap, and notes larger than any build id note
+ * are not read at all. */
 #include "buildid.h"
 
 #include <errno.h>
@@ -8,6 +11,10 @@
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "mapfile.h"
+
+#define MAX_NOTES_BYTES 65536
 
 static int note_find(Elf_Data *data, uint8_t *id, size_t max, size_t *n)
 {
@@ -25,19 +32,16 @@ static int note_find(Elf_Data *data, uint8_t *id, size_t max, size_t *n)
 	return -ENOENT;
 }
 
-int buildid_read(const char *path, uint8_t *id, size_t max, size_t *n)
+static int read_fd(int fd, uint8_t *id, size_t max, size_t *n)
 {
 	Elf_Scn *scn = NULL;
 	Elf *elf = NULL;
 	size_t phnum;
-	int fd, err = -ENOENT;
+	int err = -ENOENT;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto cleanup;
@@ -45,7 +49,8 @@ int buildid_read(const char *path, uint8_t *id, size_t max, size_t *n)
 	while ((scn = elf_nextscn(elf, scn)) && err) {
 		GElf_Shdr sh;
 
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    sh.sh_size <= MAX_NOTES_BYTES)
 			err = note_find(elf_getdata(scn, NULL), id, max, n);
 	}
 	if (err && elf_getphdrnum(elf, &phnum) == 0) {
@@ -53,7 +58,8 @@ int buildid_read(const char *path, uint8_t *id, size_t max, size_t *n)
 			GElf_Phdr ph;
 			Elf_Data *d;
 
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+			    ph.p_filesz > MAX_NOTES_BYTES)
 				continue;
 			d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
 						 ELF_T_NHDR);
@@ -63,6 +69,16 @@ int buildid_read(const char *path, uint8_t *id, size_t max, size_t *n)
 	}
 cleanup:
 	elf_end(elf);
+	return err;
+}
+
+int buildid_read_mapping(const struct mapfile_id *m, uint8_t *id, size_t max, size_t *n)
+{
+	int fd = mapfile_open(m), err;
+
+	if (fd < 0)
+		return fd;
+	err = read_fd(fd, id, max, n);
 	close(fd);
 	return err;
 }

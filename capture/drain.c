@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "bpfsampler.h"
 #include "perfconv.h"
 #include "buildid.h"
+#include "mapfile.h"
 #include "runfile.h"
 #include "sideband.h"
 
@@ -244,11 +246,14 @@ static void on_perf_record(void *ctx, const void *rec, size_t len)
 	if (r.type == XP_REC_FORK)
 		note_pid(d, (pid_t)r.u.task.pid);
 	if (r.needs_build_id && r.path_len < sizeof(path)) {
+		struct mapfile_id id = { .pid = (pid_t)r.u.mmap.pid, .start = r.u.mmap.addr,
+					 .end = r.u.mmap.addr + r.u.mmap.len,
+					 .dev = makedev(r.maj, r.min), .ino = r.ino, .path = path };
 		size_t n = 0;
 
 		memcpy(path, r.path, r.path_len);
 		path[r.path_len] = '\0';
-		if (buildid_read(path, r.u.mmap.build_id, XP_BUILD_ID_MAX, &n) == 0) {
+		if (buildid_read_mapping(&id, r.u.mmap.build_id, XP_BUILD_ID_MAX, &n) == 0) {
 			r.u.mmap.build_id_size = (uint8_t)n;
 			r.u.mmap.flags |= XP_MMAP_HAS_BUILD_ID;
 		}

@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "mapfile.h"
 #include "rundir.h"
 #include "runfmt.h"
 #include "runnames.h"
@@ -147,6 +148,7 @@ static json_t *meta_json(const struct xp_record_meta *m)
 						       "raw_bytes", (json_int_t)m->cpu_raw_bytes,
 						       "compression", o->compress ? "zstd" : "none"));
 	json_object_set_new(root, "records", counts_json(m->counts));
+	json_object_set_new(root, "build_id_refused", json_integer((json_int_t)mapfile_refused()));
 	json_object_set_new(root, "xpcap_cpu", own_cpu_json());
 	json_object_set_new(root, "git", gitdesc_json(&m->git));
 	return root;

@@ -69,6 +69,10 @@ static int convert_mmap2(const unsigned char *rec, size_t len, uint16_t misc,
 								       : m->build_id_size;
 		memcpy(x->build_id, m->build_id, x->build_id_size);
 		x->flags |= XP_MMAP_HAS_BUILD_ID;
+	} else {
+		out->maj = m->maj;
+		out->min = m->min;
+		out->ino = m->ino;
 	}
 	out->path = m->filename;
 	out->path_len = strnlen(m->filename, len - fixed - SAMPLE_ID_LEN);

@@ -26,6 +26,8 @@ struct perfconv_rec {
 	const char *path;           /* mmap: points into the input record */
 	size_t path_len;            /* without NUL */
 	bool needs_build_id;        /* mmap of a file the kernel gave no build id for */
+	uint32_t maj, min;          /* then the mapped inode's device */
+	uint64_t ino;               /* and number */
 };
 
 /* 0 (out->type may be 0 for records not kept, e.g. data mmaps), or

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 
 #include "buildid.h"
+#include "mapfile.h"
 
 int procmaps_parse_line(char *line, struct procmaps_entry *e)
 {
@@ -21,8 +23,9 @@ int procmaps_parse_line(char *line, struct procmaps_entry *e)
 	if (len && line[len - 1] == '\n')
 		line[--len] = '\0';
 	memset(e, 0, sizeof(*e));
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %*s %*s %n",
-		   &e->start, &e->end, perms, &e->pgoff, &path_at) < 4 || !path_at ||
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+		   &e->start, &e->end, perms, &e->pgoff, &e->maj, &e->min, &e->ino,
+		   &path_at) < 7 || !path_at ||
 	    strlen(perms) != 4 || e->end < e->start)
 		return -EINVAL;
 	e->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
@@ -35,6 +38,7 @@ int procmaps_walk(pid_t pid, uint64_t ts, procmaps_fn fn, void *ctx)
 {
 	char fname[64], line[4096 + 128];
 	struct procmaps_entry e;
+	struct mapfile_id id;
 	struct xp_mmap m;
 	FILE *f;
 
@@ -56,7 +60,9 @@ int procmaps_walk(pid_t pid, uint64_t ts, procmaps_fn fn, void *ctx)
 		m.pgoff = e.pgoff;
 		m.prot = e.prot;
 		m.flags = XP_MMAP_FROM_PROC;
-		if (e.path[0] == '/' && buildid_read(e.path, m.build_id, XP_BUILD_ID_MAX, &n) == 0) {
+		id = (struct mapfile_id){ .pid = pid, .start = e.start, .end = e.end,
+					  .dev = makedev(e.maj, e.min), .ino = e.ino, .path = e.path };
+		if (e.path[0] == '/' && buildid_read_mapping(&id, m.build_id, XP_BUILD_ID_MAX, &n) == 0) {
 			m.build_id_size = (uint8_t)n;
 			m.flags |= XP_MMAP_HAS_BUILD_ID;
 		}

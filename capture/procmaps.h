@@ -1,5 +1,6 @@
 /* procmaps.h - executable mappings that exist before capture starts
- * (-p, -a), read from /proc/PID/maps into XP_MMAP_FROM_PROC records.
+ * (-p, -a), read from /proc/PID/maps into XP_MMAP_FROM_PROC records, with
+ * the build ids of the mapped files themselves (buildid.h, mapfile.h).
  *   struct procmaps_entry e;
  *   if (procmaps_parse_line(line, &e) == 0 && (e.prot & PROT_EXEC)) ...
  *   procmaps_walk(pid, ts, emit, ctx);
@@ -15,6 +16,8 @@
 struct procmaps_entry {
 	uint64_t start, end, pgoff;
 	uint32_t prot;              /* PROT_* */
+	uint32_t maj, min;          /* the mapped file's device */
+	uint64_t ino;               /* and inode; 0: anonymous */
 	const char *path;           /* points into the line; "" if anonymous */
 };
 

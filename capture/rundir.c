@@ -508,20 +508,34 @@ int rundir_copy_file(struct rundir *rd, const char *src, const char *name, uint6
 	return err;
 }
 
+/* Looked at through O_PATH first: a FIFO or device the user planted is
+ * never opened (no blocking, no device's open routine), only then the
+ * regular file it was is opened for reading. */
 int rundir_copy_user_file(struct rundir *rd, const char *src, const char *name,
 			  uid_t owner, uid_t owner2)
 {
-	int in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
-	struct stat st;
+	int at = open(src, O_PATH | O_NOFOLLOW | O_CLOEXEC), in = -1, err;
+	struct stat st, again;
+	char self[64];
 
-	if (in < 0)
+	if (at < 0)
 		return -errno;
-	if (fstat(in, &st))
+	if (fstat(at, &st)) {
 		err = -errno;
-	else if (!S_ISREG(st.st_mode) || (st.st_uid != owner && st.st_uid != owner2))
-		err = -EPERM;
-	else
+		goto out;
+	}
+	err = -EPERM;
+	if (!S_ISREG(st.st_mode) || (st.st_uid != owner && st.st_uid != owner2))
+		goto out;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", at);
+	in = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (in < 0)
+		err = -errno;
+	else if (!fstat(in, &again) && again.st_ino == st.st_ino && again.st_dev == st.st_dev)
 		err = copy_fd(rd, in, name, NULL);
-	close(in);
+out:
+	if (in >= 0)
+		close(in);
+	close(at);
 	return err;
 }

@@ -1,11 +1,17 @@
 /* test-procmaps.c - /proc/PID/maps lines, and walking our own maps finds
- * this test program's executable mapping with its build id. */
+ * this test program's executable mapping with its build id; the file of a
+ * mapping swapped for a FIFO or a link is never opened (mapfile.c). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check-main.h"
+#include "mapfile.h"
 #include "procmaps.h"
 
 START_TEST(parse_lines)
@@ -69,6 +75,59 @@ START_TEST(walk_self)
 }
 END_TEST
 
+/* A mapped file replaced by a FIFO, then by a link to another regular
+ * file: by path, refused without blocking; through map_files (root
+ * only), the mapped inode itself. */
+START_TEST(swapped_file)
+{
+	char dir[] = "/tmp/xp-mapfile-XXXXXX", f[64], other[64], tmp[64];
+	struct mapfile_id id = { 0 };
+	uint64_t refused = mapfile_refused();
+	struct stat st;
+	void *map;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(f, sizeof(f), "%s/f", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+	fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 4096), 0);
+	map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert(map != MAP_FAILED);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	close(fd);
+	id = (struct mapfile_id){ .start = (uintptr_t)map, .end = (uintptr_t)map + 4096,
+				  .dev = st.st_dev, .ino = st.st_ino, .path = f };
+	fd = mapfile_open(&id);                 /* the file itself, by path */
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(mkfifo(tmp, 0600), 0);
+	ck_assert_int_eq(rename(tmp, f), 0);
+	ck_assert_int_eq(mapfile_open(&id), -EPERM);
+	close(open(other, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	ck_assert_int_eq(symlink(other, tmp), 0);
+	ck_assert_int_eq(rename(tmp, f), 0);
+	ck_assert_int_eq(mapfile_open(&id), -EPERM);
+	ck_assert_uint_eq(mapfile_refused(), refused + 2);
+	unlink(f);
+	ck_assert_int_eq(mapfile_open(&id), -ENOENT);
+	id.ino = 0;                             /* unknown inode: nothing opened */
+	ck_assert_int_eq(mapfile_open(&id), -ENOENT);
+	id.ino = st.st_ino;
+	id.pid = getpid();
+	fd = mapfile_open(&id);
+	if (geteuid() == 0) {                   /* map_files needs CAP_SYS_ADMIN */
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+	}
+	munmap(map, 4096);
+	unlink(other);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *procmaps_suite(void)
 {
 	Suite *s = suite_create("procmaps");
@@ -76,6 +135,7 @@ static Suite *procmaps_suite(void)
 
 	tcase_add_test(tc, parse_lines);
 	tcase_add_test(tc, walk_self);
+	tcase_add_test(tc, swapped_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

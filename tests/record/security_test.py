@@ -12,9 +12,13 @@ force     --force on a directory of root's, and on the user's own holding root's
 twice     a second recorder into a directory in use
 lowdisk   about 4 KiB free when recording starts
 kallsyms  xpcap SIGKILLed while it copies /proc/kallsyms
+mapswap   a user maps files without a build id, then swaps each for a FIFO, a
+          "FILE (deleted)" FIFO, a link to a root-only ELF, or its directory for
+          a link to a root-only one, while root records -a (issue 29 item 1)
 Needs root and BPF, like record_test.py (whose helpers it uses).
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -268,6 +272,129 @@ def t_kallsyms(tmp):
     md = meta(run)
     check(rc == 0 and md["kallsyms_bytes"] == os.path.getsize(os.path.join(run, "kallsyms")),
           "meta.json kallsyms_bytes is the copy's size (%s)" % md["kallsyms_bytes"])
+
+
+def build_id_of(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return line.split("Build ID:")[1].strip()
+    raise Failure("no build id in %s" % path)
+
+
+def mapper(home, secret_dir, ready):
+    """A child, as the user, that maps non-ELF files executable and swaps
+    each for something root must not open, one of each kind per round,
+    keeping the mappings; each round a short-lived child does the same and
+    exits at once (its mappings then have only their paths). Until killed."""
+    import mmap
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    try:
+        as_user()
+        held = []
+
+        def mapped(path):
+            with open(path, "wb") as f:
+                f.write(os.urandom(8192))         # no ELF header: no build id
+            with open(path, "rb") as f:
+                held.append(mmap.mmap(f.fileno(), 8192, mmap.MAP_PRIVATE,
+                                      mmap.PROT_READ | mmap.PROT_EXEC))
+
+        def one_round(tag):
+            f = os.path.join(home, "fifo-" + tag)
+            mapped(f)
+            os.mkfifo(f + ".new")
+            os.rename(f + ".new", f)
+            f = os.path.join(home, "gone-" + tag)
+            mapped(f)
+            os.unlink(f)
+            os.mkfifo(f + " (deleted)")
+            f = os.path.join(home, "link-" + tag)
+            mapped(f)
+            os.symlink(os.path.join(secret_dir, "app"), f + ".new")
+            os.rename(f + ".new", f)
+            d = os.path.join(home, "dir-" + tag)
+            os.mkdir(d)
+            mapped(os.path.join(d, "app"))
+            os.rename(d, d + ".old")
+            os.symlink(secret_dir, d)
+        i = 0
+        while True:
+            one_round("p%d" % i)
+            child = os.fork()
+            if child == 0:
+                one_round("c%d" % i)
+                os._exit(0)
+            os.waitpid(child, 0)
+            if i == 0:
+                open(ready, "w").close()
+            i += 1
+            time.sleep(0.05 if i < 40 else 0.5)
+    finally:
+        os._exit(1)
+
+
+def t_mapswap(tmp):
+    # issue 29 item 1: root's xpcap used to open such paths plainly, as
+    # root: a FIFO hung it for good (SIGINT/SIGTERM ignored, no meta.json),
+    # a link gave the user the build id of a file only root may read
+    secret_dir = os.path.join(tmp, "rootonly")
+    os.mkdir(secret_dir, 0o700)
+    secret = os.path.join(secret_dir, "app")
+    shutil.copy(prog("exit7"), secret)
+    os.chmod(secret, 0o700)
+    bid = build_id_of(secret)
+    home = user_dir(os.path.join(tmp, "home"))
+    ready = os.path.join(home, "ready")
+    attacker = mapper(home, secret_dir, ready)
+    run = os.path.join(tmp, "run")
+    try:
+        for _ in range(200):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        check(os.path.exists(ready), "the user's mapper has swapped its first files")
+        t0 = time.monotonic()
+        p = subprocess.Popen([XPCAP, "record", "-o", run, "-a", "--duration", "2"] + QUICK, **QUIET)
+        try:
+            rc = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise Failure("xpcap record -a --duration 2 still running after 60 s: it hangs on "
+                          "the user's files")
+        took = time.monotonic() - t0
+    finally:
+        os.kill(attacker, signal.SIGKILL)
+        os.waitpid(attacker, 0)
+    print("xpcap record -a --duration 2 took %.1f s" % took)
+    check(rc == 0, "it exits 0 (%d)" % rc)
+    check(detached(), "no BPF program of ours left attached")
+    md = check_meta_counts(run, dump(run))
+    recs = dump(run)
+    mine = [r for r in recs if r["kind"] == "mmap" and r.get("path", "").startswith(home)]
+    kinds = {os.path.relpath(r["path"], home).split("-")[0] for r in mine}
+    print("mappings of the user's files: %d (%s); refused build ids: %s" %
+          (len(mine), sorted(kinds), md.get("build_id_refused")))
+    check(kinds == {"fifo", "gone", "link", "dir"} and
+          any(r["pid"] != str(attacker) for r in mine) and any(r["pid"] == str(attacker) for r in mine),
+          "the run has mappings of every kind of swapped file, of the mapper and its children")
+    check(all(not r.get("build_id") for r in mine), "none of them with a build id")
+    libs = [r for r in recs if r["kind"] == "mmap" and re.search(r"/lib[^/]*\.so", r.get("path", ""))]
+    with_id = sum(1 for r in libs if len(r.get("build_id", "")) == 40)
+    check(with_id >= 0.9 * len(libs) > 0, "the other processes' libraries have their build ids "
+          "(%d of %d)" % (with_id, len(libs)))
+    leaked = [r for r in recs if r.get("build_id") == bid]
+    check(not leaked, "the root-only file's build id is nowhere in the run (%d)" % len(leaked))
+    with open(os.path.join(run, "cpu.xpr"), "rb") as f:
+        check(bytes.fromhex(bid) not in f.read(), "nor its bytes in cpu.xpr")
+    # the children are gone when their records are read: only their paths
+    # are left, and every one leads to something that is not the mapping
+    check(md.get("build_id_refused", 0) >= 1,
+          "meta.json counts the refused build ids (%s of %d)" % (md.get("build_id_refused"),
+                                                                len(mine)))
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
