@@ -29,6 +29,8 @@ enum xp_report_by {
 	XP_BY_RANK,                 /* the ranks of a distributed job side by side */
 	XP_BY_OP,                   /* per operator (aten::), GPU time of what it launched */
 	XP_BY_IDLE,                 /* per device and step: busy, idle and what the host did */
+	XP_BY_LAUNCH,               /* launch-to-start delay and queue depth per stream, kernel */
+	XP_BY_OVERLAP,              /* communication overlapped with compute, exposed collectives */
 	XP_BY_COUNT                 /* views.c lists them all, with their names */
 };
 

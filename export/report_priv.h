@@ -68,8 +68,12 @@ int xp_report_source(struct rep *R, size_t *rows);
 int xp_report_graph(struct rep *R, size_t *rows);
 /* --by rank (report_rank.c): the ranks side by side, then the spread. */
 int xp_report_rank(struct rep *R, size_t *rows);
-/* --by op (view_op.c), --by idle (view_idle.c): views.h's table. */
+/* --by op (view_op.c), idle, launch, overlap (view_*.c): views.h's table. */
 int xp_view_op(struct rep *R, size_t *rows);
 int xp_view_idle(struct rep *R, size_t *rows);
+int xp_view_launch(struct rep *R, size_t *rows);
+int xp_view_overlap(struct rep *R, size_t *rows);
+/* Binds :pid, :since and :until of an xp_rep_filter text (R: a struct rep). */
+void xp_rep_bind_filter(void *R, sqlite3_stmt *s);
 
 #endif

@@ -83,7 +83,7 @@ static int rank_waits(sqlite3 *db, int64_t gpid, struct xp_u64map *waits, int64_
 
 static const char load_sql[] =
 	"SELECT g.start, g.end, ifnull(r.start, -1), ifnull(r.end, -1), ifnull(r.globalTid, -1),"
-	" ifnull(a.stack_id, -1), g.name, g.stream, g.cls, g.r FROM"
+	" ifnull(a.stack_id, -1), g.name, g.stream, g.cls, g.r, ifnull(r.nameId, -1) FROM"
 	" (SELECT 'KERNEL' AS t, k.rowid AS r, k.start, k.end, k.streamId AS stream,"
 	"  k.demangledName AS name, CASE WHEN " XP_SQL_IS_COLLECTIVE("n.value") " THEN 1 ELSE 0 END"
 	"  AS cls FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.demangledName"
@@ -129,7 +129,8 @@ int xp_tl_load(sqlite3 *db, int64_t gpid, int64_t device, struct xp_tl *tl)
 			.launch = sqlite3_column_int64(s, 2), .launch_end = sqlite3_column_int64(s, 3),
 			.gtid = sqlite3_column_int64(s, 4), .stack = sqlite3_column_int64(s, 5),
 			.name = sqlite3_column_int64(s, 6), .stream = sqlite3_column_int64(s, 7),
-			.cls = sqlite3_column_int(s, 8), .late_pid = -1 };
+			.cls = sqlite3_column_int(s, 8), .late_pid = -1,
+			.api_name = sqlite3_column_int64(s, 10) };
 		if (op->cls == XP_TL_COMM &&
 		    (w = xp_u64map_find(&waits, (uint64_t)sqlite3_column_int64(s, 9), 0))) {
 			op->wait = pairs[*w - 1][0];
@@ -151,6 +152,45 @@ void xp_tl_free(struct xp_tl *tl)
 	free(tl->ops);
 	tl->ops = NULL;
 	tl->n = 0;
+}
+
+int64_t xp_tl_rank(sqlite3 *db, int64_t gpid)
+{
+	sqlite3_stmt *s;
+	int64_t rank = -1;
+
+	if (!xp_db_has_table(db, "xp_ranks") ||
+	    sqlite3_prepare_v2(db, "SELECT rank FROM xp_ranks WHERE pid = ? LIMIT 1", -1, &s, NULL)
+	    != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, gpid >> 24);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		rank = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rank;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+void xp_tl_sort(int64_t *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_i64);
+}
+
+int64_t xp_tl_percentile(const int64_t *sorted, size_t n, double p)
+{
+	size_t rank;
+
+	if (!n)
+		return 0;
+	rank = (size_t)(p / 100.0 * (double)n + 0.999999);
+	return sorted[rank ? (rank > n ? n : rank) - 1 : 0];
 }
 
 size_t xp_tl_first_from(const struct xp_tl *tl, int64_t t)

@@ -38,6 +38,7 @@ struct xp_tl_op {
 	int64_t gtid;               /* the launching thread (globalTid), or -1 */
 	int64_t stack;              /* the launch stack, or -1 */
 	int64_t name;               /* StringIds id of the kernel's name, or -1 (copies, sets) */
+	int64_t api_name;           /* StringIds id of the launching call's name, or -1 */
 	int64_t stream;
 	int64_t wait;               /* collectives: ns from start until the last rank started */
 	int64_t late_pid;           /* and that rank's process (pid of xp_ranks), or -1 */
@@ -65,6 +66,12 @@ typedef void (*xp_tl_segment_fn)(void *ctx, int64_t a, int64_t b, int cls, const
 /* Calls fn for every segment of [w0, w1), in order, adjacent segments of
  * one class merged when their op is the same. 0 or -ENOMEM. */
 int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn fn, void *ctx);
+/* The rank of a process (a globalPid) in xp_ranks, or -1. */
+int64_t xp_tl_rank(sqlite3 *db, int64_t gpid);
+/* The p-th percentile (0..100, nearest rank) of n sorted values; 0 if n is 0. */
+int64_t xp_tl_percentile(const int64_t *sorted, size_t n, double p);
+/* Sorts n values in place. */
+void xp_tl_sort(int64_t *v, size_t n);
 /* The index of the first op starting at or after t (tl->n if none). */
 size_t xp_tl_first_from(const struct xp_tl *tl, int64_t t);
 

@@ -446,22 +446,6 @@ static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
 	}
 }
 
-static int64_t rank_of(sqlite3 *db, int64_t gpid)
-{
-	sqlite3_stmt *s;
-	int64_t rank = -1;
-
-	if (!xp_db_has_table(db, "xp_ranks") ||
-	    sqlite3_prepare_v2(db, "SELECT rank FROM xp_ranks WHERE pid = ? LIMIT 1", -1, &s, NULL)
-	    != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(s, 1, gpid >> 24);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		rank = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return rank;
-}
-
 /* One device: its steps swept and its gaps attributed, then printed. 1 if
  * it had a window, 0 if not (--step N that it lacks), or a negative errno. */
 static int one_device(struct idle_state *S, int64_t gpid, int64_t dev)
@@ -494,7 +478,7 @@ static int one_device(struct idle_state *S, int64_t gpid, int64_t dev)
 		goto out;
 	rc = nw > 0;
 	if (rc) {
-		int64_t rank = rank_of(S->R->db, gpid);
+		int64_t rank = xp_tl_rank(S->R->db, gpid);
 
 		print_device(S, rank, gpid, dev, nw, w[0].step);
 		print_causes(S, rank, dev);
@@ -503,19 +487,6 @@ out:
 	free(w);
 	xp_tl_free(&S->tl);
 	return rc;
-}
-
-static void bind_filter(void *ctx, sqlite3_stmt *s)
-{
-	struct rep *R = ctx;
-	int i;
-
-	if ((i = sqlite3_bind_parameter_index(s, ":pid")))
-		sqlite3_bind_int64(s, i, R->o->pid);
-	if ((i = sqlite3_bind_parameter_index(s, ":since")))
-		sqlite3_bind_int64(s, i, R->o->since);
-	if ((i = sqlite3_bind_parameter_index(s, ":until")))
-		sqlite3_bind_int64(s, i, R->o->until);
 }
 
 static void begin(struct rep *R)
@@ -549,7 +520,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	*rows = 0;
 	xp_rep_filter(R->o, "gp", "start", f, sizeof(f));
 	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 ||
-	    (rc = xp_tl_devices(R->db, f, bind_filter, R, &devs, &ndev)) < 0)
+	    (rc = xp_tl_devices(R->db, f, xp_rep_bind_filter, R, &devs, &ndev)) < 0)
 		goto out;
 	xp_sites_prefer_own(S.sites);
 	rc = -EIO;

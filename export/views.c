@@ -35,7 +35,26 @@ const struct xp_view xp_views[XP_BY_COUNT] = {
 		       " key_averages)", "no CUDA call was recorded", xp_view_op },
 	[XP_BY_IDLE] = { "idle", "GPU Time Breakdown per Device and Step, and What the Host Did While"
 			 " the GPU Was Idle", "no GPU work ran", xp_view_idle },
+	[XP_BY_LAUNCH] = { "launch", "Launch to Start: delay and queue depth per stream and kernel, CPU"
+			   " cost of the launch calls (cuda_kern_exec_sum)",
+			   "no GPU work had its launch call recorded", xp_view_launch },
+	[XP_BY_OVERLAP] = { "overlap", "Communication Overlapped with Compute per Rank, and the Most"
+			    " Exposed Collectives", "no collective (NCCL or gloo kernel) ran",
+			    xp_view_overlap },
 };
+
+void xp_rep_bind_filter(void *ctx, sqlite3_stmt *s)
+{
+	struct rep *R = ctx;
+	int i;
+
+	if ((i = sqlite3_bind_parameter_index(s, ":pid")))
+		sqlite3_bind_int64(s, i, R->o->pid);
+	if ((i = sqlite3_bind_parameter_index(s, ":since")))
+		sqlite3_bind_int64(s, i, R->o->since);
+	if ((i = sqlite3_bind_parameter_index(s, ":until")))
+		sqlite3_bind_int64(s, i, R->o->until);
+}
 
 int xp_view_find(const char *name)
 {

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""idle-truth.py - `xpcorr report --by idle` against a synthetic job whose
-GPU idle causes are known (tests/synthgaps.c): two ranks, the second a
-straggler, merged into a job, and one rank alone. Every part of the step
-(compute, communication, memory, waiting for another rank, idle) and every
-idle cause (the Python functions sampled in the gaps, the synchronize call,
-the launch, the late rank) within 1% of the truth, for all steps and for
---step 3; the csv and text forms agree with the json and fit 120 columns.
+"""idle-truth.py - the analyses of `xpcorr report` against a synthetic job
+whose GPU idle causes are known (tests/synthgaps.c): two ranks, the second
+a straggler, merged into a job, and one rank alone. --by idle: every part
+of the step (compute, communication, memory, waiting for another rank,
+idle) and every idle cause (the Python functions sampled in the gaps, the
+synchronize call, the launch, the late rank) within 1% of the truth, for
+all steps and for --step 3; --by overlap: communication, its overlapped
+and exposed parts per rank; --by launch: delays, queue depths and call
+costs as built; --by op: calls and GPU time. csv and text agree with the
+json, and text fits 120 columns.
 
     idle-truth.py XPCORR GEN_RUN FIXTURE_EXE FIXTURE_LIB
 """
@@ -76,7 +79,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # json as the schema says, for both views
     here = os.path.dirname(os.path.abspath(__file__))
-    for view in ("idle", "op"):
+    for view in ("idle", "op", "launch", "overlap"):
         out = os.path.join(tmp, f"{view}.json")
         with open(out, "w") as f:
             f.write(run(xpcorr, "report", "--by", view, "--format", "json", job))
@@ -86,16 +89,40 @@ with tempfile.TemporaryDirectory() as tmp:
     by_op = {o["op"]: o for o in ops}
     # no aten:: frames here: each CUDA call is its own operator; the gemm and
     # the all-reduce are both cudaLaunchKernel, 2 calls a step on 2 ranks
-    assert by_op["cudaLaunchKernel"]["calls"] == 4 * STEPS, by_op
-    assert by_op["cudaLaunchKernel"]["gpu_ns"] == sum(truths[r]["compute_ns"] + truths[r]["communication_ns"]
-                                                      + truths[r]["rank_wait_ns"] for r in (0, 1)), by_op
+    assert by_op["cudaLaunchKernel"]["calls"] == 6 * STEPS, by_op
+    assert by_op["cudaLaunchKernel"]["gpu_ns"] == sum(truths[r]["kernel_ns"] for r in (0, 1)), by_op
     assert by_op["cudaStreamSynchronize"]["gpu_ops"] == 0, by_op
     print("ok   json schema; --by op sums the calls and their GPU time")
+    # overlap: the all-reduce's last 200 us under a kernel of another stream
+    over = {d["rank"]: d for d in json.load(open(os.path.join(tmp, "overlap.json")))["devices"]}
+    for rank in (0, 1):
+        t = truths[rank]
+        close(f"overlap rank {rank} communication", over[rank]["communication_ns"],
+              (t["communication_ns"] + t["rank_wait_ns"] + t["overlapped_ns"]))
+        close(f"overlap rank {rank} overlapped", over[rank]["overlapped_ns"], t["overlapped_ns"])
+        coll = over[rank]["collectives"][0]
+        assert coll["calls"] == STEPS and "xp_parse" in coll["site"], coll
+    # launch: per step the gemm 10 us after its call, the all-reduce 2990 us,
+    # each call 5 us; stream 7 holds 0, 1, 2 ops at its three launches
+    launch = {d["rank"]: d for d in json.load(open(os.path.join(tmp, "launch.json")))["devices"]}
+    s7 = [x for x in launch[0]["streams"] if x["stream"] == 7][0]
+    assert s7["launches"] == 3 * STEPS and s7["queue_depth"] == {"min": 0, "median": 1, "p99": 2}, s7
+    assert s7["delay_ns"]["min"] == 10000, s7
+    nccl = [k for k in launch[1]["kernels"] if k["name"].startswith("nccl")][0]
+    assert nccl["delay_ns"] == {"min": 2990000, "median": 2990000, "p99": 2990000}, nccl
+    api = [a for a in launch[0]["apis"] if a["name"] == "cudaLaunchKernel"][0]
+    assert api["launches"] == 3 * STEPS and api["call_ns"]["median"] == 5000, api
+    print("ok   --by overlap and --by launch as built")
     # csv: one table, its device rows equal to the json's
     rows = list(csv.reader(io.StringIO(run(xpcorr, "report", "--by", "idle", "--format", "csv", job))))
     assert len({len(r) for r in rows}) == 1, "csv rows of different lengths"
     dev_rows = [r for r in rows[1:] if r[0] == "device"]
     assert len(dev_rows) == 2 and int(dev_rows[0][10]) == devices[0]["idle_ns"], dev_rows
+    for view in ("op", "launch", "overlap"):
+        rows = list(csv.reader(io.StringIO(run(xpcorr, "report", "--by", view, "--format", "csv", job))))
+        assert len({len(r) for r in rows}) == 1, f"{view}: csv rows of different lengths"
+        wide = [line for line in run(xpcorr, "report", "--by", view, job).splitlines() if len(line) > 120]
+        assert not wide, f"{view}: text wider than 120 columns: {wide[0]}"
     text = run(xpcorr, "report", "--by", "idle", job)
     wide = [line for line in text.splitlines() if len(line) > 120]
     assert not wide, f"text wider than 120 columns: {wide[0]}"

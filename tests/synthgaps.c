@@ -7,6 +7,7 @@
  *   - a gemm launched (xp_compute) runs 3 ms from 10 us after its call;
  *   - an NCCL all-reduce (xp_parse) starts after the gemm and ends 0.5 ms
  *     after the last rank started it: the others wait for the straggler;
+ *     a 200 us kernel on another stream (xp_compute) overlaps its last 200 us;
  *   - a 20 us copy to the host (xp_parse), and a cudaStreamSynchronize
  *     (xp::Widget::draw) that returns 400 us after the all-reduce ended
  *     (the host waking late: 380 us of it the GPU idles);
@@ -39,6 +40,7 @@ static const char *const strings[] = {
 
 struct gap_truth {
 	uint64_t compute, comm, memory, rank_wait, idle;
+	uint64_t kernels, overlapped;         /* all kernels' time; comm under compute */
 	uint64_t load_batch, tokenize, log_metrics, launch, sync;
 };
 
@@ -64,10 +66,10 @@ static int api(struct gap_rank *r, uint64_t at, uint64_t end, uint32_t name, uin
 					    3 * sizeof(*stack));
 }
 
-static int kernel(struct gap_rank *r, uint64_t start, uint64_t end, uint32_t name)
+static int kernel(struct gap_rank *r, uint64_t start, uint64_t end, uint32_t name, uint32_t stream)
 {
 	struct xp_gpu_kernel k = { .start = start, .end = end, .correlation_id = r->corr, .context = 1,
-				   .stream = 7, .grid = { 64, 1, 1 }, .block = { 256, 1, 1 },
+				   .stream = stream, .grid = { 64, 1, 1 }, .block = { 256, 1, 1 },
 				   .registers = 32, .name = name };
 
 	return xp_writer_append(r->g, XP_REC_GPU_KERNEL, &k, sizeof(k), NULL, 0);
@@ -113,10 +115,13 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	err = err ?: samples(r, t + load * 3 / 4, l1, PY(0x210), PY(0x110));
 	r->corr++;
 	err = err ?: api(r, l1, l1 + 5 * US, S_LAUNCH, 211, gemm_at);
-	err = err ?: kernel(r, l1 + 10 * US, start, S_GEMM);
+	err = err ?: kernel(r, l1 + 10 * US, start, S_GEMM, 7);
 	r->corr++;
 	err = err ?: api(r, l1 + 20 * US, l1 + 25 * US, S_LAUNCH, 211, nccl_at);
-	err = err ?: kernel(r, start, end, S_NCCL);
+	err = err ?: kernel(r, start, end, S_NCCL, 7);
+	r->corr++;
+	err = err ?: api(r, l1 + 30 * US, l1 + 35 * US, S_LAUNCH, 211, gemm_at);
+	err = err ?: kernel(r, end - 200 * US, end, S_GEMM, 13);
 	m.correlation_id = ++r->corr;
 	err = err ?: api(r, l1 + 40 * US, l1 + 45 * US, S_MEMCPY, 41, nccl_at);
 	err = err ?: xp_writer_append(r->g, XP_REC_GPU_MEMCPY, &m, sizeof(m), NULL, 0);
@@ -124,8 +129,10 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	err = err ?: api(r, l1 + 60 * US, end + 400 * US, S_SYNC, 131, sync_at);
 	err = err ?: samples(r, end + 400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
 	err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
-	r->t.compute += 3000 * US;
-	r->t.comm += 500 * US;
+	r->t.compute += 3200 * US;
+	r->t.comm += 300 * US;
+	r->t.kernels += 3700 * US + last - load;
+	r->t.overlapped += 200 * US;
 	r->t.memory += 20 * US;
 	r->t.rank_wait += last - load;
 	r->t.load_batch += load * 3 / 4;
@@ -205,12 +212,14 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		return -errno;
 	fprintf(f, "{\"rank\": %d, \"world\": %d, \"steps\": %u, \"step_ns\": %llu,"
 		" \"compute_ns\": %llu, \"communication_ns\": %llu, \"memory_ns\": %llu,"
-		" \"rank_wait_ns\": %llu, \"idle_ns\": %llu, \"causes\": {"
+		" \"rank_wait_ns\": %llu, \"idle_ns\": %llu, \"kernel_ns\": %llu, \"overlapped_ns\": %llu,"
+		" \"causes\": {"
 		"\"host:load_batch\": %llu, \"host:tokenize\": %llu, \"host:log_metrics\": %llu,"
 		" \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu, \"rank:rank %d\": %llu}}\n",
 		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
 		(unsigned long long)t->comm, (unsigned long long)t->memory,
 		(unsigned long long)t->rank_wait, (unsigned long long)t->idle,
+		(unsigned long long)t->kernels, (unsigned long long)t->overlapped,
 		(unsigned long long)t->load_batch, (unsigned long long)t->tokenize,
 		(unsigned long long)t->log_metrics, (unsigned long long)t->launch,
 		(unsigned long long)t->sync, r->world - 1, (unsigned long long)t->rank_wait);

@@ -1,0 +1,285 @@
+/* view_overlap.c - `xpcorr report --by overlap`: per device of each rank,
+ * how much of its communication (NCCL and gloo kernels, as the time they
+ * ran on the device, collectives overlapping each other counted once) ran
+ * while compute kernels ran on the same device, and the exposed rest; then
+ * the collectives exposed most, by kernel and the line that launched them
+ * (HTA's comm_comp_overlap, nsys nccl_gpu_overlap_trace).
+ *
+ *   xpcorr report --by overlap --top 5 job/
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "elidename.h"
+#include "gtid.h"
+#include "launchsite.h"
+#include "report_priv.h"
+#include "timeline.h"
+
+struct span {
+	int64_t a, b;
+};
+
+struct exposed {
+	int64_t name, stack;        /* kernel name id, launch stack */
+	const char *site;
+	uint64_t n;
+	int64_t ns, exposed_ns;
+};
+
+/* The union of the class's ops, clipped to [w0, w1), in order. */
+static int union_of(const struct xp_tl *tl, int cls, int64_t w0, int64_t w1, struct span **out,
+		    size_t *n)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < tl->n; i++) {
+		const struct xp_tl_op *op = &tl->ops[i];
+		int64_t a = op->start < w0 ? w0 : op->start, b = op->end > w1 ? w1 : op->end;
+
+		if (op->cls != cls || b <= a)
+			continue;
+		if (*n && a <= (*out)[*n - 1].b) {
+			if (b > (*out)[*n - 1].b)
+				(*out)[*n - 1].b = b;
+			continue;
+		}
+		if (xp_array__reserve((void **)out, &cap, *n + 1, sizeof(**out), 256))
+			return -ENOMEM;
+		(*out)[(*n)++] = (struct span){ a, b };
+	}
+	return 0;
+}
+
+/* ns of [a, b) covered by the spans u (sorted, disjoint). */
+static int64_t covered(const struct span *u, size_t n, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = n;
+	int64_t ns = 0;
+
+	while (lo < hi) {               /* the first span ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u[mid].b <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && u[i].a < b; i++) {
+		int64_t x = u[i].a > a ? u[i].a : a, y = u[i].b < b ? u[i].b : b;
+
+		ns += y > x ? y - x : 0;
+	}
+	return ns;
+}
+
+static int cmp_exposed(const void *pa, const void *pb)
+{
+	const struct exposed *a = pa, *b = pb;
+
+	if (a->exposed_ns != b->exposed_ns)
+		return a->exposed_ns < b->exposed_ns ? 1 : -1;
+	return a->ns < b->ns ? 1 : a->ns > b->ns ? -1 : strcmp(a->site, b->site);
+}
+
+static int add_exposed(struct exposed **e, size_t *n, size_t *cap, const struct xp_tl_op *op,
+		       const char *site, int64_t ns, int64_t exposed)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if ((*e)[i].name == op->name && !strcmp((*e)[i].site, site))
+			break;
+	if (i == *n) {
+		if (xp_array__reserve((void **)e, cap, *n + 1, sizeof(**e), 16))
+			return -ENOMEM;
+		(*e)[(*n)++] = (struct exposed){ .name = op->name, .stack = op->stack, .site = site };
+	}
+	(*e)[i].n++;
+	(*e)[i].ns += ns;
+	(*e)[i].exposed_ns += exposed;
+	return 0;
+}
+
+static void kernel_name(struct rep *R, int64_t id, char *buf, size_t len)
+{
+	sqlite3_stmt *s;
+
+	snprintf(buf, len, "?");
+	if (sqlite3_prepare_v2(R->db, "SELECT value FROM StringIds WHERE id = ?", -1, &s, NULL)
+	    != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+}
+
+static void print_head(struct rep *R, int64_t rank, int64_t gpid, int64_t dev, const int64_t t[3])
+{
+	long long pid = (long long)xp_pid_local((uint64_t)gpid >> 24);
+	double pct = t[1] ? 100.0 * (double)(t[1] - t[2]) / (double)t[1] : 0;
+
+	if (R->o->format == XP_FMT_TEXT) {
+		char line[512], who[48] = "";
+
+		if (rank >= 0)
+			snprintf(who, sizeof(who), "Rank %lld, ", (long long)rank);
+		snprintf(line, sizeof(line), "  %sdevice %lld of process %lld: compute %lld ns, comm %lld ns,"
+			 " %.1f%% overlapped, %lld ns exposed", who,
+			 (long long)dev, pid, (long long)t[0], (long long)t[1], pct, (long long)t[2]);
+		xp_rep_put_row(R, "");
+		xp_rep_put_row(R, line);
+	} else if (R->o->format == XP_FMT_CSV) {
+		fprintf(R->out, "\"device\",%lld,%lld,%lld,%lld,%lld,%lld,%lld,,,,,\n", (long long)rank,
+			(long long)dev, pid, (long long)t[0], (long long)t[1], (long long)(t[1] - t[2]),
+			(long long)t[2]);
+	} else {
+		struct jsonw *w = &R->json;
+
+		jsonw_obj_begin(w);
+		jsonw_key(w, "rank"); jsonw_int(w, rank);
+		jsonw_key(w, "device"); jsonw_int(w, dev);
+		jsonw_key(w, "pid"); jsonw_int(w, pid);
+		jsonw_key(w, "compute_ns"); jsonw_int(w, t[0]);
+		jsonw_key(w, "communication_ns"); jsonw_int(w, t[1]);
+		jsonw_key(w, "overlapped_ns"); jsonw_int(w, t[1] - t[2]);
+		jsonw_key(w, "exposed_ns"); jsonw_int(w, t[2]);
+	}
+}
+
+static void print_exposed(struct rep *R, const struct exposed *e, size_t n, int64_t rank,
+			  int64_t dev)
+{
+	size_t shown = R->o->top && R->o->top < n ? R->o->top : n;
+
+	if (R->o->format == XP_FMT_TEXT && shown) {
+		xp_rep_put_row(R, "        Calls      Comm (ns)   Exposed (ns)  Exposed (%)  Collective"
+			       "  \u2039 launched at");
+		xp_rep_put_row(R, "    ---------  -------------  -------------  -----------  ----------");
+	} else if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "collectives");
+		jsonw_arr_begin(&R->json);
+	}
+	for (size_t i = 0; i < shown; i++) {
+		char name[1024], brief[512], line[1400];
+		double pct = e[i].ns ? 100.0 * (double)e[i].exposed_ns / (double)e[i].ns : 0;
+
+		kernel_name(R, e[i].name, name, sizeof(name));
+		if (R->o->format == XP_FMT_TEXT) {
+			xp_elide_name(name, brief, sizeof(brief));
+			snprintf(line, sizeof(line), "    %9llu  %13lld  %13lld  %11.1f  %s  \u2039 %s",
+				 (unsigned long long)e[i].n, (long long)e[i].ns, (long long)e[i].exposed_ns,
+				 pct, R->o->full_names ? name : brief, e[i].site);
+			xp_rep_put_row(R, line);
+		} else if (R->o->format == XP_FMT_CSV) {
+			fprintf(R->out, "\"collective\",%lld,%lld,,,,,,%llu,", (long long)rank, (long long)dev,
+				(unsigned long long)e[i].n);
+			xp_rep_csv_str(R->out, name);
+			fputc(',', R->out);
+			xp_rep_csv_str(R->out, e[i].site);
+			fprintf(R->out, ",%lld,%lld\n", (long long)e[i].ns, (long long)e[i].exposed_ns);
+		} else {
+			struct jsonw *w = &R->json;
+
+			jsonw_obj_begin(w);
+			jsonw_key(w, "kernel"); jsonw_str(w, name);
+			jsonw_key(w, "site"); jsonw_str(w, e[i].site);
+			jsonw_key(w, "calls"); jsonw_uint(w, e[i].n);
+			jsonw_key(w, "ns"); jsonw_int(w, e[i].ns);
+			jsonw_key(w, "exposed_ns"); jsonw_int(w, e[i].exposed_ns);
+			jsonw_obj_end(w);
+		}
+	}
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_arr_end(&R->json);
+		jsonw_obj_end(&R->json);
+	}
+}
+
+/* One device: its totals (compute, communication, exposed) and collectives. */
+static int one_device(struct rep *R, struct xp_sites *sites, int64_t gpid, int64_t dev, size_t *rows)
+{
+	int64_t w0 = R->o->since, w1 = R->o->until ? R->o->until : INT64_MAX, t[3] = { 0 };
+	struct span *comp = NULL, *comm = NULL;
+	struct exposed *e = NULL;
+	size_t nc = 0, nm = 0, ne = 0, cap = 0;
+	struct xp_tl tl;
+	int rc;
+
+	if ((rc = xp_tl_load(R->db, gpid, dev, &tl)) < 0)
+		return rc;
+	if ((rc = union_of(&tl, XP_TL_COMPUTE, w0, w1, &comp, &nc)) < 0 ||
+	    (rc = union_of(&tl, XP_TL_COMM, w0, w1, &comm, &nm)) < 0 || !nm)
+		goto out;
+	for (size_t i = 0; i < nc; i++)
+		t[0] += comp[i].b - comp[i].a;
+	for (size_t i = 0; i < nm; i++) {
+		t[1] += comm[i].b - comm[i].a;
+		t[2] += comm[i].b - comm[i].a - covered(comp, nc, comm[i].a, comm[i].b);
+	}
+	for (size_t i = 0; i < tl.n && rc == 0; i++) {
+		const struct xp_tl_op *op = &tl.ops[i];
+		int64_t a = op->start < w0 ? w0 : op->start, b = op->end > w1 ? w1 : op->end;
+		const char *site = op->stack > 0 ? xp_sites_get(sites, op->stack) : "(no launch stack)";
+
+		if (op->cls != XP_TL_COMM || b <= a)
+			continue;
+		rc = site ? add_exposed(&e, &ne, &cap, op, site, b - a, b - a - covered(comp, nc, a, b)) :
+		     -ENOMEM;
+	}
+	if (rc < 0)
+		goto out;
+	if (ne)
+		qsort(e, ne, sizeof(*e), cmp_exposed);
+	print_head(R, xp_tl_rank(R->db, gpid), gpid, dev, t);
+	print_exposed(R, e, ne, xp_tl_rank(R->db, gpid), dev);
+	(*rows)++;
+out:
+	free(comp);
+	free(comm);
+	free(e);
+	xp_tl_free(&tl);
+	return rc;
+}
+
+int xp_view_overlap(struct rep *R, size_t *rows)
+{
+	struct xp_sites *sites = NULL;
+	int64_t (*devs)[2] = NULL;
+	size_t ndev = 0;
+	char f[256];
+	int rc;
+
+	*rows = 0;
+	xp_rep_filter(R->o, "gp", "start", f, sizeof(f));
+	if ((rc = xp_tl_devices(R->db, f, xp_rep_bind_filter, R, &devs, &ndev)) < 0 ||
+	    (rc = xp_sites_new(R->db, &sites)) < 0)
+		goto out;
+	xp_sites_prefer_own(sites);
+	if (R->o->format == XP_FMT_TEXT) {
+		char head[256];
+
+		snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
+		xp_rep_put_row(R, head);
+	} else if (R->o->format == XP_FMT_CSV) {
+		fputs("\"Section\",\"Rank\",\"Device\",\"PID\",\"Compute (ns)\",\"Communication (ns)\","
+		      "\"Overlapped (ns)\",\"Exposed (ns)\",\"Calls\",\"Kernel\",\"Launch Site\","
+		      "\"Collective (ns)\",\"Collective Exposed (ns)\"\n", R->out);
+	} else {
+		jsonw_key(&R->json, "devices");
+		jsonw_arr_begin(&R->json);
+	}
+	for (size_t i = 0; i < ndev && rc == 0; i++)
+		rc = one_device(R, sites, devs[i][0], devs[i][1], rows);
+	if (R->o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+out:
+	xp_sites_free(sites);
+	free(devs);
+	return rc;
+}
