@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "jobrank.h"
 #include "mapfile.h"
 #include "rundir.h"
 #include "runfmt.h"
@@ -90,6 +91,20 @@ static json_t *call_graph_json(const struct xp_record_opts *o)
 			 "off_cpu_copy_bytes", (json_int_t)sw);
 }
 
+/* The launcher's rank variables in xpcap's own environment, which the
+ * command inherits (torchrun, Slurm, MPI, PMI): a CPU-only rank has no
+ * injection library to record them. null when none is set. */
+static json_t *job_rank_json(void)
+{
+	struct xp_gpu_rank r;
+
+	if (!xp_job_rank(getenv, &r))
+		return json_null();
+	return json_pack("{s:i,s:i,s:i,s:i,s:s}", "rank", (int)r.rank, "local_rank", (int)r.local_rank,
+			 "world_size", (int)r.world_size, "local_world_size", (int)r.local_world_size,
+			 "source", xp_job_rank_source(r.source));
+}
+
 static json_t *meta_json(const struct xp_record_meta *m)
 {
 	const struct xp_record_opts *o = m->opts;
@@ -151,6 +166,7 @@ static json_t *meta_json(const struct xp_record_meta *m)
 	json_object_set_new(root, "build_id_refused", json_integer((json_int_t)mapfile_refused()));
 	json_object_set_new(root, "xpcap_cpu", own_cpu_json());
 	json_object_set_new(root, "git", gitdesc_json(&m->git));
+	json_object_set_new(root, "job_rank", job_rank_json());
 	return root;
 }
 

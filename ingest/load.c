@@ -7,6 +7,7 @@
  * string, frame and stack node is inserted once, when first seen.
  */
 #include "loader.h"
+#include "metarank.h"
 
 static const char *const stmt_sql[NSTMT] = {
 	[STMT_STRING] = "INSERT INTO StringIds(id, value) VALUES (?, ?)",
@@ -522,6 +523,8 @@ static int finish(struct loader *L)
 		err = xp_pystore_save(L->db, L->py);
 	if (err == -EIO)
 		return db_fail(L, "xp_python_processes");
+	if (!err && xp_meta_rank_save(L->db) < 0)
+		return db_fail(L, "xp_ranks");
 	L->res->stacks = (uint64_t)xp_stacktree_count(&L->tree);
 	L->res->frames = (uint64_t)(L->next_frame - 1);
 	L->res->strings = xp_strtab_count(L->strs);

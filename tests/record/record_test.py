@@ -1463,6 +1463,43 @@ def t_merge(tmp):
           "export --pid %d: that process alone (%d %r)" % (local, p.returncode, p.stderr[-200:]))
 
 
+def t_ranks(tmp):
+    """Two CPU-only recordings started by a launcher as ranks 0 and 1 (RANK,
+    WORLD_SIZE in xpcap's environment, as torchrun sets them): meta.json
+    holds each rank, and the merged job's report and trace name both."""
+    runs = [os.path.join(tmp, "rank%d" % i) for i in range(2)]
+    for i, run in enumerate(runs):
+        env = dict(os.environ, RANK=str(i), LOCAL_RANK=str(i), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2")
+        rc, err = record(run, ["-F", "999", "--no-gpu"], [prog("threads"), "0.5"], env=env)
+        check(rc == 0, "rank %d: xpcap exits 0 (%d %s)" % (i, rc, err.strip()))
+        md = json.load(open(os.path.join(run, "meta.json")))
+        check(md.get("job_rank") == {"rank": i, "local_rank": i, "world_size": 2, "local_world_size": 2,
+                                     "source": "torchrun"}, "meta.json job_rank %r" % md.get("job_rank"))
+    rc, err = record(os.path.join(tmp, "norank"), ["-F", "99", "--no-gpu"], [prog("exit7")],
+                     env={k: v for k, v in os.environ.items() if k not in ("RANK", "SLURM_PROCID",
+                          "OMPI_COMM_WORLD_RANK", "PMI_RANK")})
+    md = json.load(open(os.path.join(tmp, "norank", "meta.json")))
+    check(md.get("job_rank", "absent") is None, "no launcher: job_rank null (%r)" % md.get("job_rank"))
+    job = os.path.join(tmp, "job")
+    p = subprocess.run([XPCORR, "merge", "-o", job] + runs, capture_output=True, text=True)
+    check(p.returncode == 0, "xpcorr merge exits 0 (%d %s)" % (p.returncode, p.stderr.strip()))
+    check("rank 0" in p.stderr and "rank 1" in p.stderr, "merge names each run's rank: %s" % p.stderr)
+    p = subprocess.run([XPCORR, "report", "--by", "rank", "--format", "json", job], capture_output=True,
+                       text=True)
+    check(p.returncode == 0, "report --by rank exits 0 (%d %s)" % (p.returncode, p.stderr.strip()))
+    ranks = sorted(r["rank"] for r in json.loads(p.stdout)["ranks"])
+    check(ranks == [0, 1], "report --by rank names ranks 0 and 1 (%s)" % ranks)
+    trace = os.path.join(tmp, "trace.json")
+    p = subprocess.run([XPCORR, "export", "--format", "chrome", "-o", trace, job], capture_output=True,
+                       text=True)
+    check(p.returncode == 0, "export --format chrome exits 0 (%s)" % p.stderr.strip())
+    names = [e["args"]["name"] for e in json.load(open(trace))["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "process_name"]
+    print("trace processes:", names)
+    check(any("rank 0" in n for n in names) and any("rank 1" in n for n in names),
+          "the trace names both ranks")
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 
