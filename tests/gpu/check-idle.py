@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""check-idle.py XPCORR RUN OPS_JSON SCRIPT - what idle-device.sh checks on the
+recording of tests/gpu/idle_train.py: --by idle names the loader
+(load_batch) and the loss.item() line among its top three idle causes, and
+--by op's GPU time per operator is within 5% of torch.profiler's self GPU
+time (key_averages) for every op above 1% of the GPU time."""
+import json
+import subprocess
+import sys
+
+xpcorr, run, ops_json, script = sys.argv[1:5]
+item_line = next(n for n, line in enumerate(open(script), 1) if "xp:item-line" in line)
+bad = 0
+
+
+def report(view):
+    p = subprocess.run([xpcorr, "report", "--by", view, "--format", "json", "--top", "0", run],
+                       capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
+
+
+idle = report("idle")
+for d in idle["devices"]:
+    top = d["causes"][:3]
+    for c in top:
+        print(f"  {c['share_percent']:6.1f}%  {c['cause']:<8} {c['where']}")
+    loader = any(c["cause"] == "host" and "load_batch" in c["where"] for c in top)
+    item = any(f":{item_line} " in c["where"] or c["where"].endswith(f":{item_line}") for c in top)
+    print(("ok  " if loader else "FAIL") + " the loader (load_batch) among the top 3 idle causes")
+    print(("ok  " if item else "FAIL") + f" the .item() line ({item_line}) among the top 3 idle causes")
+    bad += (not loader) + (not item)
+ours = {o["op"]: o["gpu_ns"] for o in report("op")["ops"]}
+theirs = {k: v["self_gpu_us"] * 1000 for k, v in json.load(open(ops_json)).items()}
+total = sum(theirs.values())
+for op, ns in sorted(theirs.items(), key=lambda kv: -kv[1]):
+    if ns < 0.01 * total:
+        continue
+    got = ours.get(op, 0)
+    ok = abs(got - ns) <= 0.05 * ns
+    bad += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} {op}: ours {got} ns, torch.profiler {ns:.0f} ns"
+          f" ({100.0 * (got - ns) / ns:+.1f}%)")
+sys.exit(1 if bad else 0)
