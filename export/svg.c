@@ -451,13 +451,13 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 	e.height = (f.max_depth + 1) * FRAME_H + PAD_TOP + PAD_BOTTOM;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
-		" xmlns=\"http://www.w3.org/2000/svg\" data-width=\"%g\" data-inner=\"%d\">\n"
+		" xmlns=\"http://www.w3.org/2000/svg\" data-width=\"%d\" data-inner=\"%g\">\n"
 		"<style>text { font-family: monospace; font-size: 12px; fill: #000; pointer-events: none; }"
 		" g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }"
-		" .ui { cursor: pointer; }</style>\n%s"
+		" .ui { cursor: pointer; pointer-events: auto; }</style>\n%s"
 		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
 		"<text x=\"%d\" y=\"24\" style=\"font-size: 17px\" text-anchor=\"middle\">",
-		width, e.height, width, e.height, e.inner, e.height, script, width / 2);
+		width, e.height, width, e.height, width, e.inner, script, width / 2);
 	xml_escape(out, o->title ? o->title : "Flame Graph");
 	fprintf(out, "</text>\n<text id=\"reset\" class=\"ui\" x=\"%d\" y=\"24\" style=\"opacity: 0.3\">"
 		"Reset zoom</text>\n<text id=\"search\" class=\"ui\" x=\"%d\" y=\"24\""

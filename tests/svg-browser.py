@@ -3,8 +3,14 @@
 a browser: the CPU and the GPU SVG of the H100 PyTorch fixture, each
 screenshotted by headless Chromium within 10 s, the picture not blank (a
 drawn flame graph has many colours, an empty page a few), the GPU graph's
-kernels in the GPU colour. The screenshots stay in $XP_SVG_SHOTS when set.
+kernels in the GPU colour; then, on a localhost page
+(tests/browser/check-svg-zoom.html), the GPU graph is clicked where a person
+would click a narrow frame: that frame must fill the drawing's width, and a
+click on "Reset zoom" must put every frame back where it was drawn. The
+screenshots stay in $XP_SVG_SHOTS when set.
 Without Chromium it skips (exit 77, saying why), unless XP_REQUIRE_BROWSER=1."""
+import http.server
+import json
 import lzma
 import os
 import re
@@ -13,10 +19,13 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 
 LIMIT_S = 10.0
+ZOOM_TIMEOUT_S = 40
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def find_browser():
@@ -48,6 +57,60 @@ def shoot(browser, svg, png, profile):
                            "--screenshot=" + png, "file://" + svg],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
     return time.monotonic() - t0, proc
+
+
+def serve(root, results):
+    """A localhost server of root that keeps what the page POSTs."""
+    done = threading.Event()
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=root, **kw)
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(204)
+            self.end_headers()
+            results.append(json.loads(body))
+            done.set()
+
+        def log_message(self, *a):
+            pass
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, done
+
+
+def zoom_check(browser, svg, tmp):
+    """Click a frame of svg and "Reset zoom" in the browser: the failures, one line each."""
+    www = os.path.join(tmp, "www")
+    os.mkdir(www)
+    shutil.copy(svg, os.path.join(www, "graph.svg"))
+    shutil.copy(os.path.join(HERE, "browser", "check-svg-zoom.html"), www)
+    results = []
+    httpd, done = serve(www, results)
+    url = "http://127.0.0.1:%d/check-svg-zoom.html" % httpd.server_address[1]
+    proc = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                             "--disable-background-networking", "--disable-component-update",
+                             "--disable-sync", "--no-first-run", "--window-size=1400,1000",
+                             "--user-data-dir=" + os.path.join(tmp, "profile-zoom"), url],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done.wait(ZOOM_TIMEOUT_S)
+    proc.terminate()
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    httpd.shutdown()
+    if not results:
+        return ["zoom: the page posted no result in %d s; chromium said:\n%s"
+                % (ZOOM_TIMEOUT_S, err.decode(errors="replace")[-1500:])]
+    r = results[0]
+    print("zoom: %s" % json.dumps(r.get("got"), sort_keys=True))
+    if not r.get("ok") and not r.get("bad"):
+        return ["zoom: the page failed without saying why"]
+    return ["zoom: " + b for b in r.get("bad", [])]
 
 
 def main():
@@ -96,8 +159,12 @@ def main():
             if shots:
                 os.makedirs(shots, exist_ok=True)
                 shutil.copy(png, os.path.join(shots, weight + ".png"))
+        for failure in zoom_check(browser, os.path.join(tmp, "gpu.svg"), tmp):
+            print("FAIL " + failure)
+            bad += 1
     if not bad:
-        print("ok   the CPU and GPU flame graphs render in the browser within %.0f s each" % LIMIT_S)
+        print("ok   the CPU and GPU flame graphs render in the browser within %.0f s each;"
+              " a clicked frame fills the drawing and \"Reset zoom\" restores it" % LIMIT_S)
     return 1 if bad else 0
 
 
