@@ -3,8 +3,11 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runfmt.h"
 
@@ -61,4 +64,18 @@ int xp_cmd_need_path(const char *who, const char *path, const char *what)
 		return XP_EXIT_OK;      /* other errors: the open says what they are */
 	fprintf(stderr, "%s: %s: no such %s\n", who, path, what);
 	return XP_EXIT_USAGE;
+}
+
+unsigned xp_cmd_text_width(int to_file)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	long v;
+
+	if (env && (v = strtol(env, NULL, 10)) >= 40 && v <= 100000)
+		return (unsigned)v;
+	if (!to_file && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_col >= 40)
+		return ws.ws_col;
+	return 120;
 }

@@ -30,6 +30,10 @@ int xp_cmd_choice(const char *who, const char *opt, const char *value,
  * why); else "xpcorr report: /x: no such run directory" and XP_EXIT_USAGE. */
 int xp_cmd_need_path(const char *who, const char *path, const char *what);
 
+/* Columns a text table fits: $COLUMNS, else the terminal's own width, else
+ * 120 (a pipe or a file, to_file: -o FILE; what a reader's screen holds). */
+unsigned xp_cmd_text_width(int to_file);
+
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);

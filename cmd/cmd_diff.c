@@ -3,6 +3,7 @@
  *   xpcorr diff --normalize kernel=k_step runA/ runB/
  *   xpcorr diff --format folded runA/ runB/ > d.folded   # "stack base new"
  *   xpcorr diff --format svg -o diff.svg runA/ runB/     # red slower, blue faster
+ *   xpcorr diff --format json runA/ runB/ > diff.json     # every row, for scripts
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,11 +21,15 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: xpcorr diff [options] BASE_RUN NEW_RUN\n"
 		"  Runs are run directories (ingested first when needed) or databases.\n"
-		"  --format text|csv|folded|svg   tables (default), a CSV of them, differential\n"
-		"                         folded stacks 'stack base new', or their flame graph\n"
+		"  --format text|csv|json|folded|svg   tables (default), a CSV or JSON of them,\n"
+		"                         differential folded stacks 'stack base new', or their\n"
+		"                         flame graph\n"
 		"  -o, --output FILE      write there instead of stdout\n"
-		"  --top N                rows per table (default 20, 0 = all)\n"
+		"  --top N                rows per table (default 20 in text; csv and json carry\n"
+		"                         every row; 0 = all)\n"
 		"  --frames N             frames shown per launching stack (default 4)\n"
+		"  --width COLUMNS        text: rows cut to fit (default: the terminal's width,\n"
+		"                         120 when not a terminal; 0: whole)\n"
 		"  --normalize none|duration|kernel=NAME   scale the new run's totals by\n"
 		"                         base/new duration, or so that kernel NAME (or a\n"
 		"                         unique part of its name) has the base's instances\n"
@@ -67,8 +72,8 @@ static int parse_normalize(const char *arg, struct xp_diff_opts *o)
 /* getopt into o and *output: -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const char **output)
 {
-	static const char *const formats[] = { "text", "csv", "folded", "svg" };
-	static const enum xp_diff_format format_of[] = { XP_DIFF_TEXT, XP_DIFF_CSV,
+	static const char *const formats[] = { "text", "csv", "json", "folded", "svg" };
+	static const enum xp_diff_format format_of[] = { XP_DIFF_TEXT, XP_DIFF_CSV, XP_DIFF_JSON,
 							 XP_DIFF_FOLDED, XP_DIFF_SVG };
 	static const char *const weights[] = { "cpu", "gpu", "offcpu", "api" };
 	static const struct option opts[] = {
@@ -80,15 +85,16 @@ static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const ch
 		{ "weight", required_argument, NULL, 'w' },
 		{ "exact-only", no_argument, NULL, 'E' },
 		{ "title", required_argument, NULL, 'T' },
+		{ "width", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, i;
+	int c, i, top_given = 0, width_given = 0;
 
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if ((i = xp_cmd_choice("xpcorr diff", "format", optarg, formats, 4)) < 0)
+			if ((i = xp_cmd_choice("xpcorr diff", "format", optarg, formats, 5)) < 0)
 				return XP_EXIT_USAGE;
 			o->format = format_of[i];
 			break;
@@ -97,11 +103,15 @@ static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const ch
 		case 'T': o->title = optarg; break;
 		case 't':
 		case 'F':
-			if (parse_uint(optarg, c == 't' ? &o->top : &o->frames)) {
+		case 'W':
+			if (parse_uint(optarg, c == 't' ? &o->top : c == 'F' ? &o->frames : &o->width)) {
 				fprintf(stderr, "xpcorr diff: --%s %s: expected a number from 0 to"
-					" 1000000\n", c == 't' ? "top" : "frames", optarg);
+					" 1000000\n", c == 't' ? "top" : c == 'F' ? "frames" : "width",
+					optarg);
 				return XP_EXIT_USAGE;
 			}
+			top_given |= c == 't';
+			width_given |= c == 'W';
 			break;
 		case 'n':
 			if (parse_normalize(optarg, o))
@@ -126,6 +136,11 @@ static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const ch
 		usage(stderr);
 		return XP_EXIT_USAGE;
 	}
+	if (!width_given)
+		o->width = xp_cmd_text_width(*output != NULL);
+	/* a table for a script is whole; --top cuts it on purpose */
+	if (!top_given && (o->format == XP_DIFF_CSV || o->format == XP_DIFF_JSON))
+		o->top = 0;
 	return -1;
 }
 

@@ -20,6 +20,7 @@
 #include "opendb.h"
 #include "selection.h"
 #include "svg.h"
+#include "timearg.h"
 #include "weights.h"
 
 static void usage(FILE *out)
@@ -58,45 +59,6 @@ static int parse_int(const char *s, int64_t *v)
 	errno = 0;
 	*v = strtoll(s, &end, 10);
 	return errno || end == s || *end || *v < 0 ? -EINVAL : 0;
-}
-
-/* "+1.5s", "+200ms", "+50us", "+1000ns" (or "+1500000000"): an offset from
- * the run's start, in ns. */
-static int parse_offset(const char *s, int64_t *ns)
-{
-	static const struct { const char *unit; double scale; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
-	};
-	char *end;
-	double v;
-
-	if (s[0] != '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s + 1, &end);
-	if (errno || end == s + 1 || v < 0 || v > 1e6)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit)) {
-			*ns = (int64_t)(v * units[i].scale + 0.5);
-			return 0;
-		}
-	return -EINVAL;
-}
-
-/* The run's start (meta.json's, CLOCK_MONOTONIC ns), or -1. */
-static int64_t run_start_ns(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int64_t t = -1;
-
-	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT"
-			       " WHERE name = 'meta.start_monotonic_ns'", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		t = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return t;
 }
 
 /* The size past which a chrome trace gets a warning; the environment may
@@ -138,7 +100,7 @@ static int parse_number_option(int c, const char *arg, struct export_args *a)
 		return -1;
 	}
 	if ((c == 'S' || c == 'U') && arg[0] == '+') {
-		if (!parse_offset(arg, c == 'S' ? &a->since_off : &a->until_off))
+		if (!xp_cmd_parse_offset(arg, c == 'S' ? &a->since_off : &a->until_off))
 			return 0;
 		fprintf(stderr, "xpcorr export: --%s %s: expected +SECONDS with a unit (s, ms, us,"
 			" ns), e.g. +1.5s\n", name, arg);
@@ -285,10 +247,10 @@ static int export_chrome(sqlite3 *db, struct export_args *a, const char *run, FI
 
 	co->pid = a->fo.pid;
 	/* as Kineto: times from the run's start (baseTimeNanoseconds says where) */
-	if (!a->absolute && run_start_ns(db) > 0)
-		co->base = run_start_ns(db);
+	if (!a->absolute && xp_cmd_run_start_ns(db) > 0)
+		co->base = xp_cmd_run_start_ns(db);
 	if (a->since_off >= 0 || a->until_off >= 0) {
-		int64_t t0 = run_start_ns(db);
+		int64_t t0 = xp_cmd_run_start_ns(db);
 
 		if (t0 < 0) {
 			fprintf(stderr, "xpcorr export: --since/--until +OFFSET: %s has no start"

@@ -123,6 +123,24 @@ static void set_ingest_facts(json_t *sym, sqlite3 *db)
 	}
 }
 
+/* The processes; in a merged job a run's pids are stored as run << 22 | pid:
+ * the pid the program had, and its run and host, are what a person knows. */
+static json_t *processes(sqlite3 *db)
+{
+	return rows(db, xp_db_job_runs(db) > 0 ?
+		"SELECT " XP_SQL_PID_LOCAL("p.pid") " AS pid, p.pid >> 22 AS run,"
+		" (SELECT j.host FROM xp_job_runs j WHERE j.run = p.pid >> 22) AS host,"
+		" (SELECT group_concat(k.rank) FROM xp_ranks k WHERE k.pid = p.pid) AS rank,"
+		" p.pid AS stored_pid, p.name,"
+		" (SELECT count(*) FROM ThreadNames t WHERE " XP_SQL_GTID_PID("t.globalTid") " = p.pid) AS threads,"
+		" (SELECT count(*) FROM xp_samples x WHERE x.pid = p.pid) AS samples"
+		" FROM PROCESSES p ORDER BY p.pid" :
+		"SELECT p.pid, p.name,"
+		" (SELECT count(*) FROM ThreadNames t WHERE " XP_SQL_GTID_PID("t.globalTid") " = p.pid) AS threads,"
+		" (SELECT count(*) FROM xp_samples x WHERE x.pid = p.pid) AS samples"
+		" FROM PROCESSES p ORDER BY p.pid");
+}
+
 static json_t *build_info(sqlite3 *db)
 {
 	json_t *info = json_object(), *run = json_object(), *sym = json_object();
@@ -201,11 +219,7 @@ static json_t *build_info(sqlite3 *db)
 	json_object_set_new(info, "symbolization", sym);
 	if ((v = xp_info_python(db)))
 		json_object_set_new(info, "python", v);
-	json_object_set_new(info, "processes", rows(db,
-		"SELECT p.pid, p.name,"
-		" (SELECT count(*) FROM ThreadNames t WHERE " XP_SQL_GTID_PID("t.globalTid") " = p.pid) AS threads,"
-		" (SELECT count(*) FROM xp_samples x WHERE x.pid = p.pid) AS samples"
-		" FROM PROCESSES p ORDER BY p.pid"));
+	json_object_set_new(info, "processes", processes(db));
 	json_object_set_new(info, "warnings", rows(db,
 		"SELECT message FROM xp_warnings ORDER BY rowid"));
 	missing_modules_warning(info, sym);
@@ -222,7 +236,7 @@ static void print_job_runs(json_t *runs)
 	json_t *v;
 	size_t i;
 
-	printf("job:             %zu runs merged (a run's pids are stored as run << 22 | pid)\n",
+	printf("job:             %zu runs merged (in the database a run's pids are run << 22 | pid)\n",
 	       json_array_size(runs));
 	json_array_foreach(runs, i, v) {
 		json_t *spread = json_object_get(v, "spread_ns");
@@ -301,13 +315,21 @@ static void print_text(json_t *info)
 	if (json_object_get(info, "python"))
 		xp_info_python_print(json_object_get(info, "python"));
 	printf("processes:\n");
-	json_array_foreach(json_object_get(info, "processes"), i, v)
+	json_array_foreach(json_object_get(info, "processes"), i, v) {
 		printf("  %8" JSON_INTEGER_FORMAT " %-16s %4" JSON_INTEGER_FORMAT " threads %10"
-		       JSON_INTEGER_FORMAT " samples\n",
+		       JSON_INTEGER_FORMAT " samples",
 		       json_integer_value(json_object_get(v, "pid")),
 		       json_string_value(json_object_get(v, "name")) ?: "?",
 		       json_integer_value(json_object_get(v, "threads")),
 		       json_integer_value(json_object_get(v, "samples")));
+		if (json_object_get(v, "run"))      /* a merged job: which run it was */
+			printf("  run %" JSON_INTEGER_FORMAT " on %s%s%s",
+			       json_integer_value(json_object_get(v, "run")),
+			       json_string_value(json_object_get(v, "host")) ?: "?",
+			       json_string_value(json_object_get(v, "rank")) ? ", rank " : "",
+			       json_string_value(json_object_get(v, "rank")) ?: "");
+		putchar('\n');
+	}
 	if (json_object_get(info, "job_runs"))
 		print_job_runs(json_object_get(info, "job_runs"));
 	printf("warnings:%s\n", json_array_size(json_object_get(info, "warnings")) ? "" : " none");

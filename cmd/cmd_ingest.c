@@ -27,11 +27,54 @@ static void on_signal(int sig)
 	interrupted = 1;    /* the load stops at the next record, the temp db is removed */
 }
 
+/* The terminal's progress line: how far the reading is, and which step runs
+ * (the steps after the reading, indexing and correlating a large run, take
+ * as long as the reading and move no byte counter). */
+static const char *step = "";
+static unsigned percent;
+
+static void show_line(void)
+{
+	/* a percentage while the records are read, then the step alone */
+	if (!strncmp(step, "reading", 7))
+		fprintf(stderr, "\rxpcorr: ingesting %3u%%: %s\033[K", percent, step);
+	else
+		fprintf(stderr, "\rxpcorr: ingesting: %s\033[K", step);
+}
+
 static void show_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	(void)ctx;
-	if (total)
-		fprintf(stderr, "\rxpcorr: ingesting %3u%%", (unsigned)(done * 100 / total));
+	if (total) {
+		percent = (unsigned)(done * 100 / total);
+		show_line();
+	}
+}
+
+static void show_phase(void *ctx, const char *what)
+{
+	(void)ctx;
+	step = what;
+	show_line();
+}
+
+/* The correlation is the command's step in the load (opendb.c): named too. */
+static int (*correlate)(void *ctx, sqlite3 *db, char *err, size_t errlen);
+
+static int announce_correlation(void *ctx, sqlite3 *db, char *err, size_t errlen)
+{
+	show_phase(NULL, "correlating GPU work with the CPU stacks that launched it");
+	return correlate(ctx, db, err, errlen);
+}
+
+/* On a terminal: the progress line, its steps, the correlation among them. */
+static void show_steps(struct xp_load_opts *o)
+{
+	o->progress = show_progress;
+	o->phase = show_phase;
+	correlate = o->after_load;
+	if (correlate)
+		o->after_load = announce_correlation;
 }
 
 int cmd_ingest(int argc, char **argv)
@@ -104,7 +147,7 @@ int cmd_ingest(int argc, char **argv)
 	if (err)
 		return err;
 	if (!quiet && isatty(STDERR_FILENO))
-		o.progress = show_progress;
+		show_steps(&o);
 	o.cancel = &interrupted;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

@@ -2,8 +2,6 @@
  *   xpcorr report --top 20 --by stack --format csv run/ > stacks.csv
  * The only place of the report that prints to stderr. */
 #include <errno.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +14,18 @@
 #include "report.h"
 #include "selection.h"
 #include "views.h"
+#include "timearg.h"
 
 static const char usage[] =
 	"usage: xpcorr report [--top N] [--by VIEW] [--step N]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
-	"                     [--mangled] [--pid PID] [--rank N] [--since NS] [--until NS]\n"
+	"                     [--mangled] [--pid PID] [--rank N] [--since T] [--until T]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
-	"                     [--width COLUMNS] RUN_DIR|FILE.db\n";
+	"                     [--width COLUMNS] [-o FILE] RUN_DIR|FILE.db\n"
+	"  --top N        rows (default 30 in text; csv and json carry every row; 0 = all)\n"
+	"  --since T, --until T   GPU work starting in [T, T): CLOCK_MONOTONIC ns as in\n"
+	"                 the database, or +OFFSET from the run's start (+1.5s, +200ms)\n"
+	"  -o, --output FILE      write there instead of stdout\n";
 
 /* The usage, with the views' names from their table (views.c). */
 static void print_usage(FILE *to)
@@ -59,21 +62,6 @@ static int has_gpu_work(sqlite3 *db)
 	return found;
 }
 
-/* Text fits the terminal: $COLUMNS, else the terminal's own width, else 120
- * (a pipe or a file: what a reader's screen holds). */
-static unsigned text_width(void)
-{
-	const char *env = getenv("COLUMNS");
-	struct winsize ws;
-	long v;
-
-	if (env && (v = strtol(env, NULL, 10)) >= 40 && v <= 100000)
-		return (unsigned)v;
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
-		return ws.ws_col;
-	return 120;
-}
-
 static int number(const char *arg, long long *v)
 {
 	char *end;
@@ -85,6 +73,47 @@ static int number(const char *arg, long long *v)
 
 /* getopt into o: -1 to go on, else the exit status. */
 static long long rank_wanted = -1;     /* --rank N, mapped to its process once the run is open */
+static int64_t since_off = -1, until_off = -1;   /* --since/--until +OFFSET, or -1 */
+static const char *output;             /* -o FILE, or NULL: stdout */
+
+/* --since/--until T into o (ns) or the offsets; 0, or the exit status
+ * after saying what is wrong. */
+static int parse_time(int c, const char *arg, struct xp_report_opts *o)
+{
+	const char *name = c == 'S' ? "since" : "until";
+	long long v;
+
+	if (arg[0] == '+') {
+		if (!xp_cmd_parse_offset(arg, c == 'S' ? &since_off : &until_off))
+			return 0;
+		fprintf(stderr, "xpcorr report: --%s %s: expected +SECONDS with a unit (s, ms, us,"
+			" ns), e.g. +1.5s\n", name, arg);
+		return XP_EXIT_USAGE;
+	}
+	if (number(arg, &v) < 0) {
+		fprintf(stderr, "xpcorr report: --%s %s: expected a number of ns, or +OFFSET such"
+			" as +1.5s\n", name, arg);
+		return XP_EXIT_USAGE;
+	}
+	*(c == 'S' ? &o->since : &o->until) = v;
+	return 0;
+}
+
+/* --since before --until, in ns or as offsets: -1 to go on, else the exit status. */
+static int check_window(const struct xp_report_opts *o)
+{
+	if (o->since && o->until && o->since >= o->until) {
+		fprintf(stderr, "xpcorr report: --since %lld is not before --until %lld: an empty"
+			" window\n", (long long)o->since, (long long)o->until);
+		return XP_EXIT_USAGE;
+	}
+	if (since_off >= 0 && until_off >= 0 && since_off >= until_off) {
+		fprintf(stderr, "xpcorr report: --since +%lldns is not before --until +%lldns: an"
+			" empty window\n", (long long)since_off, (long long)until_off);
+		return XP_EXIT_USAGE;
+	}
+	return -1;
+}
 
 static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 {
@@ -99,17 +128,18 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "stacks", required_argument, NULL, 'k' }, { "frames", required_argument, NULL, 'F' },
 		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
 		{ "rank", required_argument, NULL, 'R' }, { "step", required_argument, NULL, 'T' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *bys[XP_BY_COUNT];
 	const char *const *names;
-	int c, i, n, width_given = 0;
+	int c, i, n, width_given = 0, top_given = 0;
 	long long v;
 
 	for (i = 0; i < XP_BY_COUNT; i++)
 		bys[i] = xp_views[i].name;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'f': case 's': case 'N':
 			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
@@ -129,6 +159,13 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		case 'm':
 			o->mangled = 1;
 			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'S': case 'U':
+			if ((i = parse_time(c, optarg, o)))
+				return i;
+			break;
 		case 'R':
 			if (number(optarg, &rank_wanted) < 0 || rank_wanted > 0x7fffffff) {
 				fprintf(stderr, "xpcorr report: --rank %s: expected a number of 0 or more\n",
@@ -143,16 +180,17 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 				return XP_EXIT_USAGE;
 			}
 			break;
-		case 'n': case 'p': case 'S': case 'U': case 'k': case 'F': case 'W':
-			if (number(optarg, &v) < 0 || (c != 'S' && c != 'U' && v > 0xffffffffll)) {
+		case 'n': case 'p': case 'k': case 'F': case 'W':
+			if (number(optarg, &v) < 0 || v > 0xffffffffll) {
 				fprintf(stderr, "xpcorr report: --%s %s: expected a number of 0 or more\n",
 					long_name(opts, c), optarg);
 				return XP_EXIT_USAGE;
 			}
-			if (c == 'n') o->top = (unsigned)v;
+			if (c == 'n') {
+				o->top = (unsigned)v;
+				top_given = 1;
+			}
 			if (c == 'p') o->pid = (uint32_t)v;
-			if (c == 'S') o->since = v;
-			if (c == 'U') o->until = v;
 			if (c == 'k') o->stacks = (unsigned)v;
 			if (c == 'F') o->frames = (unsigned)v;
 			if (c == 'W') {
@@ -172,14 +210,12 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		print_usage(stderr);
 		return XP_EXIT_USAGE;
 	}
-	if (o->since && o->until && o->since >= o->until) {
-		fprintf(stderr, "xpcorr report: --since %lld is not before --until %lld: an empty"
-			" window\n", (long long)o->since, (long long)o->until);
-		return XP_EXIT_USAGE;
-	}
 	if (!width_given)
-		o->width = text_width();
-	return -1;
+		o->width = xp_cmd_text_width(output != NULL);
+	/* a table for a script is whole; --top cuts it on purpose */
+	if (!top_given && o->format != XP_FMT_TEXT)
+		o->top = 0;
+	return check_window(o);
 }
 
 /* --rank N: the process the launcher gave that rank (xp_ranks); 0, or the
@@ -207,10 +243,39 @@ static int pid_of_rank(sqlite3 *db, const char *run, struct xp_report_opts *o)
 	return XP_EXIT_USAGE;
 }
 
+/* --since/--until +OFFSET: from the run's start into o; 0, or the exit
+ * status after saying why (db closed then). */
+static int resolve_offsets(sqlite3 *db, const char *run, struct xp_report_opts *o)
+{
+	int64_t t0;
+
+	if (since_off < 0 && until_off < 0)
+		return 0;
+	t0 = xp_cmd_run_start_ns(db);
+	if (t0 < 0) {
+		fprintf(stderr, "xpcorr report: --since/--until +OFFSET: %s has no start time"
+			" (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n", run);
+		sqlite3_close(db);
+		return XP_EXIT_USAGE;
+	}
+	if (since_off >= 0)
+		o->since = t0 + since_off;
+	if (until_off >= 0)
+		o->until = t0 + until_off;
+	if (o->since && o->until && o->since >= o->until) {
+		fprintf(stderr, "xpcorr report: --since %lld is not before --until %lld: an empty"
+			" window\n", (long long)o->since, (long long)o->until);
+		sqlite3_close(db);
+		return XP_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
 	sqlite3 *db = NULL;
+	FILE *out = stdout;
 	size_t groups = 0;
 	int rc;
 
@@ -221,23 +286,34 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	if (rank_wanted >= 0 && (rc = pid_of_rank(db, argv[optind], &o)))
 		return rc;
+	if ((rc = resolve_offsets(db, argv[optind], &o)))
+		return rc;
 	if (o.pid && !xp_selection_matches(db, o.pid, -1)) {
 		fprintf(stderr, "xpcorr report: --pid %u: no such process in %s (xpcorr report"
 			" --by thread lists them)\n", (unsigned)o.pid, argv[optind]);
 		sqlite3_close(db);
 		return XP_EXIT_USAGE;
 	}
+	if (output && !(out = fopen(output, "we"))) {
+		fprintf(stderr, "xpcorr report: cannot write %s: %s\n", output, strerror(errno));
+		sqlite3_close(db);
+		return XP_EXIT_FAIL;
+	}
 	o.notes = stderr;       /* csv: one table on stdout, the footer beside it */
-	rc = xp_report(db, &o, stdout, &groups);
+	rc = xp_report(db, &o, out, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
 			rc == -EIO ? sqlite3_errmsg(db) : strerror(-rc));
+	else if (!groups && has_gpu_work(db) && (o.since || o.until))
+		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: no GPU work started"
+			" in the --since/--until window\n", xp_views[o.by].name, argv[optind]);
 	else if (!groups && has_gpu_work(db))   /* an empty table is an answer: say what it means */
 		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: %s\n", xp_views[o.by].name,
 			argv[optind], xp_views[o.by].empty_why);
 	sqlite3_close(db);
-	if (fflush(stdout) != 0 && rc == 0) {
-		fprintf(stderr, "xpcorr: writing the report: %s\n", strerror(errno));
+	if ((out == stdout ? fflush(out) : fclose(out)) != 0 && rc == 0) {
+		fprintf(stderr, "xpcorr: writing the report to %s: %s\n", output ? output : "stdout",
+			strerror(errno));
 		rc = -EIO;
 	}
 	return rc < 0 ? XP_EXIT_FAIL : XP_EXIT_OK;

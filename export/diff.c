@@ -16,8 +16,10 @@
 #include <time.h>
 
 #include "archive.h"
+#include "diffname.h"
+#include "jsonw.h"
 #include "launch.h"
-#include "pyreach.h"
+#include "report_priv.h"
 #include "svg.h"
 #include "wtab.h"
 
@@ -42,6 +44,9 @@ struct ctx {
 	size_t errlen;
 	double scale;               /* applied to the new side's totals */
 	struct xp_archive info[2];
+	struct jsonw json;          /* XP_DIFF_JSON */
+	char warn[4][320];          /* why the runs may not compare */
+	int warns;
 };
 
 static int fail(struct ctx *C, int code, const char *fmt, ...)
@@ -159,44 +164,105 @@ static void when(int64_t realtime_ns, char *buf, size_t len)
 		snprintf(buf, len, "date unknown");
 }
 
-/* The runs, then why they may not compare: on the output of a text diff,
- * else on o->warnings (a CSV, folded or SVG file stays clean). */
-static void header(struct ctx *C)
+static void warn(struct ctx *C, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct ctx *C, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (C->warns >= (int)(sizeof(C->warn) / sizeof(C->warn[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(C->warn[C->warns++], sizeof(C->warn[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* Why the runs may not compare, and how they were scaled. */
+static void collect_warnings(struct ctx *C)
 {
 	const struct xp_archive *a = &C->info[0], *b = &C->info[1];
+
+	if (strcmp(a->gpu, b->gpu))
+		warn(C, "WARNING: GPU models differ (%s vs %s): kernel times are not comparable",
+		     a->gpu[0] ? a->gpu : "none", b->gpu[0] ? b->gpu : "none");
+	if (strcmp(a->driver, b->driver))
+		warn(C, "WARNING: CUDA drivers differ (%s vs %s)", a->driver[0] ? a->driver : "?",
+		     b->driver[0] ? b->driver : "?");
+	if (a->sample_hz != b->sample_hz)
+		warn(C, "WARNING: sampling frequencies differ (%" PRId64 " vs %" PRId64 " Hz): CPU"
+		     " sample counts are not comparable", a->sample_hz, b->sample_hz);
+	if (C->o->normalize == XP_NORM_DURATION)
+		warn(C, "normalized: new totals x %.4f (base duration / new duration)", C->scale);
+	else if (C->o->normalize == XP_NORM_KERNEL)
+		warn(C, "normalized: new totals x %.4f (instances of %s, base / new)", C->scale,
+		     C->o->norm_kernel);
+}
+
+/* One line of text output, cut to o->width columns with an ellipsis (0:
+ * whole): a row must not wrap into the next in a terminal. */
+static void put_line(struct ctx *C, const char *line)
+{
+	unsigned width = C->o->width;
+	int cut = 0;
+	size_t n = strlen(line);
+
+	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut))
+		n = xp_rep_fit_bytes(line, width - 1, &cut);
+	fwrite(line, 1, n, C->out);
+	fputs(cut ? "\u2026\n" : "\n", C->out);
+}
+
+/* A run's facts, "a, b, c", wrapped after a comma at o->width columns, the
+ * following lines indented as the first. */
+static void put_facts(struct ctx *C, const char *facts)
+{
+	const char *p = facts;
+	int cut;
+
+	while (C->o->width > 12 && (xp_rep_fit_bytes(p, C->o->width, &cut), cut)) {
+		size_t fit = xp_rep_fit_bytes(p, C->o->width, &cut), at = 0;
+
+		for (size_t i = 6; i + 1 < fit; i++)
+			if (p[i] == ',' && p[i + 1] == ' ')
+				at = i + 1;
+		if (!at)
+			break;
+		fprintf(C->out, "%.*s\n", (int)at, p);
+		fputs("     ", C->out);
+		p += at;
+	}
+	put_line(C, p);
+}
+
+/* The runs, then why they may not compare: on the output of a text diff,
+ * else on o->warnings (a CSV, folded, SVG or JSON file stays clean). */
+static void header(struct ctx *C)
+{
 	const char *pre = C->o->format == XP_DIFF_TEXT ? "" : "xpcorr: diff: ";
 	FILE *out = C->o->format == XP_DIFF_TEXT ? C->out : C->o->warnings;
 
+	collect_warnings(C);
 	if (!out)
 		return;
 	for (int s = 0; s < 2 && out == C->out; s++) {
 		const struct xp_archive *i = &C->info[s];
-		char date[64];
+		char date[64], line[2048];
 
 		when(i->start_realtime_ns, date, sizeof(date));
-		fprintf(out, "%s%-5s %s: %s\n", pre, s ? "new" : "base", C->side[s]->name,
-			i->command[0] ? i->command : "(command unknown)");
-		fprintf(out, "%s      %s, %.3f s, GPU time %" PRId64 " ns, host %s, GPU %s,"
-			" CUDA driver %s, %" PRId64 " Hz sampling, xpcap %s%s%s\n", pre, date,
-			(double)i->duration_ns / 1e9, i->gpu_ns, i->host[0] ? i->host : "?",
-			i->gpu[0] ? i->gpu : "none", i->driver[0] ? i->driver : "?", i->sample_hz,
-			i->xpcap_version[0] ? i->xpcap_version : "?", i->git[0] ? ", git " : "", i->git);
+		snprintf(line, sizeof(line), "%-5s %s: %s", s ? "new" : "base", C->side[s]->name,
+			 i->command[0] ? i->command : "(command unknown)");
+		put_line(C, line);
+		snprintf(line, sizeof(line), "      %s, %.3f s, GPU time %" PRId64 " ns, host %s,"
+			 " GPU %s, CUDA driver %s, %" PRId64 " Hz sampling, xpcap %s%s%s", date,
+			 (double)i->duration_ns / 1e9, i->gpu_ns, i->host[0] ? i->host : "?",
+			 i->gpu[0] ? i->gpu : "none", i->driver[0] ? i->driver : "?", i->sample_hz,
+			 i->xpcap_version[0] ? i->xpcap_version : "?", i->git[0] ? ", git " : "", i->git);
+		put_facts(C, line);
 	}
-	if (strcmp(a->gpu, b->gpu))
-		fprintf(out, "%sWARNING: GPU models differ (%s vs %s): kernel times are not"
-			" comparable\n", pre, a->gpu[0] ? a->gpu : "none", b->gpu[0] ? b->gpu : "none");
-	if (strcmp(a->driver, b->driver))
-		fprintf(out, "%sWARNING: CUDA drivers differ (%s vs %s)\n", pre,
-			a->driver[0] ? a->driver : "?", b->driver[0] ? b->driver : "?");
-	if (a->sample_hz != b->sample_hz)
-		fprintf(out, "%sWARNING: sampling frequencies differ (%" PRId64 " vs %" PRId64
-			" Hz): CPU sample counts are not comparable\n", pre, a->sample_hz, b->sample_hz);
-	if (C->o->normalize == XP_NORM_DURATION)
-		fprintf(out, "%snormalized: new totals x %.4f (base duration / new duration)\n", pre,
-			C->scale);
-	else if (C->o->normalize == XP_NORM_KERNEL)
-		fprintf(out, "%snormalized: new totals x %.4f (instances of %s, base / new)\n", pre,
-			C->scale, C->o->norm_kernel);
+	for (int w = 0; w < C->warns; w++)
+		if (out == C->out)
+			put_facts(C, C->warn[w]);
+		else
+			fprintf(out, "%s%s\n", pre, C->warn[w]);
 	if (out == C->out)
 		fputc('\n', out);
 }
@@ -217,59 +283,6 @@ static int cmp_drow(const void *pa, const void *pb)
 	return strcmp(x->key, y->key);
 }
 
-/* The leaf-most Python frame of a folded stack at or before end, as
- * [*start, *stop), or 0 when there is none. */
-static int leaf_python(const char *folded, const char *end, const char **start, const char **stop)
-{
-	while (end > folded) {
-		const char *s = end;
-
-		while (s > folded && s[-1] != ';')
-			s--;
-		if (xp_is_python_text(s, (size_t)(end - s))) {
-			*start = s;
-			*stop = end;
-			return 1;
-		}
-		end = s > folded ? s - 1 : folded;
-	}
-	return 0;
-}
-
-/* "launch_a <- main <- __libc_start_main": a folded stack, leaf first; as
- * in report, the leaf-most Python function leads when it is not shown. */
-static void stack_name(const char *folded, unsigned frames, char *buf, size_t len)
-{
-	const char *end = folded + strlen(folded), *py, *py_end;
-	size_t used = 0;
-	unsigned shown = 0;
-	int shown_py = 0;
-
-	buf[0] = '\0';
-	while (end > folded && used < len) {
-		const char *start = end;
-
-		while (start > folded && start[-1] != ';')
-			start--;
-		if (shown == frames) {
-			char *rest = NULL;
-
-			if (!shown_py && leaf_python(folded, end, &py, &py_end) && (rest = strdup(buf))) {
-				snprintf(buf, len, "%.*s | %s <- ...", (int)(py_end - py), py, rest);
-				free(rest);
-			} else {
-				snprintf(buf + used, len - used, " <- ...");
-			}
-			return;
-		}
-		used += (size_t)snprintf(buf + used, len - used, "%s%.*s", shown ? " <- " : "",
-					 (int)(end - start), start);
-		shown_py |= xp_is_python_text(start, (size_t)(end - start));
-		shown++;
-		end = start > folded ? start - 1 : folded;
-	}
-}
-
 static void csv_str(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -279,6 +292,119 @@ static void csv_str(FILE *out, const char *s)
 		fputc(*s, out);
 	}
 	fputc('"', out);
+}
+
+/* One row as JSON: the change and its name (a stack also whole, folded). */
+static void json_row(struct ctx *C, const struct drow *d, const char *name, int stack)
+{
+	struct jsonw *w = &C->json;
+
+	jsonw_newline(w);
+	jsonw_obj_begin(w);
+	jsonw_key(w, "name"); jsonw_str(w, name);
+	if (stack) {
+		jsonw_key(w, "folded"); jsonw_str(w, d->key);
+	}
+	jsonw_key(w, "base_ns"); jsonw_fixed(w, d->a, 0);
+	jsonw_key(w, "new_ns"); jsonw_fixed(w, d->b, 0);
+	jsonw_key(w, "diff_ns"); jsonw_fixed(w, d->d, 0);
+	/* "new" and "gone" have no percentage */
+	jsonw_key(w, "diff_pct");
+	if (d->a == 0 || d->b == 0)
+		jsonw_null(w);
+	else
+		jsonw_fixed(w, 100.0 * d->d / d->a, 1);
+	jsonw_key(w, "change");
+	jsonw_str(w, d->a == 0 ? "new" : d->b == 0 ? "gone" : d->d > 0 ? "slower" :
+		  d->d < 0 ? "faster" : "same");
+	jsonw_key(w, "base_instances"); jsonw_uint(w, d->an);
+	jsonw_key(w, "new_instances"); jsonw_uint(w, d->bn);
+	jsonw_obj_end(w);
+}
+
+static void row_out(struct ctx *C, const struct drow *d, const char *section, int stacks)
+{
+	char name[1024], pct[32], line[1400];
+
+	if (stacks)
+		xp_diff_stack_name(d->key, C->o->frames, C->o->format == XP_DIFF_TEXT, name,
+				   sizeof(name));
+	else
+		snprintf(name, sizeof(name), "%s", d->key);
+	if (C->o->format == XP_DIFF_JSON) {
+		json_row(C, d, name, stacks);
+		return;
+	}
+	if (d->a == 0)
+		snprintf(pct, sizeof(pct), "new");
+	else if (d->b == 0)
+		snprintf(pct, sizeof(pct), "gone");
+	else
+		snprintf(pct, sizeof(pct), "%+.1f", 100.0 * d->d / d->a);
+	if (C->o->format == XP_DIFF_TEXT) {
+		int n = snprintf(line, sizeof(line), " %15.0f  %15.0f  %+15.0f  %8s  %9" PRIu64
+				 "  %9" PRIu64, d->a, d->b, d->d, pct, d->an, d->bn), cut = 0;
+
+		/* a name too long for the rest of the row goes on a line of its own
+		 * under it, as the report's kernels do */
+		if (C->o->width && (xp_rep_fit_bytes(name, C->o->width > (unsigned)n + 2 ?
+			C->o->width - (unsigned)n - 2 : 0, &cut), cut)) {
+			put_line(C, line);
+			snprintf(line, sizeof(line), "    %s", name);
+		} else {
+			snprintf(line + n, sizeof(line) - (size_t)n, "  %s", name);
+		}
+		put_line(C, line);
+		return;
+	}
+	fprintf(C->out, "%s,%.0f,%.0f,%.0f,%s,%" PRIu64 ",%" PRIu64 ",", section, d->a, d->b, d->d,
+		pct, d->an, d->bn);
+	csv_str(C->out, name);
+	fputc('\n', C->out);
+}
+
+static void table_begin(struct ctx *C, const char *title, const char *section)
+{
+	char line[256];
+
+	if (C->o->format == XP_DIFF_JSON) {
+		jsonw_newline(&C->json);
+		jsonw_obj_begin(&C->json);
+		jsonw_key(&C->json, "section"); jsonw_str(&C->json, section);
+		jsonw_key(&C->json, "title"); jsonw_str(&C->json, title);
+		jsonw_key(&C->json, "rows"); jsonw_arr_begin(&C->json);
+	} else if (C->o->format == XP_DIFF_TEXT) {
+		snprintf(line, sizeof(line), "** %s:", title);
+		put_line(C, line);
+		fputc('\n', C->out);
+		snprintf(line, sizeof(line), " %15s  %15s  %15s  %8s  %9s  %9s  %s", "Base (ns)",
+			 "New (ns)", "Diff (ns)", "Diff (%)", "Base Inst", "New Inst", "Name");
+		put_line(C, line);
+		snprintf(line, sizeof(line), " %15s  %15s  %15s  %8s  %9s  %9s  %s", "---------",
+			 "--------", "---------", "--------", "---------", "--------", "----");
+		put_line(C, line);
+	}
+}
+
+static void table_end(struct ctx *C, size_t more, double ta, double tb)
+{
+	char line[256];
+
+	if (C->o->format == XP_DIFF_JSON) {
+		jsonw_arr_end(&C->json);
+		jsonw_key(&C->json, "more_rows"); jsonw_uint(&C->json, more);
+		jsonw_key(&C->json, "base_ns"); jsonw_fixed(&C->json, ta, 0);
+		jsonw_key(&C->json, "new_ns"); jsonw_fixed(&C->json, tb, 0);
+		jsonw_key(&C->json, "diff_ns"); jsonw_fixed(&C->json, tb - ta, 0);
+		jsonw_obj_end(&C->json);
+	} else if (C->o->format == XP_DIFF_TEXT) {
+		if (more)
+			fprintf(C->out, " (%zu more rows; --top 0 shows all)\n", more);
+		snprintf(line, sizeof(line), " %15.0f  %15.0f  %+15.0f  %8s  %9s  %9s  %s", ta, tb,
+			 tb - ta, "", "", "", "(total)");
+		put_line(C, line);
+		fputc('\n', C->out);
+	}
 }
 
 static int table(struct ctx *C, const char *title, const char *section, const struct xp_wtab *t,
@@ -308,41 +434,10 @@ static int table(struct ctx *C, const char *title, const char *section, const st
 	if (n)
 		qsort(d, n, sizeof(*d), cmp_drow);
 	shown = C->o->top && C->o->top < n ? C->o->top : n;
-	if (C->o->format == XP_DIFF_TEXT) {
-		fprintf(C->out, "** %s:\n\n %15s  %15s  %15s  %8s  %9s  %9s  %s\n", title, "Base (ns)",
-			"New (ns)", "Diff (ns)", "Diff (%)", "Base Inst", "New Inst", "Name");
-		fprintf(C->out, " %15s  %15s  %15s  %8s  %9s  %9s  %s\n", "---------", "--------",
-			"---------", "--------", "---------", "--------", "----");
-	}
-	for (size_t i = 0; i < shown; i++) {
-		char name[1024], pct[32];
-
-		if (stacks)
-			stack_name(d[i].key, C->o->frames, name, sizeof(name));
-		else
-			snprintf(name, sizeof(name), "%s", d[i].key);
-		if (d[i].a == 0)
-			snprintf(pct, sizeof(pct), "new");
-		else if (d[i].b == 0)
-			snprintf(pct, sizeof(pct), "gone");
-		else
-			snprintf(pct, sizeof(pct), "%+.1f", 100.0 * d[i].d / d[i].a);
-		if (C->o->format == XP_DIFF_TEXT) {
-			fprintf(C->out, " %15.0f  %15.0f  %+15.0f  %8s  %9" PRIu64 "  %9" PRIu64 "  %s\n",
-				d[i].a, d[i].b, d[i].d, pct, d[i].an, d[i].bn, name);
-		} else {
-			fprintf(C->out, "%s,%.0f,%.0f,%.0f,%s,%" PRIu64 ",%" PRIu64 ",", section, d[i].a,
-				d[i].b, d[i].d, pct, d[i].an, d[i].bn);
-			csv_str(C->out, name);
-			fputc('\n', C->out);
-		}
-	}
-	if (C->o->format == XP_DIFF_TEXT) {
-		if (shown < n)
-			fprintf(C->out, " (%zu more rows; --top 0 shows all)\n", n - shown);
-		fprintf(C->out, " %15.0f  %15.0f  %+15.0f  %8s  %9s  %9s  %s\n\n", ta, tb, tb - ta,
-			"", "", "", "(total)");
-	}
+	table_begin(C, title, section);
+	for (size_t i = 0; i < shown; i++)
+		row_out(C, &d[i], section, stacks);
+	table_end(C, n - shown, ta, tb);
 	free(d);
 	free(rows);
 	return 0;
@@ -420,6 +515,43 @@ out:
 	return rc;
 }
 
+/* {"runs": [...], "warnings": [...], "tables": [ ... left open for table() */
+static void json_begin(struct ctx *C)
+{
+	struct jsonw *w = &C->json;
+
+	jsonw_init(w, C->out);
+	jsonw_obj_begin(w);
+	jsonw_key(w, "report"); jsonw_str(w, "diff");
+	jsonw_key(w, "runs"); jsonw_arr_begin(w);
+	for (int s = 0; s < 2; s++) {
+		const struct xp_archive *i = &C->info[s];
+
+		jsonw_newline(w);
+		jsonw_obj_begin(w);
+		jsonw_key(w, "role"); jsonw_str(w, s ? "new" : "base");
+		jsonw_key(w, "run"); jsonw_str(w, C->side[s]->name);
+		jsonw_key(w, "command"); jsonw_str(w, i->command);
+		jsonw_key(w, "start_realtime_ns"); jsonw_int(w, i->start_realtime_ns);
+		jsonw_key(w, "duration_ns"); jsonw_int(w, i->duration_ns);
+		jsonw_key(w, "gpu_ns"); jsonw_int(w, i->gpu_ns);
+		jsonw_key(w, "host"); jsonw_str(w, i->host);
+		jsonw_key(w, "gpu"); jsonw_str(w, i->gpu);
+		jsonw_key(w, "driver"); jsonw_str(w, i->driver);
+		jsonw_key(w, "sample_hz"); jsonw_int(w, i->sample_hz);
+		jsonw_key(w, "xpcap_version"); jsonw_str(w, i->xpcap_version);
+		jsonw_key(w, "git"); jsonw_str(w, i->git);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_key(w, "scale"); jsonw_fixed(w, C->scale, 6);
+	jsonw_key(w, "warnings"); jsonw_arr_begin(w);
+	for (int k = 0; k < C->warns; k++)
+		jsonw_str(w, C->warn[k]);
+	jsonw_arr_end(w);
+	jsonw_key(w, "tables"); jsonw_arr_begin(w);
+}
+
 int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 	    const struct xp_diff_opts *o, FILE *out, char *err, size_t errlen)
 {
@@ -464,13 +596,22 @@ int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 		goto out;
 	if (o->format == XP_DIFF_CSV)
 		fprintf(out, "section,base_ns,new_ns,diff_ns,diff_pct,base_instances,new_instances,name\n");
+	if (o->format == XP_DIFF_JSON)
+		json_begin(&C);
 	if ((rc = table(&C, "GPU time by kernel, copy and set", "kernel", gpu, 0)) ||
 	    (rc = table(&C, "GPU time by launching CPU stack", "stack", stk, 1)) ||
 	    (rc = table(&C, "CUDA API calls (time in the call)", "api", api, 0)) ||
 	    (xp_wtab_count(grf) &&
 	     (rc = table(&C, "CUDA graph replays by capture site (GPU span)", "graph", grf, 0))))
 		goto out;
-	if (ferror(out))
+	if (o->format == XP_DIFF_JSON) {
+		jsonw_arr_end(&C.json);
+		jsonw_obj_end(&C.json);
+		fputc('\n', out);
+		if (jsonw_error(&C.json))
+			rc = fail(&C, jsonw_error(&C.json), "write: %s", strerror(-jsonw_error(&C.json)));
+	}
+	if (!rc && ferror(out))
 		rc = fail(&C, -EIO, "write: %s", strerror(errno));
 out:
 	xp_wtab_free(gpu);

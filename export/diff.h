@@ -2,7 +2,8 @@
  * (kernel, "[memcpy HtoD]", "[memset]"), per launching CPU stack and per
  * CUDA API: base and new totals, absolute and relative change, instances,
  * sorted by absolute change; a header that warns when the runs differ in
- * GPU model, driver or sampling frequency. Or the differential folded
+ * GPU model, driver or sampling frequency; as text, CSV or JSON. Launching
+ * stacks are named as the report names them (diffname.h). Or the differential folded
  * stacks "stack base new" of one weight (difffolded.pl's format), or their
  * differential flame graph.
  *
@@ -20,7 +21,7 @@
 
 #include "folded.h"
 
-enum xp_diff_format { XP_DIFF_TEXT, XP_DIFF_CSV, XP_DIFF_FOLDED, XP_DIFF_SVG };
+enum xp_diff_format { XP_DIFF_TEXT, XP_DIFF_CSV, XP_DIFF_FOLDED, XP_DIFF_SVG, XP_DIFF_JSON };
 enum xp_diff_norm {
 	XP_NORM_NONE,
 	XP_NORM_DURATION,           /* new values x base duration / new duration */
@@ -33,11 +34,13 @@ struct xp_diff_opts {
 	const char *norm_kernel;    /* XP_NORM_KERNEL: exact name, or a unique substring */
 	unsigned top;               /* rows per table; 0 = all */
 	unsigned frames;            /* frames shown per launching stack */
+	unsigned width;             /* text: rows cut to this many columns; 0: whole */
 	enum xp_weight weight;      /* folded, svg */
 	int exact_only;             /* drop inferred and unattributed GPU time */
 	const char *title;          /* svg */
-	FILE *warnings;             /* csv, folded, svg: where the header's
-	                             * warnings go (text has them on top); or NULL */
+	FILE *warnings;             /* csv, folded, svg, json: where the header's
+	                             * warnings go (text has them on top, json
+	                             * also in "warnings"); or NULL */
 };
 
 #define XP_DIFF_DEFAULTS { .format = XP_DIFF_TEXT, .top = 20, .frames = 4, \

@@ -439,13 +439,18 @@ static int build_query(struct rep *R, char *sql, size_t len)
 		break;
 	case XP_BY_THREAD:
 		xp_rep_filter(o, "g.gp", "g.start", f, sizeof(f));
-		/* a rank of a distributed job names its process: "rank 1: 754/785";
-		 * in a merged job without ranks, its host: "node-b: 754/785" */
+		/* the thread's name where the run has it: "pt_autograd_0 754/785"; a
+		 * rank of a distributed job names its process: "rank 1: python3
+		 * 754/785"; in a merged job without ranks, its host: "node-b: ..." */
 		snprintf(sql, len, "SELECT CASE WHEN r.globalTid IS NULL THEN '(no API call)' ELSE"
-			 " %s%s" XP_SQL_PID_LOCAL(XP_SQL_GTID_PID("r.globalTid")) " || '/' || "
+			 " %s%sifnull(tname.value || ' ', '') || "
+			 XP_SQL_PID_LOCAL(XP_SQL_GTID_PID("r.globalTid")) " || '/' || "
 			 XP_SQL_GTID_TID("r.globalTid") " END, ifnull(r.globalTid, -1),"
 			 " g.end - g.start FROM " GPU_ROWS " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r"
-			 " ON r.rowid = a.api_rowid WHERE %s ORDER BY 2, 3",
+			 " ON r.rowid = a.api_rowid LEFT JOIN (SELECT globalTid, min(nameId) AS nameId FROM"
+			 " ThreadNames GROUP BY globalTid) tn ON tn.globalTid = r.globalTid"
+			 " LEFT JOIN StringIds tname ON tname.id = tn.nameId AND tname.value != ''"
+			 " WHERE %s ORDER BY 2, 3",
 			 xp_db_has_table(R->db, "xp_ranks") ? "ifnull((SELECT 'rank ' || k.rank || ': ' FROM"
 			 " xp_ranks k WHERE k.pid = " XP_SQL_GTID_PID("r.globalTid") " LIMIT 1), '') || " : "",
 			 xp_db_job_runs(R->db) > 1 ? "CASE WHEN (SELECT count(*) FROM xp_ranks k WHERE"

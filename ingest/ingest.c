@@ -219,6 +219,8 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 		if (err)
 			goto fail;
 		keep = *res;
+		if (o->phase)
+			o->phase(o->progress_ctx, "indexing");
 		if (xp_db_create_indexes(db) != SQLITE_OK) {
 			snprintf(res->error, sizeof(res->error), "database: %s", sqlite3_errmsg(db));
 			err = -EIO;
@@ -235,12 +237,16 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 		    (err = o->after_load(o->after_load_ctx, db, res->error, sizeof(res->error))))
 			goto fail;
 		/* what a later diff or ls needs: host, GPU, versions, git describe */
+		if (o->phase)
+			o->phase(o->progress_ctx, "summing up the run");
 		if (xp_archive_record(db)) {
 			snprintf(res->error, sizeof(res->error), "archive facts: %s", sqlite3_errmsg(db));
 			err = -EIO;
 			goto fail;
 		}
 	}
+	if (o->phase)
+		o->phase(o->progress_ctx, "writing the database");
 	if ((err = exec_sql(db, "COMMIT;", res)))
 		goto fail;
 	if (sqlite3_close(db) != SQLITE_OK) {

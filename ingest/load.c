@@ -601,6 +601,28 @@ static int loader_alloc(struct loader *L)
 		0 : -ENOMEM;
 }
 
+/* The steps a load goes through, for the progress line (load.h's phase). */
+static const char *const pass_what[] = { "reading tasks and mappings",
+	"reading and symbolizing CPU samples and launches", "reading GPU records" };
+
+static void announce(const struct xp_load_opts *o, const char *what)
+{
+	if (o->phase)
+		o->phase(o->progress_ctx, what);
+}
+
+/* A GPU stream is read as a whole (gpu_load.c): its bytes count when it is done. */
+static void gpu_stream_read(struct loader *L, const char *path)
+{
+	struct stat st;
+
+	if (!L->o->progress)
+		return;
+	if (!lstat(path, &st) && S_ISREG(st.st_mode))
+		L->bytes_done += (uint64_t)st.st_size;
+	L->o->progress(L->o->progress_ctx, L->bytes_done, L->bytes_total);
+}
+
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
 {
 	struct loader *L = calloc(1, sizeof(*L));
@@ -656,8 +678,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 		has_cpu |= !strcmp(names[i]->d_name, "cpu.xpr");
 		snprintf(path, sizeof(path), "%s/%s", o->run_dir, names[i]->d_name);
 		/* lstat: a link is not read, its target's size is not ours */
-		if (!lstat(path, &st) && S_ISREG(st.st_mode))
-			L->bytes_total += 2 * (uint64_t)st.st_size;
+		if (!lstat(path, &st) && S_ISREG(st.st_mode))   /* GPU streams: read once */
+			L->bytes_total += (is_gpu_stream(names[i]->d_name) ? 1 : 2) * (uint64_t)st.st_size;
 	}
 	if (!has_cpu) {
 		snprintf(res->error, sizeof(res->error), "%s/cpu.xpr: no such file (not a run"
@@ -668,6 +690,7 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	if ((err = load_meta(L)) || (err = load_kallsyms(L)))
 		goto out;
 	for (int pass = 1; pass <= 3; pass++) {
+		announce(o, pass_what[pass - 1]);
 		for (int i = 0; i < n; i++) {
 			const char *file = names[i]->d_name;
 
@@ -678,8 +701,13 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 					: load_stream(L, path, file, pass, i);
 			if (err)
 				goto out;
+			if (pass == 3)
+				gpu_stream_read(L, path);
 		}
 	}
+	if (o->progress)        /* every stream read */
+		o->progress(o->progress_ctx, L->bytes_total, L->bytes_total);
+	announce(o, "writing modules, threads and Python code");
 	err = finish(L);
 out:
 	if (err == -ENOMEM && !res->error[0])

@@ -29,6 +29,10 @@ struct xp_load_opts {
 	/* called now and then with bytes read so far and in all (may be NULL) */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* called with progress_ctx as each step begins, what it does in a few
+	 * words ("reading GPU records", "indexing"): the steps after the
+	 * reading make no byte progress (may be NULL) */
+	void (*phase)(void *ctx, const char *what);
 	/* set non-zero (from a signal handler) to stop: -ECANCELED, nothing kept */
 	const volatile int *cancel;
 	/* Budget of a run that came from someone else (runfile.h): records in

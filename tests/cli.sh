@@ -83,7 +83,7 @@ check misuse-names 2 "^xpcorr report: --names long: expected one of short, full$
 check misuse-top 2 "^xpcorr report: --top x: expected a number" -- "$xpcorr" report --top x "$run"
 check misuse-info-format 2 "^xpcorr info: --format xml: expected one of text, json$" -- \
 	"$xpcorr" info --format xml "$run"
-check misuse-diff-format 2 "^xpcorr diff: --format xml: expected one of text, csv, folded, svg$" -- \
+check misuse-diff-format 2 "^xpcorr diff: --format xml: expected one of text, csv, json, folded, svg$" -- \
 	"$xpcorr" diff --format xml "$run" "$run"
 check misuse-diff-top 2 "^xpcorr diff: --top x: expected a number" -- "$xpcorr" diff --top x "$run" "$run"
 check misuse-diff-weight 2 "^xpcorr diff: --weight wall: expected one of cpu, gpu, offcpu, api$" -- \

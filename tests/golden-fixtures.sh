@@ -15,6 +15,9 @@ python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]),
 	"$fixtures/h100-torch/device.db.xz" "$tmp/torch.db"
 python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
 	"$fixtures/h100-torch-1024/device.db.xz" "$tmp/torch-1024.db"
+python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+	"$fixtures/h100-torch-inproc/device.db.xz" "$tmp/inproc.db"
+unset COLUMNS     # text fits 120 columns when not on a terminal
 python3 - "$tmp/workload.db" "$tmp/changed.db" <<'PY'
 import shutil, sqlite3, sys
 shutil.copy(sys.argv[1], sys.argv[2])
@@ -52,6 +55,16 @@ done
 # two real runs: the same PyTorch loop on 256x256 and on 1024x1024 tensors
 "$xpcorr" diff --top 6 torch.db torch-1024.db > out/diff-torch-size.txt
 "$xpcorr" diff --format csv --top 0 torch.db torch-1024.db > diff-torch-size.csv
+# the edges: every row in csv and json unless --top, text fits the terminal
+# (120 columns off a terminal, --width), stacks named as report names them
+"$xpcorr" diff --format json workload.db changed.db > diff.json 2>/dev/null
+"$xpcorr" diff --format csv workload.db changed.db > diff-notop.csv 2>/dev/null
+cmp diff-notop.csv out/diff.csv
+"$xpcorr" diff torch.db torch-1024.db > diff-120.txt
+"$xpcorr" diff --width 80 torch.db torch-1024.db > diff-80.txt
+"$xpcorr" diff --width 0 torch.db torch-1024.db > diff-whole.txt
+"$xpcorr" diff --top 0 torch.db inproc.db > diff-lines.txt 2>/dev/null
+"$xpcorr" diff --format json torch.db inproc.db > diff-lines.json 2>/dev/null
 cp workload.db archive/a/xpcorr.db
 cp changed.db archive/b/xpcorr.db
 cp "$fixtures/h100-torch/meta.json" archive/c/
@@ -99,6 +112,29 @@ fills = {g.find("{http://www.w3.org/2000/svg}title").text.rsplit(" (", 1)[0]:
          for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "f"}
 assert fills["k_alpha(float*, int)"].startswith("rgb(255,"), fills["k_alpha(float*, int)"]
 assert "k_beta(float*, int)" not in fills
+# json: the csv's rows, the same changes
+import json
+doc = json.load(open("diff.json"))
+assert [r["role"] for r in doc["runs"]] == ["base", "new"], doc["runs"]
+assert any("sampling frequencies differ" in w for w in doc["warnings"]), doc["warnings"]
+jrows = {(t["section"], r["name"]): r for t in doc["tables"] for r in t["rows"]}
+assert set(jrows) == set(rows), set(jrows) ^ set(rows)
+assert jrows[("kernel", "k_alpha(float*, int)")]["diff_pct"] == 200.0
+assert jrows[("kernel", "k_alpha(float*, int)")]["change"] == "slower"
+assert jrows[("kernel", "k_beta(float*, int)")]["change"] == "gone"
+assert jrows[("kernel", "k_new(float*, int)")]["diff_pct"] is None
+assert all(r["folded"] for t in doc["tables"] if t["section"] == "stack" for r in t["rows"])
+# text fits: 120 columns off a terminal, --width 80, whole with --width 0
+for name, width in (("diff-120.txt", 120), ("diff-80.txt", 80), ("out/diff-torch-size.txt", 120)):
+    for n, line in enumerate(open(name, encoding="utf-8"), 1):
+        assert len(line.rstrip("\n")) <= width, f"{name}:{n}: {len(line) - 1} columns"
+assert max(len(l) for l in open("diff-whole.txt", encoding="utf-8")) > 200
+# a stack with Python lines reads as in report: the line, the operation, the C++ under it
+text = open("diff-lines.txt", encoding="utf-8").read()
+assert "torch_loop.py:28 tiny_elementwise \u203a aten::mul.Tensor | at::native::gpu_kernel_impl_nocast<\u2026>()" in text, text[:3000]
+names = [r["name"] for t in json.load(open("diff-lines.json"))["tables"] if t["section"] == "stack" for r in t["rows"]]
+assert any(n.startswith("torch_loop.py:29 tiny_elementwise \u203a aten::add.Tensor | void at::native::gpu_kernel_impl_nocast<")
+           for n in names), names[:5]
 # the real pair: the same launches, larger tensors; cuBLAS picks another gemm
 rows = list(csv.DictReader(open("diff-torch-size.csv")))
 kern = [r for r in rows if r["section"] == "kernel"]
@@ -118,7 +154,7 @@ api = {r["name"]: r for r in rows if r["section"] == "api"}
 assert api["cudaLaunchKernel"]["base_instances"] == api["cudaLaunchKernel"]["new_instances"], api
 PY
 # launching stacks of the Python loop are named by their Python function, as in report
-grep -q "py::tiny_elementwise:[^ ]*torch_loop.py | void at::native::gpu_kernel_impl_nocast" out/diff-torch-size.txt
+grep -q "py::tiny_elementwise:[^ ]*torch_loop.py › aten::add.Tensor | at::native::gpu_kernel_impl_nocast" out/diff-torch-size.txt
 grep -q "WARNING: sampling frequencies differ (999 vs 99 Hz)" out/diff.txt
 grep -q "sampling frequencies differ" diff-csv.err
 

@@ -66,7 +66,7 @@ grep -A1 "^ *[0-9]* *2  _Z8gemm_rankPfS_i" "$tmp/rank" | grep -q "^ *xp_compute$
 	say "ok   rank 2 is the gemm straggler, launching it in xp_compute" ||
 	say "FAIL straggler: $(cat "$tmp/rank")"
 "$xpcorr" report --by thread "$tmp/job" >"$tmp/thread" 2>&1
-grep -q "rank 1: 4000/4000$" "$tmp/thread" && say "ok   threads named by rank" ||
+grep -q "rank 1: python3 4000/4000$" "$tmp/thread" && say "ok   threads named by rank and name" ||
 	say "FAIL thread names: $(cat "$tmp/thread")"
 "$xpcorr" report --rank 2 --by rank "$tmp/job" >"$tmp/r2" 2>&1
 grep -q "node-c" "$tmp/r2" && ! grep -q "node-a" "$tmp/r2" && say "ok   --rank 2" ||
@@ -95,6 +95,11 @@ python3 "$(dirname "$0")/chrome-check.py" trace "$tmp/job/xpcorr.db" "$tmp/job.j
 "$xpcorr" diff "$tmp/job" "$tmp/job" >/dev/null 2>&1 && say "ok   diff reads the job" || say "FAIL diff"
 "$xpcorr" info "$tmp/job" 2>&1 | grep -q "^  run [12] .*node-c .*collectives .*200 nccl collectives" &&
 	say "ok   info lists the job's runs" || say "FAIL info: $("$xpcorr" info "$tmp/job" 2>&1 | tail -5)"
+# each process as a person knew it: pid 4000, with its run, host and rank; no stored pid
+"$xpcorr" info "$tmp/job" >"$tmp/info" 2>&1
+[ "$(grep -c "^ *4000 .* run [0-2] on node-[abc], rank [0-2]$" "$tmp/info")" = 3 ] &&
+	! grep -q "419[0-9]\{4\}" "$tmp/info" && say "ok   info: processes by the pid they had, run, host, rank" ||
+	say "FAIL info processes: $(sed -n '/^processes/,/^job/p' "$tmp/info")"
 
 # the same inputs merge to the same job
 "$xpcorr" merge -q --force -o "$tmp/job" "$tmp/a" "$tmp/b" "$tmp/c" 2>/dev/null

@@ -73,8 +73,42 @@ for db in torch uprobe t1024 hf workload train tp2; do
 	done
 done
 
+# the first user's edges: a thread by its name; csv and json whole unless --top;
+# -o FILE as stdout; --since/--until as an offset from the run's start
+"$xpcorr" report --by thread train.db > edges-thread.text
+for fmt in csv json; do
+	"$xpcorr" report --format $fmt hf.db > edges-all.$fmt 2>/dev/null
+	"$xpcorr" report --format $fmt --top 0 hf.db > edges-top0.$fmt 2>/dev/null
+	"$xpcorr" report --format $fmt --top 2 hf.db > edges-top2.$fmt 2>/dev/null
+	cmp edges-all.$fmt edges-top0.$fmt
+done
+"$xpcorr" report --top 3 --stacks 1 -o edges-o.text torch.db > edges-o.stdout
+"$xpcorr" report --top 3 --stacks 1 torch.db > edges-stdout.text
+cmp edges-o.text edges-stdout.text && [ ! -s edges-o.stdout ]
+t0=$(python3 -c "import sqlite3; print(sqlite3.connect('torch.db').execute(\"SELECT value FROM META_DATA_EXPORT WHERE name = 'meta.start_monotonic_ns'\").fetchone()[0])")
+"$xpcorr" report --format json --since +4.4s --until +4450ms torch.db > edges-offset.json
+"$xpcorr" report --format json --since $((t0 + 4400000000)) --until $((t0 + 4450000000)) torch.db > edges-ns.json
+cmp edges-offset.json edges-ns.json
+if "$xpcorr" report --since +4.4x torch.db > /dev/null 2> edges-bad.err; then
+	echo "FAIL --since +4.4x (no such unit) was taken"; exit 1
+fi
+grep -q "expected +SECONDS with a unit" edges-bad.err
+
 python3 - "$here/report-schema.json" <<'PY'
 import csv, glob, json, subprocess, sys
+# a thread the program named (autograd's) is shown by its name
+thread = open("edges-thread.text").read()
+assert "pt_autograd_0 " in thread and "python3 " in thread, thread
+# csv and json carry every row unless --top: the 78 kernels, not the text's 30
+rows = list(csv.reader(open("edges-all.csv")))
+assert len(rows) - 1 == 78, len(rows)
+assert len(list(csv.reader(open("edges-top2.csv")))) == 3
+doc = json.load(open("edges-all.json"))
+assert len(doc["rows"]) == len(rows) - 1 == doc["groups"], (len(doc["rows"]), len(rows), doc["groups"])
+assert len(json.load(open("edges-top2.json"))["rows"]) == 2
+# the window: some of the run's GPU work, not all, not none
+win = json.load(open("edges-offset.json"))
+assert 0 < win["coverage"]["records"] < 2625, win["coverage"]
 for name in glob.glob("out/*.text") + glob.glob("wide/*.text"):
     for n, line in enumerate(open(name, encoding="utf-8"), 1):
         assert len(line.rstrip("\n")) <= 120, f"{name}:{n}: {len(line) - 1} columns"

@@ -13,6 +13,7 @@
 #include "check-main.h"
 #include "db_join.h"
 #include "diff.h"
+#include "diffname.h"
 #include "folded.h"
 #include "gpu-testdb.h"
 #include "svg.h"
@@ -317,6 +318,36 @@ START_TEST(archive_records_git_describe_of_the_program)
 }
 END_TEST
 
+/* Stacks named from their folded text as report names launch stacks. */
+START_TEST(stack_names_read_as_the_reports)
+{
+	char name[512];
+
+	/* the Python line and the operation lead; C++ short in text, the CUDA layers go */
+	xp_diff_stack_name("python3;train.py:12 <module>;train.py:42 forward;_PyEval_EvalFrameDefault;"
+			   "at::_ops::add_Tensor::call(at::Tensor const&);at::native::add_kernel(at::"
+			   "TensorIteratorBase&);void at::native::gpu_kernel<float, 4>(int);cudaLaunchKernel",
+			   2, 1, name, sizeof(name));
+	ck_assert_str_eq(name, "train.py:42 forward \u203a aten::add.Tensor | at::native::gpu_kernel<\u2026>()"
+			 " <- at::native::add_kernel() <- ...");
+	xp_diff_stack_name("python3;train.py:42 forward;at::_ops::mm::call(at::Tensor const&);"
+			   "k_launch(int)", 2, 0, name, sizeof(name));
+	ck_assert_str_eq(name, "train.py:42 forward \u203a aten::mm | k_launch(int) <- "
+			 "at::_ops::mm::call(at::Tensor const&) <- ...");
+	/* no Python: autograd's thread leads with its node and operation */
+	xp_diff_stack_name("start_thread;torch::autograd::Engine::thread_main();"
+			   "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&);"
+			   "at::_ops::mm::call(at::Tensor const&);at::native::mm_out()", 1, 1, name,
+			   sizeof(name));
+	ck_assert_ptr_nonnull(strstr(name, "autograd backward: MmBackward0 \u203a aten::mm | "
+				     "at::native::mm_out() <- ..."));
+	/* a native program: from its own code, past cuBLAS */
+	xp_diff_stack_name("_start;main;run_gemm(int);cublasSgemm_v2;libcublasLt.so.13+0x71ba5cc", 3, 1,
+			   name, sizeof(name));
+	ck_assert_str_eq(name, "run_gemm() <- main <- _start");
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
 	Suite *s = suite_create("diff");
@@ -332,6 +363,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, diff_normalizes_by_a_kernels_instances);
 	tcase_add_test(tc, diff_folded_has_base_and_new_columns);
 	tcase_add_test(tc, archive_records_git_describe_of_the_program);
+	tcase_add_test(tc, stack_names_read_as_the_reports);
 	suite_add_tcase(s, tc);
 	return s;
 }
