@@ -199,9 +199,8 @@ static void collect_warnings(struct ctx *C)
 
 /* One line of text output, cut to o->width columns with an ellipsis (0:
  * whole): a row must not wrap into the next in a terminal. */
-static void put_line(struct ctx *C, const char *line)
+static void put_line_in(struct ctx *C, const char *line, unsigned width)
 {
-	unsigned width = C->o->width;
 	int cut = 0;
 	size_t n = strlen(line);
 
@@ -211,26 +210,34 @@ static void put_line(struct ctx *C, const char *line)
 	fputs(cut ? "\u2026\n" : "\n", C->out);
 }
 
+static void put_line(struct ctx *C, const char *line)
+{
+	put_line_in(C, line, C->o->width);
+}
+
 /* A run's facts, "a, b, c", wrapped after a comma at o->width columns, the
  * following lines indented as the first. */
 static void put_facts(struct ctx *C, const char *facts)
 {
 	const char *p = facts;
+	unsigned room = C->o->width, indent = 0;
 	int cut;
 
-	while (C->o->width > 12 && (xp_rep_fit_bytes(p, C->o->width, &cut), cut)) {
-		size_t fit = xp_rep_fit_bytes(p, C->o->width, &cut), at = 0;
+	while (room > 12 && (xp_rep_fit_bytes(p, room, &cut), cut)) {
+		size_t fit = xp_rep_fit_bytes(p, room, &cut), at = 0;
 
 		for (size_t i = 6; i + 1 < fit; i++)
 			if (p[i] == ',' && p[i + 1] == ' ')
 				at = i + 1;
 		if (!at)
 			break;
-		fprintf(C->out, "%.*s\n", (int)at, p);
-		fputs("     ", C->out);
-		p += at;
+		fprintf(C->out, "%*s%.*s\n", (int)indent, "", (int)at, p);
+		p += at;        /* the rest starts with the space after the comma */
+		indent = 5;
+		room = C->o->width - indent;
 	}
-	put_line(C, p);
+	fprintf(C->out, "%*s", (int)indent, "");
+	put_line_in(C, p, indent ? room : C->o->width);
 }
 
 /* The runs, then why they may not compare: on the output of a text diff,
