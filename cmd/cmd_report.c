@@ -22,9 +22,10 @@ static const char usage[] =
 	"                     [--mangled] [--pid PID] [--rank N] [--since T] [--until T]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
 	"                     [--width COLUMNS] [-o FILE] RUN_DIR|FILE.db\n"
-	"  --top N        rows (default 30 in text; csv and json carry every row; 0 = all)\n"
+	"  --top N                rows (default 30 in text; csv and json carry every\n"
+	"                         row; 0 = all)\n"
 	"  --since T, --until T   GPU work starting in [T, T): CLOCK_MONOTONIC ns as in\n"
-	"                 the database, or +OFFSET from the run's start (+1.5s, +200ms)\n"
+	"                         the database, or +OFFSET from the run's start (+1.5s)\n"
 	"  -o, --output FILE      write there instead of stdout\n";
 
 /* The usage, with the views' names from their table (views.c). */
@@ -99,9 +100,15 @@ static int parse_time(int c, const char *arg, struct xp_report_opts *o)
 	return 0;
 }
 
-/* --since before --until, in ns or as offsets: -1 to go on, else the exit status. */
-static int check_window(const struct xp_report_opts *o)
+/* The defaults that depend on other options, and --since before --until (in
+ * ns or as offsets): -1 to go on, else the exit status. */
+static int finish_options(struct xp_report_opts *o, int width_given, int top_given)
 {
+	if (!width_given)
+		o->width = xp_cmd_text_width(output != NULL);
+	/* a table for a script is whole; --top cuts it on purpose */
+	if (!top_given && o->format != XP_FMT_TEXT)
+		o->top = 0;
 	if (o->since && o->until && o->since >= o->until) {
 		fprintf(stderr, "xpcorr report: --since %lld is not before --until %lld: an empty"
 			" window\n", (long long)o->since, (long long)o->until);
@@ -210,12 +217,7 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		print_usage(stderr);
 		return XP_EXIT_USAGE;
 	}
-	if (!width_given)
-		o->width = xp_cmd_text_width(output != NULL);
-	/* a table for a script is whole; --top cuts it on purpose */
-	if (!top_given && o->format != XP_FMT_TEXT)
-		o->top = 0;
-	return check_window(o);
+	return finish_options(o, width_given, top_given);
 }
 
 /* --rank N: the process the launcher gave that rank (xp_ranks); 0, or the
