@@ -5,6 +5,7 @@
 #include "bpfsampler.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,30 @@ struct xp_sampler {
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool cap_effective(const struct __user_cap_data_struct d[2], int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+bool xp_sampler__permitted(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return cap_effective(d, CAP_BPF) && cap_effective(d, CAP_PERFMON);
 }
 
 /* The default: SAMPLER_RINGBUF_BYTES, or 1 MiB per CPU on big machines

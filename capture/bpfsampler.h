@@ -45,6 +45,10 @@ struct xp_sampler_config {
 	uint32_t owner_gid;
 };
 
+/* May this process load the sampler: root, or CAP_BPF and CAP_PERFMON
+ * effective (the kernel's own test, 5.8+)? Otherwise xpcap samples
+ * through perf events (perfsampler.h). */
+bool xp_sampler__permitted(void);
 int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c);
 int xp_sampler__track(struct xp_sampler *s, pid_t tgid);
 int xp_sampler__start(struct xp_sampler *s, unsigned freq);

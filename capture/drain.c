@@ -1,8 +1,12 @@
-/* drain.c - see drain.h. One thread, one writer: no locks on the write path. */
+/* drain.c - see drain.h. One thread, one writer: no locks on the write path.
+ * Without a BPF sampler (a normal user's run) the samples come from the
+ * perf rings too, and perftrack.h adds what the BPF sampler would have
+ * written beside them: thread names in samples, exec records. */
 #include "drain.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -15,6 +19,8 @@
 
 #include "bpfsampler.h"
 #include "perfconv.h"
+#include "perfsampler.h"
+#include "perftrack.h"
 #include "buildid.h"
 #include "mapfile.h"
 #include "runfile.h"
@@ -28,7 +34,10 @@ struct drain {
 	struct xp_writer *w;        /* borrowed */
 	struct xp_sampler *s;      /* borrowed */
 	struct sideband *sb;        /* borrowed, may be NULL */
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;     /* the BPF sampler's, NULL without one */
+	const struct perf_event_attr *sample_attr;   /* perf samples' attr, or NULL */
+	struct perftrack *track;    /* without a BPF sampler */
+	uint64_t stack_err, stack_err_reported;      /* perf samples without a user stack */
 	int epfd;
 	pthread_t thread;
 	int started;
@@ -48,6 +57,8 @@ struct drain {
 	/* a sample or launch record assembled from the fixed-size BPF event */
 	unsigned char scratch[sizeof(struct xp_sample) + (2 * XP_MAX_STACK_DEPTH + 1) * 8];
 	char path[4096];            /* a path with its NUL, for mmap and exec */
+	struct perfsample ps;       /* a perf sample being converted */
+	unsigned char copy[sizeof(struct xp_user_regs_copy) + XP_USER_COPY_MAX];
 };
 
 static uint64_t now_ns(void)
@@ -230,14 +241,77 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A thread of an attached process (-p) that has not changed its name
+ * since: no COMM record says it; /proc does while it lives. */
+static void proc_comm(pid_t pid, pid_t tid, char comm[XP_COMM_LEN])
+{
+	char path[64], name[XP_COMM_LEN + 1] = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(name, sizeof(name), f))
+		name[strcspn(name, "\n")] = '\0';
+	fclose(f);
+	memcpy(comm, name, XP_COMM_LEN);    /* NUL padded: name was zeroed */
+}
+
+/* A perf sample: the same record the BPF sampler writes, without kernel
+ * IPs; the copy (dwarf mode) after the IPs. */
+static void on_perf_sample(struct drain *d, const void *rec, size_t len)
+{
+	struct perfsample *ps = &d->ps;
+	size_t clen = 0;
+
+	if (!d->sample_attr || !d->track ||
+	    perfsample_convert(rec, len, d->sample_attr, (uint32_t)sideband_cpu(d->sb), ps)) {
+		write_lost(d, XP_REC_SAMPLE, XP_LOST_PERF_LOST, 1);
+		return;
+	}
+	perftrack_comm(d->track, ps->rec.s.tid, ps->rec.s.comm);
+	if (!ps->rec.s.comm[0]) {
+		proc_comm((pid_t)ps->rec.s.pid, (pid_t)ps->rec.s.tid, ps->rec.s.comm);
+		if (ps->rec.s.comm[0])
+			perftrack_set_comm(d->track, ps->rec.s.tid, ps->rec.s.comm);
+	}
+	note_pid(d, (pid_t)ps->rec.s.pid);
+	if (ps->rec.s.stack.flags & XP_STACK_USER_ERR)
+		d->stack_err++;
+	if (ps->data) {
+		memcpy(d->copy, &ps->regs, sizeof(ps->regs));
+		memcpy(d->copy + sizeof(ps->regs), ps->data, ps->regs.size);
+		clen = sizeof(ps->regs) + ps->regs.size;
+	}
+	drain_append(d, XP_REC_SAMPLE, &ps->rec, ps->rec_len, clen ? d->copy : NULL, clen);
+}
+
+static void write_exec(struct drain *d, const struct xp_exec *x, const char *path)
+{
+	struct xp_exec e = *x;
+
+	if (e.path_len >= sizeof(d->path))
+		e.path_len = (uint16_t)(sizeof(d->path) - 1);
+	drain_append_path(d, XP_REC_EXEC, &e, sizeof(e), path, e.path_len);
+}
+
 static void on_perf_record(void *ctx, const void *rec, size_t len)
 {
 	struct perfconv_rec r;
 	struct drain *d = ctx;
+	struct xp_exec x;
 	char path[4096];
 
+	if (len >= sizeof(struct perf_event_header) &&
+	    ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE) {
+		on_perf_sample(d, rec, len);
+		return;
+	}
 	if (perfconv_convert(rec, len, &r) || !r.type)
 		return;
+	if (d->track && perftrack_before(d->track, &r, &x))
+		write_exec(d, &x, r.type == XP_REC_MMAP ? r.path : "");
 	if (r.type == XP_REC_LOST) {
 		d->counts.lost[0][XP_LOST_PERF_LOST] += r.u.lost.count;
 		drain_append(d, XP_REC_LOST, &r.u, r.fixed_len, NULL, 0);
@@ -285,7 +359,11 @@ static void report_losses(struct drain *d)
 	};
 	uint64_t now[SAMPLER_LOSS_N];
 
-	if (xp_sampler__losses(d->s, now) == 0) {
+	if (d->stack_err > d->stack_err_reported) {
+		write_lost(d, XP_REC_SAMPLE, XP_LOST_STACK, d->stack_err - d->stack_err_reported);
+		d->stack_err_reported = d->stack_err;
+	}
+	if (d->s && xp_sampler__losses(d->s, now) == 0) {
 		for (int i = 0; i < SAMPLER_LOSS_N; i++) {
 			if (now[i] > d->bpf_reported[i])
 				write_lost(d, kinds[i][0], kinds[i][1], now[i] - d->bpf_reported[i]);
@@ -299,7 +377,8 @@ static void drain_once(struct drain *d, int timeout_ms)
 	struct epoll_event ev[16];
 
 	epoll_wait(d->epfd, ev, 16, timeout_ms);
-	ring_buffer__consume(d->rb);
+	if (d->rb)
+		ring_buffer__consume(d->rb);
 	if (d->sb)
 		sideband_read(d->sb, on_perf_record, d);
 	if (now_ns() - d->last_flush >= FLUSH_INTERVAL_NS) {
@@ -319,7 +398,7 @@ static void *drain_main(void *arg)
 }
 
 int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
-	       struct sideband *sb)
+	       struct sideband *sb, const struct perf_event_attr *sample_attr)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct drain *d;
@@ -334,6 +413,7 @@ int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
 	d->w = w;
 	d->s = s;
 	d->sb = sb;
+	d->sample_attr = sample_attr;
 	d->last_flush = now_ns();
 	d->flushed = xp_writer_flushed_bytes(w);
 	d->fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -342,12 +422,18 @@ int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epfd < 0)
 		return -errno;
-	d->rb = ring_buffer__new(xp_sampler__events_fd(s), on_bpf_event, d, NULL);
-	if (!d->rb)
-		return -errno ? -errno : -ENOMEM;
-	ev.data.fd = ring_buffer__epoll_fd(d->rb);
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
-		return -errno;
+	if (s) {
+		d->rb = ring_buffer__new(xp_sampler__events_fd(s), on_bpf_event, d, NULL);
+		if (!d->rb)
+			return -errno ? -errno : -ENOMEM;
+		ev.data.fd = ring_buffer__epoll_fd(d->rb);
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+			return -errno;
+	} else {
+		d->track = perftrack_new();
+		if (!d->track)
+			return -ENOMEM;
+	}
 	n = sb ? sideband_fds(sb, fds, 1024) : 0;
 	for (unsigned i = 0; i < n && !err; i++) {
 		ev.data.fd = fds[i];
@@ -378,9 +464,14 @@ void drain_stop(struct drain *d)
 
 int drain_final(struct drain *d)
 {
-	ring_buffer__consume(d->rb);
+	struct xp_exec x;
+
+	if (d->rb)
+		ring_buffer__consume(d->rb);
 	if (d->sb)
 		sideband_read(d->sb, on_perf_record, d);
+	while (d->track && perftrack_flush(d->track, &x))
+		write_exec(d, &x, "");
 	report_losses(d);
 	flush(d);
 	return d->write_err;
@@ -415,6 +506,7 @@ void drain_close(struct drain *d)
 		return;
 	drain_stop(d);
 	ring_buffer__free(d->rb);
+	perftrack_free(d->track);
 	if (d->epfd > 0)
 		close(d->epfd);
 	if (d->fail_fd > 0)

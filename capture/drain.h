@@ -3,7 +3,7 @@
  * xpcap still leaves a readable run), and turns loss counters into
  * XP_REC_LOST records. The writer is only touched by this thread once
  * started, and by the caller before drain_start and after drain_stop.
- *   drain_open(&d, writer, sampler, sideband);
+ *   drain_open(&d, writer, sampler, sideband, NULL);
  *   drain_append(d, XP_REC_MMAP, &m, sizeof(m), path, len);   // before start
  *   drain_start(d); ... drain_stop(d);
  *   xp_sampler__stop(s); drain_final(d);   // what arrived before the detach
@@ -11,6 +11,7 @@
 #ifndef XP_CAPTURE_DRAIN_H
 #define XP_CAPTURE_DRAIN_H
 
+#include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -22,8 +23,10 @@ struct xp_writer;
 struct xp_sampler;
 struct sideband;
 
+/* s NULL: no BPF sampler; the samples (of sample_attr, perfsampler.h) come
+ * through the side-band rings, or there are none (sample_attr NULL). */
 int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
-	       struct sideband *sb);
+	       struct sideband *sb, const struct perf_event_attr *sample_attr);
 /* Appends and counts one record; returns what the writer returned. */
 int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 		 const void *tail, size_t tlen);

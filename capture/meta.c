@@ -130,7 +130,9 @@ static json_t *meta_json(const struct xp_record_meta *m)
 	json_object_set_new(root, "kernel_release", json_string(un.release));
 	json_object_set_new(root, "machine", json_string(un.machine));
 	json_object_set_new(root, "cpu_count", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_set_new(root, "sample_frequency_hz", json_integer(o->gpu_only ? 0 : o->freq));
+	json_object_set_new(root, "sample_frequency_hz", json_integer(o->gpu_only ||
+			    !strcmp(m->sampler ? m->sampler : "", "none") ? 0 : o->freq));
+	json_object_set_new(root, "sampler", m->sampler ? json_string(m->sampler) : json_null());
 	json_object_set_new(root, "clock", json_string("CLOCK_MONOTONIC"));
 	json_object_set_new(root, "start_monotonic_ns", json_integer((json_int_t)m->start_mono));
 	json_object_set_new(root, "start_realtime_ns", json_integer((json_int_t)m->start_real));

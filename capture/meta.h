@@ -27,6 +27,7 @@ struct xp_record_meta {
 	bool have_exit;                 /* the command's status is known */
 	int exit_code;                  /* as a shell reports it */
 	int exit_signal;                /* 0 or the signal that killed it */
+	const char *sampler;            /* "bpf", "perf" (a normal user's), "none" (paranoid > 2) */
 	bool gpu_armed;                 /* CUDA_INJECTION64_PATH was set */
 	bool marker_attached;           /* correlation uprobe attached */
 	const char *cupti_lib;          /* library path, or NULL */

@@ -66,7 +66,8 @@ static void as_root(const struct rundir *rd, struct saved_ids *s)
 static int as_user(const struct rundir *rd, struct saved_ids *s)
 {
 	s->on = false;
-	if (rd->uid == 0)
+	/* root's own run, or xpcap run by that user (no privilege to drop) */
+	if (rd->uid == 0 || (geteuid() == rd->uid && getegid() == rd->gid))
 		return 0;
 	if (syscall(SYS_setgroups, (size_t)rd->n_user_groups, rd->user_groups))
 		return -errno;

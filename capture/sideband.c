@@ -1,7 +1,9 @@
-/* sideband.c - see sideband.h. One ring per CPU (64 pages); in attach mode
- * every thread's event on a CPU is redirected (PERF_EVENT_IOC_SET_OUTPUT)
- * into that CPU's ring, because the kernel refuses to mmap an inherited
- * per-thread event that is not bound to a CPU. */
+/* sideband.c - see sideband.h. One ring per CPU (64 pages by default); in
+ * attach mode every thread's event on a CPU is redirected
+ * (PERF_EVENT_IOC_SET_OUTPUT) into that CPU's ring, because the kernel
+ * refuses to mmap an inherited per-thread event that is not bound to a
+ * CPU. The unprivileged sampler's events (perfsampler.h) are opened beside
+ * each of them and redirected the same way, as `perf record` does. */
 #include "sideband.h"
 
 #include <dirent.h>
@@ -17,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING_PAGES 64               /* data pages per CPU, a power of two */
+#define RING_PAGES 64               /* default data pages per CPU, a power of two */
 #define MAX_EXTRA_FDS 65536
 
 struct ring {
@@ -31,16 +33,19 @@ struct sideband {
 	struct ring *rings;         /* per CPU */
 	int ncpus;
 	size_t page;
+	unsigned pages;             /* data pages per ring */
+	const struct perf_event_attr *sample;   /* sampling events too, or NULL */
+	int reading_cpu;            /* the ring sideband_read is reading */
 	int *extra;                 /* redirected events (attach mode) */
 	unsigned nextra, extra_cap;
 };
 
-static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
+static int perf_open(const struct perf_event_attr *a, pid_t pid, int cpu)
 {
 	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static void attr_init(struct perf_event_attr *a)
+static void attr_init(struct perf_event_attr *a, unsigned pages)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -57,20 +62,23 @@ static void attr_init(struct perf_event_attr *a)
 	a->inherit = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
+	/* counts nothing; a normal user may not open it without this at paranoid 2 */
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
 	a->watermark = 1;
-	a->wakeup_watermark = RING_PAGES * 4096 / 4;
+	a->wakeup_watermark = pages * 4096 / 4;
 }
 
 static int ring_map(struct sideband *sb, struct ring *r)
 {
-	size_t len = (RING_PAGES + 1) * sb->page;
+	size_t len = (sb->pages + 1) * sb->page;
 
 	r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (r->base == MAP_FAILED) {
 		r->base = NULL;
 		return -errno;
 	}
-	r->data_size = RING_PAGES * sb->page;
+	r->data_size = sb->pages * sb->page;
 	r->copy = malloc(r->data_size);
 	return r->copy ? 0 : -ENOMEM;
 }
@@ -93,9 +101,9 @@ static int add_extra(struct sideband *sb, int fd)
 	return 0;
 }
 
-/* Opens the event of (pid, cpu): the ring owner if the CPU has none yet,
- * else redirected into it. ESRCH (thread gone) is not an error. */
-static int open_on_cpu(struct sideband *sb, struct perf_event_attr *a, pid_t pid, int cpu)
+/* Opens a (pid, cpu) event whose records go into the CPU's ring. */
+static int open_redirected(struct sideband *sb, const struct perf_event_attr *a, pid_t pid,
+			   int cpu)
 {
 	struct ring *r = &sb->rings[cpu];
 	int fd, err;
@@ -103,10 +111,6 @@ static int open_on_cpu(struct sideband *sb, struct perf_event_attr *a, pid_t pid
 	fd = perf_open(a, pid, cpu);
 	if (fd < 0)
 		return errno == ESRCH ? 0 : -errno;
-	if (r->fd < 0) {
-		r->fd = fd;
-		return ring_map(sb, r);
-	}
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
 		err = -errno;
 		close(fd);
@@ -115,6 +119,28 @@ static int open_on_cpu(struct sideband *sb, struct perf_event_attr *a, pid_t pid
 	err = add_extra(sb, fd);
 	if (err)
 		close(fd);
+	return err;
+}
+
+/* Opens the event of (pid, cpu): the ring owner if the CPU has none yet,
+ * else redirected into it; then the sampling event beside it. ESRCH
+ * (thread gone) is not an error. */
+static int open_on_cpu(struct sideband *sb, struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	struct ring *r = &sb->rings[cpu];
+	int fd, err;
+
+	if (r->fd >= 0) {
+		err = open_redirected(sb, a, pid, cpu);
+	} else {
+		fd = perf_open(a, pid, cpu);
+		if (fd < 0)
+			return errno == ESRCH ? 0 : -errno;
+		r->fd = fd;
+		err = ring_map(sb, r);
+	}
+	if (!err && sb->sample && r->fd >= 0)
+		err = open_redirected(sb, sb->sample, pid, cpu);
 	return err;
 }
 
@@ -142,7 +168,8 @@ static int open_threads(struct sideband *sb, struct perf_event_attr *a, pid_t pi
 }
 
 int sideband_open(struct sideband **out, enum sideband_mode mode,
-		  const pid_t *pids, unsigned npids)
+		  const pid_t *pids, unsigned npids,
+		  const struct perf_event_attr *sample, unsigned pages)
 {
 	struct perf_event_attr a;
 	struct sideband *sb;
@@ -153,13 +180,15 @@ int sideband_open(struct sideband **out, enum sideband_mode mode,
 		return -ENOMEM;
 	*out = sb;
 	sb->page = (size_t)sysconf(_SC_PAGESIZE);
+	sb->pages = pages ? pages : RING_PAGES;
+	sb->sample = mode == SIDEBAND_SYSTEM ? NULL : sample;
 	sb->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	sb->rings = calloc((size_t)sb->ncpus, sizeof(*sb->rings));
 	if (!sb->rings)
 		return -ENOMEM;
 	for (int cpu = 0; cpu < sb->ncpus; cpu++)
 		sb->rings[cpu].fd = -1;
-	attr_init(&a);
+	attr_init(&a, sb->pages);
 	switch (mode) {
 	case SIDEBAND_COMMAND:
 		for (int cpu = 0; !err && cpu < sb->ncpus; cpu++)
@@ -230,12 +259,21 @@ long sideband_read(struct sideband *sb, sideband_fn fn, void *ctx)
 {
 	long n = 0;
 
-	for (int cpu = 0; cpu < sb->ncpus; cpu++)
-		if (sb->rings[cpu].base)
-			n += perf_ring_read(sb->rings[cpu].base,
-					    (unsigned char *)sb->rings[cpu].base + sb->page,
-					    sb->rings[cpu].data_size, sb->rings[cpu].copy, fn, ctx);
+	for (int cpu = 0; cpu < sb->ncpus; cpu++) {
+		struct ring *r = &sb->rings[cpu];
+
+		if (!r->base)
+			continue;
+		sb->reading_cpu = cpu;
+		n += perf_ring_read(r->base, (unsigned char *)r->base + sb->page, r->data_size,
+				    r->copy, fn, ctx);
+	}
 	return n;
+}
+
+int sideband_cpu(const struct sideband *sb)
+{
+	return sb->reading_cpu;
 }
 
 void sideband_close(struct sideband *sb)
@@ -248,7 +286,7 @@ void sideband_close(struct sideband *sb)
 		struct ring *r = &sb->rings[cpu];
 
 		if (r->base)
-			munmap(r->base, (RING_PAGES + 1) * sb->page);
+			munmap(r->base, (sb->pages + 1) * sb->page);
 		if (r->fd >= 0)
 			close(r->fd);
 		free(r->copy);

@@ -1,14 +1,16 @@
 /* sideband.h - perf dummy events that report the target's task and mapping
  * events (mmap2 with build id, comm, fork, exit) into per-CPU rings read by
- * the drain thread, as `perf record` does.
+ * the drain thread, as `perf record` does; without root, the sampling
+ * events of perfsampler.h beside them, into the same rings.
  *   struct sideband *sb;
- *   sideband_open(&sb, SIDEBAND_COMMAND, &child, 1);   // before the exec
+ *   sideband_open(&sb, SIDEBAND_COMMAND, &child, 1, NULL, 0);   // before the exec
  *   sideband_read(sb, on_record, ctx);                 // whenever epoll says
  *   sideband_close(sb);
  */
 #ifndef XP_CAPTURE_SIDEBAND_H
 #define XP_CAPTURE_SIDEBAND_H
 
+#include <linux/perf_event.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -23,12 +25,18 @@ struct sideband;
 /* Called once per raw perf record, copied out of the ring (contiguous). */
 typedef void (*sideband_fn)(void *ctx, const void *rec, size_t len);
 
+/* sample (kept by reference; not in SIDEBAND_SYSTEM mode): a sampling
+ * event opened beside every side-band event, or NULL; pages: data pages
+ * per CPU ring, a power of two (0: 64). */
 int sideband_open(struct sideband **out, enum sideband_mode mode,
-		  const pid_t *pids, unsigned npids);
+		  const pid_t *pids, unsigned npids,
+		  const struct perf_event_attr *sample, unsigned pages);
 /* The ring fds, to wait on with epoll; returns how many. */
 unsigned sideband_fds(const struct sideband *sb, int *fds, unsigned max);
 /* Hands every record now in the rings to fn; returns records read. */
 long sideband_read(struct sideband *sb, sideband_fn fn, void *ctx);
+/* Inside sideband_read's fn: the CPU whose ring the record came from. */
+int sideband_cpu(const struct sideband *sb);
 void sideband_close(struct sideband *sb);
 
 /* One perf ring: the records between data_tail and data_head, each handed

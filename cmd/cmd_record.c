@@ -4,6 +4,9 @@
  *   sudo xpcap record -o run -F 999 -- ./app arg      # exits with app's status
  *   sudo xpcap record -p 1234,5678 --duration 10
  *   sudo xpcap record -a --duration 5
+ * As root (or with CAP_BPF and CAP_PERFMON) the eBPF sampler records;
+ * as a normal user, perf events on the user's own processes (perfsampler.h)
+ * and what only BPF can do (-a, --off-cpu, the uprobe) is refused.
  * Exit codes: the command's own status (128+N if killed by signal N);
  * 2 for bad arguments or environment (nothing is left behind); 127 when the
  * command cannot be executed (like a shell); 1 when writing the run failed
@@ -29,6 +32,7 @@
 #include "drain.h"
 #include "marker.h"
 #include "meta.h"
+#include "perfsampler.h"
 #include "record.h"
 #include "runfile.h"
 #include "runfile_zstd.h"
@@ -55,6 +59,10 @@ struct recorder {
 	pid_t pids[XP_RECORD_MAX_PIDS];
 	unsigned npids;
 	struct xp_waitend we;              /* signals, timer, child, attached pids */
+	bool bpf;                       /* the eBPF sampler: root, or CAP_BPF + CAP_PERFMON */
+	bool perf_samples;              /* else: perf events sample the user's own tasks */
+	int paranoid;                   /* kernel.perf_event_paranoid, for messages */
+	struct perf_event_attr sample_attr;
 	struct xp_sampler *sampler;
 	struct sideband *sb;
 	struct xp_writer *w;
@@ -185,6 +193,40 @@ static const char *bpf_hint(enum xp_sampler_step step, int err)
 	}
 }
 
+/* Data pages of each perf ring: -m without BPF, else the default; dwarf
+ * samples (8 KiB each) get 512 KiB, what perf_event_mlock_kb lets a normal
+ * user lock per CPU. */
+static unsigned perf_ring_pages(const struct recorder *r)
+{
+	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+
+	if (r->bpf)
+		return 0;
+	if (r->o.ring_kib)
+		return r->o.ring_kib * 1024ul >= page ? (unsigned)(r->o.ring_kib * 1024ul / page) : 1;
+	return r->perf_samples && r->o.sample_copy ? 128 : 0;
+}
+
+static const char *perf_hint(const struct recorder *r, int err)
+{
+	static char hint[256];
+
+	if (r->bpf)
+		return bpf_hint(SAMPLER_STEP_PERF, err);
+	if (err == -EPERM)
+		snprintf(hint, sizeof(hint), "the rings exceed what a normal user may lock, "
+			 "/proc/sys/kernel/perf_event_mlock_kb per CPU: give a smaller -m");
+	else if (err == -EACCES)
+		snprintf(hint, sizeof(hint), "a normal user may sample only their own processes, "
+			 "where kernel.perf_event_paranoid <= 2 (it is %d)", r->paranoid);
+	else if (err == -EINVAL && r->perf_samples)
+		snprintf(hint, sizeof(hint), "is -F %u above /proc/sys/kernel/perf_event_max_sample_rate?",
+			 r->o.freq);
+	else
+		snprintf(hint, sizeof(hint), "needs perf events (CONFIG_PERF_EVENTS)");
+	return hint;
+}
+
 /* Opens everything, in the order that loses nothing: the child exists but
  * waits; BPF tracks it; side-band events follow it; then it is released. */
 static int arm(struct recorder *r)
@@ -203,13 +245,13 @@ static int arm(struct recorder *r)
 		.owner_uid = r->uid, .owner_gid = r->gid,
 	};
 
-	err = xp_sampler__open(&r->sampler, &bc);
+	err = r->bpf ? xp_sampler__open(&r->sampler, &bc) : 0;
 	if (err) {
 		fprintf(stderr, "xpcap: cannot load BPF programs: %s (%s)\n", strerror(-err),
 			bpf_hint(xp_sampler__failed_step(r->sampler), err));
 		return XP_EXIT_USAGE;
 	}
-	for (unsigned i = 0; i < r->npids; i++) {
+	for (unsigned i = 0; r->bpf && i < r->npids; i++) {
 		err = xp_sampler__track(r->sampler, r->pids[i]);
 		if (err) {
 			fprintf(stderr, "xpcap: cannot track pid %d: %s\n", (int)r->pids[i],
@@ -217,11 +259,14 @@ static int arm(struct recorder *r)
 			return XP_EXIT_USAGE;
 		}
 	}
-	err = sideband_open(&r->sb, r->o.system_wide ? SIDEBAND_SYSTEM :
-			    r->o.npids ? SIDEBAND_ATTACH : SIDEBAND_COMMAND, r->pids, r->npids);
+	/* perf_event_paranoid > 2: no perf event at all for a normal user */
+	err = strcmp(r->meta.sampler, "none") == 0 ? 0 :
+	      sideband_open(&r->sb, r->o.system_wide ? SIDEBAND_SYSTEM :
+			    r->o.npids ? SIDEBAND_ATTACH : SIDEBAND_COMMAND, r->pids, r->npids,
+			    r->perf_samples ? &r->sample_attr : NULL, perf_ring_pages(r));
 	if (err) {
-		fprintf(stderr, "xpcap: cannot open perf side-band events: %s (%s)\n",
-			strerror(-err), bpf_hint(SAMPLER_STEP_PERF, err));
+		fprintf(stderr, "xpcap: cannot open perf %s events: %s (%s)\n",
+			r->perf_samples ? "sampling" : "side-band", strerror(-err), perf_hint(r, err));
 		return XP_EXIT_USAGE;
 	}
 	snprintf(path, sizeof(path), "%s/cpu.xpr", r->rd.path);
@@ -236,7 +281,8 @@ static int arm(struct recorder *r)
 		fprintf(stderr, "xpcap: cannot create %s: %s\n", path, strerror(-err));
 		return XP_EXIT_USAGE;
 	}
-	err = drain_open(&r->drain, r->w, r->sampler, r->sb);
+	err = drain_open(&r->drain, r->w, r->sampler, r->sb,
+			 r->perf_samples ? &r->sample_attr : NULL);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot poll the event rings: %s\n", strerror(-err));
 		return XP_EXIT_USAGE;
@@ -245,7 +291,7 @@ static int arm(struct recorder *r)
 	if (r->o.npids || r->o.system_wide)
 		snapshot_existing_maps(r->drain, r->o.system_wide ? NULL : r->pids, r->npids,
 				       clock_ns(CLOCK_MONOTONIC));
-	if (!r->o.gpu_only) {
+	if (r->bpf && !r->o.gpu_only) {
 		err = xp_sampler__start(r->sampler, r->o.freq);
 		if (err) {
 			fprintf(stderr, "xpcap: cannot start sampling at %u Hz: %s (%s)\n",
@@ -253,7 +299,7 @@ static int arm(struct recorder *r)
 			return XP_EXIT_USAGE;
 		}
 	}
-	if (!r->o.no_gpu && access(r->cupti_lib, R_OK) == 0) {
+	if (r->bpf && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0) {
 		err = xp_sampler__attach_marker(r->sampler, r->cupti_lib);
 		if (err) {
 			fprintf(stderr, "xpcap: cannot attach the correlation uprobe to %s:%s: %s\n",
@@ -397,13 +443,65 @@ static void say_rundir_refused(const struct recorder *r, int err)
 	}
 }
 
+/* Root (or CAP_BPF and CAP_PERFMON): the eBPF sampler. Otherwise perf
+ * events on the user's own processes, as `perf record` for a normal user;
+ * what only BPF does is refused. -1 to go on, else the exit status. */
+static int choose_sampler(struct recorder *r)
+{
+	const char *root_only = NULL;
+	enum perfsampler_level level;
+
+	r->bpf = xp_sampler__permitted();
+	r->meta.sampler = "bpf";
+	if (r->bpf)
+		return -1;
+	if (r->o.system_wide)
+		root_only = "-a (all CPUs)";
+	else if (r->o.off_cpu)
+		root_only = "--off-cpu (a BPF program on sched_switch)";
+	else if (r->o.command && !r->o.no_gpu && !r->o.launch_inproc)
+		root_only = "--launch-stacks uprobe (a BPF uprobe)";
+	if (root_only) {
+		fprintf(stderr, "xpcap: cannot record: %s needs root or CAP_BPF and CAP_PERFMON; "
+			"a normal user records their own processes, with user stacks only\n",
+			root_only);
+		return XP_EXIT_USAGE;
+	}
+	level = perfsampler_level(&r->paranoid);
+	r->meta.sampler = level == PERFSAMPLER_NONE ? "none" : "perf";
+	r->perf_samples = level != PERFSAMPLER_NONE && !r->o.gpu_only;
+	if (r->perf_samples)
+		perfsampler_attr(&r->sample_attr, r->o.freq, r->o.sample_copy,
+				 level == PERFSAMPLER_KERNEL_TIME);
+	return -1;
+}
+
+/* The owner of a live process, or -1. */
+static long proc_uid(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) ? -1 : (long)st.st_uid;
+}
+
 static int check_pids(struct recorder *r)
 {
 	for (unsigned i = 0; i < r->o.npids; i++) {
+		long owner;
+
 		if (kill(r->o.pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "xpcap: cannot attach to pid %d: no such process\n",
 				(int)r->o.pids[i]);
 			return -ESRCH;
+		}
+		owner = proc_uid(r->o.pids[i]);
+		if (!r->bpf && owner >= 0 && (uid_t)owner != getuid()) {
+			fprintf(stderr, "xpcap: cannot attach to pid %d: it belongs to uid %ld; a normal "
+				"user records only their own processes (root records any)\n",
+				(int)r->o.pids[i], owner);
+			return -EPERM;
 		}
 		r->pids[r->npids++] = r->o.pids[i];
 	}
@@ -415,6 +513,7 @@ static int check_pids(struct recorder *r)
 static int check_args(struct recorder *r, int argc, char **argv)
 {
 	char err_line[256];
+	int ret;
 
 	if (xp_record_opts_parse(&r->o, argc, argv, err_line, sizeof(err_line))) {
 		fprintf(stderr, "xpcap: cannot record: %s (see xpcap record --help)\n", err_line);
@@ -432,11 +531,8 @@ static int check_args(struct recorder *r, int argc, char **argv)
 		}
 		r->o.output = r->output;
 	}
-	if (geteuid() != 0) {
-		fprintf(stderr, "xpcap: cannot record: needs root for BPF and perf events "
-			"(run it with sudo)\n");
-		return XP_EXIT_USAGE;
-	}
+	if ((ret = choose_sampler(r)) >= 0)
+		return ret;
 	if (check_pids(r))
 		return XP_EXIT_USAGE;
 	resolve_cupti_lib(r);
@@ -509,13 +605,29 @@ static int write_start_files(struct recorder *r)
 	if (r->meta.tracefmt_err)
 		progress(r, "cannot save the sched_switch tracepoint format: %s (noted in meta.json)",
 			 strerror(-r->meta.tracefmt_err));
-	/* the largest file (MiBs): a partial copy is removed, the run goes on */
-	r->meta.kallsyms_err = rundir_copy_file(&r->rd, "/proc/kallsyms", "kallsyms",
-						&r->meta.kallsyms_bytes);
+	/* the largest file (MiBs): a partial copy is removed, the run goes on;
+	 * perf samples of a normal user have no kernel frames to name */
+	if (r->bpf)
+		r->meta.kallsyms_err = rundir_copy_file(&r->rd, "/proc/kallsyms", "kallsyms",
+							&r->meta.kallsyms_bytes);
 	if (r->meta.kallsyms_err)
 		progress(r, "cannot save kallsyms into the run: %s (kernel frames stay addresses; "
 			 "noted in meta.json)", strerror(-r->meta.kallsyms_err));
 	return 0;
+}
+
+/* What a normal user's run lacks, once; no CPU samples at all even with -q. */
+static void say_unprivileged(const struct recorder *r)
+{
+	if (r->bpf)
+		return;
+	if (strcmp(r->meta.sampler, "none") == 0)
+		fprintf(stderr, "xpcap: kernel.perf_event_paranoid is %d: no CPU samples or mappings "
+			"(they need it <= 2, or root); recording the GPU side only\n", r->paranoid);
+	else if (r->perf_samples)
+		progress(r, "not root: CPU samples through perf events with user stacks%s; kernel "
+			 "frames, --off-cpu and -a need root", r->paranoid == 2 ?
+			 ", none while in the kernel (kernel.perf_event_paranoid 2)" : "");
 }
 
 /* 5. the duration counts from here; let the command run. 0 or the exit status. */
@@ -539,6 +651,7 @@ static int release(struct recorder *r)
 	if (r->o.npids && !r->o.no_gpu)
 		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
 			 "that loaded the injection library at their start");
+	say_unprivileged(r);
 	return 0;
 }
 

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""nonroot_test.py - `xpcap record` run by a normal user (nobody, through
+setpriv): CPU samples through perf events on the user's own processes,
+which must ingest to the same hot functions as root's eBPF run of the same
+program; --gpu-only and --call-graph dwarf without root; -a, --off-cpu, the
+uprobe and another user's pid refused in one line.
+
+    XPCAP=build/src/bin/xpcap XPCORR=build/src/bin/xpcorr \
+    PROGDIR=build/tests/programs python3 tests/record/nonroot_test.py hotspots
+
+Runs as root (to switch to nobody, and for the root run it compares with);
+otherwise exits 77 saying why, or fails when XP_REQUIRE_BPF=1 (CI). Also
+needs kernel.perf_event_paranoid <= 2, what `perf record` needs for a
+normal user.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import record_test as rt  # noqa: E402  (the root runs, dump, checks)
+from record_test import check, Failure  # noqa: E402
+
+NOBODY = 65534
+AS_NOBODY = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"]
+XPCUPTI = os.environ.get("XPCUPTI", "")
+
+
+def require():
+    if os.geteuid() != 0:
+        rt.skip_or_fail("needs root: runs xpcap as nobody through setpriv, and as root to compare")
+    if not shutil.which("setpriv"):
+        rt.skip_or_fail("setpriv (util-linux) not installed")
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            paranoid = int(f.read())
+    except (OSError, ValueError) as e:
+        rt.skip_or_fail("cannot read kernel.perf_event_paranoid: %s" % e)
+    if paranoid > 2:
+        rt.skip_or_fail("kernel.perf_event_paranoid is %d: a normal user has no perf events"
+                        % paranoid)
+    for exe in (rt.XPCAP, rt.XPCORR, rt.prog("hotspots")):
+        if not os.access(exe, os.X_OK) or not nobody_can_run(exe):
+            rt.skip_or_fail("%s is not executable by nobody (a build tree under a private "
+                            "directory?)" % exe)
+
+
+def nobody_can_run(path):
+    return subprocess.run(AS_NOBODY + ["test", "-x", path]).returncode == 0
+
+
+def as_nobody(args, cwd=None, env=None):
+    """Runs args as nobody; returns (rc, stdout, stderr)."""
+    p = subprocess.run(AS_NOBODY + args, capture_output=True, text=True, cwd=cwd, env=env,
+                       timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def record_nobody(run, args, cmd, env=None):
+    rc, _, err = as_nobody([rt.XPCAP, "record", "-o", run] + args + ["--"] + cmd, env=env)
+    return rc, err
+
+
+def hot_functions(run, xpcorr_as):
+    """Leaf function -> samples, through ingest (symbolized like a user sees it)."""
+    p = subprocess.run(xpcorr_as + [rt.XPCORR, "export", "--format", "folded", run],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "xpcorr ingest + export --format folded of %s (rc %d: %s)" % (
+        run, p.returncode, p.stderr.strip()[-300:]))
+    leaves = {}
+    for line in p.stdout.splitlines():
+        stack, _, n = line.rpartition(" ")
+        leaf = stack.split(";")[-1]
+        leaves[leaf] = leaves.get(leaf, 0) + int(n)
+    return leaves, p.stdout
+
+
+def top(leaves, n):
+    return [k for k, _ in sorted(leaves.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def owned_by_nobody(run):
+    for name in ["."] + os.listdir(run):
+        st = os.stat(os.path.join(run, name))
+        check(st.st_uid == NOBODY, "%s of the run owned by nobody" % name)
+
+
+def t_hotspots(tmp):
+    lib = os.path.realpath(rt.prog("libhotlib.so"))
+    cmd = [rt.prog("hotspots"), lib, "2.5"]
+    runs = {}
+    for who in ("nobody", "root"):
+        run = os.path.join(tmp, who)
+        if who == "nobody":
+            rc, err = record_nobody(run, ["-F", "1999", "--no-gpu"], cmd)
+        else:
+            rc, err = rt.record(run, ["-F", "1999", "--no-gpu"], cmd, check_clean=False)
+        check(rc == 0, "%s: xpcap exits 0 like hotspots (rc %d, %s)" % (who, rc, err.strip()))
+        runs[who] = run
+    md = rt.meta(runs["nobody"])
+    check(md["sampler"] == "perf" and rt.meta(runs["root"])["sampler"] == "bpf",
+          "meta.json names the sampler: perf for nobody, bpf for root")
+    recs = rt.dump(runs["nobody"])
+    rt.check_meta_counts(runs["nobody"], recs)
+    check(all(r.get("kstack", "") == "" for r in rt.samples(recs)),
+          "no kernel frames in a normal user's samples")
+    check(sum(1 for r in rt.samples(recs) if r.get("comm") == "hotspots") ==
+          len(rt.samples(recs)), "every sample named hotspots (the exec's COMM)")
+    check(any(r["kind"] == "exec" and r["path"] == os.path.realpath(rt.prog("hotspots"))
+              for r in recs), "exec record with the program's path")
+    lmaps = [r for r in recs if r["kind"] == "mmap" and r.get("path", "") == lib]
+    check(lmaps and all(len(m["build_id"]) == 40 for m in lmaps),
+          "libhotlib.so mmap record with a 20-byte build id")
+    check(not os.path.exists(os.path.join(runs["nobody"], "kallsyms")),
+          "no kallsyms copy (nothing to name without kernel frames)")
+    owned_by_nobody(runs["nobody"])
+    got = {}
+    for who, xpcorr_as in (("nobody", AS_NOBODY), ("root", [])):
+        got[who], _ = hot_functions(runs[who], xpcorr_as)
+        print("%s: %s" % (who, sorted(got[who].items(), key=lambda kv: -kv[1])[:5]))
+    # lib_spin (0.5 s) and hot_b (0.6 s) are close: the set, not the order
+    check(top(got["nobody"], 1) == top(got["root"], 1) == ["hot_a"] and
+          set(top(got["nobody"], 3)) == set(top(got["root"], 3)) == {"hot_a", "hot_b", "lib_spin"},
+          "the same hot functions in both runs, hot_a first (%s / %s)" % (
+              top(got["nobody"], 3), top(got["root"], 3)))
+    a, b = got["nobody"]["hot_a"], got["nobody"]["hot_b"]
+    check(b > 50 and 2.6 <= a / b <= 3.4, "nobody: hot_a:hot_b = %d:%d, 3 within 13%%" % (a, b))
+
+
+def t_dwarf(tmp):
+    # the README's CPU demo (scripts/quickstart demo), as a normal user
+    run = os.path.join(tmp, "demo")
+    lib = os.path.realpath(rt.prog("libhotlib.so"))
+    rc, err = record_nobody(run, ["--force", "-F", "999", "--call-graph", "dwarf"],
+                            [rt.prog("hotspots"), lib, "1.5"])
+    check(rc == 0, "demo record as nobody exits 0 (%d %r)" % (rc, err[-300:]))
+    check(re.search(r"^xpcap: not root: CPU samples through perf events", err, re.M),
+          "says once that it samples through perf events, without kernel frames")
+    md = rt.meta(run)
+    check(md["call_graph"]["samples"] == "dwarf" and md["call_graph"]["sample_copy_bytes"] == 8192,
+          "meta.json: dwarf samples, 8192 bytes")
+    recs = rt.dump(run)
+    copies = [rt.copy_of(r) for r in rt.samples(recs)]
+    check(copies and all(c and c[0] > 0 for c in copies),
+          "every sample carries registers and a user stack copy (%d)" % len(copies))
+    rc, out, e = as_nobody([rt.XPCORR, "info", run])
+    check(rc == 0, "xpcorr info as nobody (%d %s)" % (rc, e.strip()[-200:]))
+    leaves, folded = hot_functions(run, AS_NOBODY)
+    deep = sum(int(l.rpartition(" ")[2]) for l in folded.splitlines()
+               if ";main;hot_a" in l and "_start" in l)
+    check(deep > 0.8 * leaves.get("hot_a", 0) > 0,
+          "dwarf unwinding reaches _start;...;main;hot_a (%d of %d)" % (deep, leaves.get("hot_a", 0)))
+    rc, _, e = as_nobody([rt.XPCORR, "export", "--format", "svg", "-o",
+                          os.path.join(run, "cpu.svg"), run])
+    check(rc == 0 and os.path.getsize(os.path.join(run, "cpu.svg")) > 1000,
+          "flame graph written as nobody (%d %s)" % (rc, e.strip()[-200:]))
+
+
+def t_gpuonly(tmp):
+    run = os.path.join(tmp, "gpu")
+    out = os.path.join(tmp, "env.txt")
+    args = ["--gpu-only"] + (["--cupti-lib", XPCUPTI] if XPCUPTI else [])
+    rc, err = record_nobody(run, args, ["sh", "-c", "env > %s; %s %s 0.3" % (
+        out, rt.prog("hotspots"), os.path.realpath(rt.prog("libhotlib.so")))])
+    check(rc == 0, "--gpu-only as nobody exits 0 (%d %r)" % (rc, err[-300:]))
+    md = rt.meta(run)
+    check(md["sampler"] == "perf" and md["sample_frequency_hz"] == 0,
+          "meta.json: perf side-band only, no sampling")
+    recs = rt.dump(run)
+    check(not rt.samples(recs), "no CPU samples with --gpu-only")
+    check(any(r["kind"] == "mmap" and r.get("path", "").endswith("libhotlib.so") for r in recs),
+          "mappings recorded (launch stacks are symbolized from them)")
+    execs = [r["path"] for r in sorted((r for r in recs if r["kind"] == "exec"),
+                                       key=lambda r: int(r["ts"]))]
+    check(len(execs) == 3 and execs[2] == os.path.realpath(rt.prog("hotspots")),
+          "exec records of sh, env and hotspots, in time order, with their paths (%s)" % execs)
+    if XPCUPTI:
+        with open(out) as f:
+            env = dict(l.split("=", 1) for l in f.read().splitlines() if "=" in l)
+        check(md["gpu_capture_armed"] and env.get("CUDA_INJECTION64_PATH") == XPCUPTI,
+              "GPU capture armed for nobody: CUDA_INJECTION64_PATH=%s" % env.get(
+                  "CUDA_INJECTION64_PATH"))
+    else:
+        print("note: no injection library built (no CUDA): GPU arming not checked")
+    owned_by_nobody(run)
+
+
+def one_error_line(err, what):
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(len(lines) == 1 and lines[0].startswith("xpcap: cannot "),
+          "%s: one error line (%r)" % (what, err))
+    return lines[0]
+
+
+def t_refused(tmp):
+    cases = (
+        (["-a", "--duration", "1"], None, "-a (all CPUs) needs root"),
+        (["--off-cpu"], ["true"], "--off-cpu (a BPF program on sched_switch) needs root"),
+        (["--launch-stacks", "uprobe"], ["true"], "--launch-stacks uprobe (a BPF uprobe) needs root"),
+        (["-p", "1"], None, "cannot attach to pid 1: it belongs to uid 0"),
+    )
+    for i, (args, cmd, want) in enumerate(cases):
+        run = os.path.join(tmp, "r%d" % i)
+        rc, _, err = as_nobody([rt.XPCAP, "record", "-o", run] + args +
+                               (["--"] + cmd if cmd else []))
+        line = one_error_line(err, " ".join(args))
+        check(rc == 2 and want in line, "%s refused as nobody, rc 2: %s" % (" ".join(args), line))
+        check(not os.path.exists(run), "nothing created for a refused run")
+
+
+def t_attach(tmp):
+    # -p of the user's own process: perf events on each of its threads
+    lib = os.path.realpath(rt.prog("libhotlib.so"))
+    target = subprocess.Popen(AS_NOBODY + [rt.prog("hotspots"), lib, "3"], **rt.QUIET)
+    try:
+        run = os.path.join(tmp, "attach")
+        rc, _, err = as_nobody([rt.XPCAP, "record", "-o", run, "-F", "999", "-p",
+                                str(target.pid), "--duration", "1"])
+        check(rc == 0, "-p of one's own process as nobody (%d %r)" % (rc, err[-300:]))
+    finally:
+        target.kill()
+        target.wait()
+    recs = rt.dump(run)
+    n = len([r for r in rt.samples(recs) if r["pid"] == str(target.pid)])
+    check(n > 20, "samples of the attached process (%d)" % n)
+    names = {r.get("comm") for r in rt.samples(recs)}
+    check(names == {"hotspots"}, "its samples named as /proc names its thread (%s)" % names)
+    leaves, _ = hot_functions(run, AS_NOBODY)
+    check(top(leaves, 1) in (["hot_a"], ["lib_spin"]), "its hot function on top (%s)" % top(leaves, 3))
+
+
+TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in TESTS:
+        print("usage: nonroot_test.py " + "|".join(sorted(TESTS)))
+        return 2
+    require()
+    tmp = tempfile.mkdtemp(prefix="xp-nonroot-")
+    os.chown(tmp, NOBODY, NOBODY)   # nobody makes its run directories here
+    try:
+        TESTS[sys.argv[1]](tmp)
+    except Failure as e:
+        print("FAIL:", e)
+        print("(runs left in %s)" % tmp)
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
