@@ -169,6 +169,7 @@ static json_t *build_info(sqlite3 *db)
 	set_meta(run, db, "kernel", "meta.kernel_release");
 	set_meta(run, db, "cpus", "meta.cpu_count");
 	set_meta(run, db, "frequency_hz", "meta.sample_frequency_hz");
+	set_meta(run, db, "sampler", "meta.sampler");     /* bpf, perf (not root), none */
 	set_meta(run, db, "exit_code", "meta.exit.code");
 	set_meta(run, db, "exit_signal", "meta.exit.signal");
 	/* duration: the capture's own start/stop if meta.json had them, else
