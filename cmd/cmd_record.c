@@ -301,12 +301,17 @@ static int arm(struct recorder *r)
 	}
 	if (r->bpf && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0) {
 		err = xp_sampler__attach_marker(r->sampler, r->cupti_lib);
-		if (err) {
+		/* CAP_BPF and CAP_PERFMON without root may be refused the uprobe:
+		 * only a fallback where the library takes launch stacks itself */
+		if (err && r->o.launch_inproc && geteuid() != 0) {
+			progress(r, "cannot attach the correlation uprobe (%s): launch stacks are "
+				 "taken in-process only", strerror(-err));
+		} else if (err) {
 			fprintf(stderr, "xpcap: cannot attach the correlation uprobe to %s:%s: %s\n",
 				r->cupti_lib, XP_MARKER_SYMBOL, strerror(-err));
 			return XP_EXIT_USAGE;
 		}
-		r->meta.marker_attached = true;
+		r->meta.marker_attached = !err;
 	}
 	err = drain_start(r->drain);
 	if (err) {

@@ -233,6 +233,25 @@ def t_attach(tmp):
     check(top(leaves, 1) in (["hot_a"], ["lib_spin"]), "its hot function on top (%s)" % top(leaves, 3))
 
 
+def t_caps(tmp):
+    # CAP_BPF and CAP_PERFMON without root: the eBPF sampler, as for root
+    caps = ["--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon"]
+    run = os.path.join(tmp, "caps")
+    lib = os.path.realpath(rt.prog("libhotlib.so"))
+    args = ["--cupti-lib", XPCUPTI] if XPCUPTI else ["--no-gpu"]
+    p = subprocess.run(AS_NOBODY + caps + [rt.XPCAP, "record", "-F", "999", "-o", run] + args +
+                       ["--", rt.prog("hotspots"), lib, "1"], capture_output=True, text=True,
+                       timeout=120)
+    check(p.returncode == 0, "nobody with CAP_BPF and CAP_PERFMON records (%d %r)" % (
+        p.returncode, p.stderr[-300:]))
+    md = rt.meta(run)
+    check(md["sampler"] == "bpf", "meta.json: the eBPF sampler (%s)" % md["sampler"])
+    check("perf events" not in p.stderr, "no word of perf events")
+    owned_by_nobody(run)
+    leaves, _ = hot_functions(run, AS_NOBODY)
+    check(top(leaves, 1) == ["hot_a"], "hot_a on top (%s)" % top(leaves, 3))
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 
