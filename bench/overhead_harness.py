@@ -96,6 +96,10 @@ CONFIGS = [
     Config("xpcap-no-reuse", "xpcap record --reuse-stacks off (every launch copies its stack)",
            xpcap=["--reuse-stacks", "off"]),
     Config("xpcap-999Hz", "xpcap record -F 999", xpcap=["-F", "999"]),
+    # the program never calls cudaProfilerStart: all of it runs outside the
+    # capture window (CUPTI activity and launch callbacks off)
+    Config("xpcap-window-out", "xpcap record --capture-range cudaProfilerApi, outside the window",
+           xpcap=["--capture-range", "cudaProfilerApi"]),
     # A/B of two builds in the same rounds: CARRY/baseline/libxpcupti.so is
     # another commit's injection library ({carry} is CARRY)
     Config("xpcap-baseline", "xpcap record with CARRY/baseline/libxpcupti.so (another build)",
@@ -128,6 +132,7 @@ GROUPS = {
     # callbacks) against the driver layer alone (two)
     "callbacks": ["bare", "cupti-floor", "lib-callbacks", "cupti-driver-cb"],
     "quick": ["bare", "torch.profiler", "cupti-floor", "xpcap"],
+    "window": ["bare", "xpcap-window-out", "xpcap"],
     # launches naming an earlier copy (the default) against each copying
     "reuse": ["bare", "torch.profiler", "cupti-floor", "xpcap", "xpcap-no-reuse"],
     "ab": ["bare", "torch.profiler", "cupti-floor", "xpcap", "xpcap-baseline"],

@@ -59,6 +59,10 @@ struct drain {
 	char path[4096];            /* a path with its NUL, for mmap and exec */
 	struct perfsample ps;       /* a perf sample being converted */
 	unsigned char copy[sizeof(struct xp_user_regs_copy) + XP_USER_COPY_MAX];
+	uint64_t window_from;       /* --delay: stack records before this ns are dropped */
+	drain_cuda_fn on_cuda;      /* called once, at the first CUDA library mapped */
+	void *on_cuda_ctx;
+	int cuda_seen;
 };
 
 static uint64_t now_ns(void)
@@ -131,6 +135,15 @@ static void flush(struct drain *d)
 	settle(d, xp_writer_flush(d->w));
 }
 
+/* libcuda.so* or libcudart.so*: the program uses CUDA */
+static bool is_cuda_library(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libcuda.so", 10) || !strncmp(base, "libcudart.so", 12);
+}
+
 int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 		      const char *path, size_t path_len)
 {
@@ -139,7 +152,23 @@ int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t 
 		path_len = sizeof(d->path) - 1;
 	memcpy(d->path, path, path_len);
 	d->path[path_len] = '\0';
+	if (type == XP_REC_MMAP && !d->cuda_seen && is_cuda_library(d->path)) {
+		d->cuda_seen = 1;
+		if (d->on_cuda)
+			d->on_cuda(d->on_cuda_ctx, (pid_t)((const struct xp_mmap *)fixed)->pid, d->path);
+	}
 	return drain_append(d, type, fixed, flen, d->path, path_len + 1);
+}
+
+void drain_watch_cuda(struct drain *d, drain_cuda_fn fn, void *ctx)
+{
+	d->on_cuda = fn;
+	d->on_cuda_ctx = ctx;
+}
+
+void drain_set_window(struct drain *d, uint64_t from_ns)
+{
+	d->window_from = from_ns;
 }
 
 static void write_lost(struct drain *d, uint32_t kind, uint32_t reason, uint64_t count)
@@ -210,6 +239,11 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	/* --delay: no samples, launches or off-CPU intervals before it ends
+	 * (each record begins with its ts) */
+	if (d->window_from && (e->type == XP_REC_SAMPLE || e->type == XP_REC_LAUNCH ||
+			       e->type == XP_REC_SWITCH) && e->u.sample.ts < d->window_from)
+		return 0;
 	switch (e->type) {
 	case XP_REC_SAMPLE:
 		note_pid(d, (pid_t)e->u.sample.pid);
@@ -270,6 +304,9 @@ static void on_perf_sample(struct drain *d, const void *rec, size_t len)
 		write_lost(d, XP_REC_SAMPLE, XP_LOST_PERF_LOST, 1);
 		return;
 	}
+	/* --delay: no samples before it ends */
+	if (d->window_from && ps->rec.s.ts < d->window_from)
+		return;
 	perftrack_comm(d->track, ps->rec.s.tid, ps->rec.s.comm);
 	if (!ps->rec.s.comm[0]) {
 		proc_comm((pid_t)ps->rec.s.pid, (pid_t)ps->rec.s.tid, ps->rec.s.comm);

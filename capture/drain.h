@@ -33,6 +33,12 @@ int drain_append(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 /* Same, for mmap and exec records: path (path_len bytes) NUL-terminated. */
 int drain_append_path(struct drain *d, uint32_t type, const void *fixed, size_t flen,
 		      const char *path, size_t path_len);
+/* fn(ctx, pid, path) on the drain thread at the first libcuda.so* or
+ * libcudart.so* mapped by a recorded process: the program uses CUDA. */
+typedef void (*drain_cuda_fn)(void *ctx, pid_t pid, const char *path);
+void drain_watch_cuda(struct drain *d, drain_cuda_fn fn, void *ctx);
+/* Samples, launch and off-CPU records before from_ns are dropped (--delay). */
+void drain_set_window(struct drain *d, uint64_t from_ns);
 int drain_start(struct drain *d);
 void drain_stop(struct drain *d);
 /* Reads everything still queued, writes loss records, flushes. Returns

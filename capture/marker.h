@@ -24,5 +24,11 @@
 #define XP_ENV_LAUNCH_COPY "XPCAP_LAUNCH_COPY"      /* bytes of stack per launch; 0: fp walk */
 #define XP_ENV_PYFRAMES "XPCAP_PYFRAMES"            /* "0": no Python frames at launches */
 #define XP_ENV_STACK_REUSE "XPCAP_STACK_REUSE"      /* "0": every launch copies its stack */
+/* The capture window (xpcap record --capture-range, --delay, --duration):
+ * outside it the library records nothing and CUPTI activity is off. */
+#define XP_ENV_CAPTURE_RANGE "XPCAP_CAPTURE_RANGE"  /* "cudaProfilerApi" | "nvtx:NAME" */
+#define XP_ENV_CAPTURE_COUNT "XPCAP_CAPTURE_RANGE_COUNT"  /* ranges to record, default 1 */
+#define XP_ENV_WINDOW_FROM "XPCAP_WINDOW_FROM_NS"   /* CLOCK_MONOTONIC ns: nothing before */
+#define XP_ENV_WINDOW_UNTIL "XPCAP_WINDOW_UNTIL_NS" /* CLOCK_MONOTONIC ns: nothing after */
 
 #endif

@@ -105,6 +105,34 @@ static json_t *job_rank_json(void)
 			 "source", xp_job_rank_source(r.source));
 }
 
+/* {"range", "range_count", "delay_s", "duration_s", "from_monotonic_ns",
+ *  "until_monotonic_ns"}: what xpcap asked; the library's status records
+ *  (XP_GPU_ST_WINDOW) say when each range opened and closed */
+static json_t *window_json(const struct xp_record_meta *m)
+{
+	const struct xp_record_opts *o = m->opts;
+
+	if (!o->capture_range && !o->delay_s && !o->duration_s)
+		return json_null();
+	return json_pack("{s:o,s:I,s:f,s:o,s:I,s:o}",
+			 "range", o->capture_range ? json_string(o->capture_range) : json_null(),
+			 "range_count", (json_int_t)(o->capture_range ? o->capture_count : 0),
+			 "delay_s", o->delay_s,
+			 "duration_s", o->duration_s ? json_real(o->duration_s) : json_null(),
+			 "from_monotonic_ns", (json_int_t)m->window_from,
+			 "until_monotonic_ns", m->window_until ? json_integer((json_int_t)m->window_until)
+							       : json_null());
+}
+
+/* {"pid", "text", "processes"}: the injection library could not trace */
+static json_t *gpu_problem_json(const struct xp_record_meta *m)
+{
+	if (!m->gpu_problem)
+		return json_null();
+	return json_pack("{s:i,s:s,s:i}", "pid", (int)m->gpu_problem_pid, "text", m->gpu_problem,
+			 "processes", (int)m->gpu_problem_procs);
+}
+
 static json_t *meta_json(const struct xp_record_meta *m)
 {
 	const struct xp_record_opts *o = m->opts;
@@ -153,6 +181,13 @@ static json_t *meta_json(const struct xp_record_meta *m)
 	json_object_set_new(root, "correlation_uprobe", json_boolean(m->marker_attached));
 	json_object_set_new(root, "cupti_library", m->cupti_lib ? json_string(m->cupti_lib)
 								: json_null());
+	json_object_set_new(root, "gpu_not_armed", m->gpu_not_armed ?
+			    json_string(m->gpu_not_armed) : json_null());
+	json_object_set_new(root, "cuda_library", m->cuda_library ?
+			    json_pack("{s:s,s:i}", "path", m->cuda_library, "pid", (int)m->cuda_pid) :
+			    json_null());
+	json_object_set_new(root, "gpu_problem", gpu_problem_json(m));
+	json_object_set_new(root, "capture_window", window_json(m));
 	json_object_set_new(root, "kallsyms_error", m->kallsyms_err ?
 			    json_string(strerror(-m->kallsyms_err)) : json_null());
 	json_object_set_new(root, "kallsyms_bytes", m->kallsyms_bytes ?

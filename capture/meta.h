@@ -31,6 +31,14 @@ struct xp_record_meta {
 	bool gpu_armed;                 /* CUDA_INJECTION64_PATH was set */
 	bool marker_attached;           /* correlation uprobe attached */
 	const char *cupti_lib;          /* library path, or NULL */
+	const char *gpu_not_armed;      /* why GPU capture is not armed, or NULL */
+	const char *cuda_library;       /* first libcuda/libcudart a target mapped, or NULL */
+	pid_t cuda_pid;                 /* the process that mapped it */
+	const char *gpu_problem;        /* a fatal status of the injection library, or NULL */
+	pid_t gpu_problem_pid;          /* in that process */
+	unsigned gpu_problem_procs;     /* processes with one */
+	uint64_t window_from, window_until;  /* CLOCK_MONOTONIC ns of --delay and --duration;
+					      * until 0: none */
 	const struct xp_record_counts *counts;  /* NULL at start */
 	uint64_t cpu_bytes;             /* size of cpu.xpr */
 	uint64_t cpu_raw_bytes;         /* what it would be uncompressed */

@@ -4,7 +4,8 @@
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
  *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks inproc|uprobe]
  *                [--python-lines on|off] [--reuse-stacks on|off] [--compress none|zstd]
- *                [--record-privileged]
+ *                [--record-privileged] [--delay S]
+ *                [--capture-range cudaProfilerApi|nvtx:NAME [--capture-range-count N]]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
 #include <errno.h>
@@ -19,12 +20,16 @@
 
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
        OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS,
-       OPT_PYTHON_LINES, OPT_REUSE_STACKS, OPT_RECORD_PRIVILEGED };
+       OPT_PYTHON_LINES, OPT_REUSE_STACKS, OPT_RECORD_PRIVILEGED, OPT_DELAY, OPT_CAPTURE_RANGE,
+       OPT_CAPTURE_COUNT };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "delay", required_argument, NULL, OPT_DELAY },
+	{ "capture-range", required_argument, NULL, OPT_CAPTURE_RANGE },
+	{ "capture-range-count", required_argument, NULL, OPT_CAPTURE_COUNT },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "force", no_argument, NULL, OPT_FORCE },
@@ -52,7 +57,12 @@ void xp_record_usage(FILE *f)
 	      "       xpcap record [options] -p PID[,PID...] | -a\n"
 	      "  -o, --output DIR      run directory (default " XP_RECORD_DEFAULT_OUTPUT ")\n"
 	      "  -F, --freq HZ         CPU sampling frequency (default 99)\n"
-	      "      --duration S      stop recording after S seconds\n"
+	      "      --duration S      stop recording after S seconds (GPU records too)\n"
+	      "      --delay S         record nothing (CPU or GPU) in the first S seconds\n"
+	      "      --capture-range cudaProfilerApi|nvtx:NAME  GPU records only between\n"
+	      "                        cudaProfilerStart and cudaProfilerStop, or inside the\n"
+	      "                        first NVTX range NAME; CUPTI activity is off outside\n"
+	      "      --capture-range-count N  the first N such ranges (default 1)\n"
 	      "  -a, --all-cpus        sample the whole system\n"
 	      "  -p, --pid PID[,PID]   attach to running processes\n"
 	      "      --force           write into a non-empty run directory\n"
@@ -178,6 +188,29 @@ static int parse_duration(const char *s, double *out)
 	return errno || end == s || *end || !(*out > 0) || *out > 1e7 ? -EINVAL : 0;
 }
 
+/* cudaProfilerApi, or nvtx:NAME with a NAME of 1..255 bytes */
+static int parse_capture_range(const char *s)
+{
+	if (!strcmp(s, "cudaProfilerApi"))
+		return 0;
+	if (strncmp(s, "nvtx:", 5) || !s[5] || strlen(s + 5) > XP_RECORD_MAX_RANGE_NAME)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_count(const char *s, unsigned *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > XP_RECORD_MAX_RANGE_COUNT)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int parse_offcpu_min(const char *s, uint32_t *out)
 {
 	char *end;
@@ -239,6 +272,21 @@ static int parse_option(struct xp_record_opts *o, int c, char **argv, struct giv
 	case OPT_DURATION:
 		if (parse_duration(optarg, &o->duration_s))
 			return fail(err, errlen, "invalid duration '%s': expected seconds > 0", optarg);
+		return 0;
+	case OPT_DELAY:
+		if (parse_duration(optarg, &o->delay_s))
+			return fail(err, errlen, "invalid delay '%s': expected seconds > 0", optarg);
+		return 0;
+	case OPT_CAPTURE_RANGE:
+		if (parse_capture_range(optarg))
+			return fail(err, errlen, "invalid capture range '%s': expected cudaProfilerApi "
+				    "or nvtx:NAME (NAME of 1..%d bytes)", optarg, XP_RECORD_MAX_RANGE_NAME);
+		o->capture_range = optarg;
+		return 0;
+	case OPT_CAPTURE_COUNT:
+		if (parse_count(optarg, &o->capture_count))
+			return fail(err, errlen, "invalid capture range count '%s': expected 1..%d",
+				    optarg, XP_RECORD_MAX_RANGE_COUNT);
 		return 0;
 	case 'p':
 		if (xp_record_parse_pids(optarg, o->pids, XP_RECORD_MAX_PIDS, &o->npids))
@@ -303,6 +351,13 @@ static int check_combination(struct xp_record_opts *o, const struct given *g, ch
 		return fail(err, errlen, "--gpu-only and --no-gpu cannot be combined");
 	if (o->launch_inproc && o->no_gpu)
 		return fail(err, errlen, "--launch-stacks inproc and --no-gpu cannot be combined");
+	if (o->capture_range && (o->no_gpu || !o->command))
+		return fail(err, errlen, "--capture-range needs GPU capture of a command (not "
+			    "--no-gpu, -p or -a)");
+	if (o->capture_count && !o->capture_range)
+		return fail(err, errlen, "--capture-range-count needs --capture-range");
+	if (!o->capture_count)
+		o->capture_count = 1;
 	/* the injection library takes launch stacks (and Python lines) in a
 	 * program xpcap starts; the uprobe in processes it attaches to */
 	if (!g->launch_stacks)

@@ -39,11 +39,16 @@
 #define XP_RECORD_MAX_OFFCPU_MIN_US 60000000u /* one minute */
 #define XP_RECORD_DEFAULT_COPY 8192u          /* dwarf: user stack bytes, as perf */
 #define XP_RECORD_INPROC_DEFAULT_COPY 65528u  /* --launch-stacks inproc: launch copies */
+#define XP_RECORD_MAX_RANGE_NAME 255          /* nvtx:NAME */
+#define XP_RECORD_MAX_RANGE_COUNT 1000000
 
 struct xp_record_opts {
 	const char *output;             /* run directory */
 	unsigned freq;                  /* sampling frequency, Hz */
 	double duration_s;              /* 0: until the command exits / Ctrl-C */
+	double delay_s;                 /* --delay: nothing recorded before S seconds */
+	const char *capture_range;      /* --capture-range cudaProfilerApi | nvtx:NAME, or NULL */
+	unsigned capture_count;         /* --capture-range-count: ranges recorded (default 1) */
 	bool system_wide;               /* -a */
 	bool force;                     /* reuse a non-empty run directory */
 	bool quiet;                     /* -q: no progress lines */

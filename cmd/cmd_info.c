@@ -14,6 +14,7 @@
 #include "gtid.h"
 #include "cmd.h"
 #include "db_schema.h"
+#include "info_gpu.h"
 #include "info_python.h"
 #include "ingest.h"
 #include "opendb.h"
@@ -218,6 +219,7 @@ static json_t *build_info(sqlite3 *db)
 		" JOIN StringIds s ON s.id = m.path WHERE m.status != 'unused'"
 		" ORDER BY m.status != 'ok', s.value"));
 	json_object_set_new(info, "symbolization", sym);
+	json_object_set_new(info, "gpu", xp_info_gpu(db));
 	if ((v = xp_info_python(db)))
 		json_object_set_new(info, "python", v);
 	json_object_set_new(info, "processes", processes(db));
@@ -313,6 +315,7 @@ static void print_text(json_t *info)
 	json_array_foreach(json_object_get(sym, "modules"), i, v)
 		printf("  %-18s %s\n", json_string_value(json_object_get(v, "status")),
 		       json_string_value(json_object_get(v, "path")));
+	xp_info_gpu_print(json_object_get(info, "gpu"));
 	if (json_object_get(info, "python"))
 		xp_info_python_print(json_object_get(info, "python"));
 	printf("processes:\n");

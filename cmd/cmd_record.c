@@ -30,12 +30,14 @@
 #include "cmd.h"
 #include "outname.h"
 #include "drain.h"
+#include "gpuscan.h"
 #include "marker.h"
 #include "meta.h"
 #include "perfsampler.h"
 #include "record.h"
 #include "runfile.h"
 #include "runfile_zstd.h"
+#include "runfmt_gpu.h"
 #include "rundir.h"
 #include "sideband.h"
 #include "snapshot.h"
@@ -68,9 +70,24 @@ struct recorder {
 	struct xp_writer *w;
 	struct drain *drain;
 	char cupti_lib[PATH_MAX];
-	char *env[9];
-	char env_buf[8][PATH_MAX + 64];
+	char *env[14];
+	char env_buf[13][PATH_MAX + 64];
+	uint64_t t0;                    /* CLOCK_MONOTONIC ns the window's times count from */
+	char cuda_lib[PATH_MAX];        /* the first CUDA library a target mapped */
+	struct gpuscan scan;            /* what the injection library said (finish) */
 };
+
+#ifndef XP_LIBDIR
+#define XP_LIBDIR "the install's libdir"
+#endif
+/* Why GPU capture is not armed, with what to do about it (meta.json
+ * gpu_not_armed, xpcorr info and report repeat it). */
+#define NOT_ARMED_NO_GPU "--no-gpu was given"
+#define NOT_ARMED_ATTACH "attached with -p or -a: CUDA activity is recorded only in a " \
+	"command that xpcap starts (xpcap record -- CMD)"
+#define NOT_ARMED_NO_LIB "the injection library libxpcupti.so was found neither in the build " \
+	"tree, nor next to xpcap, nor in " XP_LIBDIR " (install with meson install, or give " \
+	"--cupti-lib PATH; a build without CUPTI does not make it)"
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -101,12 +118,35 @@ static void progress(const struct recorder *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* --cupti-lib, else libxpcupti.so next to the xpcap binary (a build tree, a
- * copied static binary), else in the install's libdir. Left as the first
- * candidate when none exists: GPU capture is then simply not armed. */
+/* The first of these that exists: the build tree's (build/src/bin/xpcap ->
+ * build/capture/cupti/, where build.ninja marks a meson build directory),
+ * next to xpcap (a copied static binary), the install's libdir. */
+static bool find_cupti_lib(const char *exe_dir, char *out, size_t len)
+{
+	char tree[PATH_MAX];
+
+	if (snprintf(tree, sizeof(tree), "%s/../../build.ninja", exe_dir) < (int)sizeof(tree) &&
+	    access(tree, F_OK) == 0 &&
+	    snprintf(out, len, "%s/../../capture/cupti/libxpcupti.so", exe_dir) < (int)len &&
+	    access(out, R_OK) == 0)
+		return true;
+	if (snprintf(out, len, "%s/libxpcupti.so", exe_dir) < (int)len && access(out, R_OK) == 0)
+		return true;
+#ifdef XP_LIBDIR
+	snprintf(out, len, "%s", XP_LIBDIR "/libxpcupti.so");
+	if (access(out, R_OK) == 0)
+		return true;
+#endif
+	return false;
+}
+
+/* --cupti-lib, else the first candidate above that exists, as a canonical
+ * path (meta.json and the child's environment name the file itself). Left
+ * empty when none exists: GPU capture is then not armed, and the run says
+ * why (meta.json gpu_not_armed). */
 static void resolve_cupti_lib(struct recorder *r)
 {
-	char exe[PATH_MAX - 32];
+	char exe[PATH_MAX - 32], found[PATH_MAX];
 	ssize_t n;
 	char *slash;
 
@@ -114,6 +154,7 @@ static void resolve_cupti_lib(struct recorder *r)
 		snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s", r->o.cupti_lib);
 		return;
 	}
+	r->cupti_lib[0] = '\0';
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return;
@@ -121,11 +162,8 @@ static void resolve_cupti_lib(struct recorder *r)
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s/libxpcupti.so", exe);
-#ifdef XP_LIBDIR
-	if (access(r->cupti_lib, R_OK) && access(XP_LIBDIR "/libxpcupti.so", R_OK) == 0)
-		snprintf(r->cupti_lib, sizeof(r->cupti_lib), "%s", XP_LIBDIR "/libxpcupti.so");
-#endif
+	if (find_cupti_lib(exe, found, sizeof(found)) && !realpath(found, r->cupti_lib))
+		r->cupti_lib[0] = '\0';
 }
 
 /* CPython's perf maps name Python functions in stacks unwound natively:
@@ -136,6 +174,31 @@ static void resolve_cupti_lib(struct recorder *r)
 static int wants_perf_map(const struct xp_record_opts *o)
 {
 	return !o->gpu_only || o->off_cpu || !o->launch_inproc || !o->python_lines;
+}
+
+/* The capture window for the injection library: the range, and the
+ * times as CLOCK_MONOTONIC ns, which a process that execs later reads alike. */
+static int window_env(struct recorder *r, int n)
+{
+	if (r->o.capture_range) {
+		snprintf(r->env_buf[8], sizeof(r->env_buf[8]), XP_ENV_CAPTURE_RANGE "=%s",
+			 r->o.capture_range);
+		snprintf(r->env_buf[9], sizeof(r->env_buf[9]), XP_ENV_CAPTURE_COUNT "=%u",
+			 r->o.capture_count);
+		r->env[n++] = r->env_buf[8];
+		r->env[n++] = r->env_buf[9];
+	}
+	if (r->meta.window_from) {
+		snprintf(r->env_buf[10], sizeof(r->env_buf[10]), XP_ENV_WINDOW_FROM "=%llu",
+			 (unsigned long long)r->meta.window_from);
+		r->env[n++] = r->env_buf[10];
+	}
+	if (r->meta.window_until) {
+		snprintf(r->env_buf[11], sizeof(r->env_buf[11]), XP_ENV_WINDOW_UNTIL "=%llu",
+			 (unsigned long long)r->meta.window_until);
+		r->env[n++] = r->env_buf[11];
+	}
+	return n;
 }
 
 static void build_env(struct recorder *r)
@@ -171,6 +234,7 @@ static void build_env(struct recorder *r)
 				r->env[n++] = r->env_buf[7];
 			}
 		}
+		n = window_env(r, n);
 	}
 	r->env[n] = NULL;
 }
@@ -225,6 +289,20 @@ static const char *perf_hint(const struct recorder *r, int err)
 	else
 		snprintf(hint, sizeof(hint), "needs perf events (CONFIG_PERF_EVENTS)");
 	return hint;
+}
+
+/* On the drain thread, at the first libcuda or libcudart a target maps:
+ * a CUDA program whose GPU work would go unrecorded says so now. */
+static void on_cuda_mapped(void *ctx, pid_t pid, const char *path)
+{
+	struct recorder *r = ctx;
+
+	snprintf(r->cuda_lib, sizeof(r->cuda_lib), "%s", path);
+	r->meta.cuda_library = r->cuda_lib;
+	r->meta.cuda_pid = pid;
+	if (!r->meta.gpu_armed && !r->o.no_gpu)
+		fprintf(stderr, "xpcap: pid %d loaded %s, but GPU capture is not armed: %s\n",
+			(int)pid, path, r->meta.gpu_not_armed);
 }
 
 /* Opens everything, in the order that loses nothing: the child exists but
@@ -287,6 +365,9 @@ static int arm(struct recorder *r)
 		fprintf(stderr, "xpcap: cannot poll the event rings: %s\n", strerror(-err));
 		return XP_EXIT_USAGE;
 	}
+	if (r->o.delay_s)
+		drain_set_window(r->drain, r->meta.window_from);
+	drain_watch_cuda(r->drain, on_cuda_mapped, r);
 	/* -p and -a: what is already mapped will never produce an mmap event */
 	if (r->o.npids || r->o.system_wide)
 		snapshot_existing_maps(r->drain, r->o.system_wide ? NULL : r->pids, r->npids,
@@ -378,6 +459,36 @@ static int wait_for_end(struct recorder *r)
 	}
 }
 
+/* What the injection library said at its start in each process: a fatal
+ * status (CUPTI held by torch.profiler, nsys or another xpcap; a CUPTI
+ * error) means no GPU records there. The remedy goes with it. */
+static void note_gpu_problem(struct recorder *r)
+{
+	static char text[400];
+
+	if (!r->meta.gpu_armed || gpuscan_run(r->rd.fd, &r->scan) || !r->scan.fatal)
+		return;
+	snprintf(text, sizeof(text), "%s%s", r->scan.text, r->scan.code == XP_GPU_ST_SUBSCRIBER ?
+		 ": close torch.profiler, nsys, ncu or the other xpcap that holds CUPTI, and "
+		 "record again" : "");
+	r->meta.gpu_problem = text;
+	r->meta.gpu_problem_pid = r->scan.pid;
+	r->meta.gpu_problem_procs = r->scan.fatal;
+}
+
+/* The last lines: a CUDA program whose GPU work went unrecorded. */
+static void say_gpu_end(const struct recorder *r)
+{
+	if (r->meta.cuda_library && !r->meta.gpu_armed && !r->o.no_gpu)
+		fprintf(stderr, "xpcap: no GPU records: pid %d loaded %s, but GPU capture was not "
+			"armed: %s\n", (int)r->meta.cuda_pid, r->meta.cuda_library,
+			r->meta.gpu_not_armed);
+	if (r->meta.gpu_problem)
+		fprintf(stderr, "xpcap: no GPU records from pid %d%s: %s\n",
+			(int)r->meta.gpu_problem_pid, r->meta.gpu_problem_procs > 1 ?
+			" and other processes" : "", r->meta.gpu_problem);
+}
+
 /* Detach first so nothing new arrives, then empty the rings, then write. */
 static int finish(struct recorder *r)
 {
@@ -407,6 +518,7 @@ static int finish(struct recorder *r)
 	if (err && !disk_full(err))
 		ret = XP_EXIT_FAIL;
 	snapshot_perf_maps(r->drain, r->pids, r->npids, &r->rd);
+	note_gpu_problem(r);
 	r->meta.status = "complete";
 	r->meta.counts = drain_counts(r->drain);
 	err = meta_write(&r->rd, &r->meta);
@@ -550,6 +662,13 @@ static int check_args(struct recorder *r, int argc, char **argv)
 	r->meta.status = "recording";
 	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
+	r->meta.gpu_not_armed = r->meta.gpu_armed ? NULL : r->o.no_gpu ? NOT_ARMED_NO_GPU :
+				!r->o.command ? NOT_ARMED_ATTACH : NOT_ARMED_NO_LIB;
+	/* the window's times count from here (a few ms before the command runs) */
+	r->t0 = clock_ns(CLOCK_MONOTONIC);
+	r->meta.window_from = r->o.delay_s ? r->t0 + (uint64_t)(r->o.delay_s * 1e9) : 0;
+	r->meta.window_until = r->o.duration_s ? r->t0 + (uint64_t)((r->o.delay_s +
+								     r->o.duration_s) * 1e9) : 0;
 	target_invoking_user(&r->uid, &r->gid);
 	if (r->o.record_privileged && r->uid != 0) {
 		fprintf(stderr, "xpcap: cannot record: --record-privileged is for root without sudo "
@@ -635,10 +754,30 @@ static void say_unprivileged(const struct recorder *r)
 			 ", none while in the kernel (kernel.perf_event_paranoid 2)" : "");
 }
 
+static void say_window(const struct recorder *r)
+{
+	char range[320] = "";
+
+	if (!r->o.capture_range && !r->o.delay_s)
+		return;
+	if (r->o.capture_range && !strcmp(r->o.capture_range, "cudaProfilerApi"))
+		snprintf(range, sizeof(range), "between cudaProfilerStart and cudaProfilerStop");
+	else if (r->o.capture_range)
+		snprintf(range, sizeof(range), "inside NVTX range '%s'", r->o.capture_range + 5);
+	if (r->o.capture_range && r->o.capture_count > 1)
+		snprintf(range + strlen(range), sizeof(range) - strlen(range), " (the first %u)",
+			 r->o.capture_count);
+	progress(r, "capture window: GPU activity and launch stacks %s%s%s; CUPTI activity is off"
+		 " outside it", range, r->o.delay_s && range[0] ? ", " : "",
+		 r->o.delay_s ? "after the --delay" : "");
+}
+
 /* 5. the duration counts from here; let the command run. 0 or the exit status. */
 static int release(struct recorder *r)
 {
-	int err = xp_waitend_arm_timer(&r->we, r->o.duration_s), exec_errno;
+	/* --duration counts from the end of --delay, as nsys's does */
+	int err = xp_waitend_arm_timer(&r->we, r->o.duration_s ? r->o.delay_s + r->o.duration_s : 0);
+	int exec_errno;
 
 	if (err) {
 		fprintf(stderr, "xpcap: cannot set the --duration timer: %s\n", strerror(-err));
@@ -653,6 +792,7 @@ static int release(struct recorder *r)
 	progress(r, "recording %s%s into %s", r->o.command ? r->o.command[0] :
 		 r->o.system_wide ? "all CPUs" : "pids",
 		 r->meta.gpu_armed ? " (GPU capture armed)" : "", r->rd.path);
+	say_window(r);
 	if (r->o.npids && !r->o.no_gpu)
 		progress(r, "attached: CPU samples only; CUDA launches are seen only in processes "
 			 "that loaded the injection library at their start");
@@ -726,6 +866,7 @@ int cmd_record(int argc, char **argv)
 		ret = err;
 	if (!err && !r->write_failed)
 		say_written(r);
+	say_gpu_end(r);
 out:
 	close_all(r);
 	return ret;

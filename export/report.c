@@ -1219,11 +1219,61 @@ static int footer_rest(struct rep *R)
 	return xp_rep_recording_cost(R);
 }
 
-/* Why a run has no GPU rows at all, from what the injection library said. */
+/* What xpcap wrote in meta.json about why GPU capture was off or failed
+ * (gpu_problem, gpu_not_armed, cuda_library), with the remedy. */
+static void why_from_meta(struct rep *R, char *why, size_t len)
+{
+	sqlite3_stmt *s;
+
+	if (xp_rep_prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.gpu_problem.text'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.gpu_not_armed'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.cuda_library.path')", &s) < 0)
+		return;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *problem = (const char *)sqlite3_column_text(s, 0);
+		const char *not_armed = (const char *)sqlite3_column_text(s, 1);
+		const char *cuda = (const char *)sqlite3_column_text(s, 2);
+
+		if (problem)
+			snprintf(why, len, "the injection library could not trace: %s", problem);
+		else if (not_armed && cuda)
+			snprintf(why, len, "the program loaded %s, but GPU capture was not armed: %s",
+				 cuda, not_armed);
+		else if (not_armed)
+			snprintf(why, len, "GPU capture was not armed: %s", not_armed);
+	}
+	sqlite3_finalize(s);
+}
+
+/* A fatal status of the injection library (runs of an older xpcap say
+ * it only there). */
+static int status_why(struct rep *R, char *why, size_t len)
+{
+	sqlite3_stmt *s;
+
+	if (xp_rep_prepare(R, "SELECT code, severity, ifnull(text, '') FROM xp_gpu_status"
+		    " WHERE code = 2 OR severity = 2 ORDER BY code = 2 DESC, ts LIMIT 1", &s) < 0)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(s, 2);
+
+		if (sqlite3_column_int64(s, 0) == 2)
+			snprintf(why, len, "another CUPTI subscriber held the subscription"
+				 " (%s): close torch.profiler/nsys/other tools and run again", t);
+		else
+			snprintf(why, len, "GPU tracing stopped: %s", t);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+/* Why a run has no GPU rows at all, from what xpcap and the injection
+ * library said. */
 static int no_activity_warning(struct rep *R)
 {
 	sqlite3_stmt *s;
-	char why[600] = "";
+	char why[1024] = "";
 	int64_t gpu = 0, procs = 0;
 
 	/* whether there are rows, not how many: count(*) reads every row */
@@ -1239,19 +1289,9 @@ static int no_activity_warning(struct rep *R)
 	sqlite3_finalize(s);
 	if (gpu)
 		return 0;
-	if (xp_rep_prepare(R, "SELECT code, severity, ifnull(text, '') FROM xp_gpu_status"
-		    " WHERE code = 2 OR severity = 2 ORDER BY code = 2 DESC, ts LIMIT 1", &s) < 0)
+	why_from_meta(R, why, sizeof(why));
+	if (!why[0] && status_why(R, why, sizeof(why)) < 0)
 		return -EIO;
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(s, 2);
-
-		if (sqlite3_column_int64(s, 0) == 2)
-			snprintf(why, sizeof(why), "another CUPTI subscriber held the subscription"
-				 " (%s): close torch.profiler/nsys/other tools and run again", t);
-		else
-			snprintf(why, sizeof(why), "GPU tracing stopped: %s", t);
-	}
-	sqlite3_finalize(s);
 	if (!why[0])
 		snprintf(why, sizeof(why), procs ?
 			 "the traced processes loaded CUDA but ran no GPU work while traced" :

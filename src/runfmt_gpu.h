@@ -147,6 +147,8 @@ enum xp_gpu_status_code {
 	XP_GPU_ST_LAUNCH_STACKS = 7, /* in-process launch stacks (launch-<pid>.xpr): text says how */
 	XP_GPU_ST_SELF_TIME = 8,    /* at exit: the library's own ns per launch-class call
 				     * (detail), measured on one in 64; text: the parts */
+	XP_GPU_ST_WINDOW = 9,       /* the capture window opened (detail 1) or closed (0):
+				     * text says which and why (--capture-range, --delay) */
 };
 
 /* The library flushes CUPTI's buffers and its own stream this often, so a

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "window.h"
 #include "xpcupti.h"
 
 #define BUFFER_SIZE (8u << 20)      /* CUPTI suggests 1-10 MB */
@@ -42,7 +43,8 @@ void CUPTIAPI xpc_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *b
 	if (__atomic_load_n(&xpc.active, __ATOMIC_RELAXED) && buffer) {
 		pthread_mutex_lock(&xpc.conv_lock);
 		while (cuptiActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS)
-			xp_convert_activity(&xpc.conv, rec);
+			if (!xpc.window_on || xpc_window_keeps(rec))
+				xp_convert_activity(&xpc.conv, rec);
 		xpc.cupti_dropped += dropped;
 		xp_conv_emit_losses(&xpc.conv, xpc_now(), dropped);
 		xpc_stage_flush();
@@ -64,16 +66,20 @@ static void *flusher_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&flusher_lock);
 	while (!flusher_stop) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += XP_GPU_FLUSH_PERIOD_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec += until.tv_nsec / 1000000000L;
-			until.tv_nsec %= 1000000000L;
-		}
+		uint64_t now = xpc_now(), next = now + XP_GPU_FLUSH_PERIOD_MS * 1000000ull;
+		uint64_t bound = xpc_window_deadline(now);
+
+		/* wake at the capture window's next time bound too */
+		if (bound && bound < next)
+			next = bound;
+		until.tv_sec = (time_t)(next / 1000000000ull);
+		until.tv_nsec = (long)(next % 1000000000ull);
 		pthread_cond_timedwait(&flusher_cond, &flusher_lock, &until);
 		if (flusher_stop)
 			break;
 		pthread_mutex_unlock(&flusher_lock);
+		if (xpc.window_on)
+			xpc_window_tick(xpc_now());
 		if (__atomic_load_n(&xpc.active, __ATOMIC_RELAXED)) {
 			cuptiActivityFlushAll(0);
 			xpc_callbacks_drain_all();

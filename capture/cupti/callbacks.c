@@ -26,6 +26,7 @@
 
 #include "marker.h"
 #include "stacks.h"
+#include "window.h"
 #include "xpcupti.h"
 
 #define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
@@ -204,6 +205,7 @@ static __thread int depth;              /* tracked calls open on this thread */
 static __thread uint64_t open_corr;     /* the outermost one's correlation id */
 static __thread pid_t my_tid;
 static __thread struct batch *my_batch;
+static __thread uint32_t my_window_gen; /* the capture window this thread last saw */
 
 static pid_t tid_now(void)
 {
@@ -334,13 +336,23 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 		xpc_graph_event(cbid, cbdata);
 		return;
 	}
-	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && !is_driver)
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && !is_driver && domain != CUPTI_CB_DOMAIN_NVTX)
 		return;
 	if (!__atomic_load_n(&xpc.active, __ATOMIC_RELAXED))
+		return;
+	if (xpc.window_on && xpc_window_event(domain, cbid, cbdata))
+		return;
+	if (domain == CUPTI_CB_DOMAIN_NVTX)
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		uint64_t now;
 
+		/* a window closed while a call of this thread was open: its
+		 * EXIT never came, and must not hide the calls of the next */
+		if (xpc.window_on && my_window_gen != __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE)) {
+			my_window_gen = __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE);
+			depth = 0;
+		}
 		if (depth++ > 0)
 			return;
 		open_corr = cb->correlationId;
@@ -386,10 +398,25 @@ uint64_t xpc_open_correlation(void)
 	return depth > 0 ? open_corr : 0;
 }
 
+static CUpti_SubscriberHandle enabled_sub;
+static enum xpc_callback_level enabled_level = XPC_CALLBACKS_NONE;
+
+void xpc_callbacks_switch(int on)
+{
+	for (size_t i = 0; enabled_level == XPC_CALLBACKS_ALL &&
+	     i < sizeof(runtime_ids) / sizeof(runtime_ids[0]); i++)
+		cuptiEnableCallback(on, enabled_sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids[i]);
+	for (size_t i = 0; enabled_level != XPC_CALLBACKS_NONE &&
+	     i < sizeof(driver_ids) / sizeof(driver_ids[0]); i++)
+		cuptiEnableCallback(on, enabled_sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_ids[i]);
+}
+
 int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level level)
 {
 	CUptiResult res;
 
+	enabled_sub = sub;
+	enabled_level = level;
 	if (level == XPC_CALLBACKS_NONE)
 		return 0;
 

@@ -33,6 +33,7 @@
 #include "marker.h"
 #include "pyframes.h"
 #include "stacks.h"
+#include "window.h"
 #include "xpcupti.h"
 
 struct xpc_state xpc = {
@@ -165,6 +166,18 @@ static void disable_kinds(void)
 {
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		cuptiActivityDisable(kinds[i].kind);
+}
+
+void xpc_activity_switch(int on)
+{
+	if (on) {
+		enable_kinds();
+		return;
+	}
+	/* DEVICE stays: its record comes once, when a context is made */
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].kind != CUPTI_ACTIVITY_KIND_DEVICE)
+			cuptiActivityDisable(kinds[i].kind);
 }
 
 /* --launch-stacks inproc: launch-<pid>.xpr instead of the marker uprobe.
@@ -362,6 +375,8 @@ static int configure(void)
 	if (res != CUPTI_SUCCESS)
 		goto cupti_fail;
 	err = xpc_callbacks_enable(xpc.sub, callback_level());
+	if (!err && xpc.window_on)
+		err = xpc_window_subscribe(xpc.sub);
 	if (err) {
 		res = (CUptiResult)err;
 		goto cupti_fail;
@@ -419,6 +434,9 @@ int InitializeInjection(void)
 	if (env_flag("XPCAP_NVTX", 1))
 		xpc.proc_flags |= XP_GPU_PROC_NVTX;
 	xpc.proc_flags |= XP_GPU_PROC_OVERHEAD;
+	xpc.window_on = xpc_window_configure();
+	if (xpc_window_nvtx())
+		xpc.proc_flags |= XP_GPU_PROC_NVTX;
 	if (subscribe())
 		goto off;
 	if (configure()) {
@@ -426,6 +444,8 @@ int InitializeInjection(void)
 		cuptiUnsubscribe(xpc.sub);
 		goto off;
 	}
+	if (xpc.window_on)
+		xpc_window_start();
 	xpc_write_process();
 	xpc_write_clock_pair(0);
 	if (atexit(at_exit) || pthread_atfork(NULL, NULL, at_fork_child)) {

@@ -27,6 +27,8 @@ struct xpc_state {
 	uint32_t proc_flags;            /* XP_GPU_PROC_* in force */
 	uint32_t clock_method;          /* enum xp_gpu_clock_method */
 	uint32_t next_string_id;        /* shared by all string ids (atomic) */
+	int window_on;                  /* a capture window was given (window.c) */
+	uint32_t window_gen;            /* atomic: bumped as each window opens */
 	CUpti_SubscriberHandle sub;
 
 	pthread_mutex_t out_lock;       /* guards w and out_closed */
@@ -70,6 +72,8 @@ enum xpc_callback_level {
 	XPC_CALLBACKS_NONE,         /* activity records only (XPCAP_CALLBACKS=none) */
 };
 int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level level);
+/* The launch-class callbacks on or off (the capture window, window.c). */
+void xpc_callbacks_switch(int on);
 /* Writes the API records every thread has batched (flusher, exit). */
 void xpc_callbacks_drain_all(void);
 /* The library's own ns on the outermost calls it timed (one in 64): at the
@@ -83,6 +87,9 @@ uint64_t xpc_open_correlation(void);
 /* graphs.c */
 void xpc_graph_event(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
 int xpc_graphs_enable(CUpti_SubscriberHandle sub);
+
+/* init.c: the activity kinds on, or off but for DEVICE (window.c) */
+void xpc_activity_switch(int on);
 
 /* buffers.c */
 void CUPTIAPI xpc_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);

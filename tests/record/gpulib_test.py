@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""gpulib_test.py - issue 30 items 1, 2 and 4 on this machine (no GPU):
+where xpcap finds the injection library, what a run says when a CUDA
+program is recorded without GPU capture, and the capture window's options.
+Uses record_test.py's helpers and environment (XPCAP, XPCORR, PROGDIR,
+XPCUPTI); root and BPF, like the other record tests.
+
+    python3 tests/record/gpulib_test.py lookup|notarmed|window
+
+The CUDA program is Python loading a copy of a test library named
+libcudart.so.13: xpcap knows CUDA by the name of what is mapped, and the
+test needs no CUDA installed. The GPU side (CUPTI held by another
+subscriber, the window's kernels against torch.profiler) runs on the GPU
+machine: tests/gpu/window-device.sh.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import record_test as rt  # noqa: E402
+from record_test import check, meta, prog  # noqa: E402
+
+XPCUPTI = os.environ.get("XPCUPTI")
+
+
+def record_with(xpcap, run, args, cmd):
+    """xpcap record with another xpcap binary; (rc, stderr)."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.run([xpcap, "record", "-o", run] + args + ["--"] + cmd,
+                           stdout=subprocess.DEVNULL, stderr=err, timeout=120)
+        err.seek(0)
+        return p.returncode, err.read()
+
+
+def fake_cudart(tmp):
+    """A shared library named libcudart.so.13, and a Python command that loads it."""
+    lib = os.path.join(tmp, "libcudart.so.13")
+    shutil.copy(os.path.join(rt.PROGDIR, "libhotlib.so"), lib)
+    return lib, ["python3", "-c", "import ctypes, time; time.sleep(0.5); ctypes.CDLL(%r); "
+                 "time.sleep(1.0)" % lib]
+
+
+def t_lookup(tmp):
+    # the build tree's xpcap finds the build tree's library, without --cupti-lib
+    run = os.path.join(tmp, "tree")
+    rc, err = rt.record(run, ["-q"], [prog("exit7")])
+    md = meta(run)
+    if XPCUPTI:
+        want = os.path.realpath(XPCUPTI)
+        check(rc == 7 and md["gpu_capture_armed"] is True and md["cupti_library"] == want,
+              "build/src/bin/xpcap arms GPU capture with %s (%r %r)" % (want, md["cupti_library"], err))
+        check(md["gpu_not_armed"] is None, "meta.json: no reason for not being armed")
+        # a copied xpcap uses the library next to it
+        bindir = os.path.join(tmp, "bin")
+        os.mkdir(bindir)
+        shutil.copy(rt.XPCAP, bindir)
+        shutil.copy(XPCUPTI, bindir)
+        run = os.path.join(tmp, "copied")
+        rc, err = record_with(os.path.join(bindir, "xpcap"), run, ["-q"], [prog("exit7")])
+        md = meta(run)
+        check(rc == 7 and md["cupti_library"] == os.path.join(os.path.realpath(bindir), "libxpcupti.so"),
+              "a copied xpcap uses the library next to it (%r %r)" % (md["cupti_library"], err))
+    else:
+        print("note: this build has no CUPTI (no libxpcupti.so): checking the reason instead")
+        check(md["gpu_capture_armed"] is False and "libxpcupti.so" in (md["gpu_not_armed"] or ""),
+              "meta.json says why GPU capture is not armed (%r)" % md["gpu_not_armed"])
+    # alone, it never takes a library of the build tree it came from
+    alone = os.path.join(tmp, "alone")
+    os.mkdir(alone)
+    shutil.copy(rt.XPCAP, alone)
+    run = os.path.join(tmp, "alone-run")
+    rc, err = record_with(os.path.join(alone, "xpcap"), run, ["-q"], [prog("exit7")])
+    md = meta(run)
+    lib = md["cupti_library"] or ""
+    check(rc == 7 and not lib.startswith(os.path.realpath(os.path.dirname(rt.XPCAP)) + "/") and
+          not lib.startswith(os.path.realpath(os.path.join(rt.PROGDIR, "..", "..")) + "/capture"),
+          "a copied xpcap alone: the installed library or none (%r)" % lib)
+    check(md["gpu_capture_armed"] == bool(lib) and (lib or "libxpcupti.so" in md["gpu_not_armed"]),
+          "a copied xpcap alone: armed with an installed library, or says why not (%r)" %
+          md["gpu_not_armed"])
+
+
+def t_notarmed(tmp):
+    # a CUDA program recorded while GPU capture cannot be armed (attached
+    # with -p): a line as soon as it maps CUDA, one at the end, meta.json,
+    # and xpcorr info and report say why
+    lib, cmd = fake_cudart(tmp)
+    target = subprocess.Popen(cmd, **rt.QUIET)
+    try:
+        run = os.path.join(tmp, "attached")
+        rc, err = rt.record(run, ["-p", str(target.pid), "--duration", "3"], None)
+    finally:
+        target.wait(timeout=30)
+    lines = err.splitlines()
+    start = [i for i, l in enumerate(lines) if "loaded %s, but GPU capture is not armed" % lib in l]
+    end = [i for i, l in enumerate(lines) if l.startswith("xpcap: no GPU records") and lib in l]
+    check(rc == 0 and start and end and start[0] < end[0] and "-p or -a" in lines[start[0]],
+          "xpcap says it at the start and at the end (%r)" % err)
+    md = meta(run)
+    check(md["cuda_library"] == {"path": lib, "pid": target.pid} and
+          "-p or -a" in (md["gpu_not_armed"] or ""),
+          "meta.json: cuda_library and gpu_not_armed (%r %r)" % (md["cuda_library"], md["gpu_not_armed"]))
+    info = rt.ingests(run, "not armed")
+    check("capture NOT armed" in info and "NO GPU WORK" in info and "-p or -a" in info,
+          "xpcorr info repeats the reason")
+    rep = subprocess.run([rt.XPCORR, "report", run], capture_output=True, text=True).stdout
+    rep = " ".join(rep.split())     # the footer is wrapped to the terminal
+    check("GPU capture was not armed" in rep and lib in rep and "-p or -a" in rep,
+          "xpcorr report repeats it")
+    # --no-gpu: the user's choice, no warning, the reason in meta.json
+    run = os.path.join(tmp, "nogpu")
+    rc, err = rt.record(run, ["-q", "--no-gpu"], cmd)
+    md = meta(run)
+    check(rc == 0 and "not armed" not in err and md["gpu_not_armed"] == "--no-gpu was given" and
+          md["cuda_library"]["path"] == lib, "--no-gpu: recorded in meta.json, no warning (%r)" % err)
+
+
+def t_window(tmp):
+    # the options, and what meta.json keeps of them
+    for args, why in ((["--capture-range", "cuda"], "invalid capture range"),
+                      (["--capture-range", "nvtx:"], "invalid capture range"),
+                      (["--capture-range-count", "2"], "needs --capture-range"),
+                      (["--capture-range", "nvtx:x", "--capture-range-count", "0"], "invalid capture range count"),
+                      (["--capture-range", "cudaProfilerApi", "--no-gpu"], "needs GPU capture"),
+                      (["--delay", "-1"], "invalid delay")):
+        run = os.path.join(tmp, "bad")
+        rc, err = rt.record(run, args, [prog("exit7")])
+        check(rc == 2 and why in err and len(err.strip().splitlines()) == 1 and not os.path.exists(run),
+              "%s: exit 2, one line, nothing made (%r)" % (" ".join(args), err))
+    run = os.path.join(tmp, "nvtx")
+    rc, err = rt.record(run, ["-q", "--capture-range", "nvtx:train step", "--capture-range-count", "3"],
+                        [prog("exit7")])
+    w = meta(run)["capture_window"]
+    check(rc == 7 and w["range"] == "nvtx:train step" and w["range_count"] == 3,
+          "meta.json capture_window (%r)" % w)
+    # --delay: no CPU samples before it ends (the program is over by then)
+    run = os.path.join(tmp, "late")
+    rc, err = rt.record(run, ["-q", "-F", "999", "--delay", "100"],
+                        [prog("hotspots"), os.path.join(rt.PROGDIR, "libhotlib.so"), "1"])
+    md = meta(run)
+    check(md["records"]["sample"]["written"] == 0 and md["records"]["mmap"]["written"] > 0 and
+          md["capture_window"]["delay_s"] == 100, "--delay 100: no samples, the mappings kept (%r)" %
+          md["records"]["sample"])
+    run = os.path.join(tmp, "early")
+    rc, err = rt.record(run, ["-q", "-F", "999", "--delay", "0.2"],
+                        [prog("hotspots"), os.path.join(rt.PROGDIR, "libhotlib.so"), "1"])
+    md = meta(run)
+    first = min(int(r["ts"]) for r in rt.samples(rt.dump(run)) if "ts" in r) \
+        if md["records"]["sample"]["written"] else 0
+    check(md["records"]["sample"]["written"] > 0 and first >= md["capture_window"]["from_monotonic_ns"],
+          "--delay 0.2: samples only after it (%d written)" % md["records"]["sample"]["written"])
+
+
+TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in TESTS:
+        print("usage: gpulib_test.py " + "|".join(sorted(TESTS)))
+        return 2
+    rt.require_bpf()
+    tmp = tempfile.mkdtemp(prefix="xp-gpulib-")
+    try:
+        TESTS[sys.argv[1]](tmp)
+    except rt.Failure as e:
+        print("FAIL:", e)
+        print("(run left in %s)" % tmp)
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
