@@ -91,7 +91,8 @@ static int write_trace(struct xp_chrome *c)
 	jsonw_key_lit(w, "traceEvents");
 	jsonw_arr_begin(w);
 	if ((err = xp_chrome_thread_names(c)) || (err = xp_chrome_cpu_events(c)) ||
-	    (err = xp_chrome_gpu_events(c)) || (err = xp_chrome_graph_replays(c)))
+	    (err = xp_chrome_gpu_events(c)) || (err = xp_chrome_graph_replays(c)) ||
+	    (err = xp_chrome_idle_events(c)))
 		return err;
 	jsonw_arr_end(w);
 	jsonw_newline(w);

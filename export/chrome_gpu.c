@@ -52,6 +52,11 @@ static int64_t trace_pid(const struct xp_chrome *c, int64_t device, int64_t gpid
 	return (1ll << 31) + ((int64_t)xp_pid_run(xp_gtid_pid(gpid)) << 8) + (device & 0xff);
 }
 
+int64_t xp_chrome_device_pid(const struct xp_chrome *c, int64_t device, int64_t gpid)
+{
+	return trace_pid(c, device, gpid);
+}
+
 static void meta_text(struct xp_chrome *c, const char *what, const char *key, int64_t pid,
 		      const char *text)
 {

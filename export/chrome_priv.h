@@ -55,6 +55,9 @@ int xp_chrome_in_window(const struct xp_chrome *c, int64_t ts);
 int xp_chrome_cpu_events(struct xp_chrome *c);       /* API slices, NVTX, samples */
 int xp_chrome_gpu_events(struct xp_chrome *c);       /* kernels, copies, sets, flows */
 int xp_chrome_graph_replays(struct xp_chrome *c);    /* CUDA graph replays around their kernels */
+int xp_chrome_idle_events(struct xp_chrome *c);      /* GPU idle gaps per device (chrome_idle.c) */
+/* The trace pid of a device of a process (globalPid). */
+int64_t xp_chrome_device_pid(const struct xp_chrome *c, int64_t device, int64_t gpid);
 /* The trace's thread id of the GPU track of a row whose columns 2, 3, 4 and 6
  * are device, context, stream and globalPid (named when new). 0 or -ENOMEM. */
 int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int64_t *tid);

@@ -56,7 +56,8 @@ struct xp_tl {
  * bind(ctx, stmt). *out malloc'd pairs. 0, -EIO or -ENOMEM. */
 int xp_tl_devices(sqlite3 *db, const char *filter, void (*bind)(void *ctx, sqlite3_stmt *s),
 		  void *ctx, int64_t (**out)[2], size_t *n);
-/* Loads the device's work. 0, -EIO or -ENOMEM. */
+/* Loads the device's work (rows without timestamps left out: the device's
+ * buffer was full, XP_GPU_F_NO_TIMESTAMP). 0, -EIO or -ENOMEM. */
 int xp_tl_load(sqlite3 *db, int64_t gpid, int64_t device, struct xp_tl *tl);
 void xp_tl_free(struct xp_tl *tl);
 

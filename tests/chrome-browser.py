@@ -57,12 +57,24 @@ def expected(db_path):
         "cpu_sample": one("SELECT count(*) FROM xp_samples"),
         "user_annotation": one("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 OR end IS NULL"),
     }
+    # GPU idle (chrome_idle.c): per process and device, the stretches of 10 us
+    # or more when none of its work ran, each a slice on one more track
+    idle, idle_tracks, last = 0, set(), {}
+    for gp, dev, start, end in db.execute(
+            " UNION ALL ".join("SELECT globalPid, deviceId, start, end FROM CUPTI_ACTIVITY_KIND_%s"
+                               " WHERE %s AND end >= start" % (t, timed) for t in ("KERNEL", "MEMCPY", "MEMSET"))
+            + " ORDER BY 1, 2, 3, 4"):
+        if (gp, dev) in last and start - last[gp, dev] >= 10000:
+            idle += 1
+            idle_tracks.add((gp, dev))
+        last[gp, dev] = max(end, last.get((gp, dev), end))
+    slices["gpu_idle"] = idle
     return {
         "cpu_tracks": one("SELECT count(*) FROM (SELECT globalTid >> 24, globalTid & 16777215 FROM"
                           " CUPTI_ACTIVITY_KIND_RUNTIME UNION SELECT globalTid >> 24, globalTid & 16777215"
                           " FROM NVTX_EVENTS UNION SELECT pid, tid FROM xp_samples)"),
         "gpu_tracks": one("SELECT count(*) FROM (SELECT DISTINCT deviceId, globalPid, contextId, streamId"
-                          " FROM (%s))" % gpu_rows),
+                          " FROM (%s))" % gpu_rows) + len(idle_tracks),
         "slices": {k: v for k, v in slices.items() if v},
         "instants": {k: v for k, v in instants.items() if v},
         "flows": one("SELECT count(*) FROM (%s) g JOIN xp_attribution a ON a.gpu_table = g.t AND"

@@ -127,6 +127,13 @@ with tempfile.TemporaryDirectory() as tmp:
     wide = [line for line in text.splitlines() if len(line) > 120]
     assert not wide, f"text wider than 120 columns: {wide[0]}"
     assert "waiting for rank" in text and "py::load_batch" in text, text
+    # the Chrome trace: rank 0's waits for rank 1 as slices on its GPU idle track
+    trace = os.path.join(tmp, "trace.json")
+    run(xpcorr, "export", "--format", "chrome", "-o", trace, job)
+    waits = [e for e in json.load(open(trace))["traceEvents"]
+             if e.get("cat") == "gpu_idle" and e["name"] == "waiting for rank 1"]
+    assert len(waits) == STEPS, len(waits)
+    close("trace: waiting for rank 1", round(sum(e["dur"] for e in waits) * 1000), truths[0]["rank_wait_ns"])
     # a step that is not there says so
     p = subprocess.run([xpcorr, "report", "--by", "idle", "--step", "999", job], capture_output=True,
                        text=True)

@@ -1,0 +1,114 @@
+/* chrome_idle.c - GPU idle time in the Chrome trace, as --by idle sees it:
+ * per device of each process a track "GPU idle" beside its streams, with a
+ * slice for every stretch when none of the process's work ran on the device
+ * (named for the launch that ended it: what the host was on its way to) and
+ * for every wait of a collective for a later rank ("waiting for rank N").
+ * Gaps shorter than XP_CHROME_IDLE_MIN_NS are left out: between two queued
+ * kernels there are always a few microseconds. */
+#include "chrome_priv.h"
+#include "gtid.h"
+#include "timeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define XP_CHROME_IDLE_MIN_NS 10000
+#define IDLE_TID ((1ll << 31) - 1)      /* below the other processes' streams (chrome_gpu.c) */
+
+struct idle_ctx {
+	struct xp_chrome *c;
+	const struct xp_tl *tl;
+	int64_t pid, tid;
+	int named, err;
+};
+
+static void name_track(struct idle_ctx *x)
+{
+	struct jsonw *w = &x->c->w;
+
+	xp_chrome_event_begin(x->c, "M", NULL, "thread_name", x->pid, x->tid, 0);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+	jsonw_key_lit(w, "name"); jsonw_str(w, "GPU idle (xpcorr report --by idle)");
+	jsonw_obj_end(w); jsonw_obj_end(w);
+	/* above the streams, whose sort index is their id */
+	xp_chrome_event_begin(x->c, "M", NULL, "thread_sort_index", x->pid, x->tid, 0);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+	jsonw_key_lit(w, "sort_index"); jsonw_int(w, -1);
+	jsonw_obj_end(w); jsonw_obj_end(w);
+	x->named = 1;
+}
+
+static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl_op *op)
+{
+	struct idle_ctx *x = ctx;
+	struct jsonw *w = &x->c->w;
+	const struct xp_tl_op *next = NULL;
+	char name[96];
+	size_t i;
+
+	if ((cls != XP_TL_IDLE && cls != XP_TL_RANK) || b - a < XP_CHROME_IDLE_MIN_NS || x->err)
+		return;
+	if (!x->named)
+		name_track(x);
+	if (cls == XP_TL_RANK)
+		snprintf(name, sizeof(name), "waiting for rank %lld",
+			 (long long)xp_tl_rank(x->c->db, op ? op->late_pid << 24 : -1));
+	else
+		snprintf(name, sizeof(name), "GPU idle");
+	if (cls == XP_TL_IDLE && (i = xp_tl_first_from(x->tl, b)) < x->tl->n)
+		next = &x->tl->ops[i];
+	xp_chrome_event_begin(x->c, "X", "gpu_idle", name, x->pid, x->tid, a);
+	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, b - a);
+	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+	if (next && next->stack > 0) {
+		const char *site = xp_sites_get(x->c->sites, next->stack);
+
+		if (!site)
+			x->err = -ENOMEM;
+		jsonw_key_lit(w, "until_launch_from"); jsonw_str(w, site ? site : "?");
+	}
+	jsonw_obj_end(w);
+	jsonw_obj_end(w);
+}
+
+static void bind(void *ctx, sqlite3_stmt *s)
+{
+	const struct xp_chrome_opts *o = ctx;
+	int i;
+
+	if ((i = sqlite3_bind_parameter_index(s, ":pid")))
+		sqlite3_bind_int64(s, i, o->pid);
+}
+
+int xp_chrome_idle_events(struct xp_chrome *c)
+{
+	int64_t (*devs)[2] = NULL;
+	size_t ndev = 0;
+	int rc;
+
+	rc = xp_tl_devices(c->db, c->o->pid >= 0 ? "(gp >> 24) = :pid" : "1", bind, (void *)c->o,
+			   &devs, &ndev);
+	for (size_t d = 0; d < ndev && rc == 0; d++) {
+		struct idle_ctx x = { .c = c, .pid = xp_chrome_device_pid(c, devs[d][1], devs[d][0]),
+				      .tid = IDLE_TID - (int64_t)d };
+		struct xp_tl tl;
+		int64_t w0, w1;
+
+		if ((rc = xp_tl_load(c->db, devs[d][0], devs[d][1], &tl)) < 0)
+			break;
+		x.tl = &tl;
+		w0 = tl.n ? tl.ops[0].start : 0;
+		w1 = w0;
+		for (size_t i = 0; i < tl.n; i++)
+			w1 = tl.ops[i].end > w1 ? tl.ops[i].end : w1;
+		w0 = w0 < c->o->since ? c->o->since : w0;
+		w1 = c->o->until && w1 > c->o->until ? c->o->until : w1;
+		if (w1 > w0)
+			rc = xp_tl_sweep(&tl, w0, w1, on_segment, &x);
+		rc = rc ? rc : x.err;
+		xp_tl_free(&tl);
+	}
+	free(devs);
+	return rc;
+}
