@@ -72,43 +72,29 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
 	jsonw_obj_end(w);
 }
 
-static void bind(void *ctx, sqlite3_stmt *s)
-{
-	const struct xp_chrome_opts *o = ctx;
-	int i;
-
-	if ((i = sqlite3_bind_parameter_index(s, ":pid")))
-		sqlite3_bind_int64(s, i, o->pid);
-}
-
 int xp_chrome_idle_events(struct xp_chrome *c)
 {
-	int64_t (*devs)[2] = NULL;
-	size_t ndev = 0;
+	struct xp_tl_set set;
 	int rc;
 
-	rc = xp_tl_devices(c->db, c->o->pid >= 0 ? "(gp >> 24) = :pid" : "1", bind, (void *)c->o,
-			   &devs, &ndev);
-	for (size_t d = 0; d < ndev && rc == 0; d++) {
-		struct idle_ctx x = { .c = c, .pid = xp_chrome_device_pid(c, devs[d][1], devs[d][0]),
+	if ((rc = xp_tl_load_all(c->db, &set)) < 0)
+		return rc;
+	for (size_t d = 0; d < set.ndev && rc == 0; d++) {
+		const struct xp_tl *tl = &set.dev[d];
+		struct idle_ctx x = { .c = c, .tl = tl, .pid = xp_chrome_device_pid(c, tl->device, tl->gpid),
 				      .tid = IDLE_TID - (int64_t)d };
-		struct xp_tl tl;
-		int64_t w0, w1;
+		int64_t w0 = tl->n ? tl->ops[0].start : 0, w1 = w0;
 
-		if ((rc = xp_tl_load(c->db, devs[d][0], devs[d][1], &tl)) < 0)
-			break;
-		x.tl = &tl;
-		w0 = tl.n ? tl.ops[0].start : 0;
-		w1 = w0;
-		for (size_t i = 0; i < tl.n; i++)
-			w1 = tl.ops[i].end > w1 ? tl.ops[i].end : w1;
+		if (!tl->n || (c->o->pid >= 0 && (tl->gpid >> 24) != c->o->pid))
+			continue;
+		for (size_t i = 0; i < tl->n; i++)
+			w1 = tl->ops[i].end > w1 ? tl->ops[i].end : w1;
 		w0 = w0 < c->o->since ? c->o->since : w0;
 		w1 = c->o->until && w1 > c->o->until ? c->o->until : w1;
 		if (w1 > w0)
-			rc = xp_tl_sweep(&tl, w0, w1, on_segment, &x);
+			rc = xp_tl_sweep(tl, w0, w1, on_segment, &x);
 		rc = rc ? rc : x.err;
-		xp_tl_free(&tl);
 	}
-	free(devs);
+	xp_tl_set_free(&set);
 	return rc;
 }

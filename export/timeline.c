@@ -8,42 +8,13 @@
 
 #include "array.h"
 #include "db_schema.h"
+#include "gtid.h"
 #include "u64map.h"
 
-int xp_tl_devices(sqlite3 *db, const char *filter, void (*bind)(void *ctx, sqlite3_stmt *s),
-		  void *ctx, int64_t (**out)[2], size_t *n)
-{
-	char sql[1024];
-	sqlite3_stmt *s;
-	size_t cap = 0;
-	int step;
-
-	*out = NULL;
-	*n = 0;
-	snprintf(sql, sizeof(sql), "SELECT DISTINCT gp, dev FROM (SELECT globalPid AS gp, deviceId AS dev,"
-		 " start FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT globalPid, deviceId, start FROM"
-		 " CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL SELECT globalPid, deviceId, start FROM"
-		 " CUPTI_ACTIVITY_KIND_MEMSET) WHERE gp IS NOT NULL AND %s ORDER BY 1, 2", filter);
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return -EIO;
-	bind(ctx, s);
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		if (xp_array__reserve((void **)out, &cap, *n + 1, sizeof(**out), 8)) {
-			sqlite3_finalize(s);
-			return -ENOMEM;
-		}
-		(*out)[*n][0] = sqlite3_column_int64(s, 0);
-		(*out)[(*n)++][1] = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	return step == SQLITE_DONE ? 0 : -EIO;
-}
-
-/* Collectives of a job: for each of this process's collective kernels, how
- * long it ran before the last rank started the same one (its k-th launch of
- * that name), into waits: rowid -> index + 1 of a (wait, late pid) pair. */
-static int rank_waits(sqlite3 *db, int64_t gpid, struct xp_u64map *waits, int64_t (**pairs)[2],
-		      size_t *np)
+/* Collectives of a job: for each collective kernel, how long it ran before
+ * the last rank started the same one (its k-th launch of that name), into
+ * waits: kernel rowid -> index + 1 of a (wait, late pid) pair. */
+static int rank_waits(sqlite3 *db, struct xp_u64map *waits, int64_t (**pairs)[2], size_t *np)
 {
 	static const char sql[] =
 		"WITH c AS (SELECT k.rowid AS id, k.globalPid AS gp, k.start AS start,"
@@ -54,7 +25,7 @@ static int rank_waits(sqlite3 *db, int64_t gpid, struct xp_u64map *waits, int64_
 		" m AS (SELECT id, gp, start, max(start) OVER w AS last, count(*) OVER w AS cnt,"
 		" first_value(gp) OVER (PARTITION BY nm, i ORDER BY start DESC, gp) AS lgp FROM c"
 		" WINDOW w AS (PARTITION BY nm, i))"
-		" SELECT id, last - start, lgp >> 24 FROM m WHERE gp = ?1 AND last > start"
+		" SELECT id, last - start, lgp >> 24 FROM m WHERE last > start"
 		" AND cnt = (SELECT count(DISTINCT pid) FROM xp_ranks)";
 	size_t cap = 0;
 	sqlite3_stmt *s;
@@ -64,7 +35,6 @@ static int rank_waits(sqlite3 *db, int64_t gpid, struct xp_u64map *waits, int64_
 		return 0;
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
-	sqlite3_bind_int64(s, 1, gpid);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		uint64_t *slot;
 
@@ -81,77 +51,264 @@ static int rank_waits(sqlite3 *db, int64_t gpid, struct xp_u64map *waits, int64_
 	return step == SQLITE_DONE ? 0 : -EIO;
 }
 
-static const char load_sql[] =
-	"SELECT g.start, g.end, ifnull(r.start, -1), ifnull(r.end, -1), ifnull(r.globalTid, -1),"
-	" ifnull(a.stack_id, -1), g.name, g.stream, g.cls, g.r, ifnull(r.nameId, -1) FROM"
-	" (SELECT 'KERNEL' AS t, k.rowid AS r, k.start, k.end, k.streamId AS stream,"
-	"  k.demangledName AS name, CASE WHEN " XP_SQL_IS_COLLECTIVE("n.value") " THEN 1 ELSE 0 END"
-	"  AS cls FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.demangledName"
-	"  WHERE k.globalPid = ?1 AND k.deviceId = ?2 AND (k.xp_flags & 1) = 0"
-	"  UNION ALL SELECT 'MEMCPY', rowid, start, end, streamId, -1, 2 FROM CUPTI_ACTIVITY_KIND_MEMCPY"
-	"  WHERE globalPid = ?1 AND deviceId = ?2 AND (xp_flags & 1) = 0"
-	"  UNION ALL SELECT 'MEMSET', rowid, start, end, streamId, -1, 2 FROM CUPTI_ACTIVITY_KIND_MEMSET"
-	"  WHERE globalPid = ?1 AND deviceId = ?2 AND (xp_flags & 1) = 0) g"
-	" LEFT JOIN xp_attribution a ON a.gpu_table = g.t AND a.gpu_rowid = g.r"
-	" LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
-	" WHERE g.end >= g.start ORDER BY g.start, g.end";
+/* Rows found by rowid: an array indexed by rowid where the rowids are dense
+ * (as ingest writes them: 1..N), else (a database from elsewhere) a map. */
+struct rowidx {
+	uint32_t *at;               /* rowid -> index + 1, 0 none */
+	size_t n;
+	struct xp_u64map map;
+};
 
-int xp_tl_load(sqlite3 *db, int64_t gpid, int64_t device, struct xp_tl *tl)
+static int rowidx_init(struct rowidx *x, sqlite3 *db, const char *table, const char *where)
 {
-	struct xp_u64map waits;
-	int64_t (*pairs)[2] = NULL;
-	size_t np = 0, cap = 0;
-	sqlite3_stmt *s = NULL;
-	int step = SQLITE_DONE, rc;
+	char sql[256];
+	sqlite3_stmt *s;
+	int64_t max = 0, count = 0;
 
-	memset(tl, 0, sizeof(*tl));
-	tl->gpid = gpid;
-	tl->device = device;
-	xp_u64map_init(&waits);
-	if ((rc = rank_waits(db, gpid, &waits, &pairs, &np)) < 0)
-		goto out;
-	rc = -EIO;
-	if (sqlite3_prepare_v2(db, load_sql, -1, &s, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(s, 1, gpid);
-	sqlite3_bind_int64(s, 2, device);
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		struct xp_tl_op *op;
-		uint64_t *w;
+	memset(x, 0, sizeof(*x));
+	xp_u64map_init(&x->map);
+	snprintf(sql, sizeof(sql), "SELECT max(rowid), count(*) FROM %s WHERE %s", table, where);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		max = sqlite3_column_int64(s, 0);
+		count = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (max < 0 || max > 2 * count + 1024 || max >= UINT32_MAX)
+		return 0;
+	x->n = (size_t)max + 1;
+	return (x->at = calloc(x->n, sizeof(*x->at))) ? 0 : -ENOMEM;
+}
 
-		if (xp_array__reserve((void **)&tl->ops, &cap, tl->n + 1, sizeof(*tl->ops), 1024)) {
-			rc = -ENOMEM;
-			goto out;
+static int rowidx_put(struct rowidx *x, int64_t rowid, uint64_t k2, size_t index)
+{
+	uint64_t *slot;
+	int fresh;
+
+	if (x->at && !k2 && rowid >= 0 && (size_t)rowid < x->n && index < UINT32_MAX) {
+		x->at[rowid] = (uint32_t)(index + 1);
+		return 0;
+	}
+	if (xp_u64map_upsert(&x->map, (uint64_t)rowid, k2, &slot, &fresh))
+		return -ENOMEM;
+	*slot = index + 1;
+	return 0;
+}
+
+/* index + 1, or 0 */
+static uint64_t rowidx_get(const struct rowidx *x, int64_t rowid, uint64_t k2)
+{
+	const uint64_t *v;
+
+	if (x->at && !k2 && rowid >= 0 && (size_t)rowid < x->n && x->at[rowid])
+		return x->at[rowid];
+	v = x->map.count ? xp_u64map_find(&x->map, (uint64_t)rowid, k2) : NULL;
+	return v ? *v : 0;
+}
+
+static void rowidx_free(struct rowidx *x)
+{
+	free(x->at);
+	xp_u64map_free(&x->map);
+}
+
+/* What one pass over the tables gathers before the ops are put together:
+ * the CUDA calls and the attribution, each found by rowid. */
+struct tl_load {
+	sqlite3 *db;
+	struct xp_tl_set *set;
+	struct rowidx api_at;       /* CUDA call rowid -> index + 1 into set->api */
+	struct rowidx attr_at;      /* kernels' rowids (copies, sets: the table in k2) -> into attr */
+	struct xp_u64map coll;      /* collective kernel name ids */
+	struct xp_u64map waits;     /* kernel rowid -> index + 1 into wait */
+	int64_t (*attr)[2];         /* (api rowid or -1, stack or -1) */
+	int64_t (*wait)[2];
+	size_t nattr, attr_cap, nwait;
+	size_t last_dev;            /* the device of the row before: rows come by device */
+};
+
+static int step_rows(sqlite3 *db, const char *sql, int (*row)(struct tl_load *L, sqlite3_stmt *s),
+		     struct tl_load *L)
+{
+	sqlite3_stmt *s;
+	int step, rc = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW)
+		rc = row(L, s);
+	sqlite3_finalize(s);
+	return rc ? rc : step == SQLITE_DONE ? 0 : -EIO;
+}
+
+static int api_row(struct tl_load *L, sqlite3_stmt *s)
+{
+	struct xp_tl_set *S = L->set;
+
+	if (xp_array__reserve((void **)&S->api, &S->api_cap, S->napi + 1, sizeof(*S->api), 1024) ||
+	    rowidx_put(&L->api_at, sqlite3_column_int64(s, 0), 0, S->napi))
+		return -ENOMEM;
+	S->api[S->napi++] = (struct xp_tl_api){ sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+						sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
+						-1 };
+	return 0;
+}
+
+static int attr_row(struct tl_load *L, sqlite3_stmt *s)
+{
+	if (xp_array__reserve((void **)&L->attr, &L->attr_cap, L->nattr + 1, sizeof(*L->attr), 1024) ||
+	    rowidx_put(&L->attr_at, sqlite3_column_int64(s, 1), (uint64_t)sqlite3_column_int(s, 0),
+		       L->nattr))
+		return -ENOMEM;
+	L->attr[L->nattr][0] = sqlite3_column_int64(s, 2);
+	L->attr[L->nattr++][1] = sqlite3_column_int64(s, 3);
+	return 0;
+}
+
+static int coll_row(struct tl_load *L, sqlite3_stmt *s)
+{
+	uint64_t *slot;
+	int fresh;
+
+	return xp_u64map_upsert(&L->coll, (uint64_t)sqlite3_column_int64(s, 0), 0, &slot, &fresh) ?
+	       -ENOMEM : 0;
+}
+
+static struct xp_tl *device_of(struct tl_load *L, int64_t gpid, int64_t device)
+{
+	struct xp_tl_set *S = L->set;
+	size_t last = L->last_dev;
+
+	if (last < S->ndev && S->dev[last].gpid == gpid && S->dev[last].device == device)
+		return &S->dev[last];
+	for (last = 0; last < S->ndev; last++)
+		if (S->dev[last].gpid == gpid && S->dev[last].device == device) {
+			L->last_dev = last;
+			return &S->dev[last];
 		}
-		op = &tl->ops[tl->n++];
-		*op = (struct xp_tl_op){
-			.start = sqlite3_column_int64(s, 0), .end = sqlite3_column_int64(s, 1),
-			.launch = sqlite3_column_int64(s, 2), .launch_end = sqlite3_column_int64(s, 3),
-			.gtid = sqlite3_column_int64(s, 4), .stack = sqlite3_column_int64(s, 5),
-			.name = sqlite3_column_int64(s, 6), .stream = sqlite3_column_int64(s, 7),
-			.cls = sqlite3_column_int(s, 8), .late_pid = -1,
-			.api_name = sqlite3_column_int64(s, 10) };
-		if (op->cls == XP_TL_COMM &&
-		    (w = xp_u64map_find(&waits, (uint64_t)sqlite3_column_int64(s, 9), 0))) {
-			op->wait = pairs[*w - 1][0];
-			op->late_pid = pairs[*w - 1][1];
+	if (xp_array__reserve((void **)&S->dev, &S->dev_cap, S->ndev + 1, sizeof(*S->dev), 8))
+		return NULL;
+	S->dev[S->ndev] = (struct xp_tl){ .gpid = gpid, .device = device };
+	L->last_dev = S->ndev;
+	return &S->dev[S->ndev++];
+}
+
+/* One kernel, copy or set: its call and stack through the maps. Columns:
+ * table code, rowid, globalPid, deviceId, start, end, streamId, name. */
+static int gpu_row(struct tl_load *L, sqlite3_stmt *s)
+{
+	int table = sqlite3_column_int(s, 0);
+	int64_t rowid = sqlite3_column_int64(s, 1), name = sqlite3_column_int64(s, 7);
+	struct xp_tl *tl = device_of(L, sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
+	uint64_t a = rowidx_get(&L->attr_at, rowid, (uint64_t)table), c, *w;
+	struct xp_tl_op *op;
+
+	if (!tl || xp_array__reserve((void **)&tl->ops, &tl->cap, tl->n + 1, sizeof(*tl->ops), 1024))
+		return -ENOMEM;
+	op = &tl->ops[tl->n++];
+	*op = (struct xp_tl_op){ .start = sqlite3_column_int64(s, 4), .end = sqlite3_column_int64(s, 5),
+				 .stream = sqlite3_column_int64(s, 6), .name = table ? -1 : name,
+				 .launch = -1, .launch_end = -1, .gtid = -1, .stack = -1,
+				 .api_name = -1, .late_pid = -1,
+				 .cls = table ? XP_TL_MEM : xp_u64map_find(&L->coll, (uint64_t)name, 0) ?
+					XP_TL_COMM : XP_TL_COMPUTE };
+	if (a) {
+		op->stack = L->attr[a - 1][1];
+		c = rowidx_get(&L->api_at, L->attr[a - 1][0], 0);
+		if (c) {
+			const struct xp_tl_api *api = &L->set->api[c - 1];
+
+			op->launch = api->start;
+			op->launch_end = api->end;
+			op->gtid = api->gtid;
+			op->api_name = api->name;
 		}
 	}
-	rc = step == SQLITE_DONE ? 0 : -EIO;
+	if (op->cls == XP_TL_COMM && (w = xp_u64map_find(&L->waits, (uint64_t)rowid, 0))) {
+		op->wait = L->wait[*w - 1][0];
+		op->late_pid = L->wait[*w - 1][1];
+	}
+	return 0;
+}
+
+static int cmp_op(const void *pa, const void *pb)
+{
+	const struct xp_tl_op *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+static int cmp_dev(const void *pa, const void *pb)
+{
+	const struct xp_tl *a = pa, *b = pb;
+
+	if (a->gpid != b->gpid)
+		return a->gpid < b->gpid ? -1 : 1;
+	return a->device < b->device ? -1 : a->device > b->device;
+}
+
+/* rows without timestamps (the device's buffer was full) cannot be placed */
+#define TIMED " WHERE (xp_flags & 1) = 0 AND end >= start AND globalPid IS NOT NULL"
+
+int xp_tl_load_all(sqlite3 *db, struct xp_tl_set *set)
+{
+	struct tl_load L = { .db = db, .set = set };
+	int rc;
+
+	memset(set, 0, sizeof(*set));
+	xp_u64map_init(&L.coll);
+	xp_u64map_init(&L.waits);
+	if ((rc = rowidx_init(&L.api_at, db, "CUPTI_ACTIVITY_KIND_RUNTIME", "1")) < 0 ||
+	    (rc = rowidx_init(&L.attr_at, db, "CUPTI_ACTIVITY_KIND_KERNEL", "1")) < 0 ||
+	    (rc = rank_waits(db, &L.waits, &L.wait, &L.nwait)) < 0 ||
+	    (rc = step_rows(db, "SELECT rowid, start, end, globalTid, nameId FROM"
+			    " CUPTI_ACTIVITY_KIND_RUNTIME", api_row, &L)) < 0 ||
+	    (rc = step_rows(db, "SELECT CASE gpu_table WHEN 'KERNEL' THEN 0 WHEN 'MEMCPY' THEN 1"
+			    " ELSE 2 END, gpu_rowid, ifnull(api_rowid, -1), ifnull(stack_id, -1)"
+			    " FROM xp_attribution", attr_row, &L)) < 0 ||
+	    (rc = step_rows(db, "SELECT id FROM StringIds WHERE " XP_SQL_IS_COLLECTIVE("value"),
+			    coll_row, &L)) < 0 ||
+	    (rc = step_rows(db, "SELECT 0, rowid, globalPid, deviceId, start, end, streamId,"
+			    " demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL" TIMED, gpu_row, &L)) < 0 ||
+	    (rc = step_rows(db, "SELECT 1, rowid, globalPid, deviceId, start, end, streamId, -1"
+			    " FROM CUPTI_ACTIVITY_KIND_MEMCPY" TIMED, gpu_row, &L)) < 0 ||
+	    (rc = step_rows(db, "SELECT 2, rowid, globalPid, deviceId, start, end, streamId, -1"
+			    " FROM CUPTI_ACTIVITY_KIND_MEMSET" TIMED, gpu_row, &L)) < 0)
+		goto out;
+	for (size_t i = 0; i < set->ndev; i++)
+		if (set->dev[i].n)
+			qsort(set->dev[i].ops, set->dev[i].n, sizeof(*set->dev[i].ops), cmp_op);
+	if (set->ndev)
+		qsort(set->dev, set->ndev, sizeof(*set->dev), cmp_dev);
 out:
-	sqlite3_finalize(s);
-	xp_u64map_free(&waits);
-	free(pairs);
+	rowidx_free(&L.api_at);
+	rowidx_free(&L.attr_at);
+	xp_u64map_free(&L.coll);
+	xp_u64map_free(&L.waits);
+	free(L.attr);
+	free(L.wait);
 	if (rc < 0)
-		xp_tl_free(tl);
+		xp_tl_set_free(set);
 	return rc;
 }
 
-void xp_tl_free(struct xp_tl *tl)
+void xp_tl_set_free(struct xp_tl_set *set)
 {
-	free(tl->ops);
-	tl->ops = NULL;
-	tl->n = 0;
+	for (size_t i = 0; i < set->ndev; i++)
+		free(set->dev[i].ops);
+	free(set->dev);
+	free(set->api);
+	memset(set, 0, sizeof(*set));
+}
+
+int xp_tl_selected(int64_t gpid, uint32_t pid)
+{
+	uint64_t p = (uint64_t)gpid >> 24;
+
+	return !pid || p == pid || xp_pid_local(p) == pid;
 }
 
 int64_t xp_tl_rank(sqlite3 *db, int64_t gpid)
@@ -206,6 +363,13 @@ size_t xp_tl_first_from(const struct xp_tl *tl, int64_t t)
 			hi = mid;
 	}
 	return lo;
+}
+
+int xp_tl_in_window(const struct xp_tl *tl, int64_t since, int64_t until)
+{
+	size_t i = xp_tl_first_from(tl, since);
+
+	return i < tl->n && (!until || tl->ops[i].start < until);
 }
 
 struct tl_event {

@@ -6,10 +6,11 @@
  * segments of one class each: compute over communication over memory over
  * waiting for another rank over idle.
  *
- *   struct xp_tl tl;
- *   if (xp_tl_load(db, gpid, device, &tl) == 0) {
- *           xp_tl_sweep(&tl, w0, w1, on_segment, ctx);   // [w0, w1) in ns
- *           xp_tl_free(&tl);
+ *   struct xp_tl_set set;
+ *   if (xp_tl_load_all(db, &set) == 0) {
+ *           for (size_t i = 0; i < set.ndev; i++)
+ *                   xp_tl_sweep(&set.dev[i], w0, w1, on_segment, ctx);   // [w0, w1) in ns
+ *           xp_tl_set_free(&set);
  *   }
  */
 #ifndef XP_TIMELINE_H
@@ -48,18 +49,31 @@ struct xp_tl_op {
 struct xp_tl {
 	int64_t gpid, device;
 	struct xp_tl_op *ops;       /* by start */
-	size_t n;
+	size_t n, cap;
 };
 
-/* The (globalPid, deviceId) pairs with GPU work, where filter (a WHERE
- * text over the columns gp and start, see xp_rep_filter) holds; bound by
- * bind(ctx, stmt). *out malloc'd pairs. 0, -EIO or -ENOMEM. */
-int xp_tl_devices(sqlite3 *db, const char *filter, void (*bind)(void *ctx, sqlite3_stmt *s),
-		  void *ctx, int64_t (**out)[2], size_t *n);
-/* Loads the device's work (rows without timestamps left out: the device's
- * buffer was full, XP_GPU_F_NO_TIMESTAMP). 0, -EIO or -ENOMEM. */
-int xp_tl_load(sqlite3 *db, int64_t gpid, int64_t device, struct xp_tl *tl);
-void xp_tl_free(struct xp_tl *tl);
+/* A CUDA call (CUPTI_ACTIVITY_KIND_RUNTIME row). */
+struct xp_tl_api {
+	int64_t start, end, gtid, name;
+	int64_t stack;              /* -1: not looked up */
+};
+
+struct xp_tl_set {
+	struct xp_tl *dev;          /* by (globalPid, deviceId) */
+	size_t ndev, dev_cap;
+	struct xp_tl_api *api;      /* every CUDA call, in table order */
+	size_t napi, api_cap;
+};
+
+/* Every device's work, in one pass over each table (rows without
+ * timestamps left out: the device's buffer was full). 0, -EIO or -ENOMEM. */
+int xp_tl_load_all(sqlite3 *db, struct xp_tl_set *set);
+void xp_tl_set_free(struct xp_tl_set *set);
+/* Whether --pid pid (0: every process) selects the process of gpid (in a
+ * merged job, the pid on every host). */
+int xp_tl_selected(int64_t gpid, uint32_t pid);
+/* Whether work of the device starts in [since, until) (until 0: no end). */
+int xp_tl_in_window(const struct xp_tl *tl, int64_t since, int64_t until);
 
 /* One segment [a, b) of class cls; op: the latest started op of that class
  * still running (NULL for idle). */

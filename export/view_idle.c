@@ -28,6 +28,7 @@
 #include "launchsite.h"
 #include "report_priv.h"
 #include "timeline.h"
+#include "u64map.h"
 
 enum cause_kind { C_HOST, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_KINDS };
 
@@ -56,18 +57,20 @@ struct idle_state {
 	struct rep *R;
 	struct xp_sites *sites;
 	sqlite3_stmt *samples;
-	struct xp_tl tl;
+	const struct xp_tl *tl;     /* the device being reported */
 	struct sync_call *syncs;    /* this process's, by thread then start */
 	size_t nsync;
 	int64_t main_gtid;          /* the thread that launched most of the device's work */
-	int64_t *stacks;            /* the samples of one piece of a gap */
-	size_t scap;
 	int64_t (*gaps)[2];         /* idle gaps of the window being swept */
 	size_t ngaps, gcap;
 	uint64_t gap_no;            /* numbers the gaps (and rank waits) from 1 */
 	int64_t cls_ns[XP_TL_CLASSES], window_ns;
 	struct cause *causes;
 	size_t ncause, ccap;
+	struct xp_u64map cause_at;  /* (kind, where) -> index + 1 into causes */
+	struct xp_u64map site_at;   /* stack id -> its interned site */
+	struct thread_samples *threads; /* the launching threads' samples, read once each */
+	size_t nthreads, tcap;
 	char **interned;
 	size_t nint, icap;
 	int err;
@@ -86,7 +89,9 @@ static const char *intern(struct idle_state *S, const char *text)
 
 static void add_cause(struct idle_state *S, int kind, const char *where, int64_t ns)
 {
+	uint64_t *slot;
 	size_t i;
+	int fresh;
 
 	if (ns <= 0)
 		return;
@@ -94,25 +99,45 @@ static void add_cause(struct idle_state *S, int kind, const char *where, int64_t
 		S->err = -ENOMEM;
 		return;
 	}
-	for (i = 0; i < S->ncause; i++)
-		if (S->causes[i].kind == kind && (S->causes[i].where == where ||
-						  !strcmp(S->causes[i].where, where)))
-			break;
-	if (i == S->ncause) {
+	/* where is interned (site_of): one pointer per text */
+	if (xp_u64map_upsert(&S->cause_at, (uint64_t)kind, (uint64_t)(uintptr_t)where, &slot, &fresh)) {
+		S->err = -ENOMEM;
+		return;
+	}
+	if (fresh) {
 		if (xp_array__reserve((void **)&S->causes, &S->ccap, S->ncause + 1, sizeof(*S->causes), 16)) {
 			S->err = -ENOMEM;
 			return;
 		}
-		S->causes[S->ncause++] = (struct cause){ .kind = kind, .where = where };
+		S->causes[S->ncause] = (struct cause){ .kind = kind, .where = where };
+		*slot = ++S->ncause;
 	}
+	i = (size_t)*slot - 1;
 	S->causes[i].ns += ns;
 	S->causes[i].pieces += S->causes[i].last_gap != S->gap_no;
 	S->causes[i].last_gap = S->gap_no;
 }
 
+/* The site of a stack as an interned string: stacks that read the same
+ * are one cause. */
 static const char *site_of(struct idle_state *S, int64_t stack, const char *none)
 {
-	return stack > 0 ? xp_sites_get(S->sites, stack) : intern(S, none);
+	uint64_t *slot;
+	const char *text;
+	int fresh;
+
+	if (stack <= 0)
+		return intern(S, none);
+	if (xp_u64map_upsert(&S->site_at, (uint64_t)stack, 0, &slot, &fresh))
+		return NULL;
+	if (fresh) {
+		if (!(text = xp_sites_get(S->sites, stack)) || !(text = intern(S, text))) {
+			*slot = 0;
+			return NULL;
+		}
+		*slot = (uint64_t)(uintptr_t)text;
+	}
+	return (const char *)(uintptr_t)*slot;
 }
 
 static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl_op *op)
@@ -145,32 +170,65 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
 	}
 }
 
+struct thread_samples {
+	int64_t gtid;
+	int64_t (*s)[2];            /* (ts, stack), by ts */
+	size_t n;
+};
+
+/* The thread's samples, read the first time it owns a gap. NULL: no memory. */
+static const struct thread_samples *samples_of(struct idle_state *S, int64_t gtid)
+{
+	struct thread_samples *t;
+	size_t cap = 0;
+	int step;
+
+	for (size_t i = 0; i < S->nthreads; i++)
+		if (S->threads[i].gtid == gtid)
+			return &S->threads[i];
+	if (xp_array__reserve((void **)&S->threads, &S->tcap, S->nthreads + 1, sizeof(*S->threads), 8))
+		return NULL;
+	t = &S->threads[S->nthreads++];
+	*t = (struct thread_samples){ .gtid = gtid };
+	sqlite3_reset(S->samples);
+	sqlite3_bind_int64(S->samples, 1, xp_gtid_pid(gtid));
+	sqlite3_bind_int64(S->samples, 2, xp_gtid_tid(gtid));
+	while ((step = sqlite3_step(S->samples)) == SQLITE_ROW) {
+		if (xp_array__reserve((void **)&t->s, &cap, t->n + 1, sizeof(*t->s), 1024))
+			return NULL;
+		t->s[t->n][0] = sqlite3_column_int64(S->samples, 0);
+		t->s[t->n++][1] = sqlite3_column_int64(S->samples, 1);
+	}
+	if (step != SQLITE_DONE)
+		S->err = -EIO;
+	return t;
+}
+
 /* [a, b) of thread gtid running: its CPU samples there share the time;
  * without one, the time goes to the launch the thread was heading for. */
 static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
 {
+	const struct thread_samples *t;
 	int64_t each, rest;
-	size_t n = 0;
-	int step;
+	size_t lo, hi, n;
 
 	if (b <= a)
 		return;
-	sqlite3_reset(S->samples);
-	sqlite3_bind_int64(S->samples, 1, xp_gtid_pid(gtid));
-	sqlite3_bind_int64(S->samples, 2, xp_gtid_tid(gtid));
-	sqlite3_bind_int64(S->samples, 3, a);
-	sqlite3_bind_int64(S->samples, 4, b);
-	while ((step = sqlite3_step(S->samples)) == SQLITE_ROW) {
-		if (xp_array__reserve((void **)&S->stacks, &S->scap, n + 1, sizeof(*S->stacks), 256)) {
-			S->err = -ENOMEM;
-			return;
-		}
-		S->stacks[n++] = sqlite3_column_int64(S->samples, 0);
-	}
-	if (step != SQLITE_DONE) {
-		S->err = -EIO;
+	if (!(t = samples_of(S, gtid))) {
+		S->err = -ENOMEM;
 		return;
 	}
+	for (lo = 0, hi = t->n; lo < hi;) {         /* the first sample at or after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->s[mid][0] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi < t->n && t->s[hi][0] < b; hi++)
+		;
+	n = hi - lo;
 	if (!n) {
 		add_cause(S, C_NOSAMPLE, site_of(S, next_stack, "(no launch stack)"), b - a);
 		return;
@@ -178,7 +236,7 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b,
 	each = (b - a) / (int64_t)n;
 	rest = (b - a) - each * (int64_t)n;
 	for (size_t i = 0; i < n; i++)
-		add_cause(S, C_HOST, site_of(S, S->stacks[i], "(sample without a frame)"),
+		add_cause(S, C_HOST, site_of(S, t->s[lo + i][1], "(sample without a frame)"),
 			  each + ((int64_t)i < rest));
 }
 
@@ -206,13 +264,13 @@ static void attribute_gaps(struct idle_state *S)
 {
 	for (size_t g = 0; g < S->ngaps && !S->err; g++) {
 		int64_t a = S->gaps[g][0], b = S->gaps[g][1], launch = b, gtid = S->main_gtid, stack = -1;
-		size_t next = xp_tl_first_from(&S->tl, b);
+		size_t next = xp_tl_first_from(S->tl, b);
 
 		S->gap_no++;
-		if (next < S->tl.n && S->tl.ops[next].launch >= 0) {
-			launch = S->tl.ops[next].launch;
-			gtid = S->tl.ops[next].gtid;
-			stack = S->tl.ops[next].stack;
+		if (next < S->tl->n && S->tl->ops[next].launch >= 0) {
+			launch = S->tl->ops[next].launch;
+			gtid = S->tl->ops[next].gtid;
+			stack = S->tl->ops[next].stack;
 		}
 		if (launch < b)
 			add_cause(S, C_LAUNCH, site_of(S, stack, "(no launch stack)"),
@@ -234,7 +292,7 @@ static int load_syncs(struct idle_state *S, int64_t gpid)
 	if (sqlite3_prepare_v2(S->R->db, "SELECT r.globalTid, r.start, r.end, ifnull(l.stack_id, -1)"
 			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds n ON n.id = r.nameId"
 			       " LEFT JOIN xp_launches l ON l.pid = (r.globalTid >> 24) AND"
-			       " l.correlation_id = r.correlationId AND l.tid = (r.globalTid & 16777215)"
+			       " l.correlation_id = r.correlationId AND +l.tid = (r.globalTid & 16777215)"
 			       " WHERE (r.globalTid >> 24) = (?1 >> 24) AND n.value LIKE '%Synchronize%'"
 			       " ORDER BY 1, 2", -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
@@ -318,13 +376,13 @@ static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, s
 		}
 		sqlite3_finalize(s);
 	}
-	if (*n || S->R->o->step >= 0 || !S->tl.n)
+	if (*n || S->R->o->step >= 0 || !S->tl->n)
 		return 0;
 	if (xp_array__reserve((void **)w, &cap, 1, sizeof(**w), 1))
 		return -ENOMEM;
-	(*w)[0] = (struct window){ S->tl.ops[0].start, S->tl.ops[0].end, -1 };
-	for (size_t i = 0; i < S->tl.n; i++)
-		(*w)[0].end = S->tl.ops[i].end > (*w)[0].end ? S->tl.ops[i].end : (*w)[0].end;
+	(*w)[0] = (struct window){ S->tl->ops[0].start, S->tl->ops[0].end, -1 };
+	for (size_t i = 0; i < S->tl->n; i++)
+		(*w)[0].end = S->tl->ops[i].end > (*w)[0].end ? S->tl->ops[i].end : (*w)[0].end;
 	*n = 1;
 	return 0;
 }
@@ -401,8 +459,8 @@ static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
 	if (S->ncause)
 		qsort(S->causes, S->ncause, sizeof(*S->causes), cmp_cause);
 	if (R->o->format == XP_FMT_TEXT && shown) {
-		xp_rep_put_row(R, "    Idle (%)       Idle (ns)   Gaps  Host meanwhile     Where");
-		xp_rep_put_row(R, "    --------  --------------  -----  -----------------  -----");
+		xp_rep_put_row(R, "    Idle (%)       Idle (ns)    Gaps  Host meanwhile     Where");
+		xp_rep_put_row(R, "    --------  --------------  ------  -----------------  -----");
 	} else if (R->o->format == XP_FMT_JSON) {
 		jsonw_key(&R->json, "causes");
 		jsonw_arr_begin(&R->json);
@@ -414,7 +472,7 @@ static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
 		if (R->o->format == XP_FMT_TEXT) {
 			char line[1024];
 
-			snprintf(line, sizeof(line), "    %8.1f  %14lld  %5llu  %-17s  %s", share,
+			snprintf(line, sizeof(line), "    %8.1f  %14lld  %6llu  %-17s  %s", share,
 				 (long long)c->ns, (unsigned long long)c->pieces, cause_label[c->kind], c->where);
 			xp_rep_put_row(R, line);
 		} else if (R->o->format == XP_FMT_CSV) {
@@ -448,8 +506,9 @@ static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
 
 /* One device: its steps swept and its gaps attributed, then printed. 1 if
  * it had a window, 0 if not (--step N that it lacks), or a negative errno. */
-static int one_device(struct idle_state *S, int64_t gpid, int64_t dev)
+static int one_device(struct idle_state *S, const struct xp_tl *tl)
 {
+	int64_t gpid = tl->gpid, dev = tl->device;
 	const struct xp_report_opts *o = S->R->o;
 	struct window *w = NULL;
 	size_t nw = 0;
@@ -457,11 +516,13 @@ static int one_device(struct idle_state *S, int64_t gpid, int64_t dev)
 
 	S->window_ns = 0;
 	S->ncause = 0;
+	xp_u64map_free(&S->cause_at);
 	memset(S->cls_ns, 0, sizeof(S->cls_ns));
-	if ((rc = xp_tl_load(S->R->db, gpid, dev, &S->tl)) < 0 || (rc = load_syncs(S, gpid)) < 0 ||
+	S->tl = tl;
+	if ((rc = load_syncs(S, gpid)) < 0 ||
 	    (rc = load_windows(S, gpid, &w, &nw)) < 0)
 		goto out;
-	S->main_gtid = main_thread(&S->tl);
+	S->main_gtid = main_thread(S->tl);
 	for (size_t i = 0; i < nw && !S->err; i++) {
 		int64_t a = w[i].start, b = w[i].end;
 
@@ -470,7 +531,7 @@ static int one_device(struct idle_state *S, int64_t gpid, int64_t dev)
 		if (b <= a)
 			continue;
 		S->window_ns += b - a;
-		if ((rc = xp_tl_sweep(&S->tl, a, b, on_segment, S)) < 0)
+		if ((rc = xp_tl_sweep(S->tl, a, b, on_segment, S)) < 0)
 			goto out;
 		attribute_gaps(S);
 	}
@@ -485,7 +546,6 @@ static int one_device(struct idle_state *S, int64_t gpid, int64_t dev)
 	}
 out:
 	free(w);
-	xp_tl_free(&S->tl);
 	return rc;
 }
 
@@ -512,24 +572,25 @@ static void begin(struct rep *R)
 int xp_view_idle(struct rep *R, size_t *rows)
 {
 	struct idle_state S = { .R = R };
-	int64_t (*devs)[2] = NULL;
+	struct xp_tl_set set = { 0 };
 	size_t ndev = 0;
-	char f[256];
 	int rc;
 
 	*rows = 0;
-	xp_rep_filter(R->o, "gp", "start", f, sizeof(f));
-	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 ||
-	    (rc = xp_tl_devices(R->db, f, xp_rep_bind_filter, R, &devs, &ndev)) < 0)
+	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0)
 		goto out;
 	xp_sites_prefer_own(S.sites);
 	rc = -EIO;
-	if (sqlite3_prepare_v2(R->db, "SELECT stack_id FROM xp_samples WHERE pid = ?1 AND tid = ?2"
-			       " AND ts >= ?3 AND ts < ?4", -1, &S.samples, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(R->db, "SELECT ts, stack_id FROM xp_samples WHERE pid = ?1 AND tid = ?2"
+			       " ORDER BY ts", -1, &S.samples, NULL) != SQLITE_OK)
 		goto out;
 	begin(R);
-	for (size_t i = 0; i < ndev; i++) {
-		if ((rc = one_device(&S, devs[i][0], devs[i][1])) < 0)
+	for (size_t i = 0; i < set.ndev; i++) {
+		if (!xp_tl_selected(set.dev[i].gpid, R->o->pid) ||
+		    !xp_tl_in_window(&set.dev[i], R->o->since, R->o->until))
+			continue;
+		ndev++;
+		if ((rc = one_device(&S, &set.dev[i])) < 0)
 			goto out;
 		*rows += (size_t)rc;
 	}
@@ -542,9 +603,13 @@ int xp_view_idle(struct rep *R, size_t *rows)
 out:
 	sqlite3_finalize(S.samples);
 	xp_sites_free(S.sites);
-	free(devs);
+	xp_tl_set_free(&set);
 	free(S.gaps);
-	free(S.stacks);
+	for (size_t i = 0; i < S.nthreads; i++)
+		free(S.threads[i].s);
+	free(S.threads);
+	xp_u64map_free(&S.cause_at);
+	xp_u64map_free(&S.site_at);
 	free(S.causes);
 	free(S.syncs);
 	for (size_t i = 0; i < S.nint; i++)

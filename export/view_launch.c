@@ -339,17 +339,14 @@ static void device_head(struct rep *R, int64_t rank, int64_t gpid, int64_t dev, 
 	}
 }
 
-static int one_device(struct rep *R, int64_t gpid, int64_t dev, size_t *rows)
+static int one_device(struct rep *R, const struct xp_tl *tl, size_t *rows)
 {
-	struct xp_tl tl;
+	int64_t gpid = tl->gpid, dev = tl->device, rank;
 	struct lrec *r = NULL;
 	size_t n = 0;
-	int64_t rank;
 	int rc;
 
-	if ((rc = xp_tl_load(R->db, gpid, dev, &tl)) < 0)
-		return rc;
-	if ((rc = records(&tl, &r, &n)) < 0 || !n)
+	if ((rc = records(tl, &r, &n)) < 0 || !n)
 		goto out;
 	/* --since/--until: the launches made in the window (their queues counted whole) */
 	if (R->o->since || R->o->until) {
@@ -370,20 +367,16 @@ static int one_device(struct rep *R, int64_t gpid, int64_t dev, size_t *rows)
 	*rows += n;
 out:
 	free(r);
-	xp_tl_free(&tl);
 	return rc;
 }
 
 int xp_view_launch(struct rep *R, size_t *rows)
 {
-	int64_t (*devs)[2] = NULL;
-	size_t ndev = 0;
-	char f[256];
+	struct xp_tl_set set;
 	int rc;
 
 	*rows = 0;
-	xp_rep_filter(R->o, "gp", "start", f, sizeof(f));
-	if ((rc = xp_tl_devices(R->db, f, xp_rep_bind_filter, R, &devs, &ndev)) < 0)
+	if ((rc = xp_tl_load_all(R->db, &set)) < 0)
 		return rc;
 	if (R->o->format == XP_FMT_TEXT) {
 		char head[256];
@@ -398,10 +391,11 @@ int xp_view_launch(struct rep *R, size_t *rows)
 		jsonw_key(&R->json, "devices");
 		jsonw_arr_begin(&R->json);
 	}
-	for (size_t i = 0; i < ndev && rc == 0; i++)
-		rc = one_device(R, devs[i][0], devs[i][1], rows);
+	for (size_t i = 0; i < set.ndev && rc == 0; i++)
+		if (xp_tl_selected(set.dev[i].gpid, R->o->pid))
+			rc = one_device(R, &set.dev[i], rows);
 	if (R->o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
-	free(devs);
+	xp_tl_set_free(&set);
 	return rc;
 }

@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "array.h"
-#include "launch.h"
 #include "launchsite.h"
 #include "report_priv.h"
 #include "stackwalk.h"
+#include "timeline.h"
 #include "u64map.h"
 
 struct op_row {
@@ -44,6 +44,9 @@ struct op_state {
 	size_t n, cap;
 	struct op_site *pairs;
 	size_t np, pcap;
+	struct xp_u64map agg_at;    /* (stack, CUDA function) -> index + 1 into aggs */
+	struct op_agg *aggs;
+	size_t nagg, acap;
 };
 
 /* The innermost framework operation on the stack, into op ("" if none). */
@@ -115,49 +118,118 @@ static int add_site(struct op_state *S, size_t row, int64_t stack, int64_t weigh
 	return 0;
 }
 
-/* The CUDA calls (calls, host ns) and the GPU work (records, ns), each
- * grouped by (stack, API name) in SQL. */
-static int gather(struct op_state *S)
+/* The calls and GPU work of one (stack, CUDA function) pair. */
+struct op_agg {
+	int64_t stack, name;
+	uint64_t calls, gpu_ops;
+	int64_t host_ns, gpu_ns;
+};
+
+static struct op_agg *agg_of(struct op_state *S, int64_t stack, int64_t name)
 {
-	char sql[2048], f[256], fg[256];
+	uint64_t *slot;
+	int fresh;
+
+	if (xp_u64map_upsert(&S->agg_at, (uint64_t)stack, (uint64_t)name, &slot, &fresh))
+		return NULL;
+	if (fresh) {
+		if (xp_array__reserve((void **)&S->aggs, &S->acap, S->nagg + 1, sizeof(*S->aggs), 64))
+			return NULL;
+		S->aggs[S->nagg] = (struct op_agg){ .stack = stack, .name = name };
+		*slot = ++S->nagg;
+	}
+	return &S->aggs[*slot - 1];
+}
+
+/* The CUDA calls: their count and host time by (stack, function). */
+static int gather_calls(struct op_state *S)
+{
+	char sql[1024], f[256];
 	sqlite3_stmt *s;
-	int step = SQLITE_DONE, rc = 0;
+	int step;
 
 	xp_rep_filter(S->R->o, "r.globalTid", "r.start", f, sizeof(f));
-	xp_rep_filter(S->R->o, "g.gp", "g.start", fg, sizeof(fg));
-	snprintf(sql, sizeof(sql),
-		 "SELECT 0, ifnull(l.stack_id, -1), r.nameId, n.value, count(*), sum(r.end - r.start)"
-		 " FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds n ON n.id = r.nameId"
-		 " LEFT JOIN xp_launches l ON l.pid = (r.globalTid >> 24) AND"
-		 " l.correlation_id = r.correlationId AND l.tid = (r.globalTid & 16777215)"
-		 " WHERE %s GROUP BY 2, 3 UNION ALL"
-		 " SELECT 1, ifnull(a.stack_id, -1), ifnull(r.nameId, -1), n.value, count(*),"
-		 " sum(g.end - g.start) FROM " XP_GPU_ROWS
-		 " LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
-		 " LEFT JOIN StringIds n ON n.id = r.nameId WHERE %s GROUP BY 2, 3", f, fg);
+	snprintf(sql, sizeof(sql), "SELECT ifnull(l.stack_id, -1), r.nameId, r.end - r.start"
+		 " FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN xp_launches l"
+		 " ON l.pid = (r.globalTid >> 24) AND l.correlation_id = r.correlationId"
+		 " AND +l.tid = (r.globalTid & 16777215) WHERE %s", f);
 	if (xp_rep_prepare(S->R, sql, &s) < 0)
 		return -EIO;
-	while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
-		int gpu = sqlite3_column_int(s, 0);
-		int64_t stack = sqlite3_column_int64(s, 1), count = sqlite3_column_int64(s, 4);
-		int64_t ns = sqlite3_column_int64(s, 5);
-		size_t i;
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		struct op_agg *g = agg_of(S, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
 
-		if ((rc = row_of(S, stack, sqlite3_column_int64(s, 2),
-				 (const char *)sqlite3_column_text(s, 3), &i)) < 0)
-			break;
-		if (gpu) {
-			S->rows[i].gpu_ops += (uint64_t)count;
-			S->rows[i].gpu_ns += ns;
-		} else {
-			S->rows[i].calls += (uint64_t)count;
-			S->rows[i].host_ns += ns;
+		if (!g) {
+			sqlite3_finalize(s);
+			return -ENOMEM;
 		}
-		/* the top line: by GPU time, by calls where the op launched nothing */
-		rc = add_site(S, i, stack, gpu ? ns : count);
+		g->calls++;
+		g->host_ns += sqlite3_column_int64(s, 2);
 	}
 	sqlite3_finalize(s);
-	return rc ? rc : step == SQLITE_DONE ? 0 : -EIO;
+	return step == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* The GPU work, by the (stack, function) of the call that launched it. */
+static int gather_gpu(struct op_state *S)
+{
+	const struct xp_report_opts *o = S->R->o;
+	struct xp_tl_set set;
+	int rc;
+
+	if ((rc = xp_tl_load_all(S->R->db, &set)) < 0)
+		return rc;
+	for (size_t d = 0; d < set.ndev && !rc; d++) {
+		const struct xp_tl *tl = &set.dev[d];
+
+		if (!xp_tl_selected(tl->gpid, o->pid))
+			continue;
+		for (size_t i = xp_tl_first_from(tl, o->since); i < tl->n; i++) {
+			const struct xp_tl_op *op = &tl->ops[i];
+			struct op_agg *g;
+
+			if (o->until && op->start >= o->until)
+				break;
+			if (!(g = agg_of(S, op->stack, op->api_name))) {
+				rc = -ENOMEM;
+				break;
+			}
+			g->gpu_ops++;
+			g->gpu_ns += op->end - op->start;
+		}
+	}
+	xp_tl_set_free(&set);
+	return rc;
+}
+
+/* Each (stack, function) pair to its operator's row. */
+static int gather(struct op_state *S)
+{
+	sqlite3_stmt *name = NULL;
+	int rc;
+
+	if ((rc = gather_calls(S)) < 0 || (rc = gather_gpu(S)) < 0)
+		return rc;
+	if (sqlite3_prepare_v2(S->R->db, "SELECT value FROM StringIds WHERE id = ?", -1, &name, NULL)
+	    != SQLITE_OK)
+		return -EIO;
+	for (size_t k = 0; k < S->nagg && !rc; k++) {
+		const struct op_agg *g = &S->aggs[k];
+		size_t i;
+
+		sqlite3_reset(name);
+		sqlite3_bind_int64(name, 1, g->name);
+		if ((rc = row_of(S, g->stack, g->name, sqlite3_step(name) == SQLITE_ROW ?
+				 (const char *)sqlite3_column_text(name, 0) : NULL, &i)) < 0)
+			break;
+		S->rows[i].calls += g->calls;
+		S->rows[i].host_ns += g->host_ns;
+		S->rows[i].gpu_ops += g->gpu_ops;
+		S->rows[i].gpu_ns += g->gpu_ns;
+		/* the top line: by GPU time, by calls where the op launched nothing */
+		rc = add_site(S, i, g->stack, g->gpu_ns ? g->gpu_ns : (int64_t)g->calls);
+	}
+	sqlite3_finalize(name);
+	return rc;
 }
 
 static int cmp_op(const void *pa, const void *pb)
@@ -262,6 +334,7 @@ int xp_view_op(struct rep *R, size_t *rows)
 	*rows = 0;
 	xp_u64map_init(&S.op_of);
 	xp_u64map_init(&S.by_site);
+	xp_u64map_init(&S.agg_at);
 	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_stackwalk_open(R->db, &S.walk)) < 0)
 		goto out;
 	xp_sites_prefer_own(S.sites);
@@ -279,6 +352,8 @@ out:
 	free(S.pairs);
 	xp_u64map_free(&S.op_of);
 	xp_u64map_free(&S.by_site);
+	xp_u64map_free(&S.agg_at);
+	free(S.aggs);
 	xp_stackwalk_close(S.walk);
 	xp_sites_free(S.sites);
 	return rc;

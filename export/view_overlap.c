@@ -202,19 +202,17 @@ static void print_exposed(struct rep *R, const struct exposed *e, size_t n, int6
 }
 
 /* One device: its totals (compute, communication, exposed) and collectives. */
-static int one_device(struct rep *R, struct xp_sites *sites, int64_t gpid, int64_t dev, size_t *rows)
+static int one_device(struct rep *R, struct xp_sites *sites, const struct xp_tl *tl, size_t *rows)
 {
+	int64_t gpid = tl->gpid, dev = tl->device;
 	int64_t w0 = R->o->since, w1 = R->o->until ? R->o->until : INT64_MAX, t[3] = { 0 };
 	struct span *comp = NULL, *comm = NULL;
 	struct exposed *e = NULL;
 	size_t nc = 0, nm = 0, ne = 0, cap = 0;
-	struct xp_tl tl;
 	int rc;
 
-	if ((rc = xp_tl_load(R->db, gpid, dev, &tl)) < 0)
-		return rc;
-	if ((rc = union_of(&tl, XP_TL_COMPUTE, w0, w1, &comp, &nc)) < 0 ||
-	    (rc = union_of(&tl, XP_TL_COMM, w0, w1, &comm, &nm)) < 0 || !nm)
+	if ((rc = union_of(tl, XP_TL_COMPUTE, w0, w1, &comp, &nc)) < 0 ||
+	    (rc = union_of(tl, XP_TL_COMM, w0, w1, &comm, &nm)) < 0 || !nm)
 		goto out;
 	for (size_t i = 0; i < nc; i++)
 		t[0] += comp[i].b - comp[i].a;
@@ -222,8 +220,8 @@ static int one_device(struct rep *R, struct xp_sites *sites, int64_t gpid, int64
 		t[1] += comm[i].b - comm[i].a;
 		t[2] += comm[i].b - comm[i].a - covered(comp, nc, comm[i].a, comm[i].b);
 	}
-	for (size_t i = 0; i < tl.n && rc == 0; i++) {
-		const struct xp_tl_op *op = &tl.ops[i];
+	for (size_t i = 0; i < tl->n && rc == 0; i++) {
+		const struct xp_tl_op *op = &tl->ops[i];
 		int64_t a = op->start < w0 ? w0 : op->start, b = op->end > w1 ? w1 : op->end;
 		const char *site = op->stack > 0 ? xp_sites_get(sites, op->stack) : "(no launch stack)";
 
@@ -243,22 +241,17 @@ out:
 	free(comp);
 	free(comm);
 	free(e);
-	xp_tl_free(&tl);
 	return rc;
 }
 
 int xp_view_overlap(struct rep *R, size_t *rows)
 {
 	struct xp_sites *sites = NULL;
-	int64_t (*devs)[2] = NULL;
-	size_t ndev = 0;
-	char f[256];
+	struct xp_tl_set set = { 0 };
 	int rc;
 
 	*rows = 0;
-	xp_rep_filter(R->o, "gp", "start", f, sizeof(f));
-	if ((rc = xp_tl_devices(R->db, f, xp_rep_bind_filter, R, &devs, &ndev)) < 0 ||
-	    (rc = xp_sites_new(R->db, &sites)) < 0)
+	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_sites_new(R->db, &sites)) < 0)
 		goto out;
 	xp_sites_prefer_own(sites);
 	if (R->o->format == XP_FMT_TEXT) {
@@ -274,12 +267,13 @@ int xp_view_overlap(struct rep *R, size_t *rows)
 		jsonw_key(&R->json, "devices");
 		jsonw_arr_begin(&R->json);
 	}
-	for (size_t i = 0; i < ndev && rc == 0; i++)
-		rc = one_device(R, sites, devs[i][0], devs[i][1], rows);
+	for (size_t i = 0; i < set.ndev && rc == 0; i++)
+		if (xp_tl_selected(set.dev[i].gpid, R->o->pid))
+			rc = one_device(R, sites, &set.dev[i], rows);
 	if (R->o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
 out:
 	xp_sites_free(sites);
-	free(devs);
+	xp_tl_set_free(&set);
 	return rc;
 }
