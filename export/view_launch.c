@@ -201,8 +201,9 @@ static const char *name_of(struct rep *R, int64_t id, char *buf, size_t len)
 
 static const char *verdict(const struct lgroup *g)
 {
-	return g->depth.med == 0 ? "launch-bound (GPU waits)" :
-	       g->depth.med == 1 ? "keeping up" : "GPU-bound (queue full)";
+	/* an empty queue and still a long wait: the stream waited on another */
+	return g->depth.med >= 2 ? "GPU-bound (queue full)" : g->depth.med == 1 ? "keeping up" :
+	       g->delay.med > 50000 ? "waits on other work" : "launch-bound (GPU waits)";
 }
 
 static void text_row(struct rep *R, int s, const struct lgroup *g, const char *name)

@@ -107,7 +107,9 @@ with tempfile.TemporaryDirectory() as tmp:
     launch = {d["rank"]: d for d in json.load(open(os.path.join(tmp, "launch.json")))["devices"]}
     s7 = [x for x in launch[0]["streams"] if x["stream"] == 7][0]
     assert s7["launches"] == 3 * STEPS and s7["queue_depth"] == {"min": 0, "median": 1, "p99": 2}, s7
-    assert s7["delay_ns"]["min"] == 10000, s7
+    assert s7["delay_ns"]["min"] == 10000 and s7["verdict"] == "keeping up", s7
+    s13 = [x for x in launch[0]["streams"] if x["stream"] == 13][0]
+    assert s13["verdict"] == "waits on other work", s13     # queue empty, 4.9 ms late
     nccl = [k for k in launch[1]["kernels"] if k["name"].startswith("nccl")][0]
     assert nccl["delay_ns"] == {"min": 2990000, "median": 2990000, "p99": 2990000}, nccl
     api = [a for a in launch[0]["apis"] if a["name"] == "cudaLaunchKernel"][0]

@@ -29,7 +29,12 @@ for d in idle["devices"]:
     print(("ok  " if loader else "FAIL") + " the loader (load_batch) among the top 3 idle causes")
     print(("ok  " if item else "FAIL") + f" the .item() line ({item_line}) among the top 3 idle causes")
     bad += (not loader) + (not item)
-ours = {o["op"]: o["gpu_ns"] for o in report("op")["ops"]}
+# key_averages names an op without its overload ("aten::mul"); ours has it
+# ("aten::mul.Tensor"): ours summed by the name before the overload
+ours = {}
+for o in report("op")["ops"]:
+    base = o["op"].split(".")[0] if o["op"].startswith("aten::") else o["op"]
+    ours[base] = ours.get(base, 0) + o["gpu_ns"]
 theirs = {k: v["self_gpu_us"] * 1000 for k, v in json.load(open(ops_json)).items()}
 total = sum(theirs.values())
 for op, ns in sorted(theirs.items(), key=lambda kv: -kv[1]):
