@@ -342,6 +342,8 @@ static int meta_pair(void *ctx, const char *key, const char *value)
 		return err;
 	if (!strcmp(key, "kallsyms_bytes") && value[0] >= '0' && value[0] <= '9')
 		L->kallsyms_bytes = strtoll(value, NULL, 10);
+	if (!strcmp(key, "kallsyms_error"))
+		snprintf(L->kallsyms_error, sizeof(L->kallsyms_error), "%s", value);
 	/* system facts also where nsys keeps them */
 	if (!strcmp(key, "hostname") || !strcmp(key, "kernel_release") ||
 	    !strcmp(key, "cpu_count") || !strcmp(key, "sample_frequency_hz")) {
@@ -432,6 +434,9 @@ static int load_kallsyms(struct loader *L)
 
 	snprintf(path, sizeof(path), "%s/kallsyms", L->o->run_dir);
 	err = xp_kallsyms_load(&L->ksyms, path);
+	if (err == -ENOENT && L->kallsyms_error[0])
+		return xp_loader_warn(L, "kallsyms", 0, "%s: not recorded (meta.json kallsyms_error:"
+				      " %s); kernel frames stay addresses", path, L->kallsyms_error);
 	if (err == -ENOENT)
 		return 0;   /* told in info: kernel frames stay addresses */
 	if (err == -ENOMEM)

@@ -100,6 +100,7 @@ struct loader {
 	struct xp_read_budget budget; /* what the run's readers may still take */
 	uint64_t *stream_records;   /* by stream: records pass 1 took, for pass 2 */
 	int64_t kallsyms_bytes;     /* meta.json's size of the kallsyms copy, or -1 */
+	char kallsyms_error[128];   /* meta.json's why the copy is missing, or "" */
 	const char *ksyms_cut;      /* why the copy is taken as truncated, or NULL */
 	uint64_t ksyms_beyond;      /* kernel addresses past its last symbol */
 	int64_t *chains;            /* frame ids of inline chains, root first */

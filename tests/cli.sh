@@ -56,6 +56,20 @@ check future-version 1 "newer" -- "$xpcorr" ingest "$run"
 printf 'garbage' | dd of="$run/cpu.xpr" bs=1 seek=0 conv=notrunc 2>/dev/null
 check bad-magic 1 "cpu.xpr at offset 0: not an xpcap record stream" -- "$xpcorr" info "$run"
 
+# a run whose kallsyms could not be written: info says why among the warnings
+nok="$tmp/nokallsyms"
+"$gen" golden "$exe" "$lib" "$nok" >/dev/null || exit 1
+rm "$nok/kallsyms"
+python3 - "$nok/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["kallsyms_error"] = "No space left on device"
+json.dump(m, open(sys.argv[1], "w"))
+PY
+check kallsyms-error-warns 0 "kallsyms: not recorded (meta.json kallsyms_error: No space left on device)" -- \
+	"$xpcorr" info "$nok"
+grep -q "^warnings: none" "$tmp/out" && { echo "FAIL kallsyms-error-warns: info says warnings: none"; fail=1; }
+grep -q "^  .*kallsyms: not recorded" "$tmp/out" || { echo "FAIL kallsyms-error-warns: not among info's warnings"; fail=1; }
+
 # any folded file renders; junk lines are skipped with a warning
 printf 'a;b 3\nnot folded\na;c 1\n' > "$tmp/x.folded"
 check svg-input 0 "1 lines that are not" -- "$xpcorr" export --format svg --input "$tmp/x.folded" -o "$tmp/x.svg"
