@@ -8,12 +8,15 @@
  *   xpcorr report --by rank job/
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +107,50 @@ static void describe(struct job_run *r)
 		snprintf(r->host, sizeof(r->host), "?");
 }
 
+/* The database a run path names, as device and inode: a directory's
+ * xpcorr.db (not followed if a link), or the .db file itself. "a", "./a/",
+ * a link to a and a/xpcorr.db are one run. 0 or -errno. */
+static int run_identity(const char *path, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode)) {
+		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return -errno;
+		if (fstatat(fd, XP_DB_NAME, &st, AT_SYMLINK_NOFOLLOW)) {
+			close(fd);
+			return -errno;
+		}
+		close(fd);
+	}
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* The same run given twice would be counted twice. */
+static int check_unique(struct job_run *runs, int i)
+{
+	struct job_run *r = &runs[i];
+	int e = run_identity(r->path, &r->dev, &r->ino);
+
+	if (e) {
+		fprintf(stderr, "xpcorr merge: cannot read %s: %s\n", r->path, strerror(-e));
+		return XP_EXIT_FAIL;
+	}
+	for (int j = 0; j < i; j++)
+		if (runs[j].dev == r->dev && runs[j].ino == r->ino) {
+			fprintf(stderr, "xpcorr merge: %s and %s are the same run (one database, device"
+				" %u:%u inode %ju); give each run once\n", runs[j].path, r->path,
+				major(r->dev), minor(r->dev), (uintmax_t)r->ino);
+			return XP_EXIT_USAGE;
+		}
+	return 0;
+}
+
 /* Each run's database (ingested and correlated first when needed), its
  * host, ranks and clock evidence; the database is closed again. */
 static int open_runs(struct job_run *runs, int n, char **paths, const struct merge_opts *o)
@@ -113,7 +160,8 @@ static int open_runs(struct job_run *runs, int n, char **paths, const struct mer
 		int rc;
 
 		r->path = paths[i];
-		if ((rc = xp_cmd_open_db("xpcorr merge", r->path, &r->db)))
+		if ((rc = xp_cmd_open_db("xpcorr merge", r->path, &r->db)) ||
+		    (rc = check_unique(runs, i)))
 			return rc;
 		describe(r);
 		if (xc_clock_run_load(r->db, &r->clock)) {
@@ -138,10 +186,13 @@ static int open_runs(struct job_run *runs, int n, char **paths, const struct mer
  * else the run with rank 0, else the first given. */
 static int put_reference_first(struct job_run *runs, int n, const struct merge_opts *o)
 {
-	int ref = 0;
+	dev_t dev = 0;
+	ino_t ino = 0;
+	int ref = 0, found = o->reference && !run_identity(o->reference, &dev, &ino);
 
 	for (int i = 0; i < n; i++) {
-		if (o->reference ? !strcmp(runs[i].path, o->reference) : runs[i].min_rank == 0) {
+		if (o->reference ? found && runs[i].dev == dev && runs[i].ino == ino :
+		    runs[i].min_rank == 0) {
 			ref = i;
 			break;
 		}

@@ -4,6 +4,7 @@
 #define XP_MERGE_JOB_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <sqlite3.h>
 
 #include "clockalign.h"
@@ -17,6 +18,8 @@ struct merge_opts {
 
 struct job_run {
 	const char *path;
+	dev_t dev;                  /* its database file: the run whatever path names it */
+	ino_t ino;
 	sqlite3 *db;                /* its database while it is read, else NULL */
 	char host[256];
 	char ranks[64];             /* "0", "0-7", "0,2", "" */

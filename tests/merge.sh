@@ -137,6 +137,18 @@ check into-a-run 2 "is a run directory" -- "$xpcorr" merge -o "$tmp/b" "$tmp/a"
 check missing-run 2 "xpcorr merge: $tmp/nope: no such run directory" -- "$xpcorr" merge -o "$tmp/y" "$tmp/nope"
 check bad-reference 2 "--reference $tmp/zz: not one of the runs given" -- \
 	"$xpcorr" merge -o "$tmp/z" --reference "$tmp/zz" "$tmp/a" "$tmp/b"
+# one run named twice, by another path, a link or its database: refused, not counted twice
+ln -s "$tmp/a" "$tmp/a-link"
+check same-run-twice 2 "xpcorr merge: $tmp/a and $tmp/./a/ are the same run" -- \
+	"$xpcorr" merge -o "$tmp/s1" "$tmp/a" "$tmp/./a/"
+check same-run-link 2 "are the same run" -- "$xpcorr" merge -o "$tmp/s2" "$tmp/a-link" "$tmp/b" "$tmp/a"
+check same-run-db 2 "are the same run" -- "$xpcorr" merge -o "$tmp/s3" "$tmp/a/xpcorr.db" "$tmp/a"
+[ ! -e "$tmp/s1/xpcorr.db" ] && [ ! -e "$tmp/s2/xpcorr.db" ] && say "ok   no job from a run given twice" ||
+	say "FAIL a run given twice made a job"
+# --reference names a run by any of its paths
+"$xpcorr" merge -q -o "$tmp/refjob" --reference "$tmp/a-link/" "$tmp/b" "$tmp/a" 2>"$tmp/err" &&
+	[ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT host FROM xp_job_runs WHERE run = 0").fetchone()[0])' "$tmp/refjob/xpcorr.db")" = node-a ] &&
+	say "ok   --reference by another path" || say "FAIL --reference by another path: $(cat "$tmp/err")"
 mkdir "$tmp/broken" && printf 'not a run' >"$tmp/broken/cpu.xpr" && echo '{}' >"$tmp/broken/meta.json"
 check broken-run 1 "broken/cpu.xpr" -- "$xpcorr" merge -o "$tmp/w" "$tmp/a" "$tmp/broken"
 [ ! -e "$tmp/w/xpcorr.db" ] && say "ok   nothing left behind by a failed merge" || say "FAIL a failed merge left a database"
