@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "db_join.h"
+#include "db_schema.h"
 #include "array.h"
 #include "gtid.h"
 #include "report_groups.h"
@@ -440,8 +441,7 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 	}
 	rc = write_counts(db, out);
 	/* built after the rows: the report joins GPU rows to their attribution */
-	if (rc == 0 && sqlite3_exec(db, "CREATE INDEX xp_attribution_row ON xp_attribution(gpu_table,"
-				    " gpu_rowid)", NULL, NULL, NULL) != SQLITE_OK)
+	if (rc == 0 && sqlite3_exec(db, XP_SQL_ATTRIBUTION_INDEX, NULL, NULL, NULL) != SQLITE_OK)
 		rc = -EIO;
 out:
 	close_samples(&it);

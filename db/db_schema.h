@@ -33,6 +33,11 @@ enum xp_frame_kind {
 				     * "[DDP bucket 2]" (ingest/ddpbuckets.h) */
 };
 
+/* The correlation's index (correlate/db_join.c), made after its rows: the
+ * report joins GPU rows to their attribution. */
+#define XP_SQL_ATTRIBUTION_INDEX \
+	"CREATE INDEX xp_attribution_row ON xp_attribution(gpu_table, gpu_rowid)"
+
 /* Both return an SQLite result code. */
 int xp_db_create_schema(sqlite3 *db);
 int xp_db_create_indexes(sqlite3 *db);

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbcheck.h"
+
 const char *xp_file_kind(mode_t mode)
 {
 	switch (mode & S_IFMT) {
@@ -199,6 +201,25 @@ static int uri(const char *path, char *out, size_t len)
 	return 0;
 }
 
+/* Our schema before any query (dbcheck.h), then bounded work. */
+static int checked(sqlite3 **db, uint64_t bytes, const char *shown, char *err, size_t len)
+{
+	char why[400];
+	int e;
+
+	xp_db_limit_work(*db, bytes);
+	e = xp_db_check_schema(*db, why, sizeof(why));
+	if (!e)
+		return 0;
+	if (e == -EIO)
+		snprintf(err, len, "cannot read %s: %s", shown, why);
+	else
+		snprintf(err, len, "%s is not a database of this xpcorr: %s", shown, why);
+	sqlite3_close(*db);
+	*db = NULL;
+	return e;
+}
+
 /* Regular files only, opened without blocking (a FIFO) or following a
  * link; then SQLite, which must not follow one either. */
 static int open_db(int dirfd, const char *rel, const char *sqlite_path, const char *shown,
@@ -240,7 +261,7 @@ static int open_db(int dirfd, const char *rel, const char *sqlite_path, const ch
 		*db = NULL;
 		return -EIO;
 	}
-	return 0;
+	return checked(db, (uint64_t)st.st_size, shown, err, len);
 }
 
 int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len)

@@ -66,8 +66,10 @@ void xp_rundir_close(struct xp_rundir *d);
 int xp_rundir_check_write(const struct xp_rundir *d, int trust, char *err, size_t len);
 
 /* The one way to open an existing database read-only: the regular file
- * path (a canonical path: SQLite refuses links anywhere in it). 0, or
- * -ENOENT, -ENXIO (not a regular file; err says what it is), -EIO. */
+ * path (a canonical path: SQLite refuses links anywhere in it), then its
+ * schema checked and its queries' work bounded (dbcheck.h). 0, or -ENOENT,
+ * -ENXIO (not a regular file; err says what it is), -EPROTO (another
+ * schema version), -EBADMSG (not our schema; err says how), -EIO. */
 int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len);
 /* run/xpcorr.db through the directory fd, the same way. */
 int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len);

@@ -30,6 +30,15 @@ static int is_input(const char *name)
 	       (n > 4 && !strncmp(name, "perf-", 5) && !strcmp(name + n - 4, ".map"));
 }
 
+/* A run to ingest: meta.json or a record stream (a merged job has none). */
+static int has_inputs(struct xp_rundir *d)
+{
+	struct stat st;
+
+	return !fstatat(d->fd, "meta.json", &st, AT_SYMLINK_NOFOLLOW) ||
+	       !fstatat(d->fd, "cpu.xpr", &st, AT_SYMLINK_NOFOLLOW);
+}
+
 static int newer(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
@@ -41,6 +50,7 @@ enum db_state {
 	DB_OLD_SCHEMA,
 	DB_ABSENT,
 	DB_ODD,             /* not a regular file: a FIFO, a link, a directory */
+	DB_ALIEN,           /* not our schema (dbcheck.h): never read */
 };
 
 static enum db_state db_state(struct xp_rundir *d, char *why, size_t len)
@@ -55,10 +65,10 @@ static enum db_state db_state(struct xp_rundir *d, char *why, size_t len)
 	if (xp_rundir_stat_db(d, &db_st))
 		return DB_ABSENT;
 	err = xp_rundir_open_db(d, &db, why, len);
+	if (err == -EPROTO)
+		return DB_OLD_SCHEMA;
 	if (err)
-		return err == -ENXIO ? DB_ODD : DB_STALE;
-	if (xp_db_schema_version(db) != XP_DB_SCHEMA_VERSION)
-		state = DB_OLD_SCHEMA;
+		return err == -ENXIO ? DB_ODD : err == -EBADMSG ? DB_ALIEN : DB_STALE;
 	sqlite3_close(db);
 	dfd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -133,12 +143,19 @@ int xp_ingest_open(const struct xp_load_opts *o, sqlite3 **db, int *ingested,
 	xp_rundir_remove_stale(&d);
 	state = db_state(&d, why, sizeof(why));
 	if (state != DB_FRESH) {
+		if (state == DB_ALIEN && !has_inputs(&d)) {
+			/* a merged job's, or a database alone: nothing to make it from */
+			snprintf(res->error, sizeof(res->error), "%s; %s holds no run to ingest again",
+				 why, run_dir);
+			err = -EBADMSG;
+			goto out;
+		}
 		err = xp_rundir_check_write(&d, 0, res->error, sizeof(res->error));
 		if (!err)
 			err = ingest_in(&d, o, res, &cannot_write);
 		if (!err) {
 			*ingested = 1;
-			if (state == DB_ODD)
+			if (state == DB_ODD || state == DB_ALIEN)
 				add_warning(res, "%s; ingested the run again", why);
 		} else if (cannot_write && state == DB_STALE) {
 			/* a read-only run: what is there, said once */
@@ -148,7 +165,7 @@ int xp_ingest_open(const struct xp_load_opts *o, sqlite3 **db, int *ingested,
 				    run_dir, strerror(-err));
 			err = 0;
 		} else {
-			if (state == DB_ODD && cannot_write)
+			if ((state == DB_ODD || state == DB_ALIEN) && cannot_write)
 				snprintf(res->error, sizeof(res->error), "%s", why);
 			goto out;
 		}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dbcheck.h"
 
 static const struct xp_cmd commands[] = {
 	{ "ingest", cmd_ingest, "load a run into run/xpcorr.db, symbolized" },
@@ -21,10 +22,20 @@ static const struct xp_cmd commands[] = {
 
 int main(int argc, char **argv)
 {
+	char why[512];
+	int rc;
+
 	/* no connection is shared between threads, and nobody reads SQLite's
 	 * memory statistics: both cost a mutex on every step and allocation
 	 * (6% of a Chrome export) */
 	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	return xp_cmd_dispatch("xpcorr", commands, argc, argv);
+	rc = xp_cmd_dispatch("xpcorr", commands, argc, argv);
+	/* a bounded database stopped answering (db/dbcheck.h): whatever the
+	 * command made of its failed queries, say why once, and fail */
+	if (xp_db_work_exhausted(why, sizeof(why))) {
+		fprintf(stderr, "xpcorr: %s\n", why);
+		rc = 1;
+	}
+	return rc;
 }

@@ -1,0 +1,46 @@
+/* dbcheck.h - a database we did not just write (a run's xpcorr.db, a .db
+ * named on the command line, a merged job's) is hostile input: before any
+ * query it must have our schema, and every query it runs is bounded.
+ *   - schema: an object with one of our names is our kind of object (a
+ *     view in place of xp_samples recurses forever), our tables have our
+ *     keys (a table rebuilt without them makes every lookup a scan), and
+ *     each of our indexes is there, as ours, when its table is; planner
+ *     statistics (sqlite_stat*), which no ingest writes, are refused.
+ *     Tables and columns an older ingest did not make may be missing
+ *     (readers ask); other objects are never read and stay allowed (a
+ *     user's own views).
+ *   - work: a progress handler stops every statement of the process once
+ *     the databases opened so far have taken more virtual-machine steps than
+ *     their size allows (XP_DB_WORK_PER_PAGE per page, XP_DB_WORK_MIN at
+ *     least; XPCORR_MAX_DB_WORK sets it); the statement fails with
+ *     SQLITE_INTERRUPT and xp_db_work_exhausted() says why.
+ *
+ *   if (xp_db_check_schema(db, err, sizeof(err)) == -EBADMSG) refuse(err);
+ *   xp_db_limit_work(db, st.st_size);     // the file's size, not its header's
+ *   ... queries ...
+ *   if (xp_db_work_exhausted(msg, sizeof(msg))) say(msg);
+ */
+#ifndef XP_DBCHECK_H
+#define XP_DBCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+/* The heaviest command on the H100 fixtures (a Chrome trace) takes ~3,000
+ * steps per page: 300 times that, and seconds of work for a small one. */
+#define XP_DB_WORK_PER_PAGE 1000000ull  /* VM steps per 4 KiB page opened */
+#define XP_DB_WORK_MIN 1000000000ull    /* whatever the size */
+
+/* 0 when db has our schema; -EPROTO (another schema version) or -EBADMSG
+ * with err saying the first difference ("table xp_samples is a view");
+ * -EIO when the schema cannot be read (err has SQLite's message). */
+int xp_db_check_schema(sqlite3 *db, char *err, size_t len);
+/* Adds a database file of that many bytes to the process's budget and
+ * bounds db's statements by it. */
+void xp_db_limit_work(sqlite3 *db, uint64_t file_bytes);
+/* 1 with msg set once the budget is spent (statements now fail), else 0. */
+int xp_db_work_exhausted(char *msg, size_t len);
+
+#endif
