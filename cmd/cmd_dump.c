@@ -18,6 +18,7 @@
 #include "runfmt_gpu.h"
 #include "runfmt_py.h"
 #include "runnames.h"
+#include "textesc.h"
 
 static const char *type_name(uint32_t type)
 {
@@ -132,9 +133,9 @@ static int print_gpu_activity(uint32_t type, const void *p, uint32_t len)
 	case XP_REC_GPU_RANK: {
 		NEED(struct xp_gpu_rank);
 		printf(" pid=%" PRIu32 " source=%s rank=%" PRId32 " local_rank=%" PRId32
-		       " world_size=%" PRId32 " local_world_size=%" PRId32 " host=%.*s", r->pid,
+		       " world_size=%" PRId32 " local_world_size=%" PRId32 " host=%s", r->pid,
 		       xp_job_rank_source(r->source), r->rank, r->local_rank, r->world_size,
-		       r->local_world_size, (int)strnlen(r->host, sizeof(r->host)), r->host);
+		       r->local_world_size, xp_escn(r->host, sizeof(r->host)));
 		break;
 	}
 	case XP_REC_GPU_GRAPH: {
@@ -164,7 +165,7 @@ static int print_gpu_record(const struct xp_record_header *h)
 
 		if (!s)
 			return -EBADMSG;
-		printf(" id=%" PRIu32 " text=%.*s", r->id, (int)r->len, s);
+		printf(" id=%" PRIu32 " text=%s", r->id, xp_escn(s, r->len));
 		break;
 	}
 	case XP_REC_GPU_PROCESS: {
@@ -201,7 +202,7 @@ static int print_gpu_record(const struct xp_record_header *h)
 		if (!s)
 			return -EBADMSG;
 		printf(" ts=%" PRIu64 " code=%" PRIu32 " severity=%" PRIu32 " detail=%" PRId32
-		       " text=%.*s", r->ts, r->code, r->severity, r->detail, (int)r->text_len, s);
+		       " text=%s", r->ts, r->code, r->severity, r->detail, xp_escn(s, r->text_len));
 		break;
 	}
 	case XP_REC_GPU_API: {
@@ -234,8 +235,8 @@ static int print_record(const struct xp_record_header *h)
 	case XP_REC_SAMPLE: {
 		const struct xp_sample *s = p;
 
-		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32 " comm=%.16s",
-		       s->ts, s->pid, s->tid, s->cpu, s->comm);
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32 " comm=%s",
+		       s->ts, s->pid, s->tid, s->cpu, xp_escn(s->comm, 16));
 		print_stack(h, sizeof(*s), &s->stack);
 		break;
 	}
@@ -250,8 +251,8 @@ static int print_record(const struct xp_record_header *h)
 	case XP_REC_COMM: {
 		const struct xp_comm *c = p;
 
-		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " exec=%d comm=%.16s",
-		       c->ts, c->pid, c->tid, !!(c->flags & XP_COMM_EXEC), c->comm);
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " exec=%d comm=%s",
+		       c->ts, c->pid, c->tid, !!(c->flags & XP_COMM_EXEC), xp_escn(c->comm, 16));
 		break;
 	}
 	case XP_REC_EXEC: {
@@ -259,7 +260,7 @@ static int print_record(const struct xp_record_header *h)
 		const char *path = xp_record_path(h, sizeof(*e), e->path_len);
 
 		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " path=%s",
-		       e->ts, e->pid, e->tid, path);
+		       e->ts, e->pid, e->tid, xp_esc(path));
 		break;
 	}
 	case XP_REC_MMAP: {
@@ -271,7 +272,7 @@ static int print_record(const struct xp_record_header *h)
 		       m->ts, m->pid, m->addr, m->len, m->pgoff, m->prot, m->flags);
 		for (unsigned i = 0; i < m->build_id_size && i < XP_BUILD_ID_MAX; i++)
 			printf("%02x", m->build_id[i]);
-		printf(" path=%s", path);
+		printf(" path=%s", xp_esc(path));
 		break;
 	}
 	case XP_REC_LAUNCH: {

@@ -13,6 +13,7 @@
 
 #include "gtid.h"
 #include "cmd.h"
+#include "textesc.h"
 #include "db_schema.h"
 #include "info_gpu.h"
 #include "info_python.h"
@@ -246,17 +247,17 @@ static void print_job_runs(json_t *runs)
 
 		printf("  run %-3" JSON_INTEGER_FORMAT " %-16s ranks %-6s %-12s shift %+.6f ms",
 		       json_integer_value(json_object_get(v, "run")),
-		       json_string_value(json_object_get(v, "host")) ?: "?",
-		       json_string_value(json_object_get(v, "ranks")) ?: "?",
-		       json_string_value(json_object_get(v, "method")) ?: "?",
+		       xp_esc(json_string_value(json_object_get(v, "host"))) ?: "?",
+		       xp_esc(json_string_value(json_object_get(v, "ranks"))) ?: "?",
+		       xp_esc(json_string_value(json_object_get(v, "method"))) ?: "?",
 		       (double)json_integer_value(json_object_get(v, "shift_ns")) / 1e6);
 		if (json_is_integer(spread))
 			printf(", %" JSON_INTEGER_FORMAT " %s collectives: wall clocks off by %+.1f us,"
 			       " +-%.1f us left", json_integer_value(json_object_get(v, "matched")),
-			       json_string_value(json_object_get(v, "markers")) ?: "",
+			       xp_esc(json_string_value(json_object_get(v, "markers"))) ?: "",
 			       (double)json_integer_value(json_object_get(v, "refine_ns")) / 1e3,
 			       (double)json_integer_value(spread) / 1e3);
-		printf("  (%s)\n", json_string_value(json_object_get(v, "path")) ?: "?");
+		printf("  (%s)\n", xp_esc(json_string_value(json_object_get(v, "path"))) ?: "?");
 	}
 }
 
@@ -271,23 +272,23 @@ static void print_text(json_t *info)
 		if (!strcmp(k, "duration_ns"))
 			printf("%-16s %.3f s (from %s)\n", "duration:",
 			       (double)json_integer_value(v) / 1e9,
-			       json_string_value(json_object_get(run, "duration_source")));
+			       xp_esc(json_string_value(json_object_get(run, "duration_source"))));
 		else if (json_is_string(v) && strcmp(k, "duration_source"))
-			printf("%-16s %s\n", k, json_string_value(v));
+			printf("%-16s %s\n", xp_esc(k), xp_esc(json_string_value(v)));
 	}
 	printf("records:\n");
 	json_array_foreach(json_object_get(info, "records"), i, v)
 		printf("  %-14s %-8s %12" JSON_INTEGER_FORMAT "\n",
-		       json_string_value(json_object_get(v, "stream")),
-		       json_string_value(json_object_get(v, "kind")),
+		       xp_esc(json_string_value(json_object_get(v, "stream"))),
+		       xp_esc(json_string_value(json_object_get(v, "kind"))),
 		       json_integer_value(json_object_get(v, "records")));
 	printf("lost:%s\n", json_array_size(json_object_get(info, "losses")) ? "" : " nothing");
 	json_array_foreach(json_object_get(info, "losses"), i, v)
 		printf("  %-8s %-16s %12" JSON_INTEGER_FORMAT "  (counted in %s)\n",
-		       json_string_value(json_object_get(v, "kind")),
-		       json_string_value(json_object_get(v, "reason")),
+		       xp_esc(json_string_value(json_object_get(v, "kind"))),
+		       xp_esc(json_string_value(json_object_get(v, "reason"))),
 		       json_integer_value(json_object_get(v, "count")),
-		       json_string_value(json_object_get(v, "source")));
+		       xp_esc(json_string_value(json_object_get(v, "source"))));
 	printf("symbolization:   %.1f%% of sample frames resolved (%" JSON_INTEGER_FORMAT
 	       " of %" JSON_INTEGER_FORMAT "); %" JSON_INTEGER_FORMAT " distinct frames, %"
 	       JSON_INTEGER_FORMAT " stack nodes, %" JSON_INTEGER_FORMAT " kernel symbols\n",
@@ -313,8 +314,8 @@ static void print_text(json_t *info)
 	       json_integer_value(json_object_get(sym, "build_id_mismatches")),
 	       json_integer_value(json_object_get(sym, "modules_missing")));
 	json_array_foreach(json_object_get(sym, "modules"), i, v)
-		printf("  %-18s %s\n", json_string_value(json_object_get(v, "status")),
-		       json_string_value(json_object_get(v, "path")));
+		printf("  %-18s %s\n", xp_esc(json_string_value(json_object_get(v, "status"))),
+		       xp_esc(json_string_value(json_object_get(v, "path"))));
 	xp_info_gpu_print(json_object_get(info, "gpu"));
 	if (json_object_get(info, "python"))
 		xp_info_python_print(json_object_get(info, "python"));
@@ -323,22 +324,22 @@ static void print_text(json_t *info)
 		printf("  %8" JSON_INTEGER_FORMAT " %-16s %4" JSON_INTEGER_FORMAT " threads %10"
 		       JSON_INTEGER_FORMAT " samples",
 		       json_integer_value(json_object_get(v, "pid")),
-		       json_string_value(json_object_get(v, "name")) ?: "?",
+		       xp_esc(json_string_value(json_object_get(v, "name"))) ?: "?",
 		       json_integer_value(json_object_get(v, "threads")),
 		       json_integer_value(json_object_get(v, "samples")));
 		if (json_object_get(v, "run"))      /* a merged job: which run it was */
 			printf("  run %" JSON_INTEGER_FORMAT " on %s%s%s",
 			       json_integer_value(json_object_get(v, "run")),
-			       json_string_value(json_object_get(v, "host")) ?: "?",
+			       xp_esc(json_string_value(json_object_get(v, "host"))) ?: "?",
 			       json_string_value(json_object_get(v, "rank")) ? ", rank " : "",
-			       json_string_value(json_object_get(v, "rank")) ?: "");
+			       xp_esc(json_string_value(json_object_get(v, "rank"))) ?: "");
 		putchar('\n');
 	}
 	if (json_object_get(info, "job_runs"))
 		print_job_runs(json_object_get(info, "job_runs"));
 	printf("warnings:%s\n", json_array_size(json_object_get(info, "warnings")) ? "" : " none");
 	json_array_foreach(json_object_get(info, "warnings"), i, v)
-		printf("  %s\n", json_string_value(json_object_get(v, "message")));
+		printf("  %s\n", xp_esc(json_string_value(json_object_get(v, "message"))));
 }
 
 int cmd_info(int argc, char **argv)

@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "ingest.h"
 #include "opendb.h"
+#include "textesc.h"
 
 static volatile int interrupted;
 
@@ -156,7 +157,7 @@ int cmd_ingest(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	xp_print_load_warnings(&res);
 	if (err) {
-		fprintf(stderr, "xpcorr: %s%s\n", res.error,
+		fprintf(stderr, "xpcorr: %s%s\n", xp_esc(res.error),
 			err == -ECANCELED ? "; the previous database, if any, is unchanged" : "");
 		return XP_EXIT_FAIL;
 	}

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "ingest.h"
 #include "runmeta.h"
+#include "textesc.h"
 
 struct run {
 	char *path;
@@ -59,9 +60,9 @@ static int load(struct run *r)
 		}
 		if (err || xp_archive_read(db, &r->a)) {
 			if (err)
-				fprintf(stderr, "xpcorr: ls: %s\n", why);
+				fprintf(stderr, "xpcorr: ls: %s\n", xp_esc(why));
 			else
-				fprintf(stderr, "xpcorr: ls: %s: %s\n", path, sqlite3_errmsg(db));
+				fprintf(stderr, "xpcorr: ls: %s: %s\n", xp_esc(path), xp_esc(sqlite3_errmsg(db)));
 			sqlite3_close(db);
 			return -1;
 		}
@@ -208,8 +209,8 @@ int cmd_ls(int argc, char **argv)
 		if (runs[i].ingested)
 			snprintf(gpu, sizeof(gpu), "%.3f ms", (double)a->gpu_ns / 1e6);
 		printf("%-23s  %10s  %12s  %-24s  %-16s  %s: %s\n", date, dur, gpu,
-		       a->gpu[0] ? a->gpu : "-", a->git[0] ? a->git : "-", runs[i].path,
-		       a->command[0] ? a->command : "?");
+		       a->gpu[0] ? xp_esc(a->gpu) : "-", a->git[0] ? xp_esc(a->git) : "-",
+		       xp_esc(runs[i].path), a->command[0] ? xp_esc(a->command) : "?");
 	}
 	for (size_t i = 0; i < n; i++)
 		free(runs[i].path);

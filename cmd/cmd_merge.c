@@ -26,6 +26,7 @@
 #include "rundb.h"
 #include "merge_job.h"
 #include "opendb.h"
+#include "textesc.h"
 
 static void usage(FILE *f)
 {
@@ -173,7 +174,7 @@ static int open_runs(struct job_run *runs, int n, char **paths, const struct mer
 			xc_clock_run_free(&r->clock);
 		if (!o->quiet)
 			fprintf(stderr, "xpcorr merge: %s: host %s, rank %s, %zu %s collectives\n", r->path,
-				r->host, r->ranks[0] ? r->ranks : "?", r->clock.nmarkers,
+				xp_esc(r->host), r->ranks[0] ? xp_esc(r->ranks) : "?", r->clock.nmarkers,
 				r->clock.kind ? r->clock.kind : "");
 		/* reopened one at a time for the copy: memory stays that of one run */
 		sqlite3_close(r->db);
@@ -225,8 +226,8 @@ static void print_shift(const struct job_run *r, int index)
 {
 	const struct xc_clock_shift *s = &r->shift;
 
-	fprintf(stderr, "  %-4d %-20.20s %-8s %-12s %+16.6f ms", index, r->host,
-		r->ranks[0] ? r->ranks : "?", s->method, (double)s->shift_ns / 1e6);
+	fprintf(stderr, "  %-4d %-20.20s %-8s %-12s %+16.6f ms", index, xp_esc(r->host),
+		r->ranks[0] ? xp_esc(r->ranks) : "?", s->method, (double)s->shift_ns / 1e6);
 	if (s->spread_ns >= 0)
 		fprintf(stderr, "  %u collectives: wall clocks off by %+.1f us, +-%.1f us left",
 			s->matched, (double)s->refine_ns / 1e3, (double)s->spread_ns / 1e3);

@@ -13,6 +13,7 @@
 #include "opendb.h"
 #include "report.h"
 #include "selection.h"
+#include "textesc.h"
 #include "views.h"
 #include "timearg.h"
 
@@ -305,7 +306,7 @@ int cmd_report(int argc, char **argv)
 	rc = xp_report(db, &o, out, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
-			rc == -EIO ? sqlite3_errmsg(db) : strerror(-rc));
+			rc == -EIO ? xp_esc(sqlite3_errmsg(db)) : strerror(-rc));
 	else if (!groups && has_gpu_work(db) && (o.since || o.until))
 		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: no GPU work started"
 			" in the --since/--until window\n", xp_views[o.by].name, argv[optind]);

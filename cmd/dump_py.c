@@ -12,6 +12,7 @@
 
 #include "runfile.h"
 #include "runfmt_py.h"
+#include "textesc.h"
 
 int xp_dump_py_record(const struct xp_record_header *h)
 {
@@ -44,9 +45,9 @@ int xp_dump_py_record(const struct xp_record_header *h)
 		    (uint64_t)c->filename_len + c->qualname_len + c->linetable_len > len - sizeof(*c))
 			return -EBADMSG;
 		printf(" pid=%" PRIu32 " code=%" PRIx64 " version=%u.%u first_line=%" PRIu32
-		       " file=%.*s qualname=%.*s linetable=", c->pid, c->code_id, c->py_version >> 8,
-		       c->py_version & 0xff, c->first_line, (int)c->filename_len, s,
-		       (int)c->qualname_len, s + c->filename_len);
+		       " file=%s qualname=%s linetable=", c->pid, c->code_id, c->py_version >> 8,
+		       c->py_version & 0xff, c->first_line, xp_escn(s, c->filename_len),
+		       xp_escn(s + c->filename_len, c->qualname_len));
 		for (uint32_t i = 0; i < c->linetable_len; i++)
 			printf("%02x", t[i]);
 		return 1;
@@ -56,10 +57,10 @@ int xp_dump_py_record(const struct xp_record_header *h)
 
 		if (len < sizeof(*in) || in->reason_len > len - sizeof(*in))
 			return -EBADMSG;
-		printf(" ts=%" PRIu64 " pid=%" PRIu32 " version=%u.%u.%u supported=%d reason=%.*s",
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " version=%u.%u.%u supported=%d reason=%s",
 		       in->ts, in->pid, in->py_hexversion >> 24, in->py_hexversion >> 16 & 0xff,
 		       in->py_hexversion >> 8 & 0xff, !!(in->flags & XP_PYINFO_SUPPORTED),
-		       (int)in->reason_len, (const char *)(in + 1));
+		       xp_escn((const char *)(in + 1), in->reason_len));
 		return 1;
 	}
 	default:

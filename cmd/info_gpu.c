@@ -1,5 +1,6 @@
 /* info_gpu.c - the GPU summary of `xpcorr info`; see info_gpu.h. */
 #include "info_gpu.h"
+#include "textesc.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -129,14 +130,15 @@ void xp_info_gpu_print(const json_t *gpu)
 	printf("gpu:             capture %s%s%s\n", json_is_null(armed) ? "armed or not: meta.json"
 	       " does not say" : json_is_true(armed) ? "armed" : "NOT armed",
 	       json_object_get(gpu, "injection_library") ? ", " : "",
-	       json_string_value(json_object_get(gpu, "injection_library")) ?: "");
+	       xp_esc(json_string_value(json_object_get(gpu, "injection_library"))) ?: "");
 	if (why)
-		printf("  NO GPU WORK:   %s\n", why);
+		printf("  NO GPU WORK:   %s\n", xp_esc(why));
 	/* a CPU-only run: one line is enough */
 	if (!num(gpu, "kernels") && !num(gpu, "copies") && !num(gpu, "memsets") &&
 	    !num(gpu, "launch_records"))
 		return;
-	printf("  devices:       %s\n", json_string_value(json_object_get(gpu, "devices")) ?: "none seen");
+	printf("  devices:       %s\n",
+	       xp_esc(json_string_value(json_object_get(gpu, "devices"))) ?: "none seen");
 	printf("  kernels:       %" JSON_INTEGER_FORMAT ", %.3f ms of GPU time\n", num(gpu, "kernels"),
 	       (double)num(gpu, "kernel_ns") / 1e6);
 	printf("  copies:        %" JSON_INTEGER_FORMAT ", %.3f ms; memsets %" JSON_INTEGER_FORMAT "\n",
@@ -144,6 +146,6 @@ void xp_info_gpu_print(const json_t *gpu)
 	printf("  launch records %" JSON_INTEGER_FORMAT ", %" JSON_INTEGER_FORMAT
 	       " with Python stacks\n", num(gpu, "launch_records"), num(gpu, "python_stacks"));
 	if (range)
-		printf("  capture range: %s, opened %" JSON_INTEGER_FORMAT " time%s\n", range,
+		printf("  capture range: %s, opened %" JSON_INTEGER_FORMAT " time%s\n", xp_esc(range),
 		       num(gpu, "windows_opened"), num(gpu, "windows_opened") == 1 ? "" : "s");
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "textesc.h"
 #include "launcher.h"
 
 static const char *const counts[] = {
@@ -124,15 +125,15 @@ void xp_info_python_print(const json_t *py)
 		printf("  %" JSON_INTEGER_FORMAT " joined above a gap: the native unwind did not reach"
 		       " the interpreter's frames (modules missing here?)\n", get(py, "joined_gap"));
 	json_array_foreach(json_object_get(py, "gpu_by_launcher"), i, p) {
-		const char *why = json_string_value(json_object_get(p, "why"));
+		const char *why = xp_esc(json_string_value(json_object_get(p, "why")));
 
 		printf("  %5.1f%% of the exact GPU time %s\n", json_real_value(json_object_get(p, "pct")),
 		       why ? why : "was launched from Python");
 	}
 	json_array_foreach(json_object_get(py, "processes"), i, p) {
-		const char *ver = json_string_value(json_object_get(p, "python"));
+		const char *ver = xp_esc(json_string_value(json_object_get(p, "python")));
 		const json_t *sup = json_object_get(p, "supported");
-		const char *why = json_string_value(json_object_get(p, "reason"));
+		const char *why = xp_esc(json_string_value(json_object_get(p, "reason")));
 
 		printf("  %8" JSON_INTEGER_FORMAT " Python %s%s%s%s: %" JSON_INTEGER_FORMAT " of %"
 		       JSON_INTEGER_FORMAT " launches with a Python stack\n", get(p, "pid"),

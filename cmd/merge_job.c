@@ -19,12 +19,13 @@
 #include "dbmerge.h"
 #include "opendb.h"
 #include "rundb.h"
+#include "textesc.h"
 
 static int sql(sqlite3 *db, const char *s)
 {
 	if (sqlite3_exec(db, s, NULL, NULL, NULL) == SQLITE_OK)
 		return 0;
-	fprintf(stderr, "xpcorr merge: database: %s\n", sqlite3_errmsg(db));
+	fprintf(stderr, "xpcorr merge: database: %s\n", xp_esc(sqlite3_errmsg(db)));
 	return XP_EXIT_FAIL;
 }
 
@@ -117,7 +118,7 @@ static int fill(sqlite3 *db, const struct merge_opts *o, const struct job_run *r
 		if ((rc = xp_cmd_reopen_db("xpcorr merge", runs[i].path, &run)))
 			break;
 		if (xp_dbmerge_run(m, run, &mr, err, sizeof(err))) {
-			fprintf(stderr, "xpcorr merge: %s: %s\n", runs[i].path, err);
+			fprintf(stderr, "xpcorr merge: %s: %s\n", runs[i].path, xp_esc(err));
 			rc = XP_EXIT_FAIL;
 		} else if (!(rc = note_run(db, &runs[i], i)) && !o->quiet && isatty(STDERR_FILENO)) {
 			fprintf(stderr, "\rxpcorr merge: %d of %d runs, %" PRIu64 " rows", i + 1, n,

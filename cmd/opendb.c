@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "db_join.h"
+#include "textesc.h"
 
 /* GPU work to the CPU stacks that launched it, in the load's database */
 static int correlate(void *ctx, sqlite3 *db, char *err, size_t errlen)
@@ -35,7 +36,7 @@ void xp_cmd_load_opts(struct xp_load_opts *o, const char *run_dir)
 void xp_print_load_warnings(const struct xp_load_result *res)
 {
 	for (unsigned i = 0; i < res->nwarnings && i < XP_LOAD_WARNINGS_KEPT; i++)
-		fprintf(stderr, "xpcorr: warning: %s\n", res->warnings[i]);
+		fprintf(stderr, "xpcorr: warning: %s\n", xp_esc(res->warnings[i]));
 	if (res->nwarnings > XP_LOAD_WARNINGS_KEPT)
 		fprintf(stderr, "xpcorr: warning: %u more warnings in table xp_warnings\n",
 			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
@@ -64,13 +65,13 @@ static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 		}
 		if (!xp_db_open_file(real, db, err, sizeof(err)))
 			return XP_EXIT_OK;
-		fprintf(stderr, "xpcorr: %s\n", err);
+		fprintf(stderr, "xpcorr: %s\n", xp_esc(err));
 		return XP_EXIT_FAIL;
 	}
 	xp_cmd_load_opts(&o, target);
 	if (xp_ingest_open(&o, db, &ingested, &res)) {
 		xp_print_load_warnings(&res);
-		fprintf(stderr, "xpcorr: %s\n", res.error);
+		fprintf(stderr, "xpcorr: %s\n", xp_esc(res.error));
 		return XP_EXIT_FAIL;
 	}
 	if (warn)

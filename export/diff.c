@@ -22,6 +22,7 @@
 #include "report_priv.h"
 #include "svg.h"
 #include "wtab.h"
+#include "textesc.h"
 
 /* GPU work by item: kernels by demangled name, copies by kind, sets. */
 static const char gpu_items_sql[] =
@@ -202,7 +203,10 @@ static void collect_warnings(struct ctx *C)
 static void put_line_in(struct ctx *C, const char *line, unsigned width)
 {
 	int cut = 0;
-	size_t n = strlen(line);
+	size_t n;
+
+	line = xp_esc(line);        /* a run's names: no control character reaches the terminal */
+	n = strlen(line);
 
 	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut))
 		n = xp_rep_fit_bytes(line, width - 1, &cut);
@@ -219,7 +223,7 @@ static void put_line(struct ctx *C, const char *line)
  * following lines indented as the first. */
 static void put_facts(struct ctx *C, const char *facts)
 {
-	const char *p = facts;
+	const char *p = xp_esc(facts);
 	unsigned room = C->o->width, indent = 0;
 	int cut;
 
@@ -269,7 +273,7 @@ static void header(struct ctx *C)
 		if (out == C->out)
 			put_facts(C, C->warn[w]);
 		else
-			fprintf(out, "%s%s\n", pre, C->warn[w]);
+			fprintf(out, "%s%s\n", pre, xp_esc(C->warn[w]));
 	if (out == C->out)
 		fputc('\n', out);
 }
@@ -462,7 +466,7 @@ static int print_folded(struct ctx *C, const struct xp_wtab *t, FILE *out)
 		uint64_t b = (uint64_t)llround((double)rows[i].w[1] * C->scale);
 
 		if ((rows[i].w[0] || b) &&
-		    fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", rows[i].key, rows[i].w[0], b) < 0) {
+		    fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", xp_esc(rows[i].key), rows[i].w[0], b) < 0) {
 			rc = fail(C, -EIO, "write: %s", strerror(errno));
 			break;
 		}

@@ -16,6 +16,7 @@
 #include "pyreach.h"
 #include "stacktable.h"
 #include "weights.h"
+#include "textesc.h"
 
 #define MAX_DEPTH 4096              /* frames per stack; the tree is acyclic by construction */
 
@@ -283,7 +284,7 @@ int xp_folded_write(sqlite3 *db, const struct xp_folded_opts *o, FILE *out)
 	if (!err)
 		err = xp_wtab_rows(lines, &rows, &n);
 	for (size_t i = 0; !err && i < n; i++)
-		if (rows[i].w[0] && fprintf(out, "%s %" PRIu64 "\n", rows[i].key, rows[i].w[0]) < 0)
+		if (rows[i].w[0] && fprintf(out, "%s %" PRIu64 "\n", xp_esc(rows[i].key), rows[i].w[0]) < 0)
 			err = -EIO;
 	free(rows);
 	xp_wtab_free(lines);

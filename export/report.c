@@ -29,6 +29,7 @@
 #include "pyreach.h"
 #include "launcher.h"
 #include "launchsite.h"
+#include "textesc.h"
 #include "views.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
@@ -241,7 +242,10 @@ void xp_rep_put_row(struct rep *R, const char *line)
 {
 	unsigned width = R->o->width;
 	int cut = 0;
-	size_t n = strlen(line);
+	size_t n;
+
+	line = xp_esc(line);        /* a run's names: no control character reaches the terminal */
+	n = strlen(line);
 
 	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut))
 		n = xp_rep_fit_bytes(line, width - 1, &cut);
@@ -790,9 +794,9 @@ void xp_rep_foot_line(struct rep *R, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	if (R->o->format == XP_FMT_TEXT && R->o->width)
-		put_wrapped(R, to, text);
+		put_wrapped(R, to, xp_esc(text));
 	else
-		fprintf(to, "%s\n", text);
+		fprintf(to, "%s\n", xp_esc(text));
 }
 
 /* A loss's reason as a person reads it: the GPU loader stores CUPTI's

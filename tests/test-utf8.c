@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check-main.h"
+#include "textesc.h"
 #include "utf8.h"
 
 #define R XP_UTF8_REPLACEMENT
@@ -81,6 +82,30 @@ START_TEST(fput_writes_one_sequence)
 }
 END_TEST
 
+/* text outputs: controls escaped byte by byte, everything else kept */
+START_TEST(controls_escaped)
+{
+	const char *clean = "main;py::step:train.py \xc3\xa9\xe2\x80\xa6";
+
+	ck_assert_ptr_eq(xp_esc(clean), clean);             /* no copy when clean */
+	ck_assert_ptr_null(xp_esc(NULL));
+	ck_assert_str_eq(xp_esc("a\x1b]0;t\x07" "b\r\n\tc\x7f"), "a\\x1b]0;t\\x07b\\x0d\\x0a\\x09c\\x7f");
+	/* C1 as UTF-8 (U+009B, CSI) and as a lone byte; U+00A0 is text */
+	ck_assert_str_eq(xp_esc("\xc2\x9b" "2J \x9b \xc2\xa0"), "\\xc2\\x9b" "2J \\x9b \xc2\xa0");
+	ck_assert_str_eq(xp_escn("ab\x1b" "cdef", 4), "ab\\x1b" "c");
+	ck_assert_str_eq(xp_escn("comm\0junk", 16), "comm");
+	ck_assert_int_eq(xp_esc_needed("plain"), 0);
+	ck_assert_int_eq(xp_esc_needed("\x1b"), 1);
+	/* one printf's arguments stay apart */
+	{
+		const char *a = xp_esc("\x01"), *b = xp_esc("\x02");
+
+		ck_assert_str_eq(a, "\\x01");
+		ck_assert_str_eq(b, "\\x02");
+	}
+}
+END_TEST
+
 Suite *utf8_suite(void)
 {
 	Suite *s = suite_create("utf8");
@@ -90,6 +115,7 @@ Suite *utf8_suite(void)
 	tcase_add_test(tc, invalid_bytes_replaced);
 	tcase_add_test(tc, output_bounded_whole_sequences);
 	tcase_add_test(tc, fput_writes_one_sequence);
+	tcase_add_test(tc, controls_escaped);
 	suite_add_tcase(s, tc);
 	return s;
 }

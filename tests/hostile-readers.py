@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""hostile-db.py - received databases and runs made to hurt their reader
-(issue 29): databases whose schema is not ours (a recursive view in place
-of a table, tables rebuilt without their keys, planner statistics) must be
-refused, or the run ingested again, within a second of CPU; queries are
-bounded (XPCORR_MAX_DB_WORK) with a clear error.
+"""hostile-readers.py - received databases and runs made to hurt their
+reader (issue 29): databases whose schema is not ours (a recursive view in
+place of a table, tables rebuilt without their keys, planner statistics)
+must be refused, or the run ingested again, within a second of CPU; queries
+are bounded (XPCORR_MAX_DB_WORK) with a clear error; control characters in
+a run's names (ESC, BEL, CR, LF, C1) never reach a text output raw.
 
-    hostile-db.py XPCORR GEN_RUN FIXTURE_EXE FIXTURE_LIB
+    hostile-readers.py XPCORR GEN_RUN FIXTURE_EXE FIXTURE_LIB
 """
+import json
 import os
 import resource
 import shutil
@@ -165,8 +167,66 @@ def work_limit(run):
     check(rc == 0 and not err, "the default limit lets the run be read (%s)" % err[:2])
 
 
+# A terminal acts on these: C0 but LF (one output line each), DEL, C1, and
+# bytes that are no UTF-8 (a terminal may take 0x9b for CSI).
+def raw_controls(data):
+    text = data.decode("utf-8", errors="surrogateescape")
+    return sorted({"U+%04X" % ord(c) for c in text if (ord(c) < 0x20 and c != "\n") or
+                   0x7f <= ord(c) <= 0x9f or 0xdc80 <= ord(c) <= 0xdcff})
+
+
+def crafted_names(tmp):
+    """A run whose comm, kernel names, kernel symbols and meta.json carry
+    escape sequences, ingested; and a copy as the other side of a diff."""
+    run = os.path.join(tmp, "esc", "run")
+    os.mkdir(os.path.dirname(run))
+    subprocess.run([GEN_RUN, "scale", EXE, LIB, run, "2000"], check=True, stdout=subprocess.DEVNULL)
+    evil = b"\x1b[2J\x07\r\n"                           # clear screen, bell, CR, LF: 7 bytes
+    for f in os.listdir(run):
+        if f.endswith(".xpr"):
+            p = os.path.join(run, f)
+            data = open(p, "rb").read()
+            data = data.replace(b"trainer", evil).replace(b"gemm_", b"g\x1b]0;")
+            open(p, "wb").write(data)
+    p = os.path.join(run, "kallsyms")
+    open(p, "wb").write(open(p, "rb").read().replace(b"schedule", b"sc\x1b[1m\x9b\x07"))
+    p = os.path.join(run, "meta.json")
+    m = json.load(open(p))
+    m["command"] = ["python3", "\x1b]0;pwned\x07", "--x\r\n"]
+    m["hostname"] = "host\x1b[31m\u009b"
+    m["git"] = {"describe": "v1\x1b[5m", "dir": "/x"}
+    json.dump(m, open(p, "w"))
+    rc, _, err, _, _ = xpcorr("ingest", "--quiet", run)
+    check(rc == 0, "crafted names: ingested (%s)" % err[:2])
+    return run
+
+
+def escapes(tmp):
+    """Every text output of a run whose names carry control characters:
+    not one reaches the output raw, and the names are there, escaped."""
+    run = crafted_names(tmp)
+    other = os.path.join(tmp, "esc", "other")
+    shutil.copytree(run, other)
+    outputs = {
+        "info": ["info", run], "ls": ["ls", os.path.dirname(run)], "dump": ["dump", run],
+        "report": ["report", run], "report by stack": ["report", "--by", "stack", run],
+        "report by thread": ["report", "--by", "thread", run],
+        "report by api": ["report", "--by", "api", run],
+        "folded": ["export", "--format", "folded", run],
+        "folded gpu": ["export", "--format", "folded", "--weight", "gpu", run],
+        "diff": ["diff", run, other], "diff folded": ["diff", "--format", "folded", run, other],
+    }
+    for what, args in outputs.items():
+        p = subprocess.run([XPCORR, *args], capture_output=True, timeout=60)
+        bad = raw_controls(p.stdout + p.stderr)
+        shown = b"\\x1b" in p.stdout or what.startswith("report by")  # no crafted name in these
+        check(p.returncode == 0 and not bad and shown,
+              "%s: exit %d, raw controls %s, escaped names shown: %s" %
+              (what, p.returncode, bad or "none", shown))
+
+
 def main():
-    tmp = tempfile.mkdtemp(prefix="hostile-db-")
+    tmp = tempfile.mkdtemp(prefix="hostile-readers-")
     try:
         run = os.path.join(tmp, "run")
         subprocess.run([GEN_RUN, "scale", EXE, LIB, run, "2000"], check=True,
@@ -178,6 +238,7 @@ def main():
         run_directories(tmp, run)
         merge(tmp, run)
         work_limit(run)
+        escapes(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failures" % len(failures))
