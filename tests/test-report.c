@@ -385,10 +385,11 @@ START_TEST(command_on_run_dir)
 	/* the command reads only a database with ingest's version and indexes
 	 * (db/dbcheck.h); the test's tables lack those of the load */
 	ck_assert_int_eq(sqlite3_exec(disk, "PRAGMA user_version = 1;"
-		"CREATE INDEX xp_samples_stack ON xp_samples(stack_id);"
-		"CREATE INDEX xp_stacks_parent ON xp_stacks(parent);"
-		"CREATE INDEX xp_launches_corr ON xp_launches(pid, correlation_id);"
-		"CREATE INDEX xp_launches_pid_tid_ts ON xp_launches(pid, tid, ts);",
+		"CREATE INDEX IF NOT EXISTS xp_samples_stack ON xp_samples(stack_id);"
+		"CREATE INDEX IF NOT EXISTS xp_stacks_parent ON xp_stacks(parent);"
+		"CREATE INDEX IF NOT EXISTS xp_launches_corr ON xp_launches(pid, correlation_id);"
+		"CREATE INDEX IF NOT EXISTS xp_launches_pid_tid_ts ON xp_launches(pid, tid, ts);"
+		"CREATE INDEX IF NOT EXISTS xp_switches_pid_tid_ts ON xp_switches(pid, tid, ts);",
 		NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(disk);
 	/* a database file is reported as it is (a run directory would be ingested) */
