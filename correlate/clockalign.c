@@ -8,6 +8,7 @@
 #include "array.h"
 #include "stackwalk.h"
 #include "u64map.h"
+#include "satmath.h"
 
 struct marker_in {
 	int64_t pid;                /* globalPid */
@@ -196,7 +197,7 @@ static int cmp_i64(const void *a, const void *b)
 static int64_t median(int64_t *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_i64);
-	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+	return n % 2 ? v[n / 2] : xp_sat_add(v[n / 2 - 1], xp_sat_sub(v[n / 2], v[n / 2 - 1]) / 2);
 }
 
 /* Differences ref - (run + wall) of the collectives both have (by name and
@@ -224,7 +225,7 @@ static int matched_differences(const struct xc_clock_run *ref, const struct xc_c
 		const uint64_t *t = xp_u64map_find(&at, run->markers[i].name, run->markers[i].nth);
 
 		if (t)
-			(*out)[(*n)++] = (int64_t)*t - (run->markers[i].ts + wall);
+			(*out)[(*n)++] = xp_sat_sub((int64_t)*t, xp_sat_add(run->markers[i].ts, wall));
 	}
 	xp_u64map_free(&at);
 	return 0;
@@ -243,7 +244,8 @@ int xc_clock_align(const struct xc_clock_run *ref, const struct xc_clock_run *ru
 	if (ref == run)
 		return 0;
 	if (ref->has_pair && run->has_pair)
-		out->wall_ns = (run->real_ns - run->mono_ns) - (ref->real_ns - ref->mono_ns);
+		out->wall_ns = xp_sat_sub(xp_sat_sub(run->real_ns, run->mono_ns),
+					  xp_sat_sub(ref->real_ns, ref->mono_ns));
 	out->method = ref->has_pair && run->has_pair ? "wall clock" : "none";
 	out->shift_ns = out->wall_ns;
 	if ((err = matched_differences(ref, run, out->wall_ns, &d, &n)))
@@ -251,9 +253,10 @@ int xc_clock_align(const struct xc_clock_run *ref, const struct xc_clock_run *ru
 	if (n) {
 		out->refine_ns = median(d, n);
 		for (size_t i = 0; i < n; i++)
-			d[i] = llabs(d[i] - out->refine_ns);
+			d[i] = xp_sat_sub(d[i], out->refine_ns) == INT64_MIN ? INT64_MAX :
+			       llabs(xp_sat_sub(d[i], out->refine_ns));
 		out->spread_ns = median(d, n);
-		out->shift_ns = out->wall_ns + out->refine_ns;
+		out->shift_ns = xp_sat_add(out->wall_ns, out->refine_ns);
 		out->matched = (uint32_t)n;
 		out->method = "collectives";
 	}

@@ -20,6 +20,7 @@
 #include "report_groups.h"
 #include "row_batch.h"
 #include "sat_add.h"
+#include "satmath.h"
 
 /* Samples of the threads that made API calls, streamed thread by thread in
  * (ts) order from the covering index xp_samples_pid_tid_ts (pid, tid, ts,
@@ -199,7 +200,7 @@ static int read_apis(sqlite3 *db, struct xc_input *in, struct xc_groups *g)
 
 		if (grow((void **)&in->apis, &cap, in->n_apis, sizeof(*in->apis)) ||
 		    xc_groups_api_row(g, sqlite3_column_int64(s, 5),
-				      sqlite3_column_int64(s, 2) - sqlite3_column_int64(s, 1))) {
+				      xp_sat_sub(sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 1)))) {
 			sqlite3_finalize(s);
 			return -ENOMEM;
 		}

@@ -3,6 +3,7 @@
  * filter; output gathered in a 64 KiB buffer (jsonw_buffer). */
 #include "chrome_priv.h"
 #include "db_schema.h"
+#include "satmath.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ void xp_chrome_event_begin(struct xp_chrome *c, const char *ph, const char *cat,
 	jsonw_key_lit(w, "pid"); jsonw_int(w, pid);
 	jsonw_key_lit(w, "tid"); jsonw_int(w, tid);
 	/* metadata has no time of its own: 0, not the base before the run */
-	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ph[0] == 'M' && !ph[1] ? 0 : ts_ns - c->o->base);
+	jsonw_key_lit(w, "ts"); jsonw_ns_as_us(w, ph[0] == 'M' && !ph[1] ? 0 : xp_sat_sub(ts_ns, c->o->base));
 	c->st.events++;
 	c->st.metadata += ph[0] == 'M' && !ph[1];
 }

@@ -6,6 +6,7 @@
  * sorting here cost 10% of the export), samples per thread in time order. */
 #include "gtid.h"
 #include "chrome_priv.h"
+#include "satmath.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -38,7 +39,7 @@ static int api_slices(struct xp_chrome *c)
 			break;
 		xp_chrome_event_begin(c, "X", sqlite3_column_int(st, 2) ? "cuda_driver" : "cuda_runtime",
 				      name, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), start);
-		jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+		jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? xp_sat_sub(end, start) : 0);
 		if (stack > 0) {
 			xp_chrome_sf(c, stack);
 		}
@@ -88,7 +89,7 @@ static int nvtx_ranges(struct xp_chrome *c)
 		if (point) {
 			jsonw_key_lit(w, "s"); jsonw_str_lit(w, "t");
 		} else {
-			jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+			jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? xp_sat_sub(end, start) : 0);
 		}
 		if (domain || (point && sqlite3_column_int(st, 2) != NVTX_MARK)) {
 			jsonw_key_lit(w, "args");
@@ -129,7 +130,7 @@ static int cpus_load(struct xp_chrome *c, struct cpus *k)
 	if (sqlite3_prepare_v2(c->db, "SELECT cpu FROM xp_samples WHERE id = ?", -1, &k->one, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT max(id) FROM xp_samples", -1, &st, NULL))
 		return -EIO;
-	k->n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) + 1 : 0;
+	k->n = sqlite3_step(st) == SQLITE_ROW ? xp_sat_add(sqlite3_column_int64(st, 0), 1) : 0;
 	sqlite3_finalize(st);
 	if (k->n <= 0 || k->n > INT32_MAX || !(k->by_row = malloc((size_t)k->n)))
 		return 0;

@@ -13,6 +13,7 @@
 #include "db_schema.h"
 #include "gtid.h"
 #include "chrome_priv.h"
+#include "satmath.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -180,7 +181,7 @@ static void slice_begin(struct xp_chrome *c, sqlite3_stmt *st, const char *cat, 
 	int64_t stack = sqlite3_column_int64(st, COL_STACK);
 
 	xp_chrome_event_begin(c, "X", cat, name, pid, tid, start);
-	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? xp_sat_sub(end, start) : 0);
 	if (stack > 0) {            /* the launching stack, as the correlation found it */
 		xp_chrome_sf(c, stack);
 	}
@@ -289,7 +290,7 @@ static int kernel(struct xp_chrome *c, sqlite3_stmt *st, int64_t pid, int64_t ti
 	slice_begin(c, st, "kernel", name, pid, tid);
 	jsonw_key_lit(w, "registers per thread"); jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 7));
 	jsonw_key_lit(w, "shared memory");
-	jsonw_int(w, sqlite3_column_int64(st, COL_KIND + 8) + sqlite3_column_int64(st, COL_KIND + 9));
+	jsonw_int(w, xp_sat_add(sqlite3_column_int64(st, COL_KIND + 8), sqlite3_column_int64(st, COL_KIND + 9)));
 	dims(w, "grid", st, COL_KIND + 1);
 	dims(w, "block", st, COL_KIND + 4);
 	slice_end(c, st);
@@ -316,7 +317,7 @@ static const char *mem_kind(int64_t k)
 
 static void bandwidth(struct jsonw *w, sqlite3_stmt *st, int64_t bytes)
 {
-	int64_t dur = sqlite3_column_int64(st, COL_END) - sqlite3_column_int64(st, COL_START);
+	int64_t dur = xp_sat_sub(sqlite3_column_int64(st, COL_END), sqlite3_column_int64(st, COL_START));
 
 	jsonw_key_lit(w, "bytes"); jsonw_int(w, bytes);
 	jsonw_key_lit(w, "memory bandwidth (GB/s)");

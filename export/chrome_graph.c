@@ -7,6 +7,7 @@
  * GRAPH_CREATED -> the capture call's correlation id. */
 #include "gtid.h"
 #include "chrome_priv.h"
+#include "satmath.h"
 
 #include <errno.h>
 #include <string.h>
@@ -46,7 +47,7 @@ static int replay_slice(struct xp_chrome *c, sqlite3_stmt *st, const struct capt
 		return err;
 	snprintf(name, sizeof(name), "graph: %s", site ? site : "(capture not recorded)");
 	xp_chrome_event_begin(c, "X", "cuda_graph", name, pid, tid, start);
-	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? end - start : 0);
+	jsonw_key_lit(w, "dur"); jsonw_ns_as_us(w, end > start ? xp_sat_sub(end, start) : 0);
 	jsonw_key_lit(w, "args");
 	jsonw_obj_begin(w);
 	jsonw_key_lit(w, "graph exec id"); jsonw_int(w, sqlite3_column_int64(st, 7));

@@ -138,7 +138,7 @@ int xp_chrome_stacks_init(struct xp_chrome *c)
 	if (sqlite3_step(st) == SQLITE_ROW)
 		max = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	c->nstacks = max > 0 ? max + 1 : 0;
+	c->nstacks = max > 0 && max < INT64_MAX ? max + 1 : 0;
 	c->used_stacks = calloc((size_t)c->nstacks / 8 + 1, 1);
 	return c->used_stacks ? 0 : -ENOMEM;
 }

@@ -10,6 +10,7 @@
 #include "db_schema.h"
 #include "pyreach.h"
 #include "stackwalk.h"
+#include "satmath.h"
 
 void xp_launcher_begin(struct xp_launcher_scan *s)
 {
@@ -168,7 +169,7 @@ void xp_launcher_why(enum xp_launcher who, int inproc, char *buf, size_t len)
 int xp_launcher_shares(sqlite3 *db, sqlite3_stmt *rows, int64_t *ns)
 {
 	struct xp_stackwalk *walk;
-	int step, rc;
+	int step, rc, k;
 
 	for (int i = 0; i < XP_LAUNCHER_KINDS; i++)
 		ns[i] = 0;
@@ -183,7 +184,8 @@ int xp_launcher_shares(sqlite3 *db, sqlite3_stmt *rows, int64_t *ns)
 		while (xp_stackwalk_next(walk, &node, &f))
 			xp_launcher_frame(&sc, f.kind, f.sym, f.module);
 		xp_stackwalk_done(walk);
-		ns[xp_launcher_end(&sc)] += sqlite3_column_int64(rows, 1);
+		k = xp_launcher_end(&sc);
+		ns[k] = xp_sat_add(ns[k], sqlite3_column_int64(rows, 1));
 	}
 	xp_stackwalk_close(walk);
 	return step == SQLITE_DONE ? 0 : -EIO;

@@ -1,6 +1,7 @@
 /* pyreach.c - whether launch stacks reach a Python frame; see pyreach.h. */
 #include "pyreach.h"
 #include "stacktable.h"
+#include "satmath.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -93,14 +94,14 @@ int xp_python_reach(sqlite3 *db, sqlite3_stmt *rows, struct xp_python_reach *out
 		int64_t ns = sqlite3_column_int64(rows, 1);
 		unsigned bits;
 
-		out->gpu_ns += ns;
+		out->gpu_ns = xp_sat_add(out->gpu_ns, ns);
 		if (sqlite3_column_type(rows, 0) == SQLITE_NULL)
 			continue;
 		bits = reaches(&t, sqlite3_column_int64(rows, 0));
 		if (bits & PY)
-			out->python_ns += ns;
+			out->python_ns = xp_sat_add(out->python_ns, ns);
 		if (bits & LINE)
-			out->line_ns += ns;
+			out->line_ns = xp_sat_add(out->line_ns, ns);
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = -EIO;

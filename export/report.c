@@ -31,6 +31,7 @@
 #include "launchsite.h"
 #include "textesc.h"
 #include "views.h"
+#include "satmath.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
 #define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
@@ -130,7 +131,7 @@ static int collect_groups(struct rep *R, const char *view)
 		g->avg = sqlite3_column_double(s, 6);
 		g->med = sqlite3_column_double(s, 7);
 		g->sd = sqlite3_column_double(s, 8);
-		R->all_total += g->total;
+		R->all_total = xp_sat_add(R->all_total, g->total);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -174,10 +175,10 @@ static int collect(struct rep *R, const char *sql)
 		if (xp_array__reserve((void **)&d, &dcap, cur->n + 1, sizeof(*d), 1024))
 			goto oom;
 		d[cur->n++] = dur;
-		cur->total += dur;
+		cur->total = xp_sat_add(cur->total, dur);
 		cur->min = dur < cur->min ? dur : cur->min;
 		cur->max = dur > cur->max ? dur : cur->max;
-		R->all_total += dur;
+		R->all_total = xp_sat_add(R->all_total, dur);
 	}
 	if (cur)
 		group_finish(cur, d);
@@ -868,7 +869,7 @@ static int footer_coverage(struct rep *R)
 		snprintf(c[nc].why, sizeof(c[nc].why), "%s", why ? why : "?");
 		c[nc].n = sqlite3_column_int64(s, 2);
 		c[nc].t = sqlite3_column_int64(s, 3);
-		total += c[nc].t;
+		total = xp_sat_add(total, c[nc].t);
 		rows += c[nc].n;
 		nc++;
 	}

@@ -23,6 +23,7 @@
 #include "launchsite.h"
 #include "report_priv.h"
 #include "stats.h"
+#include "satmath.h"
 
 struct replay {
 	int64_t span;               /* last node end - first node start */
@@ -134,7 +135,7 @@ static void summarize(struct exec_row *e)
 	}
 	qsort(e->r, e->n, sizeof(*e->r), cmp_span);
 	for (size_t i = 0; i < e->n; i++)
-		e->total += e->r[i].span;
+		e->total = xp_sat_add(e->total, e->r[i].span);
 	e->min = e->r[0].span;
 	e->max = e->r[e->n - 1].span;
 	xp_stats__of_sorted(&e->r[0].span, e->n, sizeof(e->r[0]), e->total, &e->st);
@@ -346,7 +347,7 @@ int xp_report_graph(struct rep *R, size_t *rows)
 	for (size_t i = 0; i < G.n; i++) {
 		summarize(&G.e[i]);
 		link_capture(&G, &G.e[i]);
-		G.all += G.e[i].total;
+		G.all = xp_sat_add(G.all, G.e[i].total);
 	}
 	if (G.n)
 		qsort_r(G.e, G.n, sizeof(*G.e), cmp_exec, NULL);

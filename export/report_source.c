@@ -20,6 +20,7 @@
 #include "array.h"
 #include "strtab.h"
 #include "u64map.h"
+#include "satmath.h"
 
 struct src_kernel {
 	char *name;
@@ -144,7 +145,7 @@ static int add_kernel(struct src_line *l, const char *name, int64_t ns, uint64_t
 {
 	for (size_t i = 0; i < l->nk; i++)
 		if (!strcmp(l->k[i].name, name)) {
-			l->k[i].ns += ns;
+			l->k[i].ns = xp_sat_add(l->k[i].ns, ns);
 			l->k[i].n += n;
 			return 0;
 		}
@@ -158,22 +159,22 @@ static int add_kernel(struct src_line *l, const char *name, int64_t ns, uint64_t
  * function on the stack once. */
 static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, uint64_t n)
 {
-	S->all += ns;
+	S->all = xp_sat_add(S->all, ns);
 	S->all_n += n;
 	if (!S->nstack) {
-		S->none += ns;
+		S->none = xp_sat_add(S->none, ns);
 		S->none_n += n;
 		return 0;
 	}
 	struct src_line *in = &S->lines[S->stack[0]];
 
-	in->self += ns;
+	in->self = xp_sat_add(in->self, ns);
 	in->self_n += n;
-	S->funcs[in->fn].self += ns;
+	S->funcs[in->fn].self = xp_sat_add(S->funcs[in->fn].self, ns);
 	S->funcs[in->fn].self_n += n;
 	for (size_t i = 0; i < S->nstack; i++)
 		if (!S->lines[S->stack[i]].library) {
-			S->lines[S->stack[i]].own += ns;
+			S->lines[S->stack[i]].own = xp_sat_add(S->lines[S->stack[i]].own, ns);
 			break;
 		}
 	for (size_t i = 0; i < S->nstack; i++) {
@@ -182,12 +183,12 @@ static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, ui
 
 		if (l->mark != row) {
 			l->mark = row;
-			l->total += ns;
+			l->total = xp_sat_add(l->total, ns);
 			l->total_n += n;
 		}
 		if (f->mark != row) {
 			f->mark = row;
-			f->total += ns;
+			f->total = xp_sat_add(f->total, ns);
 			f->total_n += n;
 		}
 	}
@@ -241,7 +242,7 @@ static int sum_table(struct src *S, const char *table, const char *name_col, str
 			(*g)[*n] = (struct src_group){ .stack = stack, .name = name };
 			*slot = (*n)++;
 		}
-		(*g)[*slot].ns += sqlite3_column_int64(s, 2);
+		(*g)[*slot].ns = xp_sat_add((*g)[*slot].ns, sqlite3_column_int64(s, 2));
 		(*g)[*slot].n++;
 	}
 	if (rc == 0 && step != SQLITE_DONE)
@@ -380,7 +381,7 @@ static int print_own(struct src *S)
 
 	for (size_t i = 0; i < S->nlines; i++)
 		if (S->lines[i].library)
-			lib_self += S->lines[i].self;
+			lib_self = xp_sat_add(lib_self, S->lines[i].self);
 	if (!lib_self || o->format == XP_FMT_CSV)
 		return 0;
 	if (!(order = malloc(S->nlines * sizeof(*order))))

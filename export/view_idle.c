@@ -29,6 +29,7 @@
 #include "report_priv.h"
 #include "timeline.h"
 #include "u64map.h"
+#include "satmath.h"
 
 enum cause_kind { C_HOST, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_KINDS };
 
@@ -113,7 +114,7 @@ static void add_cause(struct idle_state *S, int kind, const char *where, int64_t
 		*slot = ++S->ncause;
 	}
 	i = (size_t)*slot - 1;
-	S->causes[i].ns += ns;
+	S->causes[i].ns = xp_sat_add(S->causes[i].ns, ns);
 	S->causes[i].pieces += S->causes[i].last_gap != S->gap_no;
 	S->causes[i].last_gap = S->gap_no;
 }
@@ -145,7 +146,7 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
 	struct idle_state *S = ctx;
 	char who[64];
 
-	S->cls_ns[cls] += b - a;
+	S->cls_ns[cls] = xp_sat_add(S->cls_ns[cls], xp_sat_sub(b, a));
 	if (cls == XP_TL_IDLE) {
 		if (xp_array__reserve((void **)&S->gaps, &S->gcap, S->ngaps + 1, sizeof(*S->gaps), 64)) {
 			S->err = -ENOMEM;
@@ -530,7 +531,7 @@ static int one_device(struct idle_state *S, const struct xp_tl *tl)
 		b = o->until && b > o->until ? o->until : b;
 		if (b <= a)
 			continue;
-		S->window_ns += b - a;
+		S->window_ns = xp_sat_add(S->window_ns, xp_sat_sub(b, a));
 		if ((rc = xp_tl_sweep(S->tl, a, b, on_segment, S)) < 0)
 			goto out;
 		attribute_gaps(S);

@@ -18,6 +18,7 @@
 #include "stackwalk.h"
 #include "timeline.h"
 #include "u64map.h"
+#include "satmath.h"
 
 struct op_row {
 	char *name;                 /* "aten::mm" or "cudaMemcpyAsync" */
@@ -114,7 +115,7 @@ static int add_site(struct op_state *S, size_t row, int64_t stack, int64_t weigh
 		S->pairs[S->np] = (struct op_site){ .op = row, .site = site };
 		*slot = ++S->np;
 	}
-	S->pairs[*slot - 1].weight += weight;
+	S->pairs[*slot - 1].weight = xp_sat_add(S->pairs[*slot - 1].weight, weight);
 	return 0;
 }
 
@@ -163,7 +164,7 @@ static int gather_calls(struct op_state *S)
 			return -ENOMEM;
 		}
 		g->calls++;
-		g->host_ns += sqlite3_column_int64(s, 2);
+		g->host_ns = xp_sat_add(g->host_ns, sqlite3_column_int64(s, 2));
 	}
 	sqlite3_finalize(s);
 	return step == SQLITE_DONE ? 0 : -EIO;
@@ -194,7 +195,7 @@ static int gather_gpu(struct op_state *S)
 				break;
 			}
 			g->gpu_ops++;
-			g->gpu_ns += op->end - op->start;
+			g->gpu_ns = xp_sat_add(g->gpu_ns, xp_sat_sub(op->end, op->start));
 		}
 	}
 	xp_tl_set_free(&set);
@@ -222,9 +223,9 @@ static int gather(struct op_state *S)
 				 (const char *)sqlite3_column_text(name, 0) : NULL, &i)) < 0)
 			break;
 		S->rows[i].calls += g->calls;
-		S->rows[i].host_ns += g->host_ns;
+		S->rows[i].host_ns = xp_sat_add(S->rows[i].host_ns, g->host_ns);
 		S->rows[i].gpu_ops += g->gpu_ops;
-		S->rows[i].gpu_ns += g->gpu_ns;
+		S->rows[i].gpu_ns = xp_sat_add(S->rows[i].gpu_ns, g->gpu_ns);
 		/* the top line: by GPU time, by calls where the op launched nothing */
 		rc = add_site(S, i, g->stack, g->gpu_ns ? g->gpu_ns : (int64_t)g->calls);
 	}
@@ -300,7 +301,7 @@ static void print_ops(struct rep *R, struct op_state *S)
 	int64_t all = 0;
 
 	for (size_t i = 0; i < S->n; i++)
-		all += S->rows[i].gpu_ns;
+		all = xp_sat_add(all, S->rows[i].gpu_ns);
 	if (o->format == XP_FMT_TEXT) {
 		char head[256];
 

@@ -34,6 +34,10 @@ struct xp_gpu_sink_ops {          /* provided by the main loader */
 	struct xp_read_budget *(*budget)(void *ctx);
 };
 
+/* The longest GPU activity or API call a record may span: 2^53 ns, 104
+ * days (longer ones are skipped, counted in bad_times). */
+#define XP_GPU_SPAN_MAX_NS (1ull << 53)
+
 struct xp_gpu_load_stats {
 	uint64_t records;           /* records read, all types */
 	uint64_t strings;
@@ -46,6 +50,8 @@ struct xp_gpu_load_stats {
 	uint64_t skipped;           /* unknown types and overhead records */
 	uint64_t unknown_strings;   /* ids used but never defined: named "[unknown]" */
 	uint64_t lost;              /* sum of xp_lost.count in the stream */
+	uint64_t bad_times;         /* records skipped: start and end too far apart */
+	int64_t bad_start, bad_end; /* the first of them, for the warning */
 	uint32_t pid;               /* pid the stream's rows got (pid space of cpu.xpr) */
 	uint32_t own_pid;           /* pid in the process's own namespace */
 };

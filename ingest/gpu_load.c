@@ -335,6 +335,31 @@ static bool times_fit(uint32_t type, const void *p)
 	return true;
 }
 
+/* Whether a record's start and end could be one activity of a run: a
+ * record 0 .. 2^63-1 (a torn write, a crafted stream) would overflow every
+ * sum of durations after it; it is skipped and counted instead. */
+static bool span_fits(uint32_t type, const void *p, struct xp_gpu_load_stats *st)
+{
+	const uint64_t *se = p;     /* start, end first (STARTS_WITH_TIMES) */
+
+	switch (type) {
+	case XP_REC_GPU_API:
+	case XP_REC_GPU_KERNEL:
+	case XP_REC_GPU_MEMCPY:
+	case XP_REC_GPU_MEMCPY_PEER:
+	case XP_REC_GPU_MEMSET:
+	case XP_REC_GPU_SYNC:
+		if ((se[1] > se[0] ? se[1] - se[0] : se[0] - se[1]) <= XP_GPU_SPAN_MAX_NS)
+			return true;
+		if (!st->bad_times++) {
+			st->bad_start = (int64_t)se[0];
+			st->bad_end = (int64_t)se[1];
+		}
+		return false;
+	}
+	return true;
+}
+
 /* 0 or -EBADMSG with *why: the record holds its fixed part and its tail. */
 static int check_gpu_record(const struct xp_record_header *h, const char **why)
 {
@@ -750,6 +775,8 @@ int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_o
 			rc = -EBADMSG;
 			goto out;
 		}
+		if (!span_fits(h->type, xp_record_payload(h), st))
+			continue;
 		rc = load_record(&L, h);
 		if (rc == -EIO)
 			goto sqlerr;

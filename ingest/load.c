@@ -171,6 +171,14 @@ static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 		snprintf(L->res->error, sizeof(L->res->error), "%s", why);
 		return err;
 	}
+	if (st.bad_times) {
+		int w = xp_loader_warn(L, file, 0, "%s: %" PRIu64 " records whose start and end are"
+				       " more than 104 days apart (the first: %" PRId64 " .. %" PRId64
+				       " ns) were skipped", file, st.bad_times, st.bad_start, st.bad_end);
+
+		if (w)
+			return w;
+	}
 	if (err)
 		return xp_loader_warn(L, file, 0, "%s; the records before it are kept%s", why,
 			    budget_hint(err));

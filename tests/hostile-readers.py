@@ -225,6 +225,117 @@ def escapes(tmp):
               (what, p.returncode, bad or "none", shown))
 
 
+INT64_MAX = (1 << 63) - 1
+REC_GPU_API, REC_GPU_KERNEL = 37, 38
+
+
+def patch_first(path, rtype, start, end):
+    """Sets start and end of the first record of that type (a plain stream:
+    header size at byte 12; records: type, size, payload starting with
+    start and end)."""
+    data = bytearray(open(path, "rb").read())
+    off = int.from_bytes(data[12:16], "little")
+    while off + 24 <= len(data):
+        t, size = int.from_bytes(data[off:off + 4], "little"), int.from_bytes(data[off + 4:off + 8], "little")
+        if size < 8:
+            break
+        if t == rtype:
+            data[off + 8:off + 24] = start.to_bytes(8, "little") + end.to_bytes(8, "little")
+            open(path, "wb").write(bytes(data))
+            return True
+        off += size
+    return False
+
+
+def sane(rc, err):
+    return rc in (0, 1) and all(l.startswith("xpcorr") for l in err)
+
+
+READERS = (["info"], ["report"], ["report", "--by", "stack"], ["report", "--by", "api"],
+           ["report", "--by", "thread"], ["report", "--by", "source"], ["report", "--by", "op"],
+           ["report", "--by", "idle"], ["report", "--by", "memop"], ["report", "--format", "json"],
+           ["export", "--format", "folded", "--weight", "gpu"],
+           ["export", "--format", "folded", "--weight", "api"],
+           ["export", "--format", "chrome"], ["export", "--format", "svg", "--weight", "gpu"])
+
+
+def extreme_times(tmp):
+    """A kernel record from 0 to 2^63-1 and an API call as long: skipped
+    with a warning, the rest of the run kept; a database holding such rows
+    (and other extremes) read without undefined behaviour (the ASan+UBSan
+    suite halts on any finding) and without failing."""
+    run = os.path.join(tmp, "times")
+    subprocess.run([GEN_RUN, "scale", EXE, LIB, run, "2000"], check=True, stdout=subprocess.DEVNULL)
+    gpu = os.path.join(run, "gpu-1000.xpr")
+    check(patch_first(gpu, REC_GPU_KERNEL, 0, INT64_MAX) and patch_first(gpu, REC_GPU_API, 1, INT64_MAX),
+          "extreme times: records patched")
+    rc, _, err, _, _ = xpcorr("ingest", run)
+    warned = [l for l in err if "more than 104 days apart" in l]
+    check(rc == 0 and len(warned) == 1 and "2 records" in warned[0] and
+          ".. 9223372036854775807 ns" in warned[0], "extreme times: ingest warns and goes on: %s" % err[:3])
+    for args in READERS:
+        rc, out, err, _, _ = xpcorr(*args, run)
+        check(rc == 0 and out and sane(rc, err), "extreme times skipped: %s: exit %s %s" %
+              (" ".join(args), rc, err[:2]))
+    db = os.path.join(tmp, "times.db")
+    shutil.copy(os.path.join(run, "xpcorr.db"), db)
+    d = sqlite3.connect(db)
+    for sql in ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 0, end = %d WHERE rowid IN (1, 2)" % INT64_MAX,
+                "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = %d, end = %d WHERE rowid = 3"
+                % (INT64_MAX, -INT64_MAX - 1),
+                "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = %d, end = %d WHERE rowid IN (1, 2)"
+                % (-INT64_MAX - 1, INT64_MAX),
+                "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = 0, end = %d, bytes = %d WHERE rowid = 1"
+                % (INT64_MAX, INT64_MAX),
+                "UPDATE xp_samples SET ts = %d WHERE id = 1" % INT64_MAX,
+                "UPDATE xp_samples SET ts = %d WHERE id = 2" % (-INT64_MAX - 1),
+                "UPDATE xp_launches SET ts = %d WHERE rowid = 1" % INT64_MAX,
+                "UPDATE xp_attribution SET distance_ns = %d WHERE rowid = 1" % INT64_MAX,
+                "UPDATE xp_report_groups SET total_ns = %d, max_ns = %d" % (INT64_MAX, INT64_MAX),
+                "UPDATE META_DATA_EXPORT SET value = '%d' WHERE name LIKE '%%monotonic_ns'" % INT64_MAX,
+                "UPDATE META_DATA_EXPORT SET value = '%d' WHERE name LIKE '%%realtime_ns'" % (-INT64_MAX - 1),
+                "UPDATE xp_gpu_clock SET mono_before = %d, cupti_ts = %d, mono_after = %d"
+                % (-INT64_MAX - 1, INT64_MAX, INT64_MAX),
+                "UPDATE NVTX_EVENTS SET start = %d, end = %d WHERE rowid %% 2 = 1" % (-INT64_MAX - 1, INT64_MAX),
+                "UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET start = 0, end = %d" % INT64_MAX,
+                "UPDATE xp_switches SET duration = %d, ts = %d" % (INT64_MAX, INT64_MAX),
+                "UPDATE xp_samples SET period = %d WHERE id = 3" % INT64_MAX):
+        d.execute(sql)
+    d.commit()
+    d.close()
+    for args in READERS + (["export", "--format", "folded"],):
+        rc, _, err, _, _ = xpcorr(*args, db)
+        check(sane(rc, err), "extreme times in a database: %s: exit %s %s" % (" ".join(args), rc, err[:2]))
+    rc, _, err, _, _ = xpcorr("diff", db, os.path.join(run, "xpcorr.db"))
+    check(sane(rc, err), "extreme times in a database: diff: exit %s %s" % (rc, err[:2]))
+    rc, _, err, _, _ = xpcorr("merge", "-q", "-o", os.path.join(tmp, "tjob"), db, run)
+    check(sane(rc, err), "extreme times in a database: merge: exit %s %s" % (rc, err[:2]))
+    # two ranks of a job whose NCCL kernels and clocks are at the limits:
+    # the clock alignment and the merged job's readers
+    ranks = []
+    for rank in (0, 1):
+        r = os.path.join(tmp, "rank%d" % rank)
+        subprocess.run([GEN_RUN, "job", EXE, LIB, r, str(rank), "2", "node-%d" % rank, "0", "0"],
+                       check=True, stdout=subprocess.DEVNULL)
+        rc, _, err, _, _ = xpcorr("ingest", "--quiet", r)
+        db = os.path.join(tmp, "rank%d.db" % rank)
+        shutil.copy(os.path.join(r, "xpcorr.db"), db)
+        d = sqlite3.connect(db)
+        d.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = %d WHERE rowid %% 3 = %d"
+                  % (INT64_MAX if rank else -INT64_MAX - 1, rank))
+        d.execute("UPDATE META_DATA_EXPORT SET value = '%d' WHERE name LIKE '%%_ns'"
+                  % (INT64_MAX if rank else -INT64_MAX - 1))
+        d.commit()
+        d.close()
+        ranks.append(db)
+    job = os.path.join(tmp, "xjob")
+    rc, _, err, _, _ = xpcorr("merge", "-q", "-o", job, *ranks)
+    check(sane(rc, err), "extreme times in two ranks: merge: exit %s %s" % (rc, err[:2]))
+    for args in READERS if rc == 0 else ():
+        rc, _, err, _, _ = xpcorr(*args, job)
+        check(sane(rc, err), "extreme times in a merged job: %s: exit %s %s" % (" ".join(args), rc, err[:2]))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="hostile-readers-")
     try:
@@ -239,6 +350,7 @@ def main():
         merge(tmp, run)
         work_limit(run)
         escapes(tmp)
+        extreme_times(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failures" % len(failures))
