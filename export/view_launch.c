@@ -19,6 +19,7 @@
 #include "gtid.h"
 #include "report_priv.h"
 #include "timeline.h"
+#include "satmath.h"
 
 struct lrec {
 	int64_t stream, name, api;
@@ -114,8 +115,8 @@ static int records(const struct xp_tl *tl, struct lrec **out, size_t *n)
 		while (h.n && h.v[0] <= by[i]->launch)
 			heap_pop(&h);
 		(*out)[i] = (struct lrec){ by[i]->stream, by[i]->name, by[i]->api_name,
-					   by[i]->start - by[i]->launch, (int64_t)h.n,
-					   by[i]->launch_end - by[i]->launch, by[i]->launch };
+					   xp_sat_sub(by[i]->start, by[i]->launch), (int64_t)h.n,
+					   xp_sat_sub(by[i]->launch_end, by[i]->launch), by[i]->launch };
 		rc = heap_push(&h, by[i]->end);
 	}
 	*n = m;
@@ -163,7 +164,7 @@ static int group(struct lrec *r, size_t n, struct lgroup **out, size_t *ng)
 			d[j - i] = r[j].delay;
 			d[n + j - i] = r[j].depth;
 			d[2 * n + j - i] = r[j].cost;
-			sum += r[j].delay;
+			sum = xp_sat_add(sum, r[j].delay);
 		}
 		if (xp_array__reserve((void **)out, &cap, *ng + 1, sizeof(**out), 16)) {
 			free(d);

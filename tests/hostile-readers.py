@@ -251,7 +251,7 @@ def sane(rc, err):
     return rc in (0, 1) and all(l.startswith("xpcorr") for l in err)
 
 
-READERS = (["info"], ["report"], ["report", "--by", "stack"], ["report", "--by", "api"],
+READERS = (["info"], ["report"], ["report", "--by", "launch"], ["report", "--by", "stack"], ["report", "--by", "api"],
            ["report", "--by", "thread"], ["report", "--by", "source"], ["report", "--by", "op"],
            ["report", "--by", "idle"], ["report", "--by", "memop"], ["report", "--format", "json"],
            ["export", "--format", "folded", "--weight", "gpu"],

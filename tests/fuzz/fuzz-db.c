@@ -1,0 +1,198 @@
+/* fuzz-db.c - libFuzzer target for the readers of a received database: the
+ * input is a list of mutations (a value set to an integer, a text, NULL,
+ * rows deleted, an index dropped, a table turned into a view) applied to a
+ * real run's database (fixtures/h100-workload/device.db, in memory); the
+ * database must then be refused by the schema check (db/dbcheck.h) or be
+ * read by every report view, the folded exports and the Chrome trace
+ * without a crash, undefined behaviour or unbounded work.
+ *   scripts/fuzz db 60
+ * The first byte picks the reader; then each mutation is 12 bytes: op,
+ * table, column, row selector, 8 value bytes.
+ */
+// fuzz-sources: db/dbcheck.c db/db_schema.c db/gpu_schema.c db/archive.c db/launch.c db/groups.c db/stats.c db/stackwalk.c db/stacktable.c src/array.c src/utf8.c src/textesc.c src/strtab.c src/u64map.c src/jobrank.c src/runnames.c export/chrome.c export/chrome_cpu.c export/chrome_gpu.c export/chrome_graph.c export/chrome_meta.c export/chrome_names.c export/elidename.c export/folded.c export/jsonw.c export/launcher.c export/launchsite.c export/pypath.c export/pyreach.c export/report.c export/report_cost.c export/report_graph.c export/report_rank.c export/report_source.c export/selection.c export/weights.c export/wtab.c export/views.c export/view_op.c export/view_idle.c export/view_launch.c export/view_overlap.c export/timeline.c
+// fuzz-cflags: -DXP_VERSION="fuzz"
+// fuzz-libs: -lsqlite3 -lm
+// fuzz-seeds: tests/fuzz/corpus/db/*
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome.h"
+#include "dbcheck.h"
+#include "folded.h"
+#include "report.h"
+
+#define MAX_TABLES 64
+#define WORK_LIMIT 20000000         /* VM steps per input: what the readers may take */
+
+static unsigned char *seed;         /* the pristine database, serialized */
+static sqlite3_int64 seed_len;
+static char *tables[MAX_TABLES];
+static int ntables;
+static FILE *sink;
+
+static int progress(void *ctx)
+{
+	return ++*(long *)ctx > WORK_LIMIT / 1000;
+}
+
+static void init(void)
+{
+	const char *top = getenv("XP_FUZZ_TOP");
+	char path[4096];
+	sqlite3_stmt *st;
+	sqlite3 *db;
+
+	snprintf(path, sizeof(path), "%s/fixtures/h100-workload/device.db", top ? top : "..");
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		fprintf(stderr, "fuzz-db: cannot open %s (XP_FUZZ_TOP: the source tree)\n", path);
+		abort();
+	}
+	seed = sqlite3_serialize(db, "main", &seed_len, 0);
+	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'"
+			       " ORDER BY name", -1, &st, NULL) == SQLITE_OK)
+		while (ntables < MAX_TABLES && sqlite3_step(st) == SQLITE_ROW)
+			tables[ntables++] = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	sink = fopen("/dev/null", "w");
+	if (!seed || !ntables || !sink)
+		abort();
+}
+
+static sqlite3 *fresh_copy(void)
+{
+	unsigned char *copy = sqlite3_malloc64((sqlite3_uint64)seed_len);
+	sqlite3 *db;
+
+	if (!copy || sqlite3_open(":memory:", &db) != SQLITE_OK)
+		abort();
+	memcpy(copy, seed, (size_t)seed_len);
+	if (sqlite3_deserialize(db, "main", copy, seed_len, seed_len,
+				SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE) != SQLITE_OK)
+		abort();
+	sqlite3_exec(db, "PRAGMA legacy_alter_table = ON", NULL, NULL, NULL);
+	return db;
+}
+
+/* The first column of the first row of sql (sqlite3_free; NULL: none). */
+static char *one_name(sqlite3 *db, char *sql)
+{
+	sqlite3_stmt *st;
+	char *name = NULL;
+
+	if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			name = sqlite3_mprintf("%s", sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	sqlite3_free(sql);
+	return name;
+}
+
+/* The name of column c of table t (NULL: none). */
+static char *column(sqlite3 *db, const char *t, unsigned c)
+{
+	return one_name(db, sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q) LIMIT 1 OFFSET"
+					    " %u %% max(1, (SELECT count(*) FROM pragma_table_info(%Q)))",
+					    t, c, t));
+}
+
+static void mutate(sqlite3 *db, const uint8_t *m)
+{
+	const char *t = tables[m[1] % ntables];
+	char *col = column(db, t, m[2]), *sql = NULL, text[9];
+	int64_t v;
+	unsigned every = 1u + m[3] % 8, rest = (unsigned)(m[3] >> 3) % every;
+
+	memcpy(&v, m + 4, 8);
+	memcpy(text, m + 4, 8);
+	text[8] = '\0';
+	switch (m[0] % 8) {
+	case 0: case 1: case 2:     /* the common case: numbers, at and near the limits */
+		sql = sqlite3_mprintf("UPDATE \"%w\" SET \"%w\" = %lld WHERE rowid %% %u = %u", t,
+				      col ? col : "", (long long)(m[0] % 8 == 1 ? (v < 0 ? INT64_MIN + (v & 7) :
+				      INT64_MAX - (v & 7)) : v), every, rest);
+		break;
+	case 3:
+		sql = sqlite3_mprintf("UPDATE \"%w\" SET \"%w\" = %Q WHERE rowid %% %u = %u", t,
+				      col ? col : "", text, every, rest);
+		break;
+	case 4:
+		sql = sqlite3_mprintf("UPDATE \"%w\" SET \"%w\" = NULL WHERE rowid %% %u = %u", t,
+				      col ? col : "", every, rest);
+		break;
+	case 5:
+		sql = sqlite3_mprintf("DELETE FROM \"%w\" WHERE rowid %% %u = %u", t, every, rest);
+		break;
+	case 6: {                   /* an index of the table dropped */
+		char *index = one_name(db, sqlite3_mprintf("SELECT name FROM sqlite_master WHERE"
+							   " type = 'index' AND tbl_name = %Q"
+							   " AND sql IS NOT NULL", t));
+
+		sql = index ? sqlite3_mprintf("DROP INDEX \"%w\"", index) : NULL;
+		sqlite3_free(index);
+		break;
+	}
+	default:                    /* the table turned into a view of itself */
+		sql = sqlite3_mprintf("ALTER TABLE \"%w\" RENAME TO \"%w_x\"; CREATE VIEW \"%w\" AS"
+				      " SELECT * FROM \"%w_x\"", t, t, t, t);
+		break;
+	}
+	if (sql)
+		sqlite3_exec(db, sql, NULL, NULL, NULL);   /* a mutation may fail: the next one runs */
+	sqlite3_free(sql);
+	sqlite3_free(col);
+}
+
+/* One reader, picked by the input's first byte: a report view in a format,
+ * a folded export of a weight, or the Chrome trace (all of them for each
+ * input would take seconds). */
+static void read_one(sqlite3 *db, uint8_t pick)
+{
+	static const enum xp_weight weights[] = { XP_WEIGHT_CPU, XP_WEIGHT_GPU, XP_WEIGHT_API,
+						  XP_WEIGHT_OFFCPU };
+	unsigned k = pick % (XP_BY_COUNT + 5);
+
+	if (k < XP_BY_COUNT) {
+		struct xp_report_opts o = XP_REPORT_DEFAULTS;
+		size_t groups;
+
+		o.by = (enum xp_report_by)k;
+		o.width = 120;
+		o.format = (enum xp_report_format)(pick / (XP_BY_COUNT + 5) % 3);
+		xp_report(db, &o, sink, &groups);
+	} else if (k < XP_BY_COUNT + 4) {
+		struct xp_folded_opts f = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1,
+					    .weight = weights[k - XP_BY_COUNT] };
+
+		xp_folded_write(db, &f, sink);
+	} else {
+		xp_chrome_write(db, &(struct xp_chrome_opts){ .pid = -1 }, sink, NULL);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[512];
+	long steps = 0;
+	sqlite3 *db;
+
+	if (!seed)
+		init();
+	if (!size)
+		return 0;
+	db = fresh_copy();
+	for (size_t i = 1; i + 12 <= size && i < 12 * 64; i += 12)
+		mutate(db, data + i);
+	/* what a reader does first: a schema not ours is refused, with a reason */
+	if (xp_db_check_schema(db, err, sizeof(err)) == 0) {
+		sqlite3_progress_handler(db, 1000, progress, &steps);
+		read_one(db, data[0]);
+	} else if (!err[0] || strchr(err, '\n')) {
+		__builtin_trap();
+	}
+	sqlite3_close(db);
+	return 0;
+}
