@@ -108,14 +108,16 @@ void xp_diff_stack_name(const char *folded, unsigned frames, int brief, char *na
 				xp_elide_name(frame, shortname, sizeof(shortname));
 				text = shortname;
 			}
-			used += (size_t)snprintf(name + used, used < len ? len - used : 0, "%s%s",
+			used += (size_t)snprintf(name + (used < len ? used : 0),
+						 used < len ? len - used : 0, "%s%s",
 						 shown ? " <- " : "", text);
 			shown++;
 			shown_py |= is_py;
 			continue;
 		}
 		if (!cut)
-			used += (size_t)snprintf(name + used, used < len ? len - used : 0, " <- ...");
+			used += (size_t)snprintf(name + (used < len ? used : 0), used < len ? len - used : 0,
+					 " <- ...");
 		cut = 1;
 		if (shown_py || is_py) {
 			if (!shown_py)
