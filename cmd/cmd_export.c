@@ -49,7 +49,9 @@ static void usage(FILE *out)
 		"                         ns as in the database, or +OFFSET from the run's start\n"
 		"                         (+1.5s, +200ms, +50us, +1000ns)\n"
 		"  --absolute-time        chrome: ts in CLOCK_MONOTONIC us (default: from the run's\n"
-		"                         start, which baseTimeNanoseconds gives, as Kineto)\n");
+		"                         start, which baseTimeNanoseconds gives, as Kineto)\n"
+		"  --queue-depth          chrome: a counter per stream of its work launched and not\n"
+		"                         yet finished (two events per kernel, copy or set)\n");
 }
 
 static int parse_int(const char *s, int64_t *v)
@@ -138,6 +140,7 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 		{ "minwidth", required_argument, NULL, 'M' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "absolute-time", no_argument, NULL, 'A' },
+		{ "queue-depth", no_argument, NULL, 'Q' },
 		{ "native", no_argument, NULL, 'N' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
@@ -155,6 +158,7 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 			break;
 		case 'E': fo->exact_only = 1; break;
 		case 'A': a->absolute = 1; break;
+		case 'Q': a->co.queue_depth = 1; break;
 		case 'N': fo->native = 1; break;
 		case 'D': a->so.differential = 1; break;
 		case 'w':
@@ -226,8 +230,9 @@ static int check_options(int argc, struct export_args *a)
 		fprintf(stderr, "xpcorr export: --native is for --root python\n");
 		return XP_EXIT_USAGE;
 	}
-	if (a->absolute && strcmp(format, "chrome")) {
-		fprintf(stderr, "xpcorr export: --absolute-time is for --format chrome\n");
+	if ((a->absolute || a->co.queue_depth) && strcmp(format, "chrome")) {
+		fprintf(stderr, "xpcorr export: --%s is for --format chrome\n",
+			a->absolute ? "absolute-time" : "queue-depth");
 		return XP_EXIT_USAGE;
 	}
 	if (!strcmp(format, "chrome") && (a->fo.weight != XP_WEIGHT_CPU || a->fo.exact_only)) {

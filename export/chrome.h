@@ -21,6 +21,7 @@ struct xp_chrome_opts {
 	int64_t since, until;       /* ns, CLOCK_MONOTONIC, on event start; until 0 = no end */
 	int64_t base;               /* ns, CLOCK_MONOTONIC: "ts" counts from here (the run's
 				     * start, as Kineto counts from its own); 0: absolute */
+	int queue_depth;            /* counter tracks of each stream's queue (launched, not done) */
 };
 
 struct xp_chrome_stats {

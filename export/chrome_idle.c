@@ -4,7 +4,9 @@
  * (named for the launch that ended it: what the host was on its way to) and
  * for every wait of a collective for a later rank ("waiting for rank N").
  * Gaps shorter than XP_CHROME_IDLE_MIN_NS are left out: between two queued
- * kernels there are always a few microseconds. */
+ * kernels there are always a few microseconds. With --queue-depth, a
+ * counter per stream ("queue depth stream S") of its work launched and not
+ * yet finished, as --by launch counts it, at every launch and every end. */
 #include "chrome_priv.h"
 #include "gtid.h"
 #include "timeline.h"
@@ -72,6 +74,58 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
 	jsonw_obj_end(w);
 }
 
+struct qd_event {
+	int64_t stream, t;
+	int delta;
+};
+
+static int cmp_qd(const void *pa, const void *pb)
+{
+	const struct qd_event *a = pa, *b = pb;
+
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->delta - b->delta;         /* an end before a launch at the same ns */
+}
+
+/* The counters of one device's streams. 0 or -ENOMEM. */
+static int queue_depth(struct xp_chrome *c, const struct xp_tl *tl, int64_t pid)
+{
+	struct qd_event *ev = malloc((tl->n ? 2 * tl->n : 1) * sizeof(*ev));
+	struct jsonw *w = &c->w;
+	size_t n = 0;
+	int64_t depth = 0;
+
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < tl->n; i++) {
+		if (tl->ops[i].launch < 0)
+			continue;
+		ev[n++] = (struct qd_event){ tl->ops[i].stream, tl->ops[i].launch, 1 };
+		ev[n++] = (struct qd_event){ tl->ops[i].stream, tl->ops[i].end, -1 };
+	}
+	if (n)
+		qsort(ev, n, sizeof(*ev), cmp_qd);
+	for (size_t i = 0; i < n; i++) {
+		char name[64];
+
+		depth = i && ev[i].stream == ev[i - 1].stream ? depth + ev[i].delta : ev[i].delta;
+		/* one value per instant: the last event at it */
+		if ((i + 1 < n && ev[i + 1].stream == ev[i].stream && ev[i + 1].t == ev[i].t) ||
+		    !xp_chrome_in_window(c, ev[i].t))
+			continue;
+		snprintf(name, sizeof(name), "queue depth stream %lld", (long long)ev[i].stream);
+		xp_chrome_event_begin(c, "C", NULL, name, pid, 0, ev[i].t);
+		jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
+		jsonw_key_lit(w, "ops"); jsonw_int(w, depth);
+		jsonw_obj_end(w); jsonw_obj_end(w);
+	}
+	free(ev);
+	return 0;
+}
+
 int xp_chrome_idle_events(struct xp_chrome *c)
 {
 	struct xp_tl_set set;
@@ -94,6 +148,8 @@ int xp_chrome_idle_events(struct xp_chrome *c)
 		if (w1 > w0)
 			rc = xp_tl_sweep(tl, w0, w1, on_segment, &x);
 		rc = rc ? rc : x.err;
+		if (!rc && c->o->queue_depth)
+			rc = queue_depth(c, tl, x.pid);
 	}
 	xp_tl_set_free(&set);
 	return rc;

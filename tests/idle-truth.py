@@ -136,6 +136,12 @@ with tempfile.TemporaryDirectory() as tmp:
              if e.get("cat") == "gpu_idle" and e["name"] == "waiting for rank 1"]
     assert len(waits) == STEPS, len(waits)
     close("trace: waiting for rank 1", round(sum(e["dur"] for e in waits) * 1000), truths[0]["rank_wait_ns"])
+    # --queue-depth: stream 7 holds the gemm, the all-reduce and the copy at once
+    run(xpcorr, "export", "--format", "chrome", "--queue-depth", "-o", trace, job)
+    depth = [e["args"]["ops"] for e in json.load(open(trace))["traceEvents"]
+             if e["ph"] == "C" and e["name"] == "queue depth stream 7"]
+    assert len(depth) == 2 * 2 * 3 * STEPS and max(depth) == 3 and depth[-1] == 0, (len(depth), max(depth))
+    print("ok   trace: idle slices and queue depth counters")
     # a step that is not there says so
     p = subprocess.run([xpcorr, "report", "--by", "idle", "--step", "999", job], capture_output=True,
                        text=True)
