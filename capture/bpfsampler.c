@@ -157,6 +157,32 @@ int xp_sampler__track(struct xp_sampler *s, pid_t tgid)
 				    sizeof(one), BPF_ANY);
 }
 
+bool xp_sampler__owner_only(const struct xp_sampler *s, uint32_t *uid, uint32_t *gid)
+{
+	*uid = s->skel->rodata->owner_uid;
+	*gid = s->skel->rodata->owner_gid;
+	return s->skel->rodata->owner_only;
+}
+
+int xp_sampler__verdict(const struct xp_sampler *s, pid_t tgid)
+{
+	__u32 key = (__u32)tgid;
+	__u8 v;
+
+	if (bpf_map__lookup_elem(s->skel->maps.verdicts, &key, sizeof(key), &v, sizeof(v), 0))
+		return -ENOENT;
+	return v != 0;
+}
+
+int xp_sampler__set_verdict(struct xp_sampler *s, pid_t tgid, bool denied)
+{
+	__u32 key = (__u32)tgid;
+	__u8 v = denied;
+
+	return bpf_map__update_elem(s->skel->maps.verdicts, &key, sizeof(key), &v, sizeof(v),
+				    BPF_NOEXIST);
+}
+
 int xp_sampler__start(struct xp_sampler *s, unsigned freq)
 {
 	struct perf_event_attr attr;

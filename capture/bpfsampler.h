@@ -52,6 +52,13 @@ bool xp_sampler__permitted(void);
 int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c);
 int xp_sampler__track(struct xp_sampler *s, pid_t tgid);
 int xp_sampler__start(struct xp_sampler *s, unsigned freq);
+/* Under sudo (true, with the invoking user's ids): the BPF programs'
+ * verdict on a process, 1 when its records must stay out of the run, 0
+ * when they are the user's, -ENOENT when they have none (it is older than
+ * the recording); set_verdict gives one where there is none yet. */
+bool xp_sampler__owner_only(const struct xp_sampler *s, uint32_t *uid, uint32_t *gid);
+int xp_sampler__verdict(const struct xp_sampler *s, pid_t tgid);
+int xp_sampler__set_verdict(struct xp_sampler *s, pid_t tgid, bool denied);
 /* Uprobe on XP_MARKER_SYMBOL in the library at path, every process. */
 int xp_sampler__attach_marker(struct xp_sampler *s, const char *path);
 int xp_sampler__events_fd(const struct xp_sampler *s);

@@ -25,6 +25,7 @@
 #include "mapfile.h"
 #include "runfile.h"
 #include "sideband.h"
+#include "taskowner.h"
 
 #define FLUSH_INTERVAL_NS 1000000000ull
 #define POLL_MS 100
@@ -45,12 +46,19 @@ struct drain {
 	int fail_fd;                /* eventfd: readable once writing failed */
 	int write_err;              /* that first write error, negative errno */
 	uint64_t last_flush;
+	/* under sudo where the user may not see kernel addresses: added to
+	 * each kernel IP (kernaddr.h), or the kernel IPs left out */
+	uint64_t kernel_delta;
+	bool kernel_dropped;
 	uint64_t bpf_reported[SAMPLER_LOSS_N];
 	struct xp_record_counts counts;
 	/* records in the writer's buffer, not yet on disk: written once a
 	 * flush succeeds, lost (XP_LOST_WRITE) if it fails */
 	uint64_t pending[XP_RECORD_NTYPES];
 	uint64_t flushed;           /* xp_writer_flushed_bytes at the last look */
+	/* under sudo: side-band records of others' processes dropped since
+	 * the last loss report, per kind (mmap, comm, fork, exit) */
+	uint64_t priv_dropped[XP_RECORD_NTYPES];
 	pid_t pids[MAX_PIDS];
 	unsigned npids;
 	pid_t last_pid;
@@ -209,8 +217,17 @@ static void write_stack_record(struct drain *d, uint32_t type, const void *fixed
 	const uint64_t *user = &e->tail.ips[XP_MAX_STACK_DEPTH];
 	unsigned char *p = d->scratch;
 
+	if (d->kernel_dropped)
+		kd = 0;
 	memcpy(p, fixed, flen);
 	memcpy(p + flen, e->tail.ips, kd * 8);
+	for (size_t i = 0; d->kernel_delta && i < kd; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, p + flen + i * 8, 8);
+		ip += d->kernel_delta;
+		memcpy(p + flen + i * 8, &ip, 8);
+	}
 	if (type == XP_REC_LAUNCH && e->entry_ret && ud >= 1) {
 		/* leaf (the marker), its caller from the stack, then the walk */
 		size_t rest = ud - 1 < XP_MAX_STACK_DEPTH - 2 ? ud - 1 : XP_MAX_STACK_DEPTH - 2;
@@ -333,6 +350,40 @@ static void write_exec(struct drain *d, const struct xp_exec *x, const char *pat
 	drain_append_path(d, XP_REC_EXEC, &e, sizeof(e), path, e.path_len);
 }
 
+bool drain_task_allowed(struct drain *d, pid_t pid)
+{
+	uint32_t uid, gid;
+	int v;
+
+	if (!d->s || !xp_sampler__owner_only(d->s, &uid, &gid))
+		return true;
+	v = xp_sampler__verdict(d->s, pid);
+	if (v >= 0)
+		return v == 0;
+	/* older than the recording: judged now, once; a process already
+	 * gone is not recorded */
+	xp_sampler__set_verdict(d->s, pid, taskowner_is(pid, uid, gid) != 1);
+	return xp_sampler__verdict(d->s, pid) == 0;
+}
+
+void drain_drop_privileged(struct drain *d, uint32_t type, uint64_t count)
+{
+	d->priv_dropped[xp_record_type_slot(type)] += count;
+}
+
+/* The process a side-band record is of. */
+static pid_t perf_record_pid(const struct perfconv_rec *r)
+{
+	switch (r->type) {
+	case XP_REC_MMAP:
+		return (pid_t)r->u.mmap.pid;
+	case XP_REC_COMM:
+		return (pid_t)r->u.comm.pid;
+	default:
+		return (pid_t)r->u.task.pid;    /* fork (the child), exit */
+	}
+}
+
 static void on_perf_record(void *ctx, const void *rec, size_t len)
 {
 	struct perfconv_rec r;
@@ -352,6 +403,10 @@ static void on_perf_record(void *ctx, const void *rec, size_t len)
 	if (r.type == XP_REC_LOST) {
 		d->counts.lost[0][XP_LOST_PERF_LOST] += r.u.lost.count;
 		drain_append(d, XP_REC_LOST, &r.u, r.fixed_len, NULL, 0);
+		return;
+	}
+	if (!drain_task_allowed(d, perf_record_pid(&r))) {
+		drain_drop_privileged(d, r.type, 1);
 		return;
 	}
 	if (r.type == XP_REC_FORK)
@@ -393,6 +448,7 @@ static void report_losses(struct drain *d)
 		[SAMPLER_LOSS_PRIV_SAMPLE] = { XP_REC_SAMPLE, XP_LOST_PRIVILEGED },
 		[SAMPLER_LOSS_PRIV_LAUNCH] = { XP_REC_LAUNCH, XP_LOST_PRIVILEGED },
 		[SAMPLER_LOSS_PRIV_SWITCH] = { XP_REC_SWITCH, XP_LOST_PRIVILEGED },
+		[SAMPLER_LOSS_PRIV_EXEC] = { XP_REC_EXEC, XP_LOST_PRIVILEGED },
 	};
 	uint64_t now[SAMPLER_LOSS_N];
 
@@ -406,6 +462,11 @@ static void report_losses(struct drain *d)
 				write_lost(d, kinds[i][0], kinds[i][1], now[i] - d->bpf_reported[i]);
 			d->bpf_reported[i] = now[i];
 		}
+	}
+	for (uint32_t k = 0; k < XP_RECORD_NTYPES; k++) {
+		if (d->priv_dropped[k])
+			write_lost(d, k, XP_LOST_PRIVILEGED, d->priv_dropped[k]);
+		d->priv_dropped[k] = 0;
 	}
 }
 
@@ -478,6 +539,12 @@ int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
 			err = -errno;
 	}
 	return err;
+}
+
+void drain_rebase_kernel(struct drain *d, uint64_t delta, bool drop)
+{
+	d->kernel_delta = delta;
+	d->kernel_dropped = drop;
 }
 
 int drain_start(struct drain *d)

@@ -12,6 +12,7 @@
 #define XP_CAPTURE_DRAIN_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,6 +40,14 @@ typedef void (*drain_cuda_fn)(void *ctx, pid_t pid, const char *path);
 void drain_watch_cuda(struct drain *d, drain_cuda_fn fn, void *ctx);
 /* Samples, launch and off-CPU records before from_ns are dropped (--delay). */
 void drain_set_window(struct drain *d, uint64_t from_ns);
+/* Under sudo, whether the records of process pid may go into the run
+ * (the sampler's verdict, else its /proc entry now); always true else. */
+bool drain_task_allowed(struct drain *d, pid_t pid);
+/* Counts records of a process not allowed, as lost (reason privileged). */
+void drain_drop_privileged(struct drain *d, uint32_t type, uint64_t count);
+/* Before drain_start: every kernel IP written plus delta, or with drop
+ * none at all (kernaddr.h: addresses the invoking user may not see). */
+void drain_rebase_kernel(struct drain *d, uint64_t delta, bool drop);
 int drain_start(struct drain *d);
 void drain_stop(struct drain *d);
 /* Reads everything still queued, writes loss records, flushes. Returns

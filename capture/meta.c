@@ -192,6 +192,8 @@ static json_t *meta_json(const struct xp_record_meta *m)
 			    json_string(strerror(-m->kallsyms_err)) : json_null());
 	json_object_set_new(root, "kallsyms_bytes", m->kallsyms_bytes ?
 			    json_integer((json_int_t)m->kallsyms_bytes) : json_null());
+	json_object_set_new(root, "kernel_addresses", json_string(m->kernel_addresses ?
+								 m->kernel_addresses : "real"));
 	json_object_set_new(root, "off_cpu", off_cpu_json(m));
 	json_object_set_new(root, "call_graph", call_graph_json(o));
 	json_object_set_new(root, "record_privileged", json_boolean(o->record_privileged));

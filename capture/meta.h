@@ -45,6 +45,7 @@ struct xp_record_meta {
 	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
 	int kallsyms_err;               /* 0 or -errno of saving /proc/kallsyms */
 	uint64_t kallsyms_bytes;        /* size of the whole copy, 0 until it is in place */
+	const char *kernel_addresses;   /* "rebased", "dropped" (kernaddr.h), NULL: real */
 	struct gitdesc git;             /* git describe of the program's checkout */
 };
 

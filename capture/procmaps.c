@@ -72,3 +72,20 @@ int procmaps_walk(pid_t pid, uint64_t ts, procmaps_fn fn, void *ctx)
 	fclose(f);
 	return 0;
 }
+
+int procmaps_count_exec(pid_t pid)
+{
+	char fname[64], line[4096 + 128];
+	struct procmaps_entry e;
+	int n = 0;
+	FILE *f;
+
+	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
+	f = fopen(fname, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += procmaps_parse_line(line, &e) == 0 && (e.prot & PROT_EXEC);
+	fclose(f);
+	return n;
+}

@@ -30,5 +30,7 @@ typedef void (*procmaps_fn)(void *ctx, const struct xp_mmap *m, const char *path
 
 /* Every executable mapping of pid; 0 or -errno (-ENOENT: process gone). */
 int procmaps_walk(pid_t pid, uint64_t ts, procmaps_fn fn, void *ctx);
+/* How many there are, no file opened; or -errno. */
+int procmaps_count_exec(pid_t pid);
 
 #endif

@@ -19,6 +19,21 @@ static void on_proc_map(void *ctx, const struct xp_mmap *m, const char *path)
 	drain_append_path(ctx, XP_REC_MMAP, m, sizeof(*m), path, m->path_len);
 }
 
+/* Under sudo another user's process is only counted: its mappings as
+ * lost, no file of it opened. 1 if pid's maps were read. */
+static int walk_one(struct drain *d, pid_t pid, uint64_t ts)
+{
+	int n;
+
+	if (!drain_task_allowed(d, pid)) {
+		n = procmaps_count_exec(pid);
+		if (n > 0)
+			drain_drop_privileged(d, XP_REC_MMAP, (uint64_t)n);
+		return 0;
+	}
+	return procmaps_walk(pid, ts, on_proc_map, d) == 0;
+}
+
 unsigned snapshot_existing_maps(struct drain *d, const pid_t *pids, unsigned n, uint64_t ts)
 {
 	struct dirent *de;
@@ -27,7 +42,7 @@ unsigned snapshot_existing_maps(struct drain *d, const pid_t *pids, unsigned n, 
 
 	if (pids) {
 		for (unsigned i = 0; i < n; i++)
-			done += procmaps_walk(pids[i], ts, on_proc_map, d) == 0;
+			done += walk_one(d, pids[i], ts);
 		return done;
 	}
 	dir = opendir("/proc");
@@ -35,7 +50,7 @@ unsigned snapshot_existing_maps(struct drain *d, const pid_t *pids, unsigned n, 
 		return 0;
 	while ((de = readdir(dir)))
 		if (atoi(de->d_name) > 0)
-			done += procmaps_walk(atoi(de->d_name), ts, on_proc_map, d) == 0;
+			done += walk_one(d, atoi(de->d_name), ts);
 	closedir(dir);
 	return done;
 }
@@ -50,7 +65,7 @@ static uid_t proc_owner(pid_t pid, uid_t fallback)
 	return stat(path, &st) ? fallback : st.st_uid;
 }
 
-unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n,
+unsigned snapshot_perf_maps(struct drain *d, const pid_t *pids, unsigned n,
 			    struct rundir *rd)
 {
 	pid_t seen[MAX_PERF_MAPS];
@@ -62,7 +77,7 @@ unsigned snapshot_perf_maps(const struct drain *d, const pid_t *pids, unsigned n
 	for (unsigned i = 0; i < count; i++) {
 		snprintf(src, sizeof(src), "/tmp/perf-%d.map", (int)seen[i]);
 		snprintf(name, sizeof(name), "perf-%d.map", (int)seen[i]);
-		if (access(src, F_OK) == 0)
+		if (drain_task_allowed(d, seen[i]) && access(src, F_OK) == 0)
 			copied += rundir_copy_user_file(rd, src, name, rd->uid,
 							proc_owner(seen[i], rd->uid)) == 0;
 	}

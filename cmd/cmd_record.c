@@ -31,6 +31,7 @@
 #include "outname.h"
 #include "drain.h"
 #include "gpuscan.h"
+#include "kernaddr.h"
 #include "marker.h"
 #include "meta.h"
 #include "perfsampler.h"
@@ -42,6 +43,7 @@
 #include "sideband.h"
 #include "snapshot.h"
 #include "target.h"
+#include "taskowner.h"
 #include "tracefmt.h"
 #include "waitend.h"
 
@@ -69,6 +71,7 @@ struct recorder {
 	struct sideband *sb;
 	struct xp_writer *w;
 	struct drain *drain;
+	uint64_t kernel_delta;          /* added to kernel addresses (kernaddr.h) */
 	char cupti_lib[PATH_MAX];
 	char *env[14];
 	char env_buf[13][PATH_MAX + 64];
@@ -305,6 +308,19 @@ static void on_cuda_mapped(void *ctx, pid_t pid, const char *path)
 			(int)pid, path, r->meta.gpu_not_armed);
 }
 
+/* Under sudo, kernel addresses only as the invoking user may see them. */
+static void hide_kernel_addresses(struct recorder *r)
+{
+	if (!r->bpf || r->uid == 0 || kernaddr_user_sees())
+		return;
+	r->meta.kernel_addresses = "rebased";
+	if (kernaddr_rebase_delta(&r->kernel_delta)) {
+		r->meta.kernel_addresses = "dropped";
+		r->kernel_delta = 0;
+	}
+	drain_rebase_kernel(r->drain, r->kernel_delta, !r->kernel_delta);
+}
+
 /* Opens everything, in the order that loses nothing: the child exists but
  * waits; BPF tracks it; side-band events follow it; then it is released. */
 static int arm(struct recorder *r)
@@ -330,6 +346,8 @@ static int arm(struct recorder *r)
 		return XP_EXIT_USAGE;
 	}
 	for (unsigned i = 0; r->bpf && i < r->npids; i++) {
+		/* ours: the command (which execs as the user) or -p pids checked */
+		xp_sampler__set_verdict(r->sampler, r->pids[i], false);
 		err = xp_sampler__track(r->sampler, r->pids[i]);
 		if (err) {
 			fprintf(stderr, "xpcap: cannot track pid %d: %s\n", (int)r->pids[i],
@@ -368,6 +386,7 @@ static int arm(struct recorder *r)
 	if (r->o.delay_s)
 		drain_set_window(r->drain, r->meta.window_from);
 	drain_watch_cuda(r->drain, on_cuda_mapped, r);
+	hide_kernel_addresses(r);
 	/* -p and -a: what is already mapped will never produce an mmap event */
 	if (r->o.npids || r->o.system_wide)
 		snapshot_existing_maps(r->drain, r->o.system_wide ? NULL : r->pids, r->npids,
@@ -605,6 +624,10 @@ static long proc_uid(pid_t pid)
 
 static int check_pids(struct recorder *r)
 {
+	uid_t uid;
+	gid_t gid;
+
+	target_invoking_user(&uid, &gid);
 	for (unsigned i = 0; i < r->o.npids; i++) {
 		long owner;
 
@@ -618,6 +641,13 @@ static int check_pids(struct recorder *r)
 			fprintf(stderr, "xpcap: cannot attach to pid %d: it belongs to uid %ld; a normal "
 				"user records only their own processes (root records any)\n",
 				(int)r->o.pids[i], owner);
+			return -EPERM;
+		}
+		/* under sudo nothing of a process the user could not trace */
+		if (r->bpf && uid != 0 && taskowner_is(r->o.pids[i], uid, gid) != 1) {
+			fprintf(stderr, "xpcap: cannot attach to pid %d: not a process the invoking "
+				"user (uid %u) may trace (another user's, root's or privileged)\n",
+				(int)r->o.pids[i], (unsigned)uid);
 			return -EPERM;
 		}
 		r->pids[r->npids++] = r->o.pids[i];
@@ -730,10 +760,12 @@ static int write_start_files(struct recorder *r)
 		progress(r, "cannot save the sched_switch tracepoint format: %s (noted in meta.json)",
 			 strerror(-r->meta.tracefmt_err));
 	/* the largest file (MiBs): a partial copy is removed, the run goes on;
-	 * perf samples of a normal user have no kernel frames to name */
+	 * perf samples of a normal user have no kernel frames to name; under
+	 * sudo the addresses are moved where the user may not see them */
 	if (r->bpf)
-		r->meta.kallsyms_err = rundir_copy_file(&r->rd, "/proc/kallsyms", "kallsyms",
-							&r->meta.kallsyms_bytes);
+		r->meta.kallsyms_err = r->kernel_delta || !r->meta.kernel_addresses ?
+				       kernaddr_save_kallsyms(&r->rd, r->kernel_delta,
+							      &r->meta.kallsyms_bytes) : -EPERM;
 	if (r->meta.kallsyms_err)
 		progress(r, "cannot save kallsyms into the run: %s (kernel frames stay addresses; "
 			 "noted in meta.json)", strerror(-r->meta.kallsyms_err));

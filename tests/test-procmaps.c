@@ -1,6 +1,7 @@
 /* test-procmaps.c - /proc/PID/maps lines, and walking our own maps finds
  * this test program's executable mapping with its build id; the file of a
- * mapping swapped for a FIFO or a link is never opened (mapfile.c). */
+ * mapping swapped for a FIFO or a link is never opened (mapfile.c); whose
+ * a process is (taskowner.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "check-main.h"
 #include "mapfile.h"
 #include "procmaps.h"
+#include "taskowner.h"
 
 START_TEST(parse_lines)
 {
@@ -128,6 +130,18 @@ START_TEST(swapped_file)
 }
 END_TEST
 
+START_TEST(owner)
+{
+	ck_assert_int_eq(taskowner_is(getpid(), getuid(), getgid()), 1);
+	ck_assert_int_eq(taskowner_is(getpid(), getuid() + 1, getgid()), 0);
+	ck_assert_int_eq(taskowner_is(getpid(), getuid(), getgid() + 1), 0);
+	if (getuid() != 0)
+		ck_assert_int_eq(taskowner_is(1, getuid(), getgid()), 0);
+	ck_assert_int_eq(taskowner_is(2, 65534, 65534), 0);    /* kthreadd */
+	ck_assert_int_eq(taskowner_is(999999999, getuid(), getgid()), -ENOENT);
+}
+END_TEST
+
 static Suite *procmaps_suite(void)
 {
 	Suite *s = suite_create("procmaps");
@@ -136,6 +150,7 @@ static Suite *procmaps_suite(void)
 	tcase_add_test(tc, parse_lines);
 	tcase_add_test(tc, walk_self);
 	tcase_add_test(tc, swapped_file);
+	tcase_add_test(tc, owner);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,7 +13,10 @@
  * slot with a copy of the user stack from sp (x86-64 only) and sent with
  * its used length; the fp IPs are kept too.
  * Privileged tasks (see privileged()) leave no sample, launch or off-CPU
- * record: they are counted as lost for reason "privileged" instead.
+ * record: they are counted as lost for reason "privileged" instead. Under
+ * sudo xp_fork and xp_exec also keep a verdict per process (`verdicts`),
+ * by which user space drops the side-band records of others' processes,
+ * and xp_exec sends no exec of a task whose real ids are another's.
  * No vmlinux.h: the kernel structs read are declared below with
  * preserve_access_index, so libbpf relocates them against the running
  * kernel's BTF (CO-RE). */
@@ -100,6 +103,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } tgids SEC(".maps");
+
+/* Under sudo (owner_only), per process: 1 once it was seen privileged
+ * since recording began, 0 while it is the user's. User space drops the
+ * side-band records (mappings, comm, fork, exit) of a process at 1, and
+ * judges a process without a verdict (older than the recording) from
+ * /proc. A new process takes its parent's verdict; an exec or a thread
+ * that is privileged sets 1; nothing sets 1 back to 0, so the records of
+ * a privileged process stay out when it later becomes the user's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SAMPLER_MAX_VERDICTS);
+	__type(key, __u32);
+	__type(value, __u8);
+} verdicts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -212,6 +229,26 @@ static __always_inline bool privileged(struct task_struct *task)
 static __always_inline bool current_privileged(void)
 {
 	return privileged((struct task_struct *)bpf_get_current_task());
+}
+
+/* fresh: a new process, whose verdict replaces any of a pid reused */
+static __always_inline void note_verdict(__u32 tgid, bool denied, bool fresh)
+{
+	__u8 v = denied;
+
+	if (owner_only && (fresh || denied))
+		bpf_map_update_elem(&verdicts, &tgid, &v, BPF_ANY);
+}
+
+/* Under sudo: the task's real ids are the invoking user's (its own exec
+ * of a setuid program is the user's to see, another user's is not). */
+static __always_inline bool own_real_ids(void)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	const struct cred *c = BPF_CORE_READ(task, real_cred);
+
+	return c && BPF_CORE_READ(c, uid.val) == owner_uid &&
+	       BPF_CORE_READ(c, gid.val) == owner_gid;
 }
 
 /* Reads kernel then user stack of the current task into ips (kernel at
@@ -370,6 +407,8 @@ int xp_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	__u8 one = 1;
 
+	if (owner_only)
+		note_verdict(ctgid, privileged(parent), ptgid != ctgid);
 	if (ptgid == ctgid || !filter_tgids)
 		return 0;
 	if (bpf_map_lookup_elem(&tgids, &ptgid))
@@ -403,8 +442,14 @@ int xp_exec(struct bpf_raw_tracepoint_args *ctx)
 	const char *filename;
 	long n;
 
+	if (owner_only)
+		note_verdict(id >> 32, current_privileged(), false);
 	if (!tracked(id >> 32))
 		return 0;
+	if (owner_only && !own_real_ids()) {
+		count_loss(SAMPLER_LOSS_PRIV_EXEC);
+		return 0;
+	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_loss(SAMPLER_LOSS_EXEC);

@@ -10,6 +10,7 @@
 
 #define SAMPLER_PATH_MAX 256          /* exec path bytes kept */
 #define SAMPLER_MAX_TGIDS 65536       /* tracked processes */
+#define SAMPLER_MAX_VERDICTS 65536    /* processes judged under sudo (LRU) */
 #define SAMPLER_RINGBUF_BYTES (8u << 20)
 #define SAMPLER_MAX_COPY XP_USER_COPY_MAX   /* dwarf mode: user stack bytes */
 #define SAMPLER_OFFCPU_MAX_COPY 32768u      /* dwarf off-CPU: kept per thread while off */
@@ -31,7 +32,8 @@ enum sampler_loss {
 	SAMPLER_LOSS_PRIV_SAMPLE = 9,   /* sample of a privileged task: not recorded */
 	SAMPLER_LOSS_PRIV_LAUNCH = 10,  /* launch of a privileged task: not recorded */
 	SAMPLER_LOSS_PRIV_SWITCH = 11,  /* off-CPU interval of a privileged task: not recorded */
-	SAMPLER_LOSS_N = 12,
+	SAMPLER_LOSS_PRIV_EXEC = 12,    /* under sudo, exec of another user's task: not recorded */
+	SAMPLER_LOSS_N = 13,
 };
 
 /* Dwarf mode: events are assembled in a per-CPU slot of this shape (one

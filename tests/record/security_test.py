@@ -12,6 +12,10 @@ force     --force on a directory of root's, and on the user's own holding root's
 twice     a second recorder into a directory in use
 lowdisk   about 4 KiB free when recording starts
 kallsyms  xpcap SIGKILLed while it copies /proc/kallsyms
+foreign   -a and -p under sudo: nothing of root's processes in the user's run
+          (issue 29 item 5)
+kaslr     kallsyms and kernel stacks of a run under sudo hold no real kernel
+          address where the user may not read them (issue 29 item 5)
 mapswap   a user maps files without a build id, then swaps each for a FIFO, a
           "FILE (deleted)" FIFO, a link to a root-only ELF, or its directory for
           a link to a root-only one, while root records -a (issue 29 item 1)
@@ -27,9 +31,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from record_test import (QUIET, XPCAP, Failure, check, check_meta_counts,  # noqa: E402
+from record_test import (QUIET, XPCAP, XPCORR, Failure, check, check_meta_counts,  # noqa: E402
                          detached, dump, meta, mount_tmpfs, one_error_line, prog, record,
-                         require_bpf)
+                         require_bpf, samples)
 
 USER = 65534
 ENV = dict(os.environ, SUDO_UID=str(USER), SUDO_GID=str(USER))
@@ -395,6 +399,143 @@ def t_mapswap(tmp):
     check(md.get("build_id_refused", 0) >= 1,
           "meta.json counts the refused build ids (%s of %d)" % (md.get("build_id_refused"),
                                                                 len(mine)))
+
+
+def spinner(path, seconds, user=False):
+    """prog threads copied to path, run for seconds (as the user, or root)."""
+    if not os.path.exists(path):
+        shutil.copy(prog("threads"), path)
+        os.chmod(path, 0o755)
+    return subprocess.Popen([path, str(seconds)], preexec_fn=as_user if user else None, **QUIET)
+
+
+def all_bytes(run):
+    out = b""
+    for d, _, names in os.walk(run):
+        for name in names:
+            with open(os.path.join(d, name), "rb") as f:
+                out += f.read()
+    return out
+
+
+def t_foreign(tmp):
+    # issue 29 item 5: under sudo, root's processes (one older than the
+    # recording, one started during it, with a perf map) leave nothing in
+    # the user's run, while the user's own process is recorded
+    token = "xproot" + os.urandom(6).hex()
+    rdir = os.path.join(tmp, token)
+    os.mkdir(rdir, 0o755)
+    home = user_dir(os.path.join(tmp, "home"))
+    procs = [spinner(os.path.join(rdir, "xprootspin"), 60),
+             spinner(os.path.join(home, "xpuserspin"), 60, user=True)]
+    root_pid, user_pid = procs[0].pid, procs[1].pid
+    perf_map = "/tmp/perf-%d.map" % root_pid
+    with open(perf_map, "w") as f:
+        f.write("1000 10 %s_jitted\n" % token)
+    try:
+        time.sleep(0.3)
+        run = os.path.join(home, "run")
+        p = subprocess.Popen([XPCAP, "record", "-o", run, "-a", "--duration", "2", "--compress",
+                              "none"] + QUICK, env=ENV, **QUIET)
+        time.sleep(0.5)
+        procs.append(spinner(os.path.join(rdir, "xprootspin"), 1))
+        rc = p.wait(timeout=120)
+        check(rc == 0, "-a under sudo: exit 0 (%d)" % rc)
+        recs = dump(run)
+        md = check_meta_counts(run, recs)
+        roots = {str(root_pid), str(procs[2].pid)}
+        of_root = [r for r in recs if r.get("pid") in roots]
+        check(not of_root, "no record of root's processes (%s)" % of_root[:3])
+        check(token.encode() not in all_bytes(run), "nothing of theirs in any file of the run: "
+              "no path, no perf map")
+        lost = {k: md["records"][k]["lost"]["privileged"] for k in ("sample", "mmap", "comm",
+                                                                    "fork", "exit", "exec")}
+        print("dropped as others': %s" % lost)
+        check(lost["sample"] > 0 and lost["mmap"] > 0 and lost["exec"] > 0,
+              "meta.json counts what was dropped")
+        mine = [r for r in recs if r.get("pid") == str(user_pid)]
+        check(any(r["kind"] == "sample" for r in mine) and
+              any(r["kind"] == "mmap" and r["path"].endswith("/xpuserspin") for r in mine),
+              "the user's own process is sampled, with its mappings")
+        # -p of root's process: refused, nothing made; of the user's own: recorded
+        run = os.path.join(home, "attach")
+        rc, err = record(run, QUICK + ["-p", str(root_pid), "--duration", "1"], None, env=ENV)
+        check(rc == 2 and one_error_line(err) and "cannot attach to pid %d: not a process the "
+              "invoking user (uid %d) may trace" % (root_pid, USER) in err,
+              "-p of root's pid refused (%d %r)" % (rc, err))
+        check(not os.path.exists(run), "nothing made")
+        rc, err = record(run, QUICK + ["-p", str(user_pid), "--duration", "1"], None, env=ENV)
+        check(rc == 0 and any(r["kind"] == "sample" and r["pid"] == str(user_pid)
+                              for r in dump(run)), "-p of the user's own pid recorded")
+        # plain root sees them: what the checks above look for is there
+        run = os.path.join(tmp, "rootrun")
+        rc, err = record(run, QUICK + ["-a", "--duration", "1", "--compress", "none"], None)
+        check(rc == 0 and any(r.get("pid") == str(root_pid) for r in samples(dump(run))) and
+              token.encode() in all_bytes(run), "root's own -a run has them")
+    finally:
+        for q in procs:
+            q.kill()
+            q.wait()
+        os.unlink(perf_map)
+
+
+def kallsyms_addrs(path, names):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            a, _, name = line.split()[:3]
+            if name in names:
+                out[name] = int(a, 16)
+    return out
+
+
+def user_sees_kallsyms():
+    p = subprocess.run(["head", "-1", "/proc/kallsyms"], preexec_fn=as_user, capture_output=True,
+                       text=True)
+    return int(p.stdout.split()[0], 16) != 0
+
+
+def t_kaslr(tmp):
+    # issue 29 item 5: where the user reads zeros in /proc/kallsyms, a run
+    # made for them under sudo holds no real kernel address (kallsyms and
+    # stacks moved by one secret delta) and still names kernel frames
+    restore = None
+    if user_sees_kallsyms():
+        with open("/proc/sys/kernel/kptr_restrict") as f:
+            restore = f.read()
+        with open("/proc/sys/kernel/kptr_restrict", "w") as f:
+            f.write("1")
+        print("kptr_restrict set to 1 for the test (was %s)" % restore.strip())
+    try:
+        check(not user_sees_kallsyms(), "the user reads no kernel address in /proc/kallsyms")
+        home = user_dir(os.path.join(tmp, "home"))
+        run = os.path.join(home, "run")
+        rc, err = record(run, ["-q", "--no-gpu", "-F", "999"],
+                         ["dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count=300000"], env=ENV)
+        check(rc == 0, "the user's run exits 0 (%d %r)" % (rc, err))
+        names = {"_text", "_stext", "read_zero", "vfs_read", "do_syscall_64", "schedule"}
+        real = kallsyms_addrs("/proc/kallsyms", names)
+        got = kallsyms_addrs(os.path.join(run, "kallsyms"), names)
+        print("real %s\nrun  %s" % ({k: hex(v) for k, v in real.items()},
+                                     {k: hex(v) for k, v in got.items()}))
+        check(len(got) == len(real) >= 4 and all(got[k] != real[k] for k in real),
+              "no symbol at its real address in the run's kallsyms")
+        check(len({got[k] - real[k] for k in real}) == 1, "one delta for all")
+        check(meta(run)["kernel_addresses"] == "rebased", "meta.json says so")
+        p = subprocess.run([XPCORR, "export", "--format", "folded", run], capture_output=True,
+                           text=True)
+        check(p.returncode == 0 and "read_zero_[k]" in p.stdout,
+              "kernel frames still named from the run (read_zero)")
+        # root's own run keeps the real addresses
+        run = os.path.join(tmp, "rootrun")
+        rc, err = record(run, ["-q", "--no-gpu"], ["true"])
+        check(meta(run)["kernel_addresses"] == "real" and
+              kallsyms_addrs(os.path.join(run, "kallsyms"), names) == real,
+              "root's run: real addresses")
+    finally:
+        if restore is not None:
+            with open("/proc/sys/kernel/kptr_restrict", "w") as f:
+                f.write(restore)
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
