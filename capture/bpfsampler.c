@@ -5,10 +5,13 @@
 #include "bpfsampler.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -228,17 +231,32 @@ cleanup:
 	return err;
 }
 
+/* The path may be the sudo user's (--cupti-lib): libbpf opens it as
+ * root, so it gets the regular file found through O_PATH (a FIFO would
+ * block xpcap here for good, a device's open act), by its fd's name. */
 int xp_sampler__attach_marker(struct xp_sampler *s, const char *path)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = XP_MARKER_SYMBOL, .retprobe = false);
+	int fd = open(path, O_PATH | O_CLOEXEC), err = 0;
+	char self[64];
+	struct stat st;
 
-	s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, path, 0,
-						    &opts);
-	if (!s->marker) {
-		s->failed = SAMPLER_STEP_UPROBE;
-		return -errno ? -errno : -EINVAL;
+	if (fd < 0 || fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	if (!err) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, self, 0,
+							    &opts);
+		if (!s->marker)
+			err = -errno ? -errno : -EINVAL;
 	}
-	return 0;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		s->failed = SAMPLER_STEP_UPROBE;
+	return err;
 }
 
 int xp_sampler__events_fd(const struct xp_sampler *s)

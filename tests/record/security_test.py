@@ -399,6 +399,18 @@ def t_mapswap(tmp):
     check(md.get("build_id_refused", 0) >= 1,
           "meta.json counts the refused build ids (%s of %d)" % (md.get("build_id_refused"),
                                                                 len(mine)))
+    # the sudo user names a FIFO as the injection library: root attaches
+    # the uprobe only to a regular file, so the start fails in one line
+    fifo = os.path.join(home, "lib.so")
+    os.mkfifo(fifo)
+    os.chown(fifo, USER, USER)
+    try:
+        rc, err = record(os.path.join(home, "run2"), ["-q", "--cupti-lib", fifo], ["true"],
+                         env=ENV)
+    except subprocess.TimeoutExpired:
+        raise Failure("--cupti-lib naming a FIFO: xpcap still running after 120 s")
+    check(rc == 2 and one_error_line(err) and "cannot attach the correlation uprobe to " + fifo
+          in err, "--cupti-lib naming a FIFO: refused in one line (%d %r)" % (rc, err))
 
 
 def spinner(path, seconds, user=False):
