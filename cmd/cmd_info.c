@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "textesc.h"
 #include "db_schema.h"
+#include "info_autograd.h"
 #include "info_gpu.h"
 #include "info_python.h"
 #include "ingest.h"
@@ -223,6 +224,8 @@ static json_t *build_info(sqlite3 *db)
 	json_object_set_new(info, "gpu", xp_info_gpu(db));
 	if ((v = xp_info_python(db)))
 		json_object_set_new(info, "python", v);
+	if ((v = xp_info_autograd(db)))
+		json_object_set_new(info, "autograd", v);
 	json_object_set_new(info, "processes", processes(db));
 	json_object_set_new(info, "warnings", rows(db,
 		"SELECT message FROM xp_warnings ORDER BY rowid"));
@@ -319,6 +322,8 @@ static void print_text(json_t *info)
 	xp_info_gpu_print(json_object_get(info, "gpu"));
 	if (json_object_get(info, "python"))
 		xp_info_python_print(json_object_get(info, "python"));
+	if (json_object_get(info, "autograd"))
+		xp_info_autograd_print(json_object_get(info, "autograd"));
 	printf("processes:\n");
 	json_array_foreach(json_object_get(info, "processes"), i, v) {
 		printf("  %8" JSON_INTEGER_FORMAT " %-16s %4" JSON_INTEGER_FORMAT " threads %10"

@@ -50,10 +50,31 @@ static int thread_start(const char *sym, const char *module)
 	return has(module, "/libc.so") || has(module, "/libc-") || (sym && !strncmp(sym, "libc.so", 7));
 }
 
+int xp_backward_note(int kind, const char *sym, char *node, size_t len)
+{
+	static const char open[] = "\u2039backward: ", close[] = "\u203a";
+	size_t n;
+
+	if (kind != XP_FRAME_NOTE || !sym || strncmp(sym, open, sizeof(open) - 1))
+		return 0;
+	sym += sizeof(open) - 1;
+	n = strlen(sym);
+	if (n >= sizeof(close) - 1 && !strcmp(sym + n - (sizeof(close) - 1), close))
+		n -= sizeof(close) - 1;
+	if (node)
+		snprintf(node, len, "%.*s", (int)n, sym);
+	return 1;
+}
+
 void xp_launcher_frame(struct xp_launcher_scan *s, int kind, const char *sym, const char *module)
 {
-	/* a note of ingest's, not a function: DDP's bucket (ingest/ddpbuckets.h) */
+	/* notes of ingest's, not functions: DDP's bucket (ingest/ddpbuckets.h),
+	 * the autograd node a backward launch ran for (ingest/backward.h) */
 	if (kind == XP_FRAME_NOTE) {
+		if (xp_backward_note(kind, sym, s->node, sizeof(s->node))) {
+			s->autograd = 1;
+			snprintf(s->backward, sizeof(s->backward), "%s", sym);
+		}
 		if (sym && !strncmp(sym, "[DDP bucket ", 12))
 			snprintf(s->bucket, sizeof(s->bucket), "%.*s", (int)strcspn(sym + 5, "]"),
 				 sym + 5);
@@ -135,9 +156,9 @@ void xp_launcher_why(enum xp_launcher who, int inproc, char *buf, size_t len)
 {
 	switch (who) {
 	case XP_LAUNCHER_AUTOGRAD:
-		snprintf(buf, len, "launched by autograd's backward threads, where no Python runs:"
-			 " sites are named 'autograd backward: NODE' (the forward line that made"
-			 " the node is not on these stacks)");
+		snprintf(buf, len, "launched by autograd's backward threads for nodes whose forward"
+			 " launch is not known (xpcorr info says why), or in a run without"
+			 " autograd records: sites are named 'autograd backward: NODE'");
 		break;
 	case XP_LAUNCHER_NCCL:
 		snprintf(buf, len, "launched by NCCL/c10d threads (DDP's reducer, the process"

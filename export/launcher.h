@@ -37,7 +37,13 @@ struct xp_launcher_scan {
 	char node[96];              /* the leaf-most autograd node seen */
 	char root_fn[96];           /* the root-most function of the program seen */
 	char bucket[24];            /* "bucket 2" from a DDP note frame, else "" */
+	char backward[120];         /* the note "‹backward: AddmmBackward0›" of a backward
+				     * launch (ingest/backward.h), else "" */
 };
+
+/* Whether a frame is ingest's note of a backward launch's autograd node,
+ * "‹backward: AddmmBackward0›"; the node's name into node (may be NULL). */
+int xp_backward_note(int kind, const char *sym, char *node, size_t len);
 
 void xp_launcher_begin(struct xp_launcher_scan *s);
 /* One frame, leaf first (sym and module may be NULL). */

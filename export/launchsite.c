@@ -82,8 +82,8 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 					snprintf(pylib, sizeof(pylib), "%s", sym);
 				continue;
 			}
-			snprintf(buf, len, "%s%s%s", sym, op[0] && !s->own_python ? " \u203a " : "",
-				 s->own_python ? "" : op);
+			snprintf(buf, len, "%s%s%s%s%s", sym, op[0] && !s->own_python ? " \u203a " : "",
+				 s->own_python ? "" : op, who.backward[0] ? " " : "", who.backward);
 			xp_stackwalk_done(s->walk);
 			return 0;
 		}
@@ -103,7 +103,7 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 	xp_stackwalk_done(s->walk);
 	w = xp_launcher_end(&who);
 	if (pylib[0])
-		snprintf(buf, len, "%s", pylib);
+		snprintf(buf, len, "%s%s%s", pylib, who.backward[0] ? " " : "", who.backward);
 	else if (w == XP_LAUNCHER_AUTOGRAD || w == XP_LAUNCHER_NCCL || w == XP_LAUNCHER_XLA)
 		snprintf(buf, len, "%s%s%s%s%s", xp_launcher_label(w), who.what[0] ? ": " : "",
 			 who.what, op[0] ? " \u203a " : "", op);

@@ -1,6 +1,8 @@
 /* launchsite.h - a launch stack named in a few words, the way the report's
  * sites read: the innermost Python line and the framework operation under
- * it ("train.py:42 forward › aten::addmm"), else who launched it from a
+ * it ("train.py:42 forward › aten::addmm"; a backward launch ingest put
+ * under its forward launch, "model.py:42 Block.forward › aten::linear
+ * ‹backward: AddmmBackward0›"), else who launched it from a
  * thread with no Python ("autograd backward: AddmmBackward0 › aten::mm"),
  * else the innermost function of the program's own code ("launch_alpha()").
  * Computed once per stack and kept: a trace names millions of events with

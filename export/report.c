@@ -366,13 +366,17 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 			cut = 1;
 			if (shown_py || xp_is_python_frame(kind, sym)) {
 				if (!shown_py)
-					snprintf(py, sizeof(py), "%s%s%s | ", sym, op[0] ? " \u203a " : "",
-						 op);
+					snprintf(py, sizeof(py), "%s%s%s%s%s | ", sym,
+						 op[0] ? " \u203a " : "", op,
+						 who.backward[0] ? " " : "", who.backward);
 				break;
 			}
 		}
 	}
 	xp_stackwalk_done(R->walk);
+	/* a backward kernel whose forward line is among the frames shown */
+	if (!py[0] && shown_py && who.backward[0])
+		snprintf(py, sizeof(py), "%s | ", who.backward);
 	/* no Python on the stack: the framework thread that launched it leads */
 	if (!py[0] && !shown_py) {
 		enum xp_launcher w = xp_launcher_end(&who);

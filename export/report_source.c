@@ -3,7 +3,10 @@
  * time. Self is the GPU time a line launched itself (it is the innermost
  * Python line of the launch stack); total adds what the functions it calls
  * launched (each line counted once per stack, so recursion does not count
- * twice). Under each line, the kernels its self time is made of.
+ * twice). Under each line, the kernels its self time is made of. Backward
+ * kernels that ingest put under the forward launch that made their node
+ * (ingest/backward.h) count on the forward lines, and a column says how much
+ * of each row's time is backward (shown when the run has any).
  *
  *   rows:   (stack, kernel name) -> GPU ns, records      one SQL pass
  *   stacks: Python frames of each stack, innermost first  one walk per stack
@@ -15,6 +18,7 @@
 #include "db_schema.h"
 #include "elidename.h"
 #include "launch.h"
+#include "launcher.h"
 #include "pypath.h"
 #include "report_priv.h"
 #include "array.h"
@@ -33,6 +37,7 @@ struct src_line {
 	int line;                   /* -1: not known */
 	int library;                /* in site-packages or the standard library */
 	int64_t self, total, own;   /* own: as the innermost line of the program's own files */
+	int64_t bwd;                /* of total: backward kernels of nodes made here */
 	uint64_t self_n, total_n;
 	uint64_t mark;              /* the last row counted in total */
 	struct src_kernel *k;
@@ -41,7 +46,7 @@ struct src_line {
 
 struct src_func {
 	char *file, *name;          /* the short path; the qualified name */
-	int64_t self, total;
+	int64_t self, total, bwd;
 	uint64_t self_n, total_n;
 	uint64_t mark;
 };
@@ -55,7 +60,9 @@ struct src {
 	size_t nlines, nfuncs, caplines, capfuncs;
 	size_t *stack;              /* the current stack's lines, innermost first */
 	size_t nstack, capstack;
+	int backward;               /* the current stack is a backward launch's */
 	int64_t all, none;          /* GPU ns in the view; of which with no Python line */
+	int64_t bwd_all;            /* of all: backward on forward lines */
 	uint64_t all_n, none_n;
 };
 
@@ -126,9 +133,12 @@ static int walk_stack(struct src *S, int64_t id)
 	int rc = 0;
 
 	S->nstack = 0;
+	S->backward = 0;
 	while (rc == 0 && xp_stackwalk_next(S->R->walk, &node, &fr)) {
 		size_t li;
 
+		if (xp_backward_note(fr.kind, fr.sym, NULL, 0))
+			S->backward = 1;
 		if (fr.kind != XP_FRAME_PYTHON || !fr.sym)
 			continue;
 		if ((rc = line_of(S, fr.sym, fr.module, &li)) < 0 ||
@@ -167,7 +177,9 @@ static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, ui
 		return 0;
 	}
 	struct src_line *in = &S->lines[S->stack[0]];
+	int64_t bwd = S->backward ? ns : 0;
 
+	S->bwd_all = xp_sat_add(S->bwd_all, bwd);
 	in->self = xp_sat_add(in->self, ns);
 	in->self_n += n;
 	S->funcs[in->fn].self = xp_sat_add(S->funcs[in->fn].self, ns);
@@ -184,11 +196,13 @@ static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, ui
 		if (l->mark != row) {
 			l->mark = row;
 			l->total = xp_sat_add(l->total, ns);
+			l->bwd = xp_sat_add(l->bwd, bwd);
 			l->total_n += n;
 		}
 		if (f->mark != row) {
 			f->mark = row;
 			f->total = xp_sat_add(f->total, ns);
+			f->bwd = xp_sat_add(f->bwd, bwd);
 			f->total_n += n;
 		}
 	}
@@ -440,21 +454,34 @@ static void text_columns(struct src *S)
 {
 	struct rep *R = S->R;
 
+	if (S->bwd_all) {
+		xp_rep_put_row(R, " Self (%)     Self (ns)  Total (%)    Total (ns)  Backward (%)"
+			       "  Instances  Source");
+		xp_rep_put_row(R, " --------  ------------  ---------  ------------  ------------"
+			       "  ---------  ------");
+		return;
+	}
 	xp_rep_put_row(R, " Self (%)     Self (ns)  Total (%)    Total (ns)  Instances  Source");
 	xp_rep_put_row(R, " --------  ------------  ---------  ------------  ---------  ------");
 }
 
-static void text_row(struct src *S, int64_t self, int64_t total, uint64_t n, const char *what)
+/* Backward (%): the share of the row's total that backward kernels are. */
+static void text_row(struct src *S, int64_t self, int64_t total, int64_t bwd, uint64_t n,
+		     const char *what)
 {
-	char line[2048];
+	char line[2048], share[24] = "";
 
-	snprintf(line, sizeof(line), " %8.1f  %12lld  %9.1f  %12lld  %9llu  %s", pct(S, self),
-		 (long long)self, pct(S, total), (long long)total, (unsigned long long)n, what);
+	if (S->bwd_all)
+		snprintf(share, sizeof(share), "  %12.1f", total ? 100.0 * (double)bwd /
+			 (double)total : 0);
+	snprintf(line, sizeof(line), " %8.1f  %12lld  %9.1f  %12lld%s  %9llu  %s", pct(S, self),
+		 (long long)self, pct(S, total), (long long)total, share, (unsigned long long)n,
+		 what);
 	xp_rep_put_row(S->R, line);
 }
 
 static void csv_row(struct src *S, const char *level, const struct src_func *f, int line,
-		    int64_t self, int64_t total, uint64_t n, const char *kernels)
+		    int64_t self, int64_t total, int64_t bwd, uint64_t n, const char *kernels)
 {
 	FILE *out = S->R->out;
 
@@ -466,7 +493,10 @@ static void csv_row(struct src *S, const char *level, const struct src_func *f, 
 		fprintf(out, ",%d", line);
 	else
 		fputs(",", out);
-	fprintf(out, ",%lld,%lld,%llu,", (long long)self, (long long)total, (unsigned long long)n);
+	fprintf(out, ",%lld,%lld,", (long long)self, (long long)total);
+	if (S->bwd_all)
+		fprintf(out, "%lld,", (long long)bwd);
+	fprintf(out, "%llu,", (unsigned long long)n);
 	xp_rep_csv_str(out, kernels);
 	fputc('\n', out);
 }
@@ -483,6 +513,9 @@ static void json_line(struct src *S, const struct src_line *l)
 		jsonw_null(w);
 	jsonw_key(w, "self_ns"); jsonw_int(w, l->self);
 	jsonw_key(w, "total_ns"); jsonw_int(w, l->total);
+	if (S->bwd_all) {
+		jsonw_key(w, "backward_ns"); jsonw_int(w, l->bwd);
+	}
 	jsonw_key(w, "instances"); jsonw_uint(w, l->total_n);
 	jsonw_key(w, "kernels");
 	jsonw_arr_begin(w);
@@ -506,9 +539,9 @@ static void print_func(struct src *S, size_t fi, const size_t *order, size_t nli
 
 	if (o->format == XP_FMT_TEXT) {
 		snprintf(what, sizeof(what), "%s  (%s)", f->name, f->file);
-		text_row(S, f->self, f->total, f->total_n, what);
+		text_row(S, f->self, f->total, f->bwd, f->total_n, what);
 	} else if (o->format == XP_FMT_CSV) {
-		csv_row(S, "function", f, -1, f->self, f->total, f->total_n, "");
+		csv_row(S, "function", f, -1, f->self, f->total, f->bwd, f->total_n, "");
 	} else {
 		struct jsonw *w = &S->R->json;
 
@@ -517,6 +550,9 @@ static void print_func(struct src *S, size_t fi, const size_t *order, size_t nli
 		jsonw_key(w, "function"); jsonw_str(w, f->name);
 		jsonw_key(w, "self_ns"); jsonw_int(w, f->self);
 		jsonw_key(w, "total_ns"); jsonw_int(w, f->total);
+		if (S->bwd_all) {
+			jsonw_key(w, "backward_ns"); jsonw_int(w, f->bwd);
+		}
 		jsonw_key(w, "instances"); jsonw_uint(w, f->total_n);
 		jsonw_key(w, "lines");
 		jsonw_arr_begin(w);
@@ -530,9 +566,9 @@ static void print_func(struct src *S, size_t fi, const size_t *order, size_t nli
 		if (o->format == XP_FMT_TEXT) {
 			snprintf(what, sizeof(what), "    %s:%d  %s", f->file, l->line,
 				 l->nk ? kernels : "(calls)");
-			text_row(S, l->self, l->total, l->total_n, what);
+			text_row(S, l->self, l->total, l->bwd, l->total_n, what);
 		} else if (o->format == XP_FMT_CSV) {
-			csv_row(S, "line", f, l->line, l->self, l->total, l->total_n, kernels);
+			csv_row(S, "line", f, l->line, l->self, l->total, l->bwd, l->total_n, kernels);
 		} else {
 			json_line(S, l);
 		}
@@ -551,9 +587,9 @@ static void print_none(struct src *S)
 	if (!S->none_n)
 		return;
 	if (o->format == XP_FMT_TEXT) {
-		text_row(S, S->none, S->none, S->none_n, what);
+		text_row(S, S->none, S->none, 0, S->none_n, what);
 	} else if (o->format == XP_FMT_CSV) {
-		csv_row(S, "none", NULL, -1, S->none, S->none, S->none_n, "");
+		csv_row(S, "none", NULL, -1, S->none, S->none, 0, S->none_n, "");
 	} else {
 		struct jsonw *w = &S->R->json;
 
@@ -593,11 +629,16 @@ static int print_all(struct src *S, size_t *shown_out)
 			goto nomem;
 		text_columns(S);
 	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"Level\",\"File\",\"Function\",\"Line\",\"Self (ns)\",\"Total (ns)\","
-		      "\"Instances\",\"Kernels\"\n", S->R->out);
+		fprintf(S->R->out, "\"Level\",\"File\",\"Function\",\"Line\",\"Self (ns)\","
+			"\"Total (ns)\",%s\"Instances\",\"Kernels\"\n",
+			S->bwd_all ? "\"Backward (ns)\"," : "");
 	} else {
 		jsonw_key(&S->R->json, "total_ns");
 		jsonw_int(&S->R->json, S->all);
+		if (S->bwd_all) {
+			jsonw_key(&S->R->json, "backward_ns");
+			jsonw_int(&S->R->json, S->bwd_all);
+		}
 		jsonw_key(&S->R->json, "functions");
 		jsonw_arr_begin(&S->R->json);
 	}

@@ -17,6 +17,7 @@
 
 #include "archive.h"
 #include "db_schema.h"
+#include "backward.h"
 #include "ddpbuckets.h"
 #include "gpu_ingest.h"
 #include "rundb.h"
@@ -247,6 +248,11 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 		/* DDP's all-reduces named by bucket, before they are joined to the GPU */
 		if ((err = xp_ddp_buckets(db)) < 0) {
 			snprintf(res->error, sizeof(res->error), "DDP buckets: %s", sqlite3_errmsg(db));
+			goto fail;
+		}
+		/* backward launches under the forward launch that made their node */
+		if ((err = xp_autograd_join(db)) < 0) {
+			snprintf(res->error, sizeof(res->error), "autograd join: %s", sqlite3_errmsg(db));
 			goto fail;
 		}
 		/* the caller's step in the same transaction (the correlation) */

@@ -534,6 +534,8 @@ static int finish(struct loader *L)
 			   L->ksyms_cut, L->ksyms_beyond);
 	if (!err)
 		err = xp_pystore_save(L->db, L->py);
+	if (!err)
+		err = xp_agstore_save(L->db, L->ag);
 	if (err == -EIO)
 		return db_fail(L, "xp_python_processes");
 	if (!err && xp_meta_rank_save(L->db) < 0)
@@ -598,6 +600,7 @@ static void loader_free(struct loader *L)
 	xp_u64map_free(&L->procs);
 	free(L->stream_records);
 	xp_pystore_free(L->py);
+	xp_agstore_free(L->ag);
 }
 
 /* The loader's tables and helpers (xp_load_run frees them): 0 or -ENOMEM. */
@@ -609,8 +612,9 @@ static int loader_alloc(struct loader *L)
 	L->uw = L->maps && L->sym ? xp_unwinder_new(L->maps, L->sym) : NULL;
 	L->inl = calloc(XP_INLINE_MAX, sizeof(*L->inl));
 	L->py = xp_pystore_new();
+	L->ag = xp_agstore_new();
 	L->borrowed = xp_borrowed_new();
-	return L->strs && L->maps && L->sym && L->uw && L->inl && L->py && L->borrowed ?
+	return L->strs && L->maps && L->sym && L->uw && L->inl && L->py && L->ag && L->borrowed ?
 		0 : -ENOMEM;
 }
 

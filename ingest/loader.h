@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backward.h"
 #include "borrowed.h"
 #include "db_schema.h"
 #include "gpu_ingest.h"
@@ -108,6 +109,7 @@ struct loader {
 	char (*inl)[XP_INLINE_NAME_LEN]; /* scratch for inline names */
 	int64_t kernel_module, unknown_module, jit_module;
 	struct xp_pystore *py;      /* Python stacks of launches (pystacks.h) */
+	struct xp_agstore *ag;      /* PyTorch autograd at launches (backward.h) */
 	uint32_t stream_pid;        /* header pid of the stream being read */
 	int64_t gap_frame;          /* the gap frame of pysplice.h, 0 until needed */
 	int64_t py_native[2 * XP_MAX_STACK_DEPTH * (XP_INLINE_MAX + 1)]; /* splice scratch */

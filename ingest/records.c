@@ -141,6 +141,10 @@ int xp_loader_pass1_record(struct loader *L, const struct xp_record_header *h)
 		err = xp_loader_step(L, STMT_MAPPING);
 		return err ? err : 1;
 	}
+	case XP_REC_AUTOGRAD:
+	case XP_REC_AUTOGRAD_INFO:
+		/* PyTorch's autograd at launches, joined after the load */
+		return xp_agstore_record(L->ag, L->stream_pid, h);
 	default:
 		/* Python stacks, code objects and facts, for the launches of pass 2 */
 		return xp_pystore_record(L->py, L->stream_pid, h);

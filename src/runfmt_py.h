@@ -23,6 +23,8 @@ enum xp_py_record_type {
 	XP_REC_PYSTACK = 9,         /* struct xp_pystack + frames: Python frames at a launch */
 	XP_REC_PYCODE = 10,         /* struct xp_pycode + strings + line table: a code object */
 	XP_REC_PYINFO = 11,         /* struct xp_pyinfo: the process's interpreter */
+	XP_REC_AUTOGRAD = 12,       /* struct xp_autograd [+ node type]: PyTorch autograd at a launch */
+	XP_REC_AUTOGRAD_INFO = 13,  /* struct xp_autograd_info + reason: what the library found */
 };
 
 /* Loss reasons for XP_REC_PYSTACK (xp_lost.kind = XP_REC_PYSTACK). */
@@ -87,6 +89,51 @@ struct xp_pyinfo {
 	uint32_t flags;             /* XP_PYINFO_* */
 	uint16_t reason_len;        /* bytes of a one-line reason that follow (why not supported) */
 	uint16_t pad;               /* 0 */
+	/* char reason[reason_len], then zero padding to 8 */
+};
+
+/* PyTorch's autograd at a launch (written after the launch's XP_REC_LAUNCH
+ * and pystack). PyTorch numbers each autograd node as the forward op creates
+ * it (per thread), and its engine runs the node in backward under that
+ * number: a backward launch's node (seq, forward thread) names the forward
+ * launches whose thread had just created that node (seq_next - 1 == seq). */
+#define XP_AUTOGRAD_NODE 1u         /* a node ran on this thread: node_* and the type follow */
+#define XP_AUTOGRAD_NODE_NAME_MAX 64 /* bytes of the node's type name kept */
+
+struct xp_autograd {
+	uint64_t correlation_id;    /* the XP_REC_LAUNCH it belongs to (same pid) */
+	uint32_t tid;               /* the launch's */
+	uint32_t flags;             /* XP_AUTOGRAD_* */
+	uint64_t thread_id;         /* PyTorch's id of the launching thread
+				     * (at::RecordFunction::currentThreadId), 0 when the
+				     * thread has created no node */
+	uint64_t seq_next;          /* at::sequence_number::peek(): the number the next
+				     * node this thread creates takes */
+	/* with XP_AUTOGRAD_NODE: struct xp_autograd_node, then its name */
+};
+
+/* The node that ran when the launch came (AddmmBackward0's apply). */
+struct xp_autograd_node {
+	uint64_t node_seq;          /* its sequence_nr (UINT64_MAX: AccumulateGrad, which
+				     * no forward op made) */
+	uint64_t node_thread;       /* thread_id of the thread that made it */
+	uint16_t name_len;          /* bytes of its C++ type name that follow, as the ABI
+				     * mangles it ("N5torch8autograd9generated14
+				     * AddmmBackward0E"), then zero padding to 8 */
+	uint16_t pad[3];            /* 0 */
+};
+
+#define XP_AUTOGRAD_INFO_ON 1u      /* libtorch's handles were found and the node's
+				     * layout passed its checks: launches carry autograd */
+
+struct xp_autograd_info {
+	uint64_t ts;                /* when the library wrote this (the latest wins) */
+	uint32_t pid;
+	uint32_t flags;             /* XP_AUTOGRAD_INFO_* */
+	uint64_t nodes;             /* backward launches whose node was read */
+	uint64_t rejected;          /* node reads that failed the layout check */
+	uint16_t reason_len;        /* bytes of a one-line reason that follow */
+	uint16_t pad[3];
 	/* char reason[reason_len], then zero padding to 8 */
 };
 

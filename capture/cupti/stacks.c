@@ -17,12 +17,15 @@
  * On a thread that runs Python, the record also holds the Python frames
  * (pyframes.c), written as an XP_REC_PYSTACK right after the launch; the
  * code objects they name are written before it (xpc_py_drain). A launch
- * that repeats an earlier one names its copy instead (stackreuse.h). */
+ * that repeats an earlier one names its copy instead (stackreuse.h). Where
+ * PyTorch runs, PyTorch's autograd state at the launch (autograd.h) follows
+ * as an XP_REC_AUTOGRAD. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "stacks.h"
 #include "pyframes.h"
+#include "autograd.h"
 #include "launchring.h"
 #include "stackreuse.h"
 
@@ -45,8 +48,12 @@
 #error "register capture is written for x86-64"
 #endif
 
-/* the ring's note holds a record's Python frames' length */
-_Static_assert(XPC_PYSTACK_MAX <= UINT16_MAX, "a Python stack's length fits the ring's note");
+/* The ring's note holds a record's Python frames' length in its low 12
+ * bits and its autograd part's, in eighths, in the high 4. */
+#define NOTE_PY_BITS 12
+_Static_assert(XPC_PYSTACK_MAX < (1u << NOTE_PY_BITS), "a Python stack's length fits the ring's note");
+_Static_assert(XPC_AUTOGRAD_MAX % 8 == 0 && XPC_AUTOGRAD_MAX / 8 < 16,
+	       "an autograd record's length fits the ring's note");
 /* a record holds the Python frames, then the launch: keep it 8-byte aligned */
 _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) % 8 == 0,
 	       "Python frames keep the launch record after them aligned");
@@ -97,6 +104,7 @@ static struct {
  * own frame, which stays small this way (it was 3 KiB more a copy). */
 struct scratch {
 	uint64_t py[XPC_PYSTACK_MAX / 8];
+	uint64_t ag[XPC_AUTOGRAD_MAX / 8];
 	struct launch_plan pl;
 };
 static __thread struct scratch scratch;
@@ -253,7 +261,7 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	uint64_t ip, sp, bp, pos, *py = scratch.py;
 	unsigned char *p;
 	uintptr_t eval;
-	uint32_t pylen;
+	uint32_t pylen, aglen;
 
 	if (!__atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
 		return;
@@ -269,7 +277,9 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	plan(pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
 	     ip, sp, bp);
 	pylen = name_earlier_python((struct xp_pystack *)py, pylen, pl);
-	p = xpc_ring_reserve(&S.ring, pylen + pl->len, (uint16_t)pylen, &pos);
+	aglen = xpc_autograd_take(scratch.ag, correlation_id, (uint32_t)my_tid);
+	p = xpc_ring_reserve(&S.ring, pylen + aglen + pl->len,
+			     (uint16_t)(pylen | aglen / 8 << NOTE_PY_BITS), &pos);
 	if (!p) {
 		__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);
 		if (pl->l.stack.flags & XP_STACK_KEYED)
@@ -278,6 +288,8 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	}
 	memcpy(p, py, pylen);
 	p += pylen;
+	memcpy(p, scratch.ag, aglen);
+	p += aglen;
 	memcpy(p, &pl->l, sizeof(pl->l));
 	if (!S.copy) {
 		memcpy(p + sizeof(pl->l), pl->ips, pl->l.stack.user_depth * sizeof(uint64_t));
@@ -297,21 +309,24 @@ static uint64_t drain_ready(void)
 {
 	const unsigned char *p;
 	uint64_t n = 0;
-	uint16_t pylen;
+	uint16_t note;
 	size_t len;
 
-	while ((p = xpc_ring_next(&S.ring, &len, &pylen))) {
-		const struct xp_launch *l = (const void *)(p + pylen);
+	while ((p = xpc_ring_next(&S.ring, &len, &note))) {
+		uint32_t pylen = note & ((1u << NOTE_PY_BITS) - 1), aglen = note >> NOTE_PY_BITS << 3;
+		const struct xp_launch *l = (const void *)(p + pylen + aglen);
 
 		/* the code objects this launch names were queued before it was */
 		xpc_py_drain(S.w);
-		xp_writer_append(S.w, XP_REC_LAUNCH, l, (uint32_t)(len - pylen), NULL, 0);
+		xp_writer_append(S.w, XP_REC_LAUNCH, l, (uint32_t)(len - pylen - aglen), NULL, 0);
 		S.stats.taken++;
 		S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
 		if (pylen) {
 			xp_writer_append(S.w, XP_REC_PYSTACK, p, pylen, NULL, 0);
 			S.stats.py_stacks++;
 		}
+		if (aglen)
+			xp_writer_append(S.w, XP_REC_AUTOGRAD, p + pylen, aglen, NULL, 0);
 		xpc_ring_release(&S.ring);
 		n += len + XPC_RING_CELL;
 	}
@@ -339,8 +354,18 @@ static long next_nap(uint64_t bytes, uint64_t since_ns, long nap)
 	return want < NAP_MIN_NS ? NAP_MIN_NS : want > NAP_MAX_NS ? NAP_MAX_NS : (long)want;
 }
 
+/* What autograd.h found, as a record. */
+static void write_autograd_info(void)
+{
+	uint64_t buf[(sizeof(struct xp_autograd_info) + 512) / 8];
+	size_t n = xpc_autograd_info(buf, sizeof(buf), mono_ns(), (uint32_t)S.pid);
+
+	if (n)
+		xp_writer_append(S.w, XP_REC_AUTOGRAD_INFO, buf, (uint32_t)n, NULL, 0);
+}
+
 /* Drains, naps (next_nap), and flushes the file at the GPU stream's period
- * so that a killed program loses as little. */
+ * so that a killed program loses as little; looks for PyTorch meanwhile. */
 static void *writer_main(void *arg)
 {
 	uint64_t flushed = mono_ns(), last = flushed;
@@ -350,8 +375,12 @@ static void *writer_main(void *arg)
 	(void)arg;
 	for (;;) {
 		int stop = __atomic_load_n(&S.stop, __ATOMIC_ACQUIRE);
-		uint64_t n = drain_ready(), now = mono_ns();
+		uint64_t n, now;
 
+		if (xpc_autograd_resolve())
+			write_autograd_info();
+		n = drain_ready();
+		now = mono_ns();
 		if (stop) {
 			if (!n)
 				break;
@@ -392,7 +421,9 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	xpc_py_start(pid);
 	xpc_reuse_start();
 	info_len = xpc_py_info(info, sizeof(info), mono_ns());
-	largest += xpc_py_on() ? XPC_PYSTACK_MAX : 0;
+	largest += (xpc_py_on() ? XPC_PYSTACK_MAX : 0) + XPC_AUTOGRAD_MAX;
+	if (getenv("XPCAP_AUTOGRAD") && !strcmp(getenv("XPCAP_AUTOGRAD"), "0"))
+		xpc_autograd_disable();
 	if (xpc_ring_init(&S.ring, RING_BYTES, largest)) {
 		close(fd);
 		return -ENOMEM;
@@ -467,6 +498,7 @@ void xpc_stacks_finish(void)
 	if (lost.count)
 		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
 	write_py_losses(lost.ts);
+	write_autograd_info();
 	xp_writer_close(S.w);
 	S.w = NULL;
 }

@@ -652,6 +652,18 @@ def t_inproc(tmp):
           "a C program: one pyinfo saying there is no interpreter, no Python stacks or losses"
           " (%s)" % py.infos)
     ingests(run, "inproc")
+    # no PyTorch in the process: no autograd record, and info says why
+    check(not any(r["kind"] == "autograd" for r in recs), "a C program: no autograd records")
+    p = subprocess.run([XPCORR, "info", "--format", "json", run], capture_output=True, text=True)
+    ag = json.loads(p.stdout).get("autograd", {}) if p.returncode == 0 else {}
+    procs = ag.get("processes", [])
+    check(len(procs) == 1 and procs[0]["reads_nodes"] is False and
+          procs[0]["reason"] == "no libtorch_cpu.so loaded in the process (yet)" and
+          ag["backward_launches"] == 0, "info: autograd off, no libtorch_cpu.so loaded (%s)" % ag)
+    p = subprocess.run([XPCORR, "info", run], capture_output=True, text=True)
+    check(re.search(r"autograd off: no libtorch_cpu.so loaded in the process \(yet\) \(0 nodes"
+                    r" read, 0 failed the layout check\)", p.stdout) is not None,
+          "info's text names the fallback and its reason")
     stacks = launch_stacks_by_corr(run)
     check(len(stacks) == 200, "200 launches in xp_launches (%d)" % len(stacks))
     want_main = ["launch_kernel_like", "launch_all", "main"]

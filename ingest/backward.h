@@ -1,0 +1,49 @@
+/* backward.h - backward kernels at the forward line that made their node.
+ *
+ * The injection library writes PyTorch's autograd state at each launch
+ * (XP_REC_AUTOGRAD, runfmt_py.h): on the forward thread the number its next
+ * autograd node will take, on autograd's engine threads the node being run
+ * (its number and the forward thread that made it). PyTorch makes the node
+ * before the op launches its kernels, so the first launch of that thread
+ * with seq_next - 1 == the node's number is the forward op that made it;
+ * its stack is the forward line. Each backward launch then gets that stack
+ * with a note frame under its leaf, "‹backward: AddmmBackward0›"
+ * (XP_FRAME_NOTE, module "[autograd]"); a backward launch whose forward
+ * launch is not known keeps its own stack, under the same note, and its
+ * row in xp_autograd says why.
+ *
+ *   struct xp_agstore *s = xp_agstore_new();
+ *   xp_agstore_record(s, stream_pid, h);     // pass 1, every record: 1 taken
+ *   xp_agstore_save(db, s);                   // after the launches: tables
+ *   n = xp_autograd_join(db);                 // after the indexes: launches re-stacked
+ */
+#ifndef XP_BACKWARD_H
+#define XP_BACKWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "runfmt.h"
+
+struct xp_agstore;
+
+struct xp_agstore *xp_agstore_new(void);   /* NULL: out of memory */
+void xp_agstore_free(struct xp_agstore *s);
+/* 1: an autograd record, kept; 0: another type; -EBADMSG: malformed;
+ * -ENOMEM. */
+int xp_agstore_record(struct xp_agstore *s, uint32_t stream_pid, const struct xp_record_header *h);
+/* Creates xp_autograd and xp_autograd_processes (also when empty, so a
+ * reader can tell a run without autograd records from an old database)
+ * and fills them: 0 or -EIO. */
+int xp_agstore_save(sqlite3 *db, const struct xp_agstore *s);
+/* Joins backward launches to their forward launches and re-stacks them;
+ * how many backward launches got a forward stack, or -EIO / -ENOMEM. */
+int xp_autograd_join(sqlite3 *db);
+/* "AddmmBackward0" of a type name as the ABI mangles it
+ * ("N5torch8autograd9generated14AddmmBackward0E"): the innermost name,
+ * template arguments left out; the mangled text itself when it is not a
+ * name this reads. */
+void xp_autograd_node_name(const char *mangled, char *out, size_t len);
+
+#endif

@@ -1,0 +1,247 @@
+/* backward_join.c - each backward launch re-stacked under the forward
+ * launch that made its node (backward.h says why the numbers join). */
+#include "backward.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db_schema.h"
+#include "u64map.h"
+
+/* Every autograd record with its launch; per (process, forward thread,
+ * node number) the first launch after the node was made. */
+static const char prepare_sql[] =
+	"CREATE TEMP TABLE xp_ag_launch AS SELECT a.rowid AS ag, l.id AS launch, l.ts AS ts, l.tid AS tid,"
+	" l.stack_id AS stack_id, a.pid AS pid, a.thread_id AS thread_id, a.seq_next AS seq_next,"
+	" a.node AS node, a.node_seq AS node_seq, a.node_thread AS node_thread"
+	" FROM xp_autograd a JOIN xp_launches l ON l.pid = a.pid AND l.correlation_id = a.correlation_id;"
+	"CREATE TEMP TABLE xp_ag_fwd AS SELECT pid, thread_id, seq_next - 1 AS seq, launch, stack_id,"
+	" min(ts) AS ts FROM temp.xp_ag_launch WHERE thread_id != 0 AND seq_next > 0"
+	" AND stack_id IS NOT NULL GROUP BY pid, thread_id, seq_next;"
+	"CREATE INDEX temp.xp_ag_fwd_key ON xp_ag_fwd(pid, thread_id, seq);";
+
+/* in time order on each thread: an AccumulateGrad runs right after the
+ * node that produced its gradient */
+static const char backward_sql[] =
+	"SELECT x.ag, x.launch, x.node, x.node_seq, x.stack_id, f.launch, f.stack_id,"
+	" EXISTS (SELECT 1 FROM temp.xp_ag_fwd t WHERE t.pid = x.pid AND t.thread_id = x.node_thread),"
+	" x.pid, x.tid FROM temp.xp_ag_launch x LEFT JOIN temp.xp_ag_fwd f ON f.pid = x.pid"
+	" AND f.thread_id = x.node_thread AND f.seq = x.node_seq WHERE x.node IS NOT NULL"
+	" ORDER BY x.pid, x.tid, x.ts, x.launch";
+
+enum { INS_STRING, INS_FRAME, INS_STACK, SET_LAUNCH, SET_ROW, NSTMT };
+
+static const char *const stmt_sql[NSTMT] = {
+	[INS_STRING] = "INSERT INTO StringIds(value) VALUES (?1)",
+	[INS_FRAME] = "INSERT INTO xp_frames(symbol, module, kind) VALUES (?1, ?2, ?3)",
+	[INS_STACK] = "INSERT INTO xp_stacks(parent, frame, depth) SELECT ?1, ?2, depth + 1"
+		      " FROM xp_stacks WHERE id = ?1",
+	[SET_LAUNCH] = "UPDATE xp_launches SET stack_id = ?1 WHERE id = ?2",
+	[SET_ROW] = "UPDATE xp_autograd SET forward_launch = ?1, unknown = ?2, how = ?4"
+		    " WHERE rowid = ?3",
+};
+
+struct joiner {
+	sqlite3 *db;
+	sqlite3_stmt *st[NSTMT];
+	int64_t module;             /* "[autograd]" */
+	struct xp_u64map frames;    /* note text's hash -> frame id (by text, below) */
+	struct xp_u64map nodes;     /* (stack, frame) -> stack node */
+	struct {                    /* the latest node at a forward line, per thread */
+		int64_t pid, tid, launch, stack;
+		char node[96];
+	} prev;
+};
+
+static int64_t insert_id(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(sqlite3_db_handle(st)) : -1;
+}
+
+static uint64_t text_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* The note frame "‹backward: NODE›", made once per node name (a 64-bit
+ * hash of the text names it: node names are a few dozen). */
+static int64_t note_frame(struct joiner *J, const char *node)
+{
+	char text[160];
+	uint64_t *slot;
+	int64_t sym, frame;
+	int fresh;
+
+	snprintf(text, sizeof(text), "\u2039backward: %s\u203a", node);
+	if (xp_u64map_upsert(&J->frames, text_hash(text), 0, &slot, &fresh))
+		return -1;
+	if (!fresh)
+		return (int64_t)*slot;
+	sqlite3_bind_text(J->st[INS_STRING], 1, text, -1, SQLITE_TRANSIENT);
+	if ((sym = insert_id(J->st[INS_STRING])) < 0)
+		return -1;
+	sqlite3_bind_int64(J->st[INS_FRAME], 1, sym);
+	sqlite3_bind_int64(J->st[INS_FRAME], 2, J->module);
+	sqlite3_bind_int(J->st[INS_FRAME], 3, XP_FRAME_NOTE);
+	if ((frame = insert_id(J->st[INS_FRAME])) < 0)
+		return -1;
+	*xp_u64map_find(&J->frames, text_hash(text), 0) = (uint64_t)frame;
+	return frame;
+}
+
+/* The stack node of frame under stack's leaf, made once per pair. */
+static int64_t under_leaf(struct joiner *J, int64_t stack, int64_t frame)
+{
+	uint64_t *slot;
+	int64_t node;
+	int fresh;
+
+	if (xp_u64map_upsert(&J->nodes, (uint64_t)stack, (uint64_t)frame, &slot, &fresh))
+		return -1;
+	if (!fresh)
+		return (int64_t)*slot;
+	sqlite3_bind_int64(J->st[INS_STACK], 1, stack);
+	sqlite3_bind_int64(J->st[INS_STACK], 2, frame);
+	node = insert_id(J->st[INS_STACK]);
+	if (node > 0)
+		*xp_u64map_find(&J->nodes, (uint64_t)stack, (uint64_t)frame) = (uint64_t)node;
+	return node;
+}
+
+/* Why a backward launch has no forward launch, in the words info shows. */
+static const char *unknown_reason(int64_t node_seq, int thread_has_forward)
+{
+	if (node_seq == -1)
+		return "AccumulateGrad (a parameter's gradient, made by no forward op) with no"
+		       " node at a forward line before it on its thread";
+	if (!thread_has_forward)
+		return "the node's forward thread has no launch with a sequence number";
+	return "no launch came between the node's making and the next node's"
+	       " (its forward op launched no GPU work)";
+}
+
+/* An AccumulateGrad (no forward op made it) takes the forward launch of the
+ * node before it on its thread, which produced the gradient it adds: the
+ * engine runs it first (its number is the highest) as soon as that node's
+ * outputs are in. 1 when there is one. */
+static int producer(struct joiner *J, sqlite3_stmt *row, const char *node, char *note, size_t len,
+		    int64_t *launch, int64_t *stack)
+{
+	if (sqlite3_column_int64(row, 3) != -1 || !J->prev.stack ||
+	    J->prev.pid != sqlite3_column_int64(row, 8) || J->prev.tid != sqlite3_column_int64(row, 9))
+		return 0;
+	snprintf(note, len, "%s from %s", node, J->prev.node);
+	*launch = J->prev.launch;
+	*stack = J->prev.stack;
+	return 1;
+}
+
+/* The row's outcome: its forward launch and how it was found, or why not. */
+static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const char *how)
+{
+	sqlite3_stmt *set = J->st[SET_ROW];
+
+	if (forward) {
+		sqlite3_bind_int64(set, 1, forward);
+		sqlite3_bind_text(set, 4, how, -1, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_text(set, 2, unknown_reason(sqlite3_column_int64(row, 3),
+							 sqlite3_column_int(row, 7)), -1, SQLITE_STATIC);
+	}
+	sqlite3_bind_int64(set, 3, sqlite3_column_int64(row, 0));
+	if (insert_id(set) < 0)
+		return -EIO;
+	sqlite3_clear_bindings(set);
+	return 0;
+}
+
+/* One backward launch: its new stack and its row's outcome. */
+static int join_one(struct joiner *J, sqlite3_stmt *row)
+{
+	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack;
+	const char *node = (const char *)sqlite3_column_text(row, 2), *how = "node";
+	char note[200];
+	int joined = sqlite3_column_type(row, 6) != SQLITE_NULL;
+
+	snprintf(note, sizeof(note), "%s", node ? node : "?");
+	if (joined) {
+		forward = sqlite3_column_int64(row, 5);
+		base = sqlite3_column_int64(row, 6);
+		J->prev.pid = sqlite3_column_int64(row, 8);
+		J->prev.tid = sqlite3_column_int64(row, 9);
+		J->prev.launch = forward;
+		J->prev.stack = base;
+		snprintf(J->prev.node, sizeof(J->prev.node), "%s", note);
+	} else if ((joined = producer(J, row, node ? node : "?", note, sizeof(note), &forward, &base))) {
+		how = "producer";
+	} else if (sqlite3_column_type(row, 4) != SQLITE_NULL) {
+		base = sqlite3_column_int64(row, 4);
+	}
+	if (set_row(J, row, forward, how))
+		return -EIO;
+	if (!base)
+		return 0;           /* a launch without a stack stays without one */
+	if ((frame = note_frame(J, note)) < 0 || (stack = under_leaf(J, base, frame)) <= 0)
+		return -EIO;
+	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
+	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, launch);
+	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : joined;
+}
+
+static int join_all(struct joiner *J)
+{
+	sqlite3_stmt *rows;
+	int rc, err = 0, joined = 0;
+
+	for (int i = 0; i < NSTMT; i++)
+		if (sqlite3_prepare_v2(J->db, stmt_sql[i], -1, &J->st[i], NULL) != SQLITE_OK)
+			return -EIO;
+	sqlite3_bind_text(J->st[INS_STRING], 1, "[autograd]", -1, SQLITE_STATIC);
+	if ((J->module = insert_id(J->st[INS_STRING])) < 0)
+		return -EIO;
+	if (sqlite3_prepare_v2(J->db, backward_sql, -1, &rows, NULL) != SQLITE_OK)
+		return -EIO;
+	while (!err && (rc = sqlite3_step(rows)) == SQLITE_ROW) {
+		err = join_one(J, rows);
+		joined += err > 0;
+		err = err > 0 ? 0 : err;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = -EIO;
+	sqlite3_finalize(rows);
+	return err ? err : joined;
+}
+
+int xp_autograd_join(sqlite3 *db)
+{
+	struct joiner J = { .db = db };
+	sqlite3_stmt *any;
+	int has, r;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM xp_autograd WHERE node IS NOT NULL LIMIT 1", -1,
+			       &any, NULL) != SQLITE_OK)
+		return -EIO;
+	has = sqlite3_step(any) == SQLITE_ROW;
+	sqlite3_finalize(any);
+	if (!has)
+		return 0;
+	if (sqlite3_exec(db, prepare_sql, NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	xp_u64map_init(&J.frames);
+	xp_u64map_init(&J.nodes);
+	r = join_all(&J);
+	for (int i = 0; i < NSTMT; i++)
+		sqlite3_finalize(J.st[i]);
+	xp_u64map_free(&J.frames);
+	xp_u64map_free(&J.nodes);
+	sqlite3_exec(db, "DROP TABLE temp.xp_ag_launch; DROP TABLE temp.xp_ag_fwd;", NULL, NULL, NULL);
+	return r;
+}

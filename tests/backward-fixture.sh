@@ -1,0 +1,57 @@
+#!/bin/bash
+# backward-fixture.sh - backward kernels at the forward line that made their
+# autograd node, on a real training run from the H100 (fixtures/h100-train-
+# backward: tests/gpu/train_loop.py at the defaults, ingested there) against
+# torch.profiler's own linkage of the same program (its backward ops' sequence
+# numbers, its forward ops' stacks), kept beside it: every backward kernel of
+# the run reaches a forward line, the same line torch.profiler links it to;
+# the report names the site with its node, --by source puts backward time on
+# the forward lines, the flame graph under them, info accounts for all of it.
+#   backward-fixture.sh XPCORR FIXTURE_DIR TESTS_GPU_DIR
+set -eu
+xpcorr=$1; fixture=$2; gpu=$3
+[ -f "$fixture/device.db.xz" ] || { echo "skip: no fixture $fixture"; exit 77; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/run"
+cp "$fixture/meta.json" "$tmp/run/"
+xz -dc "$fixture/device.db.xz" > "$tmp/run/xpcorr.db"
+cd "$tmp"
+python3 "$gpu/backward_truth.py" ours run/xpcorr.db ours.json
+python3 "$gpu/backward_truth.py" compare mlp ours.json "$fixture/torch-profiler-backward.json" \
+	--truth truth.json
+"$xpcorr" report --format json --top 0 --stacks 3 run > kernel.json
+"$xpcorr" report --by source --format json --top 0 run > source.json
+"$xpcorr" report --by source --top 4 run > source.txt
+"$xpcorr" info --format json run > info.json
+"$xpcorr" export --format folded --weight gpu run > gpu.folded
+python3 - "$fixture/backward-truth.json" <<'PY'
+import json, sys
+t = json.load(open("truth.json"))["mlp"]
+kept = json.load(open(sys.argv[1]))["mlp"]
+# the same comparison as on the GPU machine, from the database alone
+assert t["bwd_n"] == kept["bwd_n"] and t["bwd_n"] > 0, (t["bwd_n"], kept["bwd_n"])
+assert t["prof_bwd_n"] == t["ours_bwd_n"], (t["prof_bwd_n"], t["ours_bwd_n"])
+assert t["backward_with_line_pct"] >= 95, t
+assert t["agree_own_line_pct"] >= 95 and t["agree_innermost_line_pct"] >= 95, t
+assert t["ours_kernels"] == t["profiler_kernels"], (t["ours_kernels"], t["profiler_kernels"])
+# sites: the forward line, its op and the node
+sites = [s["frames"] for r in json.load(open("kernel.json"))["rows"] for s in r["stacks"]]
+assert any("aten::linear \u2039backward: AddmmBackward0\u203a" in s for s in sites), sites
+assert not any(s.startswith("autograd backward") for s in sites), sites
+# --by source: backward time on the forward lines, none without a line
+src = json.load(open("source.json"))
+assert src["backward_ns"] > 0, src.keys()
+lin = [f for f in src["functions"] if f["function"] == "Linear.forward"]
+assert lin and lin[0]["backward_ns"] > 0.3 * lin[0]["total_ns"], lin
+assert "no_python_line" not in src, src.get("no_python_line")
+assert "Backward (%)" in open("source.txt").read()
+# folded GPU stacks: the node under the forward line
+assert any("Linear.forward" in l and "\u2039backward: AddmmBackward0\u203a" in l
+           for l in open("gpu.folded")), "folded"
+# info: every backward launch at a forward line, the library's words
+ag = json.load(open("info.json"))["autograd"]
+assert ag["backward_launches"] > 0 and ag["at_forward_line_launches"] == ag["backward_launches"], ag
+assert ag["processes"][0]["reads_nodes"] and ag["processes"][0]["rejected"] == 0, ag
+print("ok: %d backward kernels, %.1f%% of their GPU time at a forward line, %.1f%% at"
+      " torch.profiler's line" % (t["bwd_n"], t["backward_with_line_pct"], t["agree_own_line_pct"]))
+PY

@@ -1,0 +1,261 @@
+/* test-autograd.c - backward launches at the forward line that made their
+ * node (ingest/backward.h), from the records the injection library writes
+ * to the rows, stacks and site names a report shows: a forward thread
+ * that made node 4 and launched twice before making node 5, a backward
+ * launch of node 4 (joined to the first of the two), an AccumulateGrad
+ * right after it (at the same line, its gradient's producer's), and three
+ * that cannot be joined, each for its own reason. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backward.h"
+#include "check-main.h"
+#include "db_schema.h"
+#include "launchsite.h"
+#include "runfile.h"
+#include "runfmt_py.h"
+
+static sqlite3 *db;
+
+/* frames, root first in each stack below */
+enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_START, F_ENGINE, F_NODE };
+static const struct { const char *sym; int kind; } frames[] = { { NULL, 0 },
+	{ "main", XP_FRAME_USER }, { "model.py:42 Block.forward", XP_FRAME_PYTHON },
+	{ "at::_ops::linear::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER },
+	{ "cudaLaunchKernel", XP_FRAME_USER }, { "start_thread", XP_FRAME_USER },
+	{ "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
+	  XP_FRAME_USER },
+	{ "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
+	  XP_FRAME_USER } };
+
+/* the forward stack's leaf is node 4, the backward one's node 8 */
+enum { S_FWD = 4, S_BWD = 8 };
+static const int chains[][4] = { { F_MAIN, F_PY, F_LINEAR, F_LAUNCH },
+				 { F_START, F_ENGINE, F_NODE, F_LAUNCH } };
+
+static void exec(const char *sql)
+{
+	char *err = NULL;
+
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err);
+}
+
+static long long q1(const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void build(void)
+{
+	char sql[512];
+	int node = 0;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(xp_db_create_schema(db), SQLITE_OK);
+	exec("INSERT INTO StringIds(id, value) VALUES (100, '/home/u/model.py')");
+	for (int f = 1; f <= F_NODE; f++) {
+		snprintf(sql, sizeof(sql), "INSERT INTO StringIds(id, value) VALUES (%d, '%s');"
+			 "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (%d, %d, 100, %d)",
+			 f, frames[f].sym, f, f, frames[f].kind);
+		exec(sql);
+	}
+	for (int c = 0; c < 2; c++)
+		for (int i = 0, parent = 0; i < 4; i++, parent = node) {
+			snprintf(sql, sizeof(sql), "INSERT INTO xp_stacks(id, parent, frame, depth)"
+				 " VALUES (%d, %d, %d, %d)", ++node, parent, chains[c][i], i);
+			exec(sql);
+		}
+}
+
+/* One launch (pid 7) and its autograd record, as the library writes them. */
+static void launch(struct xp_agstore *s, uint64_t corr, uint32_t tid, int stack, uint64_t thread,
+		   uint64_t seq_next, const char *node, uint64_t node_seq, uint64_t node_thread)
+{
+	uint64_t buf[32] = { 0 };
+	struct xp_record_header *h = (void *)buf;
+	struct xp_autograd *a = (void *)(h + 1);
+	struct xp_autograd_node *n = (void *)(a + 1);
+	char sql[256];
+
+	*a = (struct xp_autograd){ corr, tid, node ? XP_AUTOGRAD_NODE : 0, thread, seq_next };
+	h->type = XP_REC_AUTOGRAD;
+	h->size = sizeof(*h) + sizeof(*a);
+	if (node) {
+		n->node_seq = node_seq;
+		n->node_thread = node_thread;
+		n->name_len = (uint16_t)strlen(node);
+		memcpy(n + 1, node, n->name_len);
+		h->size += (uint32_t)(sizeof(*n) + ((n->name_len + 7u) & ~7u));
+	}
+	ck_assert_int_eq(xp_agstore_record(s, 7, h), 1);
+	snprintf(sql, sizeof(sql), "INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid,"
+		 " stack_id) VALUES (%llu, 7, %u, 0, %llu, 211, %d)", 100 + (unsigned long long)corr,
+		 tid, (unsigned long long)corr, stack);
+	exec(sql);
+}
+
+static long long stack_of(int corr)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "SELECT stack_id FROM xp_launches WHERE correlation_id = %d", corr);
+	return q1(sql);
+}
+
+static const char *unknown_of(int corr, char *buf, size_t len)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT ifnull(unknown, '') FROM xp_autograd WHERE"
+		 " correlation_id = %d", corr);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return buf;
+}
+
+START_TEST(backward_at_forward_line)
+{
+	struct xp_agstore *s = xp_agstore_new();
+	struct xp_sites *sites;
+	char why[256];
+
+	build();
+	/* forward: node 4 made, two launches; node 5 made, one launch */
+	launch(s, 1, 7, S_FWD, 1, 5, NULL, 0, 0);
+	launch(s, 2, 7, S_FWD, 1, 5, NULL, 0, 0);
+	launch(s, 3, 7, S_FWD, 1, 6, NULL, 0, 0);
+	/* backward, on the engine thread (which made no node: thread id 0) */
+	launch(s, 4, 9, S_BWD, 0, 0, "N5torch8autograd9generated14AddmmBackward0E", 4, 1);
+	launch(s, 5, 9, S_BWD, 0, 0, "N5torch8autograd14AccumulateGradE", UINT64_MAX, 1);
+	launch(s, 6, 9, S_BWD, 0, 0, "N5torch8autograd9generated14AddmmBackward0E", 9, 1);
+	launch(s, 7, 9, S_BWD, 0, 0, "N5torch8autograd9generated14AddmmBackward0E", 2, 3);
+	launch(s, 8, 10, S_BWD, 0, 0, "N5torch8autograd14AccumulateGradE", UINT64_MAX, 1);
+	ck_assert_int_eq(xp_agstore_save(db, s), 0);
+	xp_agstore_free(s);
+	ck_assert_int_eq(xp_autograd_join(db), 2);
+
+	/* the backward launch of node 4 sits under the first forward launch */
+	ck_assert_int_eq(q1("SELECT parent FROM xp_stacks WHERE id = (SELECT stack_id FROM"
+			    " xp_launches WHERE correlation_id = 4)"), S_FWD);
+	ck_assert_int_eq(q1("SELECT forward_launch FROM xp_autograd WHERE correlation_id = 4"),
+			 q1("SELECT id FROM xp_launches WHERE correlation_id = 1"));
+	ck_assert_int_eq(stack_of(1), S_FWD);
+	ck_assert_int_eq(q1("SELECT parent FROM xp_stacks WHERE id = (SELECT stack_id FROM"
+			    " xp_launches WHERE correlation_id = 5)"), S_FWD);
+	ck_assert_int_eq(q1("SELECT count(*) FROM xp_autograd WHERE correlation_id = 5 AND"
+			    " how = 'producer' AND unknown IS NULL"), 1);
+	ck_assert_int_eq(q1("SELECT parent FROM xp_stacks WHERE id = (SELECT stack_id FROM"
+			    " xp_launches WHERE correlation_id = 8)"), S_BWD);
+	ck_assert_int_eq(stack_of(6), stack_of(7));     /* one note node per (stack, name) */
+	ck_assert_str_eq(unknown_of(4, why, sizeof(why)), "");
+	ck_assert_str_eq(unknown_of(8, why, sizeof(why)), "AccumulateGrad (a parameter's gradient,"
+			 " made by no forward op) with no node at a forward line before it on its"
+			 " thread");
+	ck_assert_str_eq(unknown_of(6, why, sizeof(why)), "no launch came between the node's"
+			 " making and the next node's (its forward op launched no GPU work)");
+	ck_assert_str_eq(unknown_of(7, why, sizeof(why)),
+			 "the node's forward thread has no launch with a sequence number");
+
+	ck_assert_int_eq(xp_sites_new(db, &sites), 0);
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(4)),
+			 "model.py:42 Block.forward \u203a aten::linear \u2039backward: AddmmBackward0\u203a");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(1)), "model.py:42 Block.forward \u203a aten::linear");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(5)), "model.py:42 Block.forward \u203a"
+			 " aten::linear \u2039backward: AccumulateGrad from AddmmBackward0\u203a");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(8)), "autograd backward: AccumulateGrad");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(6)), "autograd backward: AddmmBackward0");
+	xp_sites_free(sites);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* a run without autograd records: empty tables, nothing re-stacked */
+START_TEST(no_records_no_join)
+{
+	struct xp_agstore *s = xp_agstore_new();
+
+	build();
+	exec("INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid, stack_id)"
+	     " VALUES (1, 7, 7, 0, 1, 211, 4)");
+	ck_assert_int_eq(xp_agstore_save(db, s), 0);
+	xp_agstore_free(s);
+	ck_assert_int_eq(xp_autograd_join(db), 0);
+	ck_assert_int_eq(q1("SELECT count(*) FROM xp_autograd"), 0);
+	ck_assert_int_eq(stack_of(1), S_FWD);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* a node's name longer than its record, an info shorter than its reason */
+START_TEST(malformed_records)
+{
+	struct xp_agstore *s = xp_agstore_new();
+	uint64_t buf[16] = { 0 };
+	struct xp_record_header *h = (void *)buf;
+	struct xp_autograd *a = (void *)(h + 1);
+	struct xp_autograd_node *n = (void *)(a + 1);
+	struct xp_autograd_info *i = (void *)(h + 1);
+
+	a->flags = XP_AUTOGRAD_NODE;
+	n->name_len = 40;
+	h->type = XP_REC_AUTOGRAD;
+	h->size = (uint32_t)(sizeof(*h) + sizeof(*a) + sizeof(*n) + 8);
+	ck_assert_int_eq(xp_agstore_record(s, 7, h), -EBADMSG);
+	h->size = (uint32_t)(sizeof(*h) + sizeof(*a) - 8);
+	ck_assert_int_eq(xp_agstore_record(s, 7, h), -EBADMSG);
+	memset(buf, 0, sizeof(buf));
+	h->type = XP_REC_AUTOGRAD_INFO;
+	i->reason_len = 64;
+	h->size = (uint32_t)(sizeof(*h) + sizeof(*i) + 8);
+	ck_assert_int_eq(xp_agstore_record(s, 7, h), -EBADMSG);
+	h->type = XP_REC_PYINFO;
+	ck_assert_int_eq(xp_agstore_record(s, 7, h), 0);
+	xp_agstore_free(s);
+}
+END_TEST
+
+START_TEST(node_names)
+{
+	char out[96];
+
+	xp_autograd_node_name("N5torch8autograd9generated14AddmmBackward0E", out, sizeof(out));
+	ck_assert_str_eq(out, "AddmmBackward0");
+	xp_autograd_node_name("N5torch8autograd14AccumulateGradE", out, sizeof(out));
+	ck_assert_str_eq(out, "AccumulateGrad");
+	xp_autograd_node_name("N5torch8autograd7CppNodeIN3foo3BarEEE", out, sizeof(out));
+	ck_assert_str_eq(out, "CppNode");
+	xp_autograd_node_name("4Leaf", out, sizeof(out));
+	ck_assert_str_eq(out, "Leaf");
+	xp_autograd_node_name("N99shortE", out, sizeof(out));
+	ck_assert_str_eq(out, "N99shortE");
+	xp_autograd_node_name("", out, sizeof(out));
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+static Suite *autograd_suite(void)
+{
+	Suite *s = suite_create("autograd");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, backward_at_forward_line);
+	tcase_add_test(tc, no_records_no_join);
+	tcase_add_test(tc, malformed_records);
+	tcase_add_test(tc, node_names);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(autograd_suite)
