@@ -687,6 +687,53 @@ def t_inproc(tmp):
           "fp walk: launch_kernel_like <- launch_all <- main (%s)" % stacks.get(1000))
 
 
+def t_autograd(tmp):
+    # a process that loaded a libtorch_cpu.so (PyTorch's three functions over
+    # a fake PyTorch 2.x Node): the library's autograd records, the join of
+    # backward launches to the forward launch that made their node, and a
+    # Node of another layout refused (capture/cupti/autograd.c)
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    caller = os.path.join(MARKERDIR, "autograd-caller")
+    torch = os.path.realpath(os.path.join(MARKERDIR, "libtorch_cpu.so"))
+    run = os.path.join(tmp, "run")
+    rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, torch, "good"])
+    check(rc == 0, "autograd-caller good exits 0: the nodes' reference counts as they were (%d %r)"
+          % (rc, err))
+    ingests(run, "autograd")
+    db = sqlite3.connect(os.path.join(run, "xpcorr.db"))
+    procs = db.execute("SELECT reads, nodes, rejected, reason FROM xp_autograd_processes").fetchall()
+    check(len(procs) == 1 and procs[0][:3] == (1, 2, 0) and torch in procs[0][3],
+          "the library found libtorch_cpu, read 2 nodes, refused none (%s)" % procs)
+    rows = dict((c, r) for c, *r in db.execute(
+        "SELECT correlation_id, thread_id, seq_next, node, node_seq, forward_launch, how, unknown"
+        " FROM xp_autograd"))
+    launch = dict(db.execute("SELECT correlation_id, id FROM xp_launches"))
+    check(rows.get(1, [None, None])[:2] == [1, 1] and rows.get(3, [None, None])[:2] == [1, 2],
+          "forward launches: thread id 1, the next node's number (%s)" % rows)
+    check(rows.get(10) and rows[10][2:6] == ["AddmmBackward0", 0, launch[1], "node"] and
+          rows.get(11) and rows[11][2:6] == ["AddmmBackward0", 1, launch[3], "node"],
+          "backward launches: node 0 at launch 1 (the first after it was made), node 1 at launch 3")
+    check(12 not in rows, "a thread that made no node and runs none: no record")
+    parent = dict(db.execute("SELECT id, parent FROM xp_stacks"))
+    stack = dict(db.execute("SELECT correlation_id, stack_id FROM xp_launches"))
+    check(parent.get(stack[10]) == stack[1] and parent.get(stack[11]) == stack[3],
+          "a backward launch's stack is its forward launch's, under the note")
+    run = os.path.join(tmp, "bad")
+    rc, err = record(run, ["-q", "--cupti-lib", lib], [caller, torch, "bad"])
+    check(rc == 0, "autograd-caller bad exits 0 (%d %r)" % (rc, err))
+    ingests(run, "autograd bad")
+    db = sqlite3.connect(os.path.join(run, "xpcorr.db"))
+    procs = db.execute("SELECT reads, nodes, rejected, reason FROM xp_autograd_processes").fetchall()
+    check(len(procs) == 1 and procs[0][0] == 0 and procs[0][1] == 0 and procs[0][2] >= 16 and
+          "failed the layout check" in procs[0][3], "another Node layout: refused, off, said why"
+          " (%s)" % procs)
+    check(db.execute("SELECT count(*) FROM xp_autograd WHERE node IS NOT NULL").fetchone()[0] == 0,
+          "no node was recorded from it")
+    p = subprocess.run([XPCORR, "info", run], capture_output=True, text=True)
+    check("autograd off: the engine's nodes failed the layout check 16 times" in p.stdout,
+          "info says the library stopped reading nodes, and why")
+
+
 def t_losses(tmp):
     # a one-page ring buffer cannot keep up with 4999 Hz on every CPU:
     # every sample that did not fit must be counted, in records and meta.json
