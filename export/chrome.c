@@ -93,7 +93,7 @@ static int write_trace(struct xp_chrome *c)
 	jsonw_arr_begin(w);
 	if ((err = xp_chrome_thread_names(c)) || (err = xp_chrome_cpu_events(c)) ||
 	    (err = xp_chrome_gpu_events(c)) || (err = xp_chrome_graph_replays(c)) ||
-	    (err = xp_chrome_idle_events(c)))
+	    (err = xp_chrome_idle_events(c)) || (err = xp_chrome_fwdbwd(c)))
 		return err;
 	jsonw_arr_end(w);
 	jsonw_newline(w);

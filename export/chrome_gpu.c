@@ -9,7 +9,10 @@
  * flow's id is the correlation id only for the first GPU process's
  * calls that launched one GPU row; the other flows (other processes, graph
  * launches with many nodes) take ids from 2^32 up. args.correlation always
- * holds the CUPTI correlation id. */
+ * holds the CUPTI correlation id. A backward kernel that ingest put under
+ * the forward launch that made its autograd node (ingest/backward.h) gets
+ * a second arrow from that launch's API call, cat and name "fwdbwd" (as
+ * Kineto links a forward op to its backward op). */
 #include "db_schema.h"
 #include "gtid.h"
 #include "chrome_priv.h"
@@ -211,17 +214,23 @@ static void slice_end(struct xp_chrome *c, sqlite3_stmt *st)
 	jsonw_obj_end(w);
 }
 
-static void flow_event(struct xp_chrome *c, const char *ph, uint64_t id, int64_t pid, int64_t tid,
-		       int64_t ts)
+static void flow_event_of(struct xp_chrome *c, const char *cat, const char *ph, uint64_t id,
+			  int64_t pid, int64_t tid, int64_t ts)
 {
 	struct jsonw *w = &c->w;
 
-	xp_chrome_event_begin(c, ph, "ac2g", "ac2g", pid, tid, ts);
+	xp_chrome_event_begin(c, ph, cat, cat, pid, tid, ts);
 	jsonw_key_lit(w, "id"); jsonw_uint(w, id);
 	if (ph[0] == 'f') {         /* bind to the GPU slice that starts here */
 		jsonw_key_lit(w, "bp"); jsonw_str_lit(w, "e");
 	}
 	jsonw_obj_end(w);
+}
+
+static void flow_event(struct xp_chrome *c, const char *ph, uint64_t id, int64_t pid, int64_t tid,
+		       int64_t ts)
+{
+	flow_event_of(c, "ac2g", ph, id, pid, tid, ts);
 }
 
 /* From the API call to the GPU slice, when the call is known and in the window. */
@@ -376,4 +385,43 @@ int xp_chrome_gpu_events(struct xp_chrome *c)
 			    memset_row)))
 		return err;
 	return 0;
+}
+
+/* Each backward kernel with its forward launch: the GPU row (columns as
+ * GPU_COMMON's first seven), then the forward launch's API call. */
+static const char fwdbwd_sql[] =
+	"SELECT g.start, g.end, g.deviceId, g.contextId, g.streamId, g.correlationId, g.globalPid,"
+	" r.start, r.globalTid FROM xp_autograd x JOIN xp_launches f ON f.id = x.forward_launch"
+	" JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = f.correlation_id"
+	" AND " XP_SQL_PID_LOCAL(XP_SQL_GTID_PID("r.globalTid")) " = f.pid"
+	" JOIN CUPTI_ACTIVITY_KIND_KERNEL g ON g.correlationId = x.correlation_id"
+	" AND " XP_SQL_PID_LOCAL(XP_SQL_GTID_PID("g.globalPid")) " = x.pid"
+	" WHERE x.forward_launch IS NOT NULL AND " GPU_WHERE " AND (?1 < 0 OR"
+	" " XP_SQL_GTID_PID("g.globalPid") " = ?1)";
+
+int xp_chrome_fwdbwd(struct xp_chrome *c)
+{
+	sqlite3_stmt *st;
+	int64_t pid, tid;
+	int rc, err = 0;
+
+	/* a database of an older xpcorr has no xp_autograd: nothing to link */
+	if (sqlite3_prepare_v2(c->db, fwdbwd_sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, c->o->pid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t api = sqlite3_column_int64(st, 7), gtid = sqlite3_column_int64(st, 8);
+		uint64_t id;
+
+		if (!xp_chrome_in_window(c, api) || !xp_chrome_in_window(c, sqlite3_column_int64(st, COL_START)))
+			continue;
+		if ((err = xp_chrome_gpu_track(c, st, &pid, &tid)))
+			break;
+		id = c->next_flow_id++;
+		flow_event_of(c, "fwdbwd", "s", id, xp_gtid_pid(gtid), xp_gtid_tid(gtid), api);
+		flow_event_of(c, "fwdbwd", "f", id, pid, tid, sqlite3_column_int64(st, COL_START));
+		c->st.flows++;
+	}
+	sqlite3_finalize(st);
+	return err ? err : rc == SQLITE_DONE ? 0 : -EIO;
 }

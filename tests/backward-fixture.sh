@@ -6,7 +6,8 @@
 # numbers, its forward ops' stacks), kept beside it: every backward kernel of
 # the run reaches a forward line, the same line torch.profiler links it to;
 # the report names the site with its node, --by source puts backward time on
-# the forward lines, the flame graph under them, info accounts for all of it.
+# the forward lines, the flame graph under them, the Chrome trace links them,
+# info accounts for all of it.
 #   backward-fixture.sh XPCORR FIXTURE_DIR TESTS_GPU_DIR
 set -eu
 xpcorr=$1; fixture=$2; gpu=$3
@@ -24,6 +25,7 @@ python3 "$gpu/backward_truth.py" compare mlp ours.json "$fixture/torch-profiler-
 "$xpcorr" report --by source --top 4 run > source.txt
 "$xpcorr" info --format json run > info.json
 "$xpcorr" export --format folded --weight gpu run > gpu.folded
+"$xpcorr" export --format chrome -o trace.json run
 python3 - "$fixture/backward-truth.json" <<'PY'
 import json, sys
 t = json.load(open("truth.json"))["mlp"]
@@ -48,6 +50,18 @@ assert "Backward (%)" in open("source.txt").read()
 # folded GPU stacks: the node under the forward line
 assert any("Linear.forward" in l and "\u2039backward: AddmmBackward0\u203a" in l
            for l in open("gpu.folded")), "folded"
+# Chrome trace: a fwdbwd arrow from the forward launch's API call to each
+# backward kernel, as the GPU slice it binds to starts
+ev = json.load(open("trace.json"))["traceEvents"]
+api = {(e["pid"], e["tid"], e["ts"]) for e in ev if e.get("ph") == "X" and e.get("cat") in
+       ("cuda_runtime", "cuda_driver")}
+gpu = {(e["pid"], e["tid"], e["ts"]) for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"}
+fb = [e for e in ev if e.get("cat") == "fwdbwd"]
+starts = [e for e in fb if e["ph"] == "s"]
+ends = [e for e in fb if e["ph"] == "f"]
+assert len(starts) == len(ends) == t["ours_bwd_n"], (len(starts), len(ends), t["ours_bwd_n"])
+assert all((e["pid"], e["tid"], e["ts"]) in api for e in starts), "fwdbwd starts off an API call"
+assert all((e["pid"], e["tid"], e["ts"]) in gpu and e["bp"] == "e" for e in ends), "fwdbwd ends"
 # info: every backward launch at a forward line, the library's words
 ag = json.load(open("info.json"))["autograd"]
 assert ag["backward_launches"] > 0 and ag["at_forward_line_launches"] == ag["backward_launches"], ag
