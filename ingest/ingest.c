@@ -195,6 +195,24 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 	return err;
 }
 
+/* What the frameworks' threads launched, before it is joined to the GPU:
+ * DDP's all-reduces named by bucket, backward launches under the forward
+ * launch that made their autograd node. 0 or a negative errno. */
+static int name_launches(sqlite3 *db, struct xp_load_result *res)
+{
+	int err;
+
+	if ((err = xp_ddp_buckets(db)) < 0) {
+		snprintf(res->error, sizeof(res->error), "DDP buckets: %s", sqlite3_errmsg(db));
+		return err;
+	}
+	if ((err = xp_autograd_join(db)) < 0) {
+		snprintf(res->error, sizeof(res->error), "autograd join: %s", sqlite3_errmsg(db));
+		return err;
+	}
+	return 0;
+}
+
 /* The atomic write: a temporary database we create and lock, loaded,
  * then renamed over xpcorr.db. *cannot_write: the directory refused the
  * temporary file (read-only, no permission). */
@@ -245,16 +263,8 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 			goto fail;
 		}
 		*res = keep;
-		/* DDP's all-reduces named by bucket, before they are joined to the GPU */
-		if ((err = xp_ddp_buckets(db)) < 0) {
-			snprintf(res->error, sizeof(res->error), "DDP buckets: %s", sqlite3_errmsg(db));
+		if ((err = name_launches(db, res)) < 0)
 			goto fail;
-		}
-		/* backward launches under the forward launch that made their node */
-		if ((err = xp_autograd_join(db)) < 0) {
-			snprintf(res->error, sizeof(res->error), "autograd join: %s", sqlite3_errmsg(db));
-			goto fail;
-		}
 		/* the caller's step in the same transaction (the correlation) */
 		if (o->after_load &&
 		    (err = o->after_load(o->after_load_ctx, db, res->error, sizeof(res->error))))
