@@ -23,6 +23,7 @@
 #include "perftrack.h"
 #include "buildid.h"
 #include "mapfile.h"
+#include "marker.h"
 #include "runfile.h"
 #include "sideband.h"
 #include "taskowner.h"
@@ -30,6 +31,7 @@
 #define FLUSH_INTERVAL_NS 1000000000ull
 #define POLL_MS 100
 #define MAX_PIDS 4096
+#define MAX_OPEN 256                /* processes with a capture window open at once */
 
 struct drain {
 	struct xp_writer *w;        /* borrowed */
@@ -68,6 +70,9 @@ struct drain {
 	struct perfsample ps;       /* a perf sample being converted */
 	unsigned char copy[sizeof(struct xp_user_regs_copy) + XP_USER_COPY_MAX];
 	uint64_t window_from;       /* --delay: stack records before this ns are dropped */
+	bool range;                 /* --capture-range: stack records only inside a window */
+	pid_t open_pids[MAX_OPEN];  /* processes whose window is open now */
+	unsigned nopen;
 	drain_cuda_fn on_cuda;      /* called once, at the first CUDA library mapped */
 	void *on_cuda_ctx;
 	int cuda_seen;
@@ -179,6 +184,41 @@ void drain_set_window(struct drain *d, uint64_t from_ns)
 	d->window_from = from_ns;
 }
 
+void drain_set_range(struct drain *d)
+{
+	d->range = true;
+}
+
+/* A process's window opened (the library called the marker) or closed,
+ * or the process exited. */
+static void window_mark(struct drain *d, pid_t pid, bool open)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nopen && d->open_pids[i] != pid; i++)
+		;
+	if (open && i == d->nopen && d->nopen < MAX_OPEN)
+		d->open_pids[d->nopen++] = pid;
+	else if (!open && i < d->nopen)
+		d->open_pids[i] = d->open_pids[--d->nopen];
+}
+
+/* What the window keeps: 1 to write the record, 0 to drop it. */
+static int window_keeps(struct drain *d, const struct sampler_event *e)
+{
+	if (e->type != XP_REC_SAMPLE && e->type != XP_REC_LAUNCH && e->type != XP_REC_SWITCH)
+		return 1;
+	if (e->type == XP_REC_LAUNCH && !e->u.launch.correlation_id &&
+	    (e->u.launch.cbid == XP_CBID_WINDOW_OPEN || e->u.launch.cbid == XP_CBID_WINDOW_CLOSE)) {
+		window_mark(d, (pid_t)e->u.launch.pid, e->u.launch.cbid == XP_CBID_WINDOW_OPEN);
+		return 0;
+	}
+	/* --delay: nothing before it ends (each record begins with its ts) */
+	if (d->window_from && e->u.sample.ts < d->window_from)
+		return 0;
+	return !d->range || d->nopen;
+}
+
 static void write_lost(struct drain *d, uint32_t kind, uint32_t reason, uint64_t count)
 {
 	struct xp_lost l = { .ts = now_ns(), .kind = kind, .reason = reason, .count = count };
@@ -256,10 +296,7 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	/* --delay: no samples, launches or off-CPU intervals before it ends
-	 * (each record begins with its ts) */
-	if (d->window_from && (e->type == XP_REC_SAMPLE || e->type == XP_REC_LAUNCH ||
-			       e->type == XP_REC_SWITCH) && e->u.sample.ts < d->window_from)
+	if (!window_keeps(d, e))
 		return 0;
 	switch (e->type) {
 	case XP_REC_SAMPLE:
@@ -411,6 +448,8 @@ static void on_perf_record(void *ctx, const void *rec, size_t len)
 	}
 	if (r.type == XP_REC_FORK)
 		note_pid(d, (pid_t)r.u.task.pid);
+	if (r.type == XP_REC_EXIT && d->nopen && r.u.task.pid == r.u.task.tid)
+		window_mark(d, (pid_t)r.u.task.pid, false);
 	if (r.needs_build_id && r.path_len < sizeof(path)) {
 		struct mapfile_id id = { .pid = (pid_t)r.u.mmap.pid, .start = r.u.mmap.addr,
 					 .end = r.u.mmap.addr + r.u.mmap.len,

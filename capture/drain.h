@@ -48,6 +48,10 @@ void drain_drop_privileged(struct drain *d, uint32_t type, uint64_t count);
 /* Before drain_start: every kernel IP written plus delta, or with drop
  * none at all (kernaddr.h: addresses the invoking user may not see). */
 void drain_rebase_kernel(struct drain *d, uint64_t delta, bool drop);
+/* --capture-range: samples, launch and off-CPU records only while a
+ * process's range window is open (the injection library calls the marker
+ * with XP_CBID_WINDOW_OPEN/CLOSE, marker.h, which are not written). */
+void drain_set_range(struct drain *d);
 int drain_start(struct drain *d);
 void drain_stop(struct drain *d);
 /* Reads everything still queued, writes loss records, flushes. Returns

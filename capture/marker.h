@@ -30,5 +30,10 @@
 #define XP_ENV_CAPTURE_COUNT "XPCAP_CAPTURE_RANGE_COUNT"  /* ranges to record, default 1 */
 #define XP_ENV_WINDOW_FROM "XPCAP_WINDOW_FROM_NS"   /* CLOCK_MONOTONIC ns: nothing before */
 #define XP_ENV_WINDOW_UNTIL "XPCAP_WINDOW_UNTIL_NS" /* CLOCK_MONOTONIC ns: nothing after */
+/* The library calls the marker with correlation id 0 and one of these as
+ * its range window opens and closes: xpcap's drain then writes CPU samples
+ * only while a window is open (no CUPTI callback id comes near them). */
+#define XP_CBID_WINDOW_OPEN 0x7fff0001u
+#define XP_CBID_WINDOW_CLOSE 0x7fff0002u
 
 #endif

@@ -106,22 +106,25 @@ static json_t *job_rank_json(void)
 }
 
 /* {"range", "range_count", "delay_s", "duration_s", "from_monotonic_ns",
- *  "until_monotonic_ns"}: what xpcap asked; the library's status records
- *  (XP_GPU_ST_WINDOW) say when each range opened and closed */
+ *  "until_monotonic_ns", "cpu_in_range"}: what xpcap asked, and whether CPU
+ *  records were bounded by the range too (through the uprobe); the
+ *  library's status records (XP_GPU_ST_WINDOW) say when each range opened
+ *  and closed */
 static json_t *window_json(const struct xp_record_meta *m)
 {
 	const struct xp_record_opts *o = m->opts;
 
 	if (!o->capture_range && !o->delay_s && !o->duration_s)
 		return json_null();
-	return json_pack("{s:o,s:I,s:f,s:o,s:I,s:o}",
+	return json_pack("{s:o,s:I,s:f,s:o,s:I,s:o,s:b}",
 			 "range", o->capture_range ? json_string(o->capture_range) : json_null(),
 			 "range_count", (json_int_t)(o->capture_range ? o->capture_count : 0),
 			 "delay_s", o->delay_s,
 			 "duration_s", o->duration_s ? json_real(o->duration_s) : json_null(),
 			 "from_monotonic_ns", (json_int_t)m->window_from,
 			 "until_monotonic_ns", m->window_until ? json_integer((json_int_t)m->window_until)
-							       : json_null());
+							       : json_null(),
+			 "cpu_in_range", o->capture_range && m->marker_attached);
 }
 
 /* {"pid", "text", "processes"}: the injection library could not trace */

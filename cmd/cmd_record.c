@@ -413,6 +413,9 @@ static int arm(struct recorder *r)
 		}
 		r->meta.marker_attached = !err;
 	}
+	/* the uprobe tells the drain when the program's range opens and closes */
+	if (r->o.capture_range && r->meta.marker_attached)
+		drain_set_range(r->drain);
 	err = drain_start(r->drain);
 	if (err) {
 		fprintf(stderr, "xpcap: cannot start the drain thread: %s\n", strerror(-err));

@@ -9,7 +9,9 @@
  * it, everything is on as in a run without a window. xpcap passes the
  * window in the environment (marker.h), the times as absolute
  * CLOCK_MONOTONIC ns, so a child that execs later keeps the same bounds.
- * Each opening and closing is a status record (XP_GPU_ST_WINDOW).
+ * Each opening and closing is a status record (XP_GPU_ST_WINDOW), and for
+ * a range also a call of the marker (XP_CBID_WINDOW_OPEN/CLOSE): xpcap's
+ * uprobe sees it, and writes CPU samples only inside the window.
  *
  * An activity record can arrive after its window closed (a kernel launched
  * just before cudaProfilerStop ends later): what is kept is what was
@@ -127,6 +129,8 @@ static void open_locked(uint64_t corr, const char *why)
 	__atomic_add_fetch(&xpc.window_gen, 1, __ATOMIC_RELEASE);
 	xpc_callbacks_switch(1);
 	xpc_activity_switch(1);
+	if (win.range != RANGE_NONE)
+		xpcap_correlation_marker(0, XP_CBID_WINDOW_OPEN);
 	say(1, why);
 }
 
@@ -140,6 +144,8 @@ static void close_locked(uint64_t corr, const char *why, int last)
 		win.spans[win.nspans - 1].hi = corr;
 	xpc_callbacks_switch(0);
 	xpc_activity_switch(0);
+	if (win.range != RANGE_NONE)
+		xpcap_correlation_marker(0, XP_CBID_WINDOW_CLOSE);
 	if (last || (win.range != RANGE_NONE && win.opened >= win.count))
 		win.done = 1;
 	say(0, why);

@@ -33,6 +33,11 @@ echo "== xpcap --capture-range nvtx:window --capture-range-count 2"
 timeout 150 "$C/xpcap" record -q -o "$R/nvtx" --capture-range nvtx:window --capture-range-count 2 -- \
 	python3 "$P" --mark nvtx
 kernels "$R/nvtx"
+echo "== CPU samples of the nvtx run: all | inside a window (status records code 9)"
+q "$R/nvtx/xpcorr.db" "WITH o AS (SELECT ts, (SELECT min(c.ts) FROM xp_gpu_status c WHERE c.code = 9
+ AND c.detail = 0 AND c.ts > s.ts) AS e FROM xp_gpu_status s WHERE s.code = 9 AND s.detail = 1)
+ SELECT (SELECT count(*) FROM xp_samples), (SELECT count(*) FROM xp_samples x WHERE EXISTS
+ (SELECT 1 FROM o WHERE x.ts >= o.ts - 1000000 AND x.ts <= o.e + 1000000))"
 echo "== xpcap, no window, --mark none (every phase)"
 timeout 150 "$C/xpcap" record -q -o "$R/all" -- python3 "$P" --mark none
 kernels "$R/all"

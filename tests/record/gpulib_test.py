@@ -5,7 +5,7 @@ program is recorded without GPU capture, and the capture window's options.
 Uses record_test.py's helpers and environment (XPCAP, XPCORR, PROGDIR,
 XPCUPTI); root and BPF, like the other record tests.
 
-    python3 tests/record/gpulib_test.py lookup|notarmed|window
+    python3 tests/record/gpulib_test.py lookup|notarmed|window|range
 
 The CUDA program is Python loading a copy of a test library named
 libcudart.so.13: xpcap knows CUDA by the name of what is mapped, and the
@@ -152,6 +152,44 @@ def t_window(tmp):
         if md["records"]["sample"]["written"] else 0
     check(md["records"]["sample"]["written"] > 0 and first >= md["capture_window"]["from_monotonic_ns"],
           "--delay 0.2: samples only after it (%d written)" % md["records"]["sample"]["written"])
+
+
+def t_range(tmp):
+    # --capture-range: CPU samples only while the program's window is open.
+    # A stand-in for the injection library (libxpmarker-test.so exports the
+    # marker) calls the marker as window.c does when a range opens and closes
+    lib = os.path.realpath(os.path.join(rt.MARKERDIR, "libxpmarker-test.so"))
+    times = os.path.join(tmp, "times")
+    script = ("import ctypes, time\n"
+              "m = ctypes.CDLL(%r).xpcap_correlation_marker\n"
+              "m.argtypes = [ctypes.c_uint64, ctypes.c_uint32]\n"
+              "def spin(s):\n"          # CPU time: as many samples under any load
+              "    end = time.process_time() + s\n"
+              "    while time.process_time() < end: pass\n"
+              "spin(0.4)\n"
+              "t0 = time.monotonic_ns(); m(0, 0x7fff0001); spin(0.6); m(0, 0x7fff0002)\n"
+              "t1 = time.monotonic_ns()\n"
+              "spin(0.4); m(5, 211)\n"
+              "open(%r, 'w').write('%%d %%d' %% (t0, t1))\n" % (lib, times))
+    run = os.path.join(tmp, "range")
+    rc, err = rt.record(run, ["-q", "-F", "999", "--capture-range", "cudaProfilerApi",
+                              "--cupti-lib", lib], ["python3", "-c", script])
+    check(rc == 0, "recorded (%d %r)" % (rc, err))
+    t0, t1 = (int(x) for x in open(times).read().split())
+    recs = rt.dump(run)
+    ts = [int(r["ts"]) for r in rt.samples(recs)]
+    launches = [r for r in recs if r["kind"] == "launch"]
+    print("samples %d, window %.3f s, first %+.1f ms, last %+.1f ms" % (
+        len(ts), (t1 - t0) / 1e9, (min(ts) - t0) / 1e6 if ts else 0, (max(ts) - t1) / 1e6 if ts else 0))
+    check(len(ts) > 100 and all(t0 - 1000000 <= t <= t1 + 1000000 for t in ts),
+          "samples only inside the window (%d)" % len(ts))
+    check(not launches, "no launch record outside it, nor the window's own markers (%d)" % len(launches))
+    # the same program without a range: samples before and after too
+    run = os.path.join(tmp, "norange")
+    rc, err = rt.record(run, ["-q", "-F", "999", "--cupti-lib", lib], ["python3", "-c", script])
+    t0, t1 = (int(x) for x in open(times).read().split())
+    ts = [int(r["ts"]) for r in rt.samples(rt.dump(run))]
+    check(any(t < t0 for t in ts) and any(t > t1 for t in ts), "without it: samples outside too")
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
