@@ -65,6 +65,7 @@ static void why_empty(json_t *gpu, sqlite3 *db)
 	json_t *cuda = text(db, META("cuda_library.path"));
 	json_t *armed = text(db, META("gpu_capture_armed"));
 	json_t *not_armed = text(db, META("gpu_not_armed"));
+	json_t *range = text(db, META("capture_window.range"));
 	char why[1024];
 
 	why[0] = '\0';
@@ -76,6 +77,12 @@ static void why_empty(json_t *gpu, sqlite3 *db)
 			 json_string_value(cuda), json_string_value(not_armed));
 	else if (not_armed)
 		snprintf(why, sizeof(why), "GPU capture was not armed: %s", json_string_value(not_armed));
+	else if (range)
+		snprintf(why, sizeof(why), "--capture-range %s: no GPU work inside the range (did the"
+			 " program reach it? %s)", json_string_value(range),
+			 strncmp(json_string_value(range), "nvtx:", 5) ?
+			 "cudaProfilerStart, torch.cuda.profiler.start()" :
+			 "an NVTX range of exactly that name, pushed or started");
 	else if (is_true(armed) && cuda)
 		snprintf(why, sizeof(why), "the program loaded %s but ran no GPU work while"
 			 " traced (no cuInit, or CUDA_INJECTION64_PATH removed from its environment)",
@@ -86,6 +93,7 @@ static void why_empty(json_t *gpu, sqlite3 *db)
 	json_decref(cuda);
 	json_decref(armed);
 	json_decref(not_armed);
+	json_decref(range);
 }
 
 json_t *xp_info_gpu(sqlite3 *db)

@@ -1237,12 +1237,14 @@ static void why_from_meta(struct rep *R, char *why, size_t len)
 	if (xp_rep_prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name ="
 		    " 'meta.gpu_problem.text'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
 		    " 'meta.gpu_not_armed'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
-		    " 'meta.cuda_library.path')", &s) < 0)
+		    " 'meta.cuda_library.path'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.capture_window.range')", &s) < 0)
 		return;
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		const char *problem = (const char *)sqlite3_column_text(s, 0);
 		const char *not_armed = (const char *)sqlite3_column_text(s, 1);
 		const char *cuda = (const char *)sqlite3_column_text(s, 2);
+		const char *range = (const char *)sqlite3_column_text(s, 3);
 
 		if (problem)
 			snprintf(why, len, "the injection library could not trace: %s", problem);
@@ -1251,6 +1253,11 @@ static void why_from_meta(struct rep *R, char *why, size_t len)
 				 cuda, not_armed);
 		else if (not_armed)
 			snprintf(why, len, "GPU capture was not armed: %s", not_armed);
+		else if (range)
+			snprintf(why, len, "--capture-range %s: no GPU work inside the range (did the"
+				 " program reach it? %s)", range, strncmp(range, "nvtx:", 5) ?
+				 "cudaProfilerStart, torch.cuda.profiler.start()" :
+				 "an NVTX range of exactly that name, pushed or started");
 	}
 	sqlite3_finalize(s);
 }

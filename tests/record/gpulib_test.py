@@ -136,6 +136,13 @@ def t_window(tmp):
     w = meta(run)["capture_window"]
     check(rc == 7 and w["range"] == "nvtx:train step" and w["range_count"] == 3,
           "meta.json capture_window (%r)" % w)
+    # a range never reached: info and report say so, not "not a CUDA program"
+    info = " ".join(rt.ingests(run, "a range never reached").split())
+    rep = " ".join(subprocess.run([rt.XPCORR, "report", run], capture_output=True,
+                                  text=True).stdout.split())
+    check("--capture-range nvtx:train step: no GPU work inside the range" in info and
+          "--capture-range nvtx:train step: no GPU work inside the range" in rep,
+          "info and report name the range that was never reached")
     # --delay: no CPU samples before it ends (the program is over by then)
     run = os.path.join(tmp, "late")
     rc, err = rt.record(run, ["-q", "-F", "999", "--delay", "100"],
