@@ -10,7 +10,9 @@
  * with a note frame under its leaf, "‹backward: AddmmBackward0›"
  * (XP_FRAME_NOTE, module "[autograd]"); a backward launch whose forward
  * launch is not known keeps its own stack, under the same note, and its
- * row in xp_autograd says why.
+ * row in xp_autograd says why. A backward launch at a forward line has the
+ * line that called backward() as its outer frame, a note "[backward() at
+ * train.py:88 train_step]" above the forward stack (backward_caller.c).
  *
  *   struct xp_agstore *s = xp_agstore_new();
  *   xp_agstore_record(s, stream_pid, h);     // pass 1, every record: 1 taken
@@ -40,6 +42,15 @@ int xp_agstore_save(sqlite3 *db, const struct xp_agstore *s);
 /* Joins backward launches to their forward launches and re-stacks them;
  * how many backward launches got a forward stack, or -EIO / -ENOMEM. */
 int xp_autograd_join(sqlite3 *db);
+/* The lines that called backward() (backward_caller.c): for the join. */
+struct xp_bwcallers;
+/* Every launch of a forward thread made inside backward() or autograd.grad,
+ * with a note frame "[backward() at train.py:88 train_step]" (module id
+ * module) of the Python line that called it: 0, -EIO or -ENOMEM. */
+int xp_bwcallers_load(sqlite3 *db, int64_t module, struct xp_bwcallers **out);
+/* The note of the latest such call of pid in [after, ts], 0 if none. */
+int64_t xp_bwcallers_at(const struct xp_bwcallers *c, int64_t pid, int64_t after, int64_t ts);
+void xp_bwcallers_free(struct xp_bwcallers *c);
 /* "AddmmBackward0" of a type name as the ABI mangles it
  * ("N5torch8autograd9generated14AddmmBackward0E"): the innermost name,
  * template arguments left out; the mangled text itself when it is not a

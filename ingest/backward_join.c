@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "db_schema.h"
 #include "u64map.h"
 
@@ -26,17 +28,19 @@ static const char prepare_sql[] =
 static const char backward_sql[] =
 	"SELECT x.ag, x.launch, x.node, x.node_seq, x.stack_id, f.launch, f.stack_id,"
 	" EXISTS (SELECT 1 FROM temp.xp_ag_fwd t WHERE t.pid = x.pid AND t.thread_id = x.node_thread),"
-	" x.pid, x.tid FROM temp.xp_ag_launch x LEFT JOIN temp.xp_ag_fwd f ON f.pid = x.pid"
+	" x.pid, x.tid, x.ts, f.ts FROM temp.xp_ag_launch x LEFT JOIN temp.xp_ag_fwd f ON f.pid = x.pid"
 	" AND f.thread_id = x.node_thread AND f.seq = x.node_seq WHERE x.node IS NOT NULL"
 	" ORDER BY x.pid, x.tid, x.ts, x.launch";
 
-enum { INS_STRING, INS_FRAME, INS_STACK, SET_LAUNCH, SET_ROW, NSTMT };
+enum { INS_STRING, INS_FRAME, INS_STACK, INS_ROOT, GET_NODE, SET_LAUNCH, SET_ROW, NSTMT };
 
 static const char *const stmt_sql[NSTMT] = {
 	[INS_STRING] = "INSERT INTO StringIds(value) VALUES (?1)",
 	[INS_FRAME] = "INSERT INTO xp_frames(symbol, module, kind) VALUES (?1, ?2, ?3)",
 	[INS_STACK] = "INSERT INTO xp_stacks(parent, frame, depth) SELECT ?1, ?2, depth + 1"
 		      " FROM xp_stacks WHERE id = ?1",
+	[INS_ROOT] = "INSERT INTO xp_stacks(parent, frame, depth) VALUES (0, ?2, 0)",
+	[GET_NODE] = "SELECT parent, frame FROM xp_stacks WHERE id = ?1",
 	[SET_LAUNCH] = "UPDATE xp_launches SET stack_id = ?1 WHERE id = ?2",
 	[SET_ROW] = "UPDATE xp_autograd SET forward_launch = ?1, unknown = ?2, how = ?4"
 		    " WHERE rowid = ?3",
@@ -48,8 +52,9 @@ struct joiner {
 	int64_t module;             /* "[autograd]" */
 	struct xp_u64map frames;    /* note text's hash -> frame id (by text, below) */
 	struct xp_u64map nodes;     /* (stack, frame) -> stack node */
+	struct xp_bwcallers *callers;   /* the lines that called backward() */
 	struct {                    /* the latest node at a forward line, per thread */
-		int64_t pid, tid, launch, stack;
+		int64_t pid, tid, launch, stack, ts;
 		char node[96];
 	} prev;
 };
@@ -97,9 +102,10 @@ static int64_t note_frame(struct joiner *J, const char *node)
 	return frame;
 }
 
-/* The stack node of frame under stack's leaf, made once per pair. */
+/* The stack node of frame under stack's leaf (0: a root), made once per pair. */
 static int64_t under_leaf(struct joiner *J, int64_t stack, int64_t frame)
 {
+	sqlite3_stmt *ins = J->st[stack ? INS_STACK : INS_ROOT];
 	uint64_t *slot;
 	int64_t node;
 	int fresh;
@@ -108,11 +114,39 @@ static int64_t under_leaf(struct joiner *J, int64_t stack, int64_t frame)
 		return -1;
 	if (!fresh)
 		return (int64_t)*slot;
-	sqlite3_bind_int64(J->st[INS_STACK], 1, stack);
-	sqlite3_bind_int64(J->st[INS_STACK], 2, frame);
-	node = insert_id(J->st[INS_STACK]);
+	sqlite3_bind_int64(ins, 1, stack);
+	sqlite3_bind_int64(ins, 2, frame);
+	node = insert_id(ins);
 	if (node > 0)
 		*xp_u64map_find(&J->nodes, (uint64_t)stack, (uint64_t)frame) = (uint64_t)node;
+	return node;
+}
+
+/* The forward stack with the note of its backward() call as its root (the
+ * stack's frames copied under it; the tree shares the copies). */
+static int64_t under_caller(struct joiner *J, int64_t note, int64_t stack)
+{
+	int64_t *frames = NULL, node = 0;
+	size_t n = 0, cap = 0;
+
+	while (stack > 0 && n < 4096) {
+		sqlite3_stmt *get = J->st[GET_NODE];
+
+		sqlite3_bind_int64(get, 1, stack);
+		if (sqlite3_step(get) != SQLITE_ROW ||
+		    xp_array__reserve((void **)&frames, &cap, n + 1, sizeof(*frames), 64)) {
+			sqlite3_reset(get);
+			free(frames);
+			return -1;
+		}
+		frames[n++] = sqlite3_column_int64(get, 1);
+		stack = sqlite3_column_int64(get, 0);
+		sqlite3_reset(get);
+	}
+	node = under_leaf(J, 0, note);
+	while (node > 0 && n)
+		node = under_leaf(J, node, frames[--n]);
+	free(frames);
 	return node;
 }
 
@@ -166,7 +200,7 @@ static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const c
 /* One backward launch: its new stack and its row's outcome. */
 static int join_one(struct joiner *J, sqlite3_stmt *row)
 {
-	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack;
+	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack, caller;
 	const char *node = (const char *)sqlite3_column_text(row, 2), *how = "node";
 	char note[200];
 	int joined = sqlite3_column_type(row, 6) != SQLITE_NULL;
@@ -179,6 +213,7 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 		J->prev.tid = sqlite3_column_int64(row, 9);
 		J->prev.launch = forward;
 		J->prev.stack = base;
+		J->prev.ts = sqlite3_column_int64(row, 11);
 		snprintf(J->prev.node, sizeof(J->prev.node), "%s", note);
 	} else if ((joined = producer(J, row, node ? node : "?", note, sizeof(note), &forward, &base))) {
 		how = "producer";
@@ -189,6 +224,10 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 		return -EIO;
 	if (!base)
 		return 0;           /* a launch without a stack stays without one */
+	if (forward && (caller = xp_bwcallers_at(J->callers, sqlite3_column_int64(row, 8), J->prev.ts,
+						  sqlite3_column_int64(row, 10))) &&
+	    (base = under_caller(J, caller, base)) <= 0)
+		return -EIO;
 	if ((frame = note_frame(J, note)) < 0 || (stack = under_leaf(J, base, frame)) <= 0)
 		return -EIO;
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
@@ -207,6 +246,8 @@ static int join_all(struct joiner *J)
 	sqlite3_bind_text(J->st[INS_STRING], 1, "[autograd]", -1, SQLITE_STATIC);
 	if ((J->module = insert_id(J->st[INS_STRING])) < 0)
 		return -EIO;
+	if ((err = xp_bwcallers_load(J->db, J->module, &J->callers)))
+		return err;
 	if (sqlite3_prepare_v2(J->db, backward_sql, -1, &rows, NULL) != SQLITE_OK)
 		return -EIO;
 	while (!err && (rc = sqlite3_step(rows)) == SQLITE_ROW) {
@@ -242,6 +283,7 @@ int xp_autograd_join(sqlite3 *db)
 		sqlite3_finalize(J.st[i]);
 	xp_u64map_free(&J.frames);
 	xp_u64map_free(&J.nodes);
+	xp_bwcallers_free(J.callers);
 	sqlite3_exec(db, "DROP TABLE temp.xp_ag_launch; DROP TABLE temp.xp_ag_fwd;", NULL, NULL, NULL);
 	return r;
 }

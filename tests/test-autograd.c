@@ -20,20 +20,24 @@
 static sqlite3 *db;
 
 /* frames, root first in each stack below */
-enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_START, F_ENGINE, F_NODE };
-static const struct { const char *sym; int kind; } frames[] = { { NULL, 0 },
-	{ "main", XP_FRAME_USER }, { "model.py:42 Block.forward", XP_FRAME_PYTHON },
-	{ "at::_ops::linear::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER },
-	{ "cudaLaunchKernel", XP_FRAME_USER }, { "start_thread", XP_FRAME_USER },
+enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_START, F_ENGINE, F_NODE, F_TRAIN, F_TENSOR };
+static const struct { const char *sym; int kind, module; } frames[] = { { NULL, 0, 0 },
+	{ "main", XP_FRAME_USER, 100 }, { "model.py:42 Block.forward", XP_FRAME_PYTHON, 100 },
+	{ "at::_ops::linear::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER, 100 },
+	{ "cudaLaunchKernel", XP_FRAME_USER, 100 }, { "start_thread", XP_FRAME_USER, 100 },
 	{ "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
-	  XP_FRAME_USER },
+	  XP_FRAME_USER, 100 },
 	{ "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
-	  XP_FRAME_USER } };
+	  XP_FRAME_USER, 100 },
+	{ "train.py:88 train_step", XP_FRAME_PYTHON, 102 },
+	{ "_tensor.py:625 Tensor.backward", XP_FRAME_PYTHON, 101 } };
 
-/* the forward stack's leaf is node 4, the backward one's node 8 */
-enum { S_FWD = 4, S_BWD = 8 };
+/* the forward stack's leaf is node 4, the backward one's node 8; node 12:
+ * the launch inside loss.backward() (the initial gradient's fill) */
+enum { S_FWD = 4, S_BWD = 8, S_CALL = 12 };
 static const int chains[][4] = { { F_MAIN, F_PY, F_LINEAR, F_LAUNCH },
-				 { F_START, F_ENGINE, F_NODE, F_LAUNCH } };
+				 { F_START, F_ENGINE, F_NODE, F_LAUNCH },
+				 { F_MAIN, F_TRAIN, F_TENSOR, F_LAUNCH } };
 
 static void exec(const char *sql)
 {
@@ -61,14 +65,15 @@ static void build(void)
 
 	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
 	ck_assert_int_eq(xp_db_create_schema(db), SQLITE_OK);
-	exec("INSERT INTO StringIds(id, value) VALUES (100, '/home/u/model.py')");
-	for (int f = 1; f <= F_NODE; f++) {
+	exec("INSERT INTO StringIds(id, value) VALUES (100, '/home/u/model.py'),"
+	     " (101, '/venv/site-packages/torch/_tensor.py'), (102, '/home/u/train.py')");
+	for (int f = 1; f <= F_TENSOR; f++) {
 		snprintf(sql, sizeof(sql), "INSERT INTO StringIds(id, value) VALUES (%d, '%s');"
-			 "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (%d, %d, 100, %d)",
-			 f, frames[f].sym, f, f, frames[f].kind);
+			 "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (%d, %d, %d, %d)",
+			 f, frames[f].sym, f, f, frames[f].module, frames[f].kind);
 		exec(sql);
 	}
-	for (int c = 0; c < 2; c++)
+	for (int c = 0; c < 3; c++)
 		for (int i = 0, parent = 0; i < 4; i++, parent = node) {
 			snprintf(sql, sizeof(sql), "INSERT INTO xp_stacks(id, parent, frame, depth)"
 				 " VALUES (%d, %d, %d, %d)", ++node, parent, chains[c][i], i);
@@ -98,7 +103,8 @@ static void launch(struct xp_agstore *s, uint64_t corr, uint32_t tid, int stack,
 	}
 	ck_assert_int_eq(xp_agstore_record(s, 7, h), 1);
 	snprintf(sql, sizeof(sql), "INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid,"
-		 " stack_id) VALUES (%llu, 7, %u, 0, %llu, 211, %d)", 100 + (unsigned long long)corr,
+		 " stack_id) VALUES (%llu, 7, %u, 0, %llu, 211, %d)",
+		 corr == 20 ? 103 : 100 + (unsigned long long)corr,
 		 tid, (unsigned long long)corr, stack);
 	exec(sql);
 }
@@ -136,6 +142,7 @@ START_TEST(backward_at_forward_line)
 	launch(s, 1, 7, S_FWD, 1, 5, NULL, 0, 0);
 	launch(s, 2, 7, S_FWD, 1, 5, NULL, 0, 0);
 	launch(s, 3, 7, S_FWD, 1, 6, NULL, 0, 0);
+	launch(s, 20, 7, S_CALL, 1, 6, NULL, 0, 0);    /* loss.backward() */
 	/* backward, on the engine thread (which made no node: thread id 0) */
 	launch(s, 4, 9, S_BWD, 0, 0, "N5torch8autograd9generated14AddmmBackward0E", 4, 1);
 	launch(s, 5, 9, S_BWD, 0, 0, "N5torch8autograd14AccumulateGradE", UINT64_MAX, 1);
@@ -146,14 +153,24 @@ START_TEST(backward_at_forward_line)
 	xp_agstore_free(s);
 	ck_assert_int_eq(xp_autograd_join(db), 2);
 
-	/* the backward launch of node 4 sits under the first forward launch */
-	ck_assert_int_eq(q1("SELECT parent FROM xp_stacks WHERE id = (SELECT stack_id FROM"
-			    " xp_launches WHERE correlation_id = 4)"), S_FWD);
+	/* the backward launch of node 4 sits under the first forward launch,
+	 * whose frames sit under the line that called backward() */
+	ck_assert_int_eq(q1("SELECT count(*) FROM xp_stacks s JOIN xp_stacks p ON p.id = s.parent"
+			    " WHERE s.id = (SELECT stack_id FROM xp_launches WHERE correlation_id = 4)"
+			    " AND p.frame = " "4 AND p.depth = 4"), 1);
+	ck_assert_int_eq(q1("WITH RECURSIVE up(id) AS (SELECT stack_id FROM xp_launches WHERE"
+			    " correlation_id = 4 UNION ALL SELECT s.parent FROM up JOIN xp_stacks s"
+			    " ON s.id = up.id WHERE s.parent != 0) SELECT count(*) FROM up"
+			    " JOIN xp_stacks s ON s.id = up.id JOIN xp_frames f ON f.id = s.frame"
+			    " JOIN StringIds y ON y.id = f.symbol WHERE s.parent = 0 AND y.value ="
+			    " '[backward() at train.py:88 train_step]'"), 1);
 	ck_assert_int_eq(q1("SELECT forward_launch FROM xp_autograd WHERE correlation_id = 4"),
 			 q1("SELECT id FROM xp_launches WHERE correlation_id = 1"));
 	ck_assert_int_eq(stack_of(1), S_FWD);
 	ck_assert_int_eq(q1("SELECT parent FROM xp_stacks WHERE id = (SELECT stack_id FROM"
-			    " xp_launches WHERE correlation_id = 5)"), S_FWD);
+			    " xp_launches WHERE correlation_id = 5)"),
+			 q1("SELECT parent FROM xp_stacks WHERE id = (SELECT stack_id FROM"
+			    " xp_launches WHERE correlation_id = 4)"));
 	ck_assert_int_eq(q1("SELECT count(*) FROM xp_autograd WHERE correlation_id = 5 AND"
 			    " how = 'producer' AND unknown IS NULL"), 1);
 	ck_assert_int_eq(q1("SELECT parent FROM xp_stacks WHERE id = (SELECT stack_id FROM"
