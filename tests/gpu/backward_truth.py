@@ -97,6 +97,12 @@ def trace_functions(prof, ops, path):
     writes (where its raw events lack them), on the raw events' clock: the
     offset is that of a CPU op found in both by its External id."""
     prof.export_chrome_trace(path)
+    # a transformers step's trace ran to 2.2 GB: past what json.load can hold
+    if os.path.getsize(path) > (1 << 30):
+        print("backward_truth: %s is %d MB: no Python stacks from it" %
+              (path, os.path.getsize(path) >> 20), file=sys.stderr)
+        os.remove(path)
+        return {}
     with open(path) as f:
         tr = json.load(f)
     os.remove(path)
@@ -155,8 +161,8 @@ def profile(out, script, args):
             if k not in fwd or span[0] >= _ns(fwd[k], "start"):
                 fwd[k] = e
     by_seq = dict(((s, e) for (t, s), e in fwd.items()))
-    if not pyfn:
-        pyfn = trace_functions(prof, ops, out + ".trace.json")
+    if not pyfn:    # one trace file a rank: ranks run this at once
+        pyfn = trace_functions(prof, ops, "%s.%d.trace.json" % (out, os.getpid()))
     for v in pyfn.values():
         v.sort()
     for d in (nodes, engine):
