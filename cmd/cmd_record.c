@@ -321,11 +321,31 @@ static void hide_kernel_addresses(struct recorder *r)
 	drain_rebase_kernel(r->drain, r->kernel_delta, !r->kernel_delta);
 }
 
+/* cpu.xpr, its header on disk: 0 or XP_EXIT_USAGE after saying why. */
+static int open_cpu_stream(struct recorder *r)
+{
+	char path[PATH_MAX + 16];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/cpu.xpr", r->rd.path);
+	err = rundir_open_file(&r->rd, "cpu.xpr", O_WRONLY | O_CREAT);
+	err = err < 0 ? err : xp_writer_open_fd(&r->w, err, XP_STREAM_CPU, 0);
+	if (!err && r->o.compress)
+		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
+	/* the header on disk now: a disk that fills later leaves a valid file */
+	if (!err)
+		err = xp_writer_flush(r->w);
+	if (err) {
+		fprintf(stderr, "xpcap: cannot create %s: %s\n", path, strerror(-err));
+		return XP_EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* Opens everything, in the order that loses nothing: the child exists but
  * waits; BPF tracks it; side-band events follow it; then it is released. */
 static int arm(struct recorder *r)
 {
-	char path[PATH_MAX + 16];
 	int err;
 
 	r->meta.start_mono = clock_ns(CLOCK_MONOTONIC);
@@ -365,18 +385,8 @@ static int arm(struct recorder *r)
 			r->perf_samples ? "sampling" : "side-band", strerror(-err), perf_hint(r, err));
 		return XP_EXIT_USAGE;
 	}
-	snprintf(path, sizeof(path), "%s/cpu.xpr", r->rd.path);
-	err = rundir_open_file(&r->rd, "cpu.xpr", O_WRONLY | O_CREAT);
-	err = err < 0 ? err : xp_writer_open_fd(&r->w, err, XP_STREAM_CPU, 0);
-	if (!err && r->o.compress)
-		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
-	/* the header on disk now: a disk that fills later leaves a valid file */
-	if (!err)
-		err = xp_writer_flush(r->w);
-	if (err) {
-		fprintf(stderr, "xpcap: cannot create %s: %s\n", path, strerror(-err));
-		return XP_EXIT_USAGE;
-	}
+	if ((err = open_cpu_stream(r)))
+		return err;
 	err = drain_open(&r->drain, r->w, r->sampler, r->sb,
 			 r->perf_samples ? &r->sample_attr : NULL);
 	if (err) {
