@@ -14,6 +14,7 @@ struct space {
 	uint32_t pid, ppid;         /* ppid 0: no known parent */
 	uint64_t fork_ts;
 	uint64_t exec_ts;           /* last exec, 0 if none */
+	uint64_t comm_exec_ts;      /* an exec's comm not yet followed by its exec record */
 	int time_dependent;
 	struct xp_mapping *m;
 	uint32_t count, cap;
@@ -124,6 +125,19 @@ int xp_mappings_add(struct xp_mappings *ms, uint32_t pid, uint64_t ts,
 	return 0;
 }
 
+#define EXEC_SPAN_NS 10000000000ull  /* an exec's comm to its exec record, at most */
+
+int xp_mappings_comm_exec(struct xp_mappings *ms, uint32_t pid, uint64_t ts)
+{
+	struct space *s;
+	int err = get_space(ms, pid, &s);
+
+	/* the exec record was read first: that exec is done */
+	if (!err && !(s->exec_ts && s->exec_ts >= ts && s->exec_ts - ts <= EXEC_SPAN_NS))
+		s->comm_exec_ts = ts;
+	return err;
+}
+
 int xp_mappings_exec(struct xp_mappings *ms, uint32_t pid, uint64_t ts)
 {
 	struct space *s;
@@ -131,6 +145,10 @@ int xp_mappings_exec(struct xp_mappings *ms, uint32_t pid, uint64_t ts)
 
 	if (err)
 		return err;
+	/* the new image's mappings, between the comm and here, stay */
+	if (s->comm_exec_ts && s->comm_exec_ts <= ts && ts - s->comm_exec_ts <= EXEC_SPAN_NS)
+		ts = s->comm_exec_ts;
+	s->comm_exec_ts = 0;
 	for (uint32_t i = 0; i < s->count; i++)
 		if (s->m[i].ts_start < ts && s->m[i].ts_end > ts)
 			s->m[i].ts_end = ts;

@@ -33,8 +33,12 @@ void xp_mappings_free(struct xp_mappings *ms);
 int xp_mappings_add(struct xp_mappings *ms, uint32_t pid, uint64_t ts,
 		    uint64_t start, uint64_t len, uint64_t pgoff,
 		    uint32_t module, int from_proc);
-/* exec replaced the address space of pid at ts. 0 or -ENOMEM. */
+/* exec replaced the address space of pid at ts. The BPF exec record fires
+ * after the new image is mapped: where the exec's comm (taken before the
+ * new mappings) came first, the image changed then. 0 or -ENOMEM. */
 int xp_mappings_exec(struct xp_mappings *ms, uint32_t pid, uint64_t ts);
+/* An exec's comm record (XP_COMM_EXEC) at ts, before its new mappings. */
+int xp_mappings_comm_exec(struct xp_mappings *ms, uint32_t pid, uint64_t ts);
 /* pid was forked from ppid at ts: until it maps something itself, or execs,
  * its addresses mean what they meant in the parent. 0 or -ENOMEM. */
 int xp_mappings_fork(struct xp_mappings *ms, uint32_t pid, uint32_t ppid,

@@ -91,6 +91,8 @@ int xp_loader_pass1_record(struct loader *L, const struct xp_record_header *h)
 			       (int)strnlen(c->comm, XP_COMM_LEN));
 		if (!err)
 			err = thread_seen(L, c->pid, c->tid, c->comm, 1);
+		if (!err && (c->flags & XP_COMM_EXEC))
+			err = xp_mappings_comm_exec(L->maps, c->pid, c->ts);
 		return err ? err : 1;
 	}
 	case XP_REC_EXEC: {

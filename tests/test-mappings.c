@@ -61,6 +61,43 @@ START_TEST(fork_inherits_until_exec)
 }
 END_TEST
 
+/* The BPF exec record fires after the new image is mapped; the exec's
+ * comm before. In either file order the program's mapping stays. */
+START_TEST(exec_record_after_the_new_image)
+{
+	/* file orders: comm, mmap, exec (the exec read last); exec, comm, mmap
+	 * (the BPF ring read first); comm, exec, mmap */
+	static const char orders[3][4] = { "cme", "ecm", "cem" };
+
+	for (int o = 0; o < 3; o++) {
+		struct xp_mappings *ms = xp_mappings_new();
+
+		ck_assert_int_eq(xp_mappings_add(ms, 7, 10, A, 0x1000, 0, 1, 0), 0);  /* old image */
+		for (const char *step = orders[o]; *step; step++) {
+			if (*step == 'c')
+				ck_assert_int_eq(xp_mappings_comm_exec(ms, 7, 100), 0);
+			else if (*step == 'm')
+				ck_assert_int_eq(xp_mappings_add(ms, 7, 101, A + 0x10000, 0x1000, 0, 2, 0), 0);
+			else
+				ck_assert_int_eq(xp_mappings_exec(ms, 7, 105), 0);
+		}
+		ck_assert_uint_eq(xp_mappings_lookup(ms, 7, 200, A + 0x10000)->module, 2);
+		ck_assert_ptr_null(xp_mappings_lookup(ms, 7, 200, A));     /* the old image ended */
+		ck_assert_uint_eq(xp_mappings_lookup(ms, 7, 50, A)->module, 1);
+		xp_mappings_free(ms);
+	}
+	/* without the comm (older runs): as before, the exec record ends all before it */
+	{
+		struct xp_mappings *ms = xp_mappings_new();
+
+		ck_assert_int_eq(xp_mappings_add(ms, 7, 101, A, 0x1000, 0, 2, 0), 0);
+		ck_assert_int_eq(xp_mappings_exec(ms, 7, 105), 0);
+		ck_assert_ptr_null(xp_mappings_lookup(ms, 7, 200, A));
+		xp_mappings_free(ms);
+	}
+}
+END_TEST
+
 START_TEST(bad_ranges_refused)
 {
 	struct xp_mappings *ms = xp_mappings_new();
@@ -80,6 +117,7 @@ Suite *mappings_suite(void)
 	tcase_add_test(tc, dlopen_dlclose_exec_over_time);
 	tcase_add_test(tc, late_side_band_record_still_used);
 	tcase_add_test(tc, fork_inherits_until_exec);
+	tcase_add_test(tc, exec_record_after_the_new_image);
 	tcase_add_test(tc, bad_ranges_refused);
 	suite_add_tcase(s, tc);
 	return s;
