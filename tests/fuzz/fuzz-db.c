@@ -9,7 +9,7 @@
  * The first byte picks the reader; then each mutation is 12 bytes: op,
  * table, column, row selector, 8 value bytes.
  */
-// fuzz-sources: db/dbcheck.c db/db_schema.c db/gpu_schema.c db/archive.c db/launch.c db/groups.c db/stats.c db/stackwalk.c db/stacktable.c src/array.c src/utf8.c src/textesc.c src/strtab.c src/u64map.c src/jobrank.c src/runnames.c export/chrome.c export/chrome_cpu.c export/chrome_gpu.c export/chrome_graph.c export/chrome_meta.c export/chrome_names.c export/elidename.c export/folded.c export/jsonw.c export/launcher.c export/launchsite.c export/pypath.c export/pyreach.c export/report.c export/report_cost.c export/report_graph.c export/report_rank.c export/report_source.c export/selection.c export/weights.c export/wtab.c export/views.c export/view_op.c export/view_idle.c export/view_launch.c export/view_overlap.c export/timeline.c
+// fuzz-sources: db/*.c export/*.c src/array.c src/jobrank.c src/readline.c src/runnames.c src/strtab.c src/textesc.c src/u64map.c src/utf8.c
 // fuzz-cflags: -DXP_VERSION="fuzz"
 // fuzz-libs: -lsqlite3 -lm
 // fuzz-seeds: tests/fuzz/corpus/db/*
