@@ -654,7 +654,8 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 		jsonw_arr_end(&R->json);
 	sqlite3_finalize(s);
 	if (rc == SQLITE_DONE && o->format == XP_FMT_TEXT) {
-		qsort(seen, nseen, sizeof(*seen), cmp_shown);
+		if (nseen)      /* qsort(NULL, 0, ...) is undefined */
+			qsort(seen, nseen, sizeof(*seen), cmp_shown);
 		for (unsigned i = 0; i < nseen && i < o->stacks; i++) {
 			char line[1200];
 
