@@ -9,10 +9,12 @@
  *   xpcorr report --by op --top 20 run/
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
+#include "launcher.h"
 #include "launchsite.h"
 #include "report_priv.h"
 #include "stackwalk.h"
@@ -50,15 +52,25 @@ struct op_state {
 	size_t nagg, acap;
 };
 
-/* The innermost framework operation on the stack, into op ("" if none). */
+/* The innermost framework operation on the stack, into op ("" if none).
+ * A backward launch's own op lies under its note (ingest/backward.h);
+ * above the note are its forward launch's ops, not what it ran: where a
+ * database ingested before the own op was kept has none, the row is the
+ * node's ("autograd: AddmmBackward0"). */
 static void stack_op(struct op_state *S, int64_t id, char *op, size_t len)
 {
 	struct xp_frame_row fr;
+	char node[96];
 
 	op[0] = '\0';
-	while (id > 0 && xp_stackwalk_next(S->walk, &id, &fr))
+	while (id > 0 && xp_stackwalk_next(S->walk, &id, &fr)) {
 		if (xp_framework_op(fr.sym, op, len))
 			break;
+		if (xp_backward_note(fr.kind, fr.sym, node, sizeof(node))) {
+			snprintf(op, len, "autograd: %s", node);
+			break;
+		}
+	}
 	xp_stackwalk_done(S->walk);
 }
 

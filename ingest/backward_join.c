@@ -32,7 +32,7 @@ static const char backward_sql[] =
 	" AND f.thread_id = x.node_thread AND f.seq = x.node_seq WHERE x.node IS NOT NULL"
 	" ORDER BY x.pid, x.tid, x.ts, x.launch";
 
-enum { INS_STRING, INS_FRAME, INS_STACK, INS_ROOT, GET_NODE, SET_LAUNCH, SET_ROW, NSTMT };
+enum { INS_STRING, INS_FRAME, INS_STACK, INS_ROOT, GET_NODE, GET_SYM, SET_LAUNCH, SET_ROW, NSTMT };
 
 static const char *const stmt_sql[NSTMT] = {
 	[INS_STRING] = "INSERT INTO StringIds(value) VALUES (?1)",
@@ -41,6 +41,8 @@ static const char *const stmt_sql[NSTMT] = {
 		      " FROM xp_stacks WHERE id = ?1",
 	[INS_ROOT] = "INSERT INTO xp_stacks(parent, frame, depth) VALUES (0, ?2, 0)",
 	[GET_NODE] = "SELECT parent, frame FROM xp_stacks WHERE id = ?1",
+	[GET_SYM] = "SELECT s.parent, s.frame, n.value FROM xp_stacks s JOIN xp_frames f ON f.id = s.frame"
+		    " JOIN StringIds n ON n.id = f.symbol WHERE s.id = ?1",
 	[SET_LAUNCH] = "UPDATE xp_launches SET stack_id = ?1 WHERE id = ?2",
 	[SET_ROW] = "UPDATE xp_autograd SET forward_launch = ?1, unknown = ?2, how = ?4"
 		    " WHERE rowid = ?3",
@@ -52,6 +54,7 @@ struct joiner {
 	int64_t module;             /* "[autograd]" */
 	struct xp_u64map frames;    /* note text's hash -> frame id (by text, below) */
 	struct xp_u64map nodes;     /* (stack, frame) -> stack node */
+	struct xp_u64map own_ops;   /* (launch's own stack, 0) -> its op's frame + 1 (1: none) */
 	struct xp_bwcallers *callers;   /* the lines that called backward() */
 	struct {                    /* the latest node at a forward line, per thread */
 		int64_t pid, tid, launch, stack, ts;
@@ -150,6 +153,46 @@ static int64_t under_caller(struct joiner *J, int64_t note, int64_t stack)
 	return node;
 }
 
+/* A PyTorch dispatcher frame, "at::_ops::mm::call(...)": the op a launch
+ * ran in (export's xp_framework_op reads the same frames). */
+static int is_op_frame(const char *sym)
+{
+	const char *end;
+
+	if (!sym || strncmp(sym, "at::_ops::", 10) || !(end = strstr(sym + 10, "::")))
+		return 0;
+	return !strncmp(end, "::call(", 7) || !strncmp(end, "::redispatch(", 13);
+}
+
+/* The innermost op frame of a backward launch's own stack (the engine
+ * thread's: aten::mm under AddmmBackward0), 0 if none, -1 on an error;
+ * once per stack. */
+static int64_t own_op_frame(struct joiner *J, int64_t stack)
+{
+	sqlite3_stmt *get = J->st[GET_SYM];
+	int64_t frame = 0, id = stack;
+	uint64_t *slot;
+	int fresh, depth = 0;
+
+	if (xp_u64map_upsert(&J->own_ops, (uint64_t)stack, 0, &slot, &fresh))
+		return -1;
+	if (!fresh)
+		return (int64_t)*slot - 1;
+	while (id > 0 && !frame && depth++ < 4096) {
+		sqlite3_bind_int64(get, 1, id);
+		if (sqlite3_step(get) != SQLITE_ROW) {
+			sqlite3_reset(get);
+			return -1;
+		}
+		if (is_op_frame((const char *)sqlite3_column_text(get, 2)))
+			frame = sqlite3_column_int64(get, 1);
+		id = sqlite3_column_int64(get, 0);
+		sqlite3_reset(get);
+	}
+	*xp_u64map_find(&J->own_ops, (uint64_t)stack, 0) = (uint64_t)frame + 1;
+	return frame;
+}
+
 /* Why a backward launch has no forward launch, in the words info shows. */
 static const char *unknown_reason(int64_t node_seq, int thread_has_forward)
 {
@@ -200,7 +243,8 @@ static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const c
 /* One backward launch: its new stack and its row's outcome. */
 static int join_one(struct joiner *J, sqlite3_stmt *row)
 {
-	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack, caller;
+	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack, caller, op;
+	int64_t own = sqlite3_column_type(row, 4) != SQLITE_NULL ? sqlite3_column_int64(row, 4) : 0;
 	const char *node = (const char *)sqlite3_column_text(row, 2), *how = "node";
 	char note[200];
 	int joined = sqlite3_column_type(row, 6) != SQLITE_NULL;
@@ -217,8 +261,8 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 		snprintf(J->prev.node, sizeof(J->prev.node), "%s", note);
 	} else if ((joined = producer(J, row, node ? node : "?", note, sizeof(note), &forward, &base))) {
 		how = "producer";
-	} else if (sqlite3_column_type(row, 4) != SQLITE_NULL) {
-		base = sqlite3_column_int64(row, 4);
+	} else {
+		base = own;
 	}
 	if (set_row(J, row, forward, how))
 		return -EIO;
@@ -229,6 +273,10 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 	    (base = under_caller(J, caller, base)) <= 0)
 		return -EIO;
 	if ((frame = note_frame(J, note)) < 0 || (stack = under_leaf(J, base, frame)) <= 0)
+		return -EIO;
+	/* the op it ran in stays its innermost op (--by op): under the note */
+	if (base != own && own > 0 && ((op = own_op_frame(J, own)) < 0 ||
+				       (op && (stack = under_leaf(J, stack, op)) <= 0)))
 		return -EIO;
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, launch);
@@ -278,11 +326,13 @@ int xp_autograd_join(sqlite3 *db)
 		return -EIO;
 	xp_u64map_init(&J.frames);
 	xp_u64map_init(&J.nodes);
+	xp_u64map_init(&J.own_ops);
 	r = join_all(&J);
 	for (int i = 0; i < NSTMT; i++)
 		sqlite3_finalize(J.st[i]);
 	xp_u64map_free(&J.frames);
 	xp_u64map_free(&J.nodes);
+	xp_u64map_free(&J.own_ops);
 	xp_bwcallers_free(J.callers);
 	sqlite3_exec(db, "DROP TABLE temp.xp_ag_launch; DROP TABLE temp.xp_ag_fwd;", NULL, NULL, NULL);
 	return r;

@@ -3,7 +3,14 @@
 recording of tests/gpu/idle_train.py: --by idle names the loader
 (load_batch) and the loss.item() line among its top three idle causes, and
 --by op's GPU time per operator is within 5% of torch.profiler's self GPU
-time (key_averages) for every op above 1% of the GPU time."""
+time (key_averages) for every aten:: op above 1% of the aten:: ops' GPU time.
+Like with like: key_averages also lists its kernels, copies ("Memcpy HtoD"),
+driver events ("Lazy Function Loading") and annotations
+("Optimizer.step#SGD.step") with the same self device time as the op that
+ran them; only the aten:: ops that launched device work themselves (self
+device time > 0) are operators in our sense. RUN may be a run directory
+or an xpcorr.db.
+  python3 tests/gpu/check-idle.py build/src/bin/xpcorr run/ ops.json tests/gpu/idle_train.py"""
 import json
 import subprocess
 import sys
@@ -35,7 +42,10 @@ ours = {}
 for o in report("op")["ops"]:
     base = o["op"].split(".")[0] if o["op"].startswith("aten::") else o["op"]
     ours[base] = ours.get(base, 0) + o["gpu_ns"]
-theirs = {k: v["self_gpu_us"] * 1000 for k, v in json.load(open(ops_json)).items()}
+theirs = {k: v["self_gpu_us"] * 1000 for k, v in json.load(open(ops_json)).items()
+          if k.startswith("aten::") and v["self_gpu_us"] > 0}
+if not theirs:
+    sys.exit(f"check-idle.py: {ops_json} has no aten:: op with self device time")
 total = sum(theirs.values())
 for op, ns in sorted(theirs.items(), key=lambda kv: -kv[1]):
     if ns < 0.01 * total:
