@@ -25,18 +25,24 @@
 #include "array.h"
 #include "db_schema.h"
 #include "gtid.h"
+#include "idle_sync.h"
+#include "launch.h"
 #include "launchsite.h"
+#include "pyreach.h"
+#include "stackwalk.h"
 #include "report_priv.h"
 #include "timeline.h"
 #include "u64map.h"
 #include "satmath.h"
 
-enum cause_kind { C_HOST, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_KINDS };
+enum cause_kind { C_HOST, C_NATIVE, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_KINDS };
 
 static const char *const cause_label[C_KINDS] = {
-	"host running", "no sample, before", "CUDA synchronize", "launch to start", "waiting for rank",
+	"host running", "host native code", "no sample, before", "CUDA synchronize", "launch to start",
+	"waiting for rank",
 };
-static const char *const cause_key[C_KINDS] = { "host", "host_unsampled", "sync", "launch", "rank" };
+static const char *const cause_key[C_KINDS] = { "host", "host_native", "host_unsampled", "sync",
+						"launch", "rank" };
 
 struct cause {
 	int kind;
@@ -44,10 +50,6 @@ struct cause {
 	int64_t ns;
 	uint64_t pieces;            /* gaps (or collectives) it came from */
 	uint64_t last_gap;          /* the gap that counted last */
-};
-
-struct sync_call {
-	int64_t gtid, start, end, stack;
 };
 
 struct window {
@@ -59,7 +61,7 @@ struct idle_state {
 	struct xp_sites *sites;
 	sqlite3_stmt *samples;
 	const struct xp_tl *tl;     /* the device being reported */
-	struct sync_call *syncs;    /* this process's, by thread then start */
+	struct xp_sync_call *syncs; /* this process's, by thread then start */
 	size_t nsync;
 	int64_t main_gtid;          /* the thread that launched most of the device's work */
 	int64_t (*gaps)[2];         /* idle gaps of the window being swept */
@@ -70,6 +72,8 @@ struct idle_state {
 	size_t ncause, ccap;
 	struct xp_u64map cause_at;  /* (kind, where) -> index + 1 into causes */
 	struct xp_u64map site_at;   /* stack id -> its interned site */
+	struct xp_u64map line_at;   /* stack id -> 1 + readable(): names what the host ran */
+	struct xp_stackwalk *walk;
 	struct thread_samples *threads; /* the launching threads' samples, read once each */
 	size_t nthreads, tcap;
 	char **interned;
@@ -205,13 +209,61 @@ static const struct thread_samples *samples_of(struct idle_state *S, int64_t gti
 	return t;
 }
 
+/* 1 if the sample's stack names what the host ran: a Python frame, or a
+ * frame of the program's own code (a C++ program's function). Frame-pointer
+ * samples stop in libraries built without them (libcuda, cuBLAS, libtorch):
+ * those name nobody's line. */
+static int readable(struct idle_state *S, int64_t stack)
+{
+	struct xp_frame_row fr;
+	uint64_t *slot;
+	int64_t id = stack;
+	int fresh, found = 0;
+
+	if (stack <= 0)
+		return 0;
+	if (xp_u64map_upsert(&S->line_at, (uint64_t)stack, 0, &slot, &fresh)) {
+		S->err = -ENOMEM;
+		return 0;
+	}
+	if (!fresh)
+		return *slot == 2;
+	while (!found && id > 0 && xp_stackwalk_next(S->walk, &id, &fr))
+		found = xp_is_python_frame(fr.kind, fr.sym) ||
+			(fr.sym && fr.kind != XP_FRAME_KERNEL && fr.kind != XP_FRAME_KERNEL_UNRESOLVED &&
+			 fr.kind != XP_FRAME_NOTE && fr.kind != XP_FRAME_GAP &&
+			 !xp_is_cuda_layer(fr.sym, fr.module) && !xp_is_library_frame(fr.sym, fr.module));
+	xp_stackwalk_done(S->walk);
+	*xp_u64map_find(&S->line_at, (uint64_t)stack, 0) = 1 + (uint64_t)found;
+	return found;
+}
+
+/* The sample of the piece (up to hi) nearest sample i in time that is
+ * readable: prev (the latest before i, hi if none) or the first after
+ * i, which *next caches; hi if none. */
+static size_t nearest_readable(struct idle_state *S, const struct thread_samples *t, size_t hi,
+			     size_t i, size_t prev, size_t *next)
+{
+	if (*next <= i || *next == (size_t)-1)
+		for (*next = i + 1; *next < hi && !readable(S, t->s[*next][1]); ++*next)
+			;
+	if (prev == hi)
+		return *next;
+	if (*next >= hi)
+		return prev;
+	return t->s[i][0] - t->s[prev][0] <= t->s[*next][0] - t->s[i][0] ? prev : *next;
+}
+
 /* [a, b) of thread gtid running: its CPU samples there share the time;
- * without one, the time goes to the launch the thread was heading for. */
+ * without one, the time goes to the launch the thread was heading for. A
+ * sample in libraries only (native code the sampler could not walk out of:
+ * cuBLAS loading its kernels, libtorch) is "host native code", named by the
+ * nearest readable sample of the piece, else by that launch. */
 static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
 {
 	const struct thread_samples *t;
 	int64_t each, rest;
-	size_t lo, hi, n;
+	size_t lo, hi, n, prev, next = (size_t)-1;
 
 	if (b <= a)
 		return;
@@ -236,16 +288,27 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b,
 	}
 	each = (b - a) / (int64_t)n;
 	rest = (b - a) - each * (int64_t)n;
-	for (size_t i = 0; i < n; i++)
-		add_cause(S, C_HOST, site_of(S, t->s[lo + i][1], "(sample without a frame)"),
-			  each + ((int64_t)i < rest));
+	prev = hi;
+	for (size_t i = lo; i < hi; i++) {
+		int64_t ns = each + ((int64_t)(i - lo) < rest), stack = t->s[i][1];
+		size_t near;
+
+		if (readable(S, stack)) {
+			prev = i;
+			add_cause(S, C_HOST, site_of(S, stack, "(sample without a frame)"), ns);
+			continue;
+		}
+		near = nearest_readable(S, t, hi, i, prev, &next);
+		add_cause(S, C_NATIVE, near < hi ? site_of(S, t->s[near][1], "?") :
+			  site_of(S, next_stack, "(no launch stack)"), ns);
+	}
 }
 
 /* [a, b) of the launching thread before its launch: in sync calls or not. */
 static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
 {
 	for (size_t i = 0; i < S->nsync && a < b; i++) {
-		const struct sync_call *c = &S->syncs[i];
+		const struct xp_sync_call *c = &S->syncs[i];
 
 		if (c->gtid != gtid || c->end <= a)
 			continue;
@@ -282,32 +345,11 @@ static void attribute_gaps(struct idle_state *S)
 	S->ngaps = 0;
 }
 
-/* The process's CUDA synchronize calls with their launch stacks. */
+/* The process's blocking CUDA calls with their stacks (idle_sync.h). */
 static int load_syncs(struct idle_state *S, int64_t gpid)
 {
-	size_t cap = 0;
-	sqlite3_stmt *s;
-	int step;
-
-	S->nsync = 0;
-	if (sqlite3_prepare_v2(S->R->db, "SELECT r.globalTid, r.start, r.end, ifnull(l.stack_id, -1)"
-			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds n ON n.id = r.nameId"
-			       " LEFT JOIN xp_launches l ON l.pid = (r.globalTid >> 24) AND"
-			       " l.correlation_id = r.correlationId AND +l.tid = (r.globalTid & 16777215)"
-			       " WHERE (r.globalTid >> 24) = (?1 >> 24) AND n.value LIKE '%Synchronize%'"
-			       " ORDER BY 1, 2", -1, &s, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, gpid);
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		if (xp_array__reserve((void **)&S->syncs, &cap, S->nsync + 1, sizeof(*S->syncs), 64)) {
-			sqlite3_finalize(s);
-			return -ENOMEM;
-		}
-		S->syncs[S->nsync++] = (struct sync_call){ sqlite3_column_int64(s, 0),
-			sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3) };
-	}
-	sqlite3_finalize(s);
-	return step == SQLITE_DONE ? 0 : -EIO;
+	free(S->syncs);
+	return xp_idle_syncs_load(S->R->db, gpid, &S->syncs, &S->nsync);
 }
 
 /* The thread owning gaps whose next work has no launch call. */
@@ -578,7 +620,8 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	int rc;
 
 	*rows = 0;
-	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0)
+	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0 ||
+	    (rc = xp_stackwalk_open(R->db, &S.walk)) < 0)
 		goto out;
 	xp_sites_prefer_own(S.sites);
 	rc = -EIO;
@@ -611,6 +654,8 @@ out:
 	free(S.threads);
 	xp_u64map_free(&S.cause_at);
 	xp_u64map_free(&S.site_at);
+	xp_u64map_free(&S.line_at);
+	xp_stackwalk_close(S.walk);
 	free(S.causes);
 	free(S.syncs);
 	for (size_t i = 0; i < S.nint; i++)

@@ -4,6 +4,8 @@
  * (an NVTX range ProfilerStep#N) on the rank's one thread:
  *   - Python loads a batch (py::load_batch, then py::tokenize for its last
  *     quarter): 2 ms, 3.6 ms on the last rank (the straggler); the GPU idles;
+ *     its first 500 us sampled in a library only (libcublasLt.so.13, not on
+ *     disk: "host native code", named by the nearest Python sample);
  *   - a gemm launched (xp_compute) runs 3 ms from 10 us after its call;
  *   - an NCCL all-reduce (xp_parse) starts after the gemm and ends 0.5 ms
  *     after the last rank started it: the others wait for the straggler;
@@ -29,6 +31,8 @@
 #define GAP_STEP 10000000ull
 #define US 1000ull
 #define PY(off) (XP_SYNTH_JIT_BASE + (off))
+#define LIB_BASE 0x7f0000000000ull  /* a library without frame pointers */
+#define NATIVE_US 500ull
 
 enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY, S_SYNC, S_STEP0 };
 
@@ -41,7 +45,7 @@ static const char *const strings[] = {
 struct gap_truth {
 	uint64_t compute, comm, memory, rank_wait, idle;
 	uint64_t kernels, overlapped;         /* all kernels' time; comm under compute */
-	uint64_t load_batch, tokenize, log_metrics, launch, sync;
+	uint64_t load_batch, tokenize, log_metrics, native, launch, sync;
 };
 
 struct gap_rank {
@@ -75,15 +79,17 @@ static int kernel(struct gap_rank *r, uint64_t start, uint64_t end, uint32_t nam
 	return xp_writer_append(r->g, XP_REC_GPU_KERNEL, &k, sizeof(k), NULL, 0);
 }
 
-/* Python samples every 50 us over [a, b), the leaf first. */
+/* Python samples every 50 us over [a, b), the leaf first; a native
+ * sample's walk ends in the library (no frame pointers there). */
 static int samples(struct gap_rank *r, uint64_t a, uint64_t b, uint64_t leaf, uint64_t caller)
 {
 	uint64_t u[4] = { leaf, caller, xp_synth_return_ip(r->s, "xp_run"),
 			  xp_synth_return_ip(r->s, "main") };
+	unsigned n = leaf >= LIB_BASE && leaf < XP_SYNTH_JIT_BASE ? 2 : 4;
 	int err = 0;
 
 	for (uint64_t ts = a + 25 * US; ts < b && !err; ts += 50 * US)
-		err = xp_synth_add_sample(r->cpu, ts, r->pid, r->pid, 0, "python3", NULL, 0, u, 4);
+		err = xp_synth_add_sample(r->cpu, ts, r->pid, r->pid, 0, "python3", NULL, 0, u, n);
 	return err;
 }
 
@@ -111,7 +117,8 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 				   .flags = XP_GPU_F_ASYNC };
 	int err = nvtx(r, t, XP_NVTX_START, i + 1, S_STEP0 + i);
 
-	err = err ?: samples(r, t, t + load * 3 / 4, PY(0x110), PY(0x410));
+	err = err ?: samples(r, t, t + NATIVE_US * US, LIB_BASE + 0x1234, LIB_BASE + 0x5678);
+	err = err ?: samples(r, t + NATIVE_US * US, t + load * 3 / 4, PY(0x110), PY(0x410));
 	err = err ?: samples(r, t + load * 3 / 4, l1, PY(0x210), PY(0x110));
 	r->corr++;
 	err = err ?: api(r, l1, l1 + 5 * US, S_LAUNCH, 211, gemm_at);
@@ -135,7 +142,8 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	r->t.overlapped += 200 * US;
 	r->t.memory += 20 * US;
 	r->t.rank_wait += last - load;
-	r->t.load_batch += load * 3 / 4;
+	r->t.load_batch += load * 3 / 4 - NATIVE_US * US;
+	r->t.native += NATIVE_US * US;
 	r->t.tokenize += load / 4;
 	r->t.launch += 10 * US;
 	r->t.sync += 380 * US;
@@ -215,13 +223,15 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		" \"rank_wait_ns\": %llu, \"idle_ns\": %llu, \"kernel_ns\": %llu, \"overlapped_ns\": %llu,"
 		" \"causes\": {"
 		"\"host:load_batch\": %llu, \"host:tokenize\": %llu, \"host:log_metrics\": %llu,"
-		" \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu, \"rank:rank %d\": %llu}}\n",
+		" \"host_native:py::\": %llu, \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu,"
+		" \"rank:rank %d\": %llu}}\n",
 		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
 		(unsigned long long)t->comm, (unsigned long long)t->memory,
 		(unsigned long long)t->rank_wait, (unsigned long long)t->idle,
 		(unsigned long long)t->kernels, (unsigned long long)t->overlapped,
 		(unsigned long long)t->load_batch, (unsigned long long)t->tokenize,
-		(unsigned long long)t->log_metrics, (unsigned long long)t->launch,
+		(unsigned long long)t->log_metrics, (unsigned long long)t->native,
+		(unsigned long long)t->launch,
 		(unsigned long long)t->sync, r->world - 1, (unsigned long long)t->rank_wait);
 	bad = ferror(f);
 	return fclose(f) || bad ? -EIO : 0;
@@ -245,6 +255,8 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 		err = -EIO;
 	err = err ?: xp_synth_map_fixture(s, r.cpu, GAP_T0 - 1000000, r.pid, 1);
 	err = err ?: python_frames(&r, dir);
+	err = err ?: xp_synth_add_mmap(r.cpu, GAP_T0 - 1000000, r.pid, LIB_BASE, 0x100000, 0,
+				       "/usr/lib/libcublasLt.so.13", NULL, 0, 0);
 	for (unsigned i = 0; i < steps && !err; i++)
 		err = step(&r, i, GAP_T0 + i * GAP_STEP);
 	done.ts = end;
