@@ -12,7 +12,9 @@
  *     a 200 us kernel on another stream (xp_compute) overlaps its last 200 us;
  *   - a 20 us copy to the host (xp_parse), and a cudaStreamSynchronize
  *     (xp::Widget::draw) that returns 400 us after the all-reduce ended
- *     (the host waking late: 380 us of it the GPU idles);
+ *     (the host waking late: 380 us of it the GPU idles); on the last rank
+ *     a cudaMemcpy instead (blocking by its name) whose launch record is
+ *     lost: named by the thread's nearest launch record, the copy's;
  *   - Python logs (py::log_metrics) until the step's end.
  * CPU samples every 50 us while the thread runs Python. The truth (each
  * part and cause of every step, summed) goes to a JSON file.
@@ -34,18 +36,18 @@
 #define LIB_BASE 0x7f0000000000ull  /* a library without frame pointers */
 #define NATIVE_US 500ull
 
-enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY, S_SYNC, S_STEP0 };
+enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY, S_SYNC, S_BLOCKING, S_STEP0 };
 
 static const char *const strings[] = {
 	[S_LAUNCH] = "cudaLaunchKernel", [S_EXE] = "/usr/bin/python3",
 	[S_GEMM] = "_Z4gemmPfS_i", [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-	[S_MEMCPY] = "cudaMemcpyAsync", [S_SYNC] = "cudaStreamSynchronize",
+	[S_MEMCPY] = "cudaMemcpyAsync", [S_SYNC] = "cudaStreamSynchronize", [S_BLOCKING] = "cudaMemcpy",
 };
 
 struct gap_truth {
 	uint64_t compute, comm, memory, rank_wait, idle;
 	uint64_t kernels, overlapped;         /* all kernels' time; comm under compute */
-	uint64_t load_batch, tokenize, log_metrics, native, launch, sync;
+	uint64_t load_batch, tokenize, log_metrics, native, launch, sync, sync_nearest;
 };
 
 struct gap_rank {
@@ -133,7 +135,15 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	err = err ?: api(r, l1 + 40 * US, l1 + 45 * US, S_MEMCPY, 41, nccl_at);
 	err = err ?: xp_writer_append(r->g, XP_REC_GPU_MEMCPY, &m, sizeof(m), NULL, 0);
 	r->corr++;
-	err = err ?: api(r, l1 + 60 * US, end + 400 * US, S_SYNC, 131, sync_at);
+	if (r->rank == r->world - 1) {
+		struct xp_gpu_api a = { .start = l1 + 60 * US, .end = end + 400 * US,
+					.correlation_id = r->corr, .pid = r->pid, .tid = r->pid,
+					.cbid = 31, .name = S_BLOCKING };
+
+		err = err ?: xp_writer_append(r->g, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
+	} else {
+		err = err ?: api(r, l1 + 60 * US, end + 400 * US, S_SYNC, 131, sync_at);
+	}
 	err = err ?: samples(r, end + 400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
 	err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
 	r->t.compute += 3200 * US;
@@ -146,7 +156,7 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	r->t.native += NATIVE_US * US;
 	r->t.tokenize += load / 4;
 	r->t.launch += 10 * US;
-	r->t.sync += 380 * US;
+	*(r->rank == r->world - 1 ? &r->t.sync_nearest : &r->t.sync) += 380 * US;
 	r->t.log_metrics += t + GAP_STEP - (end + 400 * US);
 	r->t.idle += GAP_STEP - 3520 * US - (last - load);
 	return err;
@@ -224,6 +234,7 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		" \"causes\": {"
 		"\"host:load_batch\": %llu, \"host:tokenize\": %llu, \"host:log_metrics\": %llu,"
 		" \"host_native:py::\": %llu, \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu,"
+		" \"sync:xp_parse\": %llu,"
 		" \"rank:rank %d\": %llu}}\n",
 		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
 		(unsigned long long)t->comm, (unsigned long long)t->memory,
@@ -231,8 +242,8 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		(unsigned long long)t->kernels, (unsigned long long)t->overlapped,
 		(unsigned long long)t->load_batch, (unsigned long long)t->tokenize,
 		(unsigned long long)t->log_metrics, (unsigned long long)t->native,
-		(unsigned long long)t->launch,
-		(unsigned long long)t->sync, r->world - 1, (unsigned long long)t->rank_wait);
+		(unsigned long long)t->launch, (unsigned long long)t->sync,
+		(unsigned long long)t->sync_nearest, r->world - 1, (unsigned long long)t->rank_wait);
 	bad = ferror(f);
 	return fclose(f) || bad ? -EIO : 0;
 }
