@@ -27,7 +27,9 @@ static int line_310(const uint8_t *t, size_t len, int64_t line, uint32_t offset)
 	return -1;
 }
 
-/* 6-bit chunks, least significant first, bit 6: more follow. */
+/* 6-bit chunks, least significant first, bit 6: more follow. The
+ * interpreter writes an int's delta (33 bits with the sign): six chunks at
+ * most; a longer varint is a damaged table, not a bigger number. */
 static int varint(const uint8_t *t, size_t len, size_t *i, uint64_t *v)
 {
 	unsigned shift = 0;
@@ -35,7 +37,7 @@ static int varint(const uint8_t *t, size_t len, size_t *i, uint64_t *v)
 
 	*v = 0;
 	do {
-		if (*i >= len || shift > 60)
+		if (*i >= len || shift > 30)
 			return -1;
 		b = t[(*i)++];
 		*v |= (uint64_t)(b & 63) << shift;
@@ -49,7 +51,9 @@ static int varint(const uint8_t *t, size_t len, size_t *i, uint64_t *v)
  * matters here: codes 13 and 14 carry its delta as a signed varint right
  * after the first byte, 10-12 carry it in the code, 0-9 keep the line, 15
  * has none. The rest of an entry is skipped to the next byte with bit 7
- * set, as the interpreter does. */
+ * set, as the interpreter does. The interpreter keeps the running line in
+ * an int: a table whose line leaves 0 .. INT32_MAX on the way is damaged,
+ * and the walk stops before the sum could overflow. */
 static int line_311(const uint8_t *t, size_t len, int64_t line, uint32_t offset)
 {
 	uint64_t end = 0, unit = offset / 2, u;
@@ -70,10 +74,12 @@ static int line_311(const uint8_t *t, size_t len, int64_t line, uint32_t offset)
 		} else if (code >= 10 && code <= 12) {
 			line += code - 10;
 		}
+		if (line < 0 || line > INT32_MAX)
+			return -1;
 		while (i < len && !(t[i] & 0x80))
 			i++;
 		if (unit >= start && unit < end)
-			return code == 15 || line < 0 || line > INT32_MAX ? -1 : (int)line;
+			return code == 15 ? -1 : (int)line;
 	}
 	return -1;
 }

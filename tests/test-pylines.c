@@ -120,6 +120,54 @@ START_TEST(unknown_versions)
 }
 END_TEST
 
+/* Appends a 3.11+ entry of one code unit whose start line moves by delta
+ * (code 13: a signed varint after the first byte), in chunks chunks. */
+static size_t put_delta(uint8_t *t, size_t at, int64_t delta, unsigned chunks)
+{
+	uint64_t u = delta < 0 ? (uint64_t)-delta << 1 | 1 : (uint64_t)delta << 1;
+
+	t[at++] = 0x80 | 13 << 3;
+	for (unsigned c = 0; c < chunks; c++, u >>= 6)
+		t[at++] = (uint8_t)((u & 63) | (c + 1 < chunks ? 64 : 0));
+	return at;
+}
+
+/* Issue 29: 11-chunk varints overflowed the running line (undefined
+ * behaviour; `file.py:-1` in reports), and a line that left the int range
+ * on the way and came back was taken. The interpreter's deltas are ints:
+ * longer varints and lines outside 0 .. INT32_MAX make the table damaged. */
+START_TEST(lines_out_of_range)
+{
+	uint8_t t[0xe8];
+	size_t n = 0;
+
+	/* 0xe8 bytes of 12-byte entries: 11-chunk varints of the largest deltas */
+	while (n + 12 <= sizeof(t)) {
+		t[n++] = 0x80 | 13 << 3;
+		for (int c = 0; c < 11; c++)
+			t[n++] = c < 10 ? 0x7f : 0x3e;
+	}
+	for (uint32_t off = 0; off < 2 * 20; off += 2)
+		ck_assert_int_eq(xp_pylines_line(0x030c, t, n, 3, off), -1);
+	/* +2^34 then -2^34 + 5: six chunks each, legal varints, but the line
+	 * between them is no int */
+	n = put_delta(t, 0, (int64_t)1 << 34, 6);
+	n = put_delta(t, n, -((int64_t)1 << 34) + 5, 6);
+	ck_assert_int_eq(xp_pylines_line(0x030c, t, n, 3, 2), -1);
+	/* the same steps within the range are lines */
+	n = put_delta(t, 0, INT32_MAX - 3, 6);
+	n = put_delta(t, n, -(INT32_MAX - 3) + 5, 6);
+	ck_assert_int_eq(xp_pylines_line(0x030c, t, n, 3, 0), INT32_MAX);
+	ck_assert_int_eq(xp_pylines_line(0x030c, t, n, 3, 2), 8);
+	/* below line 0 is no line either */
+	n = put_delta(t, 0, -4, 1);
+	ck_assert_int_eq(xp_pylines_line(0x030c, t, n, 3, 0), -1);
+	/* a first line past the int range (a damaged record) gives none */
+	n = put_delta(t, 0, 0, 1);
+	ck_assert_int_eq(xp_pylines_line(0x030c, t, n, UINT32_MAX, 0), -1);
+}
+END_TEST
+
 static Suite *pylines_suite(void)
 {
 	Suite *s = suite_create("pylines");
@@ -129,6 +177,7 @@ static Suite *pylines_suite(void)
 	tcase_add_loop_test(tc, odd_offsets, 0, 4);
 	tcase_add_loop_test(tc, damaged_tables, 0, 4);
 	tcase_add_test(tc, unknown_versions);
+	tcase_add_test(tc, lines_out_of_range);
 	suite_add_tcase(s, tc);
 	return s;
 }
