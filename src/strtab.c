@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "u64map.h"
+
 #define STRTAB_MAX_LEN (1u << 20)
 
 struct xp_strtab {
@@ -14,22 +16,33 @@ struct xp_strtab {
 	uint32_t *slots;            /* id or 0 for empty */
 	uint64_t *hashes;           /* hash of each slot's string */
 	size_t cap;                 /* slots, power of two */
+	uint64_t key[2];            /* xp_hash_key(): strings come from runs */
 };
 
-static uint64_t hash_bytes(const char *s, size_t len)
+/* FNV-1a from a keyed start, then a keyed finalizer: plain FNV's low bits
+ * follow only the strings' low bits, so names could be picked to share a
+ * slot; with the process's key nothing can be aimed at. */
+static uint64_t hash_bytes(const struct xp_strtab *t, const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ t->key[0];
 
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)s[i];
 		h *= 0x100000001b3ull;
 	}
-	return h;
+	return xp_hash64(h ^ t->key[1]);
 }
 
 struct xp_strtab *xp_strtab_new(void)
 {
-	return calloc(1, sizeof(struct xp_strtab));
+	struct xp_strtab *t = calloc(1, sizeof(struct xp_strtab));
+	const uint64_t *key = xp_hash_key();
+
+	if (t) {
+		t->key[0] = key[0];
+		t->key[1] = key[1];
+	}
+	return t;
 }
 
 void xp_strtab_free(struct xp_strtab *t)
@@ -78,7 +91,7 @@ static int grow_slots(struct xp_strtab *t)
 int xp_strtab_intern(struct xp_strtab *t, const char *s, size_t len,
 		     int64_t *id, int *fresh)
 {
-	uint64_t h = hash_bytes(s, len);
+	uint64_t h = hash_bytes(t, s, len);
 	size_t i;
 	char *copy;
 

@@ -1,6 +1,8 @@
 /* u64map.h - open-addressing hash map from a pair of u64 keys to a u64 value.
  * The one hash table behind frame, stack-tree and symbol-cache de-duplication:
- * no per-entry allocation, so tens of millions of lookups stay cheap.
+ * no per-entry allocation, so tens of millions of lookups stay cheap. Slots
+ * are hashed with a random key per process, so keys from a hostile run
+ * cannot be chosen to collide; the order of entries differs between runs.
  *
  *   struct xp_u64map m; uint64_t *slot; int fresh;
  *   xp_u64map_init(&m);
@@ -35,9 +37,14 @@ int xp_u64map_upsert(struct xp_u64map *m, uint64_t k1, uint64_t k2,
 /* The value pointer or NULL. */
 uint64_t *xp_u64map_find(const struct xp_u64map *m, uint64_t k1, uint64_t k2);
 
+/* This process's random key (two words, set once): hashes of what a run
+ * holds mix it in, so that a run cannot choose keys that collide. */
+const uint64_t *xp_hash_key(void);
+
 static inline uint64_t xp_hash64(uint64_t x)
 {
-	/* splitmix64 finalizer: good avalanche for sequential ids and addresses */
+	/* splitmix64 finalizer: good avalanche for sequential ids and addresses.
+	 * Unkeyed and invertible: for keys from input, go through a map */
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ull;
 	x ^= x >> 27;
