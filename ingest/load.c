@@ -122,10 +122,22 @@ static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *
 	return xp_loader_stack_id(ctx, pid, ts, ips, nk, nu, NULL, &id) ? -1 : id;
 }
 
-static const char *budget_hint(int err)
+/* Which of the run's limits stopped a reader, and how to raise it. */
+static const char *budget_hint(struct loader *L, int err)
 {
-	return err == -E2BIG ? " (xpcorr ingest --max-records and --max-expand raise the budget)"
-			     : "";
+	if (err != -E2BIG)
+		return "";
+	if (L->budget.over == XP_BUDGET_EXPAND)
+		snprintf(L->budget_hint, sizeof(L->budget_hint), " (the run's budget: compressed blocks"
+			 " decode to at most %" PRIu32 " times the bytes read from disk, beyond the"
+			 " first %llu MiB and %llu records of the run; --max-expand or XPCORR_MAX_EXPAND"
+			 " raises it)", L->budget.expand, XP_READ_EXPAND_FREE_BYTES >> 20,
+			 XP_READ_EXPAND_FREE_RECORDS);
+	else
+		snprintf(L->budget_hint, sizeof(L->budget_hint), " (the run's budget: %" PRIu64
+			 " records in all its streams; --max-records or XPCORR_MAX_RECORDS raises it)",
+			 L->max_records);
+	return L->budget_hint;
 }
 
 static struct xp_read_budget *sink_budget(void *ctx)
@@ -181,7 +193,7 @@ static int load_gpu_stream(struct loader *L, const char *path, const char *file)
 	}
 	if (err)
 		return xp_loader_warn(L, file, 0, "%s; the records before it are kept%s", why,
-			    budget_hint(err));
+			    budget_hint(L, err));
 	return st.records && !gpu_stream_stopped(L->db, file)
 		? xp_loader_warn(L, file, 0, "%s: no clean end (the process was killed or died before its exit"
 		       " handlers ran): its GPU records since the library's last periodic flush"
@@ -266,13 +278,13 @@ static int damaged_tail(struct loader *L, struct xp_reader *r, const char *path,
 	}
 	if (L->o->strict) {
 		snprintf(L->res->error, sizeof(L->res->error), "%s at offset %" PRIu64
-			 ": %s%s", path, off, xp_reader_error(r), budget_hint(err));
+			 ": %s%s", path, off, xp_reader_error(r), budget_hint(L, err));
 		return err == -E2BIG ? err : -EBADMSG;
 	}
 	/* say once (pass 1) what was cut */
 	return pass == 1 ? xp_loader_warn(L, file, off, "%s at offset %" PRIu64 ": %s; the records"
 				  " before it are kept%s", path, off, xp_reader_error(r),
-				  budget_hint(err)) : 0;
+				  budget_hint(L, err)) : 0;
 }
 
 /* xp_record_counts: records of each kind in this stream (pass 2). */
@@ -404,6 +416,7 @@ static void budget_init(struct loader *L)
 		L->budget.records = XP_READ_RECORDS_DEFAULT;
 	if (!L->budget.expand)
 		L->budget.expand = XP_READ_EXPAND_DEFAULT;
+	L->max_records = L->budget.records;
 }
 
 static int load_meta(struct loader *L)

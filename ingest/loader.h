@@ -99,6 +99,8 @@ struct loader {
 	uint64_t lost_records;
 	uint64_t bytes_done, bytes_total;
 	struct xp_read_budget budget; /* what the run's readers may still take */
+	uint64_t max_records;       /* budget.records as it started, for messages */
+	char budget_hint[256];      /* budget_hint()'s text */
 	uint64_t *stream_records;   /* by stream: records pass 1 took, for pass 2 */
 	int64_t kallsyms_bytes;     /* meta.json's size of the kallsyms copy, or -1 */
 	char kallsyms_error[128];   /* meta.json's why the copy is missing, or "" */

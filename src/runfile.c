@@ -282,10 +282,8 @@ struct xp_reader {
 	size_t block_cap;
 	size_t block_len;           /* bytes of records in block */
 	size_t block_pos;           /* next record in block */
-	struct xp_read_budget *budget;  /* the caller's, or NULL */
-	uint32_t expand;            /* budget->expand, or the default */
-	uint64_t zraw;              /* bytes of records that came out of blocks */
-	uint64_t zrecords;          /* records that came out of blocks */
+	struct xp_read_budget *budget;  /* the caller's, or &own */
+	struct xp_read_budget own;  /* without one: this reader's counts, the default */
 };
 
 static int reader_fail(struct xp_reader *r, int err, const char *what)
@@ -405,7 +403,7 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 	}
 	setvbuf(r->f, NULL, _IOFBF, READER_BUF_SIZE);
 	r->codec = READER_CODEC;
-	r->expand = XP_READ_EXPAND_DEFAULT;
+	xp_reader_set_budget(r, NULL);
 	*out = r;
 	err = read_exact(r, &r->hdr, sizeof(r->hdr), &got_any);
 	if (err == -ENODATA)
@@ -428,35 +426,44 @@ int xp_reader_open(struct xp_reader **out, const char *path)
 
 void xp_reader_set_budget(struct xp_reader *r, struct xp_read_budget *b)
 {
+	if (!b) {
+		r->own = (struct xp_read_budget){ .records = UINT64_MAX };
+		b = &r->own;
+	}
+	if (!b->expand)
+		b->expand = XP_READ_EXPAND_DEFAULT;
 	r->budget = b;
-	r->expand = b && b->expand ? b->expand : XP_READ_EXPAND_DEFAULT;
 }
 
-/* Bytes or records allowed out of blocks after `file` bytes of the file:
- * per the budget, never less than the free allowance. */
-static uint64_t allowance(uint64_t file, uint64_t per_unit, uint64_t unit, uint64_t free)
+/* Bytes or records allowed out of blocks, per the budget's expansion of
+ * the bytes its readers read from disk (this one's so far included), never
+ * less than the free allowance. */
+static uint64_t allowance(const struct xp_reader *r, uint64_t unit, uint64_t free)
 {
+	uint64_t file = r->budget->disk + r->next_offset, per_unit = r->budget->expand;
 	uint64_t n = file > UINT64_MAX / per_unit ? UINT64_MAX : file * per_unit / unit;
 
 	return n > free ? n : free;
 }
 
+static int over_budget(struct xp_reader *r, int which, const char *what)
+{
+	r->block_len = 0;
+	r->budget->over = which;
+	return reader_fail(r, -E2BIG, what);
+}
+
 /* Counts one record against the budget: 0, or -E2BIG when it goes over. */
 static int spend_record(struct xp_reader *r, int from_block)
 {
-	if (from_block && ++r->zrecords > allowance(r->next_offset, r->expand, 1000,
-						    XP_READ_EXPAND_FREE_RECORDS)) {
-		r->block_len = 0;
-		return reader_fail(r, -E2BIG, "compressed blocks hold more records per byte on"
-				   " disk than the budget allows (a zstd bomb?)");
-	}
-	if (r->budget) {
-		if (r->budget->records == 0) {
-			r->block_len = 0;
-			return reader_fail(r, -E2BIG, "more records than the budget allows");
-		}
-		r->budget->records--;
-	}
+	struct xp_read_budget *b = r->budget;
+
+	if (from_block && ++b->zrecords > allowance(r, 1000, XP_READ_EXPAND_FREE_RECORDS))
+		return over_budget(r, XP_BUDGET_EXPAND, "compressed blocks hold more records per"
+				   " byte on disk than the budget allows (a zstd bomb?)");
+	if (b->records == 0)
+		return over_budget(r, XP_BUDGET_RECORDS, "more records than the budget allows");
+	b->records--;
 	return 0;
 }
 
@@ -490,10 +497,10 @@ static int expand_block(struct xp_reader *r)
 	    z->raw_size % XP_RECORD_ALIGN)
 		return reader_fail(r, -EBADMSG, "compressed block with a bad raw size");
 	/* checked before decoding: a bomb costs no time either */
-	r->zraw += z->raw_size;
-	if (r->zraw > allowance(r->next_offset, r->expand, 1, XP_READ_EXPAND_FREE_BYTES))
-		return reader_fail(r, -E2BIG, "compressed blocks expand more than the budget"
-				   " allows (a zstd bomb?)");
+	r->budget->zraw += z->raw_size;
+	if (r->budget->zraw > allowance(r, 1, XP_READ_EXPAND_FREE_BYTES))
+		return over_budget(r, XP_BUDGET_EXPAND, "compressed blocks expand more than the"
+				   " budget allows (a zstd bomb?)");
 	if (block_reserve(r, z->raw_size))
 		return reader_fail(r, -ENOMEM, "out of memory");
 	if (r->codec->decode(r->block, z->raw_size, z + 1, z->frame_size))
@@ -601,6 +608,7 @@ void xp_reader_close(struct xp_reader *r)
 {
 	if (!r)
 		return;
+	r->budget->disk += r->next_offset;
 	if (r->f)
 		fclose(r->f);
 	free(r->rec);

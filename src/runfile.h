@@ -102,24 +102,34 @@ const char *xp_run_file_strerror(int err);
 
 int xp_reader_open(struct xp_reader **out, const char *path);
 
-/* What a reader may take from a file that came from someone else: a zstd
- * bomb (a few KiB on disk that expand to GiB of records) or billions of
- * records end the stream with -E2BIG at the record that went over, the
- * records before it stay. xpcap's own streams expand 6x (12 bytes a
+/* What the readers of a run may take from files that came from someone
+ * else: a zstd bomb (a few KiB on disk that expand to GiB of records) or
+ * billions of records end the stream with -E2BIG at the record that went
+ * over, the records before it stay. One budget for the whole run, shared by
+ * its readers one after the other: a run of many small streams gets no more
+ * than one stream of their size. xpcap's own streams expand 6x (12 bytes a
  * record on disk, -F 20000 frame pointers) to 50x (95 bytes, dwarf). */
 struct xp_read_budget {
-	uint64_t records;           /* records still allowed (shared by the readers of a run) */
-	uint32_t expand;            /* a compressed stream decodes to at most expand times
-				       its bytes on disk, and to expand / 1000 records per byte */
+	uint64_t records;           /* records still allowed */
+	uint32_t expand;            /* compressed blocks decode to at most expand times the
+				       bytes read from disk, and to expand / 1000 records
+				       per byte */
+	int over;                   /* set by the reader that went over: XP_BUDGET_* */
+	uint64_t disk;              /* bytes read by the readers closed so far */
+	uint64_t zraw, zrecords;    /* bytes and records that came out of blocks so far */
 };
+enum { XP_BUDGET_RECORDS = 1, XP_BUDGET_EXPAND };
 #define XP_READ_EXPAND_DEFAULT 1000
 #define XP_READ_RECORDS_DEFAULT 1000000000ull
-/* Below these, a stream is never refused for expanding (small files). */
+/* Below these, blocks are never refused for expanding (small runs): per
+ * budget, so per run; a reader without one has them to itself. */
 #define XP_READ_EXPAND_FREE_BYTES (64ull << 20)
 #define XP_READ_EXPAND_FREE_RECORDS (1ull << 20)
 /* Every reader checks expansion at XP_READ_EXPAND_DEFAULT; with a budget,
- * at b->expand, and it counts records against b->records (b: the caller's,
- * kept while the reader is open; NULL: back to the default). */
+ * at b->expand and over all the readers of b, and it counts records
+ * against b->records (b: the caller's, kept while the reader is open,
+ * which adds its bytes to b->disk when closed; NULL: back to the default
+ * and a reader's own counts). */
 void xp_reader_set_budget(struct xp_reader *r, struct xp_read_budget *b);
 /* 1 and *rec set: a record (valid until the next call); 0: clean end;
  * -EBADMSG: corrupt; -ENODATA: truncated tail; -EPROTO: unsupported

@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 XPCORR, FIXTURE = sys.argv[1], sys.argv[2]
@@ -455,6 +456,16 @@ def borrowed_stacks(tmp):
           "an unknown key is counted as missing, key 0 keeps nothing (%s)" % facts)
 
 
+def bomb_block(tmp):
+    """A zstd block of 64 MiB of identical samples (1M of them) in a few KiB."""
+    raw = os.path.join(tmp, "bomb.raw")
+    with open(raw, "wb") as f:
+        f.write(sample(1000, 1, [0x401000]) * ((64 << 20) // 64))
+    frame = subprocess.run(["zstd", "-q", "-c", "-3", raw], capture_output=True, check=True).stdout
+    os.unlink(raw)
+    return record(97, struct.pack("<QII", 64 << 20, len(frame), 0) + frame)
+
+
 def zstd_bomb(tmp):
     if not shutil.which("zstd"):
         print("SKIP part: the zstd bomb needs the zstd program to compress it (only this part)")
@@ -464,12 +475,7 @@ def zstd_bomb(tmp):
     shutil.copy(os.path.join(FIXTURE, "meta.json"), run)
     # 64 MiB of identical samples in one frame of a few KiB, six times:
     # 6.3M samples from 35 KB on disk
-    raw = os.path.join(tmp, "bomb.raw")
-    with open(raw, "wb") as f:
-        f.write(sample(1000, 1, [0x401000]) * ((64 << 20) // 64))
-    frame = subprocess.run(["zstd", "-q", "-c", "-3", raw], capture_output=True, check=True).stdout
-    os.unlink(raw)
-    block = record(97, struct.pack("<QII", 64 << 20, len(frame), 0) + frame)
+    block = bomb_block(tmp)
     path = os.path.join(run, "cpu.xpr")
     with open(path, "wb") as f:
         f.write(stream_header() + block * 6)
@@ -490,6 +496,103 @@ def zstd_bomb(tmp):
     samples = db_rows(run, "SELECT count(*) FROM xp_samples") if rc == 0 else ["?"]
     check(rc == 0 and samples == ["1000"] and any("--max-records" in l for l in lines),
           "--max-records 1000: 1000 samples kept, a warning (%s %s %s)" % (rc, lines, samples))
+
+
+def many_small_bombs(tmp):
+    # issue 29: the budget was per stream, and each stream's first 64 MiB
+    # and million records were free: 11 small streams gave 11.5M rows. The
+    # budget is the run's: the first stream's block takes what is free, the
+    # next stream is cut at its block, and the warning says which limit
+    # stopped it and how to raise it.
+    if not shutil.which("zstd"):
+        print("SKIP part: the streams' bombs need the zstd program (only this part)")
+        return
+    run = os.path.join(tmp, "bombs")
+    os.mkdir(run)
+    shutil.copy(os.path.join(FIXTURE, "meta.json"), run)
+    block = bomb_block(tmp)
+    names = ["cpu.xpr"] + ["more-%02d.xpr" % i for i in range(1, 11)]
+    for name in names:
+        with open(os.path.join(run, name), "wb") as f:
+            f.write(stream_header() + block)
+    size = sum(os.path.getsize(os.path.join(run, n)) for n in names)
+    rc, lines = ingest(run)
+    samples = db_rows(run, "SELECT count(*) FROM xp_samples") if rc == 0 else ["?"]
+    # the first 8 warnings on stderr, all of them in the database
+    cut = db_rows(run, "SELECT file || ' ' || offset || ' ' || message FROM xp_warnings"
+                       " WHERE message LIKE '%budget%'") if rc == 0 else []
+    check(rc == 0 and well_formed(rc, lines) and samples == [str(1 << 20)] and
+          len(cut) == 10 and all(l.startswith("more-") and " 40 " in l and
+                                 "the run's budget" in l and "--max-expand" in l for l in cut),
+          "11 streams of one 64 MiB bomb block each (%d bytes): exit 0, the first stream's %d"
+          " samples kept, the 10 others cut at their block with the run's budget named"
+          " (%s %s %s)" % (size, 1 << 20, rc, samples, lines[:2]))
+    # the records limit is named as such
+    rc, lines = ingest(run, "--max-records", "5000")
+    check(rc == 0 and any("cpu.xpr at offset 40: " in l and "5000 records" in l and
+                          "--max-records" in l for l in lines),
+          "--max-records 5000 over 11 streams: the warning names that limit (%s %s)" % (
+              rc, lines[:2]))
+
+
+def splitmix_inverse(x):
+    """The inverse of xp_hash64 as it was (src/u64map.h): splitmix64's
+    finalizer, unkeyed, which the maps used as their slot hash."""
+    m = (1 << 64) - 1
+
+    def unshift(x, s):
+        y = x
+        for _ in range(64 // s + 1):
+            y = x ^ (y >> s)
+        return y
+    x = unshift(x, 31) * pow(0x94d049bb133111eb, -1, 1 << 64) & m
+    x = unshift(x, 27) * pow(0xbf58476d1ce4e5b9, -1, 1 << 64) & m
+    return unshift(x, 30)
+
+
+def code_objects_run(tmp, name, code_ids):
+    """A run whose launch stream holds one Python code object per id."""
+    run = os.path.join(tmp, name)
+    os.mkdir(run)
+    shutil.copy(os.path.join(FIXTURE, "meta.json"), run)
+    with open(os.path.join(run, "cpu.xpr"), "wb") as f:
+        f.write(stream_header())
+    body = b"a.py" + b"f" + bytes((0x80,))
+    with open(os.path.join(run, "launch-434.xpr"), "wb") as f:
+        f.write(stream_header() + b"".join(
+            record(10, struct.pack("<QIIHHHHII", k, 434, 1, 0x030c, 4, 1, 0, 1, 0) + body)
+            for k in code_ids))
+    return run
+
+
+def colliding_keys(tmp):
+    # issue 29: code object ids chosen so that the old unkeyed slot hash,
+    # splitmix(pid ^ splitmix(id)), puts all of them in slot 0 of any table
+    # up to 2^24 slots made every insert probe all the others: quadratic
+    # (200k: 29 s). Keyed per process, they cost what random ids cost. The
+    # same number of random ids is the yardstick: a ratio, not a time.
+    n = 40000
+    crafted = [splitmix_inverse(splitmix_inverse(i << 24) ^ 434) for i in range(1, n + 1)]
+    rng = random.Random(29)
+    runs = {"crafted": code_objects_run(tmp, "collide", crafted),
+            "random": code_objects_run(tmp, "collide-random",
+                                       [rng.getrandbits(64) for _ in range(n)])}
+    took = {}
+    for what, run in runs.items():
+        best = None
+        for _ in range(3):          # the best of three: other work shares the cores
+            start = time.monotonic()
+            rc, lines = ingest(run)
+            t = time.monotonic() - start
+            best = t if best is None or t < best else best
+        codes = db_rows(run, "SELECT code_records FROM xp_python_processes")
+        took[what] = best
+        check(rc == 0 and codes == [str(n)],
+              "%s code object ids: %d stored (%s %s %s)" % (what, n, rc, lines[:2], codes))
+    ratio = took["crafted"] / took["random"]
+    check(ratio < 5, "%d code object ids that collided in the old hash ingest in %.2f s, %d random"
+          " ones in %.2f s: ratio %.1f (bound 5; the old hash: 50x)" % (
+              n, took["crafted"], n, took["random"], ratio))
 
 
 def linked_perf_maps(tmp):
@@ -669,6 +772,8 @@ def main():
         launch_streams(tmp)
         borrowed_stacks(tmp)
         zstd_bomb(tmp)
+        many_small_bombs(tmp)
+        colliding_keys(tmp)
         linked_perf_maps(tmp)
         cut_kallsyms(tmp)
         bad_utf8(tmp)
