@@ -115,6 +115,7 @@ static void missing_modules_warning(json_t *info, json_t *sym)
 static void set_ingest_facts(json_t *sym, sqlite3 *db)
 {
 	static const char *const facts[] = { "kallsyms_symbols", "stack_copies", "stacks_unwound",
+					     "unwinds_no_fd", "unwinds_not_walked",
 					     "launches_borrowed", "stack_checks",
 					     "stack_checks_differed" };
 	char sql[160];
@@ -306,6 +307,12 @@ static void print_text(json_t *info)
 		       " stack copies reached further than frame pointers\n",
 		       json_integer_value(json_object_get(sym, "stacks_unwound")),
 		       json_integer_value(json_object_get(sym, "stack_copies")));
+	if (json_integer_value(json_object_get(sym, "unwinds_no_fd")) ||
+	    json_integer_value(json_object_get(sym, "unwinds_not_walked")))
+		printf("                 %" JSON_INTEGER_FORMAT " not unwound (or not to their end)"
+		       " for lack of file descriptors, %" JSON_INTEGER_FORMAT " for other errors\n",
+		       json_integer_value(json_object_get(sym, "unwinds_no_fd")),
+		       json_integer_value(json_object_get(sym, "unwinds_not_walked")));
 	if (json_integer_value(json_object_get(sym, "launches_borrowed")))
 		printf("launch stacks:   %" JSON_INTEGER_FORMAT " took an earlier copy's frames;"
 		       " %" JSON_INTEGER_FORMAT " checks, %" JSON_INTEGER_FORMAT " found other frames\n",

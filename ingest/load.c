@@ -9,6 +9,8 @@
 #include "loader.h"
 #include "metarank.h"
 
+#include <sys/resource.h>
+
 static const char *const stmt_sql[NSTMT] = {
 	[STMT_STRING] = "INSERT INTO StringIds(id, value) VALUES (?, ?)",
 	[STMT_FRAME] = "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (?, ?, ?, ?)",
@@ -338,6 +340,9 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 	}
 	if (err < 0 && (err = damaged_tail(L, r, path, file, pass, err)))
 		goto out;
+	/* a launch stream is one process's: its unwinding session is done */
+	if (pass == 2 && strcmp(file, "cpu.xpr") && L->uw)
+		xp_unwinder_exited(L->uw, L->stream_pid);
 	err = pass == 2 ? write_counts(L, file) : 0;
 out:
 	if (pass == 1)
@@ -492,6 +497,52 @@ static const char *status_name(enum xp_module_status s)
 	}
 }
 
+/* Dwarf copies that could not be walked, or not to their end, by reason. */
+static int unwind_warnings(struct loader *L)
+{
+	const struct xp_unwind_stats *u = xp_unwinder_stats(L->uw);
+	struct rlimit rl;
+	int err = 0;
+
+	if (u->no_fd && !getrlimit(RLIMIT_NOFILE, &rl))
+		err = xp_loader_warn(L, "cpu.xpr", 0, "%" PRIu64 " of %" PRIu64 " dwarf stack copies"
+				     " were not unwound, or not to their end: no file descriptor left"
+				     " (EMFILE, ulimit -n %llu); raise ulimit -n and ingest again",
+				     u->no_fd, u->copies, (unsigned long long)rl.rlim_cur);
+	if (!err && u->not_walked)
+		err = xp_loader_warn(L, "cpu.xpr", 0, "%" PRIu64 " of %" PRIu64 " dwarf stack copies"
+				     " were not unwound: libdwfl could not start a session (out of"
+				     " memory?)", u->not_walked, u->copies);
+	return err;
+}
+
+/* xp_threads and xp_processes, in key order (the maps' slots are not). */
+static int write_tasks(struct loader *L)
+{
+	struct xp_u64map_entry *e = NULL;
+	size_t n = 0;
+	int err = xp_u64map_sorted(&L->threads, &e, &n);
+
+	for (size_t i = 0; i < n && !err; i++) {
+		sqlite3_bind_int64(L->st[STMT_THREAD], 1, (int64_t)e[i].value);
+		sqlite3_bind_int64(L->st[STMT_THREAD], 2, xp_gtid(e[i].k1, e[i].k2));
+		err = xp_loader_step(L, STMT_THREAD);
+	}
+	free(e);
+	e = NULL;
+	if (!err)
+		err = xp_u64map_sorted(&L->procs, &e, &n);
+	for (size_t i = 0; i < n && !err; i++) {
+		sqlite3_bind_int64(L->st[STMT_PROCESS], 1, xp_gpid(e[i].k1));
+		sqlite3_bind_int64(L->st[STMT_PROCESS], 2, (int64_t)e[i].k1);
+		sqlite3_bind_text(L->st[STMT_PROCESS], 3, xp_strtab_get(L->strs, (int64_t)e[i].value),
+				  -1, SQLITE_STATIC);
+		err = xp_loader_step(L, STMT_PROCESS);
+	}
+	free(e);
+	return err;
+}
+
 /* Final rows: modules, threads, processes, summary facts. */
 static int finish(struct loader *L)
 {
@@ -521,26 +572,10 @@ static int finish(struct loader *L)
 				  -1, SQLITE_STATIC);
 		err = xp_loader_step(L, STMT_MODULE);
 	}
-	for (size_t i = 0; i < L->threads.cap && !err; i++) {
-		const struct xp_u64map_entry *e = &L->threads.slots[i];
-
-		if (!e->used)
-			continue;
-		sqlite3_bind_int64(L->st[STMT_THREAD], 1, (int64_t)e->value);
-		sqlite3_bind_int64(L->st[STMT_THREAD], 2, xp_gtid(e->k1, e->k2));
-		err = xp_loader_step(L, STMT_THREAD);
-	}
-	for (size_t i = 0; i < L->procs.cap && !err; i++) {
-		const struct xp_u64map_entry *e = &L->procs.slots[i];
-
-		if (!e->used)
-			continue;
-		sqlite3_bind_int64(L->st[STMT_PROCESS], 1, xp_gpid(e->k1));
-		sqlite3_bind_int64(L->st[STMT_PROCESS], 2, (int64_t)e->k1);
-		sqlite3_bind_text(L->st[STMT_PROCESS], 3, xp_strtab_get(L->strs, (int64_t)e->value),
-				  -1, SQLITE_STATIC);
-		err = xp_loader_step(L, STMT_PROCESS);
-	}
+	if (!err)
+		err = write_tasks(L);
+	if (!err)
+		err = unwind_warnings(L);
 	if (!err && L->ksyms_cut)
 		err = xp_loader_warn(L, "kallsyms", 0, "%s/kallsyms: truncated (%s): %" PRIu64 " kernel"
 			   " addresses past its last symbol stay addresses", L->o->run_dir,
@@ -566,6 +601,10 @@ static int finish(struct loader *L)
 			{ "xp.kernel_addresses_past_kallsyms", L->ksyms_beyond },
 			{ "xp.stack_copies", xp_unwinder_stats(L->uw)->copies },
 			{ "xp.stacks_unwound", L->res->stacks_unwound },
+			{ "xp.unwinds_no_fd", xp_unwinder_stats(L->uw)->no_fd },
+			{ "xp.unwinds_not_walked", xp_unwinder_stats(L->uw)->not_walked },
+			{ "xp.unwinds_stopped_moved", xp_unwinder_stats(L->uw)->moved },
+			{ "xp.unwind_sessions", xp_unwinder_stats(L->uw)->sessions_opened },
 			{ "xp.launches_borrowed", L->res->launches_borrowed },
 			{ "xp.borrowed_missing", L->res->borrowed_missing },
 			{ "xp.stack_checks", L->res->stack_checks },

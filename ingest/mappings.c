@@ -218,6 +218,20 @@ const struct xp_mapping *xp_mappings_lookup(const struct xp_mappings *ms,
 	return NULL;
 }
 
+uint32_t xp_mappings_layout_owner(const struct xp_mappings *ms, uint32_t pid, uint64_t ts)
+{
+	const struct space *s = find_space(ms, pid), *parent;
+
+	for (int depth = 0; s && depth < FORK_DEPTH_MAX; depth++) {
+		if (s->count || !s->ppid || (s->exec_ts && s->exec_ts <= ts) ||
+		    !(parent = find_space(ms, s->ppid)))
+			return s->pid;
+		ts = s->fork_ts;
+		s = parent;
+	}
+	return s ? s->pid : pid;
+}
+
 int xp_mappings_time_dependent(const struct xp_mappings *ms, uint32_t pid)
 {
 	const struct space *s = find_space(ms, pid);

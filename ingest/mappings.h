@@ -48,6 +48,11 @@ int xp_mappings_fork(struct xp_mappings *ms, uint32_t pid, uint32_t ppid,
  * ordered) falls back to the earliest mapping containing ip. */
 const struct xp_mapping *xp_mappings_lookup(const struct xp_mappings *ms,
 					    uint32_t pid, uint64_t ts, uint64_t ip);
+/* The pid whose own mappings give pid's addresses at ts: pid, or the
+ * parent (grandparent, ...) it was forked from when it mapped nothing of
+ * its own and did not exec before ts. Processes with the same answer have
+ * one layout (the unwinder shares their libdwfl session). */
+uint32_t xp_mappings_layout_owner(const struct xp_mappings *ms, uint32_t pid, uint64_t ts);
 /* Whether addresses of pid may mean different things at different times
  * (overlapping mappings, exec, fork): then results must not be cached by
  * (pid, ip) alone. */

@@ -329,6 +329,14 @@ int xp_loader_pass2_record(struct loader *L, const struct xp_record_header *h)
 	case XP_REC_LAUNCH: return launch_row(L, h, p, len);
 	case XP_REC_SWITCH: return switch_row(L, h, p, len);
 	case XP_REC_LOST: return loss_row(L, p, len);
+	case XP_REC_EXIT: {
+		const struct xp_task *t = p;
+
+		/* the process is gone: its unwinding session is no longer needed */
+		if (len >= sizeof(*t) && t->tid == t->pid && L->uw)
+			xp_unwinder_exited(L->uw, t->pid);
+		return 0;
+	}
 	default: return 0;
 	}
 }

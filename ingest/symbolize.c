@@ -212,6 +212,10 @@ static void open_module(struct xp_symbolizer *sy, struct module *m)
 	 * names: opening one could block or have side effects, reading one
 	 * never end; it is checked before it is opened */
 	fd = xp_regular_file_open(full, &st);
+	if (fd == -EMFILE || fd == -ENFILE) {
+		m->status = XP_MODULE_UNOPENED;     /* the process's limit, not the file: later */
+		return;
+	}
 	if (fd == -ENXIO)
 		m->status = XP_MODULE_NOT_ELF;
 	if (fd < 0)

@@ -22,7 +22,8 @@
 #include <stdint.h>
 
 enum xp_module_status {
-	XP_MODULE_UNOPENED = 0,     /* not looked at yet */
+	XP_MODULE_UNOPENED = 0,     /* not looked at yet, or no fd was left (EMFILE):
+				       tried again at the next use */
 	XP_MODULE_OK = 1,           /* symbols available */
 	XP_MODULE_MISSING = 2,      /* file not found or unreadable */
 	XP_MODULE_NOT_ELF = 3,      /* opened, not an ELF file dwfl accepts */

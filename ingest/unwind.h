@@ -12,8 +12,13 @@
  *   // n > 0: ips[0] = regs.ip, then return addresses, outermost last
  *   xp_unwinder_free(uw);
  *
- * One libdwfl session per process, modules reported as the walk reaches
- * them, so their CFI is parsed once per process and cached by libdw.
+ * One libdwfl session per address space (a child forked without mappings
+ * of its own shares its parent's), modules reported as the walk reaches
+ * them, so their CFI is parsed once per process and cached by libdw. The
+ * sessions are bounded (count, and modules by RLIMIT_NOFILE), least
+ * recently used closed first, and a process's closed at its exit:
+ *
+ *   xp_unwinder_exited(uw, pid);    // its exit record
  */
 #ifndef XP_UNWIND_H
 #define XP_UNWIND_H
@@ -30,6 +35,14 @@ struct xp_unwind_stats {
 	uint64_t copies;            /* stacks offered with a copy */
 	uint64_t unwound;           /* of which walked past the leaf */
 	uint64_t frames;            /* frames found over all copies */
+	/* copies not walked, or not to their end, and why (each copy once): */
+	uint64_t no_fd;             /* no file descriptor left for a session or a module
+				       (EMFILE: raise ulimit -n) */
+	uint64_t not_walked;        /* libdwfl could not start (out of memory, ...) */
+	uint64_t moved;             /* a module at pc moved under the session twice, or
+				       the process had nothing mapped where the session
+				       had a module: stopped there */
+	uint64_t sessions_opened, sessions_closed;
 };
 
 /* NULL on out of memory. maps and sym stay the caller's and must outlive uw. */
@@ -44,5 +57,7 @@ int xp_unwind(struct xp_unwinder *uw, uint32_t pid, uint64_t ts,
 	      const struct xp_user_regs_copy *regs, const uint8_t *stack,
 	      uint64_t *ips, unsigned max);
 const struct xp_unwind_stats *xp_unwinder_stats(const struct xp_unwinder *uw);
+/* pid exited (its exit record): its session, if it has one, is closed. */
+void xp_unwinder_exited(struct xp_unwinder *uw, uint32_t pid);
 
 #endif

@@ -125,3 +125,29 @@ uint64_t *xp_u64map_find(const struct xp_u64map *m, uint64_t k1, uint64_t k2)
 	}
 	return NULL;
 }
+
+static int by_key(const void *a, const void *b)
+{
+	const struct xp_u64map_entry *x = a, *y = b;
+
+	if (x->k1 != y->k1)
+		return x->k1 < y->k1 ? -1 : 1;
+	return x->k2 < y->k2 ? -1 : x->k2 > y->k2;
+}
+
+int xp_u64map_sorted(const struct xp_u64map *m, struct xp_u64map_entry **out, size_t *n)
+{
+	struct xp_u64map_entry *v = NULL;
+	size_t k = 0;
+
+	if (m->count && !(v = malloc(m->count * sizeof(*v))))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].used)
+			v[k++] = m->slots[i];
+	if (k)
+		qsort(v, k, sizeof(*v), by_key);
+	*out = v;
+	*n = k;
+	return 0;
+}

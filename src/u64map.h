@@ -36,6 +36,11 @@ int xp_u64map_upsert(struct xp_u64map *m, uint64_t k1, uint64_t k2,
 		     uint64_t **slot, int *fresh);
 /* The value pointer or NULL. */
 uint64_t *xp_u64map_find(const struct xp_u64map *m, uint64_t k1, uint64_t k2);
+/* The used entries sorted by (k1, k2), in a new array the caller frees
+ * (NULL when there are none): the slots' order follows the process's key,
+ * so whatever is written in that order would differ between ingests.
+ * 0 and *out, *n, or -ENOMEM. */
+int xp_u64map_sorted(const struct xp_u64map *m, struct xp_u64map_entry **out, size_t *n);
 
 /* This process's random key (two words, set once): hashes of what a run
  * holds mix it in, so that a run cannot choose keys that collide. */

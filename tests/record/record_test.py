@@ -978,6 +978,80 @@ def t_dwarf(tmp):
           "blocked intervals: 2048-byte copies, or up to an unreadable page")
 
 
+SHORT_PYTHON = ("import json, hashlib, sys\n"
+                "s = 0\n"
+                "for i in range(int(sys.argv[1])):\n"
+                "    s += len(json.dumps({'k': i})) + len(hashlib.sha1(str(i).encode()).hexdigest())\n")
+
+
+def ingest_limited(run, nofile, poll_fds=False):
+    """xpcorr ingest under RLIMIT_NOFILE nofile: (rc, stderr lines, the
+    unwinding facts of META_DATA_EXPORT, peak fds seen, folded CPU stacks)."""
+    import resource
+    db = os.path.join(run, "xpcorr.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    limit = min(nofile, hard) if hard != resource.RLIM_INFINITY else nofile
+    p = subprocess.Popen([XPCORR, "ingest", "--quiet", run], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                               (limit, hard)))
+    peak = 0
+    while poll_fds and p.poll() is None:
+        try:
+            peak = max(peak, len(os.listdir("/proc/%d/fd" % p.pid)))
+        except OSError:
+            pass
+        time.sleep(0.005)
+    err = p.communicate(timeout=300)[1]
+    con = sqlite3.connect(db)
+    facts = dict(con.execute("SELECT name, CAST(value AS INTEGER) FROM META_DATA_EXPORT WHERE"
+                             " name LIKE 'xp.unwind%' OR name IN ('xp.stack_copies',"
+                             " 'xp.stacks_unwound')").fetchall())
+    con.close()
+    folded = subprocess.run([XPCORR, "export", "--format", "folded", run], capture_output=True,
+                            text=True).stdout
+    return p.returncode, err.splitlines(), facts, peak, sorted(folded.splitlines())
+
+
+def t_dwarfmany(tmp):
+    # issue 29: ingest kept a libdwfl session per process, never closed: 250
+    # short Python processes with --call-graph dwarf ingested with 4.2 GB
+    # and 19,999 fds, and under ulimit -n 1024 lost 95% of the walks without
+    # a word. Sessions are bounded and closed at exit: under 1024 fds every
+    # walk is done as without a limit; with almost no fds left every walk
+    # that could not be done is counted, and a warning says so.
+    driver = os.path.join(tmp, "many.py")
+    with open(driver, "w") as f:
+        f.write("import subprocess, sys\n"
+                "for i in range(250):\n"
+                "    subprocess.run([sys.executable, '-c', %r, '50'], check=True)\n" % SHORT_PYTHON)
+    run = os.path.join(tmp, "many")
+    rc, err = record(run, ["-q", "--no-gpu", "-F", "499", "--call-graph", "dwarf"],
+                     [sys.executable, driver])
+    check(rc == 0, "250 short Python processes recorded with --call-graph dwarf (%d %r)" % (rc, err))
+    rc, lines, free, peak, folded = ingest_limited(run, 1 << 20, poll_fds=True)
+    copies = free.get("xp.stack_copies", 0)
+    print("no fd limit: %s, peak %d fds" % (free, peak))
+    check(rc == 0 and copies > 1000 and free.get("xp.unwind_sessions", 0) >= 250,
+          "ingest: %d copies of 250 processes (%s %s)" % (copies, rc, lines[:2]))
+    check(peak < 400, "at most 400 fds open at once (%d)" % peak)
+    rc, lines, lim, _, folded_lim = ingest_limited(run, 1024)
+    print("ulimit -n 1024: %s" % lim)
+    check(rc == 0 and lim.get("xp.unwinds_no_fd") == 0 and
+          lim["xp.stacks_unwound"] == free["xp.stacks_unwound"] and folded_lim == folded,
+          "under ulimit -n 1024 every walk is done: %d of %d unwound, the same folded stacks"
+          " (%s)" % (lim["xp.stacks_unwound"], copies, lines[:2]))
+    rc, lines, low, _, _ = ingest_limited(run, 40)
+    print("ulimit -n 40: %s" % low)
+    counted = low.get("xp.unwinds_no_fd", 0) + low.get("xp.unwinds_not_walked", 0)
+    check(rc == 0 and counted > 0 and low["xp.stacks_unwound"] + counted >= free["xp.stacks_unwound"]
+          and any("no file descriptor left" in l and "ulimit -n 40" in l for l in lines),
+          "under ulimit -n 40 every walk is done or counted (%d unwound, %d counted), with a"
+          " warning (%s)" % (low["xp.stacks_unwound"], counted, lines[:2]))
+
+
 def ingests(run, what):
     """The run loads with `xpcorr ingest --strict` (no damaged record) and
     `xpcorr info` reads it."""
