@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -18,15 +17,8 @@
 #include "cmd.h"
 #include "ingest.h"
 #include "opendb.h"
+#include "stopsig.h"
 #include "textesc.h"
-
-static volatile int interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;    /* the load stops at the next record, the temp db is removed */
-}
 
 /* The terminal's progress line: how far the reading is, and which step runs
  * (the steps after the reading, indexing and correlating a large run, take
@@ -92,6 +84,7 @@ int cmd_ingest(int argc, char **argv)
 	};
 	struct xp_load_opts o;
 	struct xp_load_result res;
+	struct xp_stopsig stop;
 	int c, quiet = 0, err;
 	char *end;
 
@@ -149,10 +142,11 @@ int cmd_ingest(int argc, char **argv)
 		return err;
 	if (!quiet && isatty(STDERR_FILENO))
 		show_steps(&o);
-	o.cancel = &interrupted;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* the load stops at the next record, the temporary database is removed */
+	xp_stopsig_catch(&stop);
+	o.cancel = xp_stopsig_flag();
 	err = xp_ingest(&o, &res);
+	xp_stopsig_restore(&stop);
 	if (o.progress)
 		fprintf(stderr, "\r\033[K");
 	xp_print_load_warnings(&res);

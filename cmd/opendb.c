@@ -1,6 +1,7 @@
 /* opendb.c - ingest then correlate, and opening a run's database for the
  * commands (opendb.h). */
 #include "opendb.h"
+#include "stopsig.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -46,6 +47,7 @@ static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 {
 	struct xp_load_result res;
 	struct xp_load_opts o;
+	struct xp_stopsig stop;
 	char real[PATH_MAX], err[XP_LOAD_MSG_LEN];
 	struct stat sb;
 	size_t n = strlen(target);
@@ -69,7 +71,18 @@ static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 		return XP_EXIT_FAIL;
 	}
 	xp_cmd_load_opts(&o, target);
-	if (xp_ingest_open(&o, db, &ingested, &res)) {
+	/* an ending signal during the ingest removes its temporary database
+	 * first, then ends the command as it would have */
+	xp_stopsig_catch(&stop);
+	o.cancel = xp_stopsig_flag();
+	rc = xp_ingest_open(&o, db, &ingested, &res);
+	xp_stopsig_restore(&stop);
+	if (xp_stopsig_caught()) {
+		sqlite3_close(*db);
+		*db = NULL;
+		xp_stopsig_reraise();
+	}
+	if (rc) {
 		xp_print_load_warnings(&res);
 		fprintf(stderr, "xpcorr: %s\n", xp_esc(res.error));
 		return XP_EXIT_FAIL;

@@ -159,11 +159,13 @@ int xp_ingest_open(const struct xp_load_opts *o, sqlite3 **db, int *ingested,
 			if (state == DB_ODD || state == DB_ALIEN)
 				add_warning(res, "%s; ingested the run again", why);
 		} else if (cannot_write && state == DB_STALE) {
-			/* a read-only run: what is there, said once */
+			/* a read-only run, or a full disk: what is there, said once */
+			char cause[XP_LOAD_MSG_LEN];
+
+			snprintf(cause, sizeof(cause), "%s", res->error);
 			memset(res, 0, sizeof(*res));
 			add_warning(res, "%s/%s is older than the run, which cannot be ingested again"
-				    " here (%s: %s); reading it as it is", run_dir, XP_DB_NAME,
-				    run_dir, strerror(-err));
+				    " here (%s); reading it as it is", run_dir, XP_DB_NAME, cause);
 			err = 0;
 		} else {
 			if ((state == DB_ODD || state == DB_ALIEN) && cannot_write)
@@ -213,6 +215,26 @@ static int name_launches(sqlite3 *db, struct xp_load_result *res)
 	return 0;
 }
 
+/* A signal during the steps after the reading: nothing is kept either. */
+static int cancelled(const struct xp_load_opts *o, struct xp_load_result *res)
+{
+	if (!o->cancel || !*o->cancel)
+		return 0;
+	snprintf(res->error, sizeof(res->error), "interrupted");
+	return -ECANCELED;
+}
+
+/* Whether a failed ingest ran out of disk: then the run cannot be ingested
+ * here, as in a read-only directory (readers fall back to the database
+ * there is). */
+static int disk_full(sqlite3 *db, int err)
+{
+	int sys = db ? sqlite3_system_errno(db) : 0;
+
+	return err == -ENOSPC || err == -EDQUOT || sys == ENOSPC || sys == EDQUOT ||
+	       (db && sqlite3_errcode(db) == SQLITE_FULL);
+}
+
 /* The atomic write: a temporary database we create and lock, loaded,
  * then renamed over xpcorr.db. *cannot_write: the directory refused the
  * temporary file (read-only, no permission). */
@@ -228,7 +250,8 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 	snprintf(final, sizeof(final), "%s/%s", o->run_dir, XP_DB_NAME);
 	err = xp_tmpdb_create(d, &t);
 	if (err) {
-		*cannot_write = err == -EACCES || err == -EROFS || err == -EPERM;
+		*cannot_write = err == -EACCES || err == -EROFS || err == -EPERM ||
+				err == -ENOSPC || err == -EDQUOT;
 		snprintf(res->error, sizeof(res->error), "cannot create %s: %s", final,
 			 strerror(-err));
 		return err;
@@ -280,7 +303,7 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 	}
 	if (o->phase)
 		o->phase(o->progress_ctx, "writing the database");
-	if ((err = exec_sql(db, "COMMIT;", res)))
+	if ((err = cancelled(o, res)) || (err = exec_sql(db, "COMMIT;", res)))
 		goto fail;
 	if (sqlite3_close(db) != SQLITE_OK) {
 		db = NULL;
@@ -298,6 +321,7 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 	}
 	return 0;
 fail:
+	*cannot_write = disk_full(db, err);
 	/* a database error (a full disk) names the file it could not write */
 	if (!strncmp(res->error, "database: ", 10)) {
 		char why[sizeof(res->error)];

@@ -21,6 +21,7 @@ import random
 import re
 import resource
 import shutil
+import signal
 import stat
 import struct
 import subprocess
@@ -346,6 +347,97 @@ def disk_full(tmp):
               "file left (%s %s %s)" % (rc, lines, os.listdir(run)))
     finally:
         subprocess.run(["umount", disk])
+    stale_on_full_disk(tmp, disk)
+
+
+def stale_on_full_disk(tmp, disk):
+    # issue 29: a reader that must ingest again (the database is older than
+    # the run) on a full disk read nothing; as in a read-only directory, it
+    # reads the older database, with one warning that says why
+    old = fresh(tmp, "older")
+    rc, _ = ingest(old)
+    size = sum(os.path.getsize(os.path.join(old, f)) for f in os.listdir(old))
+    if rc != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % (size + (64 << 10)),
+                                  "tmpfs", disk]).returncode:
+        check(False, "an ingested copy of the fixture on a tmpfs of its size (%s)" % rc)
+        return
+    try:
+        run = os.path.join(disk, "run")
+        shutil.copytree(old, run)
+        db = os.path.join(run, "xpcorr.db")
+        os.utime(db, (1, 1))            # older than every input: stale
+        before = open(db, "rb").read()
+        fd = os.open(os.path.join(disk, "filler"), os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, bytes(4096)):
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        p = subprocess.run([XPCORR, "info", run], capture_output=True, text=True, timeout=60)
+        lines = [l for l in p.stderr.splitlines() if l]
+        check(p.returncode == 0 and "samples" in p.stdout and len(lines) == 1 and
+              "xpcorr.db is older than the run, which cannot be ingested again here" in lines[0]
+              and ("full" in lines[0] or "No space" in lines[0]) and
+              open(db, "rb").read() == before and
+              not [f for f in os.listdir(run) if f.startswith("xpcorr.db.tmp")],
+              "a stale database on a full disk: info reads it, one warning saying why, no"
+              " temporary file left (%s %s %s)" % (p.returncode, lines, os.listdir(run)))
+    finally:
+        subprocess.run(["umount", disk])
+
+
+def wait_for_tmp(run, p, limit=60):
+    """Waits until the ingest p has its temporary database in run: True,
+    or False when p ended first."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end and p.poll() is None:
+        if any(f.startswith("xpcorr.db.tmp") for f in os.listdir(run)):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def signals_during_ingest(tmp):
+    # issue 29: SIGHUP, SIGPIPE or SIGUSR1 during an ingest ended it at once
+    # and left its temporary database behind; like SIGINT and SIGTERM they
+    # stop the load, the file is removed and the previous database stays
+    if not GEN_RUN:
+        print("SKIP part: signals during ingest need gen-run (XP_GEN_RUN)")
+        return
+    run = os.path.join(tmp, "signals")
+    subprocess.run([GEN_RUN, "bench", os.environ["XP_FIXTURE_EXE"], os.environ["XP_FIXTURE_LIB"],
+                    run, "400000", "29"], check=True)
+    rc, _ = ingest(run)
+    db = os.path.join(run, "xpcorr.db")
+    check(rc == 0, "the 400k-sample run ingests (%s)" % rc)
+    before = os.stat(db)
+    for sig in (signal.SIGHUP, signal.SIGPIPE, signal.SIGUSR1):
+        p = subprocess.Popen([XPCORR, "ingest", "--quiet", run], stderr=subprocess.PIPE, text=True)
+        started = wait_for_tmp(run, p)
+        p.send_signal(sig)
+        err = p.communicate(timeout=60)[1].splitlines()
+        left = [f for f in os.listdir(run) if f.startswith("xpcorr.db.tmp")]
+        after = os.stat(db)
+        check(started and p.returncode == 1 and not left and
+              (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns) and
+              len(err) == 1 and "interrupted" in err[0],
+              "%s during ingest: exit 1, one line, no temporary file left, the previous"
+              " database kept (%s %s %s)" % (sig.name, p.returncode, err, left))
+    # a reader ingesting a stale run removes its temporary file, then ends by
+    # the signal as it would have
+    os.utime(db, (1, 1))
+    before = os.stat(db)
+    p = subprocess.Popen([XPCORR, "info", run], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    started = wait_for_tmp(run, p)
+    p.send_signal(signal.SIGHUP)
+    p.wait(timeout=60)
+    left = [f for f in os.listdir(run) if f.startswith("xpcorr.db.tmp")]
+    check(started and p.returncode == -signal.SIGHUP and not left and
+          os.stat(db).st_ino == before.st_ino,
+          "SIGHUP during info's ingest: ended by SIGHUP, no temporary file left (%s %s)" % (
+              p.returncode, left))
 
 
 def killed(tmp):
@@ -768,6 +860,7 @@ def main():
         other_user(tmp)
         root_ingest(tmp)
         disk_full(tmp)
+        signals_during_ingest(tmp)
         killed(tmp)
         launch_streams(tmp)
         borrowed_stacks(tmp)
