@@ -147,6 +147,32 @@ START_TEST(full_ring_refuses)
 }
 END_TEST
 
+/* A record that must leave spare cells free stops that many short of
+ * full; records without that demand then take exactly those cells. */
+START_TEST(spare_cells_kept)
+{
+	uint64_t pos;
+	size_t cells, big = 0, small = 0;
+
+	ck_assert_int_eq(xpc_ring_init(&ring, 64 << 10, 4096), 0);
+	cells = ring.mask + 1;
+	ck_assert_ptr_null(xpc_ring_reserve_spare(&ring, 100, 0, cells / 2 + 1, &pos));
+	/* 1100 bytes and the header: 5 cells */
+	while (xpc_ring_reserve_spare(&ring, 1100, 0, 64, &pos)) {
+		xpc_ring_publish(&ring, pos);
+		big++;
+	}
+	ck_assert_uint_eq(big, (cells - 64) / 5);
+	while (xpc_ring_reserve(&ring, 100, 0, &pos)) {
+		xpc_ring_publish(&ring, pos);
+		small++;
+	}
+	ck_assert_uint_eq(big * 5 + small, cells);
+	ck_assert_uint_ge(small, 64);
+	xpc_ring_free(&ring);
+}
+END_TEST
+
 Suite *launchring_suite(void)
 {
 	Suite *s = suite_create("launchring");
@@ -155,6 +181,7 @@ Suite *launchring_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, records_whole_and_in_order);
 	tcase_add_test(tc, full_ring_refuses);
+	tcase_add_test(tc, spare_cells_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -241,7 +241,7 @@ static void py_status(uint64_t py_stacks)
 static void stacks_finish(void)
 {
 	struct xpc_stacks_stats st;
-	char text[224];
+	char text[288];
 
 	if (!xpc_stacks_on())
 		return;
@@ -249,11 +249,12 @@ static void stacks_finish(void)
 	xpc_stacks_stats(&st);
 	snprintf(text, sizeof(text), "launch stacks taken %llu (%llu named an earlier copy of the"
 		 " same frames), lost %llu (ring full), ip only %llu (not on the thread's stack),"
-		 " writer CPU %.3f s", (unsigned long long)st.taken, (unsigned long long)st.borrowed,
+		 " %llu kept without their stack copy (ring full), writer CPU %.3f s",
+		 (unsigned long long)st.taken, (unsigned long long)st.borrowed,
 		 (unsigned long long)st.lost, (unsigned long long)st.no_copy,
-		 (double)st.writer_cpu_ns / 1e9);
-	xpc_status(XP_GPU_ST_LAUNCH_STACKS, st.lost ? XP_GPU_STATUS_WARN : XP_GPU_STATUS_INFO,
-		   0, text);
+		 (unsigned long long)st.copy_dropped, (double)st.writer_cpu_ns / 1e9);
+	xpc_status(XP_GPU_ST_LAUNCH_STACKS, st.lost || st.copy_dropped ? XP_GPU_STATUS_WARN :
+		   XP_GPU_STATUS_INFO, 0, text);
 	py_status(st.py_stacks);
 }
 

@@ -48,16 +48,28 @@ static struct rec_head *at(const struct xpc_ring *r, uint64_t pos)
 
 void *xpc_ring_reserve(struct xpc_ring *r, size_t len, uint16_t note, uint64_t *pos)
 {
+	return xpc_ring_reserve_spare(r, len, note, 0, pos);
+}
+
+/* spare: the cell that many past the record's last must be free for this
+ * lap too (then all before it are). It is not reserved yet (it is past the
+ * head), so its number is its position when free and less when not. */
+void *xpc_ring_reserve_spare(struct xpc_ring *r, size_t len, uint16_t note, size_t spare,
+			     uint64_t *pos)
+{
 	size_t k = cells_for(len);
 	uint64_t p = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	struct rec_head *h;
 
-	if (len > r->max_record)
+	if (len > r->max_record || spare > r->mask / 2)
 		return NULL;
 	for (;;) {
-		uint64_t last = p + k - 1;
+		uint64_t last = p + k - 1, guard = last + spare;
 		int64_t dif = (int64_t)(__atomic_load_n(&r->seq[last & r->mask], __ATOMIC_ACQUIRE) - last);
 
+		if (dif == 0 && spare &&
+		    __atomic_load_n(&r->seq[guard & r->mask], __ATOMIC_ACQUIRE) < guard)
+			return NULL;            /* fewer than spare cells would stay free */
 		if (dif == 0 && __atomic_compare_exchange_n(&r->head, &p, p + k, 1,
 							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			break;

@@ -42,6 +42,11 @@ int xpc_ring_init(struct xpc_ring *r, size_t bytes, size_t max_record);
  * the ring's own header: a caller's header would cost each record 8 bytes
  * more). *pos goes to xpc_ring_publish. */
 void *xpc_ring_reserve(struct xpc_ring *r, size_t len, uint16_t note, uint64_t *pos);
+/* The same, or NULL unless spare cells (at most half the ring) would stay
+ * free after the record: room kept for the small records that must get in
+ * when the large ones do not. */
+void *xpc_ring_reserve_spare(struct xpc_ring *r, size_t len, uint16_t note, size_t spare,
+			     uint64_t *pos);
 /* The record at pos is whole: the consumer may take it. Asks for the
  * next record's first lines meanwhile (the writer thread had them last). */
 void xpc_ring_publish(struct xpc_ring *r, uint64_t pos);

@@ -4,7 +4,8 @@
  * multi-producer ring of variable-size records (launchring.h), and one
  * writer thread drains it in order into the run file, which compresses
  * the records in 1 MiB blocks. When the writer falls RING_BYTES behind, a
- * record is dropped and counted, never waited for.
+ * launch's stack copy is left out (drop_copy), and where even the rest has
+ * no room the record is dropped; both counted, never waited for.
  *
  * The copy reads only the calling thread's own stack, from its current sp
  * up to the lesser of the requested size and the stack's top (from
@@ -61,6 +62,9 @@ _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) %
 /* 2 MiB: some hundred full copies or thousands of launches that name one,
  * in memory that stays in the caches (8 MiB cost a full copy 25% more) */
 #define RING_BYTES (2u << 20)
+/* Cells a launch with a stack copy leaves free (an eighth of the ring):
+ * room for a thousand launches without one while the writer catches up */
+#define SPARE_CELLS (RING_BYTES / 8 / XPC_RING_CELL)
 /* copied past the innermost Python evaluation's _PyCFrame: the rest of
  * _PyEval_EvalFrameDefault's own frame, so the unwinder steps through it */
 #define EVAL_MARGIN 1024u
@@ -254,6 +258,36 @@ static uint32_t name_earlier_python(struct xp_pystack *ps, uint32_t pylen,
 	return (uint32_t)sizeof(*ps);
 }
 
+/* The ring has no room for a launch with its stack copy and the spare
+ * cells it leaves (SPARE_CELLS): the launch without it (ip and sp only,
+ * as off the thread's stack), which is what joins its GPU work and, on
+ * autograd's engine threads, its node to the forward line. A transformers step's backward launched every 25 us with
+ * copies of some KiB each, more than the writer compressed: 58 of its 342
+ * backward launches were dropped whole. A copy a key was to name is
+ * forgotten (xpc_reuse_dropped); a launch that borrows has no copy to
+ * leave out. 1 when there was a copy to leave out. */
+static int has_copy(const struct launch_plan *pl)
+{
+	return S.copy && !(pl->l.stack.flags & XP_STACK_BORROWED) && pl->r.size;
+}
+
+static int drop_copy(struct launch_plan *pl, struct xp_pystack *ps, uint32_t pylen)
+{
+	uint32_t flags = pl->l.stack.flags;
+
+	if (!has_copy(pl))
+		return 0;
+	if (flags & XP_STACK_KEYED)
+		xpc_reuse_dropped(pl->key);
+	if (pylen)
+		ps->key = 0;
+	pl->l.stack.flags = XP_STACK_HAS_USER_COPY;
+	pl->r.key = 0;
+	pl->r.size = 0;
+	pl->len = (uint32_t)(sizeof(pl->l) + sizeof(pl->r));
+	return 1;
+}
+
 __attribute__((noinline))
 void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol)
 {
@@ -278,12 +312,18 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	     ip, sp, bp);
 	pylen = name_earlier_python((struct xp_pystack *)py, pylen, pl);
 	aglen = xpc_autograd_take(scratch.ag, correlation_id, (uint32_t)my_tid);
-	p = xpc_ring_reserve(&S.ring, pylen + aglen + pl->len,
-			     (uint16_t)(pylen | aglen / 8 << NOTE_PY_BITS), &pos);
-	if (!p) {
+	/* a copy leaves room for launches without one (drop_copy) */
+	p = xpc_ring_reserve_spare(&S.ring, pylen + aglen + pl->len,
+				   (uint16_t)(pylen | aglen / 8 << NOTE_PY_BITS),
+				   has_copy(pl) ? SPARE_CELLS : 0, &pos);
+	if (!p && drop_copy(pl, (struct xp_pystack *)py, pylen)) {
+		p = xpc_ring_reserve(&S.ring, pylen + aglen + pl->len,
+				     (uint16_t)(pylen | aglen / 8 << NOTE_PY_BITS), &pos);
+		__atomic_add_fetch(p ? &S.stats.copy_dropped : &S.stats.lost, 1, __ATOMIC_RELAXED);
+		if (!p)
+			return;
+	} else if (!p) {
 		__atomic_add_fetch(&S.stats.lost, 1, __ATOMIC_RELAXED);
-		if (pl->l.stack.flags & XP_STACK_KEYED)
-			xpc_reuse_dropped(pl->key);
 		return;
 	}
 	memcpy(p, py, pylen);
@@ -497,6 +537,11 @@ void xpc_stacks_finish(void)
 	lost.count = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
 	if (lost.count)
 		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	/* launches kept without their stack copy (drop_copy) */
+	lost.reason = XP_LOST_STACK;
+	lost.count = __atomic_load_n(&S.stats.copy_dropped, __ATOMIC_RELAXED);
+	if (lost.count)
+		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
 	write_py_losses(lost.ts);
 	write_autograd_info();
 	xp_writer_close(S.w);
@@ -507,6 +552,7 @@ void xpc_stacks_stats(struct xpc_stacks_stats *out)
 {
 	out->taken = S.stats.taken;                   /* the writer's, read after the join */
 	out->lost = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
+	out->copy_dropped = __atomic_load_n(&S.stats.copy_dropped, __ATOMIC_RELAXED);
 	out->no_copy = __atomic_load_n(&S.stats.no_copy, __ATOMIC_RELAXED);
 	out->writer_cpu_ns = S.stats.writer_cpu_ns;   /* set before the join */
 	out->py_stacks = S.stats.py_stacks;           /* the writer's, read after the join */

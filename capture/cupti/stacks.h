@@ -27,6 +27,7 @@
 struct xpc_stacks_stats {
 	uint64_t taken;                 /* records the writer took from the ring */
 	uint64_t lost;                  /* ring full: records dropped */
+	uint64_t copy_dropped;          /* ring full for the copy: launch kept, stack bytes not */
 	uint64_t no_copy;               /* sp outside the thread's known stack: ip only */
 	uint64_t writer_cpu_ns;         /* CPU the writer thread used (compression), at finish */
 	uint64_t py_stacks;             /* XP_REC_PYSTACK records written (pyframes.c) */
@@ -42,7 +43,9 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes);
 int xpc_stacks_on(void);
 /* One launch record for the calling thread; symbol: the kernel's name on
  * launches (CUPTI's symbolName), else NULL. Never faults, never blocks: a
- * full ring drops the record and counts it. */
+ * ring with no room for the stack copy gets the record without it (the
+ * launch, its Python frames and autograd state are what joins it), one
+ * with no room even for that drops the record; both are counted. */
 void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol);
 /* Stops the writer after it wrote every record taken so far, writes the
  * losses, flushes and closes the file. Later takes do nothing. */

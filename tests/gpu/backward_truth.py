@@ -61,6 +61,18 @@ def python_stack(spans, at):
     return [(p, f) for _, p, f in sorted(out, reverse=True)]
 
 
+def op_stack(e):
+    """The Python stack torch.profiler keeps on an op's own event, innermost
+    first, as (path, function): with its verbose experimental option the
+    Python tracer's calls that hold the op (KinetoEvent::stack, from the
+    event's parents); [] without."""
+    try:
+        names = list(e.stack())
+    except (AttributeError, RuntimeError, TypeError):
+        return []
+    return [(m.group(1), m.group(3)) for m in map(STACK_RE.match, names) if m]
+
+
 def _ns(e, what):
     f = getattr(e, what + "_ns", None)
     return f() if f else int(getattr(e, what + "_us")() * 1000)
@@ -130,8 +142,14 @@ def profile(out, script, args):
     from torch.profiler import profile as tprofile
     from torch.autograd import DeviceType
     sys.argv = [script] + args
-    with tprofile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True,
-                  record_shapes=True, acc_events=True) as prof:
+    kw = dict(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True,
+              record_shapes=True, acc_events=True)
+    try:    # verbose: each op's event keeps its Python stack (no Chrome trace to read)
+        from torch._C._profiler import _ExperimentalConfig
+        kw["experimental_config"] = _ExperimentalConfig(verbose=True)
+    except (ImportError, TypeError):
+        pass
+    with tprofile(**kw) as prof:
         runpy.run_path(script, run_name="__main__")
     if getattr(prof.profiler, "kineto_results", None) is None:
         sys.exit("backward_truth: this torch.profiler keeps no kineto results")
@@ -161,7 +179,10 @@ def profile(out, script, args):
             if k not in fwd or span[0] >= _ns(fwd[k], "start"):
                 fwd[k] = e
     by_seq = dict(((s, e) for (t, s), e in fwd.items()))
-    if not pyfn:    # one trace file a rank: ranks run this at once
+    op_stacks = sum(1 for e in fwd.values() if op_stack(e))
+    # the Chrome trace only where the events keep no stacks: a transformers
+    # step's ran to 2.2 GB, past what trace_functions reads
+    if not pyfn and not op_stacks:    # one trace file a rank: ranks run this at once
         pyfn = trace_functions(prof, ops, "%s.%d.trace.json" % (out, os.getpid()))
     for v in pyfn.values():
         v.sort()
@@ -191,7 +212,7 @@ def profile(out, script, args):
         f = fwd.get((n.fwd_thread_id(), n.sequence_nr())) or by_seq.get(n.sequence_nr())
         if f is not None:
             spans = pyfn.get(f.start_thread_id()) or [sp for v in pyfn.values() for sp in v]
-            frames = python_stack(spans, _ns(f, "start"))
+            frames = op_stack(f) or python_stack(spans, _ns(f, "start"))
             k["inner"], k["own"] = pick(frames, os.path.dirname(os.path.abspath(script)))
             sample.setdefault("forward", [f.name(), f.start_thread_id(), f.sequence_nr(), frames[:3]])
         sample.setdefault("node", [n.name(), n.fwd_thread_id(), n.start_thread_id(), n.sequence_nr()])
@@ -201,7 +222,7 @@ def profile(out, script, args):
         out = out.replace(".json", "-rank%s.json" % rank)
     stats = dict(devs=len(devs), gpu_annotations=notes, ops=len(ops), fwd=len(fwd), nodes=sum(len(v) for v in nodes.values()),
                  ops_with_seq=sum(1 for e in ops.values() if e.sequence_nr() >= 0),
-                 python_functions=sum(len(v) for v in pyfn.values()),
+                 python_functions=sum(len(v) for v in pyfn.values()), op_stacks=op_stacks,
                  backward_kernels=sum(1 for k in kernels if k["backward"]),
                  with_forward_line=sum(1 for k in kernels if k["inner"]))
     print("backward_truth profile:", stats, sample, file=sys.stderr)

@@ -39,6 +39,15 @@ int xpt_start(const char *path, unsigned copy, int py)
 	return xpc_stacks_start(fd, getpid(), copy);
 }
 
+/* The same into fd (taken: a pipe, whose reader decides when the writer
+ * thread gets on). */
+int xpt_start_fd(int fd, unsigned copy, int py)
+{
+	if (!py)
+		xpc_py_disable();
+	return xpc_stacks_start(fd, getpid(), copy);
+}
+
 /* A kernel's name as CUPTI gives a PyTorch launch (the key hashes it). */
 static const char kernel[] = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctor"
 	"IfffNS0_15binary_internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_";
