@@ -3,7 +3,7 @@
  * lookup must stay inside the table, never crash, hang or over-allocate.
  *   scripts/fuzz kallsyms 60
  */
-// fuzz-sources: ingest/kallsyms.c
+// fuzz-sources: ingest/kallsyms.c src/readline.c
 #include <stdio.h>
 #include <string.h>
 

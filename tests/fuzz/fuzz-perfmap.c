@@ -3,7 +3,7 @@
  * lookup must stay inside the table, never crash, hang or over-allocate.
  *   scripts/fuzz perfmap 60
  */
-// fuzz-sources: ingest/perfmap.c
+// fuzz-sources: ingest/perfmap.c src/readline.c
 // fuzz-seeds: fixtures/*/perf-*.map
 #include <stdio.h>
 #include <string.h>
