@@ -198,20 +198,11 @@ static void collect_warnings(struct ctx *C)
 		     C->o->norm_kernel);
 }
 
-/* One line of text output, cut to o->width columns with an ellipsis (0:
+/* One line of text output, cut to width columns with an ellipsis (0:
  * whole): a row must not wrap into the next in a terminal. */
 static void put_line_in(struct ctx *C, const char *line, unsigned width)
 {
-	int cut = 0;
-	size_t n;
-
-	line = xp_esc(line);        /* a run's names: no control character reaches the terminal */
-	n = strlen(line);
-
-	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut))
-		n = xp_rep_fit_bytes(line, width - 1, &cut);
-	fwrite(line, 1, n, C->out);
-	fputs(cut ? "\u2026\n" : "\n", C->out);
+	xp_rep_put_line(C->out, line, width);
 }
 
 static void put_line(struct ctx *C, const char *line)

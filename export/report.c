@@ -237,11 +237,8 @@ size_t xp_rep_fit_bytes(const char *line, unsigned width, int *cut)
 	return i;
 }
 
-/* One text line, cut to o->width columns with an ellipsis (0: whole): a
- * table row or a stack must not wrap into the next in a terminal. */
-void xp_rep_put_row(struct rep *R, const char *line)
+void xp_rep_put_line(FILE *out, const char *line, unsigned width)
 {
-	unsigned width = R->o->width;
 	int cut = 0;
 	size_t n;
 
@@ -250,8 +247,15 @@ void xp_rep_put_row(struct rep *R, const char *line)
 
 	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut))
 		n = xp_rep_fit_bytes(line, width - 1, &cut);
-	fwrite(line, 1, n, R->out);
-	fputs(cut ? "\u2026\n" : "\n", R->out);
+	fwrite(line, 1, n, out);
+	fputs(cut ? "\u2026\n" : "\n", out);
+}
+
+/* One text line, cut to o->width columns with an ellipsis (0: whole): a
+ * table row or a stack must not wrap into the next in a terminal. */
+void xp_rep_put_row(struct rep *R, const char *line)
+{
+	xp_rep_put_line(R->out, line, R->o->width);
 }
 
 /* Prose (the footer) wrapped at o->width columns on spaces, the following

@@ -45,6 +45,8 @@ int xp_rep_prepare(struct rep *R, const char *sql, sqlite3_stmt **s);
 /* Bytes of line that fit in width columns (UTF-8: a character is a column). */
 size_t xp_rep_fit_bytes(const char *line, unsigned width, int *cut);
 /* One text line, cut to --width with an ellipsis. */
+/* line, escaped, cut to width columns with an ellipsis (0: whole), to out. */
+void xp_rep_put_line(FILE *out, const char *line, unsigned width);
 void xp_rep_put_row(struct rep *R, const char *line);
 /* A quoted csv field (invalid UTF-8 as U+FFFD). */
 void xp_rep_csv_str(FILE *out, const char *s);
