@@ -104,7 +104,7 @@ CONFIGS = [
     # another commit's injection library ({carry} is CARRY)
     Config("xpcap-baseline", "xpcap record with CARRY/baseline/libxpcupti.so (another build)",
            xpcap=["--cupti-lib", "{carry}/baseline/libxpcupti.so"]),
-    # below CUPTI's default floor: the library's XPCAP_BENCH knobs (capture/cupti/init.c)
+    # below CUPTI's default floor: the library's XPCAP_BENCH knobs (cupti/init.c)
     Config("floor-sync", "CUPTI floor with SYNCHRONIZATION records (XPCAP_SYNC=1; off by default)",
            env=dict(XPCAP_CALLBACKS="none", XPCAP_SYNC="1", **{PYFRAMES_ENV: "0"})),
     Config("floor-notscb", "CUPTI floor with CUPTI's own clock (no timestamp callback)",

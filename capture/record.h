@@ -66,7 +66,7 @@ struct xp_record_opts {
 	bool python_lines;              /* --python-lines on (default) | off: the injection library
 					 * walks Python frames at each launch */
 	bool reuse_stacks;              /* --reuse-stacks on (default) | off: a repeated launch
-					 * names an earlier copy (capture/cupti/stackreuse.h) */
+					 * names an earlier copy (cupti/stackreuse.h) */
 	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */
 	bool record_privileged;         /* --record-privileged: setuid/non-dumpable tasks too (plain root) */
 	pid_t pids[XP_RECORD_MAX_PIDS];       /* -p */

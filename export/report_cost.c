@@ -3,7 +3,7 @@
  * call, from what each process said at exit (status code 8, timed on one
  * call in 64): the part of the cost that is our code, not CUPTI's; and the
  * launch stacks that took an earlier copy's native frames instead of
- * copying (capture/cupti/stackreuse.h), with the checks ingest made of
+ * copying (cupti/stackreuse.h), with the checks ingest made of
  * them. Whole-run figures; runs recorded before either existed print
  * nothing. */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* borrowed.h - the native frames of launch stacks that name an earlier
  * copy (XP_STACK_KEYED, XP_STACK_BORROWED in runfmt.h; the library's side
- * is capture/cupti/stackreuse.h): each key's frames as its latest copy
+ * is cupti/stackreuse.h): each key's frames as its latest copy
  * unwound, by process and key id.
  *
  *   struct xp_borrowed *b = xp_borrowed_new();

@@ -59,7 +59,7 @@ struct xp_load_result {
 	uint64_t stacks_unwound;            /* dwarf copies walked further than frame pointers */
 	/* in-process launch stacks that named an earlier copy's frames, those
 	 * whose copy never came, and the copies that checked a key again
-	 * (capture/cupti/stackreuse.h), with those that found other frames */
+	 * (cupti/stackreuse.h), with those that found other frames */
 	uint64_t launches_borrowed, borrowed_missing, stack_checks, stack_checks_differed;
 	uint64_t addresses;                 /* distinct user addresses symbolized (cache misses) */
 	uint64_t symbolize_ns, unwind_ns;   /* time spent symbolizing them, unwinding copies */

@@ -7,7 +7,7 @@
 #include "runfile.h"
 
 /* Level 1 (runfile_zstd.c says why); the injection library's dlopen'd
- * encoder (capture/cupti/zstd_dl.c) uses the same. */
+ * encoder (cupti/zstd_dl.c) uses the same. */
 #define XP_ZSTD_LEVEL 1
 
 extern const struct xp_block_codec xp_zstd_codec;

@@ -83,7 +83,7 @@ enum xp_record_type {
  * purpose: the interpreter's frames above it are in the launch's Python
  * stack (the injection library's launch records, 3.11+) */
 #define XP_STACK_COPY_TO_PYTHON (1u << 4)
-/* In-process launch stacks of a Python thread (capture/cupti/stackreuse.h):
+/* In-process launch stacks of a Python thread (cupti/stackreuse.h):
  * KEYED, a copy that stands for its key (xp_user_regs_copy.key), the key's
  * first launch or a check; BORROWED, no bytes (size 0): the launch went
  * through the same native frames as the latest KEYED copy of its key in

@@ -5,7 +5,7 @@
  * 8-byte aligned records, no pointers, timestamps CLOCK_MONOTONIC ns (see
  * xp_gpu_process.clock_method for how the library got them). CUPTI record
  * layouts never reach the disk: the library converts each CUPTI activity
- * record into one of the structs below (capture/cupti/convert.c).
+ * record into one of the structs below (cupti/convert.c).
  *
  * How a GPU stream reads, for the run-format man page:
  *

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-arrows.py SOURCE_ROOT - the layers' one-way arrows, checked by grep.
 
-    src <- db <- {ingest, correlate, export} <- cmd;  capture <- src only
+    src <- db <- {ingest, correlate, export} <- cmd;  capture <- src only;  cupti <- src only
 
 Fails (exit 1, one line per finding: file:line and the rule) when
   - a file includes a project header of a layer it may not use (export or
@@ -25,13 +25,14 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
 
 # folder -> layer; the longest prefix wins
 LAYER_OF_DIR = {
-    'src': 'src', 'src/bin': 'cmd', 'db': 'db', 'capture': 'capture',
+    'src': 'src', 'src/bin': 'cmd', 'db': 'db', 'capture': 'capture', 'cupti': 'cupti',
     'ingest': 'ingest', 'correlate': 'correlate', 'export': 'export', 'cmd': 'cmd',
 }
 ALLOWED = {
     'src': {'src'},
     'db': {'src', 'db'},
     'capture': {'src', 'capture'},
+    'cupti': {'src', 'cupti'},
     'ingest': {'src', 'db', 'ingest'},
     'correlate': {'src', 'db', 'correlate'},
     'export': {'src', 'db', 'export'},
@@ -41,7 +42,8 @@ ALLOWED = {
 DEP_LAYER = [
     (r'xpcommon_dep|xpmeta_dep', 'src'),
     (r'xpdb_dep', 'db'),
-    (r'xpcapture_dep|cupti_headers_dep|cupti_dep', 'capture'),
+    (r'xpcapture_dep', 'capture'),
+    (r'cupti_headers_dep|cupti_dep', 'cupti'),
     (r'xpingest_dep', 'ingest'),
     (r'xpcorrelate_dep', 'correlate'),
     (r'xpexport_dep', 'export'),
@@ -51,6 +53,8 @@ DEP_LAYER = [
 FORBIDDEN_EXT = {
     'src': {'sqlite_dep': 'sqlite3.h', 'libdw_dep': 'elfutils/', 'libbpf_dep': 'bpf/'},
     'capture': {'sqlite_dep': 'sqlite3.h', 'libdw_dep': 'elfutils/'},
+    'cupti': {'sqlite_dep': 'sqlite3.h', 'libdw_dep': 'elfutils/', 'libbpf_dep': 'bpf/', 'libelf_dep': 'libelf.h',
+              'jansson_dep': 'jansson.h'},
     'db': {'libdw_dep': 'elfutils/', 'libbpf_dep': 'bpf/'},
     'correlate': {'libdw_dep': 'elfutils/', 'libelf_dep': 'libelf.h', 'libbpf_dep': 'bpf/'},
     'export': {'libdw_dep': 'elfutils/', 'libelf_dep': 'libelf.h', 'libbpf_dep': 'bpf/'},

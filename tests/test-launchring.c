@@ -1,4 +1,4 @@
-/* test-launchring.c - the launch stacks' ring (capture/cupti/launchring.c):
+/* test-launchring.c - the launch stacks' ring (cupti/launchring.c):
  * records of many sizes from several threads come out whole, each
  * thread's in its order, none lost while the consumer keeps up; a full
  * ring refuses and loses nothing already in it; a record that runs past

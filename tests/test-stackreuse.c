@@ -1,4 +1,4 @@
-/* test-stackreuse.c - the keys of launch stacks (capture/cupti/stackreuse.c):
+/* test-stackreuse.c - the keys of launch stacks (cupti/stackreuse.c):
  * a key is the same for the same launch and differs when any part that
  * decides the native call path does (a frame's code or instruction, the
  * frames' order, the kernel's name, the API, the stack's depth); a thread

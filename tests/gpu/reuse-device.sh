@@ -1,6 +1,6 @@
 #!/bin/bash
 # reuse-device.sh - on the GPU machine: launch stacks that name an earlier
-# copy (xpcap record's default, capture/cupti/stackreuse.h) against every
+# copy (xpcap record's default, cupti/stackreuse.h) against every
 # launch copying (--reuse-stacks off), on the PyTorch loop and on a
 # transformers model generating text: ingest's counts (launches borrowed,
 # checks, checks that found other frames), and how much of the GPU time has

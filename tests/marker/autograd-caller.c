@@ -1,7 +1,7 @@
 /* autograd-caller.c - launches in-process as the injection library takes
  * them, in a process that loaded a libtorch_cpu.so (tests/marker/
  * fake-torch.c, PyTorch's three functions over a PyTorch 2.x Node), so the
- * library's autograd records (capture/cupti/autograd.c) and their checks
+ * library's autograd records (cupti/autograd.c) and their checks
  * run without PyTorch. The main thread makes node 0, launches 1 and 2,
  * makes node 1, launches 3; an "engine" thread runs node 0 (launch 10),
  * node 1 (launch 11), nothing (launch 12). "bad": the engine's nodes have

@@ -1,5 +1,5 @@
 /* fake-torch.c - libtorch_cpu.so for tests: the three functions the
- * injection library takes from PyTorch (capture/cupti/autograd.c), under
+ * injection library takes from PyTorch (cupti/autograd.c), under
  * their C++ names, over a Node laid out as PyTorch 2.x's (vtable pointer,
  * enable_shared_from_this's weak_ptr, sequence_nr_, topological_nr_,
  * has_parent_, thread_id_), so the library's reading and its checks run

@@ -8,7 +8,7 @@
 # stack copies the native unwind reaches the interpreter's frames and the
 # Python frames go in their place; with frame-pointer walks (copy 0) it
 # stops early and they stand above the gap frame. Launches that repeat one
-# before name its copy (capture/cupti/stackreuse.h): checked to get its
+# before name its copy (cupti/stackreuse.h): checked to get its
 # native frames, and, with XPCAP_STACK_REUSE=0, never to happen.
 #   PYTHONS="/path/python3.12 ..."  interpreters to run (default: pyenv's 3.10-3.13
 #                                   and the system python3, a distribution's build)

@@ -691,7 +691,7 @@ def t_autograd(tmp):
     # a process that loaded a libtorch_cpu.so (PyTorch's three functions over
     # a fake PyTorch 2.x Node): the library's autograd records, the join of
     # backward launches to the forward launch that made their node, and a
-    # Node of another layout refused (capture/cupti/autograd.c)
+    # Node of another layout refused (cupti/autograd.c)
     lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
     caller = os.path.join(MARKERDIR, "autograd-caller")
     torch = os.path.realpath(os.path.join(MARKERDIR, "libtorch_cpu.so"))

@@ -102,7 +102,7 @@ void xpc_flusher_stop(void);
 void xpc_write_process(void);
 void xpc_write_clock_pair(uint32_t when);
 
-/* marker.c: exported, see capture/marker.h */
+/* marker.c: exported, see src/marker.h */
 __attribute__((visibility("default")))
 void xpcap_correlation_marker(uint64_t correlation_id, uint32_t cbid);
 

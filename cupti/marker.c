@@ -1,5 +1,5 @@
 /* marker.c - xpcap_correlation_marker, the function xpcap's uprobe fires on
- * (contract in capture/marker.h).
+ * (contract in src/marker.h).
  *
  * Written in assembly so that its first instruction is exactly one 5-byte
  * nop (0f 1f 44 00 00): the kernel then optimizes the uprobe into a jump
