@@ -43,6 +43,7 @@ static json_t *processes(sqlite3 *db)
 json_t *xp_info_autograd(sqlite3 *db)
 {
 	json_int_t launches = 0, ns = 0, at_line = 0, at_line_ns = 0, prod = 0, prod_ns = 0;
+	json_int_t views = 0, views_ns = 0, under = 0, under_ns = 0;
 	json_t *ag, *unknown, *procs;
 	sqlite3_stmt *st;
 
@@ -58,11 +59,20 @@ json_t *xp_info_autograd(sqlite3 *db)
 		if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
 			const char *how = (const char *)sqlite3_column_text(st, 3);
 
+			if (how && !strcmp(how, "enclosing")) {
+				under += n;
+				under_ns += t;
+				continue;
+			}
 			at_line += n;
 			at_line_ns += t;
 			if (how && !strcmp(how, "producer")) {
 				prod += n;
 				prod_ns += t;
+			}
+			if (how && !strcmp(how, "between")) {
+				views += n;
+				views_ns += t;
 			}
 			continue;
 		}
@@ -87,6 +97,10 @@ json_t *xp_info_autograd(sqlite3 *db)
 	json_object_set_new(ag, "at_forward_line_gpu_ns", json_integer(at_line_ns));
 	json_object_set_new(ag, "by_producer_launches", json_integer(prod));
 	json_object_set_new(ag, "by_producer_gpu_ns", json_integer(prod_ns));
+	json_object_set_new(ag, "between_launches_launches", json_integer(views));
+	json_object_set_new(ag, "between_launches_gpu_ns", json_integer(views_ns));
+	json_object_set_new(ag, "under_enclosing_line_launches", json_integer(under));
+	json_object_set_new(ag, "under_enclosing_line_gpu_ns", json_integer(under_ns));
 	json_object_set_new(ag, "unknown", unknown);
 	json_object_set_new(ag, "processes", procs);
 	return ag;
@@ -112,6 +126,17 @@ void xp_info_autograd_print(const json_t *ag)
 		       " the gradient (%" JSON_INTEGER_FORMAT " launches)\n",
 		       ns ? 100.0 * (double)get(ag, "by_producer_gpu_ns") / (double)ns : 0.0,
 		       get(ag, "by_producer_launches"));
+	if (get(ag, "between_launches_launches"))
+		printf("  %5.1f%% of them nodes whose forward op launched nothing (views), at the line"
+		       " of the launches around them (%" JSON_INTEGER_FORMAT " launches)\n",
+		       ns ? 100.0 * (double)get(ag, "between_launches_gpu_ns") / (double)ns : 0.0,
+		       get(ag, "between_launches_launches"));
+	if (get(ag, "under_enclosing_line_launches"))
+		printf("  %5.1f%% under an enclosing forward line: nodes whose forward op launched"
+		       " nothing (views), made between launches of different lines; the line both"
+		       " ran under (%" JSON_INTEGER_FORMAT " launches)\n",
+		       ns ? 100.0 * (double)get(ag, "under_enclosing_line_gpu_ns") / (double)ns : 0.0,
+		       get(ag, "under_enclosing_line_launches"));
 	json_array_foreach(json_object_get(ag, "unknown"), i, v)
 		printf("  %5.1f%% no forward line: %s (%" JSON_INTEGER_FORMAT " launches)\n",
 		       ns ? 100.0 * (double)get(v, "gpu_ns") / (double)ns : 0.0,

@@ -13,6 +13,9 @@
  * row in xp_autograd says why. A backward launch at a forward line has the
  * line that called backward() as its outer frame, a note "[backward() at
  * train.py:88 train_step]" above the forward stack (backward_caller.c).
+ * A node whose forward op launched nothing (a view) takes the Python line
+ * of the launches around its number when they share it, or the line they
+ * both ran under, said so in its note (backward_bracket.c).
  *
  *   struct xp_agstore *s = xp_agstore_new();
  *   xp_agstore_record(s, stream_pid, h);     // pass 1, every record: 1 taken
@@ -51,6 +54,24 @@ int xp_bwcallers_load(sqlite3 *db, int64_t module, struct xp_bwcallers **out);
 /* The note of the latest such call of pid in [after, ts], 0 if none. */
 int64_t xp_bwcallers_at(const struct xp_bwcallers *c, int64_t pid, int64_t after, int64_t ts);
 void xp_bwcallers_free(struct xp_bwcallers *c);
+/* The forward line of a node whose forward op launched nothing, from the
+ * launches around its number (backward_bracket.c). */
+struct xp_bwbracket {
+	sqlite3_stmt *before, *after, *walk, *sym;
+};
+struct xp_bwbracket_line {
+	int64_t frames[256];        /* the Python frames it was made under, root first */
+	int n;
+	int exact;                  /* 1: at the innermost one; 0: somewhere under it */
+	int64_t before_ts;          /* the launch before it: its time */
+	char note[200];             /* "ViewBackward0, between two launches of this line" */
+};
+int xp_bwbracket_open(sqlite3 *db, struct xp_bwbracket *b);   /* 0 or -EIO */
+void xp_bwbracket_close(struct xp_bwbracket *b);
+/* Node number seq of forward thread thread in process pid: 1 and out
+ * filled, 0 when the launches around it share no Python frame, -EIO. */
+int xp_bwbracket_find(struct xp_bwbracket *b, int64_t pid, int64_t thread, int64_t seq,
+		      const char *node, struct xp_bwbracket_line *out);
 /* "AddmmBackward0" of a type name as the ABI mangles it
  * ("N5torch8autograd9generated14AddmmBackward0E"): the innermost name,
  * template arguments left out; the mangled text itself when it is not a

@@ -21,18 +21,20 @@ static const char prepare_sql[] =
 	"CREATE TEMP TABLE xp_ag_fwd AS SELECT pid, thread_id, seq_next - 1 AS seq, launch, stack_id,"
 	" min(ts) AS ts FROM temp.xp_ag_launch WHERE thread_id != 0 AND seq_next > 0"
 	" AND stack_id IS NOT NULL GROUP BY pid, thread_id, seq_next;"
-	"CREATE INDEX temp.xp_ag_fwd_key ON xp_ag_fwd(pid, thread_id, seq);";
+	"CREATE INDEX temp.xp_ag_fwd_key ON xp_ag_fwd(pid, thread_id, seq);"
+	"CREATE INDEX temp.xp_ag_launch_seq ON xp_ag_launch(pid, thread_id, seq_next, ts);";
 
 /* in time order on each thread: an AccumulateGrad runs right after the
  * node that produced its gradient */
 static const char backward_sql[] =
 	"SELECT x.ag, x.launch, x.node, x.node_seq, x.stack_id, f.launch, f.stack_id,"
 	" EXISTS (SELECT 1 FROM temp.xp_ag_fwd t WHERE t.pid = x.pid AND t.thread_id = x.node_thread),"
-	" x.pid, x.tid, x.ts, f.ts FROM temp.xp_ag_launch x LEFT JOIN temp.xp_ag_fwd f ON f.pid = x.pid"
+	" x.pid, x.tid, x.ts, f.ts, x.node_thread FROM temp.xp_ag_launch x LEFT JOIN temp.xp_ag_fwd f ON f.pid = x.pid"
 	" AND f.thread_id = x.node_thread AND f.seq = x.node_seq WHERE x.node IS NOT NULL"
 	" ORDER BY x.pid, x.tid, x.ts, x.launch";
 
-enum { INS_STRING, INS_FRAME, INS_STACK, INS_ROOT, GET_NODE, GET_SYM, SET_LAUNCH, SET_ROW, NSTMT };
+enum { INS_STRING, INS_FRAME, INS_STACK, INS_ROOT, GET_NODE, GET_SYM, GET_PY, SET_LAUNCH, SET_ROW,
+       NSTMT };
 
 static const char *const stmt_sql[NSTMT] = {
 	[INS_STRING] = "INSERT INTO StringIds(value) VALUES (?1)",
@@ -43,6 +45,9 @@ static const char *const stmt_sql[NSTMT] = {
 	[GET_NODE] = "SELECT parent, frame FROM xp_stacks WHERE id = ?1",
 	[GET_SYM] = "SELECT s.parent, s.frame, n.value FROM xp_stacks s JOIN xp_frames f ON f.id = s.frame"
 		    " JOIN StringIds n ON n.id = f.symbol WHERE s.id = ?1",
+	[GET_PY] = "SELECT s.parent, f.kind, n.value, m.value FROM xp_stacks s JOIN xp_frames f"
+		   " ON f.id = s.frame JOIN StringIds n ON n.id = f.symbol LEFT JOIN StringIds m"
+		   " ON m.id = f.module WHERE s.id = ?1",
 	[SET_LAUNCH] = "UPDATE xp_launches SET stack_id = ?1 WHERE id = ?2",
 	[SET_ROW] = "UPDATE xp_autograd SET forward_launch = ?1, unknown = ?2, how = ?4"
 		    " WHERE rowid = ?3",
@@ -55,10 +60,12 @@ struct joiner {
 	struct xp_u64map frames;    /* note text's hash -> frame id (by text, below) */
 	struct xp_u64map nodes;     /* (stack, frame) -> stack node */
 	struct xp_u64map own_ops;   /* (launch's own stack, 0) -> its op's frame + 1 (1: none) */
+	struct xp_u64map applies;   /* (forward stack, 0) -> its Function.apply's stack node */
 	struct xp_bwcallers *callers;   /* the lines that called backward() */
+	struct xp_bwbracket bracket;    /* views: the launches around their number */
 	struct {                    /* the latest node at a forward line, per thread */
 		int64_t pid, tid, launch, stack, ts;
-		char node[96];
+		char node[160];
 	} prev;
 };
 
@@ -193,6 +200,47 @@ static int64_t own_op_frame(struct joiner *J, int64_t stack)
 	return frame;
 }
 
+static int ends_with(const char *s, const char *tail)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(tail);
+
+	return a >= b && !strcmp(s + a - b, tail);
+}
+
+/* A PyNode (a Python autograd.Function's node: torch.compile's
+ * CompiledFunctionBackward, or the program's own) is made by
+ * Function.apply, whose forward may launch many kernels: the node belongs
+ * to that call, not to its first launch, so its forward stack ends at the
+ * innermost Function.apply frame (torch/autograd/function.py). The stack
+ * itself when it has none; -1 on an error; once per stack. */
+static int64_t at_apply(struct joiner *J, int64_t stack)
+{
+	sqlite3_stmt *get = J->st[GET_PY];
+	int64_t id = stack, cut = 0;
+	uint64_t *slot;
+	int fresh, depth = 0;
+
+	if (xp_u64map_upsert(&J->applies, (uint64_t)stack, 0, &slot, &fresh))
+		return -1;
+	if (!fresh)
+		return (int64_t)*slot;
+	while (id > 0 && !cut && depth++ < 4096) {
+		sqlite3_bind_int64(get, 1, id);
+		if (sqlite3_step(get) != SQLITE_ROW) {
+			sqlite3_reset(get);
+			return -1;
+		}
+		if (sqlite3_column_int(get, 1) == XP_FRAME_PYTHON &&
+		    ends_with((const char *)sqlite3_column_text(get, 2), " Function.apply") &&
+		    ends_with((const char *)sqlite3_column_text(get, 3), "/torch/autograd/function.py"))
+			cut = id;
+		id = sqlite3_column_int64(get, 0);
+		sqlite3_reset(get);
+	}
+	*xp_u64map_find(&J->applies, (uint64_t)stack, 0) = (uint64_t)(cut ? cut : stack);
+	return cut ? cut : stack;
+}
+
 /* Why a backward launch has no forward launch, in the words info shows. */
 static const char *unknown_reason(int64_t node_seq, int thread_has_forward)
 {
@@ -221,13 +269,15 @@ static int producer(struct joiner *J, sqlite3_stmt *row, const char *node, char 
 	return 1;
 }
 
-/* The row's outcome: its forward launch and how it was found, or why not. */
+/* The row's outcome: its forward launch (if any) and how its line was
+ * found, or why there is none (how NULL). */
 static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const char *how)
 {
 	sqlite3_stmt *set = J->st[SET_ROW];
 
-	if (forward) {
+	if (forward)
 		sqlite3_bind_int64(set, 1, forward);
+	if (how) {
 		sqlite3_bind_text(set, 4, how, -1, SQLITE_STATIC);
 	} else {
 		sqlite3_bind_text(set, 2, unknown_reason(sqlite3_column_int64(row, 3),
@@ -240,11 +290,52 @@ static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const c
 	return 0;
 }
 
+/* A node whose forward op launched nothing: the Python frames the launches
+ * around its number share (backward_bracket.c), as a stack; 1 when found,
+ * 0 if not, -1 on an error. */
+static int bracketed(struct joiner *J, sqlite3_stmt *row, const char *node, char *note, size_t len,
+		     int64_t *stack, int64_t *ts, const char **how)
+{
+	struct xp_bwbracket_line b;
+	int64_t node_stack = 0;
+	int r;
+
+	if (sqlite3_column_int64(row, 3) < 0 || !sqlite3_column_int(row, 7))
+		return 0;
+	r = xp_bwbracket_find(&J->bracket, sqlite3_column_int64(row, 8), sqlite3_column_int64(row, 12),
+			      sqlite3_column_int64(row, 3), node, &b);
+	if (r <= 0)
+		return r < 0 ? -1 : 0;
+	for (int i = 0; i < b.n && node_stack >= 0; i++)
+		node_stack = under_leaf(J, node_stack, b.frames[i]);
+	if (node_stack <= 0)
+		return -1;
+	snprintf(note, len, "%s", b.note);
+	*stack = node_stack;
+	*ts = b.before_ts;
+	*how = b.exact ? "between" : "enclosing";
+	return 1;
+}
+
+/* The latest node at a forward line of this engine thread, for the
+ * AccumulateGrads after it (producer). */
+static void remember(struct joiner *J, sqlite3_stmt *row, const char *note, int64_t forward,
+		     int64_t stack, int64_t ts)
+{
+	J->prev.pid = sqlite3_column_int64(row, 8);
+	J->prev.tid = sqlite3_column_int64(row, 9);
+	J->prev.launch = forward;
+	J->prev.stack = stack;
+	J->prev.ts = ts;
+	snprintf(J->prev.node, sizeof(J->prev.node), "%s", note);
+}
+
 /* One backward launch: its new stack and its row's outcome. */
 static int join_one(struct joiner *J, sqlite3_stmt *row)
 {
 	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack, caller, op;
 	int64_t own = sqlite3_column_type(row, 4) != SQLITE_NULL ? sqlite3_column_int64(row, 4) : 0;
+	int64_t fwd_ts = 0;
 	const char *node = (const char *)sqlite3_column_text(row, 2), *how = "node";
 	char note[200];
 	int joined = sqlite3_column_type(row, 6) != SQLITE_NULL;
@@ -253,23 +344,28 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 	if (joined) {
 		forward = sqlite3_column_int64(row, 5);
 		base = sqlite3_column_int64(row, 6);
-		J->prev.pid = sqlite3_column_int64(row, 8);
-		J->prev.tid = sqlite3_column_int64(row, 9);
-		J->prev.launch = forward;
-		J->prev.stack = base;
-		J->prev.ts = sqlite3_column_int64(row, 11);
-		snprintf(J->prev.node, sizeof(J->prev.node), "%s", note);
+		fwd_ts = sqlite3_column_int64(row, 11);
+		if (node && !strcmp(node, "PyNode") && (base = at_apply(J, base)) < 0)
+			return -EIO;
+		remember(J, row, note, forward, base, fwd_ts);
 	} else if ((joined = producer(J, row, node ? node : "?", note, sizeof(note), &forward, &base))) {
 		how = "producer";
+		fwd_ts = J->prev.ts;
+	} else if ((joined = bracketed(J, row, node ? node : "?", note, sizeof(note), &base, &fwd_ts,
+				       &how))) {
+		if (joined < 0)
+			return -EIO;
+		remember(J, row, note, 0, base, fwd_ts);
 	} else {
 		base = own;
+		how = NULL;
 	}
 	if (set_row(J, row, forward, how))
 		return -EIO;
 	if (!base)
 		return 0;           /* a launch without a stack stays without one */
-	if (forward && (caller = xp_bwcallers_at(J->callers, sqlite3_column_int64(row, 8), J->prev.ts,
-						  sqlite3_column_int64(row, 10))) &&
+	if (how && (caller = xp_bwcallers_at(J->callers, sqlite3_column_int64(row, 8), fwd_ts,
+					     sqlite3_column_int64(row, 10))) &&
 	    (base = under_caller(J, caller, base)) <= 0)
 		return -EIO;
 	if ((frame = note_frame(J, note)) < 0 || (stack = under_leaf(J, base, frame)) <= 0)
@@ -296,6 +392,8 @@ static int join_all(struct joiner *J)
 		return -EIO;
 	if ((err = xp_bwcallers_load(J->db, J->module, &J->callers)))
 		return err;
+	if (xp_bwbracket_open(J->db, &J->bracket))
+		return -EIO;
 	if (sqlite3_prepare_v2(J->db, backward_sql, -1, &rows, NULL) != SQLITE_OK)
 		return -EIO;
 	while (!err && (rc = sqlite3_step(rows)) == SQLITE_ROW) {
@@ -327,13 +425,16 @@ int xp_autograd_join(sqlite3 *db)
 	xp_u64map_init(&J.frames);
 	xp_u64map_init(&J.nodes);
 	xp_u64map_init(&J.own_ops);
+	xp_u64map_init(&J.applies);
 	r = join_all(&J);
 	for (int i = 0; i < NSTMT; i++)
 		sqlite3_finalize(J.st[i]);
 	xp_u64map_free(&J.frames);
 	xp_u64map_free(&J.nodes);
 	xp_u64map_free(&J.own_ops);
+	xp_u64map_free(&J.applies);
 	xp_bwcallers_free(J.callers);
+	xp_bwbracket_close(&J.bracket);
 	sqlite3_exec(db, "DROP TABLE temp.xp_ag_launch; DROP TABLE temp.xp_ag_fwd;", NULL, NULL, NULL);
 	return r;
 }

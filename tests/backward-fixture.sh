@@ -3,8 +3,9 @@
 # autograd node, on a real training run from the H100 (fixtures/h100-train-
 # backward: tests/gpu/train_loop.py at the defaults, ingested there) against
 # torch.profiler's own linkage of the same program (its backward ops' sequence
-# numbers, its forward ops' stacks), kept beside it: every backward kernel of
-# the run reaches a forward line, the same line torch.profiler links it to;
+# numbers, its forward ops' Python lines from its event tree), kept beside it:
+# every backward kernel of the run reaches a forward line, the same line
+# torch.profiler links it to;
 # the report names the site with its node, --by source puts backward time on
 # the forward lines, the flame graph under them, the Chrome trace links them,
 # info accounts for all of it.
@@ -34,7 +35,9 @@ kept = json.load(open(sys.argv[1]))["mlp"]
 assert t["bwd_n"] == kept["bwd_n"] and t["bwd_n"] > 0, (t["bwd_n"], kept["bwd_n"])
 assert t["prof_bwd_n"] == t["ours_bwd_n"], (t["prof_bwd_n"], t["ours_bwd_n"])
 assert t["backward_with_line_pct"] >= 95, t
-assert t["agree_own_line_pct"] >= 95 and t["agree_innermost_line_pct"] >= 95, t
+# at torch.profiler's line (its event tree: the line that called the op),
+# where it names one, for most of the time (not vacuous)
+assert t["prof_line_ns"] >= 0.9 * t["line_ns"] and t["agree_line_pct"] >= 95, t
 assert t["ours_kernels"] == t["profiler_kernels"], (t["ours_kernels"], t["profiler_kernels"])
 # sites: the forward line, its op and the node
 sites = [s["frames"] for r in json.load(open("kernel.json"))["rows"] for s in r["stacks"]]
@@ -67,5 +70,5 @@ ag = json.load(open("info.json"))["autograd"]
 assert ag["backward_launches"] > 0 and ag["at_forward_line_launches"] == ag["backward_launches"], ag
 assert ag["processes"][0]["reads_nodes"] and ag["processes"][0]["rejected"] == 0, ag
 print("ok: %d backward kernels, %.1f%% of their GPU time at a forward line, %.1f%% at"
-      " torch.profiler's line" % (t["bwd_n"], t["backward_with_line_pct"], t["agree_own_line_pct"]))
+      " torch.profiler's line" % (t["bwd_n"], t["backward_with_line_pct"], t["agree_line_pct"]))
 PY

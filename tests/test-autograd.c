@@ -20,7 +20,8 @@
 static sqlite3 *db;
 
 /* frames, root first in each stack below */
-enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_MM, F_ENGINE, F_NODE, F_TRAIN, F_TENSOR };
+enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_MM, F_ENGINE, F_NODE, F_TRAIN, F_TENSOR,
+       F_OUTER, F_L45, F_OTHER, F_APPLY, F_OPS, F_LAST = F_OPS };
 static const struct { const char *sym; int kind, module; } frames[] = { { NULL, 0, 0 },
 	{ "main", XP_FRAME_USER, 100 }, { "model.py:42 Block.forward", XP_FRAME_PYTHON, 100 },
 	{ "at::_ops::linear::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER, 100 },
@@ -31,14 +32,26 @@ static const struct { const char *sym; int kind, module; } frames[] = { { NULL, 
 	{ "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
 	  XP_FRAME_USER, 100 },
 	{ "train.py:88 train_step", XP_FRAME_PYTHON, 102 },
-	{ "_tensor.py:625 Tensor.backward", XP_FRAME_PYTHON, 101 } };
+	{ "_tensor.py:625 Tensor.backward", XP_FRAME_PYTHON, 101 },
+	{ "model.py:10 Net.forward", XP_FRAME_PYTHON, 100 },
+	{ "model.py:45 Block.forward", XP_FRAME_PYTHON, 100 },
+	{ "other.py:5 helper", XP_FRAME_PYTHON, 103 },
+	{ "function.py:596 Function.apply", XP_FRAME_PYTHON, 104 },
+	{ "_ops.py:865 OpOverload.__call__", XP_FRAME_PYTHON, 105 } };
 
 /* the forward stack's leaf is node 4, the backward one's node 8; node 12:
- * the launch inside loss.backward() (the initial gradient's fill) */
-enum { S_FWD = 4, S_BWD = 8, S_CALL = 12 };
+ * the launch inside loss.backward() (the initial gradient's fill); 16, 20
+ * and 24: launches at model.py:42 and :45 under Net.forward, and at
+ * other.py:5 (views between them: view_between_launches) */
+enum { S_FWD = 4, S_BWD = 8, S_CALL = 12, S_L42 = 16, S_L45 = 20, S_OTHER = 24, S_APPLY = 28 };
 static const int chains[][4] = { { F_MAIN, F_PY, F_LINEAR, F_LAUNCH },
 				 { F_ENGINE, F_NODE, F_MM, F_LAUNCH },
-				 { F_MAIN, F_TRAIN, F_TENSOR, F_LAUNCH } };
+				 { F_MAIN, F_TRAIN, F_TENSOR, F_LAUNCH },
+				 { F_MAIN, F_OUTER, F_PY, F_LAUNCH },
+				 { F_MAIN, F_OUTER, F_L45, F_LAUNCH },
+				 { F_MAIN, F_OTHER, F_LINEAR, F_LAUNCH },
+				 { F_MAIN, F_TRAIN, F_APPLY, F_OPS } };
+#define NCHAINS (int)(sizeof(chains) / sizeof(chains[0]))
 
 static void exec(const char *sql)
 {
@@ -68,13 +81,16 @@ static void build(void)
 	ck_assert_int_eq(xp_db_create_schema(db), SQLITE_OK);
 	exec("INSERT INTO StringIds(id, value) VALUES (100, '/home/u/model.py'),"
 	     " (101, '/venv/site-packages/torch/_tensor.py'), (102, '/home/u/train.py')");
-	for (int f = 1; f <= F_TENSOR; f++) {
+	exec("INSERT INTO StringIds(id, value) VALUES (103, '/home/u/other.py'),"
+	     " (104, '/venv/site-packages/torch/autograd/function.py'),"
+	     " (105, '/venv/site-packages/torch/_ops.py')");
+	for (int f = 1; f <= F_LAST; f++) {
 		snprintf(sql, sizeof(sql), "INSERT INTO StringIds(id, value) VALUES (%d, '%s');"
 			 "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (%d, %d, %d, %d)",
 			 f, frames[f].sym, f, f, frames[f].module, frames[f].kind);
 		exec(sql);
 	}
-	for (int c = 0; c < 3; c++)
+	for (int c = 0; c < NCHAINS; c++)
 		for (int i = 0, parent = 0; i < 4; i++, parent = node) {
 			snprintf(sql, sizeof(sql), "INSERT INTO xp_stacks(id, parent, frame, depth)"
 				 " VALUES (%d, %d, %d, %d)", ++node, parent, chains[c][i], i);
@@ -201,6 +217,103 @@ START_TEST(backward_at_forward_line)
 }
 END_TEST
 
+static const char *how_of(int corr, char *buf, size_t len)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT ifnull(how, '-') || '|' || ifnull(unknown, '-') FROM"
+		 " xp_autograd WHERE correlation_id = %d", corr);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return buf;
+}
+
+/* Nodes whose forward op launched nothing (views), by the launches of
+ * their forward thread around their number: node 11 between two launches
+ * at model.py:42 (that line); node 13 between :42 and :45 of Block.forward
+ * (under Net.forward's line, said so); node 15 between :45 and other.py:5,
+ * which share no Python frame, and node 17 with no launch after it:
+ * unknown, each with the reason. */
+START_TEST(view_between_launches)
+{
+	struct xp_agstore *s = xp_agstore_new();
+	struct xp_sites *sites;
+	const char *view = "N5torch8autograd9generated13ViewBackward0E";
+	char buf[256];
+
+	build();
+	launch(s, 31, 11, S_L42, 2, 11, NULL, 0, 0);     /* node 10's op; node 11 made after */
+	launch(s, 32, 11, S_L42, 2, 13, NULL, 0, 0);     /* node 12's op; node 13 made after */
+	launch(s, 33, 11, S_L45, 2, 15, NULL, 0, 0);     /* node 14's op; node 15 made after */
+	launch(s, 34, 11, S_OTHER, 2, 17, NULL, 0, 0);   /* node 16's op; node 17 made after */
+	launch(s, 41, 12, S_BWD, 0, 0, view, 11, 2);
+	launch(s, 42, 12, S_BWD, 0, 0, "N5torch8autograd14AccumulateGradE", UINT64_MAX, 2);
+	launch(s, 43, 12, S_BWD, 0, 0, "N5torch8autograd9generated14SplitBackward0E", 13, 2);
+	launch(s, 44, 12, S_BWD, 0, 0, view, 15, 2);
+	launch(s, 45, 12, S_BWD, 0, 0, view, 17, 2);
+	ck_assert_int_eq(xp_agstore_save(db, s), 0);
+	xp_agstore_free(s);
+	ck_assert_int_eq(xp_autograd_join(db), 3);
+
+	ck_assert_str_eq(how_of(41, buf, sizeof(buf)), "between|-");
+	ck_assert_str_eq(how_of(42, buf, sizeof(buf)), "producer|-");
+	ck_assert_str_eq(how_of(43, buf, sizeof(buf)), "enclosing|-");
+	ck_assert_str_eq(how_of(44, buf, sizeof(buf)), "-|no launch came between the node's making and"
+			 " the next node's (its forward op launched no GPU work)");
+	ck_assert_str_eq(how_of(45, buf, sizeof(buf)), how_of(44, buf + 128, 128));
+	/* no forward launch made them: no fwdbwd flow */
+	ck_assert_int_eq(q1("SELECT count(*) FROM xp_autograd WHERE forward_launch IS NOT NULL"), 0);
+
+	ck_assert_int_eq(xp_sites_new(db, &sites), 0);
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(41)), "model.py:42 Block.forward \u203a aten::mm"
+			 " \u2039backward: ViewBackward0, between two launches of this line\u203a");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(42)), "model.py:42 Block.forward \u203a aten::mm"
+			 " \u2039backward: AccumulateGrad from ViewBackward0, between two launches of"
+			 " this line\u203a");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(43)), "model.py:10 Net.forward \u203a aten::mm"
+			 " \u2039backward: SplitBackward0, made in Block.forward between lines 42 and 45"
+			 " (no launch of its own)\u203a");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(44)), "autograd backward: ViewBackward0 \u203a aten::mm");
+	xp_sites_free(sites);
+	/* the view's stack holds the Python frames alone, not the launch's native ones */
+	ck_assert_int_eq(q1("SELECT count(*) FROM xp_stacks s JOIN xp_stacks n ON n.id = s.parent"
+			    " JOIN xp_stacks p ON p.id = n.parent WHERE s.id = (SELECT stack_id FROM"
+			    " xp_launches WHERE correlation_id = 41) AND s.frame = 5 AND p.frame = 2"
+			    " AND p.parent = (SELECT id FROM xp_stacks WHERE parent = 0 AND frame = 10)"), 1);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A PyNode (a Python autograd.Function's: torch.compile's compiled
+ * backward) belongs to its Function.apply call, not to the first launch
+ * inside it: its forward stack ends at that frame. */
+START_TEST(pynode_at_apply)
+{
+	struct xp_agstore *s = xp_agstore_new();
+	struct xp_sites *sites;
+
+	build();
+	launch(s, 51, 13, S_APPLY, 3, 21, NULL, 0, 0);   /* the first launch inside apply */
+	launch(s, 52, 14, S_BWD, 0, 0, "N5torch8autograd6PyNodeE", 20, 3);
+	ck_assert_int_eq(xp_agstore_save(db, s), 0);
+	xp_agstore_free(s);
+	ck_assert_int_eq(xp_autograd_join(db), 1);
+	/* leaf: its own op, under the note, under Function.apply's node (27) */
+	ck_assert_int_eq(q1("SELECT n.parent FROM xp_stacks s JOIN xp_stacks n ON n.id = s.parent"
+			    " WHERE s.id = (SELECT stack_id FROM xp_launches WHERE correlation_id = 52)"
+			    " AND s.frame = 5"), S_APPLY - 1);
+	ck_assert_int_eq(stack_of(51), S_APPLY);
+	ck_assert_int_eq(xp_sites_new(db, &sites), 0);
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(52)), "function.py:596 Function.apply \u203a"
+			 " aten::mm \u2039backward: PyNode\u203a");
+	xp_sites_free(sites);
+	sqlite3_close(db);
+}
+END_TEST
+
 /* a run without autograd records: empty tables, nothing re-stacked */
 START_TEST(no_records_no_join)
 {
@@ -271,6 +384,8 @@ static Suite *autograd_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, backward_at_forward_line);
+	tcase_add_test(tc, view_between_launches);
+	tcase_add_test(tc, pynode_at_apply);
 	tcase_add_test(tc, no_records_no_join);
 	tcase_add_test(tc, malformed_records);
 	tcase_add_test(tc, node_names);

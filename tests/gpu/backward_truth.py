@@ -1,13 +1,15 @@
-"""backward_truth.py - does each backward kernel sit at the forward code
+"""backward_truth.py - does each backward kernel sit at the forward line
 torch.profiler links it to? torch.profiler's own linkage is the truth: its
 backward ops carry the node's sequence number and forward thread, its forward
-ops the same number; with_stack, its Python tracer's function events around a
-forward op are that op's Python stack. They name functions (file, first line,
-name), not the line being run, so a frame is compared as its file and
-function ("linear.py forward"): the innermost frame, and the innermost one
-of the program's own files. Ours is the launch stack ingest gave the backward
-launch (ingest/backward.h). The two runs are separate (one CUPTI subscriber
-a process), so kernels are matched by name and order within each process.
+ops the same number; with_stack, its Python tracer's event tree holds each
+op's Python callers: the built-in call that ran the op names its caller's
+file, line and function (PyCCall.caller), each Python call above it the line
+that called it (PyCall.caller). An op reached without a built-in call (an
+operator: x @ w) has its function but no line. Ours is the launch stack
+ingest gave the backward launch (ingest/backward.h). The two runs are
+separate (one CUPTI subscriber a process), so kernels are matched by name
+and order within each process. A frame is "file.py:LINE function" (the
+basename; the qualname's last part), "file.py:? function" without a line.
   python3 backward_truth.py profile OUT.json SCRIPT [ARGS...]   # SCRIPT under torch.profiler
   torchrun ... -m backward_truth profile OUT.json SCRIPT ...     # one OUT-rankN.json a rank
   python3 backward_truth.py ours RUN/xpcorr.db OUT.json          # the same from our database
@@ -22,55 +24,44 @@ import runpy
 import sqlite3
 import sys
 
-LIB = re.compile(r"(site-packages|dist-packages|/lib/python3\.\d+/|^<)")
-OWN_SKIP = ("backward_truth.py", "runpy.py")
-
-
-def short(path, func):
-    return "%s %s" % (os.path.basename(path), func.split(".")[-1])
-
-
-def pick(frames, own_dir=None):
-    """(innermost, innermost of the program's own files) of (path, function)
-    frames, innermost first. Own: outside site-packages and the standard
-    library; with own_dir (paths may be cut short), also a file of that
-    directory."""
-    frames = [f for f in frames if not f[0].endswith(OWN_SKIP)]
-    inner = short(*frames[0]) if frames else None
-    mine = set(os.listdir(own_dir)) if own_dir else None
-    own = next((short(*f) for f in frames if not LIB.search(f[0]) and
-                (mine is None or os.path.basename(f[0]) in mine)), None)
-    return inner, own
-
-
 # ---- torch.profiler's side
 
-STACK_RE = re.compile(r"^(.*)\((\d+)\): (.*)$")
+def frame(path, line, func):
+    return "%s:%s %s" % (os.path.basename(path), "?" if line is None else line, func.split(".")[-1])
 
 
-def python_stack(spans, at):
-    """The Python tracer's function events that hold time at, innermost first,
-    as (path, function)."""
-    out = []
-    for s0, e0, name in spans:
-        if s0 > at:
-            break
-        m = STACK_RE.match(name) if e0 >= at else None
-        if m:
-            out.append((s0, m.group(1), m.group(3)))
-    return [(p, f) for _, p, f in sorted(out, reverse=True)]
+def tree_stack(ev):
+    """The Python frames above a TorchOp event of the experimental event
+    tree, innermost first: the built-in call's caller (file, line), then
+    each Python call's caller; a Python call reached first (no built-in
+    call: an operator) gives its function without a line."""
+    from torch._C._profiler import _EventType
+    out, p = [], ev.parent
+    while p is not None and len(out) < 40:
+        f = p.extra_fields
+        if p.tag == _EventType.PyCCall or p.tag == _EventType.PyCall:
+            try:
+                if not out and p.tag == _EventType.PyCall and f.module is None:
+                    out.append(frame(f.callsite.file_name, None, f.callsite.function_name))
+                c = f.caller
+                out.append(frame(c.file_name, c.line_number, c.function_name))
+            except (AttributeError, RuntimeError):
+                pass
+        p = p.parent
+    return out
 
 
-def op_stack(e):
-    """The Python stack torch.profiler keeps on an op's own event, innermost
-    first, as (path, function): with its verbose experimental option the
-    Python tracer's calls that hold the op (KinetoEvent::stack, from the
-    event's parents); [] without."""
-    try:
-        names = list(e.stack())
-    except (AttributeError, RuntimeError, TypeError):
-        return []
-    return [(m.group(1), m.group(3)) for m in map(STACK_RE.match, names) if m]
+def torch_ops(tree):
+    """TorchOp events of the tree by (start ns, name): the key KinetoEvent
+    and the tree share."""
+    from torch._C._profiler import _EventType
+    ops, todo = {}, list(tree)
+    while todo:
+        e = todo.pop()
+        if e.tag == _EventType.TorchOp:
+            ops[(e.start_time_ns, e.name)] = e
+        todo.extend(e.children)
+    return ops
 
 
 def _ns(e, what):
@@ -89,8 +80,9 @@ def is_copy(name):
 
 def node_of(note):
     """"AddmmBackward0" of torch.profiler's node name or of our note
-    ("AccumulateGrad from AddmmBackward0", "torch::autograd::AccumulateGrad")."""
-    return note.split(" from ")[0].split("::")[-1] if note else None
+    ("AccumulateGrad from AddmmBackward0", "torch::autograd::AccumulateGrad",
+    "ViewBackward0, between two launches of this line")."""
+    return note.split(" from ")[0].split(",")[0].split("::")[-1] if note else None
 
 
 def enclosing(spans, starts, at):
@@ -104,58 +96,31 @@ def enclosing(spans, starts, at):
     return None
 
 
-def trace_functions(prof, ops, path):
-    """The Python tracer's function events from the Chrome trace torch.profiler
-    writes (where its raw events lack them), on the raw events' clock: the
-    offset is that of a CPU op found in both by its External id."""
-    prof.export_chrome_trace(path)
-    # a transformers step's trace ran to 2.2 GB: past what json.load can hold
-    if os.path.getsize(path) > (1 << 30):
-        print("backward_truth: %s is %d MB: no Python stacks from it" %
-              (path, os.path.getsize(path) >> 20), file=sys.stderr)
-        os.remove(path)
-        return {}
-    with open(path) as f:
-        tr = json.load(f)
-    os.remove(path)
-    evs = tr["traceEvents"] if isinstance(tr, dict) else tr
-    off = None
-    for ev in evs:
-        x = (ev.get("args") or {}).get("External id")
-        if ev.get("cat") == "cpu_op" and ev.get("ph") == "X" and x in ops:
-            off = _ns(ops[x], "start") - int(round(float(ev["ts"]) * 1000))
-            break
-    spans = []
-    for ev in evs:
-        if off is not None and ev.get("cat") == "python_function" and ev.get("ph") == "X":
-            s0 = int(round(float(ev["ts"]) * 1000)) + off
-            spans.append((s0, s0 + int(round(float(ev.get("dur", 0)) * 1000)), ev["name"]))
-    return {"trace": spans} if spans else {}
+def own_of(frames, own_dir):
+    mine = set(os.listdir(own_dir)) - {"backward_truth.py"}
+    return next((f for f in frames if f.split(":")[0] in mine), None)
 
 
 def profile(out, script, args):
     """torch.profiler's raw (kineto) events: a kernel's CPU op by its linked
     correlation id; the backward node (scope 1) around that op on its thread,
     or the one inside the engine's evaluate_function around it; the forward
-    op of the node's (forward thread, sequence number) and its stack."""
+    op of the node's (forward thread, sequence number) and its Python
+    frames from the event tree. Light: with_stack only (no shapes, no
+    Chrome trace), only the fields compared are written."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as tprofile
     from torch.autograd import DeviceType
     sys.argv = [script] + args
-    kw = dict(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True,
-              record_shapes=True, acc_events=True)
-    try:    # verbose: each op's event keeps its Python stack (no Chrome trace to read)
-        from torch._C._profiler import _ExperimentalConfig
-        kw["experimental_config"] = _ExperimentalConfig(verbose=True)
-    except (ImportError, TypeError):
-        pass
-    with tprofile(**kw) as prof:
+    with tprofile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True,
+                  acc_events=True) as prof:
         runpy.run_path(script, run_name="__main__")
-    if getattr(prof.profiler, "kineto_results", None) is None:
+    res = getattr(prof.profiler, "kineto_results", None)
+    if res is None:
         sys.exit("backward_truth: this torch.profiler keeps no kineto results")
-    evts = prof.profiler.kineto_results.events()
-    ops, nodes, engine, fwd, devs, pyfn, notes = {}, {}, {}, {}, [], {}, 0
-    for e in evts:
+    tree_ops = torch_ops(res.experimental_event_tree())
+    ops, nodes, engine, fwd, devs, notes = {}, {}, {}, {}, [], 0
+    for e in res.events():
         if e.device_type() != DeviceType.CPU:
             # record_function spans kineto also draws on the GPU timeline
             # (Optimizer.step#AdamW.step, gloo:all_reduce): no GPU work
@@ -165,9 +130,6 @@ def profile(out, script, args):
                 devs.append(e)
             continue
         t, span = e.start_thread_id(), (_ns(e, "start"), _ns(e, "end"), e)
-        if STACK_RE.match(e.name()):      # the Python tracer's "file(line): function"
-            pyfn.setdefault(t, []).append((span[0], span[1], e.name()))
-            continue
         if e.linked_correlation_id() == 0:
             ops.setdefault(e.correlation_id(), e)
         if e.scope() == 1:
@@ -179,23 +141,17 @@ def profile(out, script, args):
             if k not in fwd or span[0] >= _ns(fwd[k], "start"):
                 fwd[k] = e
     by_seq = dict(((s, e) for (t, s), e in fwd.items()))
-    op_stacks = sum(1 for e in fwd.values() if op_stack(e))
-    # the Chrome trace only where the events keep no stacks: a transformers
-    # step's ran to 2.2 GB, past what trace_functions reads
-    if not pyfn and not op_stacks:    # one trace file a rank: ranks run this at once
-        pyfn = trace_functions(prof, ops, "%s.%d.trace.json" % (out, os.getpid()))
-    for v in pyfn.values():
-        v.sort()
     for d in (nodes, engine):
         for v in d.values():
             v.sort(key=lambda sp: sp[0])
     nstart = dict((t, [sp[0] for sp in v]) for t, v in nodes.items())
     estart = dict((t, [sp[0] for sp in v]) for t, v in engine.items())
-    kernels, sample = [], {}
+    own_dir = os.path.dirname(os.path.abspath(script))
+    kernels, sample, stacks = [], {}, {}
     for d in devs:
         name = d.name()
         k = {"name": name, "start": _ns(d, "start"), "dur": _ns(d, "end") - _ns(d, "start"),
-             "backward": None, "inner": None, "own": None}
+             "backward": None, "frames": [], "own": None}
         kernels.append(k)
         op = ops.get(d.linked_correlation_id())
         if op is None or is_copy(name):
@@ -211,26 +167,33 @@ def profile(out, script, args):
         k["backward"] = n.name()
         f = fwd.get((n.fwd_thread_id(), n.sequence_nr())) or by_seq.get(n.sequence_nr())
         if f is not None:
-            spans = pyfn.get(f.start_thread_id()) or [sp for v in pyfn.values() for sp in v]
-            frames = op_stack(f) or python_stack(spans, _ns(f, "start"))
-            k["inner"], k["own"] = pick(frames, os.path.dirname(os.path.abspath(script)))
-            sample.setdefault("forward", [f.name(), f.start_thread_id(), f.sequence_nr(), frames[:3]])
+            key = (_ns(f, "start"), f.name())
+            if key not in stacks:
+                te = tree_ops.get(key)
+                stacks[key] = tree_stack(te) if te is not None else []
+            k["frames"] = stacks[key][:16]
+            k["own"] = own_of(k["frames"], own_dir)
+            k["forward_op"] = f.name()
+            sample.setdefault("forward", [f.name(), f.sequence_nr(), k["frames"][:4]])
         sample.setdefault("node", [n.name(), n.fwd_thread_id(), n.start_thread_id(), n.sequence_nr()])
     kernels.sort(key=lambda k: k["start"])
     rank = os.environ.get("RANK")
     if rank is not None:
         out = out.replace(".json", "-rank%s.json" % rank)
-    stats = dict(devs=len(devs), gpu_annotations=notes, ops=len(ops), fwd=len(fwd), nodes=sum(len(v) for v in nodes.values()),
-                 ops_with_seq=sum(1 for e in ops.values() if e.sequence_nr() >= 0),
-                 python_functions=sum(len(v) for v in pyfn.values()), op_stacks=op_stacks,
+    stats = dict(devs=len(devs), gpu_annotations=notes, ops=len(ops), fwd=len(fwd),
+                 nodes=sum(len(v) for v in nodes.values()), tree_ops=len(tree_ops),
                  backward_kernels=sum(1 for k in kernels if k["backward"]),
-                 with_forward_line=sum(1 for k in kernels if k["inner"]))
+                 with_forward_frames=sum(1 for k in kernels if k["frames"]),
+                 with_forward_line=sum(1 for k in kernels if k["frames"] and ":?" not in k["frames"][0]))
     print("backward_truth profile:", stats, sample, file=sys.stderr)
     with open(out, "w") as f:
         json.dump({"kernels": kernels, "stats": stats, "sample": sample}, f)
 
 
 # ---- ours, from the database
+
+ENCLOSING = "(no launch of its own)"
+
 
 def ours(db_path, out):
     db = sqlite3.connect(db_path)
@@ -252,9 +215,11 @@ def ours(db_path, out):
             if kind == 8 and sym.startswith("\u2039backward: "):
                 note = sym[len("\u2039backward: "):].rstrip("\u203a")
             if kind == 6:
-                py.append((mod or sym.split(":")[0], sym.split(" ", 1)[-1]))
+                loc, _, qual = sym.partition(" ")
+                path, _, line = loc.rpartition(":")
+                py.append(frame(path, line, qual))
             node = p
-        cache[sid] = (note, pick(py))
+        cache[sid] = (note, py[:16])
         return cache[sid]
 
     procs = {}
@@ -262,10 +227,10 @@ def ours(db_path, out):
             "SELECT k.start, k.end, s.value, a.stack_id, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL k"
             " JOIN StringIds s ON s.id = k.demangledName LEFT JOIN xp_attribution a"
             " ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid ORDER BY k.start"):
-        note, (inner, own) = stack(sid) if sid else (None, (None, None))
+        note, py = stack(sid) if sid else (None, [])
         procs.setdefault(str(gpid >> 24), []).append(
-            {"name": name, "start": start, "dur": end - start, "backward": note,
-             "inner": inner, "own": own})
+            {"name": name, "start": start, "dur": end - start, "backward": note, "frames": py,
+             "enclosing": bool(note and ENCLOSING in note)})
     with open(out, "w") as f:
         json.dump({"processes": procs}, f)
 
@@ -280,13 +245,20 @@ def align(a, b):
 
 
 def compare(name, ours_path, prof_paths, truth):
+    """Per backward kernel both runs have: ours at a forward line (its
+    innermost Python frame), under an enclosing one (a view's note says
+    so) or at none; where torch.profiler names the forward op's line, the
+    same line or not; where it names only the function, the same function;
+    an enclosing line agrees when it is one of torch.profiler's frames."""
     procs = json.load(open(ours_path))["processes"]
     profs = [[k for k in json.load(open(p))["kernels"] if not is_copy(k["name"])] for p in prof_paths]
     res = {"program": name, "ours_kernels": sum(len(v) for v in procs.values()),
            "profiler_kernels": sum(len(p) for p in profs), "processes": []}
     free = dict(procs)
-    tot = dict(bwd_ns=0, bwd_n=0, line_ns=0, own_ns=0, agree_own_ns=0, agree_inner_ns=0,
-               prof_bwd_n=0, ours_bwd_n=0, matched=0, node_ns=0, prof_line_ns=0)
+    keys = ("bwd_ns", "bwd_n", "line_ns", "enclosing_ns", "node_ns", "prof_line_ns", "agree_line_ns",
+            "prof_func_ns", "agree_func_ns", "enclosing_prof_ns", "enclosing_agree_ns", "prof_bwd_n",
+            "ours_bwd_n", "matched")
+    tot = dict((k, 0) for k in keys)
     for prof in profs:
         best = max(free, key=lambda pid: difflib.SequenceMatcher(
             None, [k["name"] for k in prof][:400], [k["name"] for k in free[pid]][:400],
@@ -294,47 +266,67 @@ def compare(name, ours_path, prof_paths, truth):
         if best is None:
             break
         mine = free.pop(best)
-        t = dict(bwd_ns=0, bwd_n=0, line_ns=0, own_ns=0, agree_own_ns=0, agree_inner_ns=0,
-                 node_ns=0, prof_line_ns=0,
-                 prof_bwd_n=sum(1 for k in prof if k["backward"]),
-                 ours_bwd_n=sum(1 for k in mine if k["backward"]), matched=0, disagree=[])
+        t = dict((k, 0) for k in keys)
+        t.update(prof_bwd_n=sum(1 for k in prof if k["backward"]),
+                 ours_bwd_n=sum(1 for k in mine if k["backward"]), disagree=[])
         for p, o in align(prof, mine):
             t["matched"] += 1
             if not p["backward"]:
                 continue
-            t["bwd_ns"] += o["dur"]
+            d = o["dur"]
+            t["bwd_ns"] += d
             t["bwd_n"] += 1
-            t["node_ns"] += o["dur"] if node_of(o["backward"]) == node_of(p["backward"]) else 0
-            has_line = bool(o["backward"] and o["inner"])
-            t["line_ns"] += o["dur"] if has_line else 0
-            if not has_line:
-                if len(t["disagree"]) < 8:
-                    t["disagree"].append([p["name"][:60], p["backward"], "no line: %s" % o["backward"]])
-            elif p["inner"]:        # torch.profiler has the forward op's Python stack
-                t["prof_line_ns"] += o["dur"]
-                t["agree_inner_ns"] += o["dur"] if o["inner"] == p["inner"] else 0
-                t["agree_own_ns"] += o["dur"] if o["own"] == p["own"] else 0
-                if o["own"] != p["own"] and len(t["disagree"]) < 8:
-                    t["disagree"].append([p["name"][:60], p["backward"], p["own"], o["own"],
-                                          p["inner"], o["inner"]])
+            t["node_ns"] += d if node_of(o["backward"]) == node_of(p["backward"]) else 0
+            pf, of = p.get("frames") or [], o.get("frames") or []
+            why = None
+            if not o["backward"] or not of:
+                why = "no line: %s" % o["backward"]
+            elif o.get("enclosing"):
+                t["enclosing_ns"] += d
+                if pf:
+                    t["enclosing_prof_ns"] += d
+                    ok = of[0] in pf
+                    t["enclosing_agree_ns"] += d if ok else 0
+                    why = None if ok else "enclosing line not among torch.profiler's frames"
+            else:
+                t["line_ns"] += d
+                if pf and ":?" not in pf[0]:
+                    t["prof_line_ns"] += d
+                    ok = of[0] == pf[0]
+                    t["agree_line_ns"] += d if ok else 0
+                    why = None if ok else "another line"
+                elif pf:
+                    t["prof_func_ns"] += d
+                    ok = of[0].split(":")[0] == pf[0].split(":")[0] and \
+                        of[0].split(" ")[-1] == pf[0].split(" ")[-1]
+                    t["agree_func_ns"] += d if ok else 0
+                    why = None if ok else "another function"
+            if why and len(t["disagree"]) < 10:
+                t["disagree"].append([p["name"][:50], p["backward"], o["backward"], why,
+                                      pf[:2], of[:2]])
         res["processes"].append(dict(pid=best, **t))
         for k in tot:
             tot[k] += t[k]
     pct = lambda a, b: round(100.0 * a / b, 2) if b else 0.0
     res.update(tot)
     res["backward_with_line_pct"] = pct(tot["line_ns"], tot["bwd_ns"])
+    res["backward_enclosing_pct"] = pct(tot["enclosing_ns"], tot["bwd_ns"])
     res["same_node_pct"] = pct(tot["node_ns"], tot["bwd_ns"])
-    res["agree_own_line_pct"] = pct(tot["agree_own_ns"], tot["prof_line_ns"])
-    res["agree_innermost_line_pct"] = pct(tot["agree_inner_ns"], tot["prof_line_ns"])
+    res["agree_line_pct"] = pct(tot["agree_line_ns"], tot["prof_line_ns"])
+    res["agree_function_pct"] = pct(tot["agree_func_ns"], tot["prof_func_ns"])
+    res["enclosing_agree_pct"] = pct(tot["enclosing_agree_ns"], tot["enclosing_prof_ns"])
     print("%s: kernels ours %d, torch.profiler %d, matched by name and order %d; backward kernels"
-          " %d (torch.profiler %d, ours %d): %.1f%% of their GPU time at a forward line, %.1f%% for"
-          " the node torch.profiler names; where torch.profiler has the forward op's Python stack"
-          " (%.1f%% of that time), %.1f%% at its function of the program (%.1f%% the same innermost"
-          " function)" % (
+          " %d (torch.profiler %d, ours %d): %.1f%% of their GPU time at a forward line, %.1f%%"
+          " under an enclosing one, %.1f%% for the node torch.profiler names; at a line where"
+          " torch.profiler has the forward op's line (%.1f%% of the time at a line): %.1f%% the"
+          " same line; where it has the function only (%.1f%%): %.1f%% the same function;"
+          " enclosing lines among torch.profiler's frames: %.1f%%" % (
               name, res["ours_kernels"], res["profiler_kernels"], tot["matched"], tot["bwd_n"],
               tot["prof_bwd_n"], tot["ours_bwd_n"], res["backward_with_line_pct"],
-              res["same_node_pct"], pct(tot["prof_line_ns"], tot["bwd_ns"]),
-              res["agree_own_line_pct"], res["agree_innermost_line_pct"]))
+              res["backward_enclosing_pct"], res["same_node_pct"],
+              pct(tot["prof_line_ns"], tot["line_ns"]), res["agree_line_pct"],
+              pct(tot["prof_func_ns"], tot["line_ns"]), res["agree_function_pct"],
+              res["enclosing_agree_pct"]))
     for p in res["processes"]:
         for d in p["disagree"]:
             print("   differs:", d)
