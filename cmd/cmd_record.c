@@ -121,16 +121,16 @@ static void progress(const struct recorder *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The first of these that exists: the build tree's (build/src/bin/xpcap ->
+/* The first of these that exists: the build tree's (build/bin/xpcap ->
  * build/cupti/, where build.ninja marks a meson build directory),
  * next to xpcap (a copied static binary), the install's libdir. */
 static bool find_cupti_lib(const char *exe_dir, char *out, size_t len)
 {
 	char tree[PATH_MAX];
 
-	if (snprintf(tree, sizeof(tree), "%s/../../build.ninja", exe_dir) < (int)sizeof(tree) &&
+	if (snprintf(tree, sizeof(tree), "%s/../build.ninja", exe_dir) < (int)sizeof(tree) &&
 	    access(tree, F_OK) == 0 &&
-	    snprintf(out, len, "%s/../../cupti/libxpcupti.so", exe_dir) < (int)len &&
+	    snprintf(out, len, "%s/../cupti/libxpcupti.so", exe_dir) < (int)len &&
 	    access(out, R_OK) == 0)
 		return true;
 	if (snprintf(out, len, "%s/libxpcupti.so", exe_dir) < (int)len && access(out, R_OK) == 0)

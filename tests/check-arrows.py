@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check-arrows.py SOURCE_ROOT - the layers' one-way arrows, checked by grep.
 
-    src <- db <- {ingest, correlate, export} <- cmd;  capture <- src only;  cupti <- src only
+    src <- db <- {ingest, correlate, export} <- cmd <- bin;  capture <- src only;
+    cupti <- src only
 
 Fails (exit 1, one line per finding: file:line and the rule) when
   - a file includes a project header of a layer it may not use (export or
@@ -10,7 +11,7 @@ Fails (exit 1, one line per finding: file:line and the rule) when
   - a layer's meson.build links a stage library it may not use, or an
     external library kept out of it (sqlite in src/ or capture/, libdw or
     libelf in export/);
-  - code outside cmd/ (and the programs' main in src/bin) prints or exits:
+  - code outside cmd/ (and the programs' main in bin/) prints or exits:
     stdout, stderr, printf, puts, perror, exit (library code returns codes
     and messages; export writes only to the FILE * it is handed);
   - a project header is named like a system header (<strings.h>): with
@@ -25,7 +26,7 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
 
 # folder -> layer; the longest prefix wins
 LAYER_OF_DIR = {
-    'src': 'src', 'src/bin': 'cmd', 'db': 'db', 'capture': 'capture', 'cupti': 'cupti',
+    'src': 'src', 'bin': 'bin', 'db': 'db', 'capture': 'capture', 'cupti': 'cupti',
     'ingest': 'ingest', 'correlate': 'correlate', 'export': 'export', 'cmd': 'cmd',
 }
 ALLOWED = {
@@ -37,6 +38,7 @@ ALLOWED = {
     'correlate': {'src', 'db', 'correlate'},
     'export': {'src', 'db', 'export'},
     'cmd': {'src', 'db', 'capture', 'ingest', 'correlate', 'export', 'cmd'},
+    'bin': {'src', 'db', 'capture', 'ingest', 'correlate', 'export', 'cmd', 'bin'},
 }
 # meson dependency objects -> the layer that declares them
 DEP_LAYER = [
@@ -76,8 +78,6 @@ def layer_of(rel):
 def sources():
     for d in sorted(set(LAYER_OF_DIR)):
         for base, dirs, files in os.walk(os.path.join(ROOT, d)):
-            dirs[:] = [x for x in dirs if os.path.join(base, x) != os.path.join(ROOT, 'src', 'bin')
-                       or d == 'src/bin']
             for f in sorted(files):
                 if f.endswith(('.c', '.h', '.inc')):
                     rel = os.path.relpath(os.path.join(base, f), ROOT)
@@ -155,7 +155,7 @@ def main():
                 if inc == hdr or (hdr.endswith('/') and inc.startswith(hdr)):
                     errors.append('%s:%d: %s includes <%s>: %s is kept out of %s'
                                   % (rel, no, layer, inc, dep.replace('_dep', ''), layer))
-        if layer != 'cmd' and rel.endswith('.c'):
+        if layer not in ('cmd', 'bin') and rel.endswith('.c'):
             for no, line in enumerate(strip_comments(text).split('\n'), 1):
                 m = PRINTS.search(line)
                 if m:

@@ -22,7 +22,7 @@ def per_round(cmd):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    xpcap = os.path.join(build, "src/bin/xpcap")
+    xpcap = os.path.join(build, "bin/xpcap")
     prog = [os.path.join(build, "tests/programs/pingpong"), ROUNDS]
     configs = [
         ("bare", None),

@@ -22,7 +22,7 @@ def run(cmd):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    xpcap = os.path.join(build, "src/bin/xpcap")
+    xpcap = os.path.join(build, "bin/xpcap")
     prog = [os.path.join(build, "tests/programs/threads"), "3"]
     print("threads 3 s (4 threads on %d CPUs)" % os.cpu_count())
     print("  bare: %.2f s" % run(prog))

@@ -41,7 +41,7 @@ def record(xpcap, run, args, cmd):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    xpcap = os.path.join(build, "src/bin/xpcap")
+    xpcap = os.path.join(build, "bin/xpcap")
     progs = os.path.join(build, "tests/programs")
     marker = os.path.join(build, "tests/marker")
     hot = [os.path.join(progs, "hotspots"), os.path.realpath(os.path.join(progs, "libhotlib.so")), "2"]

@@ -5,10 +5,10 @@
 set -eu
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-ninja -C "$build" src/bin/xpcorr tests/gen-run tests/xptarget tests/libxptarget.so
-"$here/../golden-fixtures.sh" "$(cd "$build/src/bin" && pwd)/xpcorr" "$here/../../fixtures" \
+ninja -C "$build" bin/xpcorr tests/gen-run tests/xptarget tests/libxptarget.so
+"$here/../golden-fixtures.sh" "$(cd "$build/bin" && pwd)/xpcorr" "$here/../../fixtures" \
 	"$here/fixtures" --regenerate
-"$here/../chrome.sh" "$build/src/bin/xpcorr" "$here/../../fixtures" "$here" --regenerate
-exec "$here/../golden.sh" "$build/src/bin/xpcorr" "$build/tests/gen-run" \
+"$here/../chrome.sh" "$build/bin/xpcorr" "$here/../../fixtures" "$here" --regenerate
+exec "$here/../golden.sh" "$build/bin/xpcorr" "$build/tests/gen-run" \
 	"$(cd "$build/tests" && pwd)/xptarget" "$(cd "$build/tests" && pwd)/libxptarget.so" \
 	"$here" --regenerate

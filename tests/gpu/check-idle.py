@@ -10,7 +10,7 @@ driver events ("Lazy Function Loading") and annotations
 ran them; only the aten:: ops that launched device work themselves (self
 device time > 0) are operators in our sense. RUN may be a run directory
 or an xpcorr.db.
-  python3 tests/gpu/check-idle.py build/src/bin/xpcorr run/ ops.json tests/gpu/idle_train.py"""
+  python3 tests/gpu/check-idle.py build/bin/xpcorr run/ ops.json tests/gpu/idle_train.py"""
 import json
 import subprocess
 import sys

@@ -6,7 +6,7 @@ set -e
 B=$1; DEST=$2; S=$(dirname "$0")
 mkdir -p "$DEST"
 cp "$B/cupti/libxpcupti.so" "$B/tests/gpu/workload" "$DEST/"
-cc -static -o "$DEST/xpcorr" "$B"/src/bin/xpcorr.p/xpcorr.c.o \
+cc -static -o "$DEST/xpcorr" "$B"/bin/xpcorr.p/xpcorr.c.o \
 	"$B"/cmd/libxpcmd.a "$B"/cmd/libxpcmd-core.a "$B"/export/libxpexport.a \
 	"$B"/ingest/libxpingest.a "$B"/correlate/libxpcorrelate.a "$B"/db/libxpdb.a \
 	"$B"/src/libxpmeta.a "$B"/src/libxpcommon.a

@@ -51,7 +51,7 @@ def t_lookup(tmp):
     if XPCUPTI:
         want = os.path.realpath(XPCUPTI)
         check(rc == 7 and md["gpu_capture_armed"] is True and md["cupti_library"] == want,
-              "build/src/bin/xpcap arms GPU capture with %s (%r %r)" % (want, md["cupti_library"], err))
+              "build/bin/xpcap arms GPU capture with %s (%r %r)" % (want, md["cupti_library"], err))
         check(md["gpu_not_armed"] is None, "meta.json: no reason for not being armed")
         # a copied xpcap uses the library next to it
         bindir = os.path.join(tmp, "bin")

@@ -5,7 +5,7 @@ which must ingest to the same hot functions as root's eBPF run of the same
 program; --gpu-only and --call-graph dwarf without root; -a, --off-cpu, the
 uprobe and another user's pid refused in one line.
 
-    XPCAP=build/src/bin/xpcap XPCORR=build/src/bin/xpcorr \
+    XPCAP=build/bin/xpcap XPCORR=build/bin/xpcorr \
     PROGDIR=build/tests/programs python3 tests/record/nonroot_test.py hotspots
 
 Runs as root (to switch to nobody, and for the root run it compares with);

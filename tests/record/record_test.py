@@ -2,7 +2,7 @@
 """record_test.py - integration tests of `xpcap record`: run the real xpcap
 on the real test programs, then check what `xpcorr dump` shows.
 
-    XPCAP=build/src/bin/xpcap XPCORR=build/src/bin/xpcorr \
+    XPCAP=build/bin/xpcap XPCORR=build/bin/xpcorr \
     PROGDIR=build/tests/programs MARKERDIR=build/tests/marker \
     python3 tests/record/record_test.py hotspots
 
@@ -26,8 +26,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import xpr_py  # noqa: E402  (the Python records of launch-PID.xpr)
 
-XPCAP = os.environ.get("XPCAP", "build/src/bin/xpcap")
-XPCORR = os.environ.get("XPCORR", "build/src/bin/xpcorr")
+XPCAP = os.environ.get("XPCAP", "build/bin/xpcap")
+XPCORR = os.environ.get("XPCORR", "build/bin/xpcorr")
 PROGDIR = os.environ.get("PROGDIR", "build/tests/programs")
 MARKERDIR = os.environ.get("MARKERDIR", "build/tests/marker")
 # commands that may outlive a test must not hold the test harness's pipes

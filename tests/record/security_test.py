@@ -3,7 +3,7 @@
 (issue 14): xpcap runs as root with SUDO_UID/SUDO_GID of an unprivileged
 user (65534, nobody), who owns or races the run directory.
 
-    XPCAP=build/src/bin/xpcap XPCORR=build/src/bin/xpcorr \
+    XPCAP=build/bin/xpcap XPCORR=build/bin/xpcorr \
     PROGDIR=build/tests/programs MARKERDIR=build/tests/marker \
     python3 tests/record/security_test.py race
 
