@@ -13,8 +13,10 @@
  *   rundir.c    create/check the run directory, copy files in, chown
  *   meta.c      meta.json (jansson), written at start and atomically at end
  *   tracefmt.c  tracepoint format files (sched_switch) copied into the run
- * Everything here returns 0 or a negative errno and never prints; only
- * cmd_record.c talks to the user.
+ *   recorder*.c xp_record(): the steps of one run, in order (recorder.h)
+ * Everything here returns 0 or a negative errno (xp_record: an exit status
+ * and its line in r->err) and never prints; only cmd_record.c talks to the
+ * user.
  *
  *   struct xp_record_opts o;
  *   if (xp_record_opts_parse(&o, argc, argv, err, sizeof(err)) < 0) ...
