@@ -254,6 +254,42 @@ static void set_flag(struct xp_record_opts *o, int c)
 	}
 }
 
+/* The options that name one of two choices, --off-cpu-min-us, and what
+ * getopt could not take: 0, or -1 with the message in err. */
+static int parse_choice_option(struct xp_record_opts *o, int c, char **argv, struct given *g,
+			       char *err, size_t errlen)
+{
+	switch (c) {
+	case OPT_LAUNCH_STACKS:
+		g->launch_stacks = true;
+		if (parse_choice(optarg, "inproc", "uprobe", &o->launch_inproc))
+			return fail(err, errlen, "invalid launch stacks '%s': expected uprobe or "
+				    "inproc", optarg);
+		return 0;
+	case OPT_PYTHON_LINES:
+		if (parse_choice(optarg, "on", "off", &o->python_lines))
+			return fail(err, errlen, "invalid python lines '%s': expected on or off", optarg);
+		return 0;
+	case OPT_REUSE_STACKS:
+		if (parse_choice(optarg, "on", "off", &o->reuse_stacks))
+			return fail(err, errlen, "invalid reuse stacks '%s': expected on or off", optarg);
+		return 0;
+	case OPT_COMPRESS:
+		if (parse_choice(optarg, "zstd", "none", &o->compress))
+			return fail(err, errlen, "invalid compression '%s': expected none or zstd", optarg);
+		return 0;
+	case OPT_OFF_CPU_MIN:
+		if (parse_offcpu_min(optarg, &o->offcpu_min_us))
+			return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
+				    "microseconds", optarg, XP_RECORD_MAX_OFFCPU_MIN_US);
+		return 0;
+	case ':':
+		return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
+	default:
+		return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+	}
+}
+
 /* One option with its argument: 0, or -1 with the message in err. */
 static int parse_option(struct xp_record_opts *o, int c, char **argv, struct given *g,
 			char *err, size_t errlen)
@@ -307,33 +343,8 @@ static int parse_option(struct xp_record_opts *o, int c, char **argv, struct giv
 			return fail(err, errlen, "invalid call graph '%s': expected fp, dwarf or "
 				    "dwarf,SIZE with SIZE 1..%u bytes", optarg, XP_USER_COPY_MAX);
 		return 0;
-	case OPT_LAUNCH_STACKS:
-		g->launch_stacks = true;
-		if (parse_choice(optarg, "inproc", "uprobe", &o->launch_inproc))
-			return fail(err, errlen, "invalid launch stacks '%s': expected uprobe or "
-				    "inproc", optarg);
-		return 0;
-	case OPT_PYTHON_LINES:
-		if (parse_choice(optarg, "on", "off", &o->python_lines))
-			return fail(err, errlen, "invalid python lines '%s': expected on or off", optarg);
-		return 0;
-	case OPT_REUSE_STACKS:
-		if (parse_choice(optarg, "on", "off", &o->reuse_stacks))
-			return fail(err, errlen, "invalid reuse stacks '%s': expected on or off", optarg);
-		return 0;
-	case OPT_COMPRESS:
-		if (parse_choice(optarg, "zstd", "none", &o->compress))
-			return fail(err, errlen, "invalid compression '%s': expected none or zstd", optarg);
-		return 0;
-	case OPT_OFF_CPU_MIN:
-		if (parse_offcpu_min(optarg, &o->offcpu_min_us))
-			return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
-				    "microseconds", optarg, XP_RECORD_MAX_OFFCPU_MIN_US);
-		return 0;
-	case ':':
-		return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
 	default:
-		return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		return parse_choice_option(o, c, argv, g, err, errlen);
 	}
 }
 

@@ -219,27 +219,10 @@ static int print_gpu_record(const struct xp_record_header *h)
 	return 0;
 }
 
-/* Prints one record; CPU types passed xp_record_check, GPU types are
- * checked here. 0 or -EBADMSG. */
-static int print_record(const struct xp_record_header *h)
+/* The records of tasks and their mappings. */
+static void print_task_record(const struct xp_record_header *h, const void *p)
 {
-	const void *p = xp_record_payload(h);
-	const char *name = type_name(h->type);
-
-	if (!name) {
-		printf("unknown type=%" PRIu32 " size=%" PRIu32 "\n", h->type, h->size);
-		return 0;
-	}
-	printf("%s", name);
 	switch (h->type) {
-	case XP_REC_SAMPLE: {
-		const struct xp_sample *s = p;
-
-		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32 " comm=%s",
-		       s->ts, s->pid, s->tid, s->cpu, xp_escn(s->comm, 16));
-		print_stack(h, sizeof(*s), &s->stack);
-		break;
-	}
 	case XP_REC_FORK:
 	case XP_REC_EXIT: {
 		const struct xp_task *t = p;
@@ -275,6 +258,37 @@ static int print_record(const struct xp_record_header *h)
 		printf(" path=%s", xp_esc(path));
 		break;
 	}
+	}
+}
+
+/* Prints one record; CPU types passed xp_record_check, GPU types are
+ * checked here. 0 or -EBADMSG. */
+static int print_record(const struct xp_record_header *h)
+{
+	const void *p = xp_record_payload(h);
+	const char *name = type_name(h->type);
+
+	if (!name) {
+		printf("unknown type=%" PRIu32 " size=%" PRIu32 "\n", h->type, h->size);
+		return 0;
+	}
+	printf("%s", name);
+	switch (h->type) {
+	case XP_REC_SAMPLE: {
+		const struct xp_sample *s = p;
+
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " cpu=%" PRIu32 " comm=%s",
+		       s->ts, s->pid, s->tid, s->cpu, xp_escn(s->comm, 16));
+		print_stack(h, sizeof(*s), &s->stack);
+		break;
+	}
+	case XP_REC_FORK:
+	case XP_REC_EXIT:
+	case XP_REC_COMM:
+	case XP_REC_EXEC:
+	case XP_REC_MMAP:
+		print_task_record(h, p);
+		break;
 	case XP_REC_LAUNCH: {
 		const struct xp_launch *l = p;
 

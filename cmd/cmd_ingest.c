@@ -70,6 +70,46 @@ static void show_steps(struct xp_load_opts *o)
 		o->after_load = announce_correlation;
 }
 
+/* --max-records N, --max-expand N: 0, or -1 after saying why. */
+static int parse_limit(struct xp_load_opts *o, int c, const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (c == 'R' && (errno || *end || !v || arg[0] == '-')) {
+		fprintf(stderr, "xpcorr ingest: --max-records: expected a count above 0\n");
+		return -1;
+	}
+	if (c == 'E' && (errno || *end || !v || v > 1000000 || arg[0] == '-')) {
+		fprintf(stderr, "xpcorr ingest: --max-expand: expected 1 to 1000000\n");
+		return -1;
+	}
+	if (c == 'R')
+		o->max_records = v;
+	else
+		o->max_expand = (uint32_t)v;
+	return 0;
+}
+
+/* What the database holds, and what symbolizing and unwinding cost. */
+static void say_done(const struct xp_load_opts *o, const struct xp_load_result *res)
+{
+	fprintf(stderr, "xpcorr: %s/%s: %" PRIu64 " samples, %" PRIu64 " stacks, %" PRIu64
+		" frames, %.1f%% of sample frames symbolized\n", o->run_dir, XP_DB_NAME,
+		res->samples, res->stacks, res->frames,
+		res->sample_frames ? 100.0 * (double)res->sample_frames_resolved /
+		(double)res->sample_frames : 100.0);
+	if (res->addresses)
+		fprintf(stderr, "xpcorr: symbolized %" PRIu64 " distinct user addresses in %.2f s"
+			" (%.0f/s)\n", res->addresses, (double)res->symbolize_ns / 1e9,
+			(double)res->addresses / ((double)res->symbolize_ns / 1e9 + 1e-9));
+	if (res->unwind_ns)
+		fprintf(stderr, "xpcorr: unwound %" PRIu64 " dwarf stack copies further than frame"
+			" pointers in %.2f s\n", res->stacks_unwound, (double)res->unwind_ns / 1e9);
+}
+
 int cmd_ingest(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -86,7 +126,6 @@ int cmd_ingest(int argc, char **argv)
 	struct xp_load_result res;
 	struct xp_stopsig stop;
 	int c, quiet = 0, err;
-	char *end;
 
 	xp_cmd_load_opts(&o, NULL);
 	while ((c = getopt_long(argc, argv, "sS:qh", opts, NULL)) != -1) {
@@ -104,25 +143,10 @@ int cmd_ingest(int argc, char **argv)
 			o.trust_run_dir = 1;
 			break;
 		case 'R':
-			errno = 0;
-			o.max_records = strtoull(optarg, &end, 10);
-			if (errno || *end || !o.max_records || optarg[0] == '-') {
-				fprintf(stderr, "xpcorr ingest: --max-records: expected a count above 0\n");
+		case 'E':
+			if (parse_limit(&o, c, optarg))
 				return XP_EXIT_USAGE;
-			}
 			break;
-		case 'E': {
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || !v || v > 1000000 || optarg[0] == '-') {
-				fprintf(stderr, "xpcorr ingest: --max-expand: expected 1 to 1000000\n");
-				return XP_EXIT_USAGE;
-			}
-			o.max_expand = (uint32_t)v;
-			break;
-		}
 		case 'h':
 			printf("usage: xpcorr ingest [--strict] [--symfs DIR] [--quiet] [--trust-run-dir]"
 			       " [--max-records N] [--max-expand N] RUN_DIR\n"
@@ -156,17 +180,6 @@ int cmd_ingest(int argc, char **argv)
 		return XP_EXIT_FAIL;
 	}
 	if (!quiet)
-		fprintf(stderr, "xpcorr: %s/%s: %" PRIu64 " samples, %" PRIu64 " stacks, %" PRIu64
-			" frames, %.1f%% of sample frames symbolized\n", o.run_dir, XP_DB_NAME,
-			res.samples, res.stacks, res.frames,
-			res.sample_frames ? 100.0 * (double)res.sample_frames_resolved /
-			(double)res.sample_frames : 100.0);
-	if (!quiet && res.addresses)
-		fprintf(stderr, "xpcorr: symbolized %" PRIu64 " distinct user addresses in %.2f s"
-			" (%.0f/s)\n", res.addresses, (double)res.symbolize_ns / 1e9,
-			(double)res.addresses / ((double)res.symbolize_ns / 1e9 + 1e-9));
-	if (!quiet && res.unwind_ns)
-		fprintf(stderr, "xpcorr: unwound %" PRIu64 " dwarf stack copies further than frame"
-			" pointers in %.2f s\n", res.stacks_unwound, (double)res.unwind_ns / 1e9);
+		say_done(&o, &res);
 	return XP_EXIT_OK;
 }

@@ -123,11 +123,59 @@ static int finish_options(struct xp_report_opts *o, int width_given, int top_giv
 	return -1;
 }
 
-static int parse_options(int argc, char **argv, struct xp_report_opts *o)
+/* --by, --format, --sort, --names: 0, or -1 after saying why. */
+static int parse_choice(int c, const char *opt, struct xp_report_opts *o)
 {
 	static const char *const fmts[] = { "text", "csv", "json" };
 	static const char *const sorts[] = { "total", "avg", "instances", "name" };
 	static const char *const namings[] = { "short", "full" };
+	const char *bys[XP_BY_COUNT];
+	const char *const *names;
+	int i, n;
+
+	for (i = 0; i < XP_BY_COUNT; i++)
+		bys[i] = xp_views[i].name;
+	names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
+	n = c == 'b' ? XP_BY_COUNT : c == 'f' ? 3 : c == 's' ? 4 : 2;
+	i = xp_cmd_choice("xpcorr report", opt, optarg, names, n);
+	if (i < 0)
+		return -1;
+	if (c == 'N')
+		o->full_names = i == 1;
+	else if (c == 'b')
+		o->by = (enum xp_report_by)i;
+	else if (c == 'f')
+		o->format = (enum xp_report_format)i;
+	else
+		o->sort = (enum xp_report_sort)i;
+	return 0;
+}
+
+/* --top, --pid, --stacks, --frames, --width: 0, or -1 after saying why. */
+static int parse_count(int c, const char *opt, struct xp_report_opts *o)
+{
+	long long v;
+
+	if (number(optarg, &v) < 0 || v > 0xffffffffll) {
+		fprintf(stderr, "xpcorr report: --%s %s: expected a number of 0 or more\n", opt,
+			optarg);
+		return -1;
+	}
+	if (c == 'n')
+		o->top = (unsigned)v;
+	if (c == 'p')
+		o->pid = (uint32_t)v;
+	if (c == 'k')
+		o->stacks = (unsigned)v;
+	if (c == 'F')
+		o->frames = (unsigned)v;
+	if (c == 'W')
+		o->width = (unsigned)v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct xp_report_opts *o)
+{
 	static const struct option opts[] = {
 		{ "top", required_argument, NULL, 'n' }, { "by", required_argument, NULL, 'b' },
 		{ "format", required_argument, NULL, 'f' }, { "sort", required_argument, NULL, 's' },
@@ -139,30 +187,15 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	const char *bys[XP_BY_COUNT];
-	const char *const *names;
-	int c, i, n, width_given = 0, top_given = 0;
+	int c, i, width_given = 0, top_given = 0;
 	long long v;
 
-	for (i = 0; i < XP_BY_COUNT; i++)
-		bys[i] = xp_views[i].name;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'f': case 's': case 'N':
-			names = c == 'b' ? bys : c == 'f' ? fmts : c == 's' ? sorts : namings;
-			n = c == 'b' ? XP_BY_COUNT : c == 'f' ? 3 : c == 's' ? 4 : 2;
-			i = xp_cmd_choice("xpcorr report", long_name(opts, c), optarg, names, n);
-			if (i < 0)
+			if (parse_choice(c, long_name(opts, c), o))
 				return XP_EXIT_USAGE;
-			if (c == 'N')
-				o->full_names = i == 1;
-			else if (c == 'b')
-				o->by = (enum xp_report_by)i;
-			else if (c == 'f')
-				o->format = (enum xp_report_format)i;
-			else
-				o->sort = (enum xp_report_sort)i;
 			break;
 		case 'm':
 			o->mangled = 1;
@@ -189,22 +222,10 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 			}
 			break;
 		case 'n': case 'p': case 'k': case 'F': case 'W':
-			if (number(optarg, &v) < 0 || v > 0xffffffffll) {
-				fprintf(stderr, "xpcorr report: --%s %s: expected a number of 0 or more\n",
-					long_name(opts, c), optarg);
+			if (parse_count(c, long_name(opts, c), o))
 				return XP_EXIT_USAGE;
-			}
-			if (c == 'n') {
-				o->top = (unsigned)v;
-				top_given = 1;
-			}
-			if (c == 'p') o->pid = (uint32_t)v;
-			if (c == 'k') o->stacks = (unsigned)v;
-			if (c == 'F') o->frames = (unsigned)v;
-			if (c == 'W') {
-				o->width = (unsigned)v;
-				width_given = 1;
-			}
+			top_given |= c == 'n';
+			width_given |= c == 'W';
 			break;
 		case 'h':
 			print_usage(stdout);
