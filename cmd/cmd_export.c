@@ -401,7 +401,7 @@ int cmd_export(int argc, char **argv)
 		err = export_svg(db, &a, folded, out);
 	if (err == 1)
 		goto out;       /* said why; rc is still a failure */
-	if (err == -EIO && db)
+	if (err == -EIO && db && !(out && ferror(out)))    /* -EIO of a write is not the db's */
 		fprintf(stderr, "xpcorr: export: %s\n", sqlite3_errmsg(db));
 	else if (err)
 		fprintf(stderr, "xpcorr: export: %s\n", strerror(-err));

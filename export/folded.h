@@ -61,8 +61,8 @@ const char *xp_weight_title(enum xp_weight w);
 int xp_folded_collect(sqlite3 *db, const struct xp_folded_opts *o,
 		      struct xp_wtab *t, int side);
 
-/* 0, -EIO (database; message in sqlite3_errmsg), -ENOMEM, or -EIO for a
- * failed write to out. */
+/* 0, -EIO (database; message in sqlite3_errmsg), -ENOMEM, or the errno of
+ * a failed write to out (ferror(out) tells it from the database's -EIO). */
 int xp_folded_write(sqlite3 *db, const struct xp_folded_opts *o, FILE *out);
 
 #endif
