@@ -1,4 +1,5 @@
-/* info_autograd.h - backward kernels in `xpcorr info`: how much backward GPU
+/* info_autograd.h - backward kernels in `xpcorr info` printed as text (the
+ * JSON is built by export/runinfo.h): how much backward GPU
  * time ingest put at the forward line that made its autograd node, how much
  * it could not and why, and what the injection library found in each
  * process (xp_autograd, xp_autograd_processes: ingest/backward.h).
@@ -10,9 +11,7 @@
 #define XP_INFO_AUTOGRAD_H
 
 #include <jansson.h>
-#include <sqlite3.h>
 
-json_t *xp_info_autograd(sqlite3 *db);
 void xp_info_autograd_print(const json_t *ag);
 
 #endif

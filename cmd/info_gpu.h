@@ -1,4 +1,5 @@
-/* info_gpu.h - the GPU part of `xpcorr info`: whether GPU capture was armed
+/* info_gpu.h - the GPU part of `xpcorr info` printed as text (the
+ * JSON is built by export/runinfo.h): whether GPU capture was armed
  * and, if the run holds no GPU work, why and what to do (from meta.json,
  * as xpcap recorded it); then devices, kernels, copies, memsets, GPU time,
  * launch records and their Python stacks, and the capture window.
@@ -10,9 +11,7 @@
 #define XP_INFO_GPU_H
 
 #include <jansson.h>
-#include <sqlite3.h>
 
-json_t *xp_info_gpu(sqlite3 *db);
 void xp_info_gpu_print(const json_t *gpu);
 
 #endif

@@ -1,4 +1,5 @@
-/* info_python.h - the Python part of `xpcorr info`: how many launches had a
+/* info_python.h - the Python part of `xpcorr info` printed as text (the
+ * JSON is built by export/runinfo.h): how many launches had a
  * Python stack, how many could have (thread runs Python), and why the others
  * had none, from xp_python_processes (xpcorr-db(5)).
  *
@@ -9,9 +10,7 @@
 #define XP_INFO_PYTHON_H
 
 #include <jansson.h>
-#include <sqlite3.h>
 
-json_t *xp_info_python(sqlite3 *db);
 void xp_info_python_print(const json_t *py);
 
 #endif
