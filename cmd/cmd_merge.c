@@ -24,9 +24,16 @@
 #include "dbmerge.h"
 #include "gtid.h"
 #include "rundb.h"
-#include "merge_job.h"
+#include "jobmerge.h"
 #include "opendb.h"
 #include "textesc.h"
+
+struct merge_opts {
+	const char *output;         /* the job directory */
+	const char *reference;      /* NULL: the run of rank 0, else the first */
+	int wall_only;              /* --no-refine */
+	int force, quiet;
+};
 
 static void usage(FILE *f)
 {
@@ -79,35 +86,6 @@ static int parse_options(int argc, char **argv, struct merge_opts *o)
 	return 0;
 }
 
-static void text_of(sqlite3 *db, const char *sql, char *out, size_t len)
-{
-	sqlite3_stmt *st;
-
-	out[0] = '\0';
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-}
-
-/* Host and ranks of a run, from its metadata and xp_ranks. */
-static void describe(struct job_run *r)
-{
-	char min[32];
-
-	text_of(r->db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'meta.hostname'",
-		r->host, sizeof(r->host));
-	text_of(r->db, "SELECT CASE WHEN count(DISTINCT rank) = 1 THEN min(rank)"
-		" WHEN max(rank) - min(rank) + 1 = count(DISTINCT rank) THEN min(rank) || '-' || max(rank)"
-		" ELSE group_concat(DISTINCT rank) END FROM xp_ranks WHERE rank IS NOT NULL",
-		r->ranks, sizeof(r->ranks));
-	text_of(r->db, "SELECT min(rank) FROM xp_ranks WHERE rank IS NOT NULL", min, sizeof(min));
-	r->min_rank = min[0] ? atoi(min) : -1;
-	if (!r->host[0])
-		snprintf(r->host, sizeof(r->host), "?");
-}
-
 /* The database a run path names, as device and inode: a directory's
  * xpcorr.db (not followed if a link), or the .db file itself. "a", "./a/",
  * a link to a and a/xpcorr.db are one run. 0 or -errno. */
@@ -133,9 +111,9 @@ static int run_identity(const char *path, dev_t *dev, ino_t *ino)
 }
 
 /* The same run given twice would be counted twice. */
-static int check_unique(struct job_run *runs, int i)
+static int check_unique(struct xc_job_run *runs, int i)
 {
-	struct job_run *r = &runs[i];
+	struct xc_job_run *r = &runs[i];
 	int e = run_identity(r->path, &r->dev, &r->ino);
 
 	if (e) {
@@ -154,17 +132,17 @@ static int check_unique(struct job_run *runs, int i)
 
 /* Each run's database (ingested and correlated first when needed), its
  * host, ranks and clock evidence; the database is closed again. */
-static int open_runs(struct job_run *runs, int n, char **paths, const struct merge_opts *o)
+static int open_runs(struct xc_job_run *runs, int n, char **paths, const struct merge_opts *o)
 {
 	for (int i = 0; i < n; i++) {
-		struct job_run *r = &runs[i];
+		struct xc_job_run *r = &runs[i];
 		int rc;
 
 		r->path = paths[i];
 		if ((rc = xp_cmd_open_db("xpcorr merge", r->path, &r->db)) ||
 		    (rc = check_unique(runs, i)))
 			return rc;
-		describe(r);
+		xc_job_describe(r->db, r);
 		if (xc_clock_run_load(r->db, &r->clock)) {
 			fprintf(stderr, "xpcorr merge: %s: cannot read its clock evidence: %s\n", r->path,
 				sqlite3_errmsg(r->db));
@@ -185,7 +163,7 @@ static int open_runs(struct job_run *runs, int n, char **paths, const struct mer
 
 /* The reference first (its pids and metadata stay the job's): --reference,
  * else the run with rank 0, else the first given. */
-static int put_reference_first(struct job_run *runs, int n, const struct merge_opts *o)
+static int put_reference_first(struct xc_job_run *runs, int n, const struct merge_opts *o)
 {
 	dev_t dev = 0;
 	ino_t ino = 0;
@@ -204,7 +182,7 @@ static int put_reference_first(struct job_run *runs, int n, const struct merge_o
 		}
 	}
 	if (ref) {
-		struct job_run keep = runs[ref];
+		struct xc_job_run keep = runs[ref];
 
 		memmove(runs + 1, runs, (size_t)ref * sizeof(*runs));
 		runs[0] = keep;
@@ -212,7 +190,7 @@ static int put_reference_first(struct job_run *runs, int n, const struct merge_o
 	return 0;
 }
 
-static int align(struct job_run *runs, int n)
+static int align(struct xc_job_run *runs, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (xc_clock_align(&runs[0].clock, &runs[i].clock, &runs[i].shift)) {
@@ -222,7 +200,7 @@ static int align(struct job_run *runs, int n)
 	return 0;
 }
 
-static void print_shift(const struct job_run *r, int index)
+static void print_shift(const struct xc_job_run *r, int index)
 {
 	const struct xc_clock_shift *s = &r->shift;
 
@@ -236,7 +214,7 @@ static void print_shift(const struct job_run *r, int index)
 	fputc('\n', stderr);
 }
 
-static void summary(const struct job_run *runs, int n, const struct merge_opts *o,
+static void summary(const struct xc_job_run *runs, int n, const struct merge_opts *o,
 		    uint64_t rows, double seconds)
 {
 	fprintf(stderr, "xpcorr merge: %d runs -> %s/%s (%" PRIu64 " rows, %.1f s)\n", n, o->output,
@@ -244,6 +222,46 @@ static void summary(const struct job_run *runs, int n, const struct merge_opts *
 	fprintf(stderr, "  %-4s %-20s %-8s %-12s %19s\n", "run", "host", "ranks", "clock", "shift");
 	for (int i = 0; i < n; i++)
 		print_shift(&runs[i], i);
+}
+
+struct job_ctx {
+	int quiet;
+	int rc;                     /* the exit status of a run that did not open */
+};
+
+static int reopen_run(void *ctx, const char *path, sqlite3 **db)
+{
+	struct job_ctx *c = ctx;
+
+	return (c->rc = xp_cmd_reopen_db("xpcorr merge", path, db));
+}
+
+static void show_progress(void *ctx, int done, int n, uint64_t rows)
+{
+	const struct job_ctx *c = ctx;
+
+	if (c->quiet || !isatty(STDERR_FILENO))
+		return;
+	if (done < 0)
+		fprintf(stderr, "\r\033[K");
+	else
+		fprintf(stderr, "\rxpcorr merge: %d of %d runs, %" PRIu64 " rows", done, n, rows);
+}
+
+/* JOB_DIR/xpcorr.db (correlate/jobmerge.h): XP_EXIT_* after saying why. */
+static int write_job(const struct merge_opts *o, const struct xc_job_run *runs, int n,
+		     uint64_t *rows)
+{
+	struct job_ctx c = { .quiet = o->quiet };
+	struct xc_job job = { .output = o->output, .force = o->force, .open_run = reopen_run,
+			      .progress = show_progress, .ctx = &c };
+	int err = xc_job_write(&job, runs, n, rows);
+
+	if (err == -ECANCELED)
+		return c.rc;
+	if (err)
+		fprintf(stderr, "xpcorr merge: %s\n", job.err);
+	return !err ? XP_EXIT_OK : job.refused ? XP_EXIT_USAGE : XP_EXIT_FAIL;
 }
 
 static double now_s(void)
@@ -257,7 +275,7 @@ static double now_s(void)
 int cmd_merge(int argc, char **argv)
 {
 	struct merge_opts o;
-	struct job_run *runs;
+	struct xc_job_run *runs;
 	uint64_t rows = 0;
 	double t0 = now_s();
 	int n, rc;
@@ -276,7 +294,7 @@ int cmd_merge(int argc, char **argv)
 	if (!rc)
 		rc = align(runs, n);
 	if (!rc)
-		rc = xp_merge_job_write(&o, runs, n, &rows);
+		rc = write_job(&o, runs, n, &rows);
 	if (!rc && !o.quiet)
 		summary(runs, n, &o, rows, now_s() - t0);
 	for (int i = 0; i < n; i++) {
