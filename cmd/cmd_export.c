@@ -18,6 +18,7 @@
 #include "folded.h"
 #include "ingest.h"
 #include "opendb.h"
+#include "runfacts.h"
 #include "selection.h"
 #include "svg.h"
 #include "timearg.h"
@@ -252,10 +253,10 @@ static int export_chrome(sqlite3 *db, struct export_args *a, const char *run, FI
 
 	co->pid = a->fo.pid;
 	/* as Kineto: times from the run's start (baseTimeNanoseconds says where) */
-	if (!a->absolute && xp_cmd_run_start_ns(db) > 0)
-		co->base = xp_cmd_run_start_ns(db);
+	if (!a->absolute && xp_db_run_start_ns(db) > 0)
+		co->base = xp_db_run_start_ns(db);
 	if (a->since_off >= 0 || a->until_off >= 0) {
-		int64_t t0 = xp_cmd_run_start_ns(db);
+		int64_t t0 = xp_db_run_start_ns(db);
 
 		if (t0 < 0) {
 			fprintf(stderr, "xpcorr export: --since/--until +OFFSET: %s has no start"

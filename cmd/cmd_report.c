@@ -12,9 +12,11 @@
 #include "ingest.h"
 #include "opendb.h"
 #include "report.h"
+#include "runfacts.h"
 #include "selection.h"
 #include "textesc.h"
 #include "views.h"
+#include "weights.h"
 #include "timearg.h"
 
 static const char usage[] =
@@ -51,17 +53,7 @@ static const char *long_name(const struct option *opts, int c)
  * why (no GPU capture, no CUDA), and an empty view needs no second note. */
 static int has_gpu_work(sqlite3 *db)
 {
-	sqlite3_stmt *st;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL) OR"
-			       " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY) OR"
-			       " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET)", -1, &st, NULL)
-	    != SQLITE_OK)
-		return 0;
-	found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return found;
+	return xp_weight_has_rows(db, XP_WEIGHT_GPU) == 1;
 }
 
 static int number(const char *arg, long long *v)
@@ -246,19 +238,7 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
  * exit status after saying why (db closed then). */
 static int pid_of_rank(sqlite3 *db, const char *run, struct xp_report_opts *o)
 {
-	sqlite3_stmt *s;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT pid FROM xp_ranks WHERE rank = ? LIMIT 1", -1, &s,
-			       NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(s, 1, rank_wanted);
-		if (sqlite3_step(s) == SQLITE_ROW) {
-			o->pid = (uint32_t)sqlite3_column_int64(s, 0);
-			found = 1;
-		}
-		sqlite3_finalize(s);
-	}
-	if (found)
+	if (xp_db_pid_of_rank(db, rank_wanted, &o->pid) == 1)
 		return 0;
 	fprintf(stderr, "xpcorr report: --rank %lld: no process of %s had that rank (ranks come from"
 		" RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK in a GPU process's"
@@ -275,7 +255,7 @@ static int resolve_offsets(sqlite3 *db, const char *run, struct xp_report_opts *
 
 	if (since_off < 0 && until_off < 0)
 		return 0;
-	t0 = xp_cmd_run_start_ns(db);
+	t0 = xp_db_run_start_ns(db);
 	if (t0 < 0) {
 		fprintf(stderr, "xpcorr report: --since/--until +OFFSET: %s has no start time"
 			" (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n", run);

@@ -26,17 +26,3 @@ int xp_cmd_parse_offset(const char *s, int64_t *ns)
 		}
 	return -EINVAL;
 }
-
-int64_t xp_cmd_run_start_ns(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int64_t t = -1;
-
-	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT"
-			       " WHERE name = 'meta.start_monotonic_ns'", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		t = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return t;
-}
