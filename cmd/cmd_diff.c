@@ -75,7 +75,6 @@ static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const ch
 	static const char *const formats[] = { "text", "csv", "json", "folded", "svg" };
 	static const enum xp_diff_format format_of[] = { XP_DIFF_TEXT, XP_DIFF_CSV, XP_DIFF_JSON,
 							 XP_DIFF_FOLDED, XP_DIFF_SVG };
-	static const char *const weights[] = { "cpu", "gpu", "offcpu", "api" };
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -118,10 +117,10 @@ static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const ch
 				return XP_EXIT_USAGE;
 			break;
 		case 'w':
-			if (xp_weight_parse(optarg, &o->weight)) {
-				xp_cmd_choice("xpcorr diff", "weight", optarg, weights, 4);
+			if ((i = xp_cmd_choice("xpcorr diff", "weight", optarg, xp_weight_names,
+					       XP_WEIGHT_COUNT)) < 0)
 				return XP_EXIT_USAGE;
-			}
+			o->weight = (enum xp_weight)i;
 			break;
 		case 'h':
 			usage(stdout);
@@ -162,10 +161,8 @@ int cmd_diff(int argc, char **argv)
 	    (rc = xp_cmd_open_db("xpcorr diff", b.name, &b.db)))
 		goto out;
 	rc = XP_EXIT_FAIL;
-	if (output && !(out = fopen(output, "we"))) {
-		fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
+	if (!(out = xp_cmd_open_output(output)))
 		goto out;
-	}
 	c = xp_diff(&a, &b, &o, out, err, sizeof(err));
 	if (c) {
 		fprintf(stderr, "xpcorr: diff: %s\n", err);
@@ -173,10 +170,7 @@ int cmd_diff(int argc, char **argv)
 	} else {
 		rc = XP_EXIT_OK;
 	}
-	if (out != stdout && fclose(out) && rc == XP_EXIT_OK) {
-		fprintf(stderr, "xpcorr: cannot write %s: %s\n", output, strerror(errno));
-		rc = XP_EXIT_FAIL;
-	}
+	rc = xp_cmd_close_output(out, output, rc);
 out:
 	sqlite3_close(a.db);
 	sqlite3_close(b.db);

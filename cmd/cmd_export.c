@@ -121,7 +121,6 @@ static int parse_number_option(int c, const char *arg, struct export_args *a)
 static int parse_options(int argc, char **argv, struct export_args *a)
 {
 	static const char *const formats[] = { "folded", "svg", "chrome" };
-	static const char *const weights[] = { "cpu", "gpu", "offcpu", "api" };
 	static const char *const roots[] = { "comm", "pid", "tid", "none", "python" };
 	static const enum xp_folded_root root_of[] = { XP_ROOT_COMM, XP_ROOT_PID, XP_ROOT_TID,
 						XP_ROOT_NONE, XP_ROOT_PYTHON };
@@ -163,10 +162,10 @@ static int parse_options(int argc, char **argv, struct export_args *a)
 		case 'N': fo->native = 1; break;
 		case 'D': a->so.differential = 1; break;
 		case 'w':
-			if (xp_weight_parse(optarg, &fo->weight)) {
-				xp_cmd_choice("xpcorr export", "weight", optarg, weights, 4);
+			if ((i = xp_cmd_choice("xpcorr export", "weight", optarg, xp_weight_names,
+					       XP_WEIGHT_COUNT)) < 0)
 				return XP_EXIT_USAGE;
-			}
+			fo->weight = (enum xp_weight)i;
 			break;
 		case 'o': a->output = optarg; break;
 		case 'i': a->input = optarg; break;
@@ -386,14 +385,8 @@ int cmd_export(int argc, char **argv)
 	/* an empty flame graph should say why */
 	if (db && strcmp(a.format, "chrome") && xp_weight_has_rows(db, a.fo.weight) == 0)
 		fprintf(stderr, "xpcorr: warning: %s\n", xp_weight_empty_hint(a.fo.weight));
-	if (a.output) {
-		out = fopen(a.output, "we");
-		if (!out) {
-			fprintf(stderr, "xpcorr: cannot write %s: %s\n", a.output, strerror(errno));
-			out = NULL;
-			goto out;
-		}
-	}
+	if (!(out = xp_cmd_open_output(a.output)))
+		goto out;
 	if (!strcmp(a.format, "chrome"))
 		err = export_chrome(db, &a, argv[optind], out);
 	else if (!strcmp(a.format, "folded"))
@@ -409,10 +402,7 @@ int cmd_export(int argc, char **argv)
 	else
 		rc = XP_EXIT_OK;
 out:
-	if (out && out != stdout && fclose(out) && rc == XP_EXIT_OK) {
-		fprintf(stderr, "xpcorr: cannot write %s: %s\n", a.output, strerror(errno));
-		rc = XP_EXIT_FAIL;
-	}
+	rc = xp_cmd_close_output(out, a.output, rc);
 	if (folded)
 		fclose(folded);
 	sqlite3_close(db);

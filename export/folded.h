@@ -34,6 +34,9 @@ enum xp_weight {
 	XP_WEIGHT_OFFCPU = 2,       /* ns off CPU (needs xpcap record --off-cpu) */
 	XP_WEIGHT_API = 3,          /* ns inside CUDA API calls, API name as leaf */
 };
+#define XP_WEIGHT_COUNT 4
+/* --weight's names, by enum xp_weight */
+extern const char *const xp_weight_names[XP_WEIGHT_COUNT];
 
 struct xp_folded_opts {
 	enum xp_folded_root root;

@@ -66,12 +66,12 @@ static const char api_sql[] =
 	" AND (?2 < 0 OR " XP_SQL_GTID_TID("r.globalTid") " = ?2)"
 	" GROUP BY 1, 2, 4, 5, 6";
 
-static const char *const names[] = { "cpu", "gpu", "offcpu", "api" };
+const char *const xp_weight_names[XP_WEIGHT_COUNT] = { "cpu", "gpu", "offcpu", "api" };
 
 int xp_weight_parse(const char *name, enum xp_weight *w)
 {
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i])) {
+	for (size_t i = 0; i < XP_WEIGHT_COUNT; i++)
+		if (!strcmp(name, xp_weight_names[i])) {
 			*w = (enum xp_weight)i;
 			return 0;
 		}
@@ -80,7 +80,7 @@ int xp_weight_parse(const char *name, enum xp_weight *w)
 
 const char *xp_weight_name(enum xp_weight w)
 {
-	return (unsigned)w < sizeof(names) / sizeof(names[0]) ? names[w] : "?";
+	return (unsigned)w < XP_WEIGHT_COUNT ? xp_weight_names[w] : "?";
 }
 
 const char *xp_weight_unit(enum xp_weight w)
