@@ -9,18 +9,51 @@
 # the report names the site with its node, --by source puts backward time on
 # the forward lines, the flame graph under them, the Chrome trace links them,
 # info accounts for all of it.
-#   backward-fixture.sh XPCORR FIXTURE_DIR TESTS_GPU_DIR
+# With NAME gpt2 (fixtures/h100-train-backward-gpt2: tests/gpu/hf_train.py,
+# a transformers GPT-2): its view nodes (no launch of their own) sit at the
+# line of the launches around them or under the enclosing line, said so in
+# their note and in info, and that line is among torch.profiler's frames.
+#   backward-fixture.sh XPCORR FIXTURE_DIR TESTS_GPU_DIR [mlp|gpt2]
 set -eu
-xpcorr=$1; fixture=$2; gpu=$3
+xpcorr=$1; fixture=$2; gpu=$3; name=${4:-mlp}
 [ -f "$fixture/device.db.xz" ] || { echo "skip: no fixture $fixture"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/run"
-cp "$fixture/meta.json" "$tmp/run/"
+[ ! -f "$fixture/meta.json" ] || cp "$fixture/meta.json" "$tmp/run/"
 xz -dc "$fixture/device.db.xz" > "$tmp/run/xpcorr.db"
 cd "$tmp"
 python3 "$gpu/backward_truth.py" ours run/xpcorr.db ours.json
-python3 "$gpu/backward_truth.py" compare mlp ours.json "$fixture/torch-profiler-backward.json" \
+python3 "$gpu/backward_truth.py" compare "$name" ours.json "$fixture/torch-profiler-backward.json" \
 	--truth truth.json
+"$xpcorr" info run > info.txt
+if [ "$name" = gpt2 ]; then
+	"$xpcorr" report --format json --top 0 --stacks 5 run > kernel.json
+	"$xpcorr" info --format json run > info.json
+	python3 - "$fixture/backward-truth.json" <<'PY'
+import json, sys
+t = json.load(open("truth.json"))["gpt2"]
+kept = json.load(open(sys.argv[1]))["hf"]
+assert t["bwd_n"] == kept["bwd_n"] > 0 and t["prof_bwd_n"] == t["ours_bwd_n"], (t, kept)
+assert t["ours_kernels"] == t["profiler_kernels"], t
+# every backward kernel at a line or under an enclosing one; at a line, the
+# same line as torch.profiler's where it has one, for most of the time
+assert t["backward_with_line_pct"] >= 90 and t["backward_enclosing_pct"] > 0, t
+assert t["backward_with_line_pct"] + t["backward_enclosing_pct"] >= 99.9, t
+assert t["prof_line_ns"] >= 0.8 * t["line_ns"] and t["agree_line_pct"] >= 95, t
+assert t["enclosing_prof_ns"] == t["enclosing_ns"] and t["enclosing_agree_pct"] == 100, t
+sites = [s["frames"] for r in json.load(open("kernel.json"))["rows"] for s in r["stacks"]]
+assert any("made in GPT2Attention.forward between lines" in s for s in sites), sites
+assert not any(s.startswith("autograd backward") for s in sites), sites
+ag = json.load(open("info.json"))["autograd"]
+assert ag["under_enclosing_line_launches"] == 16 and not ag["unknown"], ag
+assert ag["at_forward_line_launches"] + ag["under_enclosing_line_launches"] == ag["backward_launches"], ag
+assert "under an enclosing forward line" in open("info.txt").read()
+print("ok: %d backward kernels, %.1f%% at a forward line (%.1f%% at torch.profiler's line),"
+      " %.1f%% under an enclosing one (all among torch.profiler's frames)" % (
+          t["bwd_n"], t["backward_with_line_pct"], t["agree_line_pct"], t["backward_enclosing_pct"]))
+PY
+	exit 0
+fi
 "$xpcorr" report --format json --top 0 --stacks 3 run > kernel.json
 "$xpcorr" report --by source --format json --top 0 run > source.json
 "$xpcorr" report --by source --top 4 run > source.txt
