@@ -1,7 +1,7 @@
 /* rundir.c - see rundir.h. Every change to the file system here is made
  * with the invoking user's file-system identity on the calling thread
- * (setfsuid/setfsgid and their supplementary groups, all per-thread in the
- * kernel): the kernel then checks it as that user, and a fsuid other than
+ * (src/fsident.h: setfsuid/setfsgid and their supplementary groups, all
+ * per-thread in the kernel): the kernel then checks it as that user, and a fsuid other than
  * 0 also drops the file-system capabilities, so a link or a swapped
  * directory can only lead where the user could go anyway. Only the names
  * xpcap itself writes are ever deleted, so --force on the wrong directory
@@ -12,14 +12,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <grp.h>
 #include <linux/openat2.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -42,80 +39,18 @@ static bool is_run_file(const char *name)
 
 /* --- the user's file-system identity, on this thread only ------------- */
 
-struct saved_ids {
-	bool on;
-	uid_t fsuid;
-	gid_t fsgid;
-};
-
-static void as_root(const struct rundir *rd, struct saved_ids *s)
-{
-	int keep = errno;
-
-	if (!s->on)
-		return;
-	/* fsuid back to 0 first: that restores the file-system capabilities */
-	setfsuid(s->fsuid);
-	setfsgid(s->fsgid);
-	syscall(SYS_setgroups, (size_t)rd->n_own_groups, rd->own_groups);
-	s->on = false;
-	errno = keep;
-}
-
-/* The raw setgroups: glibc's would change every thread's groups. */
-static int as_user(const struct rundir *rd, struct saved_ids *s)
+/* Root's own run, or xpcap run by that user: no privilege to drop. */
+static int as_user(const struct rundir *rd, struct xp_fsident_saved *s)
 {
 	s->on = false;
-	/* root's own run, or xpcap run by that user (no privilege to drop) */
 	if (rd->uid == 0 || (geteuid() == rd->uid && getegid() == rd->gid))
 		return 0;
-	if (syscall(SYS_setgroups, (size_t)rd->n_user_groups, rd->user_groups))
-		return -errno;
-	s->fsgid = (gid_t)setfsgid(rd->gid);
-	s->fsuid = (uid_t)setfsuid(rd->uid);
-	s->on = true;
-	/* both calls return the old id; an invalid id reads the current one */
-	if ((uid_t)setfsuid((uid_t)-1) != rd->uid || (gid_t)setfsgid((gid_t)-1) != rd->gid) {
-		as_root(rd, s);
-		return -EPERM;
-	}
-	return 0;
+	return xp_fsident__enter(&rd->ident, s);
 }
 
-static int load_groups(struct rundir *rd)
+static void as_root(const struct rundir *rd, struct xp_fsident_saved *s)
 {
-	struct passwd *pw;
-	int n;
-
-	n = getgroups(0, NULL);
-	if (n < 0)
-		return -errno;
-	rd->own_groups = calloc((size_t)n + 1, sizeof(gid_t));
-	if (!rd->own_groups)
-		return -ENOMEM;
-	rd->n_own_groups = getgroups(n, rd->own_groups);
-	if (rd->n_own_groups < 0)
-		return -errno;
-	if (rd->uid == 0)
-		return 0;
-	pw = getpwuid(rd->uid);
-	n = 32;
-	for (;;) {
-		gid_t *g = realloc(rd->user_groups, (size_t)n * sizeof(gid_t));
-
-		if (!g)
-			return -ENOMEM;
-		rd->user_groups = g;
-		if (!pw) {      /* a uid without a name: its own group only */
-			g[0] = rd->gid;
-			n = 1;
-			break;
-		}
-		if (getgrouplist(pw->pw_name, rd->gid, g, &n) >= 0)
-			break;
-	}
-	rd->n_user_groups = n;
-	return 0;
+	xp_fsident__leave(&rd->ident, s);
 }
 
 /* --- the names this process made, for rundir_abandon ------------------ */
@@ -176,7 +111,7 @@ static int user_op(struct rundir *rd, enum op op, const char *name, const char *
 {
 	int dir = -1, dir2 = -1, ret;
 	const char *leaf, *leaf2;
-	struct saved_ids s;
+	struct xp_fsident_saved s;
 
 	ret = as_user(rd, &s);
 	if (ret)
@@ -394,7 +329,7 @@ static int open_as_user(struct rundir *rd, const char *path, bool force)
 int rundir_open(struct rundir *rd, const char *path, uid_t uid, gid_t gid, bool force)
 {
 	char link[64];
-	struct saved_ids s;
+	struct xp_fsident_saved s;
 	ssize_t len;
 	int err;
 
@@ -404,7 +339,7 @@ int rundir_open(struct rundir *rd, const char *path, uid_t uid, gid_t gid, bool 
 	rd->gid = gid;
 	rd->arg = path;
 	rd->made_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-	err = load_groups(rd);
+	err = xp_fsident__init(&rd->ident, uid, gid, true);
 	if (!err)
 		err = as_user(rd, &s);
 	if (!err) {
@@ -430,7 +365,7 @@ void rundir_abandon(struct rundir *rd)
 {
 	char name[sizeof(rd->made[0])];
 	struct stat mine, there;
-	struct saved_ids s;
+	struct xp_fsident_saved s;
 
 	while (rd->nmade) {
 		memcpy(name, rd->made[rd->nmade - 1], sizeof(name));
@@ -450,9 +385,7 @@ void rundir_close(struct rundir *rd)
 	if (rd->fd >= 0)
 		close(rd->fd);
 	rd->fd = -1;
-	free(rd->user_groups);
-	free(rd->own_groups);
-	rd->user_groups = rd->own_groups = NULL;
+	xp_fsident__free(&rd->ident);
 }
 
 /* --- copies ------------------------------------------------------------ */

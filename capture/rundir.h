@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fsident.h"
+
 #define RUNDIR_MAX_MADE 16
 
 struct rundir {
@@ -33,9 +35,7 @@ struct rundir {
 	/* why rundir_open refused */
 	uid_t owner;                    /* -EPERM: who owns the directory */
 	pid_t holder;                   /* -EBUSY: the recorder holding the lock, or 0 */
-	/* the user's and root's supplementary groups, swapped per thread */
-	gid_t *user_groups, *own_groups;
-	int n_user_groups, n_own_groups;
+	struct xp_fsident ident;         /* the user's, entered per call and thread */
 	pthread_mutex_t made_lock;
 	unsigned nmade;                 /* names this process created, in order */
 	char made[RUNDIR_MAX_MADE][64];

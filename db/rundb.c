@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/fsuid.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,40 +50,10 @@ static int canonical(struct xp_rundir *d, const struct stat *st)
 	return -ESTALE;
 }
 
-/* Root in another user's directory: that user's filesystem identity, no
- * supplementary groups. setfsuid is per thread; ingest is one thread. */
-static int become_owner(struct xp_rundir *d)
-{
-	int n = getgroups(0, NULL);
-
-	if (n < 0)
-		return -errno;
-	d->saved_groups = calloc((size_t)n + 1, sizeof(gid_t));
-	if (!d->saved_groups)
-		return -ENOMEM;
-	d->nsaved_groups = getgroups(n, d->saved_groups);
-	if (d->nsaved_groups < 0 || setgroups(0, NULL))
-		return -errno;
-	d->saved_fsgid = (gid_t)setfsgid(d->group);
-	d->saved_fsuid = (uid_t)setfsuid(d->owner);
-	d->as_owner = 1;
-	/* setfsuid says nothing of failure: ask again */
-	if ((uid_t)setfsuid((uid_t)-1) != d->owner || (gid_t)setfsgid((gid_t)-1) != d->group)
-		return -EPERM;
-	return 0;
-}
-
 void xp_rundir_close(struct xp_rundir *d)
 {
-	if (d->as_owner) {
-		setfsuid(d->saved_fsuid);
-		setfsgid(d->saved_fsgid);
-		if (d->nsaved_groups >= 0)
-			setgroups((size_t)d->nsaved_groups, d->saved_groups);
-		d->as_owner = 0;
-	}
-	free(d->saved_groups);
-	d->saved_groups = NULL;
+	xp_fsident__leave(&d->ident, &d->as_owner);
+	xp_fsident__free(&d->ident);
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;
@@ -97,7 +66,6 @@ int xp_rundir_open(struct xp_rundir *d, const char *run_dir, char *err, size_t l
 
 	memset(d, 0, sizeof(*d));
 	d->name = run_dir;
-	d->nsaved_groups = -1;
 	/* a link in the name the user typed is theirs to follow; from here on
 	 * only this fd, so nothing swapped later changes which directory */
 	d->fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -119,8 +87,12 @@ int xp_rundir_open(struct xp_rundir *d, const char *run_dir, char *err, size_t l
 		snprintf(err, len, "cannot resolve %s: it moved while being opened", run_dir);
 		goto fail;
 	}
+	/* root in another user's directory: that user's identity, no
+	 * supplementary groups; ingest is one thread */
 	if (geteuid() == 0 && st.st_uid != 0) {
-		e = become_owner(d);
+		e = xp_fsident__init(&d->ident, d->owner, d->group, false);
+		if (!e)
+			e = xp_fsident__enter(&d->ident, &d->as_owner);
 		if (e) {
 			snprintf(err, len, "cannot act as the owner (uid %u) of %s: %s",
 				 (unsigned)st.st_uid, run_dir, strerror(-e));

@@ -31,6 +31,8 @@
 
 #include <sqlite3.h>
 
+#include "fsident.h"
+
 #define XP_DB_NAME "xpcorr.db"
 #define XP_DB_TMP_PREFIX XP_DB_NAME ".tmp-"
 
@@ -41,11 +43,8 @@ struct xp_rundir {
 	uid_t owner;                    /* of the directory */
 	gid_t group;
 	mode_t mode;
-	int as_owner;                   /* root acts as the owner until close */
-	uid_t saved_fsuid;              /* restored by xp_rundir_close */
-	gid_t saved_fsgid;
-	int nsaved_groups;
-	gid_t *saved_groups;            /* supplementary groups, restored */
+	struct xp_fsident ident;         /* the owner's, when root acts as them */
+	struct xp_fsident_saved as_owner; /* on: root acts as the owner until close */
 };
 
 struct xp_tmpdb {
