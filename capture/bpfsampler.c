@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "marker.h"
+#include "safeopen.h"
 #include "sampler.skel.h"
 
 struct xp_sampler {
@@ -237,14 +238,11 @@ cleanup:
 int xp_sampler__attach_marker(struct xp_sampler *s, const char *path)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = XP_MARKER_SYMBOL, .retprobe = false);
-	int fd = open(path, O_PATH | O_CLOEXEC), err = 0;
-	char self[64];
 	struct stat st;
+	int fd = xp_open_regular_path(AT_FDCWD, path, XP_OPEN_FOLLOW, &st);
+	int err = fd == -ENXIO ? -EINVAL : fd < 0 ? fd : 0;
+	char self[64];
 
-	if (fd < 0 || fstat(fd, &st))
-		err = -errno;
-	else if (!S_ISREG(st.st_mode))
-		err = -EINVAL;
 	if (!err) {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 		s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, self, 0,

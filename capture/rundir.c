@@ -23,6 +23,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "safeopen.h"
+
 static const char *const run_files[] = {
 	"cpu.xpr", "meta.json", "meta.json.tmp", "kallsyms", "kallsyms.tmp", "perf-*.map",
 	"perf-*.map.tmp", "gpu-*.xpr", "launch-*.xpr",
@@ -442,34 +444,31 @@ int rundir_copy_file(struct rundir *rd, const char *src, const char *name, uint6
 	return err;
 }
 
-/* Looked at through O_PATH first: a FIFO or device the user planted is
- * never opened (no blocking, no device's open routine), only then the
- * regular file it was is opened for reading. */
+/* Looked at through O_PATH first (src/safeopen.h): a FIFO or device the
+ * user planted is never opened (no blocking, no device's open routine),
+ * nor a file of another owner; only then is the regular file it was
+ * opened for reading. */
 int rundir_copy_user_file(struct rundir *rd, const char *src, const char *name,
 			  uid_t owner, uid_t owner2)
 {
-	int at = open(src, O_PATH | O_NOFOLLOW | O_CLOEXEC), in = -1, err;
-	struct stat st, again;
-	char self[64];
+	struct stat st;
+	int at = xp_open_regular_path(AT_FDCWD, src, 0, &st), in, err;
 
+	if (at == -ELOOP || at == -ENXIO)
+		return -EPERM;
 	if (at < 0)
-		return -errno;
-	if (fstat(at, &st)) {
-		err = -errno;
-		goto out;
+		return at;
+	if (st.st_uid != owner && st.st_uid != owner2) {
+		close(at);
+		return -EPERM;
 	}
-	err = -EPERM;
-	if (!S_ISREG(st.st_mode) || (st.st_uid != owner && st.st_uid != owner2))
-		goto out;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", at);
-	in = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (in < 0)
-		err = -errno;
-	else if (!fstat(in, &again) && again.st_ino == st.st_ino && again.st_dev == st.st_dev)
-		err = copy_fd(rd, in, name, NULL);
-out:
-	if (in >= 0)
-		close(in);
+	in = xp_open_regular_reopen(at, &st);
 	close(at);
+	if (in == -ENXIO)
+		return -EPERM;
+	if (in < 0)
+		return in;
+	err = copy_fd(rd, in, name, NULL);
+	close(in);
 	return err;
 }

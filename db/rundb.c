@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dbcheck.h"
+#include "safeopen.h"
 
 const char *xp_file_kind(mode_t mode)
 {
@@ -211,13 +212,11 @@ static int open_db(int dirfd, const char *rel, const char *sqlite_path, const ch
 		snprintf(err, len, "%s is %s, not a database", shown, xp_file_kind(st.st_mode));
 		return -ENXIO;
 	}
-	fd = openat(dirfd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		e = fd < 0 && errno != ELOOP ? -errno : -ENXIO;
+	fd = xp_open_regular(dirfd, rel, 0, &st);
+	if (fd < 0) {
+		e = fd == -ELOOP ? -ENXIO : fd;
 		snprintf(err, len, "cannot open %s: %s", shown,
 			 e == -ENXIO ? "it was replaced while being opened" : strerror(-e));
-		if (fd >= 0)
-			close(fd);
 		return e;
 	}
 	/* our fd stays open until SQLite has its own: closing it later would
@@ -393,15 +392,14 @@ void xp_rundir_remove_stale(struct xp_rundir *d)
 		struct stat st;
 
 		if (strncmp(de->d_name, XP_DB_TMP_PREFIX, sizeof(XP_DB_TMP_PREFIX) - 1) ||
-		    strlen(de->d_name) >= sizeof(t.name) ||
-		    fstatat(d->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		    strlen(de->d_name) >= sizeof(t.name))
 			continue;
-		t.fd = openat(d->fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		t.fd = xp_open_regular(d->fd, de->d_name, 0, &st);
 		if (t.fd < 0)
 			continue;
 		snprintf(t.name, sizeof(t.name), "%s", de->d_name);
 		/* locked: a live ingest, whatever its pid namespace (ours too) */
-		if (fstat(t.fd, &st) || flock(t.fd, LOCK_EX | LOCK_NB)) {
+		if (flock(t.fd, LOCK_EX | LOCK_NB)) {
 			close(t.fd);
 			continue;
 		}

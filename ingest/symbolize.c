@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runfile.h"
+#include "safeopen.h"
 #include "symindex.h"
 #include "u64map.h"
 
@@ -211,7 +212,7 @@ static void open_module(struct xp_symbolizer *sy, struct module *m)
 	/* read-only, and never a FIFO, tty or device that a hostile run
 	 * names: opening one could block or have side effects, reading one
 	 * never end; it is checked before it is opened */
-	fd = xp_regular_file_open(full, &st);
+	fd = xp_open_regular(AT_FDCWD, full, XP_OPEN_FOLLOW, &st);
 	if (fd == -EMFILE || fd == -ENFILE) {
 		m->status = XP_MODULE_UNOPENED;     /* the process's limit, not the file: later */
 		return;
@@ -456,7 +457,7 @@ int xp_symbolizer_fd(const struct xp_symbolizer *sy, uint32_t module)
 	err = full_path(sy, sy->mods[module].path, full, sizeof(full));
 	if (err)
 		return err;
-	fd = xp_regular_file_open(full, &st);
+	fd = xp_open_regular(AT_FDCWD, full, XP_OPEN_FOLLOW, &st);
 	if (fd >= 0 && (st.st_dev != sy->mods[module].dev || st.st_ino != sy->mods[module].ino)) {
 		close(fd);
 		return -ESTALE;

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "safeopen.h"
+
 #ifdef XP_RUNFILE_ZSTD
 #include "runfile_zstd.h"
 #define READER_CODEC (&xp_zstd_codec)
@@ -307,56 +309,9 @@ static int read_exact(struct xp_reader *r, void *dst, size_t len, int *got_any)
 
 int xp_run_file_open(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err;
 	struct stat st;
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st))
-		err = -errno;
-	else if (!S_ISREG(st.st_mode))
-		err = -ENXIO;
-	else
-		return fd;
-	close(fd);
-	return err;
-}
-
-int xp_regular_file_open(const char *path, struct stat *st)
-{
-	int pfd = open(path, O_PATH | O_CLOEXEC), fd, err;
-	char proc[64];
-	struct stat again;
-
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		err = -ENXIO;
-		goto out;
-	}
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)     /* no /proc: by path, checked after */
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	/* the same file as the one checked, whatever moved in between */
-	if (fstat(fd, &again) || again.st_dev != st->st_dev || again.st_ino != st->st_ino) {
-		close(fd);
-		err = -ENXIO;
-		goto out;
-	}
-	close(pfd);
-	return fd;
-out:
-	close(pfd);
-	return err;
+	return xp_open_regular(AT_FDCWD, path, 0, &st);
 }
 
 const char *xp_run_file_strerror(int err)

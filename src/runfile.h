@@ -81,21 +81,13 @@ uint64_t xp_writer_raw_bytes(const struct xp_writer *w);
  * write error seen during the writer's life, else 0. */
 int xp_writer_close(struct xp_writer *w);
 
-/* Opens a file of a run directory for reading: a fd, or -ELOOP for a
- * symbolic link (never followed: a run may come from someone else, and
- * root may be the one reading it), -ENXIO for anything but a regular file
- * (a FIFO would block, a device never end), -errno. */
+/* Opens a file of a run directory for reading (safeopen.h): a fd, or
+ * -ELOOP for a symbolic link (never followed: a run may come from someone
+ * else, and root may be the one reading it), -ENXIO for anything but a
+ * regular file (a FIFO would block, a device never end), -errno. */
 int xp_run_file_open(const char *path);
 /* FILE * over xp_run_file_open, or NULL with errno set. */
 FILE *xp_run_file_fopen(const char *path);
-/* Opens a file that a run names outside the run (a module path; links
- * followed, as /usr/lib has them) for reading, without opening anything but
- * a regular file: an O_PATH handle is checked first (opening a tty, a FIFO
- * or a device can block or have side effects), then that same inode is
- * opened through /proc/self/fd, O_NONBLOCK | O_NOCTTY. A fd and *st, or
- * -ENXIO for anything but a regular file, -errno. */
-struct stat;
-int xp_regular_file_open(const char *path, struct stat *st);
 /* What an error of xp_run_file_open means, for a message: "a symbolic
  * link, not followed", "not a regular file", else strerror's text. */
 const char *xp_run_file_strerror(int err);
