@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
+
 #define RING_PAGES 64               /* default data pages per CPU, a power of two */
 #define MAX_EXTRA_FDS 65536
 
@@ -37,7 +39,8 @@ struct sideband {
 	const struct perf_event_attr *sample;   /* sampling events too, or NULL */
 	int reading_cpu;            /* the ring sideband_read is reading */
 	int *extra;                 /* redirected events (attach mode) */
-	unsigned nextra, extra_cap;
+	unsigned nextra;
+	size_t extra_cap;
 };
 
 static int perf_open(const struct perf_event_attr *a, pid_t pid, int cpu)
@@ -85,18 +88,11 @@ static int ring_map(struct sideband *sb, struct ring *r)
 
 static int add_extra(struct sideband *sb, int fd)
 {
-	if (sb->nextra == sb->extra_cap) {
-		unsigned cap = sb->extra_cap ? sb->extra_cap * 2 : 64;
-		int *p;
-
-		if (cap > MAX_EXTRA_FDS)
-			return -E2BIG;
-		p = realloc(sb->extra, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		sb->extra = p;
-		sb->extra_cap = cap;
-	}
+	if (sb->nextra >= MAX_EXTRA_FDS)
+		return -E2BIG;
+	if (xp_array__reserve((void **)&sb->extra, &sb->extra_cap, (size_t)sb->nextra + 1,
+			      sizeof(*sb->extra), 64))
+		return -ENOMEM;
 	sb->extra[sb->nextra++] = fd;
 	return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "archive.h"
 #include "cmd.h"
+#include "array.h"
 #include "ingest.h"
 #include "runmeta.h"
 #include "textesc.h"
@@ -111,13 +112,8 @@ static int cmp_run(const void *pa, const void *pb)
 
 static int add(struct run **runs, size_t *n, size_t *cap, const char *path)
 {
-	if (*n == *cap) {
-		void *p = realloc(*runs, (*cap = *cap ? 2 * *cap : 16) * sizeof(**runs));
-
-		if (!p)
-			return -ENOMEM;
-		*runs = p;
-	}
+	if (xp_array__reserve((void **)runs, cap, *n + 1, sizeof(**runs), 16))
+		return -ENOMEM;
 	memset(&(*runs)[*n], 0, sizeof(**runs));
 	(*runs)[*n].path = strdup(path);
 	return (*runs)[(*n)++].path ? 0 : -ENOMEM;

@@ -9,21 +9,15 @@
 
 #include "report_groups.h"
 #include "groups.h"
+#include "array.h"
 #include "stats.h"
 #include "row_batch.h"
 #include "sat_add.h"
 
 static int push(struct xc_vec *v, const void *item, size_t size)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? 2 * v->cap : 4096;
-		void *p = realloc(v->v, cap * size);
-
-		if (!p)
-			return -ENOMEM;
-		v->v = p;
-		v->cap = cap;
-	}
+	if (xp_array__reserve(&v->v, &v->cap, v->n + 1, size, 4096))
+		return -ENOMEM;
 	memcpy((char *)v->v + v->n++ * size, item, size);
 	return 0;
 }

@@ -15,6 +15,7 @@
  * Kineto links a forward op to its backward op). */
 #include "db_schema.h"
 #include "gtid.h"
+#include "array.h"
 #include "chrome_priv.h"
 #include "satmath.h"
 
@@ -135,15 +136,9 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int
 		if (t->pid == where && !first)
 			first = t;
 	}
-	if (c->ntracks == c->cap_tracks) {
-		size_t cap = c->cap_tracks ? 2 * c->cap_tracks : 16;
-		struct xp_chrome_track *n = realloc(c->tracks, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->tracks = n;
-		c->cap_tracks = cap;
-	}
+	if (xp_array__reserve((void **)&c->tracks, &c->cap_tracks, c->ntracks + 1, sizeof(*c->tracks),
+			      16))
+		return -ENOMEM;
 	/* a merged job's tracks all name their process: every host has a GPU 0 */
 	job = xp_chrome_process_label(c, xp_gtid_pid(gpid), label, sizeof(label));
 	if ((!first || first->gpid == gpid) && stream >= 0 && stream < OTHER_TRACKS_TID)

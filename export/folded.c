@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "db_schema.h"
 #include "launch.h"
 #include "pyreach.h"
@@ -82,15 +83,8 @@ static int append(char **buf, size_t *cap, size_t *len, const char *s, const cha
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
-	if (*len + n + m + 2 > *cap) {
-		size_t c = (*cap + n + m + 2) * 2;
-		char *p = realloc(*buf, c);
-
-		if (!p)
-			return -ENOMEM;
-		*buf = p;
-		*cap = c;
-	}
+	if (xp_array__reserve((void **)buf, cap, *len + n + m + 2, 1, 256))
+		return -ENOMEM;
 	if (*len)
 		(*buf)[(*len)++] = ';';
 	memcpy(*buf + *len, s, n);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "db_schema.h"
 
 /* The part after an installed package root, or NULL. */
@@ -89,14 +90,9 @@ int xp_pyroot_load(sqlite3 *db, struct xp_pyroot *r)
 
 		if (!p)
 			continue;
-		if (n == cap) {
-			char **grown = realloc(paths, (cap = cap ? 2 * cap : 16) * sizeof(*paths));
-
-			if (!grown) {
-				rc = -ENOMEM;
-				break;
-			}
-			paths = grown;
+		if (xp_array__reserve((void **)&paths, &cap, n + 1, sizeof(*paths), 16)) {
+			rc = -ENOMEM;
+			break;
 		}
 		if (!(paths[n] = strdup(p)))
 			rc = -ENOMEM;

@@ -546,27 +546,31 @@ struct shown_stack {
 	char *text;                 /* the stack as the report shows it */
 };
 
-/* Adds share to the entry that reads the same, or a new entry. */
-static int merge_shown(struct shown_stack **seen, unsigned *n, double share, const char *how,
-		       const char *text)
-{
-	struct shown_stack *grown;
+/* Text: the stacks of one kernel, those that read the same merged. */
+struct shown_list {
+	struct shown_stack *v;
+	size_t n, cap;
+};
 
-	for (unsigned i = 0; i < *n; i++)
-		if (!strcmp((*seen)[i].text, text) && !strcmp((*seen)[i].how, how ? how : "")) {
-			(*seen)[i].share += share;
+/* Adds share to the entry that reads the same, or a new entry. */
+static int merge_shown(struct shown_list *l, double share, const char *how, const char *text)
+{
+	struct shown_stack *e;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].text, text) && !strcmp(l->v[i].how, how ? how : "")) {
+			l->v[i].share += share;
 			return 0;
 		}
-	grown = realloc(*seen, (*n + 1) * sizeof(**seen));
-	if (!grown)
+	if (xp_array__reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 16))
 		return -ENOMEM;
-	*seen = grown;
-	grown[*n].share = share;
-	snprintf(grown[*n].how, sizeof(grown[*n].how), "%s", how ? how : "");
-	grown[*n].text = strdup(text);
-	if (!grown[*n].text)
+	e = &l->v[l->n];
+	e->share = share;
+	snprintf(e->how, sizeof(e->how), "%s", how ? how : "");
+	e->text = strdup(text);
+	if (!e->text)
 		return -ENOMEM;
-	(*n)++;
+	l->n++;
 	return 0;
 }
 
@@ -584,8 +588,8 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 {
 	const struct xp_report_opts *o = R->o;
 	char sql[1024], f[256], stack[1024];
-	struct shown_stack *seen = NULL;
-	unsigned limit, nseen = 0;
+	struct shown_list seen = { 0 };
+	unsigned limit;
 	sqlite3_stmt *s;
 	int rc;
 
@@ -621,7 +625,7 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 		if (id < 0)
 			snprintf(stack, sizeof(stack), "(unattributed: %s)", why ? why : "?");
 		if (o->format == XP_FMT_TEXT) {
-			if ((rc = merge_shown(&seen, &nseen, share, how, stack)) < 0)
+			if ((rc = merge_shown(&seen, share, how, stack)) < 0)
 				break;
 		} else if (o->format == XP_FMT_CSV) {
 			char item[1200];
@@ -658,19 +662,19 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 		jsonw_arr_end(&R->json);
 	sqlite3_finalize(s);
 	if (rc == SQLITE_DONE && o->format == XP_FMT_TEXT) {
-		if (nseen)      /* qsort(NULL, 0, ...) is undefined */
-			qsort(seen, nseen, sizeof(*seen), cmp_shown);
-		for (unsigned i = 0; i < nseen && i < o->stacks; i++) {
+		if (seen.n)     /* qsort(NULL, 0, ...) is undefined */
+			qsort(seen.v, seen.n, sizeof(*seen.v), cmp_shown);
+		for (size_t i = 0; i < seen.n && i < o->stacks; i++) {
 			char line[1200];
 
 			snprintf(line, sizeof(line), "%*s%5.1f%%  %-8s  %s", indent_text, "",
-				 seen[i].share, seen[i].how, seen[i].text);
+				 seen.v[i].share, seen.v[i].how, seen.v[i].text);
 			xp_rep_put_row(R, line);
 		}
 	}
-	for (unsigned i = 0; i < nseen; i++)
-		free(seen[i].text);
-	free(seen);
+	for (size_t i = 0; i < seen.n; i++)
+		free(seen.v[i].text);
+	free(seen.v);
 	return rc == SQLITE_DONE ? 0 : rc == -ENOMEM ? -ENOMEM : -EIO;
 }
 

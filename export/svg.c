@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "pyreach.h"
 #include "strtab.h"
 #include "u64map.h"
@@ -57,15 +58,8 @@ static int add_node(struct flame *f, uint32_t parent, int64_t name, uint32_t *ou
 	}
 	if (f->count >= XP_SVG_MAX_NODES)
 		return -E2BIG;
-	if (f->count == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 1024;
-		struct node *n = realloc(f->nodes, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		f->nodes = n;
-		f->cap = cap;
-	}
+	if (xp_array__reserve((void **)&f->nodes, &f->cap, f->count + 1, sizeof(*f->nodes), 1024))
+		return -ENOMEM;
 	f->nodes[f->count] = (struct node){ .name = name, .parent = parent };
 	*slot = f->count;
 	*out = (uint32_t)f->count++;

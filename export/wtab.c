@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "strtab.h"
 
 struct xp_wtab {
@@ -45,14 +46,11 @@ int xp_wtab_add(struct xp_wtab *t, int side, const char *key, size_t len,
 	if (err)
 		return err;
 	if ((size_t)id > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct xp_wrow *p = realloc(t->rows, cap * sizeof(*p));
+		size_t was = t->cap;
 
-		if (!p)
+		if (xp_array__reserve((void **)&t->rows, &t->cap, (size_t)id, sizeof(*t->rows), 256))
 			return -ENOMEM;
-		memset(p + t->cap, 0, (cap - t->cap) * sizeof(*p));
-		t->rows = p;
-		t->cap = cap;
+		memset(t->rows + was, 0, (t->cap - was) * sizeof(*t->rows));
 	}
 	t->rows[id - 1].w[side] += weight;
 	t->rows[id - 1].n[side] += n;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "u64map.h"
 
 struct entry {
@@ -43,15 +44,8 @@ void xp_borrowed_free(struct xp_borrowed *b)
 /* The entry of a new key, appended. NULL: out of memory. */
 static struct entry *append(struct xp_borrowed *b)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 64;
-		struct entry *e = realloc(b->e, cap * sizeof(*e));
-
-		if (!e)
-			return NULL;
-		b->e = e;
-		b->cap = cap;
-	}
+	if (xp_array__reserve((void **)&b->e, &b->cap, b->n + 1, sizeof(*b->e), 64))
+		return NULL;
 	b->e[b->n] = (struct entry){ 0, NULL, 0 };
 	return &b->e[b->n++];
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "db_schema.h"
 #include "u64map.h"
 
@@ -80,14 +81,9 @@ static int number_launches(sqlite3 *db, struct noted **out, size_t *n)
 		}
 		if (!p.open || tid != p.tid)
 			p = (struct pass){ .pid = pid, .tid = tid, .open = 1 };
-		if (*n == cap) {
-			struct noted *m = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(**out));
-
-			if (!m) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
-			*out = m;
+		if (xp_array__reserve((void **)out, &cap, *n + 1, sizeof(**out), 64)) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
 		}
 		(*out)[(*n)++] = (struct noted){ sqlite3_column_int64(st, 0),
 						 sqlite3_column_int64(st, 3), p.next++ };

@@ -3,6 +3,8 @@
  * interned once (loader.h). */
 #include "loader.h"
 
+#include "array.h"
+
 int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
 		    enum xp_frame_kind kind, int64_t *id)
 {
@@ -22,15 +24,8 @@ int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
 		return 0;
 	}
 	*id = *slot = (uint64_t)L->next_frame++;
-	if ((size_t)*id >= L->frame_cap) {
-		size_t cap = L->frame_cap ? L->frame_cap * 2 : 4096;
-		uint8_t *p = realloc(L->frame_resolved, cap);
-
-		if (!p)
-			return -ENOMEM;
-		L->frame_resolved = p;
-		L->frame_cap = cap;
-	}
+	if (xp_array__reserve((void **)&L->frame_resolved, &L->frame_cap, (size_t)*id + 1, 1, 4096))
+		return -ENOMEM;
 	L->frame_resolved[*id] = (uint8_t)((kind == XP_FRAME_USER || kind == XP_FRAME_KERNEL ||
 					    kind == XP_FRAME_JIT || kind == XP_FRAME_INLINED ||
 					    kind == XP_FRAME_PYTHON) |
@@ -108,7 +103,7 @@ static int perfmap_parse_fd(struct loader *L, int fd, struct xp_perfmap **out)
  * hard-linked under several pids is parsed once and shared. */
 static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 {
-	struct xp_perfmap *pm = NULL, **arr;
+	struct xp_perfmap *pm = NULL;
 	char path[4096];
 	uint64_t *slot, *same;
 	struct stat st;
@@ -165,12 +160,11 @@ static int perfmap_of(struct loader *L, uint32_t pid, struct xp_perfmap **out)
 	if (xp_perfmap_skipped(pm))
 		err = xp_loader_warn(L, path, 0, "%s: %zu lines that do not parse were skipped", path,
 			   xp_perfmap_skipped(pm));
-	arr = realloc(L->pmaps, (L->npmaps + 1) * sizeof(*arr));
-	if (!arr) {
+	if (xp_array__reserve((void **)&L->pmaps, &L->pmaps_cap, L->npmaps + 1, sizeof(*L->pmaps),
+			      8)) {
 		xp_perfmap_free(pm);
 		return -ENOMEM;
 	}
-	L->pmaps = arr;
 	L->pmaps[L->npmaps++] = pm;
 	*xp_u64map_find(&L->perfmaps, pid, 0) = L->npmaps;
 	*xp_u64map_find(&L->pm_inodes, (uint64_t)st.st_dev, (uint64_t)st.st_ino) = L->npmaps;
@@ -189,15 +183,9 @@ static int inline_chain(struct loader *L, uint32_t mod, uint64_t off, int64_t mo
 
 	if (n <= 0)
 		return 0;
-	if (L->nchains + (size_t)n + 1 > L->chains_cap) {
-		size_t cap = (L->chains_cap + (size_t)n + 1) * 2;
-		int64_t *c = realloc(L->chains, cap * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		L->chains = c;
-		L->chains_cap = cap;
-	}
+	if (xp_array__reserve((void **)&L->chains, &L->chains_cap, L->nchains + (size_t)n + 1,
+			      sizeof(*L->chains), 64))
+		return -ENOMEM;
 	L->chains[L->nchains++] = *ref;
 	for (int i = n; i-- > 0;) {
 		int64_t f;

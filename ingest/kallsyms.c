@@ -3,6 +3,7 @@
  * after the end of the last function. */
 #include "kallsyms.h"
 #include "readline.h"
+#include "array.h"
 #include "runfile.h"
 
 #include <errno.h>
@@ -132,25 +133,13 @@ int xp_kallsyms_parse(struct xp_kallsyms **out, FILE *f)
 			k->skipped++;
 			continue;
 		}
-		if (k->count == k->cap) {
-			size_t cap = k->cap ? k->cap * 2 : 4096;
-			struct ksym *s;
-
-			if (cap > KALLSYMS_MAX_SYMS) {
-				free(sym.name);
-				free(sym.module);
-				err = -E2BIG;
-				goto fail;
-			}
-			s = realloc(k->syms, cap * sizeof(*s));
-			if (!s) {
-				free(sym.name);
-				free(sym.module);
-				err = -ENOMEM;
-				goto fail;
-			}
-			k->syms = s;
-			k->cap = cap;
+		err = k->count >= KALLSYMS_MAX_SYMS ? -E2BIG :
+		      xp_array__reserve((void **)&k->syms, &k->cap, k->count + 1, sizeof(*k->syms),
+					4096);
+		if (err) {
+			free(sym.name);
+			free(sym.module);
+			goto fail;
 		}
 		k->syms[k->count++] = sym;
 	}

@@ -90,7 +90,7 @@ struct loader {
 	struct xp_kallsyms *ksyms;
 	struct xp_u64map perfmaps;  /* pid -> index + 1 in pmaps, or UINT64_MAX: none */
 	struct xp_perfmap **pmaps;
-	size_t npmaps;
+	size_t npmaps, pmaps_cap;
 	struct xp_u64map pm_inodes; /* (dev, inode) -> index + 1 in pmaps, 0: unusable */
 	struct xp_perfmap_budget pm_budget; /* what the run's maps may still take */
 	struct xp_u64map threads;   /* (pid, tid) -> comm string id */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "u64map.h"
 
 #define FORK_DEPTH_MAX 16           /* bounds the walk up a fork chain */
@@ -17,13 +18,15 @@ struct space {
 	uint64_t comm_exec_ts;      /* an exec's comm not yet followed by its exec record */
 	int time_dependent;
 	struct xp_mapping *m;
-	uint32_t count, cap;
+	uint32_t count;
+	size_t cap;
 };
 
 struct xp_mappings {
 	struct xp_u64map by_pid;    /* pid -> index + 1 in spaces */
 	struct space *spaces;
-	uint32_t nspaces, cap;
+	uint32_t nspaces;
+	size_t cap;
 	uint32_t total;             /* mappings over all spaces */
 };
 
@@ -63,15 +66,9 @@ static int get_space(struct xp_mappings *ms, uint32_t pid, struct space **out)
 	if (err)
 		return err;
 	if (fresh) {
-		if (ms->nspaces == ms->cap) {
-			uint32_t cap = ms->cap ? ms->cap * 2 : 16;
-			struct space *s = realloc(ms->spaces, cap * sizeof(*s));
-
-			if (!s)
-				return -ENOMEM;
-			ms->spaces = s;
-			ms->cap = cap;
-		}
+		if (xp_array__reserve((void **)&ms->spaces, &ms->cap, (size_t)ms->nspaces + 1,
+				      sizeof(*ms->spaces), 16))
+			return -ENOMEM;
 		ms->spaces[ms->nspaces] = (struct space){ .pid = pid };
 		*slot = ++ms->nspaces;
 	}
@@ -108,15 +105,8 @@ int xp_mappings_add(struct xp_mappings *ms, uint32_t pid, uint64_t ts,
 			}
 		}
 	}
-	if (s->count == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 16;
-		struct xp_mapping *m = realloc(s->m, cap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		s->m = m;
-		s->cap = cap;
-	}
+	if (xp_array__reserve((void **)&s->m, &s->cap, (size_t)s->count + 1, sizeof(*s->m), 16))
+		return -ENOMEM;
 	s->m[s->count++] = (struct xp_mapping){
 		.start = start, .end = start + len, .pgoff = pgoff,
 		.ts_start = from, .ts_end = UINT64_MAX, .module = module,

@@ -1,6 +1,7 @@
 /* perfmap.c - parse and search perf-PID.map files; see perfmap.h. */
 #include "perfmap.h"
 #include "readline.h"
+#include "array.h"
 #include "runfile.h"
 
 #include <errno.h>
@@ -73,22 +74,10 @@ int xp_perfmap_parse_budget(struct xp_perfmap **out, FILE *f, struct xp_perfmap_
 			m->skipped++;
 			continue;
 		}
-		if (m->count == m->cap) {
-			size_t cap = m->cap ? m->cap * 2 : 1024;
-			struct pm_entry *e;
-
-			if (cap > XP_PERFMAP_MAX) {
-				err = -E2BIG;
-				goto fail;
-			}
-			e = realloc(m->e, cap * sizeof(*e));
-			if (!e) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			m->e = e;
-			m->cap = cap;
-		}
+		err = m->count >= XP_PERFMAP_MAX ? -E2BIG :
+		      xp_array__reserve((void **)&m->e, &m->cap, m->count + 1, sizeof(*m->e), 1024);
+		if (err)
+			goto fail;
 		m->e[m->count].name = strdup(end + 1);
 		if (!m->e[m->count].name) {
 			err = -ENOMEM;

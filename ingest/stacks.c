@@ -3,6 +3,8 @@
  * node inserted once (loader.h). */
 #include "loader.h"
 
+#include "array.h"
+
 /* Adds frame under parent in the prefix tree, inserting the node if new. */
 static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *node)
 {
@@ -11,15 +13,9 @@ static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *no
 
 	if (err || !fresh)
 		return err;
-	if ((size_t)*node >= L->node_cap) {
-		size_t cap = L->node_cap ? L->node_cap * 2 : 4096;
-		struct node_info *p = realloc(L->nodes, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		L->nodes = p;
-		L->node_cap = cap;
-	}
+	if (xp_array__reserve((void **)&L->nodes, &L->node_cap, (size_t)*node + 1,
+			      sizeof(*L->nodes), 4096))
+		return -ENOMEM;
 	if (parent) {
 		info.depth = (uint16_t)(L->nodes[parent].depth + 1);
 		info.resolved = (uint16_t)(L->nodes[parent].resolved + info.resolved);

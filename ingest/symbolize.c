@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "runfile.h"
 #include "safeopen.h"
 #include "symindex.h"
@@ -59,7 +60,8 @@ struct module {
 struct xp_symbolizer {
 	char *root;                 /* --symfs prefix or NULL */
 	struct module *mods;
-	uint32_t count, cap;
+	uint32_t count;
+	size_t cap;
 	struct xp_u64map by_key;    /* (hash(path), hash(build id)) -> id + 1 */
 	char *debuginfo_path;       /* for dwfl_standard_find_debuginfo */
 	Dwfl_Callbacks cb;
@@ -147,15 +149,9 @@ int xp_symbolizer_module(struct xp_symbolizer *sy, const char *path,
 	}
 	if (sy->count >= XP_SYMBOLIZER_MAX_MODULES)
 		return -E2BIG;
-	if (sy->count == sy->cap) {
-		uint32_t cap = sy->cap ? sy->cap * 2 : 16;
-		struct module *mods = realloc(sy->mods, cap * sizeof(*mods));
-
-		if (!mods)
-			return -ENOMEM;
-		sy->mods = mods;
-		sy->cap = cap;
-	}
+	if (xp_array__reserve((void **)&sy->mods, &sy->cap, (size_t)sy->count + 1, sizeof(*sy->mods),
+			      16))
+		return -ENOMEM;
 	m = &sy->mods[sy->count];
 	memset(m, 0, sizeof(*m));
 	m->path = strdup(path);
@@ -338,17 +334,10 @@ static void build_cu_ranges(struct module *m)
 		ptrdiff_t off = 0;
 
 		while ((off = dwarf_ranges(cu, off, &base, &start, &end)) > 0) {
-			if (m->ncus == cap) {
-				struct cu_range *r;
-
-				if (cap >= MAX_CU_RANGES)
-					goto done;
-				cap = cap ? cap * 2 : 64;
-				r = realloc(m->cus, cap * sizeof(*r));
-				if (!r)
-					goto done;  /* no inline frames, nothing worse */
-				m->cus = r;
-			}
+			/* out of memory: no inline frames, nothing worse */
+			if (m->ncus >= MAX_CU_RANGES ||
+			    xp_array__reserve((void **)&m->cus, &cap, m->ncus + 1, sizeof(*m->cus), 64))
+				goto done;
 			m->cus[m->ncus++] = (struct cu_range){ start + bias, end + bias, *cu, bias };
 		}
 	}

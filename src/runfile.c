@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "safeopen.h"
 
 #ifdef XP_RUNFILE_ZSTD
@@ -425,16 +426,7 @@ static int spend_record(struct xp_reader *r, int from_block)
 /* Grows r->block to hold n bytes. */
 static int block_reserve(struct xp_reader *r, size_t n)
 {
-	unsigned char *p;
-
-	if (n <= r->block_cap)
-		return 0;
-	p = realloc(r->block, n);
-	if (!p)
-		return -ENOMEM;
-	r->block = p;
-	r->block_cap = n;
-	return 0;
+	return xp_array__reserve((void **)&r->block, &r->block_cap, n, 1, 4096);
 }
 
 /* Expands the zblock in r->rec into r->block. */
@@ -521,18 +513,8 @@ static int read_record(struct xp_reader *r, const struct xp_record_header **rec)
 		return reader_fail(r, -EBADMSG, "bad record size");
 	if (h.size > XP_RECORD_MAX)
 		return reader_fail(r, -EBADMSG, "record larger than the format allows");
-	if (h.size > r->rec_cap) {
-		size_t cap = r->rec_cap ? r->rec_cap : 4096;
-		unsigned char *p;
-
-		while (cap < h.size)
-			cap *= 2;
-		p = realloc(r->rec, cap);
-		if (!p)
-			return reader_fail(r, -ENOMEM, "out of memory");
-		r->rec = p;
-		r->rec_cap = cap;
-	}
+	if (xp_array__reserve((void **)&r->rec, &r->rec_cap, h.size, 1, 4096))
+		return reader_fail(r, -ENOMEM, "out of memory");
 	memcpy(r->rec, &h, sizeof(h));
 	err = read_exact(r, r->rec + sizeof(h), h.size - sizeof(h), &got_any);
 	if (err == -ENODATA)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "u64map.h"
 
 #define STRTAB_MAX_LEN (1u << 20)
@@ -109,18 +110,13 @@ int xp_strtab_intern(struct xp_strtab *t, const char *s, size_t len,
 		}
 	}
 	if (t->count == t->strs_cap) {
-		size_t cap = t->strs_cap ? t->strs_cap * 2 : 256;
-		char **strs = realloc(t->strs, cap * sizeof(*strs));
-		size_t *lens;
+		/* two arrays of one capacity: the same growth for each */
+		size_t strs_cap = t->strs_cap, lens_cap = t->strs_cap;
 
-		if (!strs)
+		if (xp_array__reserve((void **)&t->strs, &strs_cap, t->count + 1, sizeof(*t->strs), 256) ||
+		    xp_array__reserve((void **)&t->lens, &lens_cap, t->count + 1, sizeof(*t->lens), 256))
 			return -ENOMEM;
-		t->strs = strs;
-		lens = realloc(t->lens, cap * sizeof(*lens));
-		if (!lens)
-			return -ENOMEM;
-		t->lens = lens;
-		t->strs_cap = cap;
+		t->strs_cap = strs_cap;
 	}
 	copy = malloc(len + 1);
 	if (!copy)

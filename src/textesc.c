@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "utf8.h"
 
 /* Bytes of the sequence at s to escape (0: none, keep n bytes); *n is the
@@ -56,13 +57,8 @@ const char *xp_escn(const char *s, size_t len)
 		return s;
 	len = strnlen(s, len);
 	i = next++ % XP_ESC_SLOTS;
-	if (cap[i] < 4 * len + 1) {
-		out = realloc(slot[i], 4 * len + 1);
-		if (!out)
-			return "(out of memory)";
-		slot[i] = out;
-		cap[i] = 4 * len + 1;
-	}
+	if (xp_array__reserve((void **)&slot[i], &cap[i], 4 * len + 1, 1, 64))
+		return "(out of memory)";
 	out = slot[i];
 	for (size_t p = 0; p < len; p += n) {
 		const unsigned char *c = (const unsigned char *)s + p;

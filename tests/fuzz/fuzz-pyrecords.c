@@ -6,7 +6,7 @@
  * errors, never a crash, an overflow (UBSan) or a read out of bounds.
  *   scripts/fuzz pyrecords 60
  */
-// fuzz-sources: ingest/pystacks.c ingest/pylines.c src/u64map.c src/array.c
+// fuzz-sources: ingest/pystacks.c ingest/pylines.c src/u64map.c
 // fuzz-seeds: fixtures/*/launch-*.xpr tests/fuzz/corpus/pyrecords/*
 #include <errno.h>
 #include <stdio.h>
