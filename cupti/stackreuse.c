@@ -14,7 +14,7 @@
 #define TABLE_SLOTS 1024u               /* keys a thread remembers (more: copied again) */
 #define PROBES 8
 
-struct entry {
+struct reuse_slot {
 	uint64_t key;                   /* 0: free */
 	uint32_t id;
 	uint32_t uses;                  /* launches of the key since its last copy */
@@ -23,7 +23,7 @@ struct entry {
 static int enabled;
 static uint32_t next_id;                /* atomic */
 static pthread_key_t table_key;
-static __thread struct entry *table;
+static __thread struct reuse_slot *table;
 static __thread int table_failed;
 
 /* At thread exit; a CUDA call from a later destructor then copies. */
@@ -95,7 +95,7 @@ uint64_t xpc_reuse_key(uint32_t cbid, const char *symbol, uint64_t depth,
 	return k ? k : 1;
 }
 
-static struct entry *my_table(void)
+static struct reuse_slot *my_table(void)
 {
 	if (table || table_failed)
 		return table;
@@ -109,7 +109,7 @@ static struct entry *my_table(void)
 }
 
 /* Among the probes for key at, the entry holding key (0: a free one), or NULL. */
-static struct entry *probe(struct entry *t, uint64_t at, uint64_t key)
+static struct reuse_slot *probe(struct reuse_slot *t, uint64_t at, uint64_t key)
 {
 	for (unsigned i = 0; i < PROBES; i++)
 		if (t[(at + i) & (TABLE_SLOTS - 1)].key == key)
@@ -119,7 +119,7 @@ static struct entry *probe(struct entry *t, uint64_t at, uint64_t key)
 
 void xpc_reuse_dropped(uint64_t key)
 {
-	struct entry *e = key && table ? probe(table, key, key) : NULL;
+	struct reuse_slot *e = key && table ? probe(table, key, key) : NULL;
 
 	if (e && e->uses == 0)
 		e->key = 0;             /* its first copy is the one dropped */
@@ -127,7 +127,7 @@ void xpc_reuse_dropped(uint64_t key)
 
 enum xpc_reuse_what xpc_reuse_decide(uint64_t key, uint32_t *id)
 {
-	struct entry *t, *e;
+	struct reuse_slot *t, *e;
 
 	if (!key || !(t = my_table()))
 		return XPC_REUSE_OFF;

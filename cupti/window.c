@@ -39,7 +39,7 @@
 
 enum { RANGE_NONE, RANGE_PROFILER, RANGE_NVTX };
 
-struct span {
+struct corr_span {
 	uint64_t lo;                    /* correlation id of the opening call, 0: none */
 	uint64_t hi;                    /* of the closing call, 0: open or none */
 };
@@ -58,7 +58,7 @@ static struct {
 	int owner_depth;                /* its push depth inside that range */
 	uint64_t owner_id;              /* or the nvtxRangeStart id, 0: a push */
 	unsigned nspans;
-	struct span spans[MAX_SPANS];
+	struct corr_span spans[MAX_SPANS];
 } win = { .lock = PTHREAD_MUTEX_INITIALIZER, .count = 1 };
 
 static __thread int nvtx_depth;         /* pushes open on this thread */
@@ -125,7 +125,7 @@ static void open_locked(uint64_t corr, const char *why)
 	win.open = 1;
 	win.opened++;
 	if (win.range == RANGE_PROFILER && win.nspans < MAX_SPANS)
-		win.spans[win.nspans++] = (struct span){ .lo = corr };
+		win.spans[win.nspans++] = (struct corr_span){ .lo = corr };
 	__atomic_add_fetch(&xpc.window_gen, 1, __ATOMIC_RELEASE);
 	xpc_callbacks_switch(1);
 	xpc_activity_switch(1);

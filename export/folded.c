@@ -21,13 +21,13 @@
 
 #define MAX_DEPTH 4096              /* frames per stack; the tree is acyclic by construction */
 
-struct tree {
+struct folded_tree {
 	struct xp_stack_table s;    /* parent, frame and frame classes by id */
 	char **frame_text;          /* by frame id: the name as it appears in a line */
 	int64_t ntext;              /* entries of frame_text */
 };
 
-static void tree_free(struct tree *t)
+static void tree_free(struct folded_tree *t)
 {
 	for (int64_t i = 0; i < t->ntext; i++)
 		free(t->frame_text[i]);
@@ -52,7 +52,7 @@ static char *frame_text(const char *name, int kernel)
 static int keep_text(void *ctx, int64_t id, const char *symbol, const char *module,
 		     unsigned frame_class)
 {
-	struct tree *t = ctx;
+	struct folded_tree *t = ctx;
 
 	(void)module;
 	if (id >= t->ntext)
@@ -61,7 +61,7 @@ static int keep_text(void *ctx, int64_t id, const char *symbol, const char *modu
 	return t->frame_text[id] ? 0 : -ENOMEM;
 }
 
-static int load_tree(sqlite3 *db, struct tree *t)
+static int load_tree(sqlite3 *db, struct folded_tree *t)
 {
 	sqlite3_stmt *st;
 	int64_t n = 0;
@@ -102,8 +102,8 @@ struct line_in {
 };
 
 /* Text of one line (without the count) into a growing buffer. */
-static int render(const struct tree *t, const struct xp_folded_opts *o, const struct line_in *in,
-		  char **buf, size_t *cap, size_t *len)
+static int render(const struct folded_tree *t, const struct xp_folded_opts *o,
+		  const struct line_in *in, char **buf, size_t *cap, size_t *len)
 {
 	int64_t path[MAX_DEPTH], node = in->node;
 	int depth = 0, frames = 0, cut = 0, err, py_outer = -1, py_inner = -1;
@@ -196,7 +196,7 @@ static int render(const struct tree *t, const struct xp_folded_opts *o, const st
 int xp_folded_collect(sqlite3 *db, const struct xp_folded_opts *o, struct xp_wtab *lines,
 		      int side)
 {
-	struct tree t = { 0 };
+	struct folded_tree t = { 0 };
 	size_t cap = 0, len;
 	sqlite3_stmt *st = NULL;
 	char *buf = NULL, prefix[128];

@@ -10,7 +10,7 @@
 #define LINE 2u                 /* a Python line at or above */
 #define KNOWN 0x80u
 
-struct tree {
+struct reach_tree {
 	struct xp_stack_table s;    /* parent and frame classes by id */
 	uint8_t *ans;               /* KNOWN | bits once computed, else 0 */
 	int64_t *path;              /* scratch: a node's unanswered ancestors */
@@ -35,7 +35,7 @@ static int64_t max_of(sqlite3 *db, const char *sql)
 	return v;
 }
 
-static int load_tree(sqlite3 *db, struct tree *t)
+static int load_tree(sqlite3 *db, struct reach_tree *t)
 {
 	int err = xp_stack_table_load(db, NULL, NULL, &t->s);
 
@@ -47,7 +47,7 @@ static int load_tree(sqlite3 *db, struct tree *t)
 }
 
 /* PY and LINE of node id's own frame. */
-static unsigned own_bits(const struct tree *t, int64_t id)
+static unsigned own_bits(const struct reach_tree *t, int64_t id)
 {
 	unsigned c = t->s.frame_class[t->s.frame[id]];
 
@@ -56,7 +56,7 @@ static unsigned own_bits(const struct tree *t, int64_t id)
 
 /* Walks up to the first node whose answer is known (or the root), then
  * answers the nodes on the way down: each node is walked once overall. */
-static unsigned reaches(struct tree *t, int64_t id)
+static unsigned reaches(struct reach_tree *t, int64_t id)
 {
 	int64_t at = id, len = 0;
 	unsigned bits = 0;
@@ -76,7 +76,7 @@ static unsigned reaches(struct tree *t, int64_t id)
 
 int xp_python_reach(sqlite3 *db, sqlite3_stmt *rows, struct xp_python_reach *out)
 {
-	struct tree t = { 0 };
+	struct reach_tree t = { 0 };
 	int rc = SQLITE_DONE, err;
 
 	out->gpu_ns = out->python_ns = out->line_ns = 0;

@@ -18,7 +18,7 @@
 #include "report_priv.h"
 #include "timeline.h"
 
-struct span {
+struct time_span {
 	int64_t a, b;
 };
 
@@ -30,7 +30,7 @@ struct exposed {
 };
 
 /* The union of the class's ops, clipped to [w0, w1), in order. */
-static int union_of(const struct xp_tl *tl, int cls, int64_t w0, int64_t w1, struct span **out,
+static int union_of(const struct xp_tl *tl, int cls, int64_t w0, int64_t w1, struct time_span **out,
 		    size_t *n)
 {
 	size_t cap = 0;
@@ -50,13 +50,13 @@ static int union_of(const struct xp_tl *tl, int cls, int64_t w0, int64_t w1, str
 		}
 		if (xp_array__reserve((void **)out, &cap, *n + 1, sizeof(**out), 256))
 			return -ENOMEM;
-		(*out)[(*n)++] = (struct span){ a, b };
+		(*out)[(*n)++] = (struct time_span){ a, b };
 	}
 	return 0;
 }
 
 /* ns of [a, b) covered by the spans u (sorted, disjoint). */
-static int64_t covered(const struct span *u, size_t n, int64_t a, int64_t b)
+static int64_t covered(const struct time_span *u, size_t n, int64_t a, int64_t b)
 {
 	size_t lo = 0, hi = n;
 	int64_t ns = 0;
@@ -206,7 +206,7 @@ static int one_device(struct rep *R, struct xp_sites *sites, const struct xp_tl 
 {
 	int64_t gpid = tl->gpid, dev = tl->device;
 	int64_t w0 = R->o->since, w1 = R->o->until ? R->o->until : INT64_MAX, t[3] = { 0 };
-	struct span *comp = NULL, *comm = NULL;
+	struct time_span *comp = NULL, *comm = NULL;
 	struct exposed *e = NULL;
 	size_t nc = 0, nm = 0, ne = 0, cap = 0;
 	int rc;

@@ -9,7 +9,7 @@
 #include "array.h"
 #include "u64map.h"
 
-struct entry {
+struct borrowed_stack {
 	unsigned n;
 	uint64_t *ips;
 	int64_t stack;                  /* the stack id its launch made */
@@ -17,7 +17,7 @@ struct entry {
 
 struct xp_borrowed {
 	struct xp_u64map index;         /* (pid, key) -> entry number + 1 */
-	struct entry *e;
+	struct borrowed_stack *e;
 	size_t n, cap;
 };
 
@@ -42,11 +42,11 @@ void xp_borrowed_free(struct xp_borrowed *b)
 }
 
 /* The entry of a new key, appended. NULL: out of memory. */
-static struct entry *append(struct xp_borrowed *b)
+static struct borrowed_stack *append(struct xp_borrowed *b)
 {
 	if (xp_array__reserve((void **)&b->e, &b->cap, b->n + 1, sizeof(*b->e), 64))
 		return NULL;
-	b->e[b->n] = (struct entry){ 0, NULL, 0 };
+	b->e[b->n] = (struct borrowed_stack){ 0, NULL, 0 };
 	return &b->e[b->n++];
 }
 
@@ -54,7 +54,7 @@ int xp_borrowed_put(struct xp_borrowed *b, uint32_t pid, uint32_t key, const uin
 		    unsigned n, int64_t stack)
 {
 	uint64_t *slot, *copy;
-	struct entry *e;
+	struct borrowed_stack *e;
 	int fresh, how;
 
 	if (!key)
@@ -82,7 +82,7 @@ int xp_borrowed_put(struct xp_borrowed *b, uint32_t pid, uint32_t key, const uin
 		how = e->stack == stack ? XP_BORROWED_SAME : XP_BORROWED_DIFFERED;
 	}
 	free(e->ips);
-	*e = (struct entry){ n, copy, stack };
+	*e = (struct borrowed_stack){ n, copy, stack };
 	return how;
 }
 

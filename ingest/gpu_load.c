@@ -116,7 +116,7 @@ struct str_entry {
 enum { S_KERNEL, S_MEMCPY, S_MEMSET, S_SYNC, S_API, S_NVTX, S_NVTX_END, S_DEVICE, S_PROC,
        S_STATUS, S_CLOCK, S_LOST, S_GRAPH, S_RANK, S_COUNT };
 
-struct loader {
+struct gpu_loader {
 	sqlite3 *db;
 	const char *path;           /* base name, for source columns */
 	const struct xp_gpu_sink_ops *ops;
@@ -173,7 +173,7 @@ static const char *const ins_sql[S_COUNT] = {
 		    "origGraphId,execId,nodeType,correlationId) VALUES(?,?,?,?,?,?,?,?,?,?)",
 };
 
-static int str_add(struct loader *L, uint32_t id, const char *text, size_t len)
+static int str_add(struct gpu_loader *L, uint32_t id, const char *text, size_t len)
 {
 	uint64_t *slot;
 	int fresh;
@@ -201,21 +201,21 @@ static int str_add(struct loader *L, uint32_t id, const char *text, size_t len)
 }
 
 /* StringIds id for a stream string id; 0 stays NULL-ish "no name" = -1. */
-static struct str_entry *str_get(struct loader *L, uint32_t id)
+static struct str_entry *str_get(struct gpu_loader *L, uint32_t id)
 {
 	uint64_t *slot = id ? xp_u64map_find(&L->tab_index, id, 0) : NULL;
 
 	return slot ? &L->tab[*slot - 1] : NULL;
 }
 
-static int64_t unknown_sid(struct loader *L)
+static int64_t unknown_sid(struct gpu_loader *L)
 {
 	if (L->unknown_sid < 0)
 		L->unknown_sid = L->ops->intern_string(L->ctx, "[unknown]");
 	return L->unknown_sid;
 }
 
-static int64_t name_sid(struct loader *L, uint32_t id)
+static int64_t name_sid(struct gpu_loader *L, uint32_t id)
 {
 	struct str_entry *e = str_get(L, id);
 
@@ -226,7 +226,7 @@ static int64_t name_sid(struct loader *L, uint32_t id)
 	return unknown_sid(L);
 }
 
-static int kernel_names(struct loader *L, uint32_t id, int64_t *mangled, int64_t *dem,
+static int kernel_names(struct gpu_loader *L, uint32_t id, int64_t *mangled, int64_t *dem,
 			int64_t *shrt)
 {
 	struct str_entry *e = str_get(L, id);
@@ -387,7 +387,7 @@ static int check_gpu_record(const struct xp_record_header *h, const char **why)
 	return 0;
 }
 
-static int load_kernel(struct loader *L, const struct xp_gpu_kernel *k)
+static int load_kernel(struct gpu_loader *L, const struct xp_gpu_kernel *k)
 {
 	int64_t mangled = 0, dem = 0, shrt = 0;
 	int rc = kernel_names(L, k->name, &mangled, &dem, &shrt);
@@ -407,7 +407,7 @@ static int load_kernel(struct loader *L, const struct xp_gpu_kernel *k)
 }
 
 /* peer: the two GPUs of a copy between them, or NULL */
-static int load_memcpy(struct loader *L, const struct xp_gpu_memcpy *m,
+static int load_memcpy(struct gpu_loader *L, const struct xp_gpu_memcpy *m,
 		       const struct xp_gpu_memcpy_peer *peer)
 {
 	int64_t v[] = { (int64_t)m->start, (int64_t)m->end, m->device, m->context, m->stream,
@@ -429,7 +429,7 @@ static int load_memcpy(struct loader *L, const struct xp_gpu_memcpy *m,
 	return step(s);
 }
 
-static int load_memset(struct loader *L, const struct xp_gpu_memset *m)
+static int load_memset(struct gpu_loader *L, const struct xp_gpu_memset *m)
 {
 	int64_t v[] = { (int64_t)m->start, (int64_t)m->end, m->device, m->context, m->stream,
 			(int64_t)m->correlation_id, GLOBAL_PID(L->pid), m->value, (int64_t)m->bytes,
@@ -443,7 +443,7 @@ static int load_memset(struct loader *L, const struct xp_gpu_memset *m)
 	return step(s);
 }
 
-static int load_api(struct loader *L, const struct xp_gpu_api *a)
+static int load_api(struct gpu_loader *L, const struct xp_gpu_api *a)
 {
 	uint32_t pid = (a->pid == L->own_pid || a->pid == 0) ? L->pid : a->pid;
 	int64_t v[] = { (int64_t)a->start, (int64_t)a->end, (a->cbid >> 31) & 1,
@@ -458,7 +458,7 @@ static int load_api(struct loader *L, const struct xp_gpu_api *a)
 }
 
 /* A graph event: ts is the library's (CLOCK_MONOTONIC), as API records'. */
-static int load_graph(struct loader *L, const struct xp_gpu_graph *g)
+static int load_graph(struct gpu_loader *L, const struct xp_gpu_graph *g)
 {
 	uint32_t pid = (g->pid == L->own_pid || g->pid == 0) ? L->pid : g->pid;
 	int64_t v[] = { (int64_t)g->ts, GLOBAL_TID(pid, g->tid), g->event, g->graph_id,
@@ -471,7 +471,7 @@ static int load_graph(struct loader *L, const struct xp_gpu_graph *g)
 
 /* The process's rank: the mapped pid, the host as text (NUL within its 64
  * bytes, else cut there). */
-static int load_rank(struct loader *L, const struct xp_gpu_rank *k)
+static int load_rank(struct gpu_loader *L, const struct xp_gpu_rank *k)
 {
 	sqlite3_stmt *s = L->ins[S_RANK];
 	uint32_t pid = (k->pid == L->own_pid || k->pid == 0) ? L->pid : k->pid;
@@ -483,7 +483,7 @@ static int load_rank(struct loader *L, const struct xp_gpu_rank *k)
 	return step(s);
 }
 
-static int load_sync(struct loader *L, const struct xp_gpu_sync *y)
+static int load_sync(struct gpu_loader *L, const struct xp_gpu_sync *y)
 {
 	int64_t v[] = { (int64_t)y->start, (int64_t)y->end, GLOBAL_PID(L->pid),
 			(int64_t)y->correlation_id, y->context, y->stream, y->event, y->type, y->ret };
@@ -493,7 +493,7 @@ static int load_sync(struct loader *L, const struct xp_gpu_sync *y)
 	return step(L->ins[S_SYNC]);
 }
 
-static int load_nvtx(struct loader *L, const struct xp_gpu_nvtx *n)
+static int load_nvtx(struct gpu_loader *L, const struct xp_gpu_nvtx *n)
 {
 	uint32_t pid = (n->pid == L->own_pid || n->pid == 0) ? L->pid : n->pid;
 
@@ -517,7 +517,7 @@ static int load_nvtx(struct loader *L, const struct xp_gpu_nvtx *n)
 	return step(s);
 }
 
-static int load_device(struct loader *L, const struct xp_gpu_device *d)
+static int load_device(struct gpu_loader *L, const struct xp_gpu_device *d)
 {
 	static const char hex[] = "0123456789abcdef";
 	char uuid[33];
@@ -538,7 +538,7 @@ static int load_device(struct loader *L, const struct xp_gpu_device *d)
 	return step(s);
 }
 
-static int load_process(struct loader *L, const struct xp_gpu_process *p)
+static int load_process(struct gpu_loader *L, const struct xp_gpu_process *p)
 {
 	sqlite3_stmt *s = L->ins[S_PROC];
 
@@ -554,7 +554,7 @@ static int load_process(struct loader *L, const struct xp_gpu_process *p)
 	return step(s);
 }
 
-static int load_status(struct loader *L, const struct xp_gpu_status *t)
+static int load_status(struct gpu_loader *L, const struct xp_gpu_status *t)
 {
 	sqlite3_stmt *s = L->ins[S_STATUS];
 	int64_t v[] = { (int64_t)t->ts, L->pid, t->code, t->severity, t->detail };
@@ -565,7 +565,7 @@ static int load_status(struct loader *L, const struct xp_gpu_status *t)
 	return step(s);
 }
 
-static int load_clock(struct loader *L, const struct xp_gpu_clock *c)
+static int load_clock(struct gpu_loader *L, const struct xp_gpu_clock *c)
 {
 	int64_t v[] = { L->pid, (int64_t)c->mono_before, (int64_t)c->cupti_ts,
 			(int64_t)c->mono_after, c->when };
@@ -580,7 +580,7 @@ static int load_clock(struct loader *L, const struct xp_gpu_clock *c)
 	return step(L->ins[S_CLOCK]);
 }
 
-static int load_lost(struct loader *L, const struct xp_lost *l)
+static int load_lost(struct gpu_loader *L, const struct xp_lost *l)
 {
 	sqlite3_stmt *s = L->ins[S_LOST];
 	int64_t v[] = { (int64_t)l->ts, l->kind, l->reason, (int64_t)l->count };
@@ -591,7 +591,7 @@ static int load_lost(struct loader *L, const struct xp_lost *l)
 	return step(s);
 }
 
-static int load_record(struct loader *L, const struct xp_record_header *h)
+static int load_record(struct gpu_loader *L, const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
 
@@ -622,7 +622,7 @@ static int load_record(struct loader *L, const struct xp_record_header *h)
 }
 
 /* NVTX ranges: their END edges may come before their START. */
-static int finish_nvtx(struct loader *L)
+static int finish_nvtx(struct gpu_loader *L)
 {
 	static const char sql[] =
 		"UPDATE NVTX_EVENTS SET end = (SELECT min(e.ts) FROM temp.xp_nvtx_end e"
@@ -642,7 +642,7 @@ static const char *const cupti_timed[6][2] = {
 	{ "NVTX_EVENTS", "1" },
 };
 
-static int first_rowids(struct loader *L)
+static int first_rowids(struct gpu_loader *L)
 {
 	for (int i = 0; i < 6; i++) {
 		char sql[128];
@@ -663,7 +663,7 @@ static int first_rowids(struct loader *L)
  * exit pair it is interpolated linearly in CUPTI time (drift), with one it
  * is constant. Without any pair the times stay CUPTI's, and a warning row
  * in xp_gpu_status says so. */
-static int calibrate(struct loader *L)
+static int calibrate(struct gpu_loader *L)
 {
 	int64_t off[2], c[2], doff = 0, dc = 1;
 	int first = L->have_clk[0] ? 0 : 1;
@@ -719,7 +719,7 @@ static int calibrate(struct loader *L)
 int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_ops *ops,
 		       void *ctx, struct xp_gpu_load_stats *st, char *err, size_t errlen)
 {
-	struct loader L = { .db = db, .path = path, .ops = ops, .ctx = ctx, .st = st,
+	struct gpu_loader L = { .db = db, .path = path, .ops = ops, .ctx = ctx, .st = st,
 			    .unknown_sid = -1 };
 	struct xp_reader *r = NULL;
 	const struct xp_record_header *h;
