@@ -716,93 +716,117 @@ static int calibrate(struct gpu_loader *L)
 	return 0;
 }
 
+/* "PATH: database: why", for a failed statement; returns rc. */
+static int db_error(sqlite3 *db, const char *path, int rc, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: database: %s", path, sqlite3_errmsg(db));
+	return rc;
+}
+
+/* The stream's reader; the header must say GPU. 0 or -errno with err. */
+static int open_stream(struct xp_reader **r, const char *path, char *err, size_t errlen)
+{
+	const struct xp_file_header *fh;
+	int rc = xp_reader_open(r, path);
+
+	if (rc < 0) {
+		/* the reader stays open after a bad header, to say what was wrong */
+		if (*r)
+			snprintf(err, errlen, "%s at offset %llu: %s", path,
+				 (unsigned long long)xp_reader_offset(*r), xp_reader_error(*r));
+		else
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	fh = xp_reader_header(*r);
+	if (fh->stream != XP_STREAM_GPU) {
+		snprintf(err, errlen, "%s: not a GPU stream (stream kind %u)", path, fh->stream);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The temporary NVTX table, the rows already there, the inserts. 0 or -EIO. */
+static int prepare_load(struct gpu_loader *L)
+{
+	if (sqlite3_exec(L->db, "CREATE TEMP TABLE IF NOT EXISTS xp_nvtx_end(globalPid, rangeId, ts)",
+			 NULL, NULL, NULL) != SQLITE_OK || first_rowids(L) < 0)
+		return -EIO;
+	for (int i = 0; i < S_COUNT; i++)
+		if (sqlite3_prepare_v2(L->db, ins_sql[i], -1, &L->ins[i], NULL) != SQLITE_OK)
+			return -EIO;
+	return 0;
+}
+
+/* Every record of r into the tables, then the NVTX ends and the clock.
+ * 0 or -errno with err ("PATH at offset N: why"). */
+static int load_records(struct gpu_loader *L, struct xp_reader *r, const char *path, char *err,
+			size_t errlen)
+{
+	const struct xp_record_header *h;
+	const char *why = NULL;
+	int rc;
+
+	while ((rc = xp_reader_next(r, &h)) > 0) {
+		L->st->records++;
+		if (check_gpu_record(h, &why) < 0) {
+			snprintf(err, errlen, "%s at offset %llu: %s (type %u, %u bytes)", path,
+				 (unsigned long long)xp_reader_offset(r), why, h->type, h->size);
+			return -EBADMSG;
+		}
+		if (!span_fits(h->type, xp_record_payload(h), L->st))
+			continue;
+		rc = load_record(L, h);
+		if (rc == -EIO)
+			return db_error(L->db, path, rc, err, errlen);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s at offset %llu: %s", path,
+				 (unsigned long long)xp_reader_offset(r), strerror(-rc));
+			return rc;
+		}
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s at offset %llu: %s", path,
+			 (unsigned long long)xp_reader_offset(r), xp_reader_error(r));
+		finish_nvtx(L);
+		calibrate(L);
+		return rc;
+	}
+	rc = finish_nvtx(L);
+	if (rc == 0)
+		rc = calibrate(L);
+	return rc < 0 ? db_error(L->db, path, rc, err, errlen) : rc;
+}
+
 int xp_gpu_load_stream(sqlite3 *db, const char *path, const struct xp_gpu_sink_ops *ops,
 		       void *ctx, struct xp_gpu_load_stats *st, char *err, size_t errlen)
 {
 	struct gpu_loader L = { .db = db, .path = path, .ops = ops, .ctx = ctx, .st = st,
 			    .unknown_sid = -1 };
 	struct xp_reader *r = NULL;
-	const struct xp_record_header *h;
-	const struct xp_file_header *fh;
-	const char *why = NULL;
 	int rc;
 
 	xp_u64map_init(&L.tab_index);
 	memset(st, 0, sizeof(*st));
 	if (errlen)
 		err[0] = '\0';
-	rc = xp_reader_open(&r, path);
-	if (rc < 0) {
-		/* the reader stays open after a bad header, to say what was wrong */
-		if (r)
-			snprintf(err, errlen, "%s at offset %llu: %s", path,
-				 (unsigned long long)xp_reader_offset(r), xp_reader_error(r));
-		else
-			snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
-		xp_reader_close(r);
-		return rc;
-	}
+	rc = open_stream(&r, path, err, errlen);
+	if (rc < 0)
+		goto out;
 	if (ops->budget)
 		xp_reader_set_budget(r, ops->budget(ctx));
-	fh = xp_reader_header(r);
-	if (fh->stream != XP_STREAM_GPU) {
-		snprintf(err, errlen, "%s: not a GPU stream (stream kind %u)", path, fh->stream);
-		rc = -EINVAL;
-		goto out;
-	}
-	L.header_pid = L.pid = fh->pid;
+	L.header_pid = L.pid = xp_reader_header(r)->pid;
 	/* rows name their stream by file name: a run directory moves */
 	L.path = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	if (sqlite3_exec(db, "CREATE TEMP TABLE IF NOT EXISTS xp_nvtx_end(globalPid, rangeId, ts)",
-			 NULL, NULL, NULL) != SQLITE_OK) {
-		rc = -EIO;
-		goto sqlerr;
-	}
-	if (first_rowids(&L) < 0) {
-		rc = -EIO;
-		goto sqlerr;
-	}
-	for (int i = 0; i < S_COUNT; i++)
-		if (sqlite3_prepare_v2(db, ins_sql[i], -1, &L.ins[i], NULL) != SQLITE_OK) {
-			rc = -EIO;
-			goto sqlerr;
-		}
-	while ((rc = xp_reader_next(r, &h)) > 0) {
-		st->records++;
-		if (check_gpu_record(h, &why) < 0) {
-			snprintf(err, errlen, "%s at offset %llu: %s (type %u, %u bytes)", path,
-				 (unsigned long long)xp_reader_offset(r), why, h->type, h->size);
-			rc = -EBADMSG;
-			goto out;
-		}
-		if (!span_fits(h->type, xp_record_payload(h), st))
-			continue;
-		rc = load_record(&L, h);
-		if (rc == -EIO)
-			goto sqlerr;
-		if (rc < 0) {
-			snprintf(err, errlen, "%s at offset %llu: %s", path,
-				 (unsigned long long)xp_reader_offset(r), strerror(-rc));
-			goto out;
-		}
-	}
-	if (rc < 0) {
-		snprintf(err, errlen, "%s at offset %llu: %s", path,
-			 (unsigned long long)xp_reader_offset(r), xp_reader_error(r));
-		finish_nvtx(&L);
-		calibrate(&L);
-		goto out;
-	}
-	rc = finish_nvtx(&L);
-	if (rc == 0)
-		rc = calibrate(&L);
+	rc = prepare_load(&L);
 	if (rc < 0)
-		goto sqlerr;
-	st->pid = L.pid;
-	st->own_pid = L.own_pid;
-	goto out;
-sqlerr:
-	snprintf(err, errlen, "%s: database: %s", path, sqlite3_errmsg(db));
+		rc = db_error(db, path, rc, err, errlen);
+	else
+		rc = load_records(&L, r, path, err, errlen);
+	if (rc == 0) {
+		st->pid = L.pid;
+		st->own_pid = L.own_pid;
+	}
 out:
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(L.ins[i]);

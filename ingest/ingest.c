@@ -235,6 +235,62 @@ static int disk_full(sqlite3 *db, int err)
 	       (db && sqlite3_errcode(db) == SQLITE_FULL);
 }
 
+/* The temporary database t opened, in a transaction, with the schema.
+ * 0 or -errno with res->error. */
+static int open_tmpdb(struct xp_rundir *d, struct xp_tmpdb *t, const struct xp_load_opts *o,
+		      struct xp_load_result *res, sqlite3 **db)
+{
+	int err;
+
+	if (xp_tmpdb_open(d, t, db) != SQLITE_OK) {
+		snprintf(res->error, sizeof(res->error), "cannot open %s/%s: %s", o->run_dir, t->name,
+			 *db ? sqlite3_errmsg(*db) : "out of memory");
+		return -EIO;
+	}
+	if ((err = exec_sql(*db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+			    " PRAGMA cache_size=-65536;"
+			    " BEGIN;", res)))
+		return err;
+	if (xp_db_create_schema(*db) != SQLITE_OK || xp_gpu_schema_create(*db) != SQLITE_OK) {
+		snprintf(res->error, sizeof(res->error), "database: %s", sqlite3_errmsg(*db));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The run read into db, indexed, its launches named, the caller's step
+ * (the correlation) and the archive facts, all in the one transaction.
+ * 0 or -errno with res->error. */
+static int load_into(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
+{
+	struct xp_load_result keep;
+	int err = xp_load_run(db, o, res);
+
+	if (err)
+		return err;
+	keep = *res;
+	if (o->phase)
+		o->phase(o->progress_ctx, "indexing");
+	if (xp_db_create_indexes(db) != SQLITE_OK) {
+		snprintf(res->error, sizeof(res->error), "database: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	*res = keep;
+	if ((err = name_launches(db, res)) < 0)
+		return err;
+	if (o->after_load &&
+	    (err = o->after_load(o->after_load_ctx, db, res->error, sizeof(res->error))))
+		return err;
+	/* what a later diff or ls needs: host, GPU, versions, git describe */
+	if (o->phase)
+		o->phase(o->progress_ctx, "summing up the run");
+	if (xp_archive_record(db)) {
+		snprintf(res->error, sizeof(res->error), "archive facts: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	return 0;
+}
+
 /* The atomic write: a temporary database we create and lock, loaded,
  * then renamed over xpcorr.db. *cannot_write: the directory refused the
  * temporary file (read-only, no permission). */
@@ -256,51 +312,8 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 			 strerror(-err));
 		return err;
 	}
-	if (xp_tmpdb_open(d, &t, &db) != SQLITE_OK) {
-		snprintf(res->error, sizeof(res->error), "cannot open %s/%s: %s", o->run_dir, t.name,
-			 db ? sqlite3_errmsg(db) : "out of memory");
-		err = -EIO;
+	if ((err = open_tmpdb(d, &t, o, res, &db)) || (err = load_into(db, o, res)))
 		goto fail;
-	}
-	if ((err = exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			    " PRAGMA cache_size=-65536;"
-			    " BEGIN;", res)))
-		goto fail;
-	if (xp_db_create_schema(db) != SQLITE_OK || xp_gpu_schema_create(db) != SQLITE_OK) {
-		snprintf(res->error, sizeof(res->error), "database: %s", sqlite3_errmsg(db));
-		err = -EIO;
-		goto fail;
-	}
-	{
-		struct xp_load_result keep;
-
-		err = xp_load_run(db, o, res);
-		if (err)
-			goto fail;
-		keep = *res;
-		if (o->phase)
-			o->phase(o->progress_ctx, "indexing");
-		if (xp_db_create_indexes(db) != SQLITE_OK) {
-			snprintf(res->error, sizeof(res->error), "database: %s", sqlite3_errmsg(db));
-			err = -EIO;
-			goto fail;
-		}
-		*res = keep;
-		if ((err = name_launches(db, res)) < 0)
-			goto fail;
-		/* the caller's step in the same transaction (the correlation) */
-		if (o->after_load &&
-		    (err = o->after_load(o->after_load_ctx, db, res->error, sizeof(res->error))))
-			goto fail;
-		/* what a later diff or ls needs: host, GPU, versions, git describe */
-		if (o->phase)
-			o->phase(o->progress_ctx, "summing up the run");
-		if (xp_archive_record(db)) {
-			snprintf(res->error, sizeof(res->error), "archive facts: %s", sqlite3_errmsg(db));
-			err = -EIO;
-			goto fail;
-		}
-	}
 	if (o->phase)
 		o->phase(o->progress_ctx, "writing the database");
 	if ((err = cancelled(o, res)) || (err = exec_sql(db, "COMMIT;", res)))

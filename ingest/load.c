@@ -692,12 +692,97 @@ static void gpu_stream_read(struct loader *L, const char *path)
 	L->o->progress(L->o->progress_ctx, L->bytes_done, L->bytes_total);
 }
 
+/* The statements and the modules every run has: 0 or -errno. */
+static int loader_prepare(struct loader *L)
+{
+	int err;
+
+	for (int i = 0; i < NSTMT; i++)
+		if (sqlite3_prepare_v2(L->db, stmt_sql[i], -1, &L->st[i], NULL) != SQLITE_OK)
+			return db_fail(L, stmt_sql[i]);
+	if ((err = xp_loader_intern_str(L, "[kernel.kallsyms]", &L->kernel_module)) ||
+	    (err = xp_loader_intern_str(L, "[unknown]", &L->unknown_module)) ||
+	    (err = xp_loader_intern_str(L, "[jit]", &L->jit_module)))
+		return err;
+	return 0;
+}
+
+/* The run's streams into *names (*n of them, sorted), their bytes into
+ * L->bytes_total; a directory without cpu.xpr is no run. 0 or -errno. */
+static int list_streams(struct loader *L, struct dirent ***names, int *n)
+{
+	const char *dir = L->o->run_dir;
+	struct xp_load_result *res = L->res;
+	char path[4096];
+	int has_cpu = 0;
+
+	*n = scandir(dir, names, is_stream, alphasort);
+	if (*n < 0) {
+		int err = -errno;
+
+		*n = 0;
+		snprintf(res->error, sizeof(res->error), "cannot read %s: %s", dir, strerror(-err));
+		return err;
+	}
+	if (*n > MAX_STREAMS) {
+		snprintf(res->error, sizeof(res->error), "%s: %d streams, more than %d", dir, *n,
+			 MAX_STREAMS);
+		return -E2BIG;
+	}
+	L->stream_records = calloc((size_t)*n + 1, sizeof(*L->stream_records));
+	if (!L->stream_records)
+		return -ENOMEM;
+	for (int i = 0; i < *n; i++) {
+		const char *file = (*names)[i]->d_name;
+		struct stat st;
+
+		has_cpu |= !strcmp(file, "cpu.xpr");
+		snprintf(path, sizeof(path), "%s/%s", dir, file);
+		/* lstat: a link is not read, its target's size is not ours */
+		if (!lstat(path, &st) && S_ISREG(st.st_mode))   /* GPU streams: read once */
+			L->bytes_total += (is_gpu_stream(file) ? 1 : 2) * (uint64_t)st.st_size;
+	}
+	if (!has_cpu) {
+		snprintf(res->error, sizeof(res->error), "%s/cpu.xpr: no such file (not a run"
+			 " directory?)", dir);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The three passes over the streams (pass_what). 0 or -errno. */
+static int read_streams(struct loader *L, struct dirent **names, int n)
+{
+	const struct xp_load_opts *o = L->o;
+	char path[4096];
+	int err;
+
+	for (int pass = 1; pass <= 3; pass++) {
+		announce(o, pass_what[pass - 1]);
+		for (int i = 0; i < n; i++) {
+			const char *file = names[i]->d_name;
+
+			if ((pass == 3) != is_gpu_stream(file))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", o->run_dir, file);
+			err = pass == 3 ? load_gpu_stream(L, path, file)
+					: load_stream(L, path, file, pass, i);
+			if (err)
+				return err;
+			if (pass == 3)
+				gpu_stream_read(L, path);
+		}
+	}
+	if (o->progress)        /* every stream read */
+		o->progress(o->progress_ctx, L->bytes_total, L->bytes_total);
+	return 0;
+}
+
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
 {
 	struct loader *L = calloc(1, sizeof(*L));
 	struct dirent **names = NULL;
-	char path[4096];
-	int n = 0, err = 0, has_cpu = 0;
+	int n = 0, err;
 
 	memset(res, 0, sizeof(*res));
 	if (!L)
@@ -710,75 +795,12 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->pm_budget = (struct xp_perfmap_budget){ XP_PERFMAP_RUN_BYTES, XP_PERFMAP_RUN_LINES };
 	budget_init(L);
 	xp_stacktree_init(&L->tree);
-	if ((err = loader_alloc(L)))
-		goto out;
-	for (int i = 0; i < NSTMT; i++) {
-		if (sqlite3_prepare_v2(db, stmt_sql[i], -1, &L->st[i], NULL) != SQLITE_OK) {
-			err = db_fail(L, stmt_sql[i]);
-			goto out;
-		}
+	if (!(err = loader_alloc(L)) && !(err = loader_prepare(L)) &&
+	    !(err = list_streams(L, &names, &n)) && !(err = load_meta(L)) &&
+	    !(err = load_kallsyms(L)) && !(err = read_streams(L, names, n))) {
+		announce(o, "writing modules, threads and Python code");
+		err = finish(L);
 	}
-	if ((err = xp_loader_intern_str(L, "[kernel.kallsyms]", &L->kernel_module)) ||
-	    (err = xp_loader_intern_str(L, "[unknown]", &L->unknown_module)) ||
-	    (err = xp_loader_intern_str(L, "[jit]", &L->jit_module)))
-		goto out;
-	n = scandir(o->run_dir, &names, is_stream, alphasort);
-	if (n < 0) {
-		err = -errno;
-		n = 0;
-		snprintf(res->error, sizeof(res->error), "cannot read %s: %s", o->run_dir,
-			 strerror(-err));
-		goto out;
-	}
-	if (n > MAX_STREAMS) {
-		snprintf(res->error, sizeof(res->error), "%s: %d streams, more than %d",
-			 o->run_dir, n, MAX_STREAMS);
-		err = -E2BIG;
-		goto out;
-	}
-	L->stream_records = calloc((size_t)n + 1, sizeof(*L->stream_records));
-	if (!L->stream_records) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < n; i++) {
-		struct stat st;
-
-		has_cpu |= !strcmp(names[i]->d_name, "cpu.xpr");
-		snprintf(path, sizeof(path), "%s/%s", o->run_dir, names[i]->d_name);
-		/* lstat: a link is not read, its target's size is not ours */
-		if (!lstat(path, &st) && S_ISREG(st.st_mode))   /* GPU streams: read once */
-			L->bytes_total += (is_gpu_stream(names[i]->d_name) ? 1 : 2) * (uint64_t)st.st_size;
-	}
-	if (!has_cpu) {
-		snprintf(res->error, sizeof(res->error), "%s/cpu.xpr: no such file (not a run"
-			 " directory?)", o->run_dir);
-		err = -ENOENT;
-		goto out;
-	}
-	if ((err = load_meta(L)) || (err = load_kallsyms(L)))
-		goto out;
-	for (int pass = 1; pass <= 3; pass++) {
-		announce(o, pass_what[pass - 1]);
-		for (int i = 0; i < n; i++) {
-			const char *file = names[i]->d_name;
-
-			if ((pass == 3) != is_gpu_stream(file))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", o->run_dir, file);
-			err = pass == 3 ? load_gpu_stream(L, path, file)
-					: load_stream(L, path, file, pass, i);
-			if (err)
-				goto out;
-			if (pass == 3)
-				gpu_stream_read(L, path);
-		}
-	}
-	if (o->progress)        /* every stream read */
-		o->progress(o->progress_ctx, L->bytes_total, L->bytes_total);
-	announce(o, "writing modules, threads and Python code");
-	err = finish(L);
-out:
 	if (err == -ENOMEM && !res->error[0])
 		snprintf(res->error, sizeof(res->error), "out of memory");
 	else if (err && !res->error[0])

@@ -61,6 +61,46 @@ static int task_row(struct loader *L, uint64_t ts, const char *event, uint32_t p
 	return xp_loader_step(L, STMT_TASK);
 }
 
+/* A mapping: its module (build id), the address space, the row. 1 or -errno. */
+static int mmap_record(struct loader *L, const struct xp_record_header *h, const void *p,
+		       uint32_t len)
+{
+	const struct xp_mmap *m = p;
+	sqlite3_stmt *s = L->st[STMT_MAPPING];
+	const char *path;
+	uint32_t module;
+	int64_t path_id;
+	size_t bid_len;
+	int err;
+
+	if (len < sizeof(*m) || !(path = xp_record_path(h, sizeof(*m), m->path_len)))
+		return -EBADMSG;
+	bid_len = (m->flags & XP_MMAP_HAS_BUILD_ID) ? m->build_id_size : 0;
+	if (bid_len > XP_BUILD_ID_MAX)
+		return -EBADMSG;
+	err = xp_symbolizer_module(L->sym, path, m->build_id, bid_len, &module);
+	if (err)
+		return err;
+	err = xp_mappings_add(L->maps, m->pid, m->ts, m->addr, m->len, m->pgoff, module,
+			      !!(m->flags & XP_MMAP_FROM_PROC));
+	if (err == -EINVAL)
+		return -EBADMSG;
+	if (err)
+		return err;
+	err = xp_loader_intern_str(L, path, &path_id);
+	if (err)
+		return err;
+	sqlite3_bind_int64(s, 1, m->pid);
+	sqlite3_bind_int64(s, 2, (int64_t)m->addr);
+	sqlite3_bind_int64(s, 3, (int64_t)(m->addr + m->len));
+	sqlite3_bind_int64(s, 4, (int64_t)m->pgoff);
+	sqlite3_bind_int64(s, 5, (int64_t)m->ts);
+	sqlite3_bind_int(s, 6, !!(m->flags & XP_MMAP_FROM_PROC));
+	sqlite3_bind_int64(s, 7, module + 1);
+	err = xp_loader_step(L, STMT_MAPPING);
+	return err ? err : 1;
+}
+
 /* Pass 1: tasks and mappings. 1 handled, 0 not this pass, -EBADMSG malformed. */
 int xp_loader_pass1_record(struct loader *L, const struct xp_record_header *h)
 {
@@ -107,42 +147,8 @@ int xp_loader_pass1_record(struct loader *L, const struct xp_record_header *h)
 			err = xp_mappings_exec(L->maps, e->pid, e->ts);
 		return err ? err : 1;
 	}
-	case XP_REC_MMAP: {
-		const struct xp_mmap *m = p;
-		sqlite3_stmt *s = L->st[STMT_MAPPING];
-		const char *path;
-		uint32_t module;
-		int64_t path_id;
-		size_t bid_len;
-		int err;
-
-		if (len < sizeof(*m) || !(path = xp_record_path(h, sizeof(*m), m->path_len)))
-			return -EBADMSG;
-		bid_len = (m->flags & XP_MMAP_HAS_BUILD_ID) ? m->build_id_size : 0;
-		if (bid_len > XP_BUILD_ID_MAX)
-			return -EBADMSG;
-		err = xp_symbolizer_module(L->sym, path, m->build_id, bid_len, &module);
-		if (err)
-			return err;
-		err = xp_mappings_add(L->maps, m->pid, m->ts, m->addr, m->len, m->pgoff, module,
-				      !!(m->flags & XP_MMAP_FROM_PROC));
-		if (err == -EINVAL)
-			return -EBADMSG;
-		if (err)
-			return err;
-		err = xp_loader_intern_str(L, path, &path_id);
-		if (err)
-			return err;
-		sqlite3_bind_int64(s, 1, m->pid);
-		sqlite3_bind_int64(s, 2, (int64_t)m->addr);
-		sqlite3_bind_int64(s, 3, (int64_t)(m->addr + m->len));
-		sqlite3_bind_int64(s, 4, (int64_t)m->pgoff);
-		sqlite3_bind_int64(s, 5, (int64_t)m->ts);
-		sqlite3_bind_int(s, 6, !!(m->flags & XP_MMAP_FROM_PROC));
-		sqlite3_bind_int64(s, 7, module + 1);
-		err = xp_loader_step(L, STMT_MAPPING);
-		return err ? err : 1;
-	}
+	case XP_REC_MMAP:
+		return mmap_record(L, h, p, len);
 	case XP_REC_AUTOGRAD:
 	case XP_REC_AUTOGRAD_INFO:
 		/* PyTorch's autograd at launches, joined after the load */
