@@ -220,6 +220,52 @@ struct skew {
 	size_t n, cap;
 };
 
+/* The columns after the GPU row's of its attribution (a, at: its API call,
+ * NULL when none), counted in sum; a kernel's launch-to-start time into sk.
+ * 0 or -ENOMEM. */
+static int attribution_row(const struct xc_api *a, const struct xc_attr *at, int64_t start,
+			   int64_t dur, struct xc_batch *ins, struct xc_summary *sum,
+			   struct skew *sk)
+{
+	sum->gpu_rows++;
+	sum->gpu_ns = xc_sat_add(sum->gpu_ns, dur);
+	if (!at) {
+		sum->no_api++;
+		sum->rows_none++;
+		sum->ns_none = xc_sat_add(sum->ns_none, dur);
+		xc_batch_null(ins);
+		xc_batch_null(ins);
+		xc_batch_text(ins, "none");
+		xc_batch_text(ins, "no API record");
+		xc_batch_int(ins, 0);
+		return 0;
+	}
+	if (at->how == XC_EXACT) {
+		sum->rows_exact++;
+		sum->ns_exact = xc_sat_add(sum->ns_exact, dur);
+	} else if (at->how == XC_INFERRED) {
+		sum->rows_inferred++;
+		sum->ns_inferred = xc_sat_add(sum->ns_inferred, dur);
+	} else {
+		sum->rows_none++;
+		sum->ns_none = xc_sat_add(sum->ns_none, dur);
+	}
+	xc_batch_int(ins, a->id);
+	if (at->stack_id == XC_NO_STACK)
+		xc_batch_null(ins);
+	else
+		xc_batch_int(ins, at->stack_id);
+	xc_batch_text(ins, xc_how_name(at->how));
+	xc_batch_text(ins, xc_reason_name(at->reason));
+	xc_batch_int(ins, at->distance_ns);
+	if (sk && start > 0) {
+		if (grow((void **)&sk->d, &sk->cap, sk->n, sizeof(*sk->d)))
+			return -ENOMEM;
+		sk->d[sk->n++] = start - (int64_t)a->start;
+	}
+	return 0;
+}
+
 /* Attributes every row of one GPU table through its API call. */
 static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct xc_result *res,
 			   const char *table, struct xc_summary *sum, struct skew *sk,
@@ -260,45 +306,8 @@ static int attribute_table(sqlite3 *db, const struct xc_input *in, const struct 
 		}
 		xc_batch_text(&ins, table);
 		xc_batch_int(&ins, sqlite3_column_int64(sel, 0));
-		sum->gpu_rows++;
-		sum->gpu_ns = xc_sat_add(sum->gpu_ns, dur);
-		if (!at) {
-			sum->no_api++;
-			sum->rows_none++;
-			sum->ns_none = xc_sat_add(sum->ns_none, dur);
-			xc_batch_null(&ins);
-			xc_batch_null(&ins);
-			xc_batch_text(&ins, "none");
-			xc_batch_text(&ins, "no API record");
-			xc_batch_int(&ins, 0);
-		} else {
-			if (at->how == XC_EXACT) {
-				sum->rows_exact++;
-				sum->ns_exact = xc_sat_add(sum->ns_exact, dur);
-			} else if (at->how == XC_INFERRED) {
-				sum->rows_inferred++;
-				sum->ns_inferred = xc_sat_add(sum->ns_inferred, dur);
-			} else {
-				sum->rows_none++;
-				sum->ns_none = xc_sat_add(sum->ns_none, dur);
-			}
-			xc_batch_int(&ins, a->id);
-			if (at->stack_id == XC_NO_STACK)
-				xc_batch_null(&ins);
-			else
-				xc_batch_int(&ins, at->stack_id);
-			xc_batch_text(&ins, xc_how_name(at->how));
-			xc_batch_text(&ins, xc_reason_name(at->reason));
-			xc_batch_int(&ins, at->distance_ns);
-			if (sk && start > 0) {
-				if (grow((void **)&sk->d, &sk->cap, sk->n, sizeof(*sk->d))) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				sk->d[sk->n++] = start - (int64_t)a->start;
-			}
-		}
-		if ((rc = xc_batch_row(&ins)) < 0)
+		if ((rc = attribution_row(a, at, start, dur, &ins, sum, sk)) < 0 ||
+		    (rc = xc_batch_row(&ins)) < 0)
 			goto out;
 	}
 	rc = step == SQLITE_DONE ? xc_batch_flush(&ins) : -EIO;
@@ -377,6 +386,40 @@ out:
 	return rc;
 }
 
+/* The samples read thread by thread and joined to the launches and calls
+ * (xc_join); those inside a call are tagged with it. 0 or -errno. */
+static int join_samples(sqlite3 *db, struct xc_input *in, struct xc_result *res,
+			struct db_iter *it)
+{
+	int rc = open_samples(db, in, it);
+
+	if (rc < 0)
+		return rc;
+	xc_batch_init(&it->tag, db, "xp_sample_api(sample_id, api_rowid)", 2);
+	in->next_sample = next_sample;
+	in->sample_ctx = it;
+	in->on_sample_in_api = on_in_api;
+	in->in_api_ctx = it;
+	rc = xc_join(in, res);
+	if (rc == 0)
+		rc = xc_batch_flush(&it->tag);
+	return rc;
+}
+
+/* The kernels' launch-to-start times: the least, the median, how many < 0. */
+static void sum_skew(struct skew *sk, struct xc_summary *out)
+{
+	if (!sk->n)
+		return;
+	qsort(sk->d, sk->n, sizeof(*sk->d), cmp_i64);
+	out->skew_n = sk->n;
+	out->skew_min_ns = sk->d[0];
+	out->skew_median_ns = sk->n % 2 ? sk->d[sk->n / 2] :
+			      (sk->d[sk->n / 2 - 1] + sk->d[sk->n / 2]) / 2;
+	for (size_t i = 0; i < sk->n && sk->d[i] < 0; i++)
+		out->skew_negative++;
+}
+
 int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 {
 	static const char prologue[] =
@@ -401,17 +444,7 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 		return -EIO;
 	if ((rc = read_launches(db, &in)) < 0 || (rc = read_apis(db, &in, &groups)) < 0)
 		goto out;
-	if ((rc = open_samples(db, &in, &it)) < 0)
-		goto out;
-	xc_batch_init(&it.tag, db, "xp_sample_api(sample_id, api_rowid)", 2);
-	in.next_sample = next_sample;
-	in.sample_ctx = &it;
-	in.on_sample_in_api = on_in_api;
-	in.in_api_ctx = &it;
-	rc = xc_join(&in, &res);
-	if (rc == 0)
-		rc = xc_batch_flush(&it.tag);
-	if (rc < 0)
+	if ((rc = join_samples(db, &in, &res, &it)) < 0)
 		goto out;
 	memcpy(out->reasons, res.reasons, sizeof(out->reasons));
 	out->samples_in_api = res.samples_in_api;
@@ -431,15 +464,7 @@ int xc_correlate_db(sqlite3 *db, struct xc_summary *out)
 	    (rc = attribute_table(db, &in, &res, "MEMSET", out, NULL, &groups)) < 0 ||
 	    (rc = xc_groups_write(db, &groups)) < 0)
 		goto out;
-	if (sk.n) {
-		qsort(sk.d, sk.n, sizeof(*sk.d), cmp_i64);
-		out->skew_n = sk.n;
-		out->skew_min_ns = sk.d[0];
-		out->skew_median_ns = sk.n % 2 ? sk.d[sk.n / 2] :
-				      (sk.d[sk.n / 2 - 1] + sk.d[sk.n / 2]) / 2;
-		for (size_t i = 0; i < sk.n && sk.d[i] < 0; i++)
-			out->skew_negative++;
-	}
+	sum_skew(&sk, out);
 	rc = write_counts(db, out);
 	/* built after the rows: the report joins GPU rows to their attribution */
 	if (rc == 0 && sqlite3_exec(db, XP_SQL_ATTRIBUTION_INDEX, NULL, NULL, NULL) != SQLITE_OK)
