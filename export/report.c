@@ -583,19 +583,54 @@ static int cmp_shown(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-/* The launching stacks of one kernel, biggest share first. */
-static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, int *first_csv)
+/* Text: the merged stacks, biggest share first, as many as --stacks. */
+static void print_shown(struct rep *R, struct shown_list *l, int indent_text)
+{
+	if (l->n)       /* qsort(NULL, 0, ...) is undefined */
+		qsort(l->v, l->n, sizeof(*l->v), cmp_shown);
+	for (size_t i = 0; i < l->n && i < R->o->stacks; i++) {
+		char line[1200];
+
+		snprintf(line, sizeof(line), "%*s%5.1f%%  %-8s  %s", indent_text, "",
+			 l->v[i].share, l->v[i].how, l->v[i].text);
+		xp_rep_put_row(R, line);
+	}
+}
+
+/* JSON: one launching stack of a kernel (id < 0: unattributed, why). */
+static void json_stack(struct rep *R, int64_t id, int64_t ns, double share, const char *how,
+		       const char *why, const char *stack)
+{
+	jsonw_obj_begin(&R->json);
+	jsonw_key(&R->json, "share_pct");
+	jsonw_fixed(&R->json, share, 1);
+	jsonw_key(&R->json, "gpu_ns");
+	jsonw_int(&R->json, ns);
+	jsonw_key(&R->json, "how");
+	jsonw_str(&R->json, how);
+	if (id < 0) {
+		jsonw_key(&R->json, "reason");
+		jsonw_str(&R->json, why ? why : "?");
+	} else {
+		jsonw_key(&R->json, "stack_id");
+		jsonw_int(&R->json, id);
+	}
+	jsonw_key(&R->json, "frames");
+	jsonw_str(&R->json, stack);
+	if (id > 0) {
+		jsonw_key(&R->json, "frame_list");
+		json_frames(R, id);
+	}
+	jsonw_obj_end(&R->json);
+}
+
+/* A kernel's launching stacks (bound later to :key), from the groups
+ * table the correlation wrote or, without it, from the attribution. */
+static int prepare_kernel_stacks(struct rep *R, unsigned limit, sqlite3_stmt **s)
 {
 	const struct xp_report_opts *o = R->o;
-	char sql[1024], f[256], stack[1024];
-	struct shown_list seen = { 0 };
-	unsigned limit;
-	sqlite3_stmt *s;
-	int rc;
+	char sql[1024], f[256];
 
-	/* text merges the stacks that read the same (they differ only in frames
-	 * cut from the view): take more of them than are shown */
-	limit = o->format == XP_FMT_TEXT ? MERGE_MAX : o->stacks;
 	xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
 	if (R->groups)
 		snprintf(sql, sizeof(sql), "SELECT stack_id, how, reason, gpu_ns FROM"
@@ -607,7 +642,23 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 			 " ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid WHERE k.%s = :key AND %s"
 			 " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3 LIMIT %u",
 			 o->mangled ? "mangledName" : "demangledName", f, limit);
-	if (xp_rep_prepare(R, sql, &s) < 0)
+	return xp_rep_prepare(R, sql, s);
+}
+
+/* The launching stacks of one kernel, biggest share first. */
+static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, int *first_csv)
+{
+	const struct xp_report_opts *o = R->o;
+	char stack[1024];
+	struct shown_list seen = { 0 };
+	unsigned limit;
+	sqlite3_stmt *s;
+	int rc;
+
+	/* text merges the stacks that read the same (they differ only in frames
+	 * cut from the view): take more of them than are shown */
+	limit = o->format == XP_FMT_TEXT ? MERGE_MAX : o->stacks;
+	if (prepare_kernel_stacks(R, limit, &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":key"), g->key);
 	if (o->format == XP_FMT_JSON) {
@@ -635,43 +686,14 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 			fputs(item, R->out);     /* inside the quoted cell opened by the caller */
 			*first_csv = 0;
 		} else {
-			jsonw_obj_begin(&R->json);
-			jsonw_key(&R->json, "share_pct");
-			jsonw_fixed(&R->json, share, 1);
-			jsonw_key(&R->json, "gpu_ns");
-			jsonw_int(&R->json, t);
-			jsonw_key(&R->json, "how");
-			jsonw_str(&R->json, how);
-			if (id < 0) {
-				jsonw_key(&R->json, "reason");
-				jsonw_str(&R->json, why ? why : "?");
-			} else {
-				jsonw_key(&R->json, "stack_id");
-				jsonw_int(&R->json, id);
-			}
-			jsonw_key(&R->json, "frames");
-			jsonw_str(&R->json, stack);
-			if (id > 0) {
-				jsonw_key(&R->json, "frame_list");
-				json_frames(R, id);
-			}
-			jsonw_obj_end(&R->json);
+			json_stack(R, id, t, share, how, why, stack);
 		}
 	}
 	if (o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
 	sqlite3_finalize(s);
-	if (rc == SQLITE_DONE && o->format == XP_FMT_TEXT) {
-		if (seen.n)     /* qsort(NULL, 0, ...) is undefined */
-			qsort(seen.v, seen.n, sizeof(*seen.v), cmp_shown);
-		for (size_t i = 0; i < seen.n && i < o->stacks; i++) {
-			char line[1200];
-
-			snprintf(line, sizeof(line), "%*s%5.1f%%  %-8s  %s", indent_text, "",
-				 seen.v[i].share, seen.v[i].how, seen.v[i].text);
-			xp_rep_put_row(R, line);
-		}
-	}
+	if (rc == SQLITE_DONE && o->format == XP_FMT_TEXT)
+		print_shown(R, &seen, indent_text);
 	for (size_t i = 0; i < seen.n; i++)
 		free(seen.v[i].text);
 	free(seen.v);

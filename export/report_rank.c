@@ -20,6 +20,73 @@
 /* (for snprintf formats: the LIKE patterns' percent signs doubled) */
 #define IS_COLLECTIVE(name) "(" name " LIKE 'nccl%%' OR " name " LIKE '%%gloo%%')"
 
+/* The ranks table's head in R's format. */
+static void rank_header(struct rep *R)
+{
+	const struct xp_report_opts *o = R->o;
+
+	if (o->format == XP_FMT_TEXT) {
+		char head[256];
+
+		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
+		xp_rep_put_row(R, head);
+		xp_rep_put_row(R, "");
+		xp_rep_put_row(R, "  Rank  World   GPU Time (ns)  Kernels  Collectives (ns)  Coll (%)"
+			       "  Sync Wait (ns)      PID  Host");
+		xp_rep_put_row(R, "  ----  -----   -------------  -------  ----------------  --------"
+			       "  --------------      ---  ----");
+	} else if (o->format == XP_FMT_CSV) {
+		fputs("\"Section\",\"Rank\",\"World\",\"PID\",\"Host\",\"GPU Time (ns)\",\"Kernels\","
+		      "\"Collectives (ns)\",\"Sync Wait (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\"\n",
+		      R->out);
+	} else {
+		jsonw_key(&R->json, "ranks");
+		jsonw_arr_begin(&R->json);
+	}
+}
+
+/* One rank's row (per_rank's statement) in R's format. */
+static void rank_row(struct rep *R, sqlite3_stmt *s)
+{
+	const struct xp_report_opts *o = R->o;
+	/* a merged job's pids carry their run in the high bits (gtid.h) */
+	int64_t rank = sqlite3_column_int64(s, 0), pid = xp_pid_local((uint64_t)sqlite3_column_int64(s, 2));
+	int64_t world = sqlite3_column_int64(s, 3), gpu = sqlite3_column_int64(s, 4);
+	int64_t kernels = sqlite3_column_int64(s, 5), coll = sqlite3_column_int64(s, 6);
+	int64_t wait = sqlite3_column_int64(s, 7);
+	const char *host = (const char *)sqlite3_column_text(s, 1);
+	double pct = gpu ? 100.0 * (double)coll / (double)gpu : 0;
+
+	if (o->format == XP_FMT_TEXT) {
+		char line[512];
+
+		snprintf(line, sizeof(line), "  %4lld  %5lld  %14lld  %7lld  %16lld  %8.1f  %14lld"
+			 "  %7lld  %s", (long long)rank, (long long)world, (long long)gpu,
+			 (long long)kernels, (long long)coll, pct, (long long)wait, (long long)pid, host);
+		xp_rep_put_row(R, line);
+	} else if (o->format == XP_FMT_CSV) {
+		fprintf(R->out, "\"rank\",%lld,%lld,%lld,", (long long)rank, (long long)world,
+			(long long)pid);
+		xp_rep_csv_str(R->out, host);
+		fprintf(R->out, ",%lld,%lld,%lld,%lld,\"\",,\n", (long long)gpu, (long long)kernels,
+			(long long)coll, (long long)wait);
+	} else {
+		struct jsonw *w = &R->json;
+
+		jsonw_obj_begin(w);
+		jsonw_key(w, "rank"); jsonw_int(w, rank);
+		jsonw_key(w, "world_size"); jsonw_int(w, world);
+		jsonw_key(w, "pid"); jsonw_int(w, pid);
+		jsonw_key(w, "host"); jsonw_str(w, host);
+		jsonw_key(w, "gpu_ns"); jsonw_int(w, gpu);
+		jsonw_key(w, "kernels"); jsonw_int(w, kernels);
+		jsonw_key(w, "collective_ns"); jsonw_int(w, coll);
+		jsonw_key(w, "sync_wait_ns"); jsonw_int(w, wait);
+		jsonw_obj_end(w);
+	}
+}
+
+/* The ranks table: each rank's GPU time, kernels, collectives, sync wait. */
 static int per_rank(struct rep *R, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
@@ -45,61 +112,10 @@ static int per_rank(struct rep *R, size_t *rows)
 		 " WHERE %s GROUP BY r.pid ORDER BY r.rank, r.pid", f, fa, who);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
-	if (o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
-		xp_rep_put_row(R, head);
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, "  Rank  World   GPU Time (ns)  Kernels  Collectives (ns)  Coll (%)"
-			       "  Sync Wait (ns)      PID  Host");
-		xp_rep_put_row(R, "  ----  -----   -------------  -------  ----------------  --------"
-			       "  --------------      ---  ----");
-	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"Section\",\"Rank\",\"World\",\"PID\",\"Host\",\"GPU Time (ns)\",\"Kernels\","
-		      "\"Collectives (ns)\",\"Sync Wait (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\"\n",
-		      R->out);
-	} else {
-		jsonw_key(&R->json, "ranks");
-		jsonw_arr_begin(&R->json);
-	}
+	rank_header(R);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		/* a merged job's pids carry their run in the high bits (gtid.h) */
-		int64_t rank = sqlite3_column_int64(s, 0), pid = xp_pid_local((uint64_t)sqlite3_column_int64(s, 2));
-		int64_t world = sqlite3_column_int64(s, 3), gpu = sqlite3_column_int64(s, 4);
-		int64_t kernels = sqlite3_column_int64(s, 5), coll = sqlite3_column_int64(s, 6);
-		int64_t wait = sqlite3_column_int64(s, 7);
-		const char *host = (const char *)sqlite3_column_text(s, 1);
-		double pct = gpu ? 100.0 * (double)coll / (double)gpu : 0;
-
 		(*rows)++;
-		if (o->format == XP_FMT_TEXT) {
-			char line[512];
-
-			snprintf(line, sizeof(line), "  %4lld  %5lld  %14lld  %7lld  %16lld  %8.1f  %14lld"
-				 "  %7lld  %s", (long long)rank, (long long)world, (long long)gpu,
-				 (long long)kernels, (long long)coll, pct, (long long)wait, (long long)pid, host);
-			xp_rep_put_row(R, line);
-		} else if (o->format == XP_FMT_CSV) {
-			fprintf(R->out, "\"rank\",%lld,%lld,%lld,", (long long)rank, (long long)world,
-				(long long)pid);
-			xp_rep_csv_str(R->out, host);
-			fprintf(R->out, ",%lld,%lld,%lld,%lld,\"\",,\n", (long long)gpu, (long long)kernels,
-				(long long)coll, (long long)wait);
-		} else {
-			struct jsonw *w = &R->json;
-
-			jsonw_obj_begin(w);
-			jsonw_key(w, "rank"); jsonw_int(w, rank);
-			jsonw_key(w, "world_size"); jsonw_int(w, world);
-			jsonw_key(w, "pid"); jsonw_int(w, pid);
-			jsonw_key(w, "host"); jsonw_str(w, host);
-			jsonw_key(w, "gpu_ns"); jsonw_int(w, gpu);
-			jsonw_key(w, "kernels"); jsonw_int(w, kernels);
-			jsonw_key(w, "collective_ns"); jsonw_int(w, coll);
-			jsonw_key(w, "sync_wait_ns"); jsonw_int(w, wait);
-			jsonw_obj_end(w);
-		}
+		rank_row(R, s);
 	}
 	sqlite3_finalize(s);
 	if (o->format == XP_FMT_JSON)

@@ -396,23 +396,16 @@ static void emit_node(const struct emit *e, uint32_t i, double x, int depth)
 	}
 }
 
-int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *bad_lines)
+/* The folded lines of in into f's tree (node 0: "all"), the children
+ * lists and the largest difference. 0 or -errno. */
+static int read_folded(struct flame *f, FILE *in, uint64_t *bad_lines)
 {
-	struct flame f = { 0 };
-	struct emit e;
 	char *line = NULL;
 	size_t cap = 0;
-	ssize_t n;
-	int width = o->width > 0 ? o->width : 1200, err = 0;
 	uint32_t root;
+	ssize_t n;
+	int err = add_node(f, UINT32_MAX, 0, &root);
 
-	*bad_lines = 0;
-	f.diff = o->differential;
-	xp_u64map_init(&f.edges);
-	f.names = xp_strtab_new();
-	if (!f.names)
-		return -ENOMEM;
-	err = add_node(&f, UINT32_MAX, 0, &root);   /* node 0: "all" */
 	while (!err && (n = getline(&line, &cap, in)) >= 0) {
 		int r;
 
@@ -420,20 +413,67 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 			*bad_lines += n > 1;
 			continue;
 		}
-		r = add_line(&f, line);
+		r = add_line(f, line);
 		if (r < 0)
 			err = r;
 		else if (r == 0)
 			(*bad_lines)++;
 	}
+	free(line);
 	if (!err)
-		err = build_children(&f);
-	for (size_t i = 0; !err && i < f.count; i++) {
-		double d = fabs((double)f.nodes[i].total - (double)f.nodes[i].base);
+		err = build_children(f);
+	for (size_t i = 0; !err && i < f->count; i++) {
+		double d = fabs((double)f->nodes[i].total - (double)f->nodes[i].base);
 
-		if (d > f.max_delta)
-			f.max_delta = d;
+		if (d > f->max_delta)
+			f->max_delta = d;
 	}
+	return err;
+}
+
+/* The document's head: size, style, script, title, the controls, the legend. */
+static void svg_head(const struct emit *e, const struct xp_svg_opts *o, int width)
+{
+	FILE *out = e->out;
+
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
+		" xmlns=\"http://www.w3.org/2000/svg\" data-width=\"%d\" data-inner=\"%g\">\n"
+		"<style>text { font-family: monospace; font-size: 12px; fill: #000; pointer-events: none; }"
+		" g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }"
+		" .ui { cursor: pointer; pointer-events: auto; }</style>\n%s"
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
+		"<text x=\"%d\" y=\"24\" style=\"font-size: 17px\" text-anchor=\"middle\">",
+		width, e->height, width, e->height, width, e->inner, script, width / 2);
+	xml_escape(out, o->title ? o->title : "Flame Graph");
+	fprintf(out, "</text>\n<text id=\"reset\" class=\"ui\" x=\"%d\" y=\"24\" style=\"opacity: 0.3\">"
+		"Reset zoom</text>\n<text id=\"search\" class=\"ui\" x=\"%d\" y=\"24\""
+		" text-anchor=\"end\">Search (Ctrl-F)</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
+		PAD_SIDE, width - PAD_SIDE, width - PAD_SIDE, e->height - 10, PAD_SIDE, e->height - 10);
+	/* what the colours mean, where they mean something */
+	if (e->f->diff || o->gpu_leaves)
+		fprintf(out, "<text id=\"legend\" x=\"%d\" y=\"37\" text-anchor=\"middle\""
+			" style=\"font-size: 11px\">%s</text>\n", width / 2, e->f->diff ?
+			"width: the second run; red: grew, blue: shrank (the deeper, the more); white: same" :
+			"blue: GPU work (kernels, copies, sets); green: Python; above them the CPU stacks"
+			" that launched it");
+}
+
+int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *bad_lines)
+{
+	struct flame f = { 0 };
+	struct emit e;
+	int width = o->width > 0 ? o->width : 1200, err;
+
+	*bad_lines = 0;
+	f.diff = o->differential;
+	xp_u64map_init(&f.edges);
+	f.names = xp_strtab_new();
+	if (!f.names)
+		return -ENOMEM;
+	err = read_folded(&f, in, bad_lines);
 	if (err)
 		goto out;
 	e.f = &f;
@@ -443,36 +483,13 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 	e.unit = o->unit ? o->unit : "samples";
 	e.gpu_leaves = o->gpu_leaves;
 	e.height = (f.max_depth + 1) * FRAME_H + PAD_TOP + PAD_BOTTOM;
-	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
-		" xmlns=\"http://www.w3.org/2000/svg\" data-width=\"%d\" data-inner=\"%g\">\n"
-		"<style>text { font-family: monospace; font-size: 12px; fill: #000; pointer-events: none; }"
-		" g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }"
-		" .ui { cursor: pointer; pointer-events: auto; }</style>\n%s"
-		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
-		"<text x=\"%d\" y=\"24\" style=\"font-size: 17px\" text-anchor=\"middle\">",
-		width, e.height, width, e.height, width, e.inner, script, width / 2);
-	xml_escape(out, o->title ? o->title : "Flame Graph");
-	fprintf(out, "</text>\n<text id=\"reset\" class=\"ui\" x=\"%d\" y=\"24\" style=\"opacity: 0.3\">"
-		"Reset zoom</text>\n<text id=\"search\" class=\"ui\" x=\"%d\" y=\"24\""
-		" text-anchor=\"end\">Search (Ctrl-F)</text>\n"
-		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
-		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
-		PAD_SIDE, width - PAD_SIDE, width - PAD_SIDE, e.height - 10, PAD_SIDE, e.height - 10);
-	/* what the colours mean, where they mean something */
-	if (f.diff || o->gpu_leaves)
-		fprintf(out, "<text id=\"legend\" x=\"%d\" y=\"37\" text-anchor=\"middle\""
-			" style=\"font-size: 11px\">%s</text>\n", width / 2, f.diff ?
-			"width: the second run; red: grew, blue: shrank (the deeper, the more); white: same" :
-			"blue: GPU work (kernels, copies, sets); green: Python; above them the CPU stacks"
-			" that launched it");
+	svg_head(&e, o, width);
 	if (f.nodes[0].total)
 		emit_node(&e, 0, 0.0, 0);
 	fprintf(out, "</svg>\n");
 	if (ferror(out))
 		err = -EIO;
 out:
-	free(line);
 	free(f.nodes);
 	free(f.children);
 	xp_u64map_free(&f.edges);
