@@ -11,6 +11,7 @@
 
 #include "runfile.h"
 #include "runfmt_gpu.h"
+#include "safeopen.h"
 
 #define SCAN_RECORDS 512        /* the status of the library's start comes first */
 #define SCAN_FILES 4096
@@ -51,17 +52,12 @@ int gpuscan_run(int dirfd, struct gpuscan *out)
 	struct dirent *de;
 	unsigned seen = 0;
 	char path[64 + sizeof(de->d_name)];
-	int fd = dup(dirfd);
-	DIR *d;
+	/* a description of its own: readdir must not move dirfd's offset */
+	DIR *d = xp_opendir_at(dirfd, ".");
 
 	memset(out, 0, sizeof(*out));
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
 	while ((de = readdir(d)) && seen < SCAN_FILES) {
 		int pid = 0, n = 0, found;
 

@@ -227,45 +227,32 @@ static pid_t lock_holder(const struct stat *st)
 }
 
 /* tracepoints/: the *.format files xpcap copied, then the directory. */
-static int clear_tracepoints(int dirfd)
+static int clear_tracepoints(int run)
 {
+	DIR *d = xp_opendir_at(run, "tracepoints");
 	struct dirent *de;
-	int fd;
-	DIR *d;
 
-	fd = openat(dirfd, "tracepoints", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
 	while ((de = readdir(d)))
 		if (fnmatch("*.format", de->d_name, 0) == 0 ||
 		    fnmatch("*.format.tmp", de->d_name, 0) == 0)
-			unlinkat(fd, de->d_name, 0);
+			unlinkat(dirfd(d), de->d_name, 0);
 	closedir(d);
-	return unlinkat(dirfd, "tracepoints", AT_REMOVEDIR) ? -errno : 0;
+	return unlinkat(run, "tracepoints", AT_REMOVEDIR) ? -errno : 0;
 }
 
 /* Entries in the directory; with remove, xpcap's own are removed first
  * and only the others are counted. Runs as the user. */
 static int scan(int dirfd, bool remove)
 {
-	struct dirent *de;
-	int fd, n = 0;
-	DIR *d;
-
 	/* a description of its own: readdir must not move rd->fd's offset */
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	DIR *d = xp_opendir_at(dirfd, ".");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

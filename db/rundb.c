@@ -378,15 +378,11 @@ void xp_tmpdb_discard(struct xp_rundir *d, struct xp_tmpdb *t)
 
 void xp_rundir_remove_stale(struct xp_rundir *d)
 {
-	int dfd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *dir = xp_opendir_at(d->fd, ".");
 	struct dirent *de;
 
-	if (!dir) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!dir)
 		return;
-	}
 	while ((de = readdir(dir))) {
 		struct xp_tmpdb t = { .fd = -1 };
 		struct stat st;

@@ -21,6 +21,7 @@
 #include "ddpbuckets.h"
 #include "gpu_ingest.h"
 #include "rundb.h"
+#include "safeopen.h"
 
 static int is_input(const char *name)
 {
@@ -61,7 +62,7 @@ static enum db_state db_state(struct xp_rundir *d, char *why, size_t len)
 	struct dirent *de;
 	sqlite3 *db;
 	DIR *dir;
-	int dfd, err;
+	int err;
 
 	if (xp_rundir_stat_db(d, &db_st))
 		return DB_ABSENT;
@@ -71,13 +72,9 @@ static enum db_state db_state(struct xp_rundir *d, char *why, size_t len)
 	if (err)
 		return err == -ENXIO ? DB_ODD : err == -EBADMSG ? DB_ALIEN : DB_STALE;
 	sqlite3_close(db);
-	dfd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!dir) {
-		if (dfd >= 0)
-			close(dfd);
+	dir = xp_opendir_at(d->fd, ".");
+	if (!dir)
 		return DB_STALE;
-	}
 	while (state == DB_FRESH && (de = readdir(dir)))
 		if (is_input(de->d_name) && !fstatat(d->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
 		    newer(&st.st_mtim, &db_st.st_mtim))

@@ -13,12 +13,18 @@ static int nofollow(unsigned flags)
 	return flags & XP_OPEN_FOLLOW ? 0 : O_NOFOLLOW;
 }
 
-/* The same file as the one checked, whatever moved in between. */
+/* fd, when it is the same file as the one checked whatever moved in
+ * between, else -ENXIO (closed); an open's -errno passes through. */
 static int same_inode(int fd, const struct stat *st)
 {
 	struct stat again;
 
-	return !fstat(fd, &again) && again.st_dev == st->st_dev && again.st_ino == st->st_ino;
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, &again) && again.st_dev == st->st_dev && again.st_ino == st->st_ino)
+		return fd;
+	close(fd);
+	return -ENXIO;
 }
 
 int xp_open_regular_path(int dirfd, const char *path, unsigned flags, struct stat *st)
@@ -43,17 +49,9 @@ int xp_open_regular_path(int dirfd, const char *path, unsigned flags, struct sta
 int xp_open_regular_reopen(int pfd, const struct stat *st)
 {
 	char proc[64];
-	int fd;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	fd = open(proc, READ_FLAGS);
-	if (fd < 0)
-		return -errno;
-	if (!same_inode(fd, st)) {
-		close(fd);
-		return -ENXIO;
-	}
-	return fd;
+	return same_inode(open(proc, READ_FLAGS), st);
 }
 
 int xp_open_regular(int dirfd, const char *path, unsigned flags, struct stat *st)
@@ -67,12 +65,21 @@ int xp_open_regular(int dirfd, const char *path, unsigned flags, struct stat *st
 	if (fd != -ENOENT)
 		return fd;
 	/* no /proc: by name, then checked */
-	fd = openat(dirfd, path, READ_FLAGS | nofollow(flags));
+	return same_inode(openat(dirfd, path, READ_FLAGS | nofollow(flags)), st);
+}
+
+DIR *xp_opendir_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), keep;
+	DIR *d;
+
 	if (fd < 0)
-		return -errno;
-	if (!same_inode(fd, st)) {
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		keep = errno;
 		close(fd);
-		return -ENXIO;
+		errno = keep;
 	}
-	return fd;
+	return d;
 }

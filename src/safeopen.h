@@ -15,10 +15,14 @@
  * (an owner, an inode) takes the two steps itself:
  *   int at = xp_open_regular_path(AT_FDCWD, path, 0, &st);
  *   if (at >= 0 && st.st_uid == owner) fd = xp_open_regular_reopen(at, &st);
+ *
+ * And a directory's entries, read without following a link:
+ *   DIR *d = xp_opendir_at(dirfd, "tracepoints");
  */
 #ifndef XP_SAFEOPEN_H
 #define XP_SAFEOPEN_H
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 enum xp_open_flags {
@@ -39,5 +43,9 @@ int xp_open_regular_path(int dirfd, const char *path, unsigned flags, struct sta
  * -ENXIO when that is no longer the inode st describes, -errno (-ENOENT
  * without /proc). */
 int xp_open_regular_reopen(int pfd, const struct stat *st);
+/* A stream of the directory dirfd/name ("." for dirfd itself), never
+ * through a link, on a description of its own: reading it does not move
+ * dirfd's offset. closedir closes it. NULL with errno set. */
+DIR *xp_opendir_at(int dirfd, const char *name);
 
 #endif
