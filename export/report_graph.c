@@ -52,6 +52,15 @@ struct graphs {
 	int64_t all;                /* GPU span of every replay */
 };
 
+static void graphs_free(struct graphs *G)
+{
+	for (size_t i = 0; i < G->n; i++)
+		free(G->e[i].r);
+	free(G->e);
+	xp_sites_free(G->sites);
+	xp_sites_free(G->capture);
+}
+
 static int64_t one_int(struct rep *R, const char *sql, const int64_t *args, int nargs, int64_t dflt)
 {
 	sqlite3_stmt *s;
@@ -377,11 +386,7 @@ int xp_report_graph(struct rep *R, size_t *rows)
 		fprintf(R->out, " (%zu more graph execs; --top 0 shows all)\n", G.n - shown);
 	*rows = G.n;
 out:
-	for (size_t i = 0; i < G.n; i++)
-		free(G.e[i].r);
-	free(G.e);
-	xp_sites_free(G.sites);
-	xp_sites_free(G.capture);
+	graphs_free(&G);
 	return rc;
 }
 
@@ -441,10 +446,6 @@ int xp_graph_sites(sqlite3 *db, int (*fn)(void *ctx, const char *key, int64_t ns
 		rc = fn(ctx, key, e->total, e->n);
 	}
 out:
-	for (size_t i = 0; i < G.n; i++)
-		free(G.e[i].r);
-	free(G.e);
-	xp_sites_free(G.sites);
-	xp_sites_free(G.capture);
+	graphs_free(&G);
 	return rc;
 }
