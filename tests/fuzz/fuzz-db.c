@@ -11,7 +11,7 @@
  */
 // fuzz-sources: db/*.c export/*.c src/fsident.c src/jobrank.c src/readline.c src/runnames.c src/strtab.c src/textesc.c src/u64map.c src/utf8.c
 // fuzz-cflags: -DXP_VERSION="fuzz"
-// fuzz-libs: -lsqlite3 -lm
+// fuzz-libs: -lsqlite3 -lm -ljansson
 // fuzz-seeds: tests/fuzz/corpus/db/*
 #include <stdint.h>
 #include <stdio.h>
