@@ -61,9 +61,11 @@ struct src {
 	size_t *stack;              /* the current stack's lines, innermost first */
 	size_t nstack, capstack;
 	int backward;               /* the current stack is a backward launch's */
+	int enclosing;              /* ... of a view made somewhere under its innermost line */
 	int64_t all, none;          /* GPU ns in the view; of which with no Python line */
+	int64_t under;              /* of all: views under an enclosing line (no self line) */
 	int64_t bwd_all;            /* of all: backward on forward lines */
-	uint64_t all_n, none_n;
+	uint64_t all_n, none_n, under_n;
 };
 
 /* "file.py:42 qual.name" -> 42 and "qual.name" (-1 for "file.py:? name"). */
@@ -134,11 +136,15 @@ static int walk_stack(struct src *S, int64_t id)
 
 	S->nstack = 0;
 	S->backward = 0;
+	S->enclosing = 0;
 	while (rc == 0 && xp_stackwalk_next(S->R->walk, &node, &fr)) {
 		size_t li;
 
-		if (xp_backward_note(fr.kind, fr.sym, NULL, 0))
+		if (xp_backward_note(fr.kind, fr.sym, NULL, 0)) {
 			S->backward = 1;
+			/* ingest/backward_bracket.c's note: under the line, not at it */
+			S->enclosing = strstr(fr.sym, "(no launch of its own)") != NULL;
+		}
 		if (fr.kind != XP_FRAME_PYTHON || !fr.sym)
 			continue;
 		if ((rc = line_of(S, fr.sym, fr.module, &li)) < 0 ||
@@ -180,10 +186,15 @@ static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, ui
 	int64_t bwd = S->backward ? ns : 0;
 
 	S->bwd_all = xp_sat_add(S->bwd_all, bwd);
-	in->self = xp_sat_add(in->self, ns);
-	in->self_n += n;
-	S->funcs[in->fn].self = xp_sat_add(S->funcs[in->fn].self, ns);
-	S->funcs[in->fn].self_n += n;
+	if (S->enclosing) {         /* no line launched it itself: totals only */
+		S->under = xp_sat_add(S->under, ns);
+		S->under_n += n;
+	} else {
+		in->self = xp_sat_add(in->self, ns);
+		in->self_n += n;
+		S->funcs[in->fn].self = xp_sat_add(S->funcs[in->fn].self, ns);
+		S->funcs[in->fn].self_n += n;
+	}
 	for (size_t i = 0; i < S->nstack; i++)
 		if (!S->lines[S->stack[i]].library) {
 			S->lines[S->stack[i]].own = xp_sat_add(S->lines[S->stack[i]].own, ns);
@@ -206,7 +217,7 @@ static int add_row(struct src *S, uint64_t row, const char *name, int64_t ns, ui
 			f->total_n += n;
 		}
 	}
-	return add_kernel(in, name, ns, n);
+	return S->enclosing ? 0 : add_kernel(in, name, ns, n);
 }
 
 /* One (stack, name) group of GPU rows, summed in C: SQLite's GROUP BY over
@@ -579,26 +590,38 @@ static void print_func(struct src *S, size_t fi, const size_t *order, size_t nli
 	}
 }
 
-static void print_none(struct src *S)
+/* A row of GPU time no line launched itself: none on the stack (kind
+ * "none", key no_python_line), or a view's backward made somewhere under
+ * the lines that hold it in their totals ("under", under_enclosing_line). */
+static void print_lineless(struct src *S, const char *kind, const char *key, const char *what,
+			   int64_t ns, int64_t bwd, uint64_t n)
 {
 	const struct xp_report_opts *o = S->R->o;
-	static const char what[] = "(no Python line on the launch stack)";
 
-	if (!S->none_n)
+	if (!n)
 		return;
 	if (o->format == XP_FMT_TEXT) {
-		text_row(S, S->none, S->none, 0, S->none_n, what);
+		text_row(S, ns, ns, bwd, n, what);
 	} else if (o->format == XP_FMT_CSV) {
-		csv_row(S, "none", NULL, -1, S->none, S->none, 0, S->none_n, "");
+		csv_row(S, kind, NULL, -1, ns, ns, bwd, n, "");
 	} else {
 		struct jsonw *w = &S->R->json;
 
-		jsonw_key(w, "no_python_line");
+		jsonw_key(w, key);
 		jsonw_obj_begin(w);
-		jsonw_key(w, "self_ns"); jsonw_int(w, S->none);
-		jsonw_key(w, "instances"); jsonw_uint(w, S->none_n);
+		jsonw_key(w, "self_ns"); jsonw_int(w, ns);
+		jsonw_key(w, "instances"); jsonw_uint(w, n);
 		jsonw_obj_end(w);
 	}
+}
+
+static void print_none(struct src *S)
+{
+	print_lineless(S, "none", "no_python_line", "(no Python line on the launch stack)",
+		       S->none, 0, S->none_n);
+	print_lineless(S, "under", "under_enclosing_line", "(backward of views made under the"
+		       " lines above, at no line of their own: in their totals)", S->under, S->under,
+		       S->under_n);
 }
 
 static int print_all(struct src *S, size_t *shown_out)
@@ -680,7 +703,7 @@ int xp_report_source(struct rep *R, size_t *rows)
 	if ((rc = xp_pyroot_load(R->db, &S.root)) < 0 || (rc = collect_rows(&S)) < 0 ||
 	    (rc = print_all(&S, &nf)) < 0)
 		goto out;
-	*rows = nf + (S.none_n > 0);
+	*rows = nf + (S.none_n > 0) + (S.under_n > 0);
 out:
 	for (size_t i = 0; i < S.nlines; i++) {
 		for (size_t k = 0; k < S.lines[i].nk; k++)

@@ -29,6 +29,7 @@ python3 "$gpu/backward_truth.py" compare "$name" ours.json "$fixture/torch-profi
 if [ "$name" = gpt2 ]; then
 	"$xpcorr" report --format json --top 0 --stacks 5 run > kernel.json
 	"$xpcorr" info --format json run > info.json
+	"$xpcorr" report --by source --format json --top 0 run > source.json
 	python3 - "$fixture/backward-truth.json" <<'PY'
 import json, sys
 t = json.load(open("truth.json"))["gpt2"]
@@ -48,6 +49,11 @@ ag = json.load(open("info.json"))["autograd"]
 assert ag["under_enclosing_line_launches"] == 16 and not ag["unknown"], ag
 assert ag["at_forward_line_launches"] + ag["under_enclosing_line_launches"] == ag["backward_launches"], ag
 assert "under an enclosing forward line" in open("info.txt").read()
+# --by source: the views' time in a row of its own, no line's self time
+src = json.load(open("source.json"))
+assert src["under_enclosing_line"]["instances"] == 16, src.get("under_enclosing_line")
+call = [f for f in src["functions"] if f["function"] == "Module._call_impl"]
+assert call and call[0]["self_ns"] == 0 and call[0]["total_ns"] > 0, call
 print("ok: %d backward kernels, %.1f%% at a forward line (%.1f%% at torch.profiler's line),"
       " %.1f%% under an enclosing one (all among torch.profiler's frames)" % (
           t["bwd_n"], t["backward_with_line_pct"], t["agree_line_pct"], t["backward_enclosing_pct"]))
