@@ -3,14 +3,35 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
+#include "u64map.h"
+
+/* A frame as read once: its text kept for the walker's life. */
+struct frame_text {
+	char *sym, *module;         /* NULL where the database has none */
+	int kind, host_stub;
+};
+
+/* A stack node as read once: stacks share their outer frames, so a
+ * report's thousands of walks read each node and frame from SQLite once
+ * (a query each took ~3 us; op and idle walk 65k stacks at 10M samples). */
+struct node {
+	int64_t parent;
+	size_t frame;               /* index into frames */
+};
 
 struct xp_stackwalk {
 	sqlite3_stmt *frame;
 	unsigned steps;             /* since the walk began: a cycle must end */
 	int64_t *kernel_names;      /* sorted StringIds ids of the run's kernel names */
 	size_t nkernel_names;
+	struct xp_u64map node_at;   /* node id -> index + 1 into nodes */
+	struct xp_u64map frame_at;  /* (frame id, 1: a NULL frame) -> index + 1 into frames */
+	struct node *nodes;
+	struct frame_text *frames;
+	size_t nnodes, node_cap, nframes, frame_cap;
 };
 
 static int cmp_id(const void *a, const void *b)
@@ -49,7 +70,10 @@ int xp_stackwalk_open(sqlite3 *db, struct xp_stackwalk **out)
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	if (sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind, m.value, f.symbol FROM xp_stacks n"
+	xp_u64map_init(&w->node_at);
+	xp_u64map_init(&w->frame_at);
+	if (sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind, m.value, f.symbol, n.frame"
+			       " FROM xp_stacks n"
 			       " LEFT JOIN xp_frames f ON f.id = n.frame"
 			       " LEFT JOIN StringIds s ON s.id = f.symbol"
 			       " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
@@ -65,23 +89,89 @@ int xp_stackwalk_open(sqlite3 *db, struct xp_stackwalk **out)
 	return 0;
 }
 
+static char *dup_text(sqlite3_stmt *s, int col, int *rc)
+{
+	const char *t = (const char *)sqlite3_column_text(s, col);
+	char *d = t ? strdup(t) : NULL;
+
+	if (t && !d)
+		*rc = -ENOMEM;
+	return d;
+}
+
+/* The frame of the row the statement stands on, read once. index + 1, or
+ * 0 when out of memory. */
+static size_t frame_of(struct xp_stackwalk *w)
+{
+	sqlite3_stmt *s = w->frame;
+	int null = sqlite3_column_type(s, 5) == SQLITE_NULL, rc = 0, fresh;
+	struct frame_text *f;
+	uint64_t *slot;
+	int64_t sym;
+
+	if (xp_u64map_upsert(&w->frame_at, null ? 0 : (uint64_t)sqlite3_column_int64(s, 5), null,
+			     &slot, &fresh))
+		return 0;
+	if (!fresh)
+		return (size_t)*slot;
+	if (xp_array__reserve((void **)&w->frames, &w->frame_cap, w->nframes + 1, sizeof(*w->frames),
+			      64))
+		return 0;       /* the slot stays 0: read again next time */
+	f = &w->frames[w->nframes];
+	sym = sqlite3_column_int64(s, 4);
+	*f = (struct frame_text){ .kind = sqlite3_column_int(s, 2),
+				  .host_stub = w->nkernel_names && sqlite3_column_type(s, 4) != SQLITE_NULL &&
+					       bsearch(&sym, w->kernel_names, w->nkernel_names,
+						       sizeof(sym), cmp_id) };
+	f->sym = dup_text(s, 1, &rc);
+	f->module = dup_text(s, 3, &rc);
+	if (rc) {
+		free(f->sym);
+		free(f->module);
+		return 0;
+	}
+	*slot = ++w->nframes;
+	return w->nframes;
+}
+
+/* Node id's parent and frame, from the cache or read (then kept). 1, 0
+ * where the node is not there, or a negative errno. */
+static int node_of(struct xp_stackwalk *w, int64_t id, const struct node **out)
+{
+	uint64_t *slot;
+	size_t frame;
+	int fresh;
+
+	if ((slot = xp_u64map_find(&w->node_at, (uint64_t)id, 0)) && *slot) {
+		*out = &w->nodes[*slot - 1];
+		return 1;
+	}
+	sqlite3_reset(w->frame);
+	sqlite3_bind_int64(w->frame, 1, id);
+	if (sqlite3_step(w->frame) != SQLITE_ROW)
+		return 0;
+	if (!(frame = frame_of(w)) ||
+	    xp_array__reserve((void **)&w->nodes, &w->node_cap, w->nnodes + 1, sizeof(*w->nodes), 256) ||
+	    xp_u64map_upsert(&w->node_at, (uint64_t)id, 0, &slot, &fresh))
+		return -ENOMEM;
+	w->nodes[w->nnodes] = (struct node){ sqlite3_column_int64(w->frame, 0), frame - 1 };
+	*slot = ++w->nnodes;
+	*out = &w->nodes[w->nnodes - 1];
+	return 1;
+}
+
 int xp_stackwalk_next(struct xp_stackwalk *w, int64_t *id, struct xp_frame_row *f)
 {
-	int64_t sym;
+	const struct node *n;
+	const struct frame_text *t;
 
 	if (*id <= 0 || w->steps++ >= XP_STACKWALK_MAX_DEPTH)
 		return 0;
-	sqlite3_reset(w->frame);
-	sqlite3_bind_int64(w->frame, 1, *id);
-	if (sqlite3_step(w->frame) != SQLITE_ROW)
+	if (node_of(w, *id, &n) <= 0)
 		return 0;
-	*id = sqlite3_column_int64(w->frame, 0);
-	f->sym = (const char *)sqlite3_column_text(w->frame, 1);
-	f->kind = sqlite3_column_int(w->frame, 2);
-	f->module = (const char *)sqlite3_column_text(w->frame, 3);
-	sym = sqlite3_column_int64(w->frame, 4);
-	f->host_stub = w->nkernel_names && sqlite3_column_type(w->frame, 4) != SQLITE_NULL &&
-		       bsearch(&sym, w->kernel_names, w->nkernel_names, sizeof(sym), cmp_id);
+	t = &w->frames[n->frame];
+	*id = n->parent;
+	*f = (struct xp_frame_row){ t->sym, t->module, t->kind, t->host_stub };
 	return 1;
 }
 
@@ -97,5 +187,13 @@ void xp_stackwalk_close(struct xp_stackwalk *w)
 		return;
 	sqlite3_finalize(w->frame);
 	free(w->kernel_names);
+	for (size_t i = 0; i < w->nframes; i++) {
+		free(w->frames[i].sym);
+		free(w->frames[i].module);
+	}
+	free(w->frames);
+	free(w->nodes);
+	xp_u64map_free(&w->node_at);
+	xp_u64map_free(&w->frame_at);
 	free(w);
 }

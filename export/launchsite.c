@@ -132,6 +132,11 @@ const char *xp_sites_get(struct xp_sites *s, int64_t stack_id)
 	return s->names[s->n - 1];
 }
 
+struct xp_stackwalk *xp_sites_walk(struct xp_sites *s)
+{
+	return s->walk;
+}
+
 void xp_sites_prefer_own(struct xp_sites *s)
 {
 	s->own_python = 1;

@@ -56,6 +56,7 @@ struct xp_tl {
 struct xp_tl_api {
 	int64_t start, end, gtid, name;
 	int64_t stack;              /* -1: not looked up */
+	int64_t corr;               /* correlationId, or -1 */
 };
 
 struct xp_tl_set {

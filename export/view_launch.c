@@ -20,6 +20,7 @@
 #include "report_priv.h"
 #include "timeline.h"
 #include "satmath.h"
+#include "u64map.h"
 
 struct lrec {
 	int64_t stream, name, api;
@@ -125,16 +126,14 @@ static int records(const struct xp_tl *tl, struct lrec **out, size_t *n)
 	return rc;
 }
 
-static int sec;                         /* what cmp_rec sorts by */
-
-static int64_t rec_key(const struct lrec *r)
+static int64_t rec_key(const struct lrec *r, int sec)
 {
 	return sec == SEC_STREAM ? r->stream : sec == SEC_KERNEL ? r->name : r->api;
 }
 
-static int cmp_rec(const void *pa, const void *pb)
+static int cmp_key(const void *pa, const void *pb)
 {
-	int64_t a = rec_key(pa), b = rec_key(pb);
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
 
 	return a < b ? -1 : a > b;
 }
@@ -145,36 +144,82 @@ static struct stat3 stat_of(int64_t *v, size_t n)
 	return (struct stat3){ n ? v[0] : 0, xp_tl_percentile(v, n, 50), xp_tl_percentile(v, n, 99) };
 }
 
-/* The records grouped by the section's key, each with its statistics. */
-static int group(struct lrec *r, size_t n, struct lgroup **out, size_t *ng)
+/* The section's distinct keys in ascending order, each mapped to its
+ * index + 1 and the count of its records (a few hundred keys for a
+ * million records: a counting sort, not a sort of the records). */
+static int keys_of(const struct lrec *r, size_t n, int sec, struct xp_u64map *at, int64_t **keys,
+		   size_t *nk)
 {
-	int64_t *d = malloc((n ? n : 1) * 3 * sizeof(*d));
 	size_t cap = 0;
+
+	*keys = NULL;
+	*nk = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *slot;
+		int fresh;
+
+		if (xp_u64map_upsert(at, (uint64_t)rec_key(&r[i], sec), 0, &slot, &fresh) ||
+		    (fresh && xp_array__reserve((void **)keys, &cap, *nk + 1, sizeof(**keys), 16)))
+			return -ENOMEM;
+		if (fresh)
+			(*keys)[(*nk)++] = rec_key(&r[i], sec);
+	}
+	if (*nk)
+		qsort(*keys, *nk, sizeof(**keys), cmp_key);
+	for (size_t k = 0; k < *nk; k++)
+		*xp_u64map_find(at, (uint64_t)(*keys)[k], 0) = k + 1;
+	return 0;
+}
+
+/* The records grouped by the section's key (in key order), each group with
+ * its statistics: each record's values put into its group's slice of d. */
+static int group(const struct lrec *r, size_t n, int sec, struct lgroup **out, size_t *ng)
+{
+	int64_t *d = malloc((n ? n : 1) * 3 * sizeof(*d)), *keys = NULL;
+	size_t *first = NULL, nk = 0;
+	struct xp_u64map at;
+	int rc = -ENOMEM;
 
 	*out = NULL;
 	*ng = 0;
-	if (!d)
-		return -ENOMEM;
-	if (n)
-		qsort(r, n, sizeof(*r), cmp_rec);
-	for (size_t i = 0, j; i < n; i = j) {
-		int64_t sum = 0;
+	xp_u64map_init(&at);
+	if (!d || keys_of(r, n, sec, &at, &keys, &nk) < 0 || !(first = calloc(nk + 1, sizeof(*first))) ||
+	    !(*out = calloc(nk ? nk : 1, sizeof(**out))))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		first[*xp_u64map_find(&at, (uint64_t)rec_key(&r[i], sec), 0)]++;
+	for (size_t k = 0; k < nk; k++)         /* first[k]: where group k's slice starts */
+		first[k + 1] += first[k];
+	for (size_t i = 0; i < n; i++) {
+		size_t k = *xp_u64map_find(&at, (uint64_t)rec_key(&r[i], sec), 0) - 1, j = first[k]++;
+		struct lgroup *g = &(*out)[k];
 
-		for (j = i; j < n && rec_key(&r[j]) == rec_key(&r[i]); j++) {
-			d[j - i] = r[j].delay;
-			d[n + j - i] = r[j].depth;
-			d[2 * n + j - i] = r[j].cost;
-			sum = xp_sat_add(sum, r[j].delay);
-		}
-		if (xp_array__reserve((void **)out, &cap, *ng + 1, sizeof(**out), 16)) {
-			free(d);
-			return -ENOMEM;
-		}
-		(*out)[(*ng)++] = (struct lgroup){ rec_key(&r[i]), j - i, stat_of(d, j - i),
-						   stat_of(d + n, j - i), stat_of(d + 2 * n, j - i), sum };
+		d[j] = r[i].delay;
+		d[n + j] = r[i].depth;
+		d[2 * n + j] = r[i].cost;
+		g->delay_sum = xp_sat_add(g->delay_sum, r[i].delay);
+		g->n++;
 	}
+	for (size_t k = 0, j = 0; k < nk; j += (*out)[k++].n) {
+		struct lgroup *g = &(*out)[k];
+
+		g->key = keys[k];
+		g->delay = stat_of(d + j, g->n);
+		g->depth = stat_of(d + n + j, g->n);
+		g->cost = stat_of(d + 2 * n + j, g->n);
+	}
+	*ng = nk;
+	rc = 0;
+out:
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	xp_u64map_free(&at);
+	free(first);
+	free(keys);
 	free(d);
-	return 0;
+	return rc;
 }
 
 static int cmp_delay_sum(const void *pa, const void *pb)
@@ -299,8 +344,7 @@ static int section(struct rep *R, int s, struct lrec *r, size_t n, int64_t rank,
 	size_t ng, shown;
 	int rc;
 
-	sec = s;
-	if ((rc = group(r, n, &g, &ng)) < 0)
+	if ((rc = group(r, n, s, &g, &ng)) < 0)
 		return rc;
 	if (s != SEC_STREAM && ng)
 		qsort(g, ng, sizeof(*g), cmp_delay_sum);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "callstacks.h"
 #include "launcher.h"
 #include "launchsite.h"
 #include "report_priv.h"
@@ -40,7 +41,7 @@ struct op_site {
 struct op_state {
 	struct rep *R;
 	struct xp_sites *sites;
-	struct xp_stackwalk *walk;
+	struct xp_stackwalk *walk;  /* the sites' own */
 	struct xp_u64map op_of;     /* (stack id, API name id) -> index + 1 into rows */
 	struct xp_u64map by_site;   /* (row, site pointer) -> index + 1 into pairs */
 	struct op_row *rows;
@@ -154,45 +155,50 @@ static struct op_agg *agg_of(struct op_state *S, int64_t stack, int64_t name)
 	return &S->aggs[*slot - 1];
 }
 
-/* The CUDA calls: their count and host time by (stack, function). */
-static int gather_calls(struct op_state *S)
+static int add_call(struct op_state *S, int64_t stack, const struct xp_tl_api *a)
 {
-	char sql[1024], f[256];
-	sqlite3_stmt *s;
-	int step;
+	struct op_agg *g = agg_of(S, stack, a->name);
 
-	xp_rep_filter(S->R->o, "r.globalTid", "r.start", f, sizeof(f));
-	snprintf(sql, sizeof(sql), "SELECT ifnull(l.stack_id, -1), r.nameId, r.end - r.start"
-		 " FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN xp_launches l"
-		 " ON l.pid = (r.globalTid >> 24) AND l.correlation_id = r.correlationId"
-		 " AND +l.tid = (r.globalTid & 16777215) WHERE %s", f);
-	if (xp_rep_prepare(S->R, sql, &s) < 0)
-		return -EIO;
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		struct op_agg *g = agg_of(S, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+	if (!g)
+		return -ENOMEM;
+	g->calls++;
+	g->host_ns = xp_sat_add(g->host_ns, xp_sat_sub(a->end, a->start));
+	return 0;
+}
 
-		if (!g) {
-			sqlite3_finalize(s);
-			return -ENOMEM;
-		}
-		g->calls++;
-		g->host_ns = xp_sat_add(g->host_ns, sqlite3_column_int64(s, 2));
+/* The CUDA calls: their count and host time by (stack, function). */
+static int gather_calls(struct op_state *S, const struct xp_tl_set *set)
+{
+	const struct xp_report_opts *o = S->R->o;
+	struct xp_callstacks *c;
+	int rc;
+
+	if ((rc = xp_callstacks_load(S->R->db, &c)) < 0)
+		return rc;
+	for (size_t i = 0; i < set->napi && !rc; i++) {
+		const struct xp_tl_api *a = &set->api[i];
+		size_t k;
+
+		if (!xp_tl_selected(a->gtid, o->pid) || a->start < o->since ||
+		    (o->until && a->start >= o->until))
+			continue;
+		k = a->corr >= 0 ? xp_callstacks_find(c, a->gtid, a->corr, 0) : 0;
+		if (!k)
+			rc = add_call(S, -1, a);
+		for (; k && !rc; k = xp_callstacks_find(c, a->gtid, a->corr, k))
+			rc = add_call(S, xp_callstacks_stack(c, k), a);
 	}
-	sqlite3_finalize(s);
-	return step == SQLITE_DONE ? 0 : -EIO;
+	xp_callstacks_free(c);
+	return rc;
 }
 
 /* The GPU work, by the (stack, function) of the call that launched it. */
-static int gather_gpu(struct op_state *S)
+static int gather_gpu(struct op_state *S, const struct xp_tl_set *set)
 {
 	const struct xp_report_opts *o = S->R->o;
-	struct xp_tl_set set;
-	int rc;
 
-	if ((rc = xp_tl_load_all(S->R->db, &set)) < 0)
-		return rc;
-	for (size_t d = 0; d < set.ndev && !rc; d++) {
-		const struct xp_tl *tl = &set.dev[d];
+	for (size_t d = 0; d < set->ndev; d++) {
+		const struct xp_tl *tl = &set->dev[d];
 
 		if (!xp_tl_selected(tl->gpid, o->pid))
 			continue;
@@ -202,25 +208,29 @@ static int gather_gpu(struct op_state *S)
 
 			if (o->until && op->start >= o->until)
 				break;
-			if (!(g = agg_of(S, op->stack, op->api_name))) {
-				rc = -ENOMEM;
-				break;
-			}
+			if (!(g = agg_of(S, op->stack, op->api_name)))
+				return -ENOMEM;
 			g->gpu_ops++;
 			g->gpu_ns = xp_sat_add(g->gpu_ns, xp_sat_sub(op->end, op->start));
 		}
 	}
-	xp_tl_set_free(&set);
-	return rc;
+	return 0;
 }
 
 /* Each (stack, function) pair to its operator's row. */
 static int gather(struct op_state *S)
 {
 	sqlite3_stmt *name = NULL;
+	struct xp_tl_set set;
 	int rc;
 
-	if ((rc = gather_calls(S)) < 0 || (rc = gather_gpu(S)) < 0)
+	if ((rc = xp_tl_load_all(S->R->db, &set)) < 0)
+		return rc;
+	rc = gather_calls(S, &set);
+	if (!rc)
+		rc = gather_gpu(S, &set);
+	xp_tl_set_free(&set);
+	if (rc < 0)
 		return rc;
 	if (sqlite3_prepare_v2(S->R->db, "SELECT value FROM StringIds WHERE id = ?", -1, &name, NULL)
 	    != SQLITE_OK)
@@ -348,8 +358,9 @@ int xp_view_op(struct rep *R, size_t *rows)
 	xp_u64map_init(&S.op_of);
 	xp_u64map_init(&S.by_site);
 	xp_u64map_init(&S.agg_at);
-	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_stackwalk_open(R->db, &S.walk)) < 0)
+	if ((rc = xp_sites_new(R->db, &S.sites)) < 0)
 		goto out;
+	S.walk = xp_sites_walk(S.sites);
 	xp_sites_prefer_own(S.sites);
 	if ((rc = gather(&S)) < 0)
 		goto out;
@@ -367,7 +378,6 @@ out:
 	xp_u64map_free(&S.by_site);
 	xp_u64map_free(&S.agg_at);
 	free(S.aggs);
-	xp_stackwalk_close(S.walk);
 	xp_sites_free(S.sites);
 	return rc;
 }
