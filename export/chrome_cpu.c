@@ -221,7 +221,10 @@ int xp_chrome_cpu_events(struct xp_chrome *c)
 {
 	int err;
 
-	if ((err = api_slices(c)) || (err = nvtx_ranges(c)) || (err = samples(c)))
+	/* the op slices first: a viewer nests a slice in one of the same span
+	 * written before it, and an op of one launch spans its call exactly */
+	if ((err = xp_chrome_op_slices(c)) || (err = api_slices(c)) || (err = nvtx_ranges(c)) ||
+	    (err = samples(c)))
 		return err;
 	return 0;
 }

@@ -53,6 +53,7 @@ int xp_chrome_site_arg(struct xp_chrome *c, int64_t stack_id);
 int xp_chrome_in_window(const struct xp_chrome *c, int64_t ts);
 
 int xp_chrome_cpu_events(struct xp_chrome *c);       /* API slices, NVTX, samples */
+int xp_chrome_op_slices(struct xp_chrome *c);        /* cpu_op, python_function (chrome_ops.c) */
 int xp_chrome_gpu_events(struct xp_chrome *c);       /* kernels, copies, sets, flows */
 int xp_chrome_graph_replays(struct xp_chrome *c);    /* CUDA graph replays around their kernels */
 int xp_chrome_idle_events(struct xp_chrome *c);      /* GPU idle gaps per device (chrome_idle.c) */

@@ -323,6 +323,127 @@ START_TEST(names_cache_collisions)
 }
 END_TEST
 
+/* Op slices (chrome_ops.c): thread 701 of pid 700 launches from
+ * <module>:1 > f:10 > aten::mm (S1), then f:11 (S2), then f:10 twice (S1,
+ * S1 again); thread 702 makes a backward launch whose forward frames lie
+ * above its note (S5). Stack ids from 900000, frames from 90000. */
+static void op_slice_rows(void)
+{
+	char sql[4096];
+
+	exec("INSERT INTO StringIds(id, value) VALUES (90001, 'prog.py:1 <module>'),"
+	     " (90002, 'prog.py:10 f'), (90003, 'prog.py:11 f'),"
+	     " (90004, 'at::_ops::mm::call(at::Tensor const&, at::Tensor const&)'),"
+	     " (90005, 'at::_ops::mm::redispatch(c10::DispatchKeySet, at::Tensor const&)'),"
+	     " (90006, 'cudaLaunchKernel'), (90007, '/w/prog.py'), (90008, 'libtorch_cuda.so'),"
+	     " (90009, '\u2039backward: MmBackward0\u203a');"
+	     "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (90001, 90001, 90007, 6),"
+	     " (90002, 90002, 90007, 6), (90003, 90003, 90007, 6), (90004, 90004, 90008, 0),"
+	     " (90005, 90005, 90008, 0), (90006, 90006, 90008, 0), (90009, 90009, 90008, 8);"
+	     /* S1 = 900005: mod 900001 > f:10 900002 > mm::call 900003 > redispatch 900004 > launch */
+	     "INSERT INTO xp_stacks(id, parent, frame, depth) VALUES (900001, 0, 90001, 0),"
+	     " (900002, 900001, 90002, 1), (900003, 900002, 90004, 2), (900004, 900003, 90005, 3),"
+	     " (900005, 900004, 90006, 4),"
+	     /* S2 = 900015: f:11 */
+	     " (900012, 900001, 90003, 1), (900013, 900012, 90004, 2), (900014, 900013, 90005, 3),"
+	     " (900015, 900014, 90006, 4),"
+	     /* S5 = 900025: f:10 > note > mm::call > launch */
+	     " (900023, 900002, 90009, 2), (900024, 900023, 90004, 3), (900025, 900024, 90006, 4);");
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId,"
+		 " nameId, returnValue, xp_cbid) VALUES"
+		 " (7000001000, 7000001100, 0, (700 << 24) | 701, 9001, 90006, 0, 211),"
+		 " (7000002000, 7000002100, 0, (700 << 24) | 701, 9002, 90006, 0, 211),"
+		 " (7000003000, 7000003100, 0, (700 << 24) | 701, 9003, 90006, 0, 211),"
+		 " (7000004000, 7000004100, 0, (700 << 24) | 701, 9004, 90006, 0, 211),"
+		 " (7000005000, 7000005200, 0, (700 << 24) | 702, 9005, 90006, 0, 211);"
+		 "INSERT INTO xp_launches(ts, pid, tid, cpu, correlation_id, cbid, stack_id) VALUES"
+		 " (7000001001, 700, 701, 0, 9001, 211, 900005), (7000002001, 700, 701, 0, 9002, 211, 900015),"
+		 " (7000003001, 700, 701, 0, 9003, 211, 900005), (7000004001, 700, 701, 0, 9004, 211, 900005),"
+		 " (7000005001, 700, 702, 0, 9005, 211, 900025);");
+	exec(sql);
+}
+
+static double ts_of(json_t *events, const char *name)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(events, i, e)
+		if (!strcmp(str(e, "name"), name))
+			return json_number_value(json_object_get(e, "ts"));
+	ck_abort_msg("no event %s", name);
+	return 0;
+}
+
+START_TEST(op_slices)
+{
+	struct xp_chrome_opts o = { .pid = 700 };
+	struct xp_chrome_stats st;
+	json_t *t, *events, *e;
+	int64_t mod = 0, f = 0, f_at_t0 = 0, mm701 = 0, mm702 = 0, py702 = 0;
+	double t0;
+	size_t i, first_api = 0, first_op = SIZE_MAX;
+
+	op_slice_rows();
+	t = export(&o, &st);
+	events = json_object_get(t, "traceEvents");
+	t0 = ts_of(events, "prog.py: <module>");       /* the first launch's call */
+	json_array_foreach(events, i, e) {
+		json_t *args = json_object_get(e, "args");
+		double ts = json_number_value(json_object_get(e, "ts"));
+		double dur = json_number_value(json_object_get(e, "dur"));
+		int64_t launches = num(args, "launches");
+
+		if (is(e, "X", "cuda_runtime") && !first_api)
+			first_api = i;
+		if (!is(e, "X", "cpu_op") && !is(e, "X", "python_function"))
+			continue;
+		first_op = i < first_op ? i : first_op;
+		if (num(e, "tid") == 702) {
+			/* the backward launch: its own op, not its forward frames */
+			py702 += is(e, "X", "python_function");
+			mm702 += !strcmp(str(e, "name"), "aten::mm");
+			continue;
+		}
+		if (!strcmp(str(e, "name"), "prog.py: <module>")) {
+			mod++;
+			ck_assert_int_eq(launches, 4);
+			ck_assert_double_eq_tol(dur, 3.1, 1e-6);      /* first call start to last call end */
+		} else if (!strcmp(str(e, "name"), "prog.py: f")) {
+			/* f:10, f:11, then f:10 again: its line went back, a second slice */
+			int second = ts > t0 + 1.5;
+
+			f++;
+			f_at_t0 += !second;
+			ck_assert_int_eq(launches, 2);
+			ck_assert_double_eq_tol(dur, 1.1, 1e-6);
+			ck_assert_double_eq_tol(ts, t0 + (second ? 2.0 : 0.0), 1e-6);
+			ck_assert_int_eq(num(args, "first_line"), 10);
+			ck_assert_int_eq(num(args, "last_line"), second ? 10 : 11);
+		} else {
+			/* one launch each: a new caller line, or the same launch stack again */
+			ck_assert_str_eq(str(e, "name"), "aten::mm");
+			ck_assert_int_eq(launches, 1);
+			ck_assert_double_eq_tol(dur, 0.1, 1e-6);
+			mm701++;
+		}
+		/* a parent before the children that start with it */
+		if (ts == t0 && !strcmp(str(e, "name"), "aten::mm"))
+			ck_assert_int_eq(mod * 10 + f_at_t0, 11);
+		if (ts == t0 && !strcmp(str(e, "name"), "prog.py: f"))
+			ck_assert_int_eq(mod, 1);
+	}
+	ck_assert_int_eq(mod, 1);
+	ck_assert_int_eq(f, 2);
+	ck_assert_int_eq(mm701, 4);
+	ck_assert_int_eq(mm702, 1);
+	ck_assert_int_eq(py702, 0);
+	ck_assert_uint_lt(first_op, first_api);       /* before the calls' slices of the same span */
+	json_decref(t);
+}
+END_TEST
+
 static Suite *chrome_suite(void)
 {
 	Suite *s = suite_create("chrome");
@@ -335,6 +456,7 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, errors_are_returned);
 	tcase_add_test(tc, names_cache_collisions);
 	tcase_add_test(tc, sample_cpus);
+	tcase_add_test(tc, op_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }
