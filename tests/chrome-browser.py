@@ -3,7 +3,9 @@
 headless Chromium: a localhost page (tests/browser/check-trace.html) parses
 it with the browser's JSON parser and counts CPU and GPU tracks, slices and
 instants per category, bound flow pairs and the first kernel's ns time;
-those must equal what SQL counts in the database the trace came from.
+those must equal what SQL counts in the database the trace came from (the
+op slices, cpu_op and python_function, by the rules of man xpcorr written
+again here in Python: op_slices).
 
   chrome-browser.py XPCORR FIXTURE_DIR
 
@@ -30,6 +32,96 @@ def find_browser():
         if path:
             return path
     return None
+
+
+def framework_op(sym):
+    """xp_framework_op: "at::_ops::addmm::call(...)" -> "aten::addmm"."""
+    if not sym or not sym.startswith("at::_ops::"):
+        return None
+    name = sym[10:]
+    end = name.find("::")
+    if end < 0 or not (name[end:].startswith("::call(") or name[end:].startswith("::redispatch(")):
+        return None
+    under = name.rfind("_", 0, end)
+    if under > 0 and "A" <= name[under + 1] <= "Z":
+        return "aten::%s.%s" % (name[:under], name[under + 1:end])
+    return "aten::" + name[:end]
+
+
+def op_slices(db):
+    """The op slices (chrome_ops.c, man xpcorr) counted by category, by its
+    rules written again here: (key, caller node, line) levels of each launch
+    stack, root first, up to a backward note; a level goes on where every
+    level above does, the key and caller are the same, and a Python line
+    did not go back (an op: its launch stack is new to the slice)."""
+    nodes = dict((i, (p, f)) for i, p, f in db.execute("SELECT id, parent, frame FROM xp_stacks"))
+    frames = dict((i, (s, m, k)) for i, s, m, k in db.execute(
+        "SELECT f.id, s.value, m.value, f.kind FROM xp_frames f LEFT JOIN StringIds s ON s.id = f.symbol"
+        " LEFT JOIN StringIds m ON m.id = f.module"))
+    paths, counts = {}, {}
+
+    def path(stack):
+        if stack in paths:
+            return paths[stack]
+        levels, at, steps = [], stack, 0     # leaf first: [key, node, line, cat]
+        while at and at > 0 and at in nodes and steps < 4096:
+            parent, frame = nodes[at]
+            sym, module, kind = frames.get(frame, (None, None, 0))
+            steps += 1
+            if kind == 8:
+                break
+            op = framework_op(sym)
+            lv = None
+            if op:
+                lv = [("O", op), at, -1, "cpu_op"]
+            elif kind == 6 and sym and " " in sym[1:]:
+                sp = sym.rfind(" ")
+                p = sp
+                while p > 0 and sym[p - 1].isdigit():
+                    p -= 1
+                if p < sp and p > 1 and sym[p - 1] == ":":
+                    lv = [("P", module or "", sym[:p - 1], sym[sp + 1:]), at, int(sym[p:sp]), "python_function"]
+            at = parent
+            if not lv:
+                continue
+            if levels and lv[2] < 0 and levels[-1][2] < 0 and levels[-1][0] == lv[0]:
+                levels[-1][1] = lv[1]
+                continue
+            if len(levels) == 64:
+                break
+            levels.append(lv)
+        levels.reverse()
+        out = [(lv[0], levels[i - 1][1] if i else 0, lv[2], lv[3]) for i, lv in enumerate(levels)]
+        paths[stack] = out
+        return out
+
+    open_, thread = [], None
+    for gtid, stack in db.execute(
+            "SELECT r.globalTid, (SELECT l.stack_id FROM xp_launches l WHERE l.pid = (r.globalTid >> 24)"
+            " AND l.correlation_id = r.correlationId AND +l.tid = (r.globalTid & 16777215) LIMIT 1)"
+            " FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.globalTid IS NOT NULL"
+            " ORDER BY r.globalTid, r.start, r.rowid"):
+        if not stack or stack <= 0:
+            continue
+        if gtid != thread:
+            open_, thread = [], gtid
+        lv = path(stack)
+        d = 0
+        while d < len(lv) and d < len(open_):
+            o, (key, caller, line, cat) = open_[d], lv[d]
+            if o["key"] != key or o["caller"] != caller or \
+                    (stack in o["leaves"] if line < 0 else line < o["line"]):
+                break
+            d += 1
+        del open_[d:]
+        for key, caller, line, cat in lv[d:]:
+            open_.append({"key": key, "caller": caller, "line": line, "leaves": set()})
+            counts[cat] = counts.get(cat, 0) + 1
+        for o, (key, caller, line, cat) in zip(open_, lv):
+            o["line"] = line
+            if line < 0:
+                o["leaves"].add(stack)
+    return counts
 
 
 def expected(db_path):
@@ -69,6 +161,7 @@ def expected(db_path):
             idle_tracks.add((gp, dev))
         last[gp, dev] = max(end, last.get((gp, dev), end))
     slices["gpu_idle"] = idle
+    slices.update(op_slices(db))
     return {
         "cpu_tracks": one("SELECT count(*) FROM (SELECT globalTid >> 24, globalTid & 16777215 FROM"
                           " CUPTI_ACTIVITY_KIND_RUNTIME UNION SELECT globalTid >> 24, globalTid & 16777215"
