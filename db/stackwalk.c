@@ -17,7 +17,7 @@ struct frame_text {
 /* A stack node as read once: stacks share their outer frames, so a
  * report's thousands of walks read each node and frame from SQLite once
  * (a query each took ~3 us; op and idle walk 65k stacks at 10M samples). */
-struct node {
+struct walked_node {
 	int64_t parent;
 	size_t frame;               /* index into frames */
 };
@@ -29,7 +29,7 @@ struct xp_stackwalk {
 	size_t nkernel_names;
 	struct xp_u64map node_at;   /* node id -> index + 1 into nodes */
 	struct xp_u64map frame_at;  /* (frame id, 1: a NULL frame) -> index + 1 into frames */
-	struct node *nodes;
+	struct walked_node *nodes;
 	struct frame_text *frames;
 	size_t nnodes, node_cap, nframes, frame_cap;
 };
@@ -136,7 +136,7 @@ static size_t frame_of(struct xp_stackwalk *w)
 
 /* Node id's parent and frame, from the cache or read (then kept). 1, 0
  * where the node is not there, or a negative errno. */
-static int node_of(struct xp_stackwalk *w, int64_t id, const struct node **out)
+static int node_of(struct xp_stackwalk *w, int64_t id, const struct walked_node **out)
 {
 	uint64_t *slot;
 	size_t frame;
@@ -154,7 +154,7 @@ static int node_of(struct xp_stackwalk *w, int64_t id, const struct node **out)
 	    xp_array__reserve((void **)&w->nodes, &w->node_cap, w->nnodes + 1, sizeof(*w->nodes), 256) ||
 	    xp_u64map_upsert(&w->node_at, (uint64_t)id, 0, &slot, &fresh))
 		return -ENOMEM;
-	w->nodes[w->nnodes] = (struct node){ sqlite3_column_int64(w->frame, 0), frame - 1 };
+	w->nodes[w->nnodes] = (struct walked_node){ sqlite3_column_int64(w->frame, 0), frame - 1 };
 	*slot = ++w->nnodes;
 	*out = &w->nodes[w->nnodes - 1];
 	return 1;
@@ -162,7 +162,7 @@ static int node_of(struct xp_stackwalk *w, int64_t id, const struct node **out)
 
 int xp_stackwalk_next(struct xp_stackwalk *w, int64_t *id, struct xp_frame_row *f)
 {
-	const struct node *n;
+	const struct walked_node *n;
 	const struct frame_text *t;
 
 	if (*id <= 0 || w->steps++ >= XP_STACKWALK_MAX_DEPTH)
