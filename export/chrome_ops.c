@@ -227,7 +227,9 @@ static int close_from(struct ops *O, size_t d)
 				return -ENOMEM;
 			O->done[O->ndone] = me;
 			up->pending[up->npending++] = O->ndone++;
-			memcpy(up->pending + up->npending, s->pending, s->npending * sizeof(*s->pending));
+			if (s->npending)        /* NULL until the first: memcpy wants a pointer */
+				memcpy(up->pending + up->npending, s->pending,
+				       s->npending * sizeof(*s->pending));
 			up->npending += s->npending;
 		} else {
 			write_slice(O, &me);
