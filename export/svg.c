@@ -488,7 +488,7 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 		emit_node(&e, 0, 0.0, 0);
 	fprintf(out, "</svg>\n");
 	if (ferror(out))
-		err = -EIO;
+		err = errno ? -errno : -EIO;    /* the write's errno; the caller sees ferror(out) */
 out:
 	free(f.nodes);
 	free(f.children);

@@ -28,8 +28,8 @@ struct xp_svg_opts {
 				     * frames with no callee are drawn in the GPU colour */
 };
 
-/* 0, -ENOMEM, -E2BIG (more than XP_SVG_MAX_NODES distinct frames), -EIO on a
- * write error. Lines that are not "stack count" are skipped and counted. */
+/* 0, -ENOMEM, -E2BIG (more than XP_SVG_MAX_NODES distinct frames), or the
+ * errno of a failed write (-EIO when errno is unset). Lines that are not "stack count" are skipped and counted. */
 int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out,
 		  uint64_t *bad_lines);
 
