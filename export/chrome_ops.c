@@ -184,8 +184,8 @@ static int path_of(struct ops *O, int64_t stack, const struct level **lv, size_t
 		slot = xp_u64map_find(&O->path_at, (uint64_t)stack, 0);
 		*slot = ++O->npaths;
 	}
-	*lv = &O->levels[O->paths[*slot - 1][0]];
 	*n = O->paths[*slot - 1][1];
+	*lv = *n ? &O->levels[O->paths[*slot - 1][0]] : NULL;  /* no levels yet: none kept */
 	return 0;
 }
 
