@@ -61,6 +61,7 @@ struct joiner {
 	struct xp_u64map nodes;     /* (stack, frame) -> stack node */
 	struct xp_u64map own_ops;   /* (launch's own stack, 0) -> its op's frame + 1 (1: none) */
 	struct xp_u64map applies;   /* (forward stack, 0) -> its Function.apply's stack node */
+	struct xp_u64map inside;    /* (forward stack, 0) -> the Python frame apply called + 1 */
 	struct xp_bwcallers *callers;   /* the lines that called backward() */
 	struct xp_bwbracket bracket;    /* views: the launches around their number */
 	struct {                    /* the latest node at a forward line, per thread */
@@ -212,33 +213,68 @@ static int ends_with(const char *s, const char *tail)
  * Function.apply, whose forward may launch many kernels: the node belongs
  * to that call, not to its first launch, so its forward stack ends at the
  * innermost Function.apply frame (torch/autograd/function.py). The stack
- * itself when it has none; -1 on an error; once per stack. */
-static int64_t at_apply(struct joiner *J, int64_t stack)
+ * itself when it has none; -1 on an error; once per stack. *inner: the
+ * Python frame apply called (the Function's forward), 0 if none. */
+static int64_t at_apply(struct joiner *J, int64_t stack, int64_t *inner)
 {
 	sqlite3_stmt *get = J->st[GET_PY];
-	int64_t id = stack, cut = 0;
+	int64_t id = stack, cut = 0, py = 0;
 	uint64_t *slot;
 	int fresh, depth = 0;
 
 	if (xp_u64map_upsert(&J->applies, (uint64_t)stack, 0, &slot, &fresh))
 		return -1;
-	if (!fresh)
+	if (!fresh) {
+		uint64_t *in = xp_u64map_find(&J->inside, (uint64_t)stack, 0);
+
+		*inner = in ? (int64_t)*in - 1 : 0;
 		return (int64_t)*slot;
+	}
 	while (id > 0 && !cut && depth++ < 4096) {
 		sqlite3_bind_int64(get, 1, id);
 		if (sqlite3_step(get) != SQLITE_ROW) {
 			sqlite3_reset(get);
 			return -1;
 		}
-		if (sqlite3_column_int(get, 1) == XP_FRAME_PYTHON &&
-		    ends_with((const char *)sqlite3_column_text(get, 2), " Function.apply") &&
-		    ends_with((const char *)sqlite3_column_text(get, 3), "/torch/autograd/function.py"))
-			cut = id;
+		if (sqlite3_column_int(get, 1) == XP_FRAME_PYTHON) {
+			if (ends_with((const char *)sqlite3_column_text(get, 2), " Function.apply") &&
+			    ends_with((const char *)sqlite3_column_text(get, 3), "/torch/autograd/function.py"))
+				cut = id;
+			else
+				py = id;
+		}
 		id = sqlite3_column_int64(get, 0);
 		sqlite3_reset(get);
 	}
+	*inner = cut ? py : 0;
 	*xp_u64map_find(&J->applies, (uint64_t)stack, 0) = (uint64_t)(cut ? cut : stack);
+	if (xp_u64map_upsert(&J->inside, (uint64_t)stack, 0, &slot, &fresh))
+		return -1;
+	*slot = (uint64_t)*inner + 1;
 	return cut ? cut : stack;
+}
+
+/* PyTorch names a Function's backward node after its class, "XBackward"
+ * (torch/autograd/function.py's FunctionMeta): from the forward frame that
+ * apply called, "runtime_wrappers.py:2503 ...CompiledFunction.forward",
+ * into name; unchanged when that frame is no X.forward. */
+static void function_node_name(struct joiner *J, int64_t inner, char *name, size_t len)
+{
+	sqlite3_stmt *get = J->st[GET_SYM];
+	const char *sym, *end, *cls;
+
+	if (inner <= 0)
+		return;
+	sqlite3_bind_int64(get, 1, inner);
+	if (sqlite3_step(get) == SQLITE_ROW && (sym = (const char *)sqlite3_column_text(get, 2)) &&
+	    ends_with(sym, ".forward") && (sym = strchr(sym, ' '))) {
+		end = sym + strlen(sym) - strlen(".forward");
+		for (cls = end; cls > sym + 1 && cls[-1] != '.' && cls[-1] != ' '; cls--)
+			;
+		if (end > cls)
+			snprintf(name, len, "%.*sBackward", (int)(end - cls), cls);
+	}
+	sqlite3_reset(get);
 }
 
 /* Why a backward launch has no forward launch, in the words info shows. */
@@ -345,8 +381,13 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 		forward = sqlite3_column_int64(row, 5);
 		base = sqlite3_column_int64(row, 6);
 		fwd_ts = sqlite3_column_int64(row, 11);
-		if (node && !strcmp(node, "PyNode") && (base = at_apply(J, base)) < 0)
-			return -EIO;
+		if (node && !strcmp(node, "PyNode")) {
+			int64_t inner;
+
+			if ((base = at_apply(J, base, &inner)) < 0)
+				return -EIO;
+			function_node_name(J, inner, note, sizeof(note));
+		}
 		remember(J, row, note, forward, base, fwd_ts);
 	} else if ((joined = producer(J, row, node ? node : "?", note, sizeof(note), &forward, &base))) {
 		how = "producer";
@@ -426,6 +467,7 @@ int xp_autograd_join(sqlite3 *db)
 	xp_u64map_init(&J.nodes);
 	xp_u64map_init(&J.own_ops);
 	xp_u64map_init(&J.applies);
+	xp_u64map_init(&J.inside);
 	r = join_all(&J);
 	for (int i = 0; i < NSTMT; i++)
 		sqlite3_finalize(J.st[i]);
@@ -433,6 +475,7 @@ int xp_autograd_join(sqlite3 *db)
 	xp_u64map_free(&J.nodes);
 	xp_u64map_free(&J.own_ops);
 	xp_u64map_free(&J.applies);
+	xp_u64map_free(&J.inside);
 	xp_bwcallers_free(J.callers);
 	xp_bwbracket_close(&J.bracket);
 	sqlite3_exec(db, "DROP TABLE temp.xp_ag_launch; DROP TABLE temp.xp_ag_fwd;", NULL, NULL, NULL);

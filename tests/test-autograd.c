@@ -21,7 +21,7 @@ static sqlite3 *db;
 
 /* frames, root first in each stack below */
 enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_MM, F_ENGINE, F_NODE, F_TRAIN, F_TENSOR,
-       F_OUTER, F_L45, F_OTHER, F_APPLY, F_OPS, F_LAST = F_OPS };
+       F_OUTER, F_L45, F_OTHER, F_APPLY, F_OPS, F_CFWD, F_LAST = F_CFWD };
 static const struct { const char *sym; int kind, module; } frames[] = { { NULL, 0, 0 },
 	{ "main", XP_FRAME_USER, 100 }, { "model.py:42 Block.forward", XP_FRAME_PYTHON, 100 },
 	{ "at::_ops::linear::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER, 100 },
@@ -37,20 +37,23 @@ static const struct { const char *sym; int kind, module; } frames[] = { { NULL, 
 	{ "model.py:45 Block.forward", XP_FRAME_PYTHON, 100 },
 	{ "other.py:5 helper", XP_FRAME_PYTHON, 103 },
 	{ "function.py:596 Function.apply", XP_FRAME_PYTHON, 104 },
-	{ "_ops.py:865 OpOverload.__call__", XP_FRAME_PYTHON, 105 } };
+	{ "_ops.py:865 OpOverload.__call__", XP_FRAME_PYTHON, 105 },
+	{ "runtime_wrappers.py:2503 A.<locals>.CompiledFunction.forward", XP_FRAME_PYTHON, 105 } };
 
 /* the forward stack's leaf is node 4, the backward one's node 8; node 12:
  * the launch inside loss.backward() (the initial gradient's fill); 16, 20
  * and 24: launches at model.py:42 and :45 under Net.forward, and at
  * other.py:5 (views between them: view_between_launches) */
-enum { S_FWD = 4, S_BWD = 8, S_CALL = 12, S_L42 = 16, S_L45 = 20, S_OTHER = 24, S_APPLY = 28 };
+enum { S_FWD = 4, S_BWD = 8, S_CALL = 12, S_L42 = 16, S_L45 = 20, S_OTHER = 24, S_APPLY = 28,
+       S_COMPILED = 32 };
 static const int chains[][4] = { { F_MAIN, F_PY, F_LINEAR, F_LAUNCH },
 				 { F_ENGINE, F_NODE, F_MM, F_LAUNCH },
 				 { F_MAIN, F_TRAIN, F_TENSOR, F_LAUNCH },
 				 { F_MAIN, F_OUTER, F_PY, F_LAUNCH },
 				 { F_MAIN, F_OUTER, F_L45, F_LAUNCH },
 				 { F_MAIN, F_OTHER, F_LINEAR, F_LAUNCH },
-				 { F_MAIN, F_TRAIN, F_APPLY, F_OPS } };
+				 { F_MAIN, F_TRAIN, F_APPLY, F_OPS },
+				 { F_TRAIN, F_APPLY, F_CFWD, F_OPS } };
 #define NCHAINS (int)(sizeof(chains) / sizeof(chains[0]))
 
 static void exec(const char *sql)
@@ -289,7 +292,8 @@ END_TEST
 
 /* A PyNode (a Python autograd.Function's: torch.compile's compiled
  * backward) belongs to its Function.apply call, not to the first launch
- * inside it: its forward stack ends at that frame. */
+ * inside it: its forward stack ends at that frame; where apply called a
+ * Function's forward, the node takes PyTorch's name for it. */
 START_TEST(pynode_at_apply)
 {
 	struct xp_agstore *s = xp_agstore_new();
@@ -298,9 +302,15 @@ START_TEST(pynode_at_apply)
 	build();
 	launch(s, 51, 13, S_APPLY, 3, 21, NULL, 0, 0);   /* the first launch inside apply */
 	launch(s, 52, 14, S_BWD, 0, 0, "N5torch8autograd6PyNodeE", 20, 3);
+	/* a Function's forward called by apply: its node's name, XBackward */
+	launch(s, 53, 15, S_COMPILED, 4, 31, NULL, 0, 0);
+	launch(s, 54, 14, S_BWD, 0, 0, "N5torch8autograd6PyNodeE", 30, 4);
 	ck_assert_int_eq(xp_agstore_save(db, s), 0);
 	xp_agstore_free(s);
-	ck_assert_int_eq(xp_autograd_join(db), 1);
+	ck_assert_int_eq(xp_autograd_join(db), 2);
+	ck_assert_int_eq(q1("SELECT n.parent FROM xp_stacks s JOIN xp_stacks n ON n.id = s.parent"
+			    " WHERE s.id = (SELECT stack_id FROM xp_launches WHERE correlation_id = 54)"
+			    " AND s.frame = 5"), S_COMPILED - 2);
 	/* leaf: its own op, under the note, under Function.apply's node (27) */
 	ck_assert_int_eq(q1("SELECT n.parent FROM xp_stacks s JOIN xp_stacks n ON n.id = s.parent"
 			    " WHERE s.id = (SELECT stack_id FROM xp_launches WHERE correlation_id = 52)"
@@ -309,6 +319,8 @@ START_TEST(pynode_at_apply)
 	ck_assert_int_eq(xp_sites_new(db, &sites), 0);
 	ck_assert_str_eq(xp_sites_get(sites, stack_of(52)), "function.py:596 Function.apply \u203a"
 			 " aten::mm \u2039backward: PyNode\u203a");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(54)), "function.py:596 Function.apply \u203a"
+			 " aten::mm \u2039backward: CompiledFunctionBackward\u203a");
 	xp_sites_free(sites);
 	sqlite3_close(db);
 }
