@@ -258,6 +258,14 @@ void xp_rep_put_row(struct rep *R, const char *line)
 	xp_rep_put_line(R->out, line, R->o->width);
 }
 
+void xp_rep_put_title(struct rep *R)
+{
+	char head[256];
+
+	snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
+	xp_rep_put_row(R, head);
+}
+
 /* Prose (the footer) wrapped at o->width columns on spaces, the following
  * lines indented under the first's text. */
 static void put_wrapped(struct rep *R, FILE *to, const char *text)
@@ -791,8 +799,7 @@ static int print_table(struct rep *R, size_t shown)
 	if (o->format == XP_FMT_TEXT) {
 		char head[256];
 
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
-		xp_rep_put_row(R, head);
+		xp_rep_put_title(R);
 		xp_rep_put_row(R, "");
 		snprintf(head, sizeof(head), " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s", cols[0],
 			 cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8]);

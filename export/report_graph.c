@@ -362,10 +362,7 @@ int xp_report_graph(struct rep *R, size_t *rows)
 		qsort_r(G.e, G.n, sizeof(*G.e), cmp_exec, NULL);
 	shown = o->top && o->top < G.n ? o->top : G.n;
 	if (o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
-		xp_rep_put_row(R, head);
+		xp_rep_put_title(R);
 		xp_rep_put_row(R, "");
 		xp_rep_put_row(R, cols);
 		xp_rep_put_row(R, " --------  ---------------  -------      --------      --------"

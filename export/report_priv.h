@@ -52,6 +52,8 @@ void xp_rep_put_row(struct rep *R, const char *line);
 void xp_rep_csv_str(FILE *out, const char *s);
 /* The title line's text of a view. */
 const char *xp_rep_title(enum xp_report_by by);
+/* Text: the view's title line, "** Title:". */
+void xp_rep_put_title(struct rep *R);
 
 /* One footer line (text and csv's notes; nothing in json), wrapped to --width. */
 void xp_rep_foot_line(struct rep *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -26,10 +26,7 @@ static void rank_header(struct rep *R)
 	const struct xp_report_opts *o = R->o;
 
 	if (o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
-		xp_rep_put_row(R, head);
+		xp_rep_put_title(R);
 		xp_rep_put_row(R, "");
 		xp_rep_put_row(R, "  Rank  World   GPU Time (ns)  Kernels  Collectives (ns)  Coll (%)"
 			       "  Sync Wait (ns)      PID  Host");

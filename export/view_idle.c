@@ -595,10 +595,7 @@ out:
 static void begin(struct rep *R)
 {
 	if (R->o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
-		xp_rep_put_row(R, head);
+		xp_rep_put_title(R);
 	} else if (R->o->format == XP_FMT_CSV) {
 		fputs(csv_head, R->out);
 	} else {

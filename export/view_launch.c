@@ -425,10 +425,7 @@ int xp_view_launch(struct rep *R, size_t *rows)
 	if ((rc = xp_tl_load_all(R->db, &set)) < 0)
 		return rc;
 	if (R->o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
-		xp_rep_put_row(R, head);
+		xp_rep_put_title(R);
 	} else if (R->o->format == XP_FMT_CSV) {
 		fputs("\"Section\",\"Rank\",\"Device\",\"Stream\",\"Name\",\"Launches\",\"Delay Min (ns)\","
 		      "\"Delay Med (ns)\",\"Delay P99 (ns)\",\"Queue Min\",\"Queue Med\",\"Queue P99\","

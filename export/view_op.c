@@ -325,10 +325,7 @@ static void print_ops(struct rep *R, struct op_state *S)
 	for (size_t i = 0; i < S->n; i++)
 		all = xp_sat_add(all, S->rows[i].gpu_ns);
 	if (o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(o->by));
-		xp_rep_put_row(R, head);
+		xp_rep_put_title(R);
 		xp_rep_put_row(R, "");
 		xp_rep_put_row(R, "  GPU (%)   GPU Time (ns)      Calls  Host Time (ns)  Ops/Call"
 			       "  Operator  \u2039 the line that launched most of it");

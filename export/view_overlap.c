@@ -255,10 +255,7 @@ int xp_view_overlap(struct rep *R, size_t *rows)
 		goto out;
 	xp_sites_prefer_own(sites);
 	if (R->o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
-		xp_rep_put_row(R, head);
+		xp_rep_put_title(R);
 	} else if (R->o->format == XP_FMT_CSV) {
 		fputs("\"Section\",\"Rank\",\"Device\",\"PID\",\"Compute (ns)\",\"Communication (ns)\","
 		      "\"Overlapped (ns)\",\"Exposed (ns)\",\"Calls\",\"Kernel\",\"Launch Site\","
