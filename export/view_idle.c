@@ -11,8 +11,14 @@
  * A collective's kernel that ran before the last rank started the same
  * collective was waiting for that rank.
  *
+ * Each gap also has what drained the queue before it: the blocking call
+ * the host was in when the GPU ran out of work (an .item() that waited for
+ * the step to finish, so the host could not queue the next one ahead),
+ * else none (the host was running and did not launch in time).
+ *
  * Steps are NVTX ranges named ProfilerStep#N (else "step N") on the
- * process's threads; without them the window is the device's first to
+ * process's threads, else the turns of the Python loop its launches come
+ * from (idle_steps.h); without either the window is the device's first to
  * last work. --step N takes one step.
  *
  *   xpcorr report --by idle --step 3 run/
@@ -25,6 +31,7 @@
 #include "array.h"
 #include "db_schema.h"
 #include "gtid.h"
+#include "idle_steps.h"
 #include "idle_sync.h"
 #include "launch.h"
 #include "launchsite.h"
@@ -35,14 +42,14 @@
 #include "u64map.h"
 #include "satmath.h"
 
-enum cause_kind { C_HOST, C_NATIVE, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_KINDS };
+enum cause_kind { C_HOST, C_NATIVE, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_UNBLOCKED, C_KINDS };
 
 static const char *const cause_label[C_KINDS] = {
 	"host running", "host native code", "no sample, before", "CUDA synchronize", "launch to start",
-	"waiting for rank",
+	"waiting for rank", "not blocked",
 };
 static const char *const cause_key[C_KINDS] = { "host", "host_native", "host_unsampled", "sync",
-						"launch", "rank" };
+						"launch", "rank", "none" };
 
 struct cause {
 	int kind;
@@ -56,6 +63,17 @@ struct window {
 	int64_t start, end, step;   /* step -1: the whole run */
 };
 
+enum steps_from { STEPS_NVTX, STEPS_LOOP, STEPS_RUN };
+
+static const char *const steps_key[] = { "nvtx", "python_loop", "run" };
+
+/* Causes by (kind, where), each a row of the report. */
+struct cause_table {
+	struct cause *v;
+	size_t n, cap;
+	struct xp_u64map at;        /* (kind, where) -> index + 1 into v */
+};
+
 struct idle_state {
 	struct rep *R;
 	struct xp_sites *sites;
@@ -66,11 +84,15 @@ struct idle_state {
 	int64_t main_gtid;          /* the thread that launched most of the device's work */
 	int64_t (*gaps)[2];         /* idle gaps of the window being swept */
 	size_t ngaps, gcap;
+	int64_t window_start;       /* of the window being swept */
+	int steps_from;             /* enum steps_from */
+	int64_t span[2];            /* the first window's start, the last's end */
+	char loop_line[256];        /* STEPS_LOOP: the loop's first line */
+	struct xp_sync_call *sync_by_start; /* the syncs again, by start alone */
 	uint64_t gap_no;            /* numbers the gaps (and rank waits) from 1 */
 	int64_t cls_ns[XP_TL_CLASSES], window_ns;
-	struct cause *causes;
-	size_t ncause, ccap;
-	struct xp_u64map cause_at;  /* (kind, where) -> index + 1 into causes */
+	struct cause_table causes;  /* what the host did during the gaps */
+	struct cause_table drained; /* the blocking call in progress when each gap began */
 	struct xp_u64map site_at;   /* stack id -> its interned site */
 	struct xp_u64map line_at;   /* stack id -> 1 + readable(): names what the host ran */
 	struct xp_stackwalk *walk;
@@ -92,7 +114,8 @@ static const char *intern(struct idle_state *S, const char *text)
 	return S->interned[S->nint++];
 }
 
-static void add_cause(struct idle_state *S, int kind, const char *where, int64_t ns)
+static void add_cause_to(struct idle_state *S, struct cause_table *t, int kind, const char *where,
+			 int64_t ns)
 {
 	uint64_t *slot;
 	size_t i;
@@ -105,22 +128,27 @@ static void add_cause(struct idle_state *S, int kind, const char *where, int64_t
 		return;
 	}
 	/* where is interned (site_of): one pointer per text */
-	if (xp_u64map_upsert(&S->cause_at, (uint64_t)kind, (uint64_t)(uintptr_t)where, &slot, &fresh)) {
+	if (xp_u64map_upsert(&t->at, (uint64_t)kind, (uint64_t)(uintptr_t)where, &slot, &fresh)) {
 		S->err = -ENOMEM;
 		return;
 	}
 	if (fresh) {
-		if (xp_array__reserve((void **)&S->causes, &S->ccap, S->ncause + 1, sizeof(*S->causes), 16)) {
+		if (xp_array__reserve((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 16)) {
 			S->err = -ENOMEM;
 			return;
 		}
-		S->causes[S->ncause] = (struct cause){ .kind = kind, .where = where };
-		*slot = ++S->ncause;
+		t->v[t->n] = (struct cause){ .kind = kind, .where = where };
+		*slot = ++t->n;
 	}
 	i = (size_t)*slot - 1;
-	S->causes[i].ns = xp_sat_add(S->causes[i].ns, ns);
-	S->causes[i].pieces += S->causes[i].last_gap != S->gap_no;
-	S->causes[i].last_gap = S->gap_no;
+	t->v[i].ns = xp_sat_add(t->v[i].ns, ns);
+	t->v[i].pieces += t->v[i].last_gap != S->gap_no;
+	t->v[i].last_gap = S->gap_no;
+}
+
+static void add_cause(struct idle_state *S, int kind, const char *where, int64_t ns)
+{
+	add_cause_to(S, &S->causes, kind, where, ns);
 }
 
 /* The site of a stack as an interned string: stacks that read the same
@@ -324,6 +352,66 @@ static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, 
 	host_piece(S, gtid, a, b, next_stack);
 }
 
+/* When the GPU ran out of work before the gap starting at a: a, or for a
+ * gap that began before its window (a step's first), the end of the last
+ * work before it; -1: none before. */
+static int64_t drained_at(const struct idle_state *S, int64_t a)
+{
+	size_t i = xp_tl_first_from(S->tl, a);
+	int64_t last = -1;
+
+	if (a != S->window_start)
+		return a;
+	/* work overlaps a little; the latest end is among the last started */
+	for (size_t k = 0; k < 64 && i > 0; k++) {
+		const struct xp_tl_op *op = &S->tl->ops[--i];
+
+		if (op->end <= a && op->end > last)
+			last = op->end;
+	}
+	return last;
+}
+
+/* The blocking call of the process in progress at t, or NULL. */
+static const struct xp_sync_call *blocking_at(const struct idle_state *S, int64_t t)
+{
+	size_t lo = 0, hi = S->nsync;
+
+	while (lo < hi) {           /* past the last call started at or before t */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (S->sync_by_start[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* calls of one thread do not overlap; a few threads may */
+	for (size_t k = 0; k < 16 && lo > 0; k++) {
+		const struct xp_sync_call *c = &S->sync_by_start[--lo];
+
+		if (c->end > t)
+			return c;
+	}
+	return NULL;
+}
+
+/* Gap [a, b): the call that drained the queue before it (the host was
+ * blocked in it when the GPU ran out of work: without it the host would
+ * have queued more ahead), or none (the host was running: it did not
+ * launch in time). */
+static void drained_by(struct idle_state *S, int64_t a, int64_t b)
+{
+	int64_t t = drained_at(S, a);
+	const struct xp_sync_call *c = t >= 0 ? blocking_at(S, t) : NULL;
+
+	if (c)
+		add_cause_to(S, &S->drained, C_SYNC,
+			     site_of(S, c->stack, "(sync call without a launch stack)"), b - a);
+	else
+		add_cause_to(S, &S->drained, C_UNBLOCKED, intern(S, t < 0 ? "(no GPU work before it)" :
+			     "(no blocking call: the host did not launch in time)"), b - a);
+}
+
 static void attribute_gaps(struct idle_state *S)
 {
 	for (size_t g = 0; g < S->ngaps && !S->err; g++) {
@@ -341,15 +429,33 @@ static void attribute_gaps(struct idle_state *S)
 				  b - (launch > a ? launch : a));
 		if (launch > a)
 			host_part(S, gtid, a, launch < b ? launch : b, stack);
+		drained_by(S, a, b);
 	}
 	S->ngaps = 0;
+}
+
+static int cmp_sync_start(const void *pa, const void *pb)
+{
+	const struct xp_sync_call *a = pa, *b = pb;
+
+	return (a->start > b->start) - (a->start < b->start);
 }
 
 /* The process's blocking CUDA calls with their stacks (idle_sync.h). */
 static int load_syncs(struct idle_state *S, int64_t gpid)
 {
+	int rc;
+
 	free(S->syncs);
-	return xp_idle_syncs_load(S->R->db, gpid, &S->syncs, &S->nsync);
+	free(S->sync_by_start);
+	S->sync_by_start = NULL;
+	if ((rc = xp_idle_syncs_load(S->R->db, gpid, &S->syncs, &S->nsync)) < 0 || !S->nsync)
+		return rc;
+	if (!(S->sync_by_start = malloc(S->nsync * sizeof(*S->syncs))))
+		return -ENOMEM;
+	memcpy(S->sync_by_start, S->syncs, S->nsync * sizeof(*S->syncs));
+	qsort(S->sync_by_start, S->nsync, sizeof(*S->syncs), cmp_sync_start);
+	return 0;
 }
 
 /* The thread owning gaps whose next work has no launch call. */
@@ -390,13 +496,11 @@ static int64_t step_number(const char *name, int profiler_only)
 	return strtoll(p, NULL, 10);
 }
 
-/* The process's steps (NVTX ranges), else its device's whole span. */
-static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, size_t *n)
+/* The process's NVTX step ranges (ProfilerStep#N, else "step N"). */
+static int nvtx_windows(struct idle_state *S, int64_t gpid, struct window **w, size_t *n, size_t *cap)
 {
-	size_t cap = 0;
 	sqlite3_stmt *s;
 
-	*n = 0;
 	for (int pass = 0; pass < 2 && !*n; pass++) {
 		if (sqlite3_prepare_v2(S->R->db, "SELECT e.start, e.end, ifnull(e.text, t.value)"
 				       " FROM NVTX_EVENTS e LEFT JOIN StringIds t ON t.id = e.textId"
@@ -410,7 +514,7 @@ static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, s
 
 			if (num < 0 || (S->R->o->step >= 0 && num != S->R->o->step))
 				continue;
-			if (xp_array__reserve((void **)w, &cap, *n + 1, sizeof(**w), 16)) {
+			if (xp_array__reserve((void **)w, cap, *n + 1, sizeof(**w), 16)) {
 				sqlite3_finalize(s);
 				return -ENOMEM;
 			}
@@ -419,7 +523,46 @@ static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, s
 		}
 		sqlite3_finalize(s);
 	}
-	if (*n || S->R->o->step >= 0 || !S->tl->n)
+	return 0;
+}
+
+/* The steps of the process's Python loop (idle_steps.h): 1 found, 0 none. */
+static int loop_windows(struct idle_state *S, struct window **w, size_t *n, size_t *cap)
+{
+	struct xp_loop_steps ls;
+	int rc = xp_loop_steps_find(S->R->db, S->tl, &ls);
+
+	for (size_t i = 0; rc == 1 && i < ls.n; i++) {
+		if (S->R->o->step >= 0 && (int64_t)i != S->R->o->step)
+			continue;
+		if (xp_array__reserve((void **)w, cap, *n + 1, sizeof(**w), 16)) {
+			rc = -ENOMEM;
+			break;
+		}
+		(*w)[(*n)++] = (struct window){ ls.w[i][0], ls.w[i][1], (int64_t)i };
+	}
+	if (rc == 1)
+		snprintf(S->loop_line, sizeof(S->loop_line), "%s", ls.line);
+	xp_loop_steps_free(&ls);
+	return rc;
+}
+
+/* The process's steps: NVTX ranges, else its Python loop's, else its
+ * device's whole span. */
+static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, size_t *n)
+{
+	size_t cap = 0;
+	int rc;
+
+	*n = 0;
+	S->steps_from = STEPS_NVTX;
+	if ((rc = nvtx_windows(S, gpid, w, n, &cap)) < 0 || *n)
+		return rc;
+	S->steps_from = STEPS_LOOP;
+	if ((rc = loop_windows(S, w, n, &cap)) != 0)
+		return rc < 0 ? rc : 0;
+	S->steps_from = STEPS_RUN;
+	if (S->R->o->step >= 0 || !S->tl->n)
 		return 0;
 	if (xp_array__reserve((void **)w, &cap, 1, sizeof(**w), 1))
 		return -ENOMEM;
@@ -444,27 +587,38 @@ static int cmp_cause(const void *pa, const void *pb)
 static const char csv_head[] =
 	"\"Section\",\"Rank\",\"Device\",\"PID\",\"Steps\",\"Window (ns)\",\"Compute (ns)\","
 	"\"Communication (ns)\",\"Memory (ns)\",\"Rank Wait (ns)\",\"Idle (ns)\",\"Cause\",\"Where\","
-	"\"Cause (ns)\",\"Share of Idle (%)\",\"Gaps\"\n";
+	"\"Cause (ns)\",\"Share of Idle (%)\",\"Gaps\",\"Steps From\",\"Loop Line\"\n";
 
-static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64_t dev, size_t steps,
-			 int64_t w0_step)
+/* Where the steps came from, in words: "30 steps of NVTX ranges". */
+static void steps_text(const struct idle_state *S, size_t steps, char *out, size_t len)
+{
+	const char *s = steps > 1 ? "steps" : "step";
+
+	if (S->steps_from == STEPS_RUN)
+		snprintf(out, len, "the whole run (no NVTX step ranges, no repeating Python loop)");
+	else if (S->steps_from == STEPS_LOOP)
+		snprintf(out, len, "%zu %s of the Python loop at %s", steps, s, S->loop_line);
+	else
+		snprintf(out, len, "%zu %s of NVTX ranges", steps, s);
+}
+
+static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64_t dev, size_t steps)
 {
 	struct rep *R = S->R;
 	const int64_t *c = S->cls_ns;
 	double w = S->window_ns ? 100.0 / (double)S->window_ns : 0;
 	long long pid = (long long)xp_pid_local((uint64_t)gpid >> 24);
+	const char *loop = S->steps_from == STEPS_LOOP ? S->loop_line : "";
 
 	if (R->o->format == XP_FMT_TEXT) {
-		char line[512];
+		char line[512], who[48] = "", what[320];
 
 		xp_rep_put_row(R, "");
-		char who[48] = "";
-
 		if (rank >= 0)
 			snprintf(who, sizeof(who), "Rank %lld, ", (long long)rank);
-		snprintf(line, sizeof(line), "  %sdevice %lld of process %lld: %zu %s, %lld ns", who,
-			 (long long)dev, pid, steps, steps > 1 ? "steps" : w0_step < 0 ? "window (the whole"
-			 " run: no step ranges)" : "step", (long long)S->window_ns);
+		steps_text(S, steps, what, sizeof(what));
+		snprintf(line, sizeof(line), "  %sdevice %lld of process %lld: %s, %lld ns", who,
+			 (long long)dev, pid, what, (long long)S->window_ns);
 		xp_rep_put_row(R, line);
 		snprintf(line, sizeof(line), "    Compute %.1f%%  Communication %.1f%%  Memory %.1f%%  Waiting"
 			 " for another rank %.1f%%  Idle %.1f%%", w * (double)c[XP_TL_COMPUTE],
@@ -472,10 +626,12 @@ static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64
 			 w * (double)c[XP_TL_IDLE]);
 		xp_rep_put_row(R, line);
 	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "\"device\",%lld,%lld,%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,\"\",\"\",,,\n",
+		fprintf(R->out, "\"device\",%lld,%lld,%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,\"\",\"\",,,,\"%s\",",
 			(long long)rank, (long long)dev, pid, steps, (long long)S->window_ns,
 			(long long)c[XP_TL_COMPUTE], (long long)c[XP_TL_COMM], (long long)c[XP_TL_MEM],
-			(long long)c[XP_TL_RANK], (long long)c[XP_TL_IDLE]);
+			(long long)c[XP_TL_RANK], (long long)c[XP_TL_IDLE], steps_key[S->steps_from]);
+		xp_rep_csv_str(R->out, loop);
+		fputc('\n', R->out);
 	} else {
 		struct jsonw *j = &R->json;
 
@@ -484,6 +640,13 @@ static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64
 		jsonw_key(j, "device"); jsonw_int(j, dev);
 		jsonw_key(j, "pid"); jsonw_int(j, pid);
 		jsonw_key(j, "steps"); jsonw_uint(j, steps);
+		jsonw_key(j, "steps_from"); jsonw_str(j, steps_key[S->steps_from]);
+		if (*loop) {
+			jsonw_key(j, "loop_line");
+			jsonw_str(j, loop);
+		}
+		jsonw_key(j, "start_ns"); jsonw_int(j, S->span[0]);
+		jsonw_key(j, "end_ns"); jsonw_int(j, S->span[1]);
 		jsonw_key(j, "window_ns"); jsonw_int(j, S->window_ns);
 		jsonw_key(j, "compute_ns"); jsonw_int(j, c[XP_TL_COMPUTE]);
 		jsonw_key(j, "communication_ns"); jsonw_int(j, c[XP_TL_COMM]);
@@ -493,58 +656,101 @@ static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64
 	}
 }
 
+/* What a table of causes is called in each format. */
+struct table_names {
+	const char *section, *json_key, *head, *more;
+};
+
+static const struct table_names cause_names = {
+	"cause", "causes", "    Idle (%)       Idle (ns)    Gaps  Host meanwhile     Where", "causes",
+};
+static const struct table_names drained_names = {
+	"drained", "drained_by", "    Idle (%)       Idle (ns)    Gaps  Host blocked in    Where", "calls",
+};
+
+static void print_row(struct idle_state *S, const struct table_names *tn, int64_t rank, int64_t dev,
+		      const struct cause *c, double share)
+{
+	struct rep *R = S->R;
+
+	if (R->o->format == XP_FMT_TEXT) {
+		char line[1024];
+
+		snprintf(line, sizeof(line), "    %8.1f  %14lld  %6llu  %-17s  %s", share, (long long)c->ns,
+			 (unsigned long long)c->pieces, cause_label[c->kind], c->where);
+		xp_rep_put_row(R, line);
+	} else if (R->o->format == XP_FMT_CSV) {
+		fprintf(R->out, "\"%s\",%lld,%lld,,,,,,,,,\"%s\",", tn->section, (long long)rank,
+			(long long)dev, cause_key[c->kind]);
+		xp_rep_csv_str(R->out, c->where);
+		fprintf(R->out, ",%lld,%.2f,%llu,\"\",\"\"\n", (long long)c->ns, share,
+			(unsigned long long)c->pieces);
+	} else {
+		struct jsonw *j = &R->json;
+
+		jsonw_obj_begin(j);
+		jsonw_key(j, "cause"); jsonw_str(j, cause_key[c->kind]);
+		jsonw_key(j, "where"); jsonw_str(j, c->where);
+		jsonw_key(j, "ns"); jsonw_int(j, c->ns);
+		jsonw_key(j, "share_percent"); jsonw_fixed(j, share, 2);
+		jsonw_key(j, "gaps"); jsonw_uint(j, c->pieces);
+		jsonw_obj_end(j);
+	}
+}
+
+/* One table of causes, most idle time first, shares of idle ns. */
+static void print_table(struct idle_state *S, const struct table_names *tn, struct cause_table *t,
+			int64_t idle, int64_t rank, int64_t dev)
+{
+	struct rep *R = S->R;
+	size_t shown = R->o->top && R->o->top < t->n ? R->o->top : t->n;
+
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_cause);
+	if (R->o->format == XP_FMT_TEXT && shown) {
+		xp_rep_put_row(R, tn->head);
+		xp_rep_put_row(R, "    --------  --------------  ------  -----------------  -----");
+	} else if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, tn->json_key);
+		jsonw_arr_begin(&R->json);
+	}
+	for (size_t i = 0; i < shown; i++)
+		print_row(S, tn, rank, dev, &t->v[i], idle ? 100.0 * (double)t->v[i].ns / (double)idle : 0);
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_arr_end(&R->json);
+	} else if (R->o->format == XP_FMT_TEXT && shown < t->n) {
+		char line[96];
+
+		snprintf(line, sizeof(line), "    (%zu more %s; --top 0 shows all)", t->n - shown, tn->more);
+		xp_rep_put_row(R, line);
+	}
+}
+
+/* The causes of idle time, then what drained the queue before each gap. */
 static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
 {
 	struct rep *R = S->R;
-	int64_t idle = S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK];
-	size_t shown = R->o->top && R->o->top < S->ncause ? R->o->top : S->ncause;
 
-	if (S->ncause)
-		qsort(S->causes, S->ncause, sizeof(*S->causes), cmp_cause);
-	if (R->o->format == XP_FMT_TEXT && shown) {
-		xp_rep_put_row(R, "    Idle (%)       Idle (ns)    Gaps  Host meanwhile     Where");
-		xp_rep_put_row(R, "    --------  --------------  ------  -----------------  -----");
-	} else if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "causes");
-		jsonw_arr_begin(&R->json);
-	}
-	for (size_t i = 0; i < shown; i++) {
-		const struct cause *c = &S->causes[i];
-		double share = idle ? 100.0 * (double)c->ns / (double)idle : 0;
-
-		if (R->o->format == XP_FMT_TEXT) {
-			char line[1024];
-
-			snprintf(line, sizeof(line), "    %8.1f  %14lld  %6llu  %-17s  %s", share,
-				 (long long)c->ns, (unsigned long long)c->pieces, cause_label[c->kind], c->where);
-			xp_rep_put_row(R, line);
-		} else if (R->o->format == XP_FMT_CSV) {
-			fprintf(R->out, "\"cause\",%lld,%lld,,,,,,,,,\"%s\",", (long long)rank,
-				(long long)dev, cause_key[c->kind]);
-			xp_rep_csv_str(R->out, c->where);
-			fprintf(R->out, ",%lld,%.2f,%llu\n", (long long)c->ns, share,
-				(unsigned long long)c->pieces);
-		} else {
-			struct jsonw *j = &R->json;
-
-			jsonw_obj_begin(j);
-			jsonw_key(j, "cause"); jsonw_str(j, cause_key[c->kind]);
-			jsonw_key(j, "where"); jsonw_str(j, c->where);
-			jsonw_key(j, "ns"); jsonw_int(j, c->ns);
-			jsonw_key(j, "share_percent"); jsonw_fixed(j, share, 2);
-			jsonw_key(j, "gaps"); jsonw_uint(j, c->pieces);
-			jsonw_obj_end(j);
-		}
-	}
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_arr_end(&R->json);
+	print_table(S, &cause_names, &S->causes, S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK], rank,
+		    dev);
+	if (R->o->format == XP_FMT_TEXT && S->drained.n)
+		xp_rep_put_row(R, "    Queue drained by: the call the host was blocked in when the GPU ran out"
+			       " of work before each gap");
+	print_table(S, &drained_names, &S->drained, S->cls_ns[XP_TL_IDLE], rank, dev);
+	if (R->o->format == XP_FMT_JSON)
 		jsonw_obj_end(&R->json);
-	} else if (R->o->format == XP_FMT_TEXT && shown < S->ncause) {
-		char line[96];
+}
 
-		snprintf(line, sizeof(line), "    (%zu more causes; --top 0 shows all)", S->ncause - shown);
-		xp_rep_put_row(R, line);
-	}
+static void table_reset(struct cause_table *t)
+{
+	t->n = 0;
+	xp_u64map_free(&t->at);
+}
+
+static void table_free(struct cause_table *t)
+{
+	xp_u64map_free(&t->at);
+	free(t->v);
 }
 
 /* One device: its steps swept and its gaps attributed, then printed. 1 if
@@ -558,8 +764,9 @@ static int one_device(struct idle_state *S, const struct xp_tl *tl)
 	int rc;
 
 	S->window_ns = 0;
-	S->ncause = 0;
-	xp_u64map_free(&S->cause_at);
+	S->span[0] = S->span[1] = 0;
+	table_reset(&S->causes);
+	table_reset(&S->drained);
 	memset(S->cls_ns, 0, sizeof(S->cls_ns));
 	S->tl = tl;
 	if ((rc = load_syncs(S, gpid)) < 0 ||
@@ -574,6 +781,9 @@ static int one_device(struct idle_state *S, const struct xp_tl *tl)
 		if (b <= a)
 			continue;
 		S->window_ns = xp_sat_add(S->window_ns, xp_sat_sub(b, a));
+		S->window_start = a;
+		S->span[0] = S->span[1] ? S->span[0] : a;
+		S->span[1] = b;
 		if ((rc = xp_tl_sweep(S->tl, a, b, on_segment, S)) < 0)
 			goto out;
 		attribute_gaps(S);
@@ -584,7 +794,7 @@ static int one_device(struct idle_state *S, const struct xp_tl *tl)
 	if (rc) {
 		int64_t rank = xp_tl_rank(S->R->db, gpid);
 
-		print_device(S, rank, gpid, dev, nw, w[0].step);
+		print_device(S, rank, gpid, dev, nw);
 		print_causes(S, rank, dev);
 	}
 out:
@@ -640,7 +850,8 @@ int xp_view_idle(struct rep *R, size_t *rows)
 		jsonw_arr_end(&R->json);
 	if (R->o->step >= 0 && !*rows && ndev)
 		xp_rep_foot_line(R, "No step %lld: steps are NVTX ranges named ProfilerStep#N or"
-				 " \"step N\" on the process's threads", (long long)R->o->step);
+				 " \"step N\" on the process's threads, else the turns of its Python"
+				 " loop, from 0", (long long)R->o->step);
 out:
 	sqlite3_finalize(S.samples);
 	xp_sites_free(S.sites);
@@ -649,12 +860,13 @@ out:
 	for (size_t i = 0; i < S.nthreads; i++)
 		free(S.threads[i].s);
 	free(S.threads);
-	xp_u64map_free(&S.cause_at);
+	table_free(&S.causes);
+	table_free(&S.drained);
 	xp_u64map_free(&S.site_at);
 	xp_u64map_free(&S.line_at);
 	xp_stackwalk_close(S.walk);
-	free(S.causes);
 	free(S.syncs);
+	free(S.sync_by_start);
 	for (size_t i = 0; i < S.nint; i++)
 		free(S.interned[i]);
 	free(S.interned);

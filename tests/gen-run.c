@@ -5,7 +5,7 @@
  *   gen-run python EXE LIB DIR FIXTURE   # launches with Python stacks (tests/pylines)
  *   gen-run job EXE LIB DIR RANK WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS [nccl|gloo]]
  *                                        # one rank of a job, its host's clocks off
- *   gen-run gaps EXE LIB DIR RANK WORLD STEPS TRUTH.json
+ *   gen-run gaps EXE LIB DIR RANK WORLD STEPS TRUTH.json [loop:FIXTURE|flat:FIXTURE]
  *                                        # one rank with known GPU idle causes
  */
 #include <stdio.h>
@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench|scale EXE LIB DIR N"
 			" [SEED] | gen-run python EXE LIB DIR FIXTURE | gen-run job EXE LIB DIR RANK"
 			" WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS] | gen-run gaps EXE LIB DIR RANK WORLD"
-			" STEPS TRUTH.json\n");
+			" STEPS TRUTH.json [loop:FIXTURE|flat:FIXTURE]\n");
 		return 2;
 	}
 	/* mappings carry absolute paths, as the kernel reports them */
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 			.gloo = argc > 11 && !strcmp(argv[11], "gloo") });
 	else if (gaps)
 		err = xp_synth_write_gaps_rank(&s, argv[4], atoi(argv[5]), atoi(argv[6]),
-					       (unsigned)atoi(argv[7]), argv[8]);
+					       (unsigned)atoi(argv[7]), argv[8], argc > 9 ? argv[9] : NULL);
 	else if (!strcmp(argv[1], "python"))
 		err = xp_synth_write_python(&s, argv[4], argv[5]);
 	else if (!strcmp(argv[1], "bench"))

@@ -50,6 +50,17 @@ def check(label, device, truth, scale=1.0):
         close(f"{label} cause {key}", got, want * scale)
     # nothing unexplained: the causes named above are all of the idle time
     close(f"{label} all causes", matched, (truth["idle_ns"] + truth["rank_wait_ns"]) * scale)
+    # what drained the queue before each gap: the blocking call the host was
+    # in when the GPU ran out of work; one step alone has no first gap
+    drained = dict(truth["drained"])
+    if scale != 1.0:
+        drained = {k: (truth["idle_ns"] * scale if k.startswith("sync:") else 0) / scale
+                   for k in drained}
+    for key, want in drained.items():
+        kind, where = key.split(":", 1)
+        got = sum(c["ns"] for c in device["drained_by"] if c["cause"] == kind and where in c["where"])
+        close(f"{label} drained by {key or 'none'}", got, want * scale)
+    close(f"{label} drained, all gaps", sum(c["ns"] for c in device["drained_by"]), truth["idle_ns"] * scale)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -142,6 +153,28 @@ with tempfile.TemporaryDirectory() as tmp:
              if e["ph"] == "C" and e["name"] == "queue depth stream 7"]
     assert len(depth) == 2 * 2 * 3 * STEPS and max(depth) == 3 and depth[-1] == 0, (len(depth), max(depth))
     print("ok   trace: idle slices and queue depth counters")
+    # steps without NVTX ranges: from the Python loop of the launches' stacks
+    # (main() of tests/pylines/sample.py comes back to line 447 each step,
+    # where the gemm is launched), exact to the ns; launches all at one line
+    # are no loop: the whole run
+    lines = os.path.join(here, "pylines", "lines-3.12.txt")
+    for mode in ("loop", "flat"):
+        run(gen_run, "gaps", exe, lib, os.path.join(tmp, mode), "0", "1", str(STEPS),
+            os.path.join(tmp, f"{mode}.json"), f"{mode}:{lines}")
+    t = json.load(open(os.path.join(tmp, "loop.json")))
+    d = json.loads(run(xpcorr, "report", "--by", "idle", "--format", "json", os.path.join(tmp, "loop")))["devices"][0]
+    want = {"steps_from": "python_loop", "steps": STEPS, "loop_line": "sample.py:447 main",
+            "start_ns": t["loop_first_start_ns"], "end_ns": t["loop_last_end_ns"]}
+    assert {k: d.get(k) for k in want} == want, ({k: d.get(k) for k in want}, want)
+    d = json.loads(run(xpcorr, "report", "--by", "idle", "--step", "3", "--format", "json",
+                       os.path.join(tmp, "loop")))["devices"][0]
+    start = t["loop_first_start_ns"] + 3 * t["step_ns"]
+    assert (d["steps"], d["start_ns"], d["end_ns"]) == (1, start, start + t["step_ns"]), d
+    text = run(xpcorr, "report", "--by", "idle", os.path.join(tmp, "loop"))
+    assert f"{STEPS} steps of the Python loop at sample.py:447 main" in text, text
+    d = json.loads(run(xpcorr, "report", "--by", "idle", "--format", "json", os.path.join(tmp, "flat")))["devices"][0]
+    assert (d["steps_from"], d["steps"], "loop_line" in d) == ("run", 1, False), d
+    print("ok   steps from the Python loop, exact; no loop: the whole run")
     # a step that is not there says so
     p = subprocess.run([xpcorr, "report", "--by", "idle", "--step", "999", job], capture_output=True,
                        text=True)

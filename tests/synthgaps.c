@@ -16,6 +16,8 @@
  *     a cudaMemcpy instead (blocking by its name) whose launch record is
  *     lost: named by the thread's nearest launch record, the copy's;
  *   - Python logs (py::log_metrics) until the step's end.
+ * Every gap but the first began while the host was blocked in that
+ * synchronize (or cudaMemcpy): it drained the queue.
  * CPU samples every 50 us while the thread runs Python. The truth (each
  * part and cause of every step, summed) goes to a JSON file.
  */
@@ -26,8 +28,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pyfixture.h"
 #include "runfile.h"
 #include "runfmt_gpu.h"
+#include "runfmt_py.h"
 
 #define GAP_T0 100000000000ull
 #define GAP_STEP 10000000ull
@@ -48,10 +52,27 @@ struct gap_truth {
 	uint64_t compute, comm, memory, rank_wait, idle;
 	uint64_t kernels, overlapped;         /* all kernels' time; comm under compute */
 	uint64_t load_batch, tokenize, log_metrics, native, launch, sync, sync_nearest;
+	uint64_t first_gap;                   /* step 0's first gap: no GPU work before it */
+	uint64_t loop_first, loop_last;       /* the loop's steps: its first gemm's call, its last copy's end */
+};
+
+/* The launches' Python stacks (py mode): <module> calls main(), whose lines
+ * PY_LINE0 .. PY_LINE0 + 3 (tests/pylines/sample.py) launch the gemm, the
+ * all-reduce, the second gemm and the copy: a loop that comes back to
+ * PY_LINE0 each step; flat: every launch at PY_LINE0, no loop to see. */
+#define PY_LINE0 447
+#define PY_MODULE_LINE 454
+
+struct gap_py {
+	const struct xp_pycode_fx *main, *module;
+	uint32_t off[4], module_off;
+	int flat;
 };
 
 struct gap_rank {
 	const struct xp_synth *s;
+	const struct gap_py *py;    /* NULL: no Python stacks, NVTX step ranges */
+	unsigned site;              /* the main() line of the next launch: PY_LINE0 + site */
 	struct xp_writer *cpu, *g;
 	uint32_t pid;
 	int rank, world;
@@ -68,8 +89,19 @@ static int api(struct gap_rank *r, uint64_t at, uint64_t end, uint32_t name, uin
 			       .cbid = cbid, .stack = { .user_depth = 3 } };
 	int err = xp_writer_append(r->g, XP_REC_GPU_API, &a, sizeof(a), NULL, 0);
 
-	return err ? err : xp_writer_append(r->cpu, XP_REC_LAUNCH, &l, sizeof(l), stack,
-					    3 * sizeof(*stack));
+	err = err ?: xp_writer_append(r->cpu, XP_REC_LAUNCH, &l, sizeof(l), stack, 3 * sizeof(*stack));
+	if (!err && r->py) {
+		struct xp_pystack ps = { .ts = l.ts, .correlation_id = r->corr, .pid = r->pid,
+					 .tid = r->pid, .nframes = 2 };
+		struct xp_pyframe f[2] = {
+			{ .code_id = 1, .instr_offset = r->py->off[r->py->flat ? 0 : r->site % 4] },
+			{ .code_id = 2, .instr_offset = r->py->module_off, .flags = XP_PYFRAME_ENTRY },
+		};
+
+		err = xp_writer_append(r->cpu, XP_REC_PYSTACK, &ps, sizeof(ps), f, sizeof(f));
+	}
+	r->site++;
+	return err;
 }
 
 static int kernel(struct gap_rank *r, uint64_t start, uint64_t end, uint32_t name, uint32_t stream)
@@ -117,7 +149,7 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	struct xp_gpu_memcpy m = { .start = end, .end = end + 20 * US, .bytes = 4, .context = 1,
 				   .stream = 7, .copy_kind = 2, .src_kind = 3, .dst_kind = 2,
 				   .flags = XP_GPU_F_ASYNC };
-	int err = nvtx(r, t, XP_NVTX_START, i + 1, S_STEP0 + i);
+	int err = r->py ? 0 : nvtx(r, t, XP_NVTX_START, i + 1, S_STEP0 + i);
 
 	err = err ?: samples(r, t, t + NATIVE_US * US, LIB_BASE + 0x1234, LIB_BASE + 0x5678);
 	err = err ?: samples(r, t + NATIVE_US * US, t + load * 3 / 4, PY(0x110), PY(0x410));
@@ -145,7 +177,9 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 		err = err ?: api(r, l1 + 60 * US, end + 400 * US, S_SYNC, 131, sync_at);
 	}
 	err = err ?: samples(r, end + 400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
-	err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
+	if (!r->py)
+		err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
+	r->site = 0;
 	r->t.compute += 3200 * US;
 	r->t.comm += 300 * US;
 	r->t.kernels += 3700 * US + last - load;
@@ -159,6 +193,9 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	*(r->rank == r->world - 1 ? &r->t.sync_nearest : &r->t.sync) += 380 * US;
 	r->t.log_metrics += t + GAP_STEP - (end + 400 * US);
 	r->t.idle += GAP_STEP - 3520 * US - (last - load);
+	if (!i)
+		r->t.first_gap = load + 10 * US, r->t.loop_first = l1;
+	r->t.loop_last = end + 20 * US;
 	return err;
 }
 
@@ -235,7 +272,9 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		"\"host:load_batch\": %llu, \"host:tokenize\": %llu, \"host:log_metrics\": %llu,"
 		" \"host_native:py::\": %llu, \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu,"
 		" \"sync:xp_parse\": %llu,"
-		" \"rank:rank %d\": %llu}}\n",
+		" \"rank:rank %d\": %llu},"
+		" \"drained\": {\"sync:%s\": %llu, \"none:\": %llu},"
+		" \"loop_first_start_ns\": %llu, \"loop_last_end_ns\": %llu}\n",
 		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
 		(unsigned long long)t->comm, (unsigned long long)t->memory,
 		(unsigned long long)t->rank_wait, (unsigned long long)t->idle,
@@ -243,15 +282,63 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		(unsigned long long)t->load_batch, (unsigned long long)t->tokenize,
 		(unsigned long long)t->log_metrics, (unsigned long long)t->native,
 		(unsigned long long)t->launch, (unsigned long long)t->sync,
-		(unsigned long long)t->sync_nearest, r->world - 1, (unsigned long long)t->rank_wait);
+		(unsigned long long)t->sync_nearest, r->world - 1, (unsigned long long)t->rank_wait,
+		r->rank == r->world - 1 ? "xp_parse" : "Widget::draw",
+		(unsigned long long)(t->idle - t->first_gap), (unsigned long long)t->first_gap,
+		(unsigned long long)t->loop_first, (unsigned long long)t->loop_last);
 	bad = ferror(f);
 	return fclose(f) || bad ? -EIO : 0;
 }
 
+static int py_code(struct gap_rank *r, const struct xp_pycode_fx *c, uint64_t id)
+{
+	struct xp_pycode rec = { .code_id = id, .pid = r->pid, .first_line = c->first_line,
+				 .py_version = c->version, .filename_len = (uint16_t)strlen(c->filename),
+				 .qualname_len = (uint16_t)strlen(c->qualname),
+				 .linetable_len = (uint32_t)c->table_len };
+	char tail[1024];
+	size_t n = rec.filename_len + rec.qualname_len;
+
+	if (n + c->table_len > sizeof(tail))
+		return -E2BIG;
+	memcpy(tail, c->filename, rec.filename_len);
+	memcpy(tail + rec.filename_len, c->qualname, rec.qualname_len);
+	memcpy(tail + n, c->table, c->table_len);
+	return xp_writer_append(r->cpu, XP_REC_PYCODE, &rec, sizeof(rec), tail, n + c->table_len);
+}
+
+/* The interpreter and main's and <module>'s code objects of the fixture. */
+static int py_open(struct gap_rank *r, const struct xp_pyfixture *fx, struct gap_py *py)
+{
+	struct xp_pyinfo info = { .ts = GAP_T0 - 1000000, .pid = r->pid,
+				  .flags = XP_PYINFO_SUPPORTED };
+	int64_t off;
+	int err;
+
+	py->main = xp_pyfixture_find(fx, "main");
+	py->module = xp_pyfixture_find(fx, "<module>");
+	if (!py->main || !py->module || (off = xp_pyfixture_offset_of(py->module, PY_MODULE_LINE)) < 0)
+		return -ENOENT;
+	py->module_off = (uint32_t)off;
+	for (int i = 0; i < 4; i++) {
+		if ((off = xp_pyfixture_offset_of(py->main, PY_LINE0 + i)) < 0)
+			return -ENOENT;
+		py->off[i] = (uint32_t)off;
+	}
+	info.py_hexversion = (uint32_t)py->main->version << 16 | 0x01f0;
+	err = xp_writer_append(r->cpu, XP_REC_PYINFO, &info, sizeof(info), NULL, 0);
+	err = err ?: py_code(r, py->main, 1);
+	return err ?: py_code(r, py->module, 2);
+}
+
+/* py: NULL (NVTX steps), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
+ * at the launches over FIXTURE's line tables, no NVTX). */
 int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank, int world,
-			     unsigned steps, const char *truth)
+			     unsigned steps, const char *truth, const char *py)
 {
 	struct gap_rank r = { .s = s, .pid = 5000 + (uint32_t)rank, .rank = rank, .world = world };
+	struct xp_pyfixture *fx = NULL;
+	struct gap_py gp = { .flat = py && !strncmp(py, "flat:", 5) };
 	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
 	uint64_t end = GAP_T0 + steps * GAP_STEP;
 	int err;
@@ -268,6 +355,11 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 	err = err ?: python_frames(&r, dir);
 	err = err ?: xp_synth_add_mmap(r.cpu, GAP_T0 - 1000000, r.pid, LIB_BASE, 0x100000, 0,
 				       "/usr/lib/libcublasLt.so.13", NULL, 0, 0);
+	if (!err && py) {
+		err = strchr(py, ':') ? xp_pyfixture_load(&fx, strchr(py, ':') + 1) : -EINVAL;
+		err = err ?: py_open(&r, fx, &gp);
+		r.py = &gp;
+	}
 	for (unsigned i = 0; i < steps && !err; i++)
 		err = step(&r, i, GAP_T0 + i * GAP_STEP);
 	done.ts = end;
@@ -276,5 +368,6 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 	err = (r.g ? xp_writer_close(r.g) : 0) ?: err;
 	err = err ?: xp_synth_write_text(dir, "kallsyms", xp_synth_kallsyms);
 	err = err ?: write_meta(dir, &r, end);
+	xp_pyfixture_free(fx);
 	return err ?: write_truth(truth, &r, steps);
 }

@@ -122,8 +122,10 @@ int xp_synth_write_job_rank(const struct xp_synth *s, const char *dir,
 			    const struct xp_synth_rank *r);
 /* One rank of a job whose GPU idle time has known causes (synthgaps.c):
  * steps of 10 ms, the last rank the straggler; the truth as JSON into
- * truth. 0 or -errno. */
+ * truth. py NULL: steps as NVTX ranges; "loop:FIXTURE": no NVTX, the
+ * launches' Python stacks (over FIXTURE's line tables, tests/pylines) turn
+ * in a loop; "flat:FIXTURE": the same at one line, no loop. 0 or -errno. */
 int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank, int world,
-			     unsigned steps, const char *truth);
+			     unsigned steps, const char *truth, const char *py);
 
 #endif
