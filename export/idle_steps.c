@@ -352,7 +352,6 @@ static void name_loop(struct finder *F, const struct candidate *c, struct xp_loo
 
 static void finder_free(struct finder *F)
 {
-	xp_stackwalk_close(F->walk);
 	xp_strtab_free(F->funcs);
 	xp_u64map_free(&F->chain_at);
 	xp_u64map_free(&F->cand_at);
@@ -362,17 +361,14 @@ static void finder_free(struct finder *F)
 	free(F->cand);
 }
 
-int xp_loop_steps_find(sqlite3 *db, const struct xp_tl *tl, struct xp_loop_steps *s)
+int xp_loop_steps_find(struct xp_stackwalk *walk, const struct xp_tl *tl, struct xp_loop_steps *s)
 {
-	struct finder F = { 0 };
+	struct finder F = { .walk = walk };
 	const struct candidate *c;
 	size_t lo, hi, prev = (size_t)-1;
-	int rc;
+	int rc = -ENOMEM;
 
 	memset(s, 0, sizeof(*s));
-	if ((rc = xp_stackwalk_open(db, &F.walk)) < 0)
-		return rc;
-	rc = -ENOMEM;
 	if (!(F.funcs = xp_strtab_new()) || (rc = collect_launches(&F, tl)) < 0)
 		goto out;
 	main_thread_range(&F, &lo, &hi);

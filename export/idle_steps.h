@@ -10,7 +10,7 @@
  * to that line; the last one ends with the work its loop launched.
  *
  *   struct xp_loop_steps s;
- *   if (xp_loop_steps_find(db, tl, &s) == 1)
+ *   if (xp_loop_steps_find(walk, tl, &s) == 1)      // walk: xp_stackwalk_open's
  *           printf("%zu steps of the loop at %s\n", s.n, s.line);
  *   xp_loop_steps_free(&s);
  */
@@ -19,8 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sqlite3.h>
 
+#include "stackwalk.h"
 #include "timeline.h"
 
 struct xp_loop_steps {
@@ -29,9 +29,10 @@ struct xp_loop_steps {
 	char line[256];             /* the loop's first line, "train.py:42 train" */
 };
 
-/* The steps of tl's process: 1 (three or more steps), 0 (no loop: s->n is
- * 0), -EIO or -ENOMEM. xp_loop_steps_free either way. */
-int xp_loop_steps_find(sqlite3 *db, const struct xp_tl *tl, struct xp_loop_steps *s);
+/* The steps of tl's process, its stacks read through walk: 1 (three or
+ * more steps), 0 (no loop: s->n is 0) or -ENOMEM. xp_loop_steps_free
+ * either way. */
+int xp_loop_steps_find(struct xp_stackwalk *walk, const struct xp_tl *tl, struct xp_loop_steps *s);
 void xp_loop_steps_free(struct xp_loop_steps *s);
 
 #endif

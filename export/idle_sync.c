@@ -6,20 +6,44 @@
 
 #include "array.h"
 
+/* The names of the calls that block: every synchronize, every copy call
+ * that is not asynchronous (blocks 0), every asynchronous copy (blocks 1:
+ * when it copies to pageable memory). Picked from the strings first: a
+ * LIKE on each CUDA call's name would cost a scan with a join per call. */
+#define BLOCKING_NAMES \
+	"WITH names(id, async) AS (SELECT id, value NOT LIKE '%Synchronize%' AND value LIKE '%Async%'" \
+	" FROM StringIds WHERE value LIKE '%Synchronize%' OR value LIKE 'cudaMemcpy%' OR" \
+	" value LIKE 'cuMemcpy%')"
+
+static const char any_sql[] = BLOCKING_NAMES " SELECT count(*) FROM names";
+
 /* CUPTI's memcpy kinds: copyKind 2 device to host, dstKind 1 pageable
  * memory; the copy is named by the API record's correlation id */
 static const char calls_sql[] =
-	"SELECT r.globalTid, r.start, r.end, ifnull(l.stack_id, -1)"
-	" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds n ON n.id = r.nameId"
+	BLOCKING_NAMES
+	" SELECT r.globalTid, r.start, r.end, ifnull(l.stack_id, -1)"
+	" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN names n ON n.id = r.nameId"
 	" LEFT JOIN xp_launches l ON l.pid = (r.globalTid >> 24) AND"
 	" l.correlation_id = r.correlationId AND +l.tid = (r.globalTid & 16777215)"
 	" LEFT JOIN (SELECT DISTINCT correlationId AS corr, globalPid >> 24 AS pid"
 	" FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 2 AND dstKind = 1) m"
-	" ON m.corr = r.correlationId AND m.pid = (r.globalTid >> 24)"
-	" WHERE (r.globalTid >> 24) = (?1 >> 24) AND (n.value LIKE '%Synchronize%' OR"
-	" ((n.value LIKE 'cudaMemcpy%' OR n.value LIKE 'cuMemcpy%') AND"
-	" (n.value NOT LIKE '%Async%' OR m.corr IS NOT NULL)))"
+	" ON n.async AND m.corr = r.correlationId AND m.pid = (r.globalTid >> 24)"
+	" WHERE (r.globalTid >> 24) = (?1 >> 24) AND (NOT n.async OR m.corr IS NOT NULL)"
 	" ORDER BY 1, 2";
+
+/* Whether the run has any call of those names: 1, 0 or -EIO. */
+static int any_blocking(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int rc = -EIO;
+
+	if (sqlite3_prepare_v2(db, any_sql, -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		rc = sqlite3_column_int64(s, 0) > 0;
+	sqlite3_finalize(s);
+	return rc;
+}
 
 /* the thread's launch record nearest the call: the latest before, else
  * the first after */
@@ -64,6 +88,8 @@ int xp_idle_syncs_load(sqlite3 *db, int64_t gpid, struct xp_sync_call **out, siz
 
 	*out = NULL;
 	*n = 0;
+	if ((rc = any_blocking(db)) <= 0)
+		return rc;
 	if (sqlite3_prepare_v2(db, calls_sql, -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, gpid);

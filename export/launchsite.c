@@ -60,6 +60,11 @@ int xp_sites_new(sqlite3 *db, struct xp_sites **out)
 	return 0;
 }
 
+struct xp_stackwalk *xp_sites_walk(struct xp_sites *s)
+{
+	return s->walk;
+}
+
 /* Walks a stack from its leaf and writes its site into buf. */
 static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 {
@@ -130,11 +135,6 @@ const char *xp_sites_get(struct xp_sites *s, int64_t stack_id)
 	}
 	*slot = ++s->n;
 	return s->names[s->n - 1];
-}
-
-struct xp_stackwalk *xp_sites_walk(struct xp_sites *s)
-{
-	return s->walk;
 }
 
 void xp_sites_prefer_own(struct xp_sites *s)

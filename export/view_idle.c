@@ -38,6 +38,7 @@
 #include "pyreach.h"
 #include "stackwalk.h"
 #include "report_priv.h"
+#include "strtab.h"
 #include "timeline.h"
 #include "u64map.h"
 #include "satmath.h"
@@ -95,23 +96,26 @@ struct idle_state {
 	struct cause_table drained; /* the blocking call in progress when each gap began */
 	struct xp_u64map site_at;   /* stack id -> its interned site */
 	struct xp_u64map line_at;   /* stack id -> 1 + readable(): names what the host ran */
-	struct xp_stackwalk *walk;
+	struct xp_stackwalk *walk;  /* the sites' */
+	int python;                 /* the run has Python lines at launches */
 	struct thread_samples *threads; /* the launching threads' samples, read once each */
 	size_t nthreads, tcap;
-	char **interned;
-	size_t nint, icap;
+	struct xp_strtab *names;    /* the texts of causes, interned */
 	int err;
 };
 
+/* text as one pointer per distinct text (causes are keyed by it); NULL:
+ * out of memory. */
 static const char *intern(struct idle_state *S, const char *text)
 {
-	for (size_t i = 0; i < S->nint; i++)
-		if (!strcmp(S->interned[i], text))
-			return S->interned[i];
-	if (xp_array__reserve((void **)&S->interned, &S->icap, S->nint + 1, sizeof(char *), 16) ||
-	    !(S->interned[S->nint] = strdup(text)))
+	int64_t id;
+	int fresh;
+
+	if (!S->names && !(S->names = xp_strtab_new()))
 		return NULL;
-	return S->interned[S->nint++];
+	if (xp_strtab_intern(S->names, text, strlen(text), &id, &fresh))
+		return NULL;
+	return xp_strtab_get(S->names, id);
 }
 
 static void add_cause_to(struct idle_state *S, struct cause_table *t, int kind, const char *where,
@@ -332,13 +336,34 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b,
 	}
 }
 
+/* The first of the thread's blocking calls that ends after a (the calls
+ * are by thread then start; one thread's do not overlap, so their ends
+ * rise too): S->nsync if none. */
+static size_t first_sync_after(const struct idle_state *S, int64_t gtid, int64_t a)
+{
+	size_t lo = 0, hi = S->nsync;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xp_sync_call *c = &S->syncs[mid];
+
+		if (c->gtid < gtid || (c->gtid == gtid && c->end <= a))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* [a, b) of the launching thread before its launch: in sync calls or not. */
 static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
 {
-	for (size_t i = 0; i < S->nsync && a < b; i++) {
+	for (size_t i = first_sync_after(S, gtid, a); i < S->nsync && a < b; i++) {
 		const struct xp_sync_call *c = &S->syncs[i];
 
-		if (c->gtid != gtid || c->end <= a)
+		if (c->gtid != gtid)
+			break;
+		if (c->end <= a)
 			continue;
 		if (c->start >= b)
 			break;
@@ -526,12 +551,29 @@ static int nvtx_windows(struct idle_state *S, int64_t gpid, struct window **w, s
 	return 0;
 }
 
+/* 1 if the run's launch stacks have Python lines, 0 if not, or -EIO. */
+static int has_python_lines(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM xp_frames WHERE kind = ?1)", -1, &s,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int(s, 1, XP_FRAME_PYTHON);
+	rc = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) != 0 : -EIO;
+	sqlite3_finalize(s);
+	return rc;
+}
+
 /* The steps of the process's Python loop (idle_steps.h): 1 found, 0 none. */
 static int loop_windows(struct idle_state *S, struct window **w, size_t *n, size_t *cap)
 {
 	struct xp_loop_steps ls;
-	int rc = xp_loop_steps_find(S->R->db, S->tl, &ls);
+	int rc = S->python ? xp_loop_steps_find(S->walk, S->tl, &ls) : 0;
 
+	if (rc <= 0)
+		return rc;
 	for (size_t i = 0; rc == 1 && i < ls.n; i++) {
 		if (S->R->o->step >= 0 && (int64_t)i != S->R->o->step)
 			continue;
@@ -828,8 +870,10 @@ int xp_view_idle(struct rep *R, size_t *rows)
 
 	*rows = 0;
 	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0 ||
-	    (rc = xp_stackwalk_open(R->db, &S.walk)) < 0)
+	    (rc = has_python_lines(R->db)) < 0)
 		goto out;
+	S.walk = xp_sites_walk(S.sites);
+	S.python = rc;
 	xp_sites_prefer_own(S.sites);
 	rc = -EIO;
 	if (sqlite3_prepare_v2(R->db, "SELECT ts, stack_id FROM xp_samples WHERE pid = ?1 AND tid = ?2"
@@ -864,11 +908,8 @@ out:
 	table_free(&S.drained);
 	xp_u64map_free(&S.site_at);
 	xp_u64map_free(&S.line_at);
-	xp_stackwalk_close(S.walk);
 	free(S.syncs);
 	free(S.sync_by_start);
-	for (size_t i = 0; i < S.nint; i++)
-		free(S.interned[i]);
-	free(S.interned);
+	xp_strtab_free(S.names);
 	return rc;
 }
