@@ -14,38 +14,38 @@
 
 #define MAX_PY 64                   /* Python frames kept a launch, the outermost */
 
-struct pyframe {
+struct py_line {
 	int64_t func;               /* interned "module\037qualname" */
 	int64_t line;
 };
 
-struct chain {
+struct py_chain {
 	size_t off, len;            /* into the pool, outermost first */
 };
 
-struct launch {
+struct loop_launch {
 	int64_t at, gtid, stack;
 	size_t chain;               /* index into chains; (size_t)-1: no usable stack */
 };
 
-struct candidate {
+struct loop_candidate {
 	size_t depth;
 	int64_t func, target, last; /* the line it returns to, the furthest line it returns from */
 	uint64_t count;
 	size_t ref;                 /* a launch that returned: its outer frames are the loop's */
 };
 
-struct finder {
+struct loop_finder {
 	struct xp_stackwalk *walk;
 	struct xp_strtab *funcs;
 	struct xp_u64map chain_at;  /* stack -> chain index + 1; 0: no usable stack */
-	struct chain *chains;
+	struct py_chain *chains;
 	size_t nchain, ccap;
-	struct pyframe *pool;
+	struct py_line *pool;
 	size_t npool, pcap;
-	struct launch *l;
+	struct loop_launch *l;
 	size_t nl, lcap;
-	struct candidate *cand;
+	struct loop_candidate *cand;
 	size_t ncand, candcap;
 	struct xp_u64map cand_at;   /* (depth, func), target -> index + 1 */
 };
@@ -72,7 +72,7 @@ static int64_t split_line(const char *s, const char **qual)
 	return -1;
 }
 
-static int push_frame(struct finder *F, const struct xp_frame_row *fr)
+static int push_frame(struct loop_finder *F, const struct xp_frame_row *fr)
 {
 	const char *qual;
 	int64_t line = split_line(fr->sym, &qual), id;
@@ -87,13 +87,13 @@ static int push_frame(struct finder *F, const struct xp_frame_row *fr)
 	if (xp_strtab_intern(F->funcs, key, (size_t)n, &id, &fresh) ||
 	    xp_array__reserve((void **)&F->pool, &F->pcap, F->npool + 1, sizeof(*F->pool), 256))
 		return -ENOMEM;
-	F->pool[F->npool++] = (struct pyframe){ id, line };
+	F->pool[F->npool++] = (struct py_line){ id, line };
 	return 0;
 }
 
 /* The stack's Python frames into the pool, outermost first: 1, or 0 for a
  * stack with none or with a note (a backward launch's borrowed stack). */
-static int read_chain(struct finder *F, int64_t stack, struct chain *c)
+static int read_chain(struct loop_finder *F, int64_t stack, struct py_chain *c)
 {
 	struct xp_frame_row fr;
 	int64_t id = stack;
@@ -113,7 +113,7 @@ static int read_chain(struct finder *F, int64_t stack, struct chain *c)
 		return rc;
 	}
 	for (size_t i = 0; i < c->len / 2; i++) {  /* read from the leaf: turn it */
-		struct pyframe t = F->pool[c->off + i];
+		struct py_line t = F->pool[c->off + i];
 
 		F->pool[c->off + i] = F->pool[c->off + c->len - 1 - i];
 		F->pool[c->off + c->len - 1 - i] = t;
@@ -126,10 +126,10 @@ static int read_chain(struct finder *F, int64_t stack, struct chain *c)
 }
 
 /* The chain index of a stack, read once; (size_t)-1 for none. */
-static int chain_of(struct finder *F, int64_t stack, size_t *out)
+static int chain_of(struct loop_finder *F, int64_t stack, size_t *out)
 {
 	uint64_t *slot;
-	struct chain c;
+	struct py_chain c;
 	int fresh, rc;
 
 	*out = (size_t)-1;
@@ -153,7 +153,7 @@ static int chain_of(struct finder *F, int64_t stack, size_t *out)
 
 static int cmp_launch(const void *pa, const void *pb)
 {
-	const struct launch *a = pa, *b = pb;
+	const struct loop_launch *a = pa, *b = pb;
 
 	if (a->gtid != b->gtid)
 		return (a->gtid > b->gtid) - (a->gtid < b->gtid);
@@ -161,7 +161,7 @@ static int cmp_launch(const void *pa, const void *pb)
 }
 
 /* The device's launches (one per call), by thread then call. */
-static int collect_launches(struct finder *F, const struct xp_tl *tl)
+static int collect_launches(struct loop_finder *F, const struct xp_tl *tl)
 {
 	size_t kept = 0;
 
@@ -172,7 +172,7 @@ static int collect_launches(struct finder *F, const struct xp_tl *tl)
 			continue;
 		if (xp_array__reserve((void **)&F->l, &F->lcap, F->nl + 1, sizeof(*F->l), 256))
 			return -ENOMEM;
-		F->l[F->nl++] = (struct launch){ op->launch, op->gtid, op->stack, (size_t)-1 };
+		F->l[F->nl++] = (struct loop_launch){ op->launch, op->gtid, op->stack, (size_t)-1 };
 	}
 	if (F->nl)
 		qsort(F->l, F->nl, sizeof(*F->l), cmp_launch);
@@ -192,7 +192,7 @@ static int collect_launches(struct finder *F, const struct xp_tl *tl)
 }
 
 /* [*lo, *hi) of the launches: the thread with the most Python launches. */
-static void main_thread_range(const struct finder *F, size_t *lo, size_t *hi)
+static void main_thread_range(const struct loop_finder *F, size_t *lo, size_t *hi)
 {
 	size_t best = 0, a = 0;
 
@@ -211,20 +211,20 @@ static void main_thread_range(const struct finder *F, size_t *lo, size_t *hi)
 	}
 }
 
-static const struct pyframe *frames(const struct finder *F, const struct launch *l, size_t *len)
+static const struct py_line *frames(const struct loop_finder *F, const struct loop_launch *l, size_t *len)
 {
-	const struct chain *c = &F->chains[l->chain];
+	const struct py_chain *c = &F->chains[l->chain];
 
 	*len = c->len;
 	return F->pool + c->off;
 }
 
 /* Launch j after launch i: went a function back to a lower line? */
-static int note_return(struct finder *F, size_t i, size_t j)
+static int note_return(struct loop_finder *F, size_t i, size_t j)
 {
 	size_t na, nb, k = 0;
-	const struct pyframe *a = frames(F, &F->l[i], &na), *b = frames(F, &F->l[j], &nb);
-	struct candidate *c;
+	const struct py_line *a = frames(F, &F->l[i], &na), *b = frames(F, &F->l[j], &nb);
+	struct loop_candidate *c;
 	uint64_t *slot;
 	int fresh;
 
@@ -238,7 +238,7 @@ static int note_return(struct finder *F, size_t i, size_t j)
 	if (fresh) {
 		if (xp_array__reserve((void **)&F->cand, &F->candcap, F->ncand + 1, sizeof(*F->cand), 16))
 			return -ENOMEM;
-		F->cand[F->ncand] = (struct candidate){ .depth = k, .func = b[k].func,
+		F->cand[F->ncand] = (struct loop_candidate){ .depth = k, .func = b[k].func,
 							.target = b[k].line, .ref = j };
 		*slot = ++F->ncand;
 	}
@@ -253,9 +253,9 @@ static int note_return(struct finder *F, size_t i, size_t j)
  * (an eighth of it or more), the first: a loop around another loop (the
  * micro-steps of a step) comes back to a line before the inner one's, less
  * often; an epoch's loop around the steps' far less often. NULL: none. */
-static const struct candidate *pick_loop(const struct finder *F)
+static const struct loop_candidate *pick_loop(const struct loop_finder *F)
 {
-	const struct candidate *best = NULL;
+	const struct loop_candidate *best = NULL;
 	size_t depth = (size_t)-1;
 	uint64_t most = 0;
 
@@ -266,7 +266,7 @@ static const struct candidate *pick_loop(const struct finder *F)
 		if (F->cand[i].depth == depth && F->cand[i].count > most)
 			most = F->cand[i].count;
 	for (size_t i = 0; i < F->ncand; i++) {
-		const struct candidate *c = &F->cand[i];
+		const struct loop_candidate *c = &F->cand[i];
 
 		if (c->depth == depth && c->count >= 2 && c->count * 8 >= most &&
 		    (!best || c->target < best->target))
@@ -276,10 +276,10 @@ static const struct candidate *pick_loop(const struct finder *F)
 }
 
 /* The line of launch l in the loop's function, or -1 if l is not in it. */
-static int64_t loop_line(const struct finder *F, const struct candidate *c, const struct launch *l)
+static int64_t loop_line(const struct loop_finder *F, const struct loop_candidate *c, const struct loop_launch *l)
 {
 	size_t n, nr;
-	const struct pyframe *f, *ref = frames(F, &F->l[c->ref], &nr);
+	const struct py_line *f, *ref = frames(F, &F->l[c->ref], &nr);
 
 	if (l->chain == (size_t)-1)
 		return -1;
@@ -305,7 +305,7 @@ static int add_step(struct xp_loop_steps *s, size_t *cap, int64_t at)
 
 /* Cuts [lo, hi) at every return to the loop's first line; the last step
  * ends with the work launched in it up to the loop's last launch. */
-static int cut_steps(const struct finder *F, const struct candidate *c, size_t lo, size_t hi,
+static int cut_steps(const struct loop_finder *F, const struct loop_candidate *c, size_t lo, size_t hi,
 		     const struct xp_tl *tl, struct xp_loop_steps *s)
 {
 	int64_t prev = -1, last = -1, line;
@@ -331,7 +331,7 @@ static int cut_steps(const struct finder *F, const struct candidate *c, size_t l
 }
 
 /* The loop's first line as its frame reads. */
-static void name_loop(struct finder *F, const struct candidate *c, struct xp_loop_steps *s)
+static void name_loop(struct loop_finder *F, const struct loop_candidate *c, struct xp_loop_steps *s)
 {
 	struct xp_frame_row fr;
 	const char *texts[MAX_PY * 4];
@@ -350,7 +350,7 @@ static void name_loop(struct finder *F, const struct candidate *c, struct xp_loo
 		free(copy[i]);
 }
 
-static void finder_free(struct finder *F)
+static void finder_free(struct loop_finder *F)
 {
 	xp_strtab_free(F->funcs);
 	xp_u64map_free(&F->chain_at);
@@ -363,8 +363,8 @@ static void finder_free(struct finder *F)
 
 int xp_loop_steps_find(struct xp_stackwalk *walk, const struct xp_tl *tl, struct xp_loop_steps *s)
 {
-	struct finder F = { .walk = walk };
-	const struct candidate *c;
+	struct loop_finder F = { .walk = walk };
+	const struct loop_candidate *c;
 	size_t lo, hi, prev = (size_t)-1;
 	int rc = -ENOMEM;
 
