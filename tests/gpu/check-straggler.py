@@ -7,7 +7,7 @@ merged by xpcorr merge), with its NVTX step ranges and again without them
 cause is its loader (load_batch); every other rank waited for rank 1 in its
 all-reduces (a quarter of 6 ms a step at least); --by overlap: every rank's
 communication partly under compute, the straggler's least exposed.
-  python3 tests/gpu/check-straggler.py build/src/bin/xpcorr 150 job/xpcorr.db"""
+  python3 tests/gpu/check-straggler.py build/bin/xpcorr 150 job/xpcorr.db"""
 import json
 import os
 import shutil
