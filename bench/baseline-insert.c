@@ -11,8 +11,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "db_schema.h"
-#include "runfile.h"
+#include "db/db_schema.h"
+#include "src/runfile.h"
 
 /* A stand-in for ingest's stack id with a similar spread of values (one
  * per distinct IP list), so that the stack_id index costs the same. */

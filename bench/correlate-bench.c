@@ -10,9 +10,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "db_join.h"
-#include "db_schema.h"
-#include "gpu_ingest.h"
+#include "correlate/db_join.h"
+#include "db/db_schema.h"
+#include "ingest/gpu_ingest.h"
 
 #define THREADS 16
 

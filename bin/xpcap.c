@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 static const struct xp_cmd commands[] = {
 	{ "record", cmd_record, "run a command (or attach) and record a run directory" },

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "dbcheck.h"
+#include "cmd/cmd.h"
+#include "db/dbcheck.h"
 
 static const struct xp_cmd commands[] = {
 	{ "ingest", cmd_ingest, "load a run into run/xpcorr.db, symbolized" },

@@ -2,7 +2,7 @@
  * tree tracepoints, opens one cpu-clock perf event per CPU carrying the
  * sampling program, and the marker uprobe. See bpfsampler.h for usage.
  * Cleanup is the skeleton's: destroying it detaches every link. */
-#include "bpfsampler.h"
+#include "capture/bpfsampler.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +18,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "marker.h"
-#include "safeopen.h"
-#include "sampler.skel.h"
+#include "src/marker.h"
+#include "src/safeopen.h"
+#include "capture/sampler.skel.h"
 
 struct xp_sampler {
 	struct sampler_bpf *skel;

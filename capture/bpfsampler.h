@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sampler.h"
+#include "capture/bpf/sampler.h"
 
 struct xp_sampler;
 

@@ -3,7 +3,7 @@
  * the user's: it is read (ELF_C_READ), never mapped, so a file cut short
  * meanwhile cannot SIGBUS xpcap, and notes larger than any build id note
  * are not read at all. */
-#include "buildid.h"
+#include "capture/buildid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mapfile.h"
+#include "capture/mapfile.h"
 
 #define MAX_NOTES_BYTES 65536
 

@@ -2,7 +2,7 @@
  * Without a BPF sampler (a normal user's run) the samples come from the
  * perf rings too, and perftrack.h adds what the BPF sampler would have
  * written beside them: thread names in samples, exec records. */
-#include "drain.h"
+#include "capture/drain.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,16 +17,16 @@
 
 #include <bpf/libbpf.h>
 
-#include "bpfsampler.h"
-#include "perfconv.h"
-#include "perfsampler.h"
-#include "perftrack.h"
-#include "buildid.h"
-#include "mapfile.h"
-#include "marker.h"
-#include "runfile.h"
-#include "sideband.h"
-#include "taskowner.h"
+#include "capture/bpfsampler.h"
+#include "capture/perfconv.h"
+#include "capture/perfsampler.h"
+#include "capture/perftrack.h"
+#include "capture/buildid.h"
+#include "capture/mapfile.h"
+#include "src/marker.h"
+#include "src/runfile.h"
+#include "capture/sideband.h"
+#include "capture/taskowner.h"
 
 #define FLUSH_INTERVAL_NS 1000000000ull
 #define POLL_MS 100

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "record.h"
+#include "capture/record.h"
 
 struct drain;
 struct xp_writer;

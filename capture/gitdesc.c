@@ -1,7 +1,7 @@
 /* gitdesc.c - git describe at record time, as the invoking user; see
  * gitdesc.h. The child writes the program's directory as its first line,
  * then becomes git, whose output is the second line. */
-#include "gitdesc.h"
+#include "capture/gitdesc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* gpuscan.c - see gpuscan.h. */
-#include "gpuscan.h"
+#include "capture/gpuscan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "safeopen.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "src/safeopen.h"
 
 #define SCAN_RECORDS 512        /* the status of the library's start comes first */
 #define SCAN_FILES 4096

@@ -1,5 +1,5 @@
 /* kernaddr.c - see kernaddr.h. */
-#include "kernaddr.h"
+#include "capture/kernaddr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rundir.h"
+#include "capture/rundir.h"
 
 #define KERNADDR_KERNEL_HALF 0xffff000000000000ull
 

@@ -1,5 +1,5 @@
 /* mapfile.c - see mapfile.h. */
-#include "mapfile.h"
+#include "capture/mapfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "safeopen.h"
+#include "src/safeopen.h"
 
 static uint64_t refused;
 

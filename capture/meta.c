@@ -1,5 +1,5 @@
 /* meta.c - see meta.h. Keys are documented in xpcap-run(5). */
-#include "meta.h"
+#include "capture/meta.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,12 +12,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "jobrank.h"
-#include "mapfile.h"
-#include "rundir.h"
-#include "runfmt.h"
-#include "runnames.h"
-#include "sampler.h"
+#include "src/jobrank.h"
+#include "capture/mapfile.h"
+#include "capture/rundir.h"
+#include "src/runfmt.h"
+#include "src/runnames.h"
+#include "capture/bpf/sampler.h"
 
 /* "records": {"sample": {"written": N, "lost": {"ringbuf_full": N, ...}}, ...}
  * with the kinds and reason keys of the one name table (runnames.h) */

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gitdesc.h"
-#include "record.h"
+#include "capture/gitdesc.h"
+#include "capture/record.h"
 
 struct xp_record_meta {
 	const struct xp_record_opts *opts;

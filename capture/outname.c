@@ -1,11 +1,11 @@
 /* outname.c - -o patterns: %h, %r, %p, %% (outname.h). */
-#include "outname.h"
+#include "capture/outname.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "jobrank.h"
+#include "src/jobrank.h"
 
 int xp_output_expand(const char *pattern, char *(*get)(const char *), char *out, size_t len,
 		     char *err, size_t errlen)

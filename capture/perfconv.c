@@ -2,7 +2,7 @@
  * perfconv.h. Only executable mappings are kept (what symbolization needs).
  * Time comes from the sample_id trailer (TID|TIME: pid, tid, time), which
  * the events are opened with, in CLOCK_MONOTONIC like the BPF records. */
-#include "perfconv.h"
+#include "capture/perfconv.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

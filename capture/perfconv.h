@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 struct perfconv_rec {
 	uint32_t type;              /* XP_REC_*, or 0: nothing to write */

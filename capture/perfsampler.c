@@ -4,7 +4,7 @@
  * size, data[size], dyn_size. TID|TIME is also the sample_id trailer of
  * the side-band events, so the non-sample records these events put in
  * the shared rings (LOST, THROTTLE) read the same as theirs. */
-#include "perfsampler.h"
+#include "capture/perfsampler.h"
 
 #include <errno.h>
 #include <stdio.h>

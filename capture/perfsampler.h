@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 /* What perf_event_paranoid allows a process without CAP_PERFMON. */
 enum perfsampler_level {

@@ -1,12 +1,12 @@
 /* perftrack.c - see perftrack.h. Names live in an open-addressing table
  * keyed by tid; a full table reuses the home slot of the newest tid (a
  * name lost is a sample named as its process, not an error). */
-#include "perftrack.h"
+#include "capture/perftrack.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "u64map.h"
+#include "src/u64map.h"
 
 #define NAMES 8192                  /* a power of two */
 #define PROBES 16

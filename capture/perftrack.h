@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "perfconv.h"
-#include "runfmt.h"
+#include "capture/perfconv.h"
+#include "src/runfmt.h"
 
 struct perftrack;
 

@@ -1,6 +1,6 @@
 /* procmaps.c - see procmaps.h. Build ids of the files are read with libelf
  * (buildid.c), so mappings from /proc carry them like live mmap records. */
-#include "procmaps.h"
+#include "capture/procmaps.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,8 +10,8 @@
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
-#include "buildid.h"
-#include "mapfile.h"
+#include "capture/buildid.h"
+#include "capture/mapfile.h"
 
 int procmaps_parse_line(char *line, struct procmaps_entry *e)
 {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 struct procmaps_entry {
 	uint64_t start, end, pgoff;

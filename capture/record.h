@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 #define XP_RECORD_DEFAULT_FREQ 99
 #define XP_RECORD_MAX_FREQ 100000

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drain.h"
-#include "bpfsampler.h"
-#include "recorder_steps.h"
-#include "runfile.h"
-#include "sideband.h"
-#include "kernaddr.h"
-#include "tracefmt.h"
+#include "capture/drain.h"
+#include "capture/bpfsampler.h"
+#include "capture/recorder_steps.h"
+#include "src/runfile.h"
+#include "capture/sideband.h"
+#include "capture/kernaddr.h"
+#include "capture/tracefmt.h"
 
 void xp_recorder_say(const struct xp_recorder *r, enum xp_say kind, const char *fmt, ...)
 {

@@ -26,12 +26,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gpuscan.h"
-#include "meta.h"
-#include "record.h"
-#include "rundir.h"
-#include "target.h"
-#include "waitend.h"
+#include "capture/gpuscan.h"
+#include "capture/meta.h"
+#include "capture/record.h"
+#include "capture/rundir.h"
+#include "capture/target.h"
+#include "capture/waitend.h"
 
 /* xpcap record's exit statuses besides the command's own (xpcap(1)). */
 enum xp_record_exit {

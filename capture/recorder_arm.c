@@ -8,15 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpfsampler.h"
-#include "drain.h"
-#include "kernaddr.h"
-#include "marker.h"
-#include "recorder_steps.h"
-#include "runfile.h"
-#include "runfile_zstd.h"
-#include "sideband.h"
-#include "snapshot.h"
+#include "capture/bpfsampler.h"
+#include "capture/drain.h"
+#include "capture/kernaddr.h"
+#include "src/marker.h"
+#include "capture/recorder_steps.h"
+#include "src/runfile.h"
+#include "src/runfile_zstd.h"
+#include "capture/sideband.h"
+#include "capture/snapshot.h"
 
 static const char *bpf_hint(enum xp_sampler_step step, int err)
 {

@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bpfsampler.h"
-#include "perfsampler.h"
-#include "recorder_steps.h"
-#include "taskowner.h"
+#include "capture/bpfsampler.h"
+#include "capture/perfsampler.h"
+#include "capture/recorder_steps.h"
+#include "capture/taskowner.h"
 
 #ifndef XP_LIBDIR
 #define XP_LIBDIR "the install's libdir"

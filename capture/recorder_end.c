@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bpfsampler.h"
-#include "drain.h"
-#include "recorder_steps.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "snapshot.h"
+#include "capture/bpfsampler.h"
+#include "capture/drain.h"
+#include "capture/recorder_steps.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "capture/snapshot.h"
 
 static bool disk_full(int err)
 {

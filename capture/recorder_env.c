@@ -3,8 +3,8 @@
  * and the launch-stack and capture-window settings it reads (marker.h). */
 #include <stdio.h>
 
-#include "marker.h"
-#include "recorder_steps.h"
+#include "src/marker.h"
+#include "capture/recorder_steps.h"
 
 /* CPython's perf maps name Python functions in stacks unwound natively:
  * CPU samples, off-CPU stacks, the uprobe's launch stacks, launch stacks

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "recorder.h"
+#include "capture/recorder.h"
 
 /* A line for the user through r->say (printf-style). */
 void xp_recorder_say(const struct xp_recorder *r, enum xp_say kind, const char *fmt, ...)

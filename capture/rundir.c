@@ -6,7 +6,7 @@
  * directory can only lead where the user could go anyway. Only the names
  * xpcap itself writes are ever deleted, so --force on the wrong directory
  * cannot eat a user's files. */
-#include "rundir.h"
+#include "capture/rundir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "safeopen.h"
+#include "src/safeopen.h"
 
 static const char *const run_files[] = {
 	"cpu.xpr", "meta.json", "meta.json.tmp", "kallsyms", "kallsyms.tmp", "perf-*.map",

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fsident.h"
+#include "src/fsident.h"
 
 #define RUNDIR_MAX_MADE 16
 

@@ -4,7 +4,7 @@
  * refuses to mmap an inherited per-thread event that is not bound to a
  * CPU. The unprivileged sampler's events (perfsampler.h) are opened beside
  * each of them and redirected the same way, as `perf record` does. */
-#include "sideband.h"
+#include "capture/sideband.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "array.h"
+#include "src/array.h"
 
 #define RING_PAGES 64               /* default data pages per CPU, a power of two */
 #define MAX_EXTRA_FDS 65536

@@ -1,6 +1,6 @@
 /* snapshot.c - see snapshot.h. Missing or vanished processes and files are
  * not errors: a snapshot takes what is there. */
-#include "snapshot.h"
+#include "capture/snapshot.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "drain.h"
-#include "procmaps.h"
-#include "rundir.h"
+#include "capture/drain.h"
+#include "capture/procmaps.h"
+#include "capture/rundir.h"
 
 #define MAX_PERF_MAPS 4096
 

@@ -2,7 +2,7 @@
  * default signal handling; after the byte arrives it drops privileges and
  * execs. A CLOEXEC pipe tells the parent whether exec worked: it closes
  * without data on success, or carries errno. */
-#include "target.h"
+#include "capture/target.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* taskowner.c - see taskowner.h. Both files are read through one fd of
  * /proc/PID, so a pid reused meanwhile reads as gone, not as another. */
-#include "taskowner.h"
+#include "capture/taskowner.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* tracefmt.c - see tracefmt.h. */
-#include "tracefmt.h"
+#include "capture/tracefmt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rundir.h"
+#include "capture/rundir.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 

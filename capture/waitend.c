@@ -1,5 +1,5 @@
 /* waitend.c - see waitend.h. */
-#include "waitend.h"
+#include "capture/waitend.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "target.h"
+#include "capture/target.h"
 
 int xp_waitend_open(struct xp_waitend *w)
 {

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "record.h"
+#include "capture/record.h"
 
 enum xp_waitend_event {
 	XP_WAITEND_EXIT,           /* the command exited: exited, code, child_signo set */

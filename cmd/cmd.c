@@ -1,5 +1,5 @@
 /* cmd.c - command dispatch shared by xpcap and xpcorr. */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 static void usage(FILE *out, const char *prog, const struct xp_cmd *cmds)
 {

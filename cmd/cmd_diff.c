@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "diff.h"
-#include "ingest.h"
-#include "opendb.h"
+#include "cmd/cmd.h"
+#include "export/diff.h"
+#include "ingest/ingest.h"
+#include "cmd/opendb.h"
 
 static void usage(FILE *out)
 {

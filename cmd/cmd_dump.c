@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "jobrank.h"
-#include "dump_py.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "runfmt_py.h"
-#include "runnames.h"
-#include "textesc.h"
+#include "cmd/cmd.h"
+#include "src/jobrank.h"
+#include "cmd/dump_py.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "src/runfmt_py.h"
+#include "src/runnames.h"
+#include "src/textesc.h"
 
 static const char *type_name(uint32_t type)
 {

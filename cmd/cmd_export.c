@@ -13,16 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chrome.h"
-#include "cmd.h"
-#include "folded.h"
-#include "ingest.h"
-#include "opendb.h"
-#include "runfacts.h"
-#include "selection.h"
-#include "svg.h"
-#include "timearg.h"
-#include "weights.h"
+#include "export/chrome.h"
+#include "cmd/cmd.h"
+#include "export/folded.h"
+#include "ingest/ingest.h"
+#include "cmd/opendb.h"
+#include "db/runfacts.h"
+#include "export/selection.h"
+#include "export/svg.h"
+#include "cmd/timearg.h"
+#include "export/weights.h"
 
 static void usage(FILE *out)
 {

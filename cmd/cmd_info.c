@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "textesc.h"
-#include "info_autograd.h"
-#include "info_gpu.h"
-#include "info_python.h"
-#include "opendb.h"
-#include "runinfo.h"
+#include "cmd/cmd.h"
+#include "src/textesc.h"
+#include "cmd/info_autograd.h"
+#include "cmd/info_gpu.h"
+#include "cmd/info_python.h"
+#include "cmd/opendb.h"
+#include "export/runinfo.h"
 
 /* A merged job's runs (xpcorr merge): how each clock was put on the job's. */
 static void print_job_runs(json_t *runs)

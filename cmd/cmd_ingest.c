@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "ingest.h"
-#include "opendb.h"
-#include "stopsig.h"
-#include "textesc.h"
+#include "cmd/cmd.h"
+#include "ingest/ingest.h"
+#include "cmd/opendb.h"
+#include "cmd/stopsig.h"
+#include "src/textesc.h"
 
 /* The terminal's progress line: how far the reading is, and which step runs
  * (the steps after the reading, indexing and correlating a large run, take

@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "archive.h"
-#include "cmd.h"
-#include "array.h"
-#include "ingest.h"
-#include "runmeta.h"
-#include "textesc.h"
+#include "db/archive.h"
+#include "cmd/cmd.h"
+#include "src/array.h"
+#include "ingest/ingest.h"
+#include "src/runmeta.h"
+#include "src/textesc.h"
 
 struct run {
 	char *path;

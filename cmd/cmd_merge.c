@@ -20,13 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "dbmerge.h"
-#include "gtid.h"
-#include "rundb.h"
-#include "jobmerge.h"
-#include "opendb.h"
-#include "textesc.h"
+#include "cmd/cmd.h"
+#include "db/dbmerge.h"
+#include "src/gtid.h"
+#include "db/rundb.h"
+#include "correlate/jobmerge.h"
+#include "cmd/opendb.h"
+#include "src/textesc.h"
 
 struct merge_opts {
 	const char *output;         /* the job directory */

@@ -21,9 +21,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "cmd.h"
-#include "outname.h"
-#include "recorder.h"
+#include "cmd/cmd.h"
+#include "capture/outname.h"
+#include "capture/recorder.h"
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -8,16 +8,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cmd.h"
-#include "ingest.h"
-#include "opendb.h"
-#include "report.h"
-#include "runfacts.h"
-#include "selection.h"
-#include "textesc.h"
-#include "views.h"
-#include "weights.h"
-#include "timearg.h"
+#include "cmd/cmd.h"
+#include "ingest/ingest.h"
+#include "cmd/opendb.h"
+#include "export/report.h"
+#include "db/runfacts.h"
+#include "export/selection.h"
+#include "src/textesc.h"
+#include "export/views.h"
+#include "export/weights.h"
+#include "cmd/timearg.h"
 
 static const char usage[] =
 	"usage: xpcorr report [--top N] [--by VIEW] [--step N]\n"

@@ -4,15 +4,15 @@
  *   pystack ts=... pid=4000 tid=4000 corr=7 flags=0 frames=1003@12+e,1001@40
  *   pystack ts=... pid=4000 tid=4000 corr=9 flags=2 key=3 frames=(the key's)
  */
-#include "dump_py.h"
+#include "cmd/dump_py.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "runfile.h"
-#include "runfmt_py.h"
-#include "textesc.h"
+#include "src/runfile.h"
+#include "src/runfmt_py.h"
+#include "src/textesc.h"
 
 int xp_dump_py_record(const struct xp_record_header *h)
 {

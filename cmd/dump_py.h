@@ -4,7 +4,7 @@
 #ifndef XP_DUMP_PY_H
 #define XP_DUMP_PY_H
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 /* Prints the fields of an XP_REC_PYSTACK, PYCODE or PYINFO record after
  * its name (no newline): 1, 0 for another type (nothing printed), or

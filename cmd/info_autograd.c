@@ -1,9 +1,9 @@
 /* info_autograd.c - backward kernels in `xpcorr info` as text; see info_autograd.h. */
-#include "info_autograd.h"
+#include "cmd/info_autograd.h"
 
 #include <stdio.h>
 
-#include "textesc.h"
+#include "src/textesc.h"
 
 static json_int_t get(const json_t *o, const char *k)
 {

@@ -1,6 +1,6 @@
 /* info_gpu.c - the GPU summary of `xpcorr info` as text; see info_gpu.h. */
-#include "info_gpu.h"
-#include "textesc.h"
+#include "cmd/info_gpu.h"
+#include "src/textesc.h"
 
 #include <inttypes.h>
 #include <stdio.h>

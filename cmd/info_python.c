@@ -1,9 +1,9 @@
 /* info_python.c - Python stacks in `xpcorr info` as text; see info_python.h. */
-#include "info_python.h"
+#include "cmd/info_python.h"
 
 #include <stdio.h>
 
-#include "textesc.h"
+#include "src/textesc.h"
 
 static json_int_t get(const json_t *o, const char *k)
 {

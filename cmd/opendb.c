@@ -1,7 +1,7 @@
 /* opendb.c - ingest then correlate, and opening a run's database for the
  * commands (opendb.h). */
-#include "opendb.h"
-#include "stopsig.h"
+#include "cmd/opendb.h"
+#include "cmd/stopsig.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cmd.h"
-#include "db_join.h"
-#include "textesc.h"
+#include "cmd/cmd.h"
+#include "correlate/db_join.h"
+#include "src/textesc.h"
 
 /* GPU work to the CPU stacks that launched it, in the load's database */
 static int correlate(void *ctx, sqlite3 *db, char *err, size_t errlen)

@@ -15,7 +15,7 @@
 
 #include <sqlite3.h>
 
-#include "ingest.h"
+#include "ingest/ingest.h"
 
 /* Default load options for run_dir, with the correlation as the load's
  * after_load step (in the same transaction, before the rename). */

@@ -1,5 +1,5 @@
 /* stopsig.c - the ending signals caught while a run is ingested; see stopsig.h. */
-#include "stopsig.h"
+#include "cmd/stopsig.h"
 
 #include <string.h>
 

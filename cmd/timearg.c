@@ -1,5 +1,5 @@
 /* timearg.c - --since/--until offsets from the run's start; see timearg.h. */
-#include "timearg.h"
+#include "cmd/timearg.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,14 +1,14 @@
 /* clockalign.c - runs of several hosts onto one clock; see clockalign.h. */
-#include "clockalign.h"
+#include "correlate/clockalign.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "stackwalk.h"
-#include "u64map.h"
-#include "satmath.h"
+#include "src/array.h"
+#include "db/stackwalk.h"
+#include "src/u64map.h"
+#include "src/satmath.h"
 
 struct marker_in {
 	int64_t pid;                /* globalPid */

@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_join.h"
-#include "db_schema.h"
-#include "array.h"
-#include "gtid.h"
-#include "report_groups.h"
-#include "row_batch.h"
-#include "sat_add.h"
-#include "satmath.h"
+#include "correlate/db_join.h"
+#include "db/db_schema.h"
+#include "src/array.h"
+#include "src/gtid.h"
+#include "correlate/report_groups.h"
+#include "correlate/row_batch.h"
+#include "correlate/sat_add.h"
+#include "src/satmath.h"
 
 /* Samples of the threads that made API calls, streamed thread by thread in
  * (ts) order from the covering index xp_samples_pid_tid_ts (pid, tid, ts,

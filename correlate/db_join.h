@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "join.h"
+#include "correlate/join.h"
 
 #define XC_WINDOW_NS 10000000ull    /* fallback: a sample up to 10 ms before the call */
 #define XC_SLACK_NS 0ull            /* both stamps are CLOCK_MONOTONIC on one host */

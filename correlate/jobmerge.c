@@ -2,7 +2,7 @@
  * (jobmerge.h): made like ingest makes a run's (a temporary file we create
  * and lock in the directory, renamed at the end), then every run's rows
  * through db/dbmerge.c, the job's correlation, and xp_job_runs. */
-#include "jobmerge.h"
+#include "correlate/jobmerge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,12 +12,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "archive.h"
-#include "db_join.h"
-#include "db_schema.h"
-#include "dbmerge.h"
-#include "rundb.h"
-#include "textesc.h"
+#include "db/archive.h"
+#include "correlate/db_join.h"
+#include "db/db_schema.h"
+#include "db/dbmerge.h"
+#include "db/rundb.h"
+#include "src/textesc.h"
 
 static int fail(struct xc_job *job, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -17,7 +17,7 @@
 #include <sys/types.h>
 #include <sqlite3.h>
 
-#include "clockalign.h"
+#include "correlate/clockalign.h"
 
 struct xc_job_run {
 	const char *path;

@@ -1,6 +1,6 @@
 /* join.c - sort-merge joins of launch records, API calls and CPU samples.
  * O(n log n) in the records: two sorts, then linear sweeps. */
-#include "join.h"
+#include "correlate/join.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_groups.h"
-#include "groups.h"
-#include "array.h"
-#include "stats.h"
-#include "row_batch.h"
-#include "sat_add.h"
+#include "correlate/report_groups.h"
+#include "db/groups.h"
+#include "src/array.h"
+#include "db/stats.h"
+#include "correlate/row_batch.h"
+#include "correlate/sat_add.h"
 
 static int push(struct xc_vec *v, const void *item, size_t size)
 {

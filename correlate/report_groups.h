@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "join.h"
+#include "correlate/join.h"
 
 #define XC_NO_API_REASON XC_REASON_COUNT   /* reason code of "no API record" */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "row_batch.h"
+#include "correlate/row_batch.h"
 
 int xc_batch_init(struct xc_batch *b, sqlite3 *db, const char *target, int ncols)
 {

@@ -6,7 +6,7 @@
 #ifndef XC_SAT_ADD_H
 #define XC_SAT_ADD_H
 
-#include "satmath.h"
+#include "src/satmath.h"
 
 #define xc_sat_add xp_sat_add
 

@@ -23,7 +23,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "autograd.h"
+#include "cupti/autograd.h"
 
 #include <dlfcn.h>
 #include <limits.h>

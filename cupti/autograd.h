@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runfmt_py.h"
+#include "src/runfmt_py.h"
 
 /* Bytes xpc_autograd_take may write (a multiple of 8, under 128: stacks.c
  * keeps it in the ring's note as eighths in four bits). */

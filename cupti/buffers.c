@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "window.h"
-#include "xpcupti.h"
+#include "cupti/window.h"
+#include "cupti/xpcupti.h"
 
 #define BUFFER_SIZE (8u << 20)      /* CUPTI suggests 1-10 MB */
 

@@ -24,10 +24,10 @@
 
 #include <cupti.h>
 
-#include "marker.h"
-#include "stacks.h"
-#include "window.h"
-#include "xpcupti.h"
+#include "src/marker.h"
+#include "cupti/stacks.h"
+#include "cupti/window.h"
+#include "cupti/xpcupti.h"
 
 #define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
 #define DRV(name) CUPTI_DRIVER_TRACE_CBID_##name

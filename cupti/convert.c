@@ -1,11 +1,11 @@
 /* convert.c - CUPTI activity structs to the project's GPU records.
  * See convert.h; the record layouts are documented in src/runfmt_gpu.h. */
-#include "convert.h"
+#include "cupti/convert.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "marker.h"
+#include "src/marker.h"
 
 _Static_assert(sizeof(struct xp_gpu_kernel) % 8 == 0, "8-aligned record");
 _Static_assert(sizeof(struct xp_gpu_memcpy) % 8 == 0, "8-aligned record");

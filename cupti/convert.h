@@ -20,8 +20,8 @@
 
 #include <cupti.h>
 
-#include "runfmt_gpu.h"
-#include "strintern.h"
+#include "src/runfmt_gpu.h"
+#include "cupti/strintern.h"
 
 /* Appends one record; returns 0 or a negative errno. */
 typedef int (*xp_emit_fn)(void *ctx, uint32_t type, const void *fixed,

@@ -4,7 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "exesyms.h"
+#include "cupti/exesyms.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
 
 #include <cupti.h>
 
-#include "xpcupti.h"
+#include "cupti/xpcupti.h"
 
 static const CUpti_CallbackId graph_ids[] = {
 	CUPTI_CBID_RESOURCE_GRAPH_CREATED, CUPTI_CBID_RESOURCE_GRAPH_CLONED,

@@ -30,11 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "marker.h"
-#include "pyframes.h"
-#include "stacks.h"
-#include "window.h"
-#include "xpcupti.h"
+#include "src/marker.h"
+#include "cupti/pyframes.h"
+#include "cupti/stacks.h"
+#include "cupti/window.h"
+#include "cupti/xpcupti.h"
 
 struct xpc_state xpc = {
 	.out_lock = PTHREAD_MUTEX_INITIALIZER,

@@ -5,7 +5,7 @@
  * before it are too; the head's compare-and-swap gives the range to one
  * producer alone. The consumer frees every cell of a record, so that any
  * of them can be a later record's last. */
-#include "launchring.h"
+#include "cupti/launchring.h"
 
 #include <errno.h>
 #include <stdlib.h>

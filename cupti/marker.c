@@ -10,7 +10,7 @@
  * cbid from rsi, so the body only returns.
  *   xpcap_correlation_marker(cbdata->correlationId, XP_CBID(is_driver, cbid));
  * tests/test-cupti-exports.sh checks the first instruction with objdump. */
-#include "xpcupti.h"
+#include "cupti/xpcupti.h"
 
 #if !defined(__x86_64__)
 #error "the marker is written for x86-64"

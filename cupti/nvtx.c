@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xpcupti.h"
+#include "cupti/xpcupti.h"
 
 typedef int (*nvtx_init_fn)(void *get_export_table);
 

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xpcupti.h"
+#include "cupti/xpcupti.h"
 
 uint64_t xpc_now(void)
 {

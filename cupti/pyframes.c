@@ -30,7 +30,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "pyframes.h"
+#include "cupti/pyframes.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,8 +41,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "exesyms.h"
-#include "runfile.h"
+#include "cupti/exesyms.h"
+#include "src/runfile.h"
 
 struct py_offsets {
 	int minor;
@@ -59,7 +59,7 @@ struct py_offsets {
 };
 
 static const struct py_offsets table[] = {
-#include "pyoffsets.inc"
+#include "cupti/pyoffsets.inc"
 };
 
 /* The prefix of 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h)

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runfmt_py.h"
+#include "src/runfmt_py.h"
 
 struct xp_writer;
 

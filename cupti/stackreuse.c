@@ -2,14 +2,14 @@
  * stackreuse.h). Each thread keeps its own table of keys, so a borrowed
  * id always names a copy that the same thread put in the ring earlier
  * (the writer keeps the ring's order), and no launch takes a lock. */
-#include "stackreuse.h"
-#include "marker.h"
+#include "cupti/stackreuse.h"
+#include "src/marker.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "u64map.h"                     /* xp_hash64 */
+#include "src/u64map.h"                     /* xp_hash64 */
 
 #define TABLE_SLOTS 1024u               /* keys a thread remembers (more: copied again) */
 #define PROBES 8

@@ -24,11 +24,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stacks.h"
-#include "pyframes.h"
-#include "autograd.h"
-#include "launchring.h"
-#include "stackreuse.h"
+#include "cupti/stacks.h"
+#include "cupti/pyframes.h"
+#include "cupti/autograd.h"
+#include "cupti/launchring.h"
+#include "cupti/stackreuse.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -40,10 +40,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runfile.h"
-#include "runfmt.h"
-#include "runfmt_gpu.h"
-#include "zstd_dl.h"
+#include "src/runfile.h"
+#include "src/runfmt.h"
+#include "src/runfmt_gpu.h"
+#include "cupti/zstd_dl.h"
 
 #if !defined(__x86_64__)
 #error "register capture is written for x86-64"

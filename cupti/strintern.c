@@ -1,7 +1,7 @@
 /* strintern.c - open-addressing hash table of copied names (strintern.h).
  * Sized for the few thousand distinct kernels of a large PyTorch run; grows
  * by doubling at 50% load. */
-#include "strintern.h"
+#include "cupti/strintern.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  * off outside (NVTX and time windows have no id of their own).
  *   XPCAP_CAPTURE_RANGE=nvtx:step XPCAP_CAPTURE_RANGE_COUNT=2 ...
  */
-#include "window.h"
+#include "cupti/window.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,8 +32,8 @@
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
 
-#include "marker.h"
-#include "xpcupti.h"
+#include "src/marker.h"
+#include "cupti/xpcupti.h"
 
 #define MAX_SPANS 64                    /* correlation bounds kept per process */
 

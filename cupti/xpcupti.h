@@ -14,10 +14,10 @@
 
 #include <cupti.h>
 
-#include "convert.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "strintern.h"
+#include "cupti/convert.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "cupti/strintern.h"
 
 #define XPC_LOG_PREFIX "xpcap-cupti: "
 

@@ -1,8 +1,8 @@
 /* zstd_dl.c - xp_block_codec over a dlopen'd libzstd.so.1 (see zstd_dl.h).
  * The same settings as src/runfile_zstd.c, so readers need nothing new;
  * only the encoder is here (the library never reads a stream back). */
-#include "zstd_dl.h"
-#include "runfile_zstd.h"   /* XP_ZSTD_LEVEL only: nothing here links libzstd */
+#include "cupti/zstd_dl.h"
+#include "src/runfile_zstd.h"   /* XP_ZSTD_LEVEL only: nothing here links libzstd */
 
 #include <dlfcn.h>
 #include <errno.h>

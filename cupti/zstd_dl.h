@@ -10,7 +10,7 @@
 #ifndef XPCUPTI_ZSTD_DL_H
 #define XPCUPTI_ZSTD_DL_H
 
-#include "runfile.h"
+#include "src/runfile.h"
 
 /* zstd level 1 with checksums, as xpcap's own writer; NULL without libzstd. */
 const struct xp_block_codec *xpc_zstd_codec_dl(void);

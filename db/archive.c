@@ -1,5 +1,5 @@
 /* archive.c - archive.* facts of a run; see archive.h. */
-#include "archive.h"
+#include "db/archive.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,8 +1,8 @@
 /* db_schema.c - CREATE statements of the run database; see db_schema.h.
  * Indexes are built after the bulk load, which is several times faster
  * than maintaining them row by row. */
-#include "db_schema.h"
-#include "gtid.h"
+#include "db/db_schema.h"
+#include "src/gtid.h"
 
 #include <stdio.h>
 

@@ -5,7 +5,7 @@
  * depends on (kinds of objects, keys, indexes), not the CREATE text: the
  * databases of older ingests, with fewer columns and tables, stay
  * readable. */
-#include "dbcheck.h"
+#include "db/dbcheck.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "db_schema.h"
-#include "dbmerge.h"
+#include "db/db_schema.h"
+#include "db/dbmerge.h"
 
 /* Our schema in a memory database: the objects every ingest makes, listed
  * in temp.required, then those only some databases have (a merged job's

@@ -2,7 +2,7 @@
  * One rule per table says what its columns are (a name, a stack node, a
  * pid, a time, ...); every table of the job's schema must have one, so a
  * table added later cannot be silently left out of merged jobs. */
-#include "dbmerge.h"
+#include "db/dbmerge.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_schema.h"
-#include "dbmerge_priv.h"
-#include "gtid.h"
+#include "db/db_schema.h"
+#include "db/dbmerge_priv.h"
+#include "src/gtid.h"
 
 enum col_map {
 	MAP_COPY,                   /* as it is (the default for unnamed columns) */

@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "dbmerge.h"
-#include "strtab.h"
-#include "u64map.h"
+#include "db/dbmerge.h"
+#include "src/strtab.h"
+#include "src/u64map.h"
 
 /* keys of the run's old -> new id map (k1) */
 enum { XP_MERGE_KEY_STR = 1, XP_MERGE_KEY_STACK, XP_MERGE_KEY_FRAME };

@@ -2,7 +2,7 @@
  * and stack nodes, each de-duplicated by its content so that the same
  * kernel name, or the same Python line under the same callers, is one id in
  * the job whichever rank it came from. */
-#include "dbmerge_priv.h"
+#include "db/dbmerge_priv.h"
 
 #include <errno.h>
 #include <string.h>

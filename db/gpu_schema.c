@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stddef.h>
 
-#include "db_schema.h"
+#include "db/db_schema.h"
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_KERNEL ("

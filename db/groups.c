@@ -1,6 +1,6 @@
 /* groups.c - what the precomputed report groups were computed from
  * (groups.h). */
-#include "groups.h"
+#include "db/groups.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* launch.c - the CUDA-layer frame test shared by report and exports; see launch.h. */
-#include "launch.h"
+#include "db/launch.h"
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* rundb.c - the run directory's database files, opened and created safely;
  * see rundb.h. */
-#include "rundb.h"
+#include "db/rundb.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dbcheck.h"
-#include "safeopen.h"
+#include "db/dbcheck.h"
+#include "src/safeopen.h"
 
 const char *xp_file_kind(mode_t mode)
 {

@@ -31,7 +31,7 @@
 
 #include <sqlite3.h>
 
-#include "fsident.h"
+#include "src/fsident.h"
 
 #define XP_DB_NAME "xpcorr.db"
 #define XP_DB_TMP_PREFIX XP_DB_NAME ".tmp-"

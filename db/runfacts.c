@@ -1,5 +1,5 @@
 /* runfacts.c - a run's start and the pid of a rank; see runfacts.h. */
-#include "runfacts.h"
+#include "db/runfacts.h"
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* stacktable.c - the stack prefix tree loaded once; see stacktable.h. */
-#include "stacktable.h"
-#include "db_schema.h"
-#include "launch.h"
+#include "db/stacktable.h"
+#include "db/db_schema.h"
+#include "db/launch.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /* stackwalk.c - a stack read from its leaf (stackwalk.h). */
-#include "stackwalk.h"
+#include "db/stackwalk.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "src/u64map.h"
 
 /* A frame as read once: its text kept for the walker's life. */
 struct frame_text {

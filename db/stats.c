@@ -1,5 +1,5 @@
 /* stats.c - group statistics (stats.h). */
-#include "stats.h"
+#include "db/stats.h"
 
 #include <math.h>
 

@@ -1,12 +1,12 @@
 /* callstacks.c - the launch stack of each CUDA call (callstacks.h). */
-#include "callstacks.h"
+#include "export/callstacks.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "src/u64map.h"
 
 struct launch_rec {
 	int64_t stack;              /* xp_stacks id, or -1 */

@@ -1,9 +1,9 @@
 /* chrome.c - puts the Chrome trace together (see chrome.h): the top-level
  * object in the order Kineto writes it, the shared event header and query
  * filter; output gathered in a 64 KiB buffer (jsonw_buffer). */
-#include "chrome_priv.h"
-#include "db_schema.h"
-#include "satmath.h"
+#include "export/chrome_priv.h"
+#include "db/db_schema.h"
+#include "src/satmath.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
  * instant events named by their leaf frame (cpu_sample). Each table is read
  * one row at a time, API calls as recorded (the viewers sort by time;
  * sorting here cost 10% of the export), samples per thread in time order. */
-#include "gtid.h"
-#include "chrome_priv.h"
-#include "satmath.h"
+#include "src/gtid.h"
+#include "export/chrome_priv.h"
+#include "src/satmath.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -13,11 +13,11 @@
  * the forward launch that made its autograd node (ingest/backward.h) gets
  * a second arrow from that launch's API call, cat and name "fwdbwd" (as
  * Kineto links a forward op to its backward op). */
-#include "db_schema.h"
-#include "gtid.h"
-#include "array.h"
-#include "chrome_priv.h"
-#include "satmath.h"
+#include "db/db_schema.h"
+#include "src/gtid.h"
+#include "src/array.h"
+#include "export/chrome_priv.h"
+#include "src/satmath.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * kernels keep their own slices and their arrows from the cudaGraphLaunch.
  * Links as in report_graph.c: exec -> EXEC_CREATED -> graph ->
  * GRAPH_CREATED -> the capture call's correlation id. */
-#include "gtid.h"
-#include "chrome_priv.h"
-#include "satmath.h"
+#include "src/gtid.h"
+#include "export/chrome_priv.h"
+#include "src/satmath.h"
 
 #include <errno.h>
 #include <string.h>

@@ -7,9 +7,9 @@
  * kernels there are always a few microseconds. With --queue-depth, a
  * counter per stream ("queue depth stream S") of its work launched and not
  * yet finished, as --by launch counts it, at every launch and every end. */
-#include "chrome_priv.h"
-#include "gtid.h"
-#include "timeline.h"
+#include "export/chrome_priv.h"
+#include "src/gtid.h"
+#include "export/timeline.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * prefix tree of xp_stacks as chrome://tracing reads it (a sample's or a
  * launch's "sf" names its leaf node), cut to the stacks the events name: a
  * bit per node, not a string per event. */
-#include "gtid.h"
-#include "chrome_priv.h"
+#include "src/gtid.h"
+#include "export/chrome_priv.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* chrome_names.c - cached names by id (see chrome_names.h). */
-#include "chrome_names.h"
+#include "export/chrome_names.h"
 
 #include <errno.h>
 #include <stdlib.h>

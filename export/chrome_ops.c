@@ -19,15 +19,15 @@
  *
  *   xpcorr export --format chrome run/    (cat "cpu_op", "python_function")
  */
-#include "chrome_priv.h"
-#include "db_schema.h"
-#include "gtid.h"
-#include "pyreach.h"
-#include "satmath.h"
-#include "stackwalk.h"
-#include "strtab.h"
-#include "u64map.h"
-#include "array.h"
+#include "export/chrome_priv.h"
+#include "db/db_schema.h"
+#include "src/gtid.h"
+#include "export/pyreach.h"
+#include "src/satmath.h"
+#include "db/stackwalk.h"
+#include "src/strtab.h"
+#include "src/u64map.h"
+#include "src/array.h"
 
 #include <errno.h>
 #include <stdlib.h>

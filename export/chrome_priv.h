@@ -6,10 +6,10 @@
 #ifndef XP_CHROME_PRIV_H
 #define XP_CHROME_PRIV_H
 
-#include "chrome.h"
-#include "chrome_names.h"
-#include "jsonw.h"
-#include "launchsite.h"
+#include "export/chrome.h"
+#include "export/chrome_names.h"
+#include "export/jsonw.h"
+#include "export/launchsite.h"
 
 struct xp_chrome_track;                /* chrome_gpu.c: one per (device, process, stream) */
 

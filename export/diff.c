@@ -4,8 +4,8 @@
  * grows with distinct kernels, stacks and APIs, never with rows. The new
  * side's totals are multiplied by the normalisation factor; instance
  * counts stay as recorded. */
-#include "diff.h"
-#include "report.h"
+#include "export/diff.h"
+#include "export/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,14 +15,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "archive.h"
-#include "diffname.h"
-#include "jsonw.h"
-#include "launch.h"
-#include "report_priv.h"
-#include "svg.h"
-#include "wtab.h"
-#include "textesc.h"
+#include "db/archive.h"
+#include "export/diffname.h"
+#include "export/jsonw.h"
+#include "db/launch.h"
+#include "export/report_priv.h"
+#include "export/svg.h"
+#include "export/wtab.h"
+#include "src/textesc.h"
 
 /* GPU work by item: kernels by demangled name, copies by kind, sets. */
 static const char gpu_items_sql[] =

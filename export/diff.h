@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "folded.h"
+#include "export/folded.h"
 
 enum xp_diff_format { XP_DIFF_TEXT, XP_DIFF_CSV, XP_DIFF_FOLDED, XP_DIFF_SVG, XP_DIFF_JSON };
 enum xp_diff_norm {

@@ -1,17 +1,17 @@
 /* diffname.c - folded stacks named as the report names launch stacks; see
  * diffname.h. The same rules as report.c's format_stack, read from the
  * frames' text alone: a folded stack carries no frame kinds or modules. */
-#include "diffname.h"
+#include "export/diffname.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "db_schema.h"
-#include "elidename.h"
-#include "launch.h"
-#include "launcher.h"
-#include "launchsite.h"
-#include "pyreach.h"
+#include "db/db_schema.h"
+#include "export/elidename.h"
+#include "db/launch.h"
+#include "export/launcher.h"
+#include "export/launchsite.h"
+#include "export/pyreach.h"
 
 /* The frame of folded that ends at end, into frame; returns where the next
  * one (towards the root) ends. */

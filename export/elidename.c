@@ -1,6 +1,6 @@
 /* elidename.c - see elidename.h. One pass over the demangled name with the
  * nesting depth of <> and (); only what stands at depth 0 is kept. */
-#include "elidename.h"
+#include "export/elidename.h"
 
 #include <string.h>
 

@@ -4,20 +4,20 @@
  * each stack's text is built from the prefix tree held in arrays indexed by
  * node id. Launch stacks lose their CUDA-layer frames at the leaf end, as
  * in report, so that the kernel hangs under the caller's own code. */
-#include "folded.h"
+#include "export/folded.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "launch.h"
-#include "pyreach.h"
-#include "stacktable.h"
-#include "weights.h"
-#include "textesc.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "db/launch.h"
+#include "export/pyreach.h"
+#include "db/stacktable.h"
+#include "export/weights.h"
+#include "src/textesc.h"
 
 #define MAX_DEPTH 4096              /* frames per stack; the tree is acyclic by construction */
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "wtab.h"
+#include "export/wtab.h"
 
 enum xp_folded_root {
 	XP_ROOT_NONE = 0,           /* stacks start at the outermost frame */

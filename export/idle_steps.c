@@ -1,16 +1,16 @@
 /* idle_steps.c - steps from the Python loop of the launches (idle_steps.h). */
-#include "idle_steps.h"
+#include "export/idle_steps.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "stackwalk.h"
-#include "strtab.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "db/stackwalk.h"
+#include "src/strtab.h"
+#include "src/u64map.h"
 
 #define MAX_PY 64                   /* Python frames kept a launch, the outermost */
 

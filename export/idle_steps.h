@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stackwalk.h"
-#include "timeline.h"
+#include "db/stackwalk.h"
+#include "export/timeline.h"
 
 struct xp_loop_steps {
 	int64_t (*w)[2];            /* each step's [start, end) in ns, in order */

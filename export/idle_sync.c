@@ -1,10 +1,10 @@
 /* idle_sync.c - the calls that blocked a thread on the GPU (idle_sync.h). */
-#include "idle_sync.h"
+#include "export/idle_sync.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "array.h"
+#include "src/array.h"
 
 /* The names of the calls that block: every synchronize, every copy call
  * that is not asynchronous (blocks 0), every asynchronous copy (blocks 1:

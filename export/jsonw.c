@@ -1,8 +1,8 @@
 /* jsonw.c - streaming JSON writer (see jsonw.h). Hot path of traces with
  * millions of events: unlocked stdio, strings written by runs of plain
  * characters, integers formatted by hand (fprintf costs ~10x more). */
-#include "jsonw.h"
-#include "utf8.h"
+#include "export/jsonw.h"
+#include "src/utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,16 +1,16 @@
 /* launcher.c - who launched GPU work with no Python on its stack (launcher.h).
  * By the names the frameworks' own frames carry: the rules read symbols and
  * module paths, nothing else. */
-#include "launcher.h"
+#include "export/launcher.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "db_schema.h"
-#include "pyreach.h"
-#include "stackwalk.h"
-#include "satmath.h"
+#include "db/db_schema.h"
+#include "export/pyreach.h"
+#include "db/stackwalk.h"
+#include "src/satmath.h"
 
 void xp_launcher_begin(struct xp_launcher_scan *s)
 {

@@ -1,20 +1,20 @@
 /* launchsite.c - a launch stack in a few words (launchsite.h). */
-#include "launchsite.h"
+#include "export/launchsite.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "elidename.h"
-#include "launch.h"
-#include "launcher.h"
-#include "pyreach.h"
-#include "pypath.h"
-#include "stackwalk.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "export/elidename.h"
+#include "db/launch.h"
+#include "export/launcher.h"
+#include "export/pyreach.h"
+#include "export/pypath.h"
+#include "db/stackwalk.h"
+#include "src/u64map.h"
 
 struct xp_sites {
 	struct xp_stackwalk *walk;

@@ -1,12 +1,12 @@
 /* pypath.c - short Python file paths (pypath.h). */
-#include "pypath.h"
+#include "export/pypath.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
+#include "src/array.h"
+#include "db/db_schema.h"
 
 /* The part after an installed package root, or NULL. */
 static const char *after_package_root(const char *path)

@@ -1,7 +1,7 @@
 /* pyreach.c - whether launch stacks reach a Python frame; see pyreach.h. */
-#include "pyreach.h"
-#include "stacktable.h"
-#include "satmath.h"
+#include "export/pyreach.h"
+#include "db/stacktable.h"
+#include "src/satmath.h"
 
 #include <errno.h>
 #include <stdlib.h>

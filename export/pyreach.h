@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "db_schema.h"
+#include "db/db_schema.h"
 
 static inline int xp_is_python_frame(int kind, const char *sym)
 {

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_priv.h"
+#include "export/report_priv.h"
 
 static int library_cost(struct rep *R)
 {

@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "elidename.h"
-#include "gtid.h"
-#include "launchsite.h"
-#include "report_priv.h"
-#include "stats.h"
-#include "satmath.h"
+#include "src/array.h"
+#include "export/elidename.h"
+#include "src/gtid.h"
+#include "export/launchsite.h"
+#include "export/report_priv.h"
+#include "db/stats.h"
+#include "src/satmath.h"
 
 struct replay {
 	int64_t span;               /* last node end - first node start */

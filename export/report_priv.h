@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
-#include "jsonw.h"
-#include "report.h"
-#include "stackwalk.h"
+#include "export/jsonw.h"
+#include "export/report.h"
+#include "db/stackwalk.h"
 
 struct group {
 	char *name;

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elidename.h"
-#include "db_schema.h"
-#include "gtid.h"
-#include "launchsite.h"
-#include "report_priv.h"
+#include "export/elidename.h"
+#include "db/db_schema.h"
+#include "src/gtid.h"
+#include "export/launchsite.h"
+#include "export/report_priv.h"
 
 /* kernels of a collective library: NCCL's and gloo's CUDA kernels */
 /* (for snprintf formats: the LIKE patterns' percent signs doubled) */

@@ -15,16 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_schema.h"
-#include "elidename.h"
-#include "launch.h"
-#include "launcher.h"
-#include "pypath.h"
-#include "report_priv.h"
-#include "array.h"
-#include "strtab.h"
-#include "u64map.h"
-#include "satmath.h"
+#include "db/db_schema.h"
+#include "export/elidename.h"
+#include "db/launch.h"
+#include "export/launcher.h"
+#include "export/pypath.h"
+#include "export/report_priv.h"
+#include "src/array.h"
+#include "src/strtab.h"
+#include "src/u64map.h"
+#include "src/satmath.h"
 
 struct src_kernel {
 	char *name;

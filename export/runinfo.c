@@ -1,15 +1,15 @@
 /* runinfo.c - the facts of `xpcorr info` as one JSON document: the run,
  * its records and losses, symbolization, the GPU, Python and autograd parts
  * (runinfo_*.c), processes, warnings, a merged job's runs. */
-#include "runinfo.h"
+#include "export/runinfo.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_schema.h"
-#include "gtid.h"
+#include "db/db_schema.h"
+#include "src/gtid.h"
 
 static int64_t scalar(sqlite3 *db, const char *sql, int64_t def)
 {

@@ -1,11 +1,11 @@
 /* runinfo_autograd.c - backward kernels in `xpcorr info` (runinfo.h): how
  * many reached a forward line, the reasons of the others, per process. */
-#include "runinfo.h"
+#include "export/runinfo.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "gtid.h"
+#include "src/gtid.h"
 
 /* The backward launches and their GPU time by outcome: at a forward line
  * (unknown NULL), or the reason there is none. */

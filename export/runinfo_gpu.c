@@ -1,7 +1,7 @@
 /* runinfo_gpu.c - the GPU part of `xpcorr info` (runinfo.h): whether GPU
  * capture was armed and, if the run holds no GPU work, why and what to do;
  * devices, kernels, copies, memsets, GPU time, launch records. */
-#include "runinfo.h"
+#include "export/runinfo.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

@@ -1,12 +1,12 @@
 /* runinfo_python.c - Python stacks in `xpcorr info` (runinfo.h): per process
  * how many launches carry Python frames, or why not; GPU time by launcher. */
-#include "runinfo.h"
+#include "export/runinfo.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "launch.h"
-#include "launcher.h"
+#include "db/launch.h"
+#include "export/launcher.h"
 
 static const char *const counts[] = {
 	"launches", "with_python", "on_python_threads", "joined_gap", "no_thread",

@@ -2,11 +2,11 @@
  *   xp_selection_matches(db, 99999, -1) == 0: "no such process"
  * Asks the small tables first; the samples (no index by tid alone) only
  * when those do not know the task, which is the mistaken case. */
-#include "selection.h"
+#include "export/selection.h"
 
 #include <stddef.h>
 
-#include "gtid.h"
+#include "src/gtid.h"
 
 /* ?1 pid, ?2 tid, each < 0 for any; globalTid is pid << 24 | tid; a merged
  * job's pids carry their run above bit 22 (gtid.h): a pid matches as given

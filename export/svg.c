@@ -6,8 +6,8 @@
  * Differential input ("stack base new", difffolded.pl's format) draws the
  * new profile, each frame red where its time grew and blue where it shrank,
  * the deeper the colour the larger the change. */
-#include "svg.h"
-#include "utf8.h"
+#include "export/svg.h"
+#include "src/utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "pyreach.h"
-#include "strtab.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "export/pyreach.h"
+#include "src/strtab.h"
+#include "src/u64map.h"
 
 #define FRAME_H 16
 #define PAD_TOP 40

@@ -1,15 +1,15 @@
 /* timeline.c - a device's GPU work as a timeline (timeline.h). */
-#include "timeline.h"
+#include "export/timeline.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "gtid.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "src/gtid.h"
+#include "src/u64map.h"
 
 /* Collectives of a job: for each collective kernel, how long it ran before
  * the last rank started the same one (its k-th launch of that name), into

@@ -28,20 +28,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "gtid.h"
-#include "idle_steps.h"
-#include "idle_sync.h"
-#include "launch.h"
-#include "launchsite.h"
-#include "pyreach.h"
-#include "stackwalk.h"
-#include "report_priv.h"
-#include "strtab.h"
-#include "timeline.h"
-#include "u64map.h"
-#include "satmath.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "src/gtid.h"
+#include "export/idle_steps.h"
+#include "export/idle_sync.h"
+#include "db/launch.h"
+#include "export/launchsite.h"
+#include "export/pyreach.h"
+#include "db/stackwalk.h"
+#include "export/report_priv.h"
+#include "src/strtab.h"
+#include "export/timeline.h"
+#include "src/u64map.h"
+#include "src/satmath.h"
 
 enum cause_kind { C_HOST, C_NATIVE, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_UNBLOCKED, C_KINDS };
 

@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "elidename.h"
-#include "gtid.h"
-#include "report_priv.h"
-#include "timeline.h"
-#include "satmath.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "export/elidename.h"
+#include "src/gtid.h"
+#include "export/report_priv.h"
+#include "export/timeline.h"
+#include "src/satmath.h"
+#include "src/u64map.h"
 
 struct lrec {
 	int64_t stream, name, api;

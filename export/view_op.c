@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "callstacks.h"
-#include "launcher.h"
-#include "launchsite.h"
-#include "report_priv.h"
-#include "stackwalk.h"
-#include "timeline.h"
-#include "u64map.h"
-#include "satmath.h"
+#include "src/array.h"
+#include "export/callstacks.h"
+#include "export/launcher.h"
+#include "export/launchsite.h"
+#include "export/report_priv.h"
+#include "db/stackwalk.h"
+#include "export/timeline.h"
+#include "src/u64map.h"
+#include "src/satmath.h"
 
 struct op_row {
 	char *name;                 /* "aten::mm" or "cudaMemcpyAsync" */

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "elidename.h"
-#include "gtid.h"
-#include "launchsite.h"
-#include "report_priv.h"
-#include "timeline.h"
+#include "src/array.h"
+#include "export/elidename.h"
+#include "src/gtid.h"
+#include "export/launchsite.h"
+#include "export/report_priv.h"
+#include "export/timeline.h"
 
 struct time_span {
 	int64_t a, b;

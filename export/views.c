@@ -1,9 +1,9 @@
 /* views.c - the table of `xpcorr report` views (views.h). */
-#include "views.h"
+#include "export/views.h"
 
 #include <string.h>
 
-#include "report_priv.h"
+#include "export/report_priv.h"
 
 #define RANK_HINT "(RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK in its environment:" \
 	" run it under torchrun, srun or mpirun)"

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "report.h"
+#include "export/report.h"
 
 struct rep;
 

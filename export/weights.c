@@ -2,13 +2,13 @@
  * Each yields, grouped: pid, tid, thread name, stack id (-1: none), leaf
  * frame text (NULL: none), attribution ('exact', 'inferred', 'none' or
  * NULL), weight, instances; ?1 and ?2 filter pid and tid (< 0: all). */
-#include "gtid.h"
-#include "weights.h"
+#include "src/gtid.h"
+#include "export/weights.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "launch.h"
+#include "db/launch.h"
 
 #define THREAD_NAME(gtid) \
 	" LEFT JOIN ThreadNames tn ON tn.globalTid = " gtid \

@@ -6,7 +6,7 @@
 #ifndef XP_WEIGHTS_H
 #define XP_WEIGHTS_H
 
-#include "folded.h"
+#include "export/folded.h"
 
 const char *xp_weight_sql(enum xp_weight w);
 /* 1 when the weight's source table has rows, 0 when empty, -EIO. */

@@ -1,12 +1,12 @@
 /* wtab.c - keyed weights over an interner; see wtab.h. */
-#include "wtab.h"
+#include "export/wtab.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "strtab.h"
+#include "src/array.h"
+#include "src/strtab.h"
 
 struct xp_wtab {
 	struct xp_strtab *keys;

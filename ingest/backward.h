@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 struct xp_agstore;
 

@@ -11,13 +11,13 @@
  * the next frame's function between its two lines when both stacks go on
  * in the same function: an enclosing line, said so in the note, never
  * passed off as the line. Nothing shared: no line. */
-#include "backward.h"
+#include "ingest/backward.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "db_schema.h"
+#include "db/db_schema.h"
 
 /* the deepest Python stack compared; deeper ones are not used */
 #define MAX_PY 256

@@ -8,17 +8,17 @@
  * program's line. A backward launch takes the latest such call of its
  * process made after its forward launch (a call before the forward op ran
  * belongs to an earlier pass). */
-#include "backward.h"
+#include "ingest/backward.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "stackwalk.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "db/stackwalk.h"
+#include "src/u64map.h"
 
 struct call {
 	int64_t pid, ts, frame;     /* frame: the note "[backward() at LINE]" */

@@ -1,15 +1,15 @@
 /* backward_join.c - each backward launch re-stacked under the forward
  * launch that made its node (backward.h says why the numbers join). */
-#include "backward.h"
+#include "ingest/backward.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "src/u64map.h"
 
 /* Every autograd record with its launch; per (process, forward thread,
  * node number) the first launch after the node was made. */

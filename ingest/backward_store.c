@@ -1,18 +1,18 @@
 /* backward_store.c - the autograd records of a run, kept for the join;
  * see backward.h for the join and why it holds. */
-#include "backward.h"
+#include "ingest/backward.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "runfile.h"
-#include "runfmt_py.h"
-#include "strtab.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "src/runfile.h"
+#include "src/runfmt_py.h"
+#include "src/strtab.h"
+#include "src/u64map.h"
 
 struct ag_row {
 	uint64_t corr, thread_id, seq_next, node_seq, node_thread;

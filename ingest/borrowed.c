@@ -1,13 +1,13 @@
 /* borrowed.c - frames of launch-stack keys (see borrowed.h): (pid, key) to
  * an entry through the shared u64 map, entries in a growing array. */
-#include "borrowed.h"
+#include "ingest/borrowed.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "src/u64map.h"
 
 struct borrowed_stack {
 	unsigned n;

@@ -1,15 +1,15 @@
 /* ddpbuckets.c - DDP's gradient all-reduces named by their bucket; see
  * ddpbuckets.h for why the order of launches says which bucket. */
-#include "ddpbuckets.h"
+#include "ingest/ddpbuckets.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "array.h"
-#include "db_schema.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "src/u64map.h"
 
 /* The launch stacks through Reducer::all_reduce_bucket to an NCCL call: a
  * bucket's collective (not the reducer's copies into a bucket, nor the

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize.h"
+#include "ingest/symbolize.h"
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 

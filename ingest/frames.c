@@ -1,9 +1,9 @@
 /* frames.c - addresses to frames: kernel symbols, perf maps (JIT, Python
  * 3.12+), ELF symbols and inline chains of user modules, each frame
  * interned once (loader.h). */
-#include "loader.h"
+#include "ingest/loader.h"
 
-#include "array.h"
+#include "src/array.h"
 
 int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
 		    enum xp_frame_kind kind, int64_t *id)

@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "runfile.h"
-#include "runfmt.h"
+#include "src/runfile.h"
+#include "src/runfmt.h"
 
 struct xp_gpu_sink_ops {          /* provided by the main loader */
 	/* -> StringIds.id, <0 error */

@@ -32,15 +32,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "gtid.h"
-#include "gpu_ingest.h"
-#include "launch.h"
-#include "jobrank.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "symbolize.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "src/gtid.h"
+#include "ingest/gpu_ingest.h"
+#include "db/launch.h"
+#include "src/jobrank.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "ingest/symbolize.h"
+#include "src/u64map.h"
 
 #define GLOBAL_PID(p) xp_gpid(p)
 #define GLOBAL_TID(p, t) xp_gtid(p, t)

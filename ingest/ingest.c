@@ -2,7 +2,7 @@
  * made and opened through the run directory's fd (rundb.h).
  * The temporary database needs no journal and no fsync while it is built:
  * if anything fails it is deleted. Durability comes from fsync + rename. */
-#include "ingest.h"
+#include "ingest/ingest.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "db_schema.h"
-#include "backward.h"
-#include "ddpbuckets.h"
-#include "gpu_ingest.h"
-#include "rundb.h"
-#include "safeopen.h"
+#include "db/archive.h"
+#include "db/db_schema.h"
+#include "ingest/backward.h"
+#include "ingest/ddpbuckets.h"
+#include "ingest/gpu_ingest.h"
+#include "db/rundb.h"
+#include "src/safeopen.h"
 
 static int is_input(const char *name)
 {

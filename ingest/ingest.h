@@ -16,8 +16,8 @@
 
 #include <sqlite3.h>
 
-#include "load.h"
-#include "rundb.h"
+#include "ingest/load.h"
+#include "db/rundb.h"
 
 /* 0 or a negative errno with res->error set (see xp_load_run); as root,
  * -EPERM for a directory others may write into unless o->trust_run_dir. */

@@ -1,10 +1,10 @@
 /* kallsyms.c - parse "ffffffff81000000 T _stext [module]" lines. Only text
  * symbols (t, T, w, W) are kept: data symbols would capture IPs that fall
  * after the end of the last function. */
-#include "kallsyms.h"
-#include "readline.h"
-#include "array.h"
-#include "runfile.h"
+#include "ingest/kallsyms.h"
+#include "src/readline.h"
+#include "src/array.h"
+#include "src/runfile.h"
 
 #include <errno.h>
 #include <inttypes.h>

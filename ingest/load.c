@@ -6,8 +6,8 @@
  * (cached per module offset) and walks the stack prefix tree. Every distinct
  * string, frame and stack node is inserted once, when first seen.
  */
-#include "loader.h"
-#include "metarank.h"
+#include "ingest/loader.h"
+#include "ingest/metarank.h"
 
 #include <sys/resource.h>
 

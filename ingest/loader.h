@@ -5,8 +5,8 @@
 #ifndef XP_LOADER_H
 #define XP_LOADER_H
 
-#include "load.h"
-#include "launch.h"
+#include "ingest/load.h"
+#include "db/launch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,28 +19,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backward.h"
-#include "borrowed.h"
-#include "db_schema.h"
-#include "gpu_ingest.h"
-#include "kallsyms.h"
-#include "mappings.h"
-#include "runmeta.h"
-#include "runnames.h"
-#include "gtid.h"
-#include "perfmap.h"
-#include "pysplice.h"
-#include "pystacks.h"
-#include "pystacks_db.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "runfmt_py.h"
-#include "stacktree.h"
-#include "strtab.h"
-#include "symbolize.h"
-#include "unwind.h"
-#include "utf8.h"
-#include "u64map.h"
+#include "ingest/backward.h"
+#include "ingest/borrowed.h"
+#include "db/db_schema.h"
+#include "ingest/gpu_ingest.h"
+#include "ingest/kallsyms.h"
+#include "ingest/mappings.h"
+#include "src/runmeta.h"
+#include "src/runnames.h"
+#include "src/gtid.h"
+#include "ingest/perfmap.h"
+#include "ingest/pysplice.h"
+#include "ingest/pystacks.h"
+#include "ingest/pystacks_db.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "src/runfmt_py.h"
+#include "ingest/stacktree.h"
+#include "src/strtab.h"
+#include "ingest/symbolize.h"
+#include "ingest/unwind.h"
+#include "src/utf8.h"
+#include "src/u64map.h"
 
 
 #define MAX_STREAMS 4096            /* *.xpr files per run */

@@ -1,13 +1,13 @@
 /* mappings.c - per-process mapping timelines; see mappings.h.
  * A process has at most a few thousand executable mappings, so a linear scan
  * per lookup is fine: callers cache results per stack and per module offset. */
-#include "mappings.h"
+#include "ingest/mappings.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "array.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "src/u64map.h"
 
 #define FORK_DEPTH_MAX 16           /* bounds the walk up a fork chain */
 

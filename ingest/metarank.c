@@ -1,5 +1,5 @@
 /* metarank.c - a run's rank from its meta.json (metarank.h). */
-#include "metarank.h"
+#include "ingest/metarank.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* perfmap.c - parse and search perf-PID.map files; see perfmap.h. */
-#include "perfmap.h"
-#include "readline.h"
-#include "array.h"
-#include "runfile.h"
+#include "ingest/perfmap.h"
+#include "src/readline.h"
+#include "src/array.h"
+#include "src/runfile.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* pylines.c - Python line tables, offline; see pylines.h. Every read is
  * bounded by the table: a table comes from a run, which may be damaged. */
-#include "pylines.h"
+#include "ingest/pylines.h"
 
 int xp_pylines_known(uint16_t py_version)
 {

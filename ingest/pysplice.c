@@ -1,10 +1,10 @@
 /* pysplice.c - Python frames into native launch stacks; see pysplice.h. */
-#include "pysplice.h"
+#include "ingest/pysplice.h"
 
 #include <string.h>
 
-#include "db_schema.h"
-#include "runfmt_py.h"
+#include "db/db_schema.h"
+#include "src/runfmt_py.h"
 
 enum xp_pyrole xp_pyrole_of(int kind, const char *symbol)
 {

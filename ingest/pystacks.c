@@ -1,18 +1,18 @@
 /* pystacks.c - Python stacks, code objects and interpreter facts of a run;
  * see pystacks.h. Equal Python stacks are kept once (a program launches
  * from a few hundred places, millions of times); a launch is a map entry. */
-#include "pystacks.h"
+#include "ingest/pystacks.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "pylines.h"
-#include "runfile.h"
-#include "runfmt_py.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "ingest/pylines.h"
+#include "src/runfile.h"
+#include "src/runfmt_py.h"
+#include "src/u64map.h"
 
 struct code {
 	uint32_t first_line;

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 #define XP_PYCODE_NONE UINT32_MAX   /* a frame whose code object was not recorded */
 

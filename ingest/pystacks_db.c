@@ -1,13 +1,13 @@
 /* pystacks_db.c - how many launches had a Python stack, into the database
  * (xp_python_processes and xp.python.* in META_DATA_EXPORT; xpcorr-db(5)).
  * Nothing is written for a run without Python records. */
-#include "pystacks.h"
+#include "ingest/pystacks.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "pystacks_db.h"
+#include "ingest/pystacks_db.h"
 
 static int save_proc(sqlite3_stmt *st, const struct xp_pyproc_stats *p)
 {

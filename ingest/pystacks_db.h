@@ -9,7 +9,7 @@
 
 #include <sqlite3.h>
 
-#include "pystacks.h"
+#include "ingest/pystacks.h"
 
 /* 0 or -EIO. */
 int xp_pystore_save(sqlite3 *db, const struct xp_pystore *s);

@@ -1,7 +1,7 @@
 /* records.c - one record to rows: tasks, threads, mappings, samples,
  * launches, switches, losses; pass 1 learns names and mappings, pass 2
  * writes what needs them (loader.h). */
-#include "loader.h"
+#include "ingest/loader.h"
 
 static int thread_seen(struct loader *L, uint32_t pid, uint32_t tid, const char *comm,
 		       int override)

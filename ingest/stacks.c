@@ -1,9 +1,9 @@
 /* stacks.c - the stack prefix tree: a raw stack (kernel and user IPs,
  * with the Python frames taken at a launch spliced in) to a node id, each
  * node inserted once (loader.h). */
-#include "loader.h"
+#include "ingest/loader.h"
 
-#include "array.h"
+#include "src/array.h"
 
 /* Adds frame under parent in the prefix tree, inserting the node if new. */
 static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *node)

@@ -1,5 +1,5 @@
 /* stacktree.c - stack prefix tree on top of u64map; see stacktree.h. */
-#include "stacktree.h"
+#include "ingest/stacktree.h"
 
 void xp_stacktree_init(struct xp_stacktree *t)
 {

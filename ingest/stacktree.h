@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "u64map.h"
+#include "src/u64map.h"
 
 struct xp_stacktree {
 	struct xp_u64map nodes;     /* (parent, frame) -> id */

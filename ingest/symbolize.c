@@ -2,7 +2,7 @@
  * Each module gets its own Dwfl reported at bias 0, so an ELF virtual
  * address is the lookup address; file offsets become virtual addresses
  * through the PT_LOAD program headers, as the loader laid them out. */
-#include "symbolize.h"
+#include "ingest/symbolize.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "array.h"
-#include "runfile.h"
-#include "safeopen.h"
-#include "symindex.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "src/runfile.h"
+#include "src/safeopen.h"
+#include "ingest/symindex.h"
+#include "src/u64map.h"
 
 #define MAX_LOADS 64                /* PT_LOAD headers kept per module */
 #define MAX_CU_RANGES (1u << 20)    /* address ranges of compile units per module */

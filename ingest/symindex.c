@@ -1,5 +1,5 @@
 /* symindex.c - a module's symbols sorted by address; see symindex.h. */
-#include "symindex.h"
+#include "ingest/symindex.h"
 
 #include <gelf.h>
 #include <stdlib.h>

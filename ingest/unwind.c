@@ -19,8 +19,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "u64map.h"
-#include "unwind.h"
+#include "src/u64map.h"
+#include "ingest/unwind.h"
 
 /* DWARF register numbers on x86-64 */
 enum { DWARF_RBP = 6, DWARF_RSP = 7 };

@@ -25,9 +25,9 @@
 
 #include <stdint.h>
 
-#include "mappings.h"
-#include "runfmt.h"
-#include "symbolize.h"
+#include "ingest/mappings.h"
+#include "src/runfmt.h"
+#include "ingest/symbolize.h"
 
 struct xp_unwinder;
 

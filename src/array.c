@@ -1,5 +1,5 @@
 /* array.c - growable arrays (array.h). */
-#include "array.h"
+#include "src/array.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* fsident.c - another user's file-system identity, per thread (fsident.h). */
-#include "fsident.h"
+#include "src/fsident.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "array.h"
+#include "src/array.h"
 
 /* getgrouplist says how many it needs when the buffer is short. */
 static int load_user_groups(struct xp_fsident *id)

@@ -1,5 +1,5 @@
 /* jobrank.c - a process's rank from its launcher's variables (jobrank.h). */
-#include "jobrank.h"
+#include "src/jobrank.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #ifndef XP_JOBRANK_H
 #define XP_JOBRANK_H
 
-#include "runfmt_gpu.h"
+#include "src/runfmt_gpu.h"
 
 /* Fills r (pid and host left as they are); 1 when a launcher's rank was
  * found, 0 when none (r->source XP_RANK_NONE, the numbers -1). */

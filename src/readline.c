@@ -1,5 +1,5 @@
 /* readline.c - the bounded line reader; see readline.h. */
-#include "readline.h"
+#include "src/readline.h"
 
 int xp_read_line(FILE *f, char *buf, size_t cap, uint64_t *bytes, int *newline)
 {

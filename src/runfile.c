@@ -3,7 +3,7 @@
  * nothing but libc and never prints; compression comes in through struct
  * xp_block_codec (runfile_zstd.c), and only xpcommon's build, which
  * defines XP_RUNFILE_ZSTD, gives readers the zstd codec. */
-#include "runfile.h"
+#include "src/runfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "array.h"
-#include "safeopen.h"
+#include "src/array.h"
+#include "src/safeopen.h"
 
 #ifdef XP_RUNFILE_ZSTD
-#include "runfile_zstd.h"
+#include "src/runfile_zstd.h"
 #define READER_CODEC (&xp_zstd_codec)
 #else
 #define READER_CODEC NULL

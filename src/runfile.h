@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 struct xp_writer;
 struct xp_reader;

@@ -6,7 +6,7 @@
  * records to a full ring at 60k dwarf launches/s where level 1 did not.
  *   xp_writer_set_codec(w, &xp_zstd_codec);
  */
-#include "runfile_zstd.h"
+#include "src/runfile_zstd.h"
 
 #include <errno.h>
 #include <zstd.h>

@@ -4,7 +4,7 @@
 #ifndef XP_RUNFILE_ZSTD_H
 #define XP_RUNFILE_ZSTD_H
 
-#include "runfile.h"
+#include "src/runfile.h"
 
 /* Level 1 (runfile_zstd.c says why); the injection library's dlopen'd
  * encoder (cupti/zstd_dl.c) uses the same. */

@@ -51,7 +51,7 @@
 #ifndef XP_RUNFMT_GPU_H
 #define XP_RUNFMT_GPU_H
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 enum xp_gpu_record_type {
 	XP_REC_GPU_STRING = 32,     /* struct xp_gpu_string + bytes: interned name */

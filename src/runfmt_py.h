@@ -17,7 +17,7 @@
 #ifndef XP_RUNFMT_PY_H
 #define XP_RUNFMT_PY_H
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 enum xp_py_record_type {
 	XP_REC_PYSTACK = 9,         /* struct xp_pystack + frames: Python frames at a launch */

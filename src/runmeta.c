@@ -1,5 +1,5 @@
 /* meta.c - tolerant meta.json reading; see meta.h. */
-#include "runmeta.h"
+#include "src/runmeta.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runfile.h"
+#include "src/runfile.h"
 
 #define META_DEPTH_MAX 8
 

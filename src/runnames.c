@@ -1,12 +1,12 @@
 /* runnames.c - the names of record kinds and loss reasons (runnames.h). */
-#include "runnames.h"
+#include "src/runnames.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "runfmt.h"
-#include "runfmt_gpu.h"
-#include "runfmt_py.h"
+#include "src/runfmt.h"
+#include "src/runfmt_gpu.h"
+#include "src/runfmt_py.h"
 
 /* in the order of their codes (dump lists them so) */
 const struct xp_rec_kind xp_rec_kinds[] = {

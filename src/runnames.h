@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 /* streams as bits of enum xp_stream_kind (runfmt.h) */
 #define XP_STREAM_ANY (XP_STREAM_CPU | XP_STREAM_GPU)

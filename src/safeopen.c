@@ -1,5 +1,5 @@
 /* safeopen.c - a regular file opened for reading, nothing else (safeopen.h). */
-#include "safeopen.h"
+#include "src/safeopen.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
 /* strtab.c - string interner (FNV-1a hashed, open addressing over ids). */
-#include "strtab.h"
+#include "src/strtab.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "u64map.h"
+#include "src/array.h"
+#include "src/u64map.h"
 
 #define STRTAB_MAX_LEN (1u << 20)
 

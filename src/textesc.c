@@ -1,12 +1,12 @@
 /* textesc.c - control characters of a run's text escaped for a terminal;
  * see textesc.h. */
-#include "textesc.h"
+#include "src/textesc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "utf8.h"
+#include "src/array.h"
+#include "src/utf8.h"
 
 /* Bytes of the sequence at s to escape (0: none, keep n bytes); *n is the
  * sequence's length. */

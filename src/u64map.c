@@ -1,5 +1,5 @@
 /* u64map.c - linear-probing hash map of (u64, u64) -> u64; see u64map.h. */
-#include "u64map.h"
+#include "src/u64map.h"
 
 #include <errno.h>
 #include <pthread.h>

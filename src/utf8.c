@@ -1,6 +1,6 @@
 /* utf8.c - UTF-8 validation and repair for names from received runs; see
  * utf8.h. By the table of well-formed sequences in Unicode 15, 3.9 (D92). */
-#include "utf8.h"
+#include "src/utf8.h"
 
 #include <string.h>
 

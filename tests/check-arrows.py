@@ -5,9 +5,13 @@
     cupti <- src only
 
 Fails (exit 1, one line per finding: file:line and the rule) when
+  - a file includes a project header without naming its layer
+    (#include "launch.h" instead of "db/launch.h": the build's include
+    directory is the project root; scripts/layer-includes rewrites them);
   - a file includes a project header of a layer it may not use (export or
-    correlate including ingest/*.h, capture including db/, ...), or a header
-    name that two layers both define (which one wins depends on -I order);
+    correlate including ingest/*.h, capture including db/, ...), the layer
+    read from the include's first folder; or a header name that two layers
+    both define;
   - a layer's meson.build links a stage library it may not use, or an
     external library kept out of it (sqlite in src/ or capture/, libdw or
     libelf in export/);
@@ -63,6 +67,8 @@ FORBIDDEN_EXT = {
     'ingest': {'libbpf_dep': 'bpf/'},
 }
 PRINTS = re.compile(r'(?<!format\()\b(stdout|stderr|printf|vprintf|puts|putchar|perror|exit)\b\s*[(,);]')
+# headers the build makes, named as they are included
+GENERATED = {'capture/sampler.skel.h'}
 SYSTEM_INCLUDE_DIRS = ['/usr/include', '/usr/include/x86_64-linux-gnu', '/usr/include/aarch64-linux-gnu']
 
 
@@ -143,10 +149,17 @@ def main():
                 continue
             inc = m.group(2)
             if m.group(1) == '"':
-                here = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
-                target = here if os.path.exists(os.path.join(ROOT, here)) else byname.get(os.path.basename(inc))
-                if target is None:
-                    continue        # generated (sampler.skel.h) or a system header
+                # the layer is the include's first folder: "db/launch.h"
+                named = layer_of(inc) and (os.path.exists(os.path.join(ROOT, inc)) or
+                                           inc in GENERATED)
+                if not named:
+                    bare = byname.get(os.path.basename(inc))
+                    here = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
+                    if bare or os.path.exists(os.path.join(ROOT, here)):
+                        errors.append('%s:%d: includes "%s" without its layer: write "%s"'
+                                      % (rel, no, inc, bare or here))
+                    continue        # else a system header
+                target = inc
                 tl = layer_of(target)
                 if tl not in ALLOWED[layer]:
                     errors.append('%s:%d: %s includes %s (%s): %s may use only %s'

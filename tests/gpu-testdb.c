@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db_schema.h"
+#include "db/db_schema.h"
 #include "gpu-testdb.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
 
 sqlite3 *testdb_open(const char *path)
 {

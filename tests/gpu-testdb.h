@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "gpu_ingest.h"
+#include "ingest/gpu_ingest.h"
 
 struct testdb_sink {
 	sqlite3 *db;

@@ -29,9 +29,9 @@
 #include <sys/stat.h>
 
 #include "pyfixture.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "runfmt_py.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "src/runfmt_py.h"
 
 #define GAP_T0 100000000000ull
 #define GAP_STEP 10000000ull

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runfile.h"
-#include "runfmt_gpu.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
 
 #define JOB_T0 100000000000ull        /* the job's true time at the first step (hosts up to 99 s behind) */
 #define JOB_REALTIME0 1763900000000000000ull   /* its wall-clock reading then */

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "pyfixture.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
-#include "runfmt_py.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
+#include "src/runfmt_py.h"
 
 static int load_elf(struct xp_synth *s, int which, const char *path)
 {

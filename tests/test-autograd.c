@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backward.h"
+#include "ingest/backward.h"
 #include "check-main.h"
-#include "db_schema.h"
-#include "launchsite.h"
-#include "runfile.h"
-#include "runfmt_py.h"
+#include "db/db_schema.h"
+#include "export/launchsite.h"
+#include "src/runfile.h"
+#include "src/runfmt_py.h"
 
 static sqlite3 *db;
 

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "borrowed.h"
+#include "ingest/borrowed.h"
 #include "check-main.h"
-#include "pystacks.h"
-#include "runfmt_py.h"
+#include "ingest/pystacks.h"
+#include "src/runfmt_py.h"
 
 START_TEST(keys_by_process)
 {

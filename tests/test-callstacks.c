@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "callstacks.h"
+#include "export/callstacks.h"
 #include "check-main.h"
 #include "gpu-testdb.h"
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "chrome.h"
-#include "chrome_names.h"
-#include "db_join.h"
+#include "export/chrome.h"
+#include "export/chrome_names.h"
+#include "correlate/db_join.h"
 #include "gpu-testdb.h"
 
 #define OTHER_PID 300

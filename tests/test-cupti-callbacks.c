@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "marker.h"
-#include "xpcupti.h"
+#include "src/marker.h"
+#include "cupti/xpcupti.h"
 
 #define THREADS 4
 #define CALLS 1000                      /* not a multiple of the batch size */

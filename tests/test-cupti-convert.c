@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "convert.h"
-#include "marker.h"
+#include "cupti/convert.h"
+#include "src/marker.h"
 
 /* A sink that keeps the records in memory. */
 struct rec {

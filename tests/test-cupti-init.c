@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
 
 static char dir[] = "/tmp/xp-test-cupti-XXXXXX";
 

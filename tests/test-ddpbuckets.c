@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "db_schema.h"
-#include "ddpbuckets.h"
-#include "launchsite.h"
+#include "db/db_schema.h"
+#include "ingest/ddpbuckets.h"
+#include "export/launchsite.h"
 
 static sqlite3 *db;
 

@@ -9,15 +9,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive.h"
+#include "db/archive.h"
 #include "check-main.h"
-#include "db_join.h"
-#include "diff.h"
-#include "diffname.h"
-#include "folded.h"
+#include "correlate/db_join.h"
+#include "export/diff.h"
+#include "export/diffname.h"
+#include "export/folded.h"
 #include "gpu-testdb.h"
-#include "svg.h"
-#include "wtab.h"
+#include "export/svg.h"
+#include "export/wtab.h"
 
 static char dir[] = "/tmp/xp-diff-XXXXXX";
 static sqlite3 *db[2];

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "elidename.h"
+#include "export/elidename.h"
 
 static const char *shorten(const char *in)
 {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "gitdesc.h"
+#include "capture/gitdesc.h"
 
 static char dir[64], path_env[8192];
 

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "db_join.h"
+#include "correlate/db_join.h"
 #include "gpu-testdb.h"
-#include "runfile.h"
-#include "runfmt_gpu.h"
+#include "src/runfile.h"
+#include "src/runfmt_gpu.h"
 
 static char dir[] = "/tmp/xp-gpuingest-XXXXXX";
 static sqlite3 *db;

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "ingest.h"
-#include "runfmt.h"
+#include "ingest/ingest.h"
+#include "src/runfmt.h"
 #include "synthrun.h"
 
 static struct xp_synth fx;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "join.h"
+#include "correlate/join.h"
 
 struct sample_list {
 	const struct xc_sample *s;

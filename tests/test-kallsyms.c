@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "kallsyms.h"
+#include "ingest/kallsyms.h"
 
 static struct xp_kallsyms *parse(const char *text)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "launchring.h"
+#include "cupti/launchring.h"
 
 #define THREADS 4
 #define PER_THREAD 20000

@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "check-main.h"
-#include "mappings.h"
+#include "ingest/mappings.h"
 
 #define A 0x7f0000000000ull
 

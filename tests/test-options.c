@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "record.h"
-#include "outname.h"
-#include "jobrank.h"
+#include "capture/record.h"
+#include "capture/outname.h"
+#include "src/jobrank.h"
 
 #include <stdio.h>
 #include <unistd.h>

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 
 #include "check-main.h"
-#include "perfconv.h"
+#include "capture/perfconv.h"
 
 static unsigned char buf[512];
 

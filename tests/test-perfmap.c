@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "perfmap.h"
+#include "ingest/perfmap.h"
 
 static struct xp_perfmap *parse(const char *text)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "perfsampler.h"
-#include "perftrack.h"
+#include "capture/perfsampler.h"
+#include "capture/perftrack.h"
 
 static uint64_t buf[2048];
 

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "mapfile.h"
-#include "procmaps.h"
-#include "taskowner.h"
+#include "capture/mapfile.h"
+#include "capture/procmaps.h"
+#include "capture/taskowner.h"
 
 START_TEST(parse_lines)
 {

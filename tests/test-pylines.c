@@ -10,7 +10,7 @@
 
 #include "check-main.h"
 #include "pyfixture.h"
-#include "pylines.h"
+#include "ingest/pylines.h"
 
 static const char *const versions[] = { "3.10", "3.11", "3.12", "3.13" };
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "db_schema.h"
-#include "pysplice.h"
+#include "db/db_schema.h"
+#include "ingest/pysplice.h"
 
 enum { N = XP_PYROLE_NATIVE, E = XP_PYROLE_EVAL, T = XP_PYROLE_TRAMPOLINE, I = XP_PYROLE_INLINED };
 

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "ingest.h"
-#include "runfile.h"
-#include "runfmt_py.h"
+#include "ingest/ingest.h"
+#include "src/runfile.h"
+#include "src/runfmt_py.h"
 #include "synthrun.h"
 
 static const char *const versions[] = { "3.10", "3.11", "3.12", "3.13" };

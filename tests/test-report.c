@@ -9,15 +9,15 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "db_schema.h"
-#include "db_join.h"
+#include "db/db_schema.h"
+#include "correlate/db_join.h"
 #include "gpu-testdb.h"
-#include "report.h"
-#include "pypath.h"
-#include "launcher.h"
-#include "launch.h"
-#include "groups.h"
-#include "report_groups.h"
+#include "export/report.h"
+#include "export/pypath.h"
+#include "export/launcher.h"
+#include "db/launch.h"
+#include "db/groups.h"
+#include "correlate/report_groups.h"
 
 static char dir[] = "/tmp/xp-report-XXXXXX";
 static sqlite3 *db;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "row_batch.h"
+#include "correlate/row_batch.h"
 
 static sqlite3 *db;
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "runfile.h"
-#include "runfile_zstd.h"
+#include "src/runfile.h"
+#include "src/runfile_zstd.h"
 
 static char path[] = "/tmp/xp-test-runfile-XXXXXX";
 

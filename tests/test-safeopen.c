@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "fsident.h"
-#include "safeopen.h"
+#include "src/fsident.h"
+#include "src/safeopen.h"
 
 static char dir[64];
 static int dfd = -1;

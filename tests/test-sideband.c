@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "sideband.h"
+#include "capture/sideband.h"
 
 #define DATA 256
 

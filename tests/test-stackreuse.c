@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "marker.h"
-#include "stackreuse.h"
+#include "src/marker.h"
+#include "cupti/stackreuse.h"
 
 #define FRAMES 20
 

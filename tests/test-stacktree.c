@@ -1,6 +1,6 @@
 /* test-stacktree.c - stacks sharing callers share prefix-tree nodes. */
 #include "check-main.h"
-#include "stacktree.h"
+#include "ingest/stacktree.h"
 
 static int64_t add_path(struct xp_stacktree *t, const int64_t *frames, int n, int *created)
 {

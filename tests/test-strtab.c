@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "strtab.h"
+#include "src/strtab.h"
 
 START_TEST(same_string_same_id)
 {

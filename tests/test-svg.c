@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "pyreach.h"
-#include "svg.h"
-#include "utf8.h"
+#include "export/pyreach.h"
+#include "export/svg.h"
+#include "src/utf8.h"
 
 static char *render_min(const char *folded, uint64_t *bad, double min_width)
 {

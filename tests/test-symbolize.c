@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "symbolize.h"
+#include "ingest/symbolize.h"
 #include "synthrun.h"
 
 static struct xp_synth fx;

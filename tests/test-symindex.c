@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "symindex.h"
+#include "ingest/symindex.h"
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {

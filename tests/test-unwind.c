@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "procmaps.h"
-#include "symbolize.h"
-#include "unwind.h"
+#include "capture/procmaps.h"
+#include "ingest/symbolize.h"
+#include "ingest/unwind.h"
 #include "unwind/chain.h"
 
 #define COPY 16384

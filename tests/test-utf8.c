@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "textesc.h"
-#include "utf8.h"
+#include "src/textesc.h"
+#include "src/utf8.h"
 
 #define R XP_UTF8_REPLACEMENT
 

@@ -27,7 +27,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "sampler.h"
+#include "capture/bpf/sampler.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -6,7 +6,7 @@
 #ifndef XP_CAPTURE_SAMPLER_H
 #define XP_CAPTURE_SAMPLER_H
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 #define SAMPLER_PATH_MAX 256          /* exec path bytes kept */
 #define SAMPLER_MAX_TGIDS 65536       /* tracked processes */

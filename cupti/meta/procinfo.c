@@ -14,8 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../xpcupti.h"
-#include "jobrank.h"
+#include "cupti/xpcupti.h"
+#include "src/jobrank.h"
 
 /* Fills ns_pid (outermost) and the number of namespaces from NSpid. */
 static void read_nspid(uint32_t *ns_pid, uint32_t *depth)

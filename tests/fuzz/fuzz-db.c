@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chrome.h"
-#include "dbcheck.h"
-#include "folded.h"
-#include "report.h"
+#include "export/chrome.h"
+#include "db/dbcheck.h"
+#include "export/folded.h"
+#include "export/report.h"
 
 #define MAX_TABLES 64
 #define WORK_LIMIT 20000000         /* VM steps per input: what the readers may take */

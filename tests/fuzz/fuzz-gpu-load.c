@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db_join.h"
+#include "correlate/db_join.h"
 #include "gpu-testdb.h"
 #include "fuzz-file.h"
 

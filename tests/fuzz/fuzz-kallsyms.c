@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kallsyms.h"
+#include "ingest/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runmeta.h"
+#include "src/runmeta.h"
 #include "fuzz-file.h"
 
 /* What ingest's meta_pair does with a pair: looks at every byte of both. */

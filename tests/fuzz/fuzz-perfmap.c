@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perfmap.h"
+#include "ingest/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "fuzz-file.h"
-#include "pystacks.h"
-#include "runfile.h"
+#include "ingest/pystacks.h"
+#include "src/runfile.h"
 
 /* Pass 2: the stack of a launch record, and each frame's name. */
 static size_t ask_launch(struct xp_pystore *ps, const struct xp_record_header *h)

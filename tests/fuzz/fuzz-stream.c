@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runfile.h"
+#include "src/runfile.h"
 #include "fuzz-file.h"
 
 /* The stack and, in dwarf mode, the user stack copy after a fixed struct. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "src/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

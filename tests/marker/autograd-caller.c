@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "marker.h"
-#include "stacks.h"
+#include "src/marker.h"
+#include "cupti/stacks.h"
 
 static void *(*make_node)(int good);
 static void (*run_node)(void *node);

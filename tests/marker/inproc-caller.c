@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "marker.h"
-#include "stacks.h"
+#include "src/marker.h"
+#include "cupti/stacks.h"
 
 static int count;
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "marker.h"
+#include "src/marker.h"
 
 void xpcap_correlation_marker(uint64_t correlation_id, uint32_t cbid);
 

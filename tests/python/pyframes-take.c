@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "marker.h"
-#include "pyframes.h"
-#include "stacks.h"
+#include "src/marker.h"
+#include "cupti/pyframes.h"
+#include "cupti/stacks.h"
 
 static uint64_t now_ns(void)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runfmt.h"
+#include "src/runfmt.h"
 
 /* Fills regs and copies up to cap bytes of the stack from the innermost
  * function's sp (never past stack_end) into buf. Returns the chain depth. */
