@@ -34,6 +34,7 @@ enum table_policy {
 	T_REGENERATED,              /* the correlation's: written again for the job */
 	T_STATIC,                   /* the same in every database (enums) */
 	T_SHARED,                   /* names, frames, stack nodes: de-duplicated */
+	T_RUN_ONLY,                 /* a run's own, left out of the job */
 };
 
 struct col_rule {
@@ -98,6 +99,10 @@ static const struct table_rule rules[] = {
 	{ "xp_report_groups", T_REGENERATED, { { NULL } } },
 	{ "xp_report_kernel_stacks", T_REGENERATED, { { NULL } } },
 	{ "xp_report_coverage", T_REGENERATED, { { NULL } } },
+	/* forward_launch numbers the run's own launches, and the job's launches
+	 * come already re-stacked at their forward lines */
+	{ "xp_autograd", T_RUN_ONLY, { { NULL } } },
+	{ "xp_autograd_processes", T_RUN_ONLY, { { NULL } } },
 };
 
 int xp_dbmerge_fail(struct xp_dbmerge *m, sqlite3 *db, const char *table)

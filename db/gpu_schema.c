@@ -154,6 +154,14 @@ static const char schema[] =
 	" key INTEGER NOT NULL, stack_id INTEGER NOT NULL,"  /* -1: no stack */
 	" how TEXT NOT NULL, reason TEXT NOT NULL, gpu_ns INTEGER NOT NULL,"
 	" PRIMARY KEY (mangled, key, stack_id, how, reason)) WITHOUT ROWID;"
+	/* PyTorch autograd at each launch (ingest/backward_store.c fills it,
+	 * ingest/backward_join.c joins it) and what each process's library found */
+	"CREATE TABLE IF NOT EXISTS xp_autograd(pid INTEGER NOT NULL, correlation_id INTEGER NOT NULL,"
+	" tid INTEGER NOT NULL, thread_id INTEGER NOT NULL, seq_next INTEGER NOT NULL,"
+	" node TEXT, node_seq INTEGER, node_thread INTEGER,"
+	" forward_launch INTEGER, how TEXT, unknown TEXT);"
+	"CREATE TABLE IF NOT EXISTS xp_autograd_processes(pid INTEGER NOT NULL, reads INTEGER NOT NULL,"
+	" nodes INTEGER NOT NULL, rejected INTEGER NOT NULL, reason TEXT);"
 	"CREATE TABLE IF NOT EXISTS xp_report_coverage ("
 	" how TEXT NOT NULL, reason TEXT NOT NULL, records INTEGER NOT NULL, gpu_ns INTEGER NOT NULL);";
 

@@ -38,9 +38,9 @@ void xp_agstore_free(struct xp_agstore *s);
 /* 1: an autograd record, kept; 0: another type; -EBADMSG: malformed;
  * -ENOMEM. */
 int xp_agstore_record(struct xp_agstore *s, uint32_t stream_pid, const struct xp_record_header *h);
-/* Creates xp_autograd and xp_autograd_processes (also when empty, so a
- * reader can tell a run without autograd records from an old database)
- * and fills them: 0 or -EIO. */
+/* Fills xp_autograd and xp_autograd_processes (db/gpu_schema.c makes them,
+ * also when they stay empty, so a reader can tell a run without autograd
+ * records from an old database): 0 or -EIO. */
 int xp_agstore_save(sqlite3 *db, const struct xp_agstore *s);
 /* Joins backward launches to their forward launches and re-stacks them;
  * how many backward launches got a forward stack, or -EIO / -ENOMEM. */

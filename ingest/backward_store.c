@@ -149,14 +149,6 @@ void xp_autograd_node_name(const char *m, char *out, size_t len)
 		snprintf(out, len, "%s", m);
 }
 
-static const char schema_sql[] =
-	"CREATE TABLE IF NOT EXISTS xp_autograd(pid INTEGER NOT NULL, correlation_id INTEGER NOT NULL,"
-	" tid INTEGER NOT NULL, thread_id INTEGER NOT NULL, seq_next INTEGER NOT NULL,"
-	" node TEXT, node_seq INTEGER, node_thread INTEGER,"
-	" forward_launch INTEGER, how TEXT, unknown TEXT);"
-	"CREATE TABLE IF NOT EXISTS xp_autograd_processes(pid INTEGER NOT NULL, reads INTEGER NOT NULL,"
-	" nodes INTEGER NOT NULL, rejected INTEGER NOT NULL, reason TEXT);";
-
 static int save_rows(sqlite3 *db, const struct xp_agstore *s)
 {
 	sqlite3_stmt *st;
@@ -194,8 +186,6 @@ int xp_agstore_save(sqlite3 *db, const struct xp_agstore *s)
 	sqlite3_stmt *st;
 	int err;
 
-	if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return -EIO;
 	if ((err = save_rows(db, s)))
 		return err;
 	if (sqlite3_prepare_v2(db, "INSERT INTO xp_autograd_processes(pid, reads, nodes, rejected,"

@@ -82,6 +82,7 @@ static void build(void)
 
 	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
 	ck_assert_int_eq(xp_db_create_schema(db), SQLITE_OK);
+	ck_assert_int_eq(xp_gpu_schema_create(db), 0);
 	exec("INSERT INTO StringIds(id, value) VALUES (100, '/home/u/model.py'),"
 	     " (101, '/venv/site-packages/torch/_tensor.py'), (102, '/home/u/train.py')");
 	exec("INSERT INTO StringIds(id, value) VALUES (103, '/home/u/other.py'),"

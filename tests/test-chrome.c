@@ -299,22 +299,23 @@ START_TEST(sample_cpus)
 END_TEST
 
 /* Ids that share a cache slot evict each other and still get their own
- * names; an unknown id gets the missing name; ids <= 0 are never looked up. */
+ * names; an unknown id gets the missing name; ids <= 0 are never looked up.
+ * The names are the product's StringIds, far above the test run's own. */
 START_TEST(names_cache_collisions)
 {
+	const long long five = 1000LL * NAME_SLOTS + 5;
 	struct xp_chrome_names *n;
 	char sql[256];
 
-	exec("CREATE TABLE names (id INTEGER PRIMARY KEY, value TEXT)");
-	snprintf(sql, sizeof(sql), "INSERT INTO names VALUES (5, 'five'), (%d, 'five plus slots')",
-		 5 + NAME_SLOTS);
+	snprintf(sql, sizeof(sql), "INSERT INTO StringIds VALUES (%lld, 'five'), (%lld, 'five plus slots')",
+		 five, five + NAME_SLOTS);
 	exec(sql);
-	ck_assert_int_eq(xp_chrome_names_new(db, "SELECT value FROM names WHERE id = ?", "none", &n), 0);
+	ck_assert_int_eq(xp_chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "none", &n), 0);
 	for (int i = 0; i < 3; i++) {
-		ck_assert_str_eq(xp_chrome_names_get(n, 5), "five");
-		ck_assert_str_eq(xp_chrome_names_get(n, 5 + NAME_SLOTS), "five plus slots");
+		ck_assert_str_eq(xp_chrome_names_get(n, five), "five");
+		ck_assert_str_eq(xp_chrome_names_get(n, five + NAME_SLOTS), "five plus slots");
 	}
-	ck_assert_str_eq(xp_chrome_names_get(n, 6), "none");
+	ck_assert_str_eq(xp_chrome_names_get(n, five + 1), "none");
 	ck_assert_str_eq(xp_chrome_names_get(n, 0), "none");
 	ck_assert_int_eq(n->err, 0);
 	xp_chrome_names_free(n);
