@@ -20,8 +20,10 @@ static const char schema_sql[] =
 	"CREATE TABLE xp_mappings(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL,"
 	" start INTEGER NOT NULL, end INTEGER NOT NULL, pgoff INTEGER NOT NULL,"
 	" ts INTEGER NOT NULL, from_proc INTEGER NOT NULL, module INTEGER NOT NULL);\n"
+	/* a Python line (pyframe.h): symbol its qualified name, module its file,
+	 * line its line (-1: none known); NULL for every other frame */
 	"CREATE TABLE xp_frames(id INTEGER PRIMARY KEY, symbol INTEGER NOT NULL,"
-	" module INTEGER NOT NULL, kind INTEGER NOT NULL);\n"
+	" module INTEGER NOT NULL, kind INTEGER NOT NULL, line INTEGER);\n"
 	"CREATE TABLE xp_stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
 	" frame INTEGER NOT NULL, depth INTEGER NOT NULL);\n"
 	"CREATE TABLE xp_samples(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
@@ -70,7 +72,7 @@ static const char index_sql[] =
 	" walk.stackDepth AS stackDepth, f.kind IN (1, 4) AS isKernel"
 	" FROM walk JOIN xp_stacks s ON s.id = walk.node JOIN xp_frames f ON f.id = s.frame;\n"
 	"CREATE VIEW xp_frame_names AS SELECT f.id, sym.value AS symbol, mod.value AS module,"
-	" f.kind FROM xp_frames f JOIN StringIds sym ON sym.id = f.symbol"
+	" f.kind, f.line FROM xp_frames f JOIN StringIds sym ON sym.id = f.symbol"
 	" JOIN StringIds mod ON mod.id = f.module;\n";
 
 int xp_db_create_schema(sqlite3 *db)

@@ -26,7 +26,8 @@ enum xp_frame_kind {
 	XP_FRAME_UNRESOLVED = 3,    /* module+offset or [unknown]+address */
 	XP_FRAME_KERNEL_UNRESOLVED = 4, /* kernel address without a kallsyms symbol */
 	XP_FRAME_INLINED = 5,       /* a function inlined into its caller (DWARF) */
-	XP_FRAME_PYTHON = 6,        /* a Python line at a launch, "file.py:42 qualname" */
+	XP_FRAME_PYTHON = 6,        /* a Python line at a launch: qualified name,
+				     * file and xp_frames.line (pyframe.h) */
 	XP_FRAME_GAP = 7,           /* native frames missing between the Python frames
 				     * above and the native frames below (pysplice.h) */
 	XP_FRAME_NOTE = 8,          /* not a function: a note under a launch's leaf,

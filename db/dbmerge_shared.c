@@ -5,7 +5,11 @@
 #include "db/dbmerge_priv.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "db/pyframe.h"
 
 typedef int (*row_fn)(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins);
 
@@ -92,24 +96,42 @@ static int insert4(struct xp_dbmerge *m, sqlite3_stmt *ins, const char *table, i
 	return step(m, ins, table);
 }
 
-/* A frame is its symbol, its module's name and its kind. */
+/* A frame is its symbol, its module's name, its kind and its line (a
+ * Python line's, pyframe.h; NULL for other frames and in a run ingested
+ * before the column, whose rows go over as they are). */
 static int one_frame(struct xp_dbmerge *m, sqlite3_stmt *row, sqlite3_stmt *ins)
 {
 	int64_t sym = xp_dbmerge_lookup(m, XP_MERGE_KEY_STR, sqlite3_column_int64(row, 1));
 	int64_t mod = xp_dbmerge_lookup(m, XP_MERGE_KEY_STR, sqlite3_column_int64(row, 2));
-	int64_t kind = sqlite3_column_int64(row, 3), id;
-	int fresh;
+	int64_t kind = sqlite3_column_int64(row, 3), line = sqlite3_column_int64(row, 4), id;
+	int has_line = sqlite3_column_type(row, 4) != SQLITE_NULL, fresh;
 
-	if (share(m, &m->frames, (uint64_t)sym, (uint64_t)mod << 8 | (uint64_t)(kind & 0xff),
-		  &m->next_frame, XP_MERGE_KEY_FRAME, sqlite3_column_int64(row, 0), &id, &fresh))
+	if (sym < 0 || sym >= UINT32_MAX)
+		sym = -1;           /* dangling either way (no job has that many names) */
+	if (has_line && (line < -1 || line > INT32_MAX - 2))
+		line = -1;          /* not a line a program has */
+	if (share(m, &m->frames, (uint64_t)(uint32_t)sym << 32 | (has_line ? (uint64_t)(line + 2) : 0),
+		  (uint64_t)mod << 8 | (uint64_t)(kind & 0xff), &m->next_frame, XP_MERGE_KEY_FRAME,
+		  sqlite3_column_int64(row, 0), &id, &fresh))
 		return xp_dbmerge_fail(m, NULL, "xp_frames");
-	return fresh ? insert4(m, ins, "xp_frames", id, sym, mod, kind) : 0;
+	if (!fresh)
+		return 0;
+	if (has_line)
+		sqlite3_bind_int64(ins, 5, line);
+	else
+		sqlite3_bind_null(ins, 5);
+	return insert4(m, ins, "xp_frames", id, sym, mod, kind);
 }
 
 int xp_dbmerge_frames(struct xp_dbmerge *m, sqlite3 *run)
 {
-	return for_rows(m, run, "xp_frames", "SELECT id, symbol, module, kind FROM xp_frames",
-			"INSERT INTO xp_frames(id, symbol, module, kind) VALUES(?, ?, ?, ?)", one_frame);
+	char sql[100];
+
+	snprintf(sql, sizeof(sql), "SELECT f.id, f.symbol, f.module, f.kind, %s FROM xp_frames f",
+		 xp_sql_frame_line(run));
+	return for_rows(m, run, "xp_frames", sql,
+			"INSERT INTO xp_frames(id, symbol, module, kind, line) VALUES(?, ?, ?, ?, ?)",
+			one_frame);
 }
 
 /* A node is its frame under its parent node; parents come first (ingest

@@ -2,8 +2,10 @@
 #include "db/stacktable.h"
 #include "db/db_schema.h"
 #include "db/launch.h"
+#include "db/pyframe.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,23 +49,29 @@ static int64_t max_id(sqlite3 *db, const char *table_sql)
 
 static int load_frames(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct xp_stack_table *t)
 {
+	char name[XP_PYLINE_NAME_MAX];      /* a Python line's, made from its columns */
 	sqlite3_stmt *st;
+	char sql[200];
 	int rc, err = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT f.id, s.value, f.kind, m.value FROM xp_frames f"
-			       " JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module",
-			       -1, &st, NULL) != SQLITE_OK)
+	snprintf(sql, sizeof(sql), "SELECT f.id, s.value, f.kind, m.value, %s FROM xp_frames f"
+		 " JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module",
+		 xp_sql_frame_line(db));
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
+		int64_t id = sqlite3_column_int64(st, 0), line = sqlite3_column_int64(st, 4);
 		const char *sym = (const char *)sqlite3_column_text(st, 1);
 		const char *mod = (const char *)sqlite3_column_text(st, 3);
+		int kind = sqlite3_column_int(st, 2);
 
 		if (id <= 0 || id >= t->nframes || !sym)
 			continue;
-		t->frame_class[id] = (uint8_t)xp_frame_class(sqlite3_column_int(st, 2), sym, mod);
+		t->frame_class[id] = (uint8_t)xp_frame_class(kind, sym, mod);
 		if (each_frame)
-			err = each_frame(ctx, id, sym, mod, t->frame_class[id]);
+			err = each_frame(ctx, id, xp_frame_display(kind, sym, mod,
+				sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : &line, name, sizeof(name)),
+				mod, t->frame_class[id]);
 	}
 	sqlite3_finalize(st);
 	return err ? err : rc == SQLITE_DONE ? 0 : -EIO;

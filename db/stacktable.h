@@ -31,8 +31,9 @@ struct xp_stack_table {
 	uint8_t *frame_class;       /* by frame id: XP_FRAME_IS_* */
 };
 
-/* Called once per frame with its text, for a caller that keeps its own
- * rendering of names; a non-zero return stops the load with that code. */
+/* Called once per frame with its name (a Python line's made by pyframe.h),
+ * for a caller that keeps its own rendering of names; a non-zero return
+ * stops the load with that code. */
 typedef int (*xp_frame_fn)(void *ctx, int64_t id, const char *symbol, const char *module,
 			   unsigned frame_class);
 

@@ -2,6 +2,7 @@
 #include "db/stackwalk.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,8 @@
 struct frame_text {
 	char *sym, *module;         /* NULL where the database has none */
 	int kind, host_stub;
+	char *name;                 /* a Python line's (pyframe.h), else NULL */
+	struct xp_pyline py;        /* with name: its data, pointing into sym and module */
 };
 
 /* A stack node as read once: stacks share their outer frames, so a
@@ -65,6 +68,7 @@ static int load_kernel_names(sqlite3 *db, struct xp_stackwalk *w)
 int xp_stackwalk_open(sqlite3 *db, struct xp_stackwalk **out)
 {
 	struct xp_stackwalk *w = calloc(1, sizeof(*w));
+	char sql[400];
 	int rc;
 
 	*out = NULL;
@@ -72,12 +76,11 @@ int xp_stackwalk_open(sqlite3 *db, struct xp_stackwalk **out)
 		return -ENOMEM;
 	xp_u64map_init(&w->node_at);
 	xp_u64map_init(&w->frame_at);
-	if (sqlite3_prepare_v2(db, "SELECT n.parent, s.value, f.kind, m.value, f.symbol, n.frame"
-			       " FROM xp_stacks n"
-			       " LEFT JOIN xp_frames f ON f.id = n.frame"
-			       " LEFT JOIN StringIds s ON s.id = f.symbol"
-			       " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?",
-			       -1, &w->frame, NULL) != SQLITE_OK) {
+	snprintf(sql, sizeof(sql), "SELECT n.parent, s.value, f.kind, m.value, f.symbol, n.frame, %s"
+		 " FROM xp_stacks n LEFT JOIN xp_frames f ON f.id = n.frame"
+		 " LEFT JOIN StringIds s ON s.id = f.symbol"
+		 " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?", xp_sql_frame_line(db));
+	if (sqlite3_prepare_v2(db, sql, -1, &w->frame, NULL) != SQLITE_OK) {
 		free(w);
 		return -EIO;
 	}
@@ -97,6 +100,20 @@ static char *dup_text(sqlite3_stmt *s, int col, int *rc)
 	if (t && !d)
 		*rc = -ENOMEM;
 	return d;
+}
+
+/* f's name when it is a Python line: made once from its columns (column 6,
+ * the line). 0 or -ENOMEM. */
+static int python_line(struct frame_text *f, sqlite3_stmt *s)
+{
+	int64_t line = sqlite3_column_int64(s, 6);
+	char buf[XP_PYLINE_NAME_MAX];
+
+	if (!xp_pyline_of(f->kind, f->sym, f->module,
+			  sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : &line, &f->py))
+		return 0;
+	f->name = strdup(xp_pyline_name(&f->py, buf, sizeof(buf)));
+	return f->name ? 0 : -ENOMEM;
 }
 
 /* The frame of the row the statement stands on, read once. index + 1, or
@@ -125,6 +142,8 @@ static size_t frame_of(struct xp_stackwalk *w)
 						       sizeof(sym), cmp_id) };
 	f->sym = dup_text(s, 1, &rc);
 	f->module = dup_text(s, 3, &rc);
+	if (!rc)
+		rc = python_line(f, s);
 	if (rc) {
 		free(f->sym);
 		free(f->module);
@@ -171,7 +190,8 @@ int xp_stackwalk_next(struct xp_stackwalk *w, int64_t *id, struct xp_frame_row *
 		return 0;
 	t = &w->frames[n->frame];
 	*id = n->parent;
-	*f = (struct xp_frame_row){ t->sym, t->module, t->kind, t->host_stub };
+	*f = (struct xp_frame_row){ t->name ? t->name : t->sym, t->module, t->kind, t->host_stub,
+				    t->name ? &t->py : NULL };
 	return 1;
 }
 
@@ -190,6 +210,7 @@ void xp_stackwalk_close(struct xp_stackwalk *w)
 	for (size_t i = 0; i < w->nframes; i++) {
 		free(w->frames[i].sym);
 		free(w->frames[i].module);
+		free(w->frames[i].name);
 	}
 	free(w->frames);
 	free(w->nodes);

@@ -8,7 +8,7 @@
  *   struct xp_frame_row f;
  *   if (xp_stackwalk_open(db, &w) == 0) {
  *           for (int64_t id = stack_id; xp_stackwalk_next(w, &id, &f); )
- *                   puts(f.sym ? f.sym : "?");
+ *                   puts(f.sym ? f.sym : "?");     // f.py: a Python line's data
  *           xp_stackwalk_done(w);                   // before the next stack
  *           xp_stackwalk_close(w);
  *   }
@@ -20,14 +20,18 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "db/pyframe.h"
+
 struct xp_stackwalk;
 
 /* One frame, valid until the next call. */
 struct xp_frame_row {
-	const char *sym;            /* symbol text, NULL if none */
+	const char *sym;            /* the frame's name (a Python line's made by
+				     * pyframe.h: "train.py:42 forward"), NULL if none */
 	const char *module;         /* module path (for a Python line, the file), or NULL */
 	int kind;                   /* enum xp_frame_kind */
 	int host_stub;              /* named like one of the run's kernels */
+	const struct xp_pyline *py; /* a Python line's file, line and name, else NULL */
 };
 
 /* 0, -EIO (no stack tables: not a database of the main loader) or -ENOMEM. */

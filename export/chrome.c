@@ -3,9 +3,11 @@
  * filter; output gathered in a 64 KiB buffer (jsonw_buffer). */
 #include "export/chrome_priv.h"
 #include "db/db_schema.h"
+#include "db/pyframe.h"
 #include "src/satmath.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,7 +116,7 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 		    struct xp_chrome_stats *stats)
 {
 	struct xp_chrome c = { .db = db, .o = o, .first_gpu_pid = -1, .next_flow_id = 1ull << 32 };
-	char *buf = malloc(1 << 16);
+	char *buf = malloc(1 << 16), leaf_sql[300];
 	int err;
 
 	if (!buf)
@@ -122,10 +124,13 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	c.job = xp_db_job_runs(db) > 1;
 	jsonw_init(&c.w, out);
 	jsonw_buffer(&c.w, buf, 1 << 16);
-	if (!(err = xp_chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&
-	    !(err = xp_chrome_names_new(db, "SELECT v.value FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame"
-					" JOIN StringIds v ON v.id = f.symbol WHERE n.id = ?", "[no stack]",
-					&c.leaves)) &&
+	snprintf(leaf_sql, sizeof(leaf_sql), "SELECT xp_frame_name(f.kind, v.value, m.value, %s)"
+		 " FROM xp_stacks n JOIN xp_frames f ON f.id = n.frame JOIN StringIds v ON v.id = f.symbol"
+		 " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?", xp_sql_frame_line(db));
+	if (xp_frame_name_sql(db) != SQLITE_OK)
+		err = -ENOMEM;
+	else if (!(err = xp_chrome_names_new(db, "SELECT value FROM StringIds WHERE id = ?", "?", &c.strings)) &&
+	    !(err = xp_chrome_names_new(db, leaf_sql, "[no stack]", &c.leaves)) &&
 	    !(err = xp_sites_new(db, &c.sites)) && !(err = xp_sites_new(db, &c.capture_sites))) {
 		xp_sites_prefer_own(c.capture_sites);
 		err = write_trace(&c);

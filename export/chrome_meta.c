@@ -5,6 +5,7 @@
  * bit per node, not a string per event. */
 #include "src/gtid.h"
 #include "export/chrome_priv.h"
+#include "db/pyframe.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -181,15 +182,17 @@ int xp_chrome_stack_frames(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
 	sqlite3_stmt *st;
-	char key[24];
+	char key[24], sql[400];
 	int rc;
 
 	if ((rc = mark_callers(c)))
 		return rc;
-	if (sqlite3_prepare_v2(c->db, "SELECT n.id, n.parent, ifnull(s.value, '?'), ifnull(m.value, '')"
-			       " FROM xp_stacks n LEFT JOIN xp_frames f ON f.id = n.frame"
-			       " LEFT JOIN StringIds s ON s.id = f.symbol"
-			       " LEFT JOIN StringIds m ON m.id = f.module ORDER BY n.id", -1, &st, NULL))
+	/* xp_frame_name: defined by xp_chrome_write (a Python line's name, pyframe.h) */
+	snprintf(sql, sizeof(sql), "SELECT n.id, n.parent, ifnull(xp_frame_name(f.kind, s.value, m.value,"
+		 " %s), '?'), ifnull(m.value, '') FROM xp_stacks n LEFT JOIN xp_frames f ON f.id = n.frame"
+		 " LEFT JOIN StringIds s ON s.id = f.symbol"
+		 " LEFT JOIN StringIds m ON m.id = f.module ORDER BY n.id", xp_sql_frame_line(c->db));
+	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL))
 		return -EIO;
 	jsonw_obj_begin(w);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

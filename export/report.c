@@ -535,9 +535,9 @@ static int json_frames(struct rep *R, int64_t id)
 			jsonw_key(&R->json, kind == XP_FRAME_PYTHON ? "file" : "module");
 			jsonw_str(&R->json, mod);
 		}
-		if (kind == XP_FRAME_PYTHON && sym && strchr(sym, ':')) {
+		if (fr.py) {
 			jsonw_key(&R->json, "line");
-			jsonw_int(&R->json, strtol(strchr(sym, ':') + 1, NULL, 10));
+			jsonw_int(&R->json, fr.py->line < 0 ? 0 : fr.py->line);   /* 0: not known */
 		}
 		jsonw_obj_end(&R->json);
 	}

@@ -54,7 +54,7 @@ struct src_func {
 struct src {
 	struct rep *R;
 	struct xp_pyroot root;
-	struct xp_strtab *line_ids, *func_ids;     /* "module\tsymbol", "file\tqualname" */
+	struct xp_strtab *line_ids, *func_ids;     /* "module\tline\tqualname", "file\tqualname" */
 	struct src_line *lines;
 	struct src_func *funcs;
 	size_t nlines, nfuncs, caplines, capfuncs;
@@ -67,21 +67,6 @@ struct src {
 	int64_t bwd_all;            /* of all: backward on forward lines */
 	uint64_t all_n, none_n, under_n;
 };
-
-/* "file.py:42 qual.name" -> 42 and "qual.name" (-1 for "file.py:? name"). */
-static const char *split_symbol(const char *sym, int *line)
-{
-	const char *sp = strchr(sym, ' '), *colon;
-
-	*line = -1;
-	if (!sp)
-		return sym;
-	for (colon = sp; colon > sym && colon[-1] != ':'; colon--)
-		;
-	if (colon > sym && colon[0] >= '0' && colon[0] <= '9')
-		*line = atoi(colon);
-	return sp + 1;
-}
 
 static int func_of(struct src *S, const char *file, const char *name, size_t *fn)
 {
@@ -102,12 +87,17 @@ static int func_of(struct src *S, const char *file, const char *name, size_t *fn
 	return S->funcs[*fn].file && S->funcs[*fn].name ? 0 : -ENOMEM;
 }
 
-static int line_of(struct src *S, const char *sym, const char *module, size_t *li)
+/* The row of a Python line frame: file, line and name from its columns
+ * (db/pyframe.h); a frame without them (a code object not recorded) is a
+ * line of its own, not known, named as it is stored. */
+static int line_of(struct src *S, const struct xp_frame_row *fr, size_t *li)
 {
+	const char *module = fr->py ? fr->py->file : fr->module;
+	const char *name = fr->py ? fr->py->qualname : fr->sym, *file;
+	int line = fr->py ? fr->py->line : -1;
 	char key[2048];
-	const char *file, *name;
 	int64_t id;
-	int fresh, line, n = snprintf(key, sizeof(key), "%s\t%s", module ? module : "", sym);
+	int fresh, n = snprintf(key, sizeof(key), "%s\t%d\t%s", module ? module : "", line, name);
 	size_t fn;
 
 	if (xp_strtab_intern(S->line_ids, key, (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1,
@@ -116,8 +106,6 @@ static int line_of(struct src *S, const char *sym, const char *module, size_t *l
 	*li = (size_t)id - 1;
 	if (!fresh)
 		return 0;
-	name = split_symbol(sym, &line);
-	/* without a module the symbol's own short file name is all there is */
 	file = module && module[0] ? xp_pypath_short(&S->root, module) : "?";
 	if (func_of(S, file, name, &fn) ||
 	    xp_array__reserve((void **)&S->lines, &S->caplines, S->nlines + 1, sizeof(*S->lines), 64))
@@ -147,7 +135,7 @@ static int walk_stack(struct src *S, int64_t id)
 		}
 		if (fr.kind != XP_FRAME_PYTHON || !fr.sym)
 			continue;
-		if ((rc = line_of(S, fr.sym, fr.module, &li)) < 0 ||
+		if ((rc = line_of(S, &fr, &li)) < 0 ||
 		    (rc = xp_array__reserve((void **)&S->stack, &S->capstack, S->nstack + 1,
 					    sizeof(*S->stack), 64)) < 0)
 			break;

@@ -32,8 +32,10 @@ static const char after_sql[] =
 static const char walk_sql[] =
 	"SELECT s.parent, s.frame, f.kind FROM xp_stacks s JOIN xp_frames f ON f.id = s.frame"
 	" WHERE s.id = ?1";
+/* a Python line's qualified name, file and line (db/pyframe.h) */
 static const char sym_sql[] =
-	"SELECT n.value FROM xp_frames f JOIN StringIds n ON n.id = f.symbol WHERE f.id = ?1";
+	"SELECT n.value, m.value, f.line FROM xp_frames f JOIN StringIds n ON n.id = f.symbol"
+	" JOIN StringIds m ON m.id = f.module WHERE f.id = ?1 AND f.kind = 6 AND f.line >= 0";
 
 int xp_bwbracket_open(sqlite3 *db, struct xp_bwbracket *b)
 {
@@ -99,44 +101,30 @@ static int py_frames(struct xp_bwbracket *b, int64_t stack, int64_t *out)
 	return n;
 }
 
-/* A Python frame's "path:LINE qualname" split: the line, the path's
- * length; 0 when the text is not of that form. */
-static int split_line(const char *sym, int *line, size_t *path_len)
-{
-	const char *sp = sym ? strchr(sym, ' ') : NULL, *colon;
-
-	for (colon = sp; colon && colon > sym && colon[-1] != ':'; colon--)
-		;
-	if (!colon || colon == sym || sscanf(colon, "%d", line) != 1)
-		return 0;
-	*path_len = (size_t)(colon - 1 - sym);
-	return 1;
-}
-
 /* The note of an enclosing line: the function both stacks go on in and
  * its two lines, when they name one (fb, fa: their next frames). */
 static void enclosing_note(struct xp_bwbracket *b, const char *node, int64_t fb, int64_t fa,
 			   char *note, size_t len)
 {
-	char sb[512] = "";
-	const char *sa = NULL;
-	size_t pb = 0, pa = 0;
-	int lb = 0, la = 0;
+	char qb[512] = "", fileb[1024] = "";
+	int lb = 0;
 
 	snprintf(note, len, "%s, made somewhere under this line (no launch of its own)", node);
 	if (!fb || !fa)
 		return;
 	sqlite3_bind_int64(b->sym, 1, fb);
-	if (sqlite3_step(b->sym) == SQLITE_ROW)
-		snprintf(sb, sizeof(sb), "%s", (const char *)sqlite3_column_text(b->sym, 0) ?: "");
+	if (sqlite3_step(b->sym) == SQLITE_ROW) {
+		snprintf(qb, sizeof(qb), "%s", (const char *)sqlite3_column_text(b->sym, 0) ?: "");
+		snprintf(fileb, sizeof(fileb), "%s", (const char *)sqlite3_column_text(b->sym, 1) ?: "");
+		lb = sqlite3_column_int(b->sym, 2);
+	}
 	sqlite3_reset(b->sym);
 	sqlite3_bind_int64(b->sym, 1, fa);
-	if (sqlite3_step(b->sym) == SQLITE_ROW)
-		sa = (const char *)sqlite3_column_text(b->sym, 0);
-	if (sa && split_line(sb, &lb, &pb) && split_line(sa, &la, &pa) && pa == pb &&
-	    !strncmp(sa, sb, pb) && !strcmp(strchr(sa, ' '), strchr(sb, ' ')))
+	if (qb[0] && sqlite3_step(b->sym) == SQLITE_ROW &&
+	    !strcmp((const char *)sqlite3_column_text(b->sym, 0) ?: "", qb) &&
+	    !strcmp((const char *)sqlite3_column_text(b->sym, 1) ?: "", fileb))
 		snprintf(note, len, "%s, made in %s between lines %d and %d (no launch of its own)",
-			 node, strchr(sb, ' ') + 1, lb, la);
+			 node, qb, lb, sqlite3_column_int(b->sym, 2));
 	sqlite3_reset(b->sym);
 }
 

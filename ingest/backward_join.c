@@ -237,7 +237,7 @@ static int64_t at_apply(struct joiner *J, int64_t stack, int64_t *inner)
 			return -1;
 		}
 		if (sqlite3_column_int(get, 1) == XP_FRAME_PYTHON) {
-			if (ends_with((const char *)sqlite3_column_text(get, 2), " Function.apply") &&
+			if (!strcmp((const char *)sqlite3_column_text(get, 2) ?: "", "Function.apply") &&
 			    ends_with((const char *)sqlite3_column_text(get, 3), "/torch/autograd/function.py"))
 				cut = id;
 			else
@@ -255,9 +255,9 @@ static int64_t at_apply(struct joiner *J, int64_t stack, int64_t *inner)
 }
 
 /* PyTorch names a Function's backward node after its class, "XBackward"
- * (torch/autograd/function.py's FunctionMeta): from the forward frame that
- * apply called, "runtime_wrappers.py:2503 ...CompiledFunction.forward",
- * into name; unchanged when that frame is no X.forward. */
+ * (torch/autograd/function.py's FunctionMeta): from the qualified name of
+ * the forward frame that apply called, "...CompiledFunction.forward"
+ * (db/pyframe.h), into name; unchanged when that frame is no X.forward. */
 static void function_node_name(struct joiner *J, int64_t inner, char *name, size_t len)
 {
 	sqlite3_stmt *get = J->st[GET_SYM];
@@ -267,9 +267,9 @@ static void function_node_name(struct joiner *J, int64_t inner, char *name, size
 		return;
 	sqlite3_bind_int64(get, 1, inner);
 	if (sqlite3_step(get) == SQLITE_ROW && (sym = (const char *)sqlite3_column_text(get, 2)) &&
-	    ends_with(sym, ".forward") && (sym = strchr(sym, ' '))) {
+	    ends_with(sym, ".forward")) {
 		end = sym + strlen(sym) - strlen(".forward");
-		for (cls = end; cls > sym + 1 && cls[-1] != '.' && cls[-1] != ' '; cls--)
+		for (cls = end; cls > sym && cls[-1] != '.'; cls--)
 			;
 		if (end > cls)
 			snprintf(name, len, "%.*sBackward", (int)(end - cls), cls);

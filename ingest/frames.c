@@ -5,18 +5,24 @@
 
 #include "src/array.h"
 
-int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
-		    enum xp_frame_kind kind, int64_t *id)
+/* has_line: a Python line's frame, whose line is part of what it is. */
+static int frame_id(struct loader *L, const char *symbol, int64_t module, enum xp_frame_kind kind,
+		    int has_line, int line, int64_t *id)
 {
+	sqlite3_stmt *ins = L->st[STMT_FRAME];
 	int64_t sym;
-	uint64_t *slot;
+	uint64_t *slot, key2 = (uint64_t)module;
 	int fresh, err;
 
 	err = xp_loader_intern_str(L, symbol, &sym);
 	if (err)
 		return err;
-	err = xp_u64map_upsert(&L->frames, (uint64_t)sym << 3 | kind, (uint64_t)module,
-			       &slot, &fresh);
+	if (has_line) {
+		if (module < 0 || module > UINT32_MAX)
+			return -E2BIG;      /* string ids of one run never come near */
+		key2 = key2 << 32 | (uint32_t)line;
+	}
+	err = xp_u64map_upsert(&L->frames, (uint64_t)sym << 3 | kind, key2, &slot, &fresh);
 	if (err)
 		return err;
 	if (!fresh) {
@@ -30,11 +36,27 @@ int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
 					    kind == XP_FRAME_JIT || kind == XP_FRAME_INLINED ||
 					    kind == XP_FRAME_PYTHON) |
 					   xp_pyrole_of(kind, symbol) << 1);
-	sqlite3_bind_int64(L->st[STMT_FRAME], 1, *id);
-	sqlite3_bind_int64(L->st[STMT_FRAME], 2, sym);
-	sqlite3_bind_int64(L->st[STMT_FRAME], 3, module);
-	sqlite3_bind_int(L->st[STMT_FRAME], 4, kind);
+	sqlite3_bind_int64(ins, 1, *id);
+	sqlite3_bind_int64(ins, 2, sym);
+	sqlite3_bind_int64(ins, 3, module);
+	sqlite3_bind_int(ins, 4, kind);
+	if (has_line)
+		sqlite3_bind_int(ins, 5, line);
+	else
+		sqlite3_bind_null(ins, 5);
 	return xp_loader_step(L, STMT_FRAME);
+}
+
+int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
+		    enum xp_frame_kind kind, int64_t *id)
+{
+	return frame_id(L, symbol, module, kind, 0, 0, id);
+}
+
+int xp_loader_pyline_id(struct loader *L, const char *qualname, int64_t file, int line,
+			int64_t *id)
+{
+	return frame_id(L, qualname, file, XP_FRAME_PYTHON, 1, line < 0 ? -1 : line, id);
 }
 
 static const char *base_name(const char *path)

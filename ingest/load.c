@@ -13,7 +13,7 @@
 
 static const char *const stmt_sql[NSTMT] = {
 	[STMT_STRING] = "INSERT INTO StringIds(id, value) VALUES (?, ?)",
-	[STMT_FRAME] = "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (?, ?, ?, ?)",
+	[STMT_FRAME] = "INSERT INTO xp_frames(id, symbol, module, kind, line) VALUES (?, ?, ?, ?, ?)",
 	[STMT_STACK] = "INSERT INTO xp_stacks(id, parent, frame, depth) VALUES (?, ?, ?, ?)",
 	[STMT_SAMPLE] = "INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period)"
 			" VALUES (?, ?, ?, ?, ?, ?)",

@@ -131,6 +131,10 @@ int xp_loader_warn(struct loader *L, const char *file, uint64_t offset, const ch
 /* frames.c */
 int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,
 		enum xp_frame_kind kind, int64_t *id);
+/* The frame of a Python line (db/pyframe.h): its code's qualified name,
+ * file (a StringIds id) and line (-1: none known), interned once. */
+int xp_loader_pyline_id(struct loader *L, const char *qualname, int64_t file, int line,
+			int64_t *id);
 int xp_loader_kernel_frame(struct loader *L, uint64_t ip, int64_t *id);
 uint64_t xp_loader_mono_ns(void);
 int xp_loader_user_frame(struct loader *L, uint32_t pid, uint64_t ts, uint64_t ip,

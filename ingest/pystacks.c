@@ -352,47 +352,19 @@ void xp_pystore_joined_gap(struct xp_pystore *s, uint32_t pid)
 		p->joined_gap++;
 }
 
-/* The part of a file name a frame shows: its last component, and for a
- * package's __init__.py or __main__.py the directory as well. */
-static const char *short_file(const char *file)
-{
-	const char *slash = strrchr(file, '/'), *prev;
-
-	if (!slash)
-		return file;
-	if (strcmp(slash + 1, "__init__.py") && strcmp(slash + 1, "__main__.py"))
-		return slash + 1;
-	for (prev = slash; prev > file && prev[-1] != '/'; prev--)
-		;
-	return prev;
-}
-
-int xp_pystore_frame_name(const struct xp_pystore *s, uint32_t code, uint32_t offset,
-			  char *buf, size_t len, const char **file)
+int xp_pystore_frame(const struct xp_pystore *s, uint32_t code, uint32_t offset,
+		     const char **file, const char **qualname, int *line)
 {
 	const struct code *c;
-	int line, n;
 
-	if (code >= s->ncodes) {
-		snprintf(buf, len, "[python code not recorded]");
-		*file = "[python]";
+	if (code >= s->ncodes)
 		return -ENOENT;
-	}
 	c = &s->codes[code];
-	line = xp_pylines_line(c->version, c->table, c->table_len, c->first_line, offset);
-	if (line >= 0)
-		n = snprintf(buf, len, "%s:%d %s", short_file(c->file), line, c->qualname);
-	else
-		n = snprintf(buf, len, "%s:? %s", short_file(c->file), c->qualname);
-	/* cut at a whole UTF-8 character: the name goes into SQL text */
-	if (n >= 0 && (size_t)n >= len && len > 1) {
-		size_t end = len - 1;
-
-		while (end > 0 && ((unsigned char)buf[end] & 0xc0) == 0x80)
-			end--;
-		buf[end] = '\0';
-	}
 	*file = c->file;
+	*qualname = c->qualname;
+	*line = xp_pylines_line(c->version, c->table, c->table_len, c->first_line, offset);
+	if (*line < 0)
+		*line = -1;
 	return 0;
 }
 

@@ -11,7 +11,7 @@
  *   struct xp_pystack_view v;
  *   if (xp_pystore_launch(ps, pid, corr, &v) == 1)  // pass 2, every launch
  *       for (unsigned i = 0; i < v.n; i++)
- *           xp_pystore_frame_name(ps, v.frames[i].code, v.frames[i].offset, buf, sizeof(buf), &file);
+ *           xp_pystore_frame(ps, v.frames[i].code, v.frames[i].offset, &file, &qualname, &line);
  */
 #ifndef XP_PYSTACKS_H
 #define XP_PYSTACKS_H
@@ -82,15 +82,11 @@ int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 		      struct xp_pystack_view *v);
 /* Counts a launch of pid whose Python stack was joined above a gap. */
 void xp_pystore_joined_gap(struct xp_pystore *s, uint32_t pid);
-/* "train.py:42 forward" into buf (the file's last component, its
- * directory too for __init__.py and __main__.py; "?" for no line; cut at a
- * whole character if it does not fit) and the code's file name as recorded
- * in *file. 0, or -ENOENT for XP_PYCODE_NONE (buf then names the missing
- * code object). XP_PYNAME_MAX holds the names of the library's records
- * (file and qualified name of at most 4096 bytes each). */
-#define XP_PYNAME_MAX (2 * 4096 + 64)
-int xp_pystore_frame_name(const struct xp_pystore *s, uint32_t code, uint32_t offset,
-			  char *buf, size_t len, const char **file);
+/* The code's file as recorded, its qualified name (NUL bytes shown as '?')
+ * and the line of the instruction at offset (-1: its line table has none):
+ * 0, or -ENOENT for XP_PYCODE_NONE. The strings live as long as s. */
+int xp_pystore_frame(const struct xp_pystore *s, uint32_t code, uint32_t offset,
+		     const char **file, const char **qualname, int *line);
 size_t xp_pystore_nprocs(const struct xp_pystore *s);
 const struct xp_pyproc_stats *xp_pystore_proc(const struct xp_pystore *s, size_t i);
 

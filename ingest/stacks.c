@@ -110,15 +110,15 @@ int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64
 	return 0;
 }
 
-/* The frame of a Python line, "train.py:42 forward" in module
- * /app/train.py (the code's file as recorded), cached per code and offset. */
+/* The frame of a Python line (its code's qualified name, file as recorded
+ * and line: db/pyframe.h), cached per code and offset; a code object that
+ * was not recorded has a placeholder frame without a line. */
 static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *id)
 {
 	uint64_t k1 = TAG_PYTHON | f->code, k2 = f->code == XP_PYCODE_NONE ? 0 : f->offset, *slot;
-	char name[XP_PYNAME_MAX];
-	const char *file;
+	const char *file, *qualname;
 	int64_t module;
-	int fresh, err = xp_u64map_upsert(&L->ipcache, k1, k2, &slot, &fresh);
+	int line, fresh, err = xp_u64map_upsert(&L->ipcache, k1, k2, &slot, &fresh);
 
 	if (err)
 		return err;
@@ -126,10 +126,16 @@ static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *i
 		*id = (int64_t)*slot;
 		return 0;
 	}
-	xp_pystore_frame_name(L->py, f->code, f->offset, name, sizeof(name), &file);
-	err = xp_loader_intern_str(L, file, &module);
-	if (!err)
-		err = xp_loader_frame_id(L, name, module, XP_FRAME_PYTHON, id);
+	if (xp_pystore_frame(L->py, f->code, f->offset, &file, &qualname, &line) < 0) {
+		err = xp_loader_intern_str(L, "[python]", &module);
+		if (!err)
+			err = xp_loader_frame_id(L, "[python code not recorded]", module,
+						 XP_FRAME_PYTHON, id);
+	} else {
+		err = xp_loader_intern_str(L, file, &module);
+		if (!err)
+			err = xp_loader_pyline_id(L, qualname, module, line, id);
+	}
 	if (err)
 		return err;
 	*xp_u64map_find(&L->ipcache, k1, k2) = (uint64_t)*id;

@@ -22,23 +22,24 @@ static sqlite3 *db;
 /* frames, root first in each stack below */
 enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_MM, F_ENGINE, F_NODE, F_TRAIN, F_TENSOR,
        F_OUTER, F_L45, F_OTHER, F_APPLY, F_OPS, F_CFWD, F_LAST = F_CFWD };
-static const struct { const char *sym; int kind, module; } frames[] = { { NULL, 0, 0 },
-	{ "main", XP_FRAME_USER, 100 }, { "model.py:42 Block.forward", XP_FRAME_PYTHON, 100 },
-	{ "at::_ops::linear::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER, 100 },
-	{ "cudaLaunchKernel", XP_FRAME_USER, 100 },
-	{ "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER, 100 },
+/* a Python line as ingest stores it: qualified name, file, line (db/pyframe.h) */
+static const struct { const char *sym; int kind, module, line; } frames[] = { { NULL, 0, 0, 0 },
+	{ "main", XP_FRAME_USER, 100, 0 }, { "Block.forward", XP_FRAME_PYTHON, 100, 42 },
+	{ "at::_ops::linear::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER, 100, 0 },
+	{ "cudaLaunchKernel", XP_FRAME_USER, 100, 0 },
+	{ "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", XP_FRAME_USER, 100, 0 },
 	{ "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
-	  XP_FRAME_USER, 100 },
+	  XP_FRAME_USER, 100, 0 },
 	{ "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
-	  XP_FRAME_USER, 100 },
-	{ "train.py:88 train_step", XP_FRAME_PYTHON, 102 },
-	{ "_tensor.py:625 Tensor.backward", XP_FRAME_PYTHON, 101 },
-	{ "model.py:10 Net.forward", XP_FRAME_PYTHON, 100 },
-	{ "model.py:45 Block.forward", XP_FRAME_PYTHON, 100 },
-	{ "other.py:5 helper", XP_FRAME_PYTHON, 103 },
-	{ "function.py:596 Function.apply", XP_FRAME_PYTHON, 104 },
-	{ "_ops.py:865 OpOverload.__call__", XP_FRAME_PYTHON, 105 },
-	{ "runtime_wrappers.py:2503 A.<locals>.CompiledFunction.forward", XP_FRAME_PYTHON, 105 } };
+	  XP_FRAME_USER, 100, 0 },
+	{ "train_step", XP_FRAME_PYTHON, 102, 88 },
+	{ "Tensor.backward", XP_FRAME_PYTHON, 101, 625 },
+	{ "Net.forward", XP_FRAME_PYTHON, 100, 10 },
+	{ "Block.forward", XP_FRAME_PYTHON, 100, 45 },
+	{ "helper", XP_FRAME_PYTHON, 103, 5 },
+	{ "Function.apply", XP_FRAME_PYTHON, 104, 596 },
+	{ "OpOverload.__call__", XP_FRAME_PYTHON, 105, 865 },
+	{ "A.<locals>.CompiledFunction.forward", XP_FRAME_PYTHON, 105, 2503 } };
 
 /* the forward stack's leaf is node 4, the backward one's node 8; node 12:
  * the launch inside loss.backward() (the initial gradient's fill); 16, 20
@@ -77,7 +78,7 @@ static long long q1(const char *sql)
 
 static void build(void)
 {
-	char sql[512];
+	char sql[512], line[16];
 	int node = 0;
 
 	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
@@ -89,9 +90,11 @@ static void build(void)
 	     " (104, '/venv/site-packages/torch/autograd/function.py'),"
 	     " (105, '/venv/site-packages/torch/_ops.py')");
 	for (int f = 1; f <= F_LAST; f++) {
+		snprintf(line, sizeof(line), frames[f].kind == XP_FRAME_PYTHON ? "%d" : "NULL",
+			 frames[f].line);
 		snprintf(sql, sizeof(sql), "INSERT INTO StringIds(id, value) VALUES (%d, '%s');"
-			 "INSERT INTO xp_frames(id, symbol, module, kind) VALUES (%d, %d, %d, %d)",
-			 f, frames[f].sym, f, f, frames[f].module, frames[f].kind);
+			 "INSERT INTO xp_frames(id, symbol, module, kind, line) VALUES (%d, %d, %d, %d, %s)",
+			 f, frames[f].sym, f, f, frames[f].module, frames[f].kind, line);
 		exec(sql);
 	}
 	for (int c = 0; c < NCHAINS; c++)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
+#include "db/stackwalk.h"
 #include "ingest/ingest.h"
 #include "src/runfile.h"
 #include "src/runfmt_py.h"
@@ -55,9 +56,11 @@ static void ingest(struct xp_load_result *res)
 	ck_assert_msg(xp_ingest(&o, res) == 0, "%s", res->error);
 }
 
-/* The frames of launch corr's stack, leaf first, "KIND:symbol" joined by '|'. */
+/* The frames of launch corr's stack, leaf first, "KIND:name" joined by '|'. */
 static void stack_text(int64_t corr, char *buf, size_t len)
 {
+	struct xp_stackwalk *w;
+	struct xp_frame_row f;
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	int64_t node;
@@ -70,21 +73,15 @@ static void stack_text(int64_t corr, char *buf, size_t len)
 	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
 	node = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT n.parent, f.kind, s.value FROM xp_stacks n"
-					    " JOIN xp_frames f ON f.id = n.frame JOIN StringIds s"
-					    " ON s.id = f.symbol WHERE n.id = ?", -1, &st, NULL),
-			 SQLITE_OK);
+	/* as every reader names them: a Python line from its columns */
+	ck_assert_int_eq(xp_stackwalk_open(db, &w), 0);
 	buf[0] = '\0';
-	while (node > 0) {
-		sqlite3_bind_int64(st, 1, node);
-		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-		node = sqlite3_column_int64(st, 0);
+	while (xp_stackwalk_next(w, &node, &f)) {
+		ck_assert(f.kind != 6 || f.py || !strcmp(f.sym, "[python code not recorded]"));
 		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%d:%s",
-					 used ? "|" : "", sqlite3_column_int(st, 1),
-					 (const char *)sqlite3_column_text(st, 2));
-		sqlite3_reset(st);
+					 used ? "|" : "", f.kind, f.sym);
 	}
-	sqlite3_finalize(st);
+	xp_stackwalk_close(w);
 	sqlite3_close(db);
 }
 
@@ -140,6 +137,9 @@ START_TEST(spliced_in_place)
 	ck_assert_int_eq(query("SELECT count(*) FROM xp_frames WHERE kind = 6"), 4);
 	ck_assert_int_eq(query("SELECT count(*) FROM xp_frame_names WHERE kind = 6 AND"
 			       " module = '/app/sample.py'"), 4);
+	/* as data: the qualified name, the file and the line in their columns */
+	ck_assert_int_eq(query("SELECT count(*) FROM xp_frame_names WHERE kind = 6 AND"
+			       " symbol = 'leaf' AND line = 10"), 1);
 	ck_assert_int_eq(query("SELECT launches * 1000000 + with_python * 10000 + joined_gap * 1000"
 			       " + on_python_threads * 100 + no_thread * 10 + unreadable"
 			       " FROM xp_python_processes WHERE pid = 4000"), 7052611);

@@ -13,7 +13,8 @@
 #include "correlate/db_join.h"
 #include "gpu-testdb.h"
 #include "export/report.h"
-#include "export/pypath.h"
+#include "db/pypath.h"
+#include "db/pyframe.h"
 #include "export/launcher.h"
 #include "db/launch.h"
 #include "db/groups.h"
@@ -467,6 +468,47 @@ START_TEST(python_paths_short)
 }
 END_TEST
 
+/* A Python line is data: file, line and qualified name from the columns,
+ * named "file.py:LINE qualname" at display time (a file with a space keeps
+ * its line); a row of a database ingested before xp_frames.line (its name
+ * in symbol) reads back the same; the placeholder of a code object not
+ * recorded and other kinds are no line. */
+START_TEST(python_lines_as_data)
+{
+	const int64_t l42 = 42, none = -1;
+	struct xp_pyline p;
+	char name[XP_PYLINE_NAME_MAX], tiny[12];
+
+	ck_assert(xp_pyline_of(XP_FRAME_PYTHON, "Step.forward", "/home/u/train step.py", &l42, &p));
+	ck_assert_int_eq(p.line, 42);
+	ck_assert_str_eq(p.qualname, "Step.forward");
+	ck_assert_str_eq(p.file, "/home/u/train step.py");
+	ck_assert_str_eq(xp_pyline_name(&p, name, sizeof(name)), "train step.py:42 Step.forward");
+	ck_assert(xp_pyline_of(XP_FRAME_PYTHON, "f", "/p/nn/__init__.py", &none, &p));
+	ck_assert_str_eq(xp_pyline_name(&p, name, sizeof(name)), "nn/__init__.py:? f");
+	/* cut at a whole character */
+	ck_assert(xp_pyline_of(XP_FRAME_PYTHON, "\u00e9\u00e9\u00e9", "/a/b.py", &l42, &p));
+	ck_assert_str_eq(xp_pyline_name(&p, tiny, sizeof(tiny)), "b.py:42 \u00e9");
+	/* an older database's row */
+	ck_assert(xp_pyline_of(XP_FRAME_PYTHON, "train step.py:42 Step.forward",
+			       "/home/u/train step.py", NULL, &p));
+	ck_assert_int_eq(p.line, 42);
+	ck_assert_str_eq(p.qualname, "Step.forward");
+	ck_assert(xp_pyline_of(XP_FRAME_PYTHON, "x.py:? <module>", "/x.py", NULL, &p));
+	ck_assert_int_eq(p.line, -1);
+	ck_assert_str_eq(xp_frame_display(XP_FRAME_PYTHON, "x.py:? <module>", "/x.py", NULL, name,
+					  sizeof(name)), "x.py:? <module>");
+	/* no line */
+	ck_assert(!xp_pyline_of(XP_FRAME_PYTHON, "[python code not recorded]", "[python]", NULL, &p));
+	ck_assert(!xp_pyline_of(XP_FRAME_PYTHON, "other.py:42 f", "/home/u/train.py", NULL, &p));
+	ck_assert(!xp_pyline_of(XP_FRAME_USER, "main", "/bin/x", &l42, &p));
+	ck_assert_str_eq(xp_frame_display(XP_FRAME_PYTHON, "[python code not recorded]", "[python]",
+					  NULL, name, sizeof(name)), "[python code not recorded]");
+	ck_assert_str_eq(xp_pypath_base("/a/b/__main__.py"), "b/__main__.py");
+	ck_assert_str_eq(xp_pypath_base("<string>"), "<string>");
+}
+END_TEST
+
 /* Feeds frames leaf first: "sym@module" (module optional), NULL-terminated. */
 static enum xp_launcher scan(struct xp_launcher_scan *sc, const char *const *frames)
 {
@@ -556,6 +598,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
 	tcase_add_test(tc, python_paths_short);
+	tcase_add_test(tc, python_lines_as_data);
 	tcase_add_test(tc, ranks_side_by_side);
 	tcase_add_test(tc, launcher_of_stacks);
 	tcase_add_test(tc, library_frames);

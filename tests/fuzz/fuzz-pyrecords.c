@@ -2,18 +2,21 @@
  * streams (ingest/pystacks.c): code objects, Python stacks (borrowed ones
  * too), interpreter facts and losses, read from a stream, stored, then
  * asked as ingest's second pass asks them: the Python stack of every
- * launch and the name of every frame. Any stream gives names or clean
+ * launch and every frame's file, line and qualified name, named as the
+ * readers name them (db/pyframe.h). Any stream gives names or clean
  * errors, never a crash, an overflow (UBSan) or a read out of bounds.
  *   scripts/fuzz pyrecords 60
  */
-// fuzz-sources: ingest/pystacks.c ingest/pylines.c src/u64map.c
+// fuzz-sources: ingest/pystacks.c ingest/pylines.c src/u64map.c src/array.c db/pyframe.c db/pypath.c db/db_schema.c
 // fuzz-seeds: fixtures/*/launch-*.xpr tests/fuzz/corpus/pyrecords/*
+// fuzz-libs: -lsqlite3
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fuzz-file.h"
+#include "db/pyframe.h"
 #include "ingest/pystacks.h"
 #include "src/runfile.h"
 
@@ -22,16 +25,17 @@ static size_t ask_launch(struct xp_pystore *ps, const struct xp_record_header *h
 {
 	const struct xp_launch *l = xp_record_payload(h);
 	struct xp_pystack_view v;
-	char name[XP_PYNAME_MAX];
-	const char *file;
+	char name[XP_PYLINE_NAME_MAX];
+	struct xp_pyline py;
 	size_t sum = 0;
 
 	if (xp_pystore_launch(ps, l->pid, l->correlation_id, &v) != 1)
 		return 0;
 	for (unsigned i = 0; i < v.n; i++) {
-		xp_pystore_frame_name(ps, v.frames[i].code, v.frames[i].offset, name,
-				      sizeof(name), &file);
-		sum += strlen(name) + strlen(file);
+		if (xp_pystore_frame(ps, v.frames[i].code, v.frames[i].offset, &py.file,
+				     &py.qualname, &py.line) < 0)
+			continue;
+		sum += strlen(xp_pyline_name(&py, name, sizeof(name))) + strlen(py.file);
 	}
 	return sum;
 }

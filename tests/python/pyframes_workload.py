@@ -3,7 +3,7 @@
 of the walker's test library, GIL released by ctypes) from known places:
 nested calls, a second thread, a sorted() key callback and a property
 (C->Python boundaries), a generator, a coroutine, methods, a lambda,
-non-ASCII names and file names, recursion deeper than the walker keeps,
+non-ASCII names and file names, a file name with a space, recursion deeper than the walker keeps,
 code objects dying and their addresses reused, and a thread with no Python.
 Writes OUTFILE (a launch-like .xpr) and OUTFILE.expect.json: for each launch
 the frames Python itself reports (file, qualname, line; innermost first).
@@ -151,6 +151,10 @@ def foreign_files(tmp):
     mod.from_module(take, T)
     ns = {}
     exec(compile(MODULE_SRC, "<生成された>", "exec"), ns)
+    ns["from_module"](take, T)
+    # a file name with a space: its line is data, never read back from text
+    ns = {}
+    exec(compile("\n" * 41 + MODULE_SRC, os.path.join(tmp, "train step.py"), "exec"), ns)
     ns["from_module"](take, T)
     # names longer than the walker keeps (4096 UTF-8 bytes): cut at a character
     for name in ("a" * 5000, "é" * 3000, "𠀀" * 1500):

@@ -5,12 +5,15 @@ written, gpu-PID.xpr with one API call and one kernel per launch), ingested
 by the real xpcorr, and checked:
 - every launch's stack in the database holds, as Python-line frames (kind 6),
   exactly the frames Python reported (file, qualname, line; 128 innermost at
-  most), in order, the module being the code's file;
+  most), in order, as data: symbol the qualname, module the code's file,
+  xp_frames.line the line (-1: none);
 - `xpcorr export --format folded --weight gpu` (what report and the flame
   graphs read) shows the same frames as "file.py:LINE qualname";
 - where the native unwind reached the root, the Python frames stand where
   _PyEval_EvalFrameDefault was (none left, no gap frame); elsewhere they are
   above the gap frame;
+- `xpcorr report --by source --format csv` has the line of "train step.py"
+  (a file name with a space) as Python says it;
 - xp_python_processes counts the launches, the Python stacks and the thread
   without Python.
 Exit 1 on any failure, with a line per failure (the first 20)."""
@@ -120,14 +123,14 @@ stack_of = dict(db.execute("SELECT correlation_id, stack_id FROM xp_launches"))
 
 
 def frames(node):
-    """(kind, symbol, module) of a stack, leaf first."""
+    """(kind, symbol, module, line) of a stack, leaf first."""
     got = []
     while node:
-        node, kind, sym, mod = db.execute(
-            "SELECT n.parent, f.kind, s.value, m.value FROM xp_stacks n"
+        node, kind, sym, mod, line = db.execute(
+            "SELECT n.parent, f.kind, s.value, m.value, f.line FROM xp_stacks n"
             " JOIN xp_frames f ON f.id = n.frame JOIN StringIds s ON s.id = f.symbol"
             " JOIN StringIds m ON m.id = f.module WHERE n.id = ?", (node,)).fetchone()
-        got.append((kind, sym, mod))
+        got.append((kind, sym, mod, line))
     return got
 
 
@@ -135,13 +138,13 @@ matched = gap = 0
 for t in exp["takes"]:
     want = t["frames"][:xpr_py.PY_MAX_FRAMES]
     st = frames(stack_of.get(t["corr"], 0))
-    py = [(sym, mod) for kind, sym, mod in st if kind == 6]
-    if py != [(frame_name(f), cut(f[0])) for f in want]:
+    py = [(sym, mod, line) for kind, sym, mod, line in st if kind == 6]
+    if py != [(cut(f[1]), cut(f[0]), -1 if f[2] is None else f[2]) for f in want]:
         fail("launch %d: Python frames in the database\n  %s\n  python says\n  %s" % (
             t["corr"], py, [frame_name(f) for f in want]))
         continue
-    kinds = [kind for kind, _, _ in st]
-    evals = [sym for kind, sym, _ in st if sym.startswith("_PyEval_EvalFrameDefault")]
+    kinds = [kind for kind, _, _, _ in st]
+    evals = [sym for kind, sym, _, _ in st if sym.startswith("_PyEval_EvalFrameDefault")]
     if 7 in kinds:
         gap += 1
         # above the gap only Python frames and what called the outermost one
@@ -152,7 +155,7 @@ for t in exp["takes"]:
         if evals and len(t["frames"]) <= xpr_py.PY_MAX_FRAMES:
             fail("launch %d: matched, yet %d evaluator frames left" % (t["corr"], len(evals)))
 native = frames(stack_of.get(exp["native_corr"], 0))
-if any(kind in (6, 7) for kind, _, _ in native):
+if any(kind in (6, 7) for kind, _, _, _ in native):
     fail("the thread without Python has Python frames")
 
 # the folded GPU stacks, one kernel (k<corr>) per launch
@@ -176,6 +179,18 @@ for t in exp["takes"]:
     got = [f for f in lines.get(t["corr"], []) if is_python_text(f)]
     if got != want:
         fail("launch %d: folded Python frames\n  %s\n  python says\n  %s" % (t["corr"], got, want))
+
+# a file name with a space: the source view has its line (the workload's
+# "train step.py" takes on line 43)
+spaced = [t for t in exp["takes"] if t["frames"][0][0].endswith("/train step.py")]
+if not spaced:
+    fail("the workload made no launch from train step.py")
+p = subprocess.run([xpcorr, "report", "--by", "source", "--format", "csv", "--top", "0", run],
+                   capture_output=True, text=True)
+src_rows = [r for r in p.stdout.splitlines() if "train step.py" in r]
+if p.returncode or not any(",43," in r or r.endswith(",43") for r in src_rows):
+    fail("report --by source: no row of train step.py at line 43\n  %s" % (
+        src_rows or p.stderr[-300:]))
 
 row = db.execute("SELECT launches, with_python, no_thread, unreadable, joined_gap"
                  " FROM xp_python_processes WHERE pid = ?", (pid,)).fetchone()

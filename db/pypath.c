@@ -1,5 +1,5 @@
-/* pypath.c - short Python file paths (pypath.h). */
-#include "export/pypath.h"
+/* pypath.c - short Python file paths, the one copy of their rules (pypath.h). */
+#include "db/pypath.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +30,19 @@ static const char *after_package_root(const char *path)
 	for (const char *p = strstr(path, "/lib/python"); p; p = strstr(p + 1, "/lib/python"))
 		best = p + 5;
 	return best;
+}
+
+const char *xp_pypath_base(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *prev;
+
+	if (!slash)
+		return path;
+	if (strcmp(slash + 1, "__init__.py") && strcmp(slash + 1, "__main__.py"))
+		return slash + 1;
+	for (prev = slash; prev > path && prev[-1] != '/'; prev--)
+		;
+	return prev;
 }
 
 int xp_pypath_is_library(const char *path)
