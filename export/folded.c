@@ -101,6 +101,32 @@ struct line_in {
 	const char *how;            /* attribution of a GPU or API row, or NULL */
 };
 
+/* How many leaf-most frames of a launch stack (path, leaf first) go: a
+ * launch stack starts at the caller's code, unless that is all there is. */
+static int launch_cut(const struct tree *t, const struct xp_folded_opts *o,
+		      const struct line_in *in, const int64_t *path, int depth)
+{
+	int cut = 0;
+
+	while (cut < depth) {
+		int64_t f = t->s.frame[path[cut]];
+
+		if (f <= 0 || f >= t->s.nframes || !((t->s.frame_class[f] & XP_FRAME_IS_KERNEL) || (t->s.frame_class[f] & XP_FRAME_IS_CUDA)))
+			break;
+		cut++;
+	}
+	if (cut == depth)
+		cut = 0;
+	/* nvcc's host stub carries the kernel's own name: one frame, not twins */
+	if (cut < depth - 1 && in->leaf && !o->no_leaf) {
+		int64_t f = t->s.frame[path[cut]];
+
+		if (f > 0 && f < t->s.nframes && t->frame_text[f] && !strcmp(t->frame_text[f], in->leaf))
+			cut++;
+	}
+	return cut;
+}
+
 /* Text of one line (without the count) into a growing buffer. */
 static int render(const struct folded_tree *t, const struct xp_folded_opts *o,
 		  const struct line_in *in, char **buf, size_t *cap, size_t *len)
@@ -115,25 +141,8 @@ static int render(const struct folded_tree *t, const struct xp_folded_opts *o,
 			break;
 		node = t->s.parent[node];
 	}
-	/* a launch stack starts at the caller's code, unless that is all there is */
-	if (in->how) {
-		while (cut < depth) {
-			int64_t f = t->s.frame[path[cut]];
-
-			if (f <= 0 || f >= t->s.nframes || !((t->s.frame_class[f] & XP_FRAME_IS_KERNEL) || (t->s.frame_class[f] & XP_FRAME_IS_CUDA)))
-				break;
-			cut++;
-		}
-		if (cut == depth)
-			cut = 0;
-		/* nvcc's host stub carries the kernel's own name: one frame, not twins */
-		if (cut < depth - 1 && in->leaf && !o->no_leaf) {
-			int64_t f = t->s.frame[path[cut]];
-
-			if (f > 0 && f < t->s.nframes && t->frame_text[f] && !strcmp(t->frame_text[f], in->leaf))
-				cut++;
-		}
-	}
+	if (in->how)
+		cut = launch_cut(t, o, in, path, depth);
 	*len = 0;
 	if (o->root == XP_ROOT_PYTHON) {
 		/* the outermost Python frame starts the line; the innermost one ends

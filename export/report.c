@@ -327,6 +327,44 @@ static int first_own_frame(struct rep *R, int64_t id)
 	return own > 0 ? own : 0;
 }
 
+/* What leads a stack whose Python line was not cut off: a backward kernel's
+ * note when its forward line is among the frames shown; with no Python on
+ * the stack, the framework thread that launched it. py stays "" otherwise. */
+static void lead_of(struct xp_launcher_scan *who, int shown_py, const char *op, char *py,
+		    size_t len)
+{
+	enum xp_launcher w;
+
+	if (shown_py) {
+		if (who->backward[0])
+			snprintf(py, len, "%s | ", who->backward);
+		return;
+	}
+	w = xp_launcher_end(who);
+	if (w == XP_LAUNCHER_AUTOGRAD || w == XP_LAUNCHER_NCCL || w == XP_LAUNCHER_XLA)
+		snprintf(py, len, "%s%s%s%s%s | ", xp_launcher_label(w), who->what[0] ? ": " : "",
+			 who->what, op[0] ? " \u203a " : "", op);
+}
+
+/* py before the used bytes of buf: the Python line leads even when the C++
+ * frames filled buf; their tail goes (at a whole UTF-8 character), never
+ * the line. len > 1. */
+static void put_lead(char *buf, size_t len, size_t used, const char *py)
+{
+	size_t n = strlen(py), keep = used < len ? used : len - 1;
+
+	if (n > len - 1)
+		n = len - 1;
+	if (keep > len - 1 - n) {
+		keep = len - 1 - n;
+		while (keep > 0 && ((unsigned char)buf[keep] & 0xc0) == 0x80)
+			keep--;
+	}
+	memmove(buf + n, buf, keep);
+	memcpy(buf, py, n);
+	buf[n + keep] = '\0';
+}
+
 static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 {
 	unsigned shown = 0;
@@ -386,33 +424,10 @@ static int format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		}
 	}
 	xp_stackwalk_done(R->walk);
-	/* a backward kernel whose forward line is among the frames shown */
-	if (!py[0] && shown_py && who.backward[0])
-		snprintf(py, sizeof(py), "%s | ", who.backward);
-	/* no Python on the stack: the framework thread that launched it leads */
-	if (!py[0] && !shown_py) {
-		enum xp_launcher w = xp_launcher_end(&who);
-
-		if (w == XP_LAUNCHER_AUTOGRAD || w == XP_LAUNCHER_NCCL || w == XP_LAUNCHER_XLA)
-			snprintf(py, sizeof(py), "%s%s%s%s%s | ", xp_launcher_label(w),
-				 who.what[0] ? ": " : "", who.what, op[0] ? " \u203a " : "", op);
-	}
-	if (py[0] && len > 1) {
-		/* the Python line leads even when the C++ frames filled buf: their
-		 * tail goes (at a whole UTF-8 character), never the line */
-		size_t n = strlen(py), keep = used < len ? used : len - 1;
-
-		if (n > len - 1)
-			n = len - 1;
-		if (keep > len - 1 - n) {
-			keep = len - 1 - n;
-			while (keep > 0 && ((unsigned char)buf[keep] & 0xc0) == 0x80)
-				keep--;
-		}
-		memmove(buf + n, buf, keep);
-		memcpy(buf, py, n);
-		buf[n + keep] = '\0';
-	}
+	if (!py[0])
+		lead_of(&who, shown_py, op, py, sizeof(py));
+	if (py[0] && len > 1)
+		put_lead(buf, len, used, py);
 	return 0;
 }
 
