@@ -14,6 +14,8 @@ by the real xpcorr, and checked:
   above the gap frame;
 - `xpcorr report --by source --format csv` has the line of "train step.py"
   (a file name with a space) as Python says it;
+- a merged job of the run and its copy has the same Python lines, once each,
+  and the same line of "train step.py";
 - xp_python_processes counts the launches, the Python stacks and the thread
   without Python.
 Exit 1 on any failure, with a line per failure (the first 20)."""
@@ -191,6 +193,30 @@ src_rows = [r for r in p.stdout.splitlines() if "train step.py" in r]
 if p.returncode or not any(",43," in r or r.endswith(",43") for r in src_rows):
     fail("report --by source: no row of train step.py at line 43\n  %s" % (
         src_rows or p.stderr[-300:]))
+
+# a job of the run twice carries the lines, each (qualname, file, line) once
+job = run + "-job"
+twin = run + "-twin"
+for d in (job, twin):
+    shutil.rmtree(d, ignore_errors=True)
+shutil.copytree(run, twin)
+p = subprocess.run([xpcorr, "merge", "-o", job, run, twin], capture_output=True, text=True)
+if p.returncode:
+    fail("xpcorr merge: %s" % p.stderr[-300:])
+else:
+    jdb = sqlite3.connect(os.path.join(job, "xpcorr.db"))
+    q = "SELECT count(*), count(DISTINCT line) FROM xp_frames WHERE kind = 6 AND line IS NOT NULL"
+    if jdb.execute(q).fetchone() != db.execute(q).fetchone():
+        fail("merged job's Python lines %r, the run's %r" % (jdb.execute(q).fetchone(),
+                                                             db.execute(q).fetchone()))
+    jdb.close()
+    p = subprocess.run([xpcorr, "report", "--by", "source", "--format", "csv", "--top", "0", job],
+                       capture_output=True, text=True)
+    if not any(r.startswith('"line",') and "train step.py" in r and ",43," in r
+               for r in p.stdout.splitlines()):
+        fail("merged job: report --by source has no row of train step.py at line 43")
+for d in (job, twin):
+    shutil.rmtree(d, ignore_errors=True)
 
 row = db.execute("SELECT launches, with_python, no_thread, unreadable, joined_gap"
                  " FROM xp_python_processes WHERE pid = ?", (pid,)).fetchone()
