@@ -1,18 +1,27 @@
 /* test-rowbatch.c - multi-row INSERTs (correlate/row_batch.h): every row
  * arrives once, in order, with its types, across full batches and the
- * partial last one; a malformed row is refused. */
+ * partial last one; a malformed row is refused. Rows go into the product's
+ * NVTX_EVENTS (an integer, a real, a text and a NULL column of its own). */
 #include <string.h>
 
 #include "check-main.h"
 #include "correlate/row_batch.h"
+#include "db/db_schema.h"
+
+/* a, b, c, d: an INTEGER, a REAL, a TEXT and a column left NULL */
+#define T "NVTX_EVENTS(start, doubleValue, text, end, eventType)"
+#define A "start"
+#define B "doubleValue"
+#define C "text"
+#define D "end"
 
 static sqlite3 *db;
 
 static void setup(void)
 {
 	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(a INTEGER, b REAL, c TEXT, d)",
-				      NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(xp_db_create_schema(db), SQLITE_OK);
+	ck_assert_int_eq(xp_gpu_schema_create(db), 0);
 }
 
 static void teardown(void)
@@ -38,23 +47,24 @@ START_TEST(rows_across_batches)
 	const int n = _i ? 2 * XC_BATCH_ROWS + 7 : 3;
 	struct xc_batch b;
 
-	ck_assert_int_eq(xc_batch_init(&b, db, "t(a, b, c, d)", 4), 0);
+	ck_assert_int_eq(xc_batch_init(&b, db, T, 5), 0);
 	for (int i = 0; i < n; i++) {
 		xc_batch_int(&b, i);
 		xc_batch_real(&b, i + 0.5);
 		xc_batch_text(&b, i % 2 ? "odd" : "even");
 		xc_batch_null(&b);
+		xc_batch_int(&b, 34);
 		ck_assert_int_eq(xc_batch_row(&b), 0);
 	}
-	ck_assert_int_eq(q1("SELECT count(*) FROM t"), _i ? 2 * XC_BATCH_ROWS : 0);
+	ck_assert_int_eq(q1("SELECT count(*) FROM NVTX_EVENTS"), _i ? 2 * XC_BATCH_ROWS : 0);
 	ck_assert_int_eq(xc_batch_flush(&b), 0);
 	ck_assert_int_eq(xc_batch_flush(&b), 0);       /* nothing left: no duplicates */
 	xc_batch_free(&b);
-	ck_assert_int_eq(q1("SELECT count(*) FROM t"), n);
+	ck_assert_int_eq(q1("SELECT count(*) FROM NVTX_EVENTS"), n);
 	/* rowid order is insertion order, and each cell kept its type */
-	ck_assert_int_eq(q1("SELECT count(*) FROM t WHERE a = rowid - 1 AND b = a + 0.5"
-			    " AND typeof(b) = 'real' AND c = CASE a % 2 WHEN 1 THEN 'odd' ELSE 'even' END"
-			    " AND d IS NULL"), n);
+	ck_assert_int_eq(q1("SELECT count(*) FROM NVTX_EVENTS WHERE " A " = rowid - 1 AND " B " = " A
+			    " + 0.5 AND typeof(" B ") = 'real' AND " C " = CASE " A " % 2 WHEN 1 THEN 'odd'"
+			    " ELSE 'even' END AND " D " IS NULL"), n);
 }
 END_TEST
 
@@ -62,11 +72,11 @@ START_TEST(malformed_rows_refused)
 {
 	struct xc_batch b;
 
-	ck_assert_int_eq(xc_batch_init(&b, db, "t(a, b)", 2), 0);
+	ck_assert_int_eq(xc_batch_init(&b, db, "NVTX_EVENTS(start, eventType)", 2), 0);
 	xc_batch_int(&b, 1);
 	ck_assert_int_lt(xc_batch_row(&b), 0);          /* one cell short */
 	xc_batch_free(&b);
-	ck_assert_int_lt(xc_batch_init(&b, db, "t(a)", XC_BATCH_MAX_COLS + 1), 0);
+	ck_assert_int_lt(xc_batch_init(&b, db, "NVTX_EVENTS(start)", XC_BATCH_MAX_COLS + 1), 0);
 	xc_batch_int(&b, 1);
 	ck_assert_int_lt(xc_batch_row(&b), 0);
 	ck_assert_int_eq(xc_batch_flush(&b), 0);
@@ -77,7 +87,7 @@ START_TEST(malformed_rows_refused)
 	ck_assert_int_eq(xc_batch_row(&b), 0);
 	ck_assert_int_lt(xc_batch_flush(&b), 0);
 	xc_batch_free(&b);
-	ck_assert_int_eq(q1("SELECT count(*) FROM t"), 0);
+	ck_assert_int_eq(q1("SELECT count(*) FROM NVTX_EVENTS"), 0);
 }
 END_TEST
 
