@@ -103,7 +103,7 @@ struct line_in {
 
 /* How many leaf-most frames of a launch stack (path, leaf first) go: a
  * launch stack starts at the caller's code, unless that is all there is. */
-static int launch_cut(const struct tree *t, const struct xp_folded_opts *o,
+static int launch_cut(const struct folded_tree *t, const struct xp_folded_opts *o,
 		      const struct line_in *in, const int64_t *path, int depth)
 {
 	int cut = 0;

@@ -7,7 +7,7 @@
  * errors, never a crash, an overflow (UBSan) or a read out of bounds.
  *   scripts/fuzz pyrecords 60
  */
-// fuzz-sources: ingest/pystacks.c ingest/pylines.c src/u64map.c src/array.c db/pyframe.c db/pypath.c db/db_schema.c
+// fuzz-sources: ingest/pystacks.c ingest/pylines.c src/u64map.c db/pyframe.c db/pypath.c db/db_schema.c
 // fuzz-seeds: fixtures/*/launch-*.xpr tests/fuzz/corpus/pyrecords/*
 // fuzz-libs: -lsqlite3
 #include <errno.h>
