@@ -21,6 +21,7 @@
  */
 #include "export/chrome_priv.h"
 #include "db/db_schema.h"
+#include "db/pypath.h"
 #include "src/gtid.h"
 #include "export/pyreach.h"
 #include "src/satmath.h"
@@ -84,42 +85,26 @@ static int intern(struct ops *O, const char *s, int64_t *id)
 	return xp_strtab_intern(O->names, s, strlen(s), id, &fresh);
 }
 
-/* "dir/file.py:42 Class.method" -> file "dir/file.py", line 42, qualname;
- * a qualname has no space, a file may. 0, or -1 when it is no such text. */
-static int split_line(const char *sym, char *file, size_t flen, const char **qual, int *line)
-{
-	const char *sp = strrchr(sym, ' '), *p;
-
-	if (!sp || sp == sym)
-		return -1;
-	for (p = sp; p > sym && p[-1] >= '0' && p[-1] <= '9'; p--)
-		;
-	if (p == sp || p == sym || p[-1] != ':')
-		return -1;
-	snprintf(file, flen, "%.*s", (int)(p - 1 - sym), sym);
-	*line = atoi(p);
-	*qual = sp + 1;
-	return 0;
-}
-
 /* The level of one frame, if it is an op or a Python line. 1, 0 or -ENOMEM. */
 static int level_of(struct ops *O, const struct xp_frame_row *fr, struct level *lv)
 {
-	char buf[1200], file[512], op[160];
-	const char *qual;
+	char buf[1200], op[160];
+	const char *file;
 
 	if (xp_framework_op(fr->sym, op, sizeof(op))) {
 		lv->line = -1;
 		snprintf(buf, sizeof(buf), "O\t%s", op);
 		return intern(O, buf, &lv->key) || intern(O, op, &lv->name) ? -ENOMEM : 1;
 	}
-	if (fr->kind != XP_FRAME_PYTHON || !fr->sym ||
-	    split_line(fr->sym, file, sizeof(file), &qual, &lv->line) < 0)
+	/* a Python line with its line (db/pyframe.h), the file as its frame names it */
+	if (!fr->py || fr->py->line < 0)
 		return 0;
-	snprintf(buf, sizeof(buf), "P\t%s\t%s\t%s", fr->module ? fr->module : "", file, qual);
+	lv->line = fr->py->line;
+	file = xp_pypath_base(fr->py->file);
+	snprintf(buf, sizeof(buf), "P\t%s\t%s\t%s", fr->py->file, file, fr->py->qualname);
 	if (intern(O, buf, &lv->key))
 		return -ENOMEM;
-	snprintf(buf, sizeof(buf), "%s: %s", file, qual);
+	snprintf(buf, sizeof(buf), "%s: %s", file, fr->py->qualname);
 	return intern(O, buf, &lv->name) ? -ENOMEM : 1;
 }
 

@@ -48,6 +48,14 @@ def framework_op(sym):
     return "aten::" + name[:end]
 
 
+def pypath_base(path):
+    """The file as a frame names it (db/pypath.c xp_pypath_base)."""
+    parts = path.rsplit("/", 2)
+    if len(parts) > 1 and parts[-1] in ("__init__.py", "__main__.py"):
+        return "/".join(parts[-2:])
+    return parts[-1]
+
+
 def op_slices(db):
     """The op slices (chrome_ops.c, man xpcorr) counted by category, by its
     rules written again here: (key, caller node, line) levels of each launch
@@ -55,9 +63,9 @@ def op_slices(db):
     level above does, the key and caller are the same, and a Python line
     did not go back (an op: its launch stack is new to the slice)."""
     nodes = dict((i, (p, f)) for i, p, f in db.execute("SELECT id, parent, frame FROM xp_stacks"))
-    frames = dict((i, (s, m, k)) for i, s, m, k in db.execute(
-        "SELECT f.id, s.value, m.value, f.kind FROM xp_frames f LEFT JOIN StringIds s ON s.id = f.symbol"
-        " LEFT JOIN StringIds m ON m.id = f.module"))
+    frames = dict((i, (s, m, k, ln)) for i, s, m, k, ln in db.execute(
+        "SELECT f.id, s.value, m.value, f.kind, f.line FROM xp_frames f"
+        " LEFT JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module"))
     paths, counts = {}, {}
 
     def path(stack):
@@ -66,7 +74,7 @@ def op_slices(db):
         levels, at, steps = [], stack, 0     # leaf first: [key, node, line, cat]
         while at and at > 0 and at in nodes and steps < 4096:
             parent, frame = nodes[at]
-            sym, module, kind = frames.get(frame, (None, None, 0))
+            sym, module, kind, line = frames.get(frame, (None, None, 0, None))
             steps += 1
             if kind == 8:
                 break
@@ -74,13 +82,9 @@ def op_slices(db):
             lv = None
             if op:
                 lv = [("O", op), at, -1, "cpu_op"]
-            elif kind == 6 and sym and " " in sym[1:]:
-                sp = sym.rfind(" ")
-                p = sp
-                while p > 0 and sym[p - 1].isdigit():
-                    p -= 1
-                if p < sp and p > 1 and sym[p - 1] == ":":
-                    lv = [("P", module or "", sym[:p - 1], sym[sp + 1:]), at, int(sym[p:sp]), "python_function"]
+            elif kind == 6 and sym and module and line is not None and line >= 0:
+                # a Python line as data (xp_frames.line; db/pyframe.h)
+                lv = [("P", module, pypath_base(module), sym), at, line, "python_function"]
             at = parent
             if not lv:
                 continue
