@@ -50,44 +50,22 @@ struct loop_finder {
 	struct xp_u64map cand_at;   /* (depth, func), target -> index + 1 */
 };
 
-/* "FILE:LINE QUALNAME" -> LINE and where QUALNAME starts; -1 if not so. */
-static int64_t split_line(const char *s, const char **qual)
-{
-	for (const char *sp = strchr(s, ' '); sp; sp = strchr(sp + 1, ' ')) {
-		const char *d = sp;
-		int64_t line = 0, scale = 1;
-
-		while (d > s && d[-1] >= '0' && d[-1] <= '9') {
-			d--;
-			line += (d[0] - '0') * scale;
-			scale *= 10;
-			if (scale > 1000000000)
-				break;
-		}
-		if (d < sp && d > s && d[-1] == ':') {
-			*qual = sp + 1;
-			return line;
-		}
-	}
-	return -1;
-}
-
 static int push_frame(struct loop_finder *F, const struct xp_frame_row *fr)
 {
-	const char *qual;
-	int64_t line = split_line(fr->sym, &qual), id;
+	int64_t id;
 	char key[1024];
 	int fresh, n;
 
-	if (line < 0)
+	/* a Python line with its line, as data (db/pyframe.h) */
+	if (!fr->py || fr->py->line < 0)
 		return 0;
-	n = snprintf(key, sizeof(key), "%s\037%s", fr->module ? fr->module : "", qual);
+	n = snprintf(key, sizeof(key), "%s\037%s", fr->py->file, fr->py->qualname);
 	if (n < 0 || (size_t)n >= sizeof(key))
 		n = sizeof(key) - 1;
 	if (xp_strtab_intern(F->funcs, key, (size_t)n, &id, &fresh) ||
 	    xp_array__reserve((void **)&F->pool, &F->pcap, F->npool + 1, sizeof(*F->pool), 256))
 		return -ENOMEM;
-	F->pool[F->npool++] = (struct py_line){ id, line };
+	F->pool[F->npool++] = (struct py_line){ id, fr->py->line };
 	return 0;
 }
 

@@ -12,7 +12,7 @@
 #include "db/launch.h"
 #include "export/launcher.h"
 #include "export/pyreach.h"
-#include "export/pypath.h"
+#include "db/pypath.h"
 #include "db/stackwalk.h"
 #include "src/u64map.h"
 

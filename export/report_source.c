@@ -19,7 +19,7 @@
 #include "export/elidename.h"
 #include "db/launch.h"
 #include "export/launcher.h"
-#include "export/pypath.h"
+#include "db/pypath.h"
 #include "export/report_priv.h"
 #include "src/array.h"
 #include "src/strtab.h"
