@@ -24,8 +24,13 @@ void xp_stopsig_catch(struct xp_stopsig *s)
 	sigemptyset(&sa.sa_mask);
 	stop_flag = 0;
 	stop_signo = 0;
-	for (int i = 0; i < XP_STOPSIG_COUNT; i++)
-		sigaction(stop_signals[i], &sa, &s->old[i]);
+	for (int i = 0; i < XP_STOPSIG_COUNT; i++) {
+		sigaction(stop_signals[i], NULL, &s->old[i]);
+		/* one the user ignores (nohup's SIGHUP) would not have ended
+		 * the command: it stays ignored and the ingest goes on */
+		if (s->old[i].sa_handler != SIG_IGN)
+			sigaction(stop_signals[i], &sa, NULL);
+	}
 }
 
 void xp_stopsig_restore(const struct xp_stopsig *s)

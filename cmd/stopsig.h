@@ -2,7 +2,8 @@
  * default (SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1,
  * SIGUSR2) only set a flag: the load stops at its next record and the
  * temporary database is removed, where dying at once would leave it behind
- * (SIGKILL still does: the next reader removes it).
+ * (SIGKILL still does: the next reader removes it). A signal ignored when
+ * the catch begins (nohup's SIGHUP) stays ignored.
  *
  *   struct xp_stopsig s;
  *   xp_stopsig_catch(&s);

@@ -413,7 +413,8 @@ def signals_during_ingest(tmp):
     check(rc == 0, "the 400k-sample run ingests (%s)" % rc)
     before = os.stat(db)
     for sig in (signal.SIGHUP, signal.SIGPIPE, signal.SIGUSR1):
-        p = subprocess.Popen([XPCORR, "ingest", "--quiet", run], stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen([XPCORR, "ingest", "--quiet", run], stderr=subprocess.PIPE, text=True,
+                             preexec_fn=default_signals)
         started = wait_for_tmp(run, p)
         p.send_signal(sig)
         err = p.communicate(timeout=60)[1].splitlines()
@@ -429,7 +430,7 @@ def signals_during_ingest(tmp):
     os.utime(db, (1, 1))
     before = os.stat(db)
     p = subprocess.Popen([XPCORR, "info", run], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+                         stderr=subprocess.DEVNULL, preexec_fn=default_signals)
     started = wait_for_tmp(run, p)
     p.send_signal(signal.SIGHUP)
     p.wait(timeout=60)
@@ -438,6 +439,25 @@ def signals_during_ingest(tmp):
           os.stat(db).st_ino == before.st_ino,
           "SIGHUP during info's ingest: ended by SIGHUP, no temporary file left (%s %s)" % (
               p.returncode, left))
+    # under nohup (SIGHUP ignored) a hangup does not stop the ingest
+    p = subprocess.Popen([XPCORR, "ingest", "--quiet", run], stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: (default_signals(),
+                                             signal.signal(signal.SIGHUP, signal.SIG_IGN)))
+    started = wait_for_tmp(run, p)
+    p.send_signal(signal.SIGHUP)
+    err = p.communicate(timeout=120)[1].splitlines()
+    left = [f for f in os.listdir(run) if f.startswith("xpcorr.db.tmp")]
+    check(started and p.returncode == 0 and not left and not any("interrupted" in l for l in err) and
+          os.stat(db).st_ino != before.st_ino,
+          "SIGHUP ignored (nohup) during ingest: the ingest goes on, exit 0, the new database"
+          " in place (%s %s %s)" % (p.returncode, err, left))
+
+
+def default_signals():
+    """In the child: the ending signals at their defaults, whatever the test
+    runner inherited (nohup ignores SIGHUP)."""
+    for sig in (signal.SIGHUP, signal.SIGPIPE, signal.SIGUSR1):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def killed(tmp):
