@@ -271,7 +271,11 @@ loading() {   # loading PID: wait until that ingest's temporary database exists
 	done
 	return 1
 }
-"$xpcorr" ingest --quiet "$big" 2>"$tmp/err" &
+# a background job of a script starts with SIGINT ignored (POSIX), and an
+# ignored signal stays ignored (stopsig.h): the job gets SIGINT at its
+# default, as a command in the foreground of a terminal has it
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+	"$xpcorr" ingest --quiet "$big" 2>"$tmp/err" &
 pid=$!
 loading $pid || echo "note interrupted-ingest: no temporary file seen before the signal"
 kill -INT $pid
@@ -282,6 +286,26 @@ if [ $status = 1 ] && grep -q interrupted "$tmp/err" && cmp -s "$big/xpcorr.db" 
 	echo "ok   interrupted-ingest"
 else
 	echo "FAIL interrupted-ingest: exit $status"; cat "$tmp/err"; ls "$big"; fail=1
+fi
+
+# the same in the background as the script starts it (SIGINT ignored): the
+# ingest goes on, as a background job's should when Ctrl-C hits the
+# terminal; a SIGTERM then stops it
+"$xpcorr" ingest --quiet "$big" 2>"$tmp/err" &
+pid=$!
+loading $pid || echo "note ignored-interrupt: no temporary file seen before the signal"
+kill -INT $pid
+sleep 0.5
+kill -0 $pid 2>/dev/null; alive=$?
+kill -TERM $pid
+wait $pid
+status=$?
+if [ $alive = 0 ] && [ $status = 1 ] && grep -q interrupted "$tmp/err" &&
+   cmp -s "$big/xpcorr.db" "$tmp/before.db"; then
+	echo "ok   ignored-interrupt"
+else
+	echo "FAIL ignored-interrupt: alive after SIGINT $alive, exit $status after SIGTERM"
+	cat "$tmp/err"; fail=1
 fi
 
 # a killed ingest's temporary database goes with the next reader (here a
