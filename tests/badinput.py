@@ -441,8 +441,7 @@ def signals_during_ingest(tmp):
               p.returncode, left))
     # under nohup (SIGHUP ignored) a hangup does not stop the ingest
     p = subprocess.Popen([XPCORR, "ingest", "--quiet", run], stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: (default_signals(),
-                                             signal.signal(signal.SIGHUP, signal.SIG_IGN)))
+                         preexec_fn=as_under_nohup)
     started = wait_for_tmp(run, p)
     p.send_signal(signal.SIGHUP)
     err = p.communicate(timeout=120)[1].splitlines()
@@ -458,6 +457,13 @@ def default_signals():
     runner inherited (nohup ignores SIGHUP)."""
     for sig in (signal.SIGHUP, signal.SIGPIPE, signal.SIGUSR1):
         signal.signal(sig, signal.SIG_DFL)
+
+
+def as_under_nohup():
+    """In the child: the ending signals at their defaults but SIGHUP ignored,
+    as nohup starts a command."""
+    default_signals()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def killed(tmp):
