@@ -5,13 +5,11 @@
 #include "capture/bpfsampler.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,7 +17,6 @@
 #include <bpf/libbpf.h>
 
 #include "src/marker.h"
-#include "src/safeopen.h"
 #include "capture/sampler.skel.h"
 
 struct xp_sampler {
@@ -232,26 +229,19 @@ cleanup:
 	return err;
 }
 
-/* The path may be the sudo user's (--cupti-lib): libbpf opens it as
- * root, so it gets the regular file found through O_PATH (a FIFO would
- * block xpcap here for good, a device's open act), by its fd's name. */
-int xp_sampler__attach_marker(struct xp_sampler *s, const char *path)
+/* fd: the injection library, opened by capture/cuptilib.c (as the sudo
+ * user for their --cupti-lib): libbpf is handed "/proc/self/fd/N", so it
+ * attaches to that very file whatever its path names now. */
+int xp_sampler__attach_marker(struct xp_sampler *s, int fd)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = XP_MARKER_SYMBOL, .retprobe = false);
-	struct stat st;
-	int fd = xp_open_regular_path(AT_FDCWD, path, XP_OPEN_FOLLOW, &st);
-	int err = fd == -ENXIO ? -EINVAL : fd < 0 ? fd : 0;
 	char self[64];
+	int err = 0;
 
-	if (!err) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-		s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, self, 0,
-							    &opts);
-		if (!s->marker)
-			err = -errno ? -errno : -EINVAL;
-	}
-	if (fd >= 0)
-		close(fd);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, self, 0, &opts);
+	if (!s->marker)
+		err = -errno ? -errno : -EINVAL;
 	if (err)
 		s->failed = SAMPLER_STEP_UPROBE;
 	return err;

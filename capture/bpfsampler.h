@@ -59,8 +59,9 @@ int xp_sampler__start(struct xp_sampler *s, unsigned freq);
 bool xp_sampler__owner_only(const struct xp_sampler *s, uint32_t *uid, uint32_t *gid);
 int xp_sampler__verdict(const struct xp_sampler *s, pid_t tgid);
 int xp_sampler__set_verdict(struct xp_sampler *s, pid_t tgid, bool denied);
-/* Uprobe on XP_MARKER_SYMBOL in the library at path, every process. */
-int xp_sampler__attach_marker(struct xp_sampler *s, const char *path);
+/* Uprobe on XP_MARKER_SYMBOL in the library open on fd (cuptilib.h),
+ * every process. */
+int xp_sampler__attach_marker(struct xp_sampler *s, int fd);
 int xp_sampler__events_fd(const struct xp_sampler *s);
 /* Sums of the per-CPU loss counters since load. */
 int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N]);

@@ -9,6 +9,7 @@
  *   procmaps.c  existing executable mappings from /proc/PID/maps
  *   snapshot.c  those mappings for -p/-a, and JIT perf maps at the end
  *   buildid.c   read an ELF file's GNU build id (libelf)
+ *   cuptilib.c  open the injection library once (as the sudo user for --cupti-lib)
  *   drain.c     the drain thread: BPF ring buffer + perf rings -> cpu.xpr
  *   rundir.c    create/check the run directory, copy files in, chown
  *   meta.c      meta.json (jansson), written at start and atomically at end

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture/drain.h"
 #include "capture/bpfsampler.h"
@@ -55,6 +56,7 @@ struct xp_recorder *xp_recorder_new(xp_say_fn say, void *ctx)
 	r->say_ctx = ctx;
 	r->we.sigfd = r->we.timerfd = r->we.failfd = -1;
 	r->t.go_fd = r->t.err_fd = -1;
+	r->cupti_fd = -1;
 	return r;
 }
 
@@ -223,6 +225,9 @@ static void close_all(struct xp_recorder *r)
 	if (r->rd_open)
 		rundir_close(&r->rd);
 	r->rd_open = false;
+	if (r->cupti_fd >= 0)
+		close(r->cupti_fd);
+	r->cupti_fd = -1;
 }
 
 int xp_record(struct xp_recorder *r)

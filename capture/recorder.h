@@ -79,6 +79,7 @@ struct xp_recorder {
 	struct drain *drain;
 	uint64_t kernel_delta;          /* added to kernel addresses (kernaddr.h) */
 	char cupti_lib[PATH_MAX];
+	int cupti_fd;                   /* that file, open (cuptilib.h); -1: none */
 	char *env[14];
 	char env_buf[13][PATH_MAX + 64];
 	uint64_t t0;                    /* CLOCK_MONOTONIC ns the window's times count from */

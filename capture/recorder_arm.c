@@ -189,9 +189,9 @@ static int arm_probes(struct xp_recorder *r)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot start sampling at %u Hz: "
 					"%s (%s)", r->o.freq, strerror(-err),
 					bpf_hint(SAMPLER_STEP_PERF, err));
-	if (!r->bpf || r->o.no_gpu || access(r->cupti_lib, R_OK) != 0)
+	if (!r->bpf || r->o.no_gpu || r->cupti_fd < 0)
 		return 0;
-	err = xp_sampler__attach_marker(r->sampler, r->cupti_lib);
+	err = xp_sampler__attach_marker(r->sampler, r->cupti_fd);
 	/* CAP_BPF and CAP_PERFMON without root may be refused the uprobe:
 	 * only a fallback where the library takes launch stacks itself */
 	if (err && r->o.launch_inproc && geteuid() != 0)

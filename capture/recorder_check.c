@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "capture/bpfsampler.h"
+#include "capture/cuptilib.h"
 #include "capture/perfsampler.h"
 #include "capture/recorder_steps.h"
 #include "capture/taskowner.h"
@@ -69,6 +70,33 @@ static void resolve_cupti_lib(struct xp_recorder *r)
 		*slash = '\0';
 	if (find_cupti_lib(exe, found, sizeof(found)) && !realpath(found, r->cupti_lib))
 		r->cupti_lib[0] = '\0';
+}
+
+/* The injection library, opened once (cuptilib.h): a --cupti-lib PATH as
+ * the invoking user, who gave it; xpcap's own copy as xpcap. -1 to go on,
+ * else the exit status. */
+static int open_cupti_lib(struct xp_recorder *r)
+{
+	bool given = r->o.cupti_lib != NULL;
+	int fd;
+
+	resolve_cupti_lib(r);
+	if (r->o.no_gpu || !r->cupti_lib[0])
+		return -1;
+	fd = cuptilib_open(r->cupti_lib, given ? r->uid : 0, given ? r->gid : 0);
+	if (fd >= 0)
+		r->cupti_fd = fd;
+	else if (!given)
+		r->cupti_lib[0] = '\0';
+	else if (fd == -ENXIO)
+		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot use injection library %s: "
+					"not a regular file", r->cupti_lib);
+	else
+		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot use injection library %s: "
+					"%s%s", r->cupti_lib, strerror(-fd),
+					r->uid != 0 && geteuid() == 0 ? " (looked up as the invoking "
+					"user, who gave it)" : "");
+	return -1;
 }
 
 /* Root (or CAP_BPF and CAP_PERFMON): the eBPF sampler. Otherwise perf
@@ -148,7 +176,7 @@ static void plan_gpu(struct xp_recorder *r)
 {
 	r->meta.opts = &r->o;
 	r->meta.status = "recording";
-	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && access(r->cupti_lib, R_OK) == 0;
+	r->meta.gpu_armed = r->o.command && !r->o.no_gpu && r->cupti_fd >= 0;
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
 	r->meta.gpu_not_armed = r->meta.gpu_armed ? NULL : r->o.no_gpu ? NOT_ARMED_NO_GPU :
 				!r->o.command ? NOT_ARMED_ATTACH : NOT_ARMED_NO_LIB;
@@ -165,12 +193,10 @@ int xp_recorder_check(struct xp_recorder *r)
 
 	if ((ret = choose_sampler(r)) >= 0 || (ret = check_pids(r)) >= 0)
 		return ret;
-	resolve_cupti_lib(r);
-	if (r->o.cupti_lib && !r->o.no_gpu && access(r->cupti_lib, R_OK))
-		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot use injection library %s: %s",
-					r->cupti_lib, strerror(errno));
-	plan_gpu(r);
 	target_invoking_user(&r->uid, &r->gid);
+	if ((ret = open_cupti_lib(r)) >= 0)
+		return ret;
+	plan_gpu(r);
 	if (r->o.record_privileged && r->uid != 0)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot record: --record-privileged "
 					"is for root without sudo (the run would give uid %u the "

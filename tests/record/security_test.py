@@ -19,6 +19,9 @@ kaslr     kallsyms and kernel stacks of a run under sudo hold no real kernel
 mapswap   a user maps files without a build id, then swaps each for a FIFO, a
           "FILE (deleted)" FIFO, a link to a root-only ELF, or its directory for
           a link to a root-only one, while root records -a (issue 29 item 1)
+cuptilib  --cupti-lib naming a file the user may not read (root-only, behind
+          a link, in a root-only directory) is refused; one they may read
+          gets the uprobe as before (issue 29, left item)
 Needs root and BPF, like record_test.py (whose helpers it uses).
 """
 import os
@@ -31,9 +34,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from record_test import (QUIET, XPCAP, XPCORR, Failure, check, check_meta_counts,  # noqa: E402
-                         detached, dump, meta, mount_tmpfs, one_error_line, prog, record,
-                         require_bpf, samples)
+from record_test import (MARKERDIR, QUIET, XPCAP, XPCORR, Failure, check,  # noqa: E402
+                         check_meta_counts, detached, dump, meta, mount_tmpfs, one_error_line,
+                         prog, record, require_bpf, samples)
 
 USER = 65534
 ENV = dict(os.environ, SUDO_UID=str(USER), SUDO_GID=str(USER))
@@ -409,8 +412,48 @@ def t_mapswap(tmp):
                          env=ENV)
     except subprocess.TimeoutExpired:
         raise Failure("--cupti-lib naming a FIFO: xpcap still running after 120 s")
-    check(rc == 2 and one_error_line(err) and "cannot attach the correlation uprobe to " + fifo
-          in err, "--cupti-lib naming a FIFO: refused in one line (%d %r)" % (rc, err))
+    check(rc == 2 and one_error_line(err) and "cannot use injection library %s: not a regular "
+          "file" % fifo in err, "--cupti-lib naming a FIFO: refused in one line (%d %r)" % (rc, err))
+
+
+def t_cuptilib(tmp):
+    # issue 29, left item: root used to look up and read --cupti-lib as
+    # root, so the sudo user could have root attach the uprobe to (and
+    # read the ELF symbols of) a file only root may read
+    lib = os.path.realpath(os.path.join(MARKERDIR, "libxpmarker-test.so"))
+    caller = os.path.join(MARKERDIR, "marker-caller")
+    home = user_dir(os.path.join(tmp, "home"))
+    secret = os.path.join(tmp, "secret.so")
+    shutil.copy(lib, secret)
+    os.chmod(secret, 0o600)
+    hidden = os.path.join(tmp, "rootonly")
+    os.mkdir(hidden, 0o700)
+    shutil.copy(lib, os.path.join(hidden, "lib.so"))
+    link = os.path.join(home, "link.so")
+    os.symlink(secret, link)
+    for name, path in (("a root-only 0600 file", secret), ("a link to it", link),
+                       ("a file in a root-only directory", os.path.join(hidden, "lib.so"))):
+        run = os.path.join(home, "run")
+        rc, err = record(run, ["-q", "--launch-stacks", "uprobe", "--cupti-lib", path],
+                         [caller, "5"], env=ENV)
+        print("%s: %d %s" % (name, rc, err.strip()))
+        check(rc == 2 and one_error_line(err) and "cannot use injection library %s: Permission "
+              "denied" % path in err, "--cupti-lib naming %s: refused in one line, exit 2 (%d %r)"
+              % (name, rc, err))
+        check(not os.path.exists(run), "nothing made")
+    # plain root may use the same file: the refusal is the user's identity
+    run = os.path.join(tmp, "rootrun")
+    rc, err = record(run, ["-q", "--launch-stacks", "uprobe", "--cupti-lib", secret], ["true"])
+    check(rc == 0 and meta(run)["correlation_uprobe"] is True,
+          "root's own run attaches to the root-only file (%d %r)" % (rc, err))
+    # one the user may read: as before, the uprobe records the launches
+    run = os.path.join(home, "run")
+    rc, err = record(run, ["-q", "--launch-stacks", "uprobe", "--cupti-lib", lib],
+                     [caller, "20"], env=ENV)
+    launches = [r for r in dump(run) if r["kind"] == "launch"] if rc == 0 else []
+    print("readable library: %d, %d launches" % (rc, len(launches)))
+    check(rc == 0 and meta(run)["correlation_uprobe"] is True and len(launches) == 20,
+          "--cupti-lib the user may read: the uprobe records the 20 launches (%d %r)" % (rc, err))
 
 
 def spinner(path, seconds, user=False):
