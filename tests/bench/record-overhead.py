@@ -24,7 +24,7 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     xpcap = os.path.join(build, "bin/xpcap")
     prog = [os.path.join(build, "tests/programs/threads"), "3"]
-    print("threads 3 s (4 threads on %d CPUs)" % os.cpu_count())
+    print("threads 3: 4 threads of 3 s CPU time each, on %d CPUs" % os.cpu_count())
     print("  bare: %.2f s" % run(prog))
     for freq in (99, 999, 4999):
         tmp = tempfile.mkdtemp(prefix="xp-bench-")

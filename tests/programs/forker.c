@@ -1,5 +1,5 @@
-/* forker.c - forks; parent and child both spin for 1 s, so both
- * processes of the tree must be sampled. */
+/* forker.c - forks; parent and child both spin 1 s of CPU (spin.h), so
+ * both processes of the tree must be sampled. */
 #include <sys/wait.h>
 #include <unistd.h>
 

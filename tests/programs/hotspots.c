@@ -1,6 +1,8 @@
 /* hotspots.c - CPU-bound test target: hot_a does three times the work of
  * hot_b, alternating, so samples must split 3:1; then it dlopen()s
- * libhotlib.so (a mapping that appears after start) and spins in lib_spin.
+ * libhotlib.so (a mapping that appears after start) and spins in lib_spin
+ * for 0.5 s. The seconds are CPU time the process ran, not wall time: as
+ * many samples under any load (see spin.h).
  *   hotspots /path/to/libhotlib.so [seconds]
  */
 #include <dlfcn.h>
@@ -24,11 +26,11 @@ __attribute__((noinline)) void hot_b(void)
 		sink += i ^ (sink >> 3);
 }
 
-static double now_s(void)
+static double cpu_s(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -42,8 +44,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: hotspots LIB [seconds]\n");
 		return 2;
 	}
-	end = now_s() + seconds;
-	while (now_s() < end) {
+	end = cpu_s() + seconds;
+	while (cpu_s() < end) {
 		hot_a();
 		hot_b();
 	}

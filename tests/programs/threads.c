@@ -1,4 +1,5 @@
-/* threads.c - four threads spin for 1.5 s each: every one must be sampled.
+/* threads.c - four threads spin, each until it has run SECONDS (1.5) on a
+ * CPU (spin.h): every one must be sampled.
  *   threads [seconds] [--cpu-time]
  * --cpu-time prints the CPU time the process used to stderr, so a test can
  * tell how many samples a cpu-clock sampler owed it (wall time cannot: on a

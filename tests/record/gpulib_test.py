@@ -36,11 +36,13 @@ def record_with(xpcap, run, args, cmd):
 
 
 def fake_cudart(tmp):
-    """A shared library named libcudart.so.13, and a Python command that loads it."""
+    """A shared library named libcudart.so.13, and a Python command that
+    loads it (given a last argument "wait": once a line comes on its stdin)."""
     lib = os.path.join(tmp, "libcudart.so.13")
     shutil.copy(os.path.join(rt.PROGDIR, "libhotlib.so"), lib)
-    return lib, ["python3", "-c", "import ctypes, time; time.sleep(0.5); ctypes.CDLL(%r); "
-                 "time.sleep(1.0)" % lib]
+    return lib, ["python3", "-c", "import ctypes, sys, time\n"
+                 "if sys.argv[1:] == ['wait']: sys.stdin.readline()\n"
+                 "ctypes.CDLL(%r); time.sleep(1.0)" % lib, "wait"]
 
 
 def t_lookup(tmp):
@@ -88,12 +90,24 @@ def t_notarmed(tmp):
     # with -p): a line as soon as it maps CUDA, one at the end, meta.json,
     # and xpcorr info and report say why
     lib, cmd = fake_cudart(tmp)
-    target = subprocess.Popen(cmd, **rt.QUIET)
-    try:
-        run = os.path.join(tmp, "attached")
-        rc, err = rt.record(run, ["-p", str(target.pid), "--duration", "3"], None)
-    finally:
-        target.wait(timeout=30)
+    # it maps CUDA once xpcap has attached (not before: that is another case)
+    target = subprocess.Popen(cmd, stdin=subprocess.PIPE, **rt.QUIET)
+    run = os.path.join(tmp, "attached")
+    with tempfile.TemporaryFile(mode="w+") as errf:
+        p = subprocess.Popen([rt.XPCAP, "record", "-o", run, "-p", str(target.pid), "--duration",
+                              "3"], stdout=subprocess.DEVNULL, stderr=errf)
+        try:
+            rt.wait_recording(run, p)
+            target.communicate(b"go\n", timeout=60)
+            rc = p.wait(timeout=60)
+        finally:
+            for q in (target, p):
+                if q.poll() is None:
+                    q.kill()
+                    q.wait()
+        errf.seek(0)
+        err = errf.read()
+    check(rt.detached(), "no BPF program of ours left attached")
     lines = err.splitlines()
     start = [i for i, l in enumerate(lines) if "loaded %s, but GPU capture is not armed" % lib in l]
     end = [i for i, l in enumerate(lines) if l.startswith("xpcap: no GPU records") and lib in l]
@@ -112,7 +126,7 @@ def t_notarmed(tmp):
           "xpcorr report repeats it")
     # --no-gpu: the user's choice, no warning, the reason in meta.json
     run = os.path.join(tmp, "nogpu")
-    rc, err = rt.record(run, ["-q", "--no-gpu"], cmd)
+    rc, err = rt.record(run, ["-q", "--no-gpu"], cmd[:-1])
     md = meta(run)
     check(rc == 0 and "not armed" not in err and md["gpu_not_armed"] == "--no-gpu was given" and
           md["cuda_library"]["path"] == lib, "--no-gpu: recorded in meta.json, no warning (%r)" % err)

@@ -36,7 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record_test import (MARKERDIR, QUIET, XPCAP, XPCORR, Failure, check,  # noqa: E402
                          check_meta_counts, detached, dump, meta, mount_tmpfs, one_error_line,
-                         prog, record, require_bpf, samples)
+                         prog, record, require_bpf, samples, wait_for, wait_recording)
 
 USER = 65534
 ENV = dict(os.environ, SUDO_UID=str(USER), SUDO_GID=str(USER))
@@ -156,13 +156,13 @@ def t_force(tmp):
 def t_twice(tmp):
     home = user_dir(os.path.join(tmp, "home"))
     run = os.path.join(home, "run")
-    first = subprocess.Popen([XPCAP, "record", "-o", run] + QUICK + ["--", prog("threads"), "3"],
-                             env=ENV, **QUIET)
+    # the first recorder's command runs until the test is done with it
+    done = os.path.join(tmp, "done")
+    first = subprocess.Popen([XPCAP, "record", "-o", run] + QUICK + [
+        "--", "sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done" % done], env=ENV, **QUIET)
     try:
-        for _ in range(200):
-            if os.path.exists(os.path.join(run, "kallsyms")):
-                break
-            time.sleep(0.05)
+        wait_for(lambda: os.path.exists(os.path.join(run, "kallsyms")) or first.poll() is not None,
+                 "the first recorder's kallsyms")
         check(os.path.exists(os.path.join(run, "kallsyms")), "the first recorder has started")
         files = sorted(os.listdir(run))
         for args in (["--force"], []):
@@ -173,6 +173,8 @@ def t_twice(tmp):
                   "second recorder %s refused: %r" % (" ".join(args), err))
             check(sorted(os.listdir(run)) == files, "the first's files are all there (%s)" %
                   sorted(os.listdir(run)))
+        check(first.poll() is None, "the first recorder was recording all along")
+        open(done, "w").close()
         rc = first.wait(timeout=60)
     finally:
         first.kill()
@@ -184,7 +186,7 @@ def t_twice(tmp):
     # both started at once into a new directory: one records, the other is
     # refused, and the winner's run is whole
     run = os.path.join(home, "together")
-    cmd = [XPCAP, "record", "-o", run] + QUICK + ["--", prog("threads"), "1"]
+    cmd = [XPCAP, "record", "-o", run] + QUICK + ["--", prog("threads"), "0.5"]
     errs = [tempfile.TemporaryFile(mode="w+") for _ in range(2)]
     ps = [subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=e) for e in errs]
     rcs = [p.wait(timeout=60) for p in ps]
@@ -457,7 +459,8 @@ def t_cuptilib(tmp):
 
 
 def spinner(path, seconds, user=False):
-    """prog threads copied to path, run for seconds (as the user, or root)."""
+    """prog threads copied to path, each thread spinning seconds of CPU (as the
+    user, or root)."""
     if not os.path.exists(path):
         shutil.copy(prog("threads"), path)
         os.chmod(path, 0o755)
@@ -492,8 +495,8 @@ def t_foreign(tmp):
         run = os.path.join(home, "run")
         p = subprocess.Popen([XPCAP, "record", "-o", run, "-a", "--duration", "2", "--compress",
                               "none"] + QUICK, env=ENV, **QUIET)
-        time.sleep(0.5)
-        procs.append(spinner(os.path.join(rdir, "xprootspin"), 1))
+        wait_recording(run, p)
+        procs.append(spinner(os.path.join(rdir, "xprootspin"), 0.5))
         rc = p.wait(timeout=120)
         check(rc == 0, "-a under sudo: exit 0 (%d)" % rc)
         recs = dump(run)
