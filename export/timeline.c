@@ -266,6 +266,24 @@ static int cmp_dev(const void *pa, const void *pb)
 	return a->device < b->device ? -1 : a->device > b->device;
 }
 
+/* The ops by start (a device's rows mostly come so already: the sort is
+ * skipped then), and how far each prefix reaches, so that a sweep of a
+ * later window starts at its first op, not at the run's. 0 or -ENOMEM. */
+static int order_ops(struct xp_tl *tl)
+{
+	size_t i = 1;
+
+	while (i < tl->n && cmp_op(&tl->ops[i - 1], &tl->ops[i]) <= 0)
+		i++;
+	if (i < tl->n)
+		qsort(tl->ops, tl->n, sizeof(*tl->ops), cmp_op);
+	if (tl->n && !(tl->reach = malloc(tl->n * sizeof(*tl->reach))))
+		return -ENOMEM;
+	for (i = 0; i < tl->n; i++)
+		tl->reach[i] = i && tl->reach[i - 1] > tl->ops[i].end ? tl->reach[i - 1] : tl->ops[i].end;
+	return 0;
+}
+
 /* rows without timestamps (the device's buffer was full) cannot be placed */
 #define TIMED " WHERE (xp_flags & 1) = 0 AND end >= start AND globalPid IS NOT NULL"
 
@@ -295,10 +313,9 @@ int xp_tl_load_all(sqlite3 *db, struct xp_tl_set *set)
 	    (rc = step_rows(db, "SELECT 2, rowid, globalPid, deviceId, start, end, streamId, -1"
 			    " FROM CUPTI_ACTIVITY_KIND_MEMSET" TIMED, gpu_row, &L)) < 0)
 		goto out;
-	for (size_t i = 0; i < set->ndev; i++)
-		if (set->dev[i].n)
-			qsort(set->dev[i].ops, set->dev[i].n, sizeof(*set->dev[i].ops), cmp_op);
-	if (set->ndev)
+	for (size_t i = 0; i < set->ndev && rc == 0; i++)
+		rc = order_ops(&set->dev[i]);
+	if (rc == 0 && set->ndev)
 		qsort(set->dev, set->ndev, sizeof(*set->dev), cmp_dev);
 out:
 	rowidx_free(&L.api_at);
@@ -317,8 +334,10 @@ out:
 
 void xp_tl_set_free(struct xp_tl_set *set)
 {
-	for (size_t i = 0; i < set->ndev; i++)
+	for (size_t i = 0; i < set->ndev; i++) {
 		free(set->dev[i].ops);
+		free(set->dev[i].reach);
+	}
 	free(set->dev);
 	free(set->api);
 	memset(set, 0, sizeof(*set));
@@ -473,6 +492,57 @@ static int add_piece(struct tl_event **ev, size_t *n, size_t *cap, int64_t a, in
 	return 0;
 }
 
+/* The first op still running at w0 or later: reach is sorted. */
+static size_t first_reaching(const struct xp_tl *tl, int64_t w0)
+{
+	size_t lo = 0, hi = tl->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tl->reach[mid] <= w0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The events by time, those of one time in the order they were added (as
+ * a stable sort leaves them: the sweep's choice of op depends on it): as
+ * (time - w0, index) packed in one key for the radix sort where both fit,
+ * else by a comparison. 0 or -ENOMEM. */
+static int order_events(struct tl_event **ev, size_t n, int64_t w0, int64_t w1)
+{
+	int bits = 1;
+	uint64_t *key;
+	struct tl_event *out;
+
+	while (bits < 63 && (1ull << bits) < n)
+		bits++;
+	if (n < 4096 || (uint64_t)w1 - (uint64_t)w0 >= 1ull << (63 - bits)) {
+		qsort(*ev, n, sizeof(**ev), cmp_event);
+		return 0;
+	}
+	if (!(key = malloc(n * sizeof(*key))) || !(out = malloc(n * sizeof(*out)))) {
+		free(key);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		key[i] = ((uint64_t)(*ev)[i].t - (uint64_t)w0) << bits | i;
+	if (radix_sort((int64_t *)key, n) < 0) {
+		free(key);
+		free(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = (*ev)[key[i] & ((1ull << bits) - 1)];
+	free(key);
+	free(*ev);
+	*ev = out;
+	return 0;
+}
+
 int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn fn, void *ctx)
 {
 	struct tl_pending p = { .fn = fn, .ctx = ctx };
@@ -482,7 +552,7 @@ int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn
 	size_t n = 0, cap = 0;
 	int64_t t = w0;
 
-	for (size_t i = 0; i < tl->n && tl->ops[i].start < w1; i++) {
+	for (size_t i = first_reaching(tl, w0); i < tl->n && tl->ops[i].start < w1; i++) {
 		const struct xp_tl_op *op = &tl->ops[i];
 		int64_t a = op->start < w0 ? w0 : op->start, b = op->end > w1 ? w1 : op->end;
 		int64_t split = op->start + op->wait;
@@ -494,8 +564,10 @@ int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn
 			return -ENOMEM;
 		}
 	}
-	if (n)
-		qsort(ev, n, sizeof(*ev), cmp_event);
+	if (order_events(&ev, n, w0, w1) < 0) {
+		free(ev);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i <= n; i++) {
 		int64_t at = i < n ? ev[i].t : w1;
 		int cls = XP_TL_IDLE;

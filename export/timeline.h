@@ -49,6 +49,7 @@ struct xp_tl_op {
 struct xp_tl {
 	int64_t gpid, device;
 	struct xp_tl_op *ops;       /* by start */
+	int64_t *reach;             /* reach[i]: the latest end of ops[0..i] */
 	size_t n, cap;
 };
 

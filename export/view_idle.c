@@ -73,6 +73,16 @@ struct cause_table {
 	struct cause *v;
 	size_t n, cap;
 	struct xp_u64map at;        /* (kind, where) -> index + 1 into v */
+	uint64_t generation;        /* counts the resets: a row remembered elsewhere is this one's */
+};
+
+/* What a stack says, worked out once for the run (a sample's stack is
+ * looked up once, not once per question). */
+struct stack_memo {
+	const char *site;           /* interned; NULL: not named yet */
+	int readable;               /* -1: not walked yet, else readable() */
+	size_t host_row;            /* index + 1 into causes.v of (C_HOST, site), */
+	uint64_t host_generation;   /* valid while causes.generation is this */
 };
 
 struct idle_state {
@@ -94,8 +104,9 @@ struct idle_state {
 	int64_t cls_ns[XP_TL_CLASSES], window_ns;
 	struct cause_table causes;  /* what the host did during the gaps */
 	struct cause_table drained; /* the blocking call in progress when each gap began */
-	struct xp_u64map site_at;   /* stack id -> its interned site */
-	struct xp_u64map line_at;   /* stack id -> 1 + readable(): names what the host ran */
+	struct xp_u64map memo_at;   /* stack id -> index + 1 into memos */
+	struct stack_memo *memos;
+	size_t nmemos, memo_cap;
 	struct xp_stackwalk *walk;  /* the sites' */
 	int python;                 /* the run has Python lines at launches */
 	struct thread_samples *threads; /* the launching threads' samples, read once each */
@@ -118,36 +129,43 @@ static const char *intern(struct idle_state *S, const char *text)
 	return xp_strtab_get(S->names, id);
 }
 
-static void add_cause_to(struct idle_state *S, struct cause_table *t, int kind, const char *where,
-			 int64_t ns)
+/* ns more to row i of t, from the gap being attributed. */
+static void add_to_row(struct idle_state *S, struct cause_table *t, size_t i, int64_t ns)
+{
+	t->v[i].ns = xp_sat_add(t->v[i].ns, ns);
+	t->v[i].pieces += t->v[i].last_gap != S->gap_no;
+	t->v[i].last_gap = S->gap_no;
+}
+
+/* Adds ns to the cause (kind, where) of t; its index + 1 in t->v, 0 if
+ * nothing was added (ns <= 0, or out of memory: S->err). */
+static size_t add_cause_to(struct idle_state *S, struct cause_table *t, int kind, const char *where,
+			   int64_t ns)
 {
 	uint64_t *slot;
-	size_t i;
 	int fresh;
 
 	if (ns <= 0)
-		return;
+		return 0;
 	if (!where) {
 		S->err = -ENOMEM;
-		return;
+		return 0;
 	}
 	/* where is interned (site_of): one pointer per text */
 	if (xp_u64map_upsert(&t->at, (uint64_t)kind, (uint64_t)(uintptr_t)where, &slot, &fresh)) {
 		S->err = -ENOMEM;
-		return;
+		return 0;
 	}
 	if (fresh) {
 		if (xp_array__reserve((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 16)) {
 			S->err = -ENOMEM;
-			return;
+			return 0;
 		}
 		t->v[t->n] = (struct cause){ .kind = kind, .where = where };
 		*slot = ++t->n;
 	}
-	i = (size_t)*slot - 1;
-	t->v[i].ns = xp_sat_add(t->v[i].ns, ns);
-	t->v[i].pieces += t->v[i].last_gap != S->gap_no;
-	t->v[i].last_gap = S->gap_no;
+	add_to_row(S, t, (size_t)*slot - 1, ns);
+	return (size_t)*slot;
 }
 
 static void add_cause(struct idle_state *S, int kind, const char *where, int64_t ns)
@@ -155,26 +173,43 @@ static void add_cause(struct idle_state *S, int kind, const char *where, int64_t
 	add_cause_to(S, &S->causes, kind, where, ns);
 }
 
+/* The memo of stack (> 0); NULL: out of memory. The pointer holds until
+ * the next stack is looked up. */
+static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
+{
+	uint64_t *slot;
+	int fresh;
+
+	if (xp_u64map_upsert(&S->memo_at, (uint64_t)stack, 0, &slot, &fresh))
+		return NULL;
+	if (fresh) {
+		if (xp_array__reserve((void **)&S->memos, &S->memo_cap, S->nmemos + 1,
+				      sizeof(*S->memos), 256)) {
+			*xp_u64map_find(&S->memo_at, (uint64_t)stack, 0) = 0;
+			return NULL;
+		}
+		S->memos[S->nmemos] = (struct stack_memo){ .readable = -1 };
+		*slot = ++S->nmemos;
+	} else if (!*slot) {
+		return NULL;    /* an earlier try ran out of memory */
+	}
+	return &S->memos[*slot - 1];
+}
+
 /* The site of a stack as an interned string: stacks that read the same
  * are one cause. */
 static const char *site_of(struct idle_state *S, int64_t stack, const char *none)
 {
-	uint64_t *slot;
+	struct stack_memo *m;
 	const char *text;
-	int fresh;
 
 	if (stack <= 0)
 		return intern(S, none);
-	if (xp_u64map_upsert(&S->site_at, (uint64_t)stack, 0, &slot, &fresh))
+	if (!(m = memo_of(S, stack)))
 		return NULL;
-	if (fresh) {
-		if (!(text = xp_sites_get(S->sites, stack)) || !(text = intern(S, text))) {
-			*slot = 0;
-			return NULL;
-		}
-		*slot = (uint64_t)(uintptr_t)text;
-	}
-	return (const char *)(uintptr_t)*slot;
+	if (!m->site && (text = xp_sites_get(S->sites, stack)))
+		m->site = intern(S, text);
+	return m->site;
 }
 
 static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl_op *op)
@@ -248,26 +283,49 @@ static const struct thread_samples *samples_of(struct idle_state *S, int64_t gti
 static int readable(struct idle_state *S, int64_t stack)
 {
 	struct xp_frame_row fr;
-	uint64_t *slot;
+	struct stack_memo *m;
 	int64_t id = stack;
-	int fresh, found = 0;
+	int found = 0;
 
 	if (stack <= 0)
 		return 0;
-	if (xp_u64map_upsert(&S->line_at, (uint64_t)stack, 0, &slot, &fresh)) {
+	if (!(m = memo_of(S, stack))) {
 		S->err = -ENOMEM;
 		return 0;
 	}
-	if (!fresh)
-		return *slot == 2;
+	if (m->readable >= 0)
+		return m->readable;
 	while (!found && id > 0 && xp_stackwalk_next(S->walk, &id, &fr))
 		found = xp_is_python_frame(fr.kind, fr.sym) ||
 			(fr.sym && fr.kind != XP_FRAME_KERNEL && fr.kind != XP_FRAME_KERNEL_UNRESOLVED &&
 			 fr.kind != XP_FRAME_NOTE && fr.kind != XP_FRAME_GAP &&
 			 !xp_is_cuda_layer(fr.sym, fr.module) && !xp_is_library_frame(fr.sym, fr.module));
 	xp_stackwalk_done(S->walk);
-	*xp_u64map_find(&S->line_at, (uint64_t)stack, 0) = 1 + (uint64_t)found;
+	if ((m = memo_of(S, stack)))
+		m->readable = found;
 	return found;
+}
+
+/* A readable sample's share: to "host running" at its site, the row
+ * remembered in its memo after the first time. */
+static void add_host_sample(struct idle_state *S, int64_t stack, int64_t ns)
+{
+	struct stack_memo *m;
+	const char *site;
+	size_t row;
+
+	if (ns <= 0)
+		return;
+	m = memo_of(S, stack);
+	if (m && m->host_row && m->host_generation == S->causes.generation) {
+		add_to_row(S, &S->causes, m->host_row - 1, ns);
+		return;
+	}
+	site = site_of(S, stack, "(sample without a frame)");
+	if ((row = add_cause_to(S, &S->causes, C_HOST, site, ns)) && (m = memo_of(S, stack))) {
+		m->host_row = row;
+		m->host_generation = S->causes.generation;
+	}
 }
 
 /* The sample of the piece (up to hi) nearest sample i in time that is
@@ -327,7 +385,7 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b,
 
 		if (readable(S, stack)) {
 			prev = i;
-			add_cause(S, C_HOST, site_of(S, stack, "(sample without a frame)"), ns);
+			add_host_sample(S, stack, ns);
 			continue;
 		}
 		near = nearest_readable(S, t, hi, i, prev, &next);
@@ -786,6 +844,7 @@ static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
 static void table_reset(struct cause_table *t)
 {
 	t->n = 0;
+	t->generation++;
 	xp_u64map_free(&t->at);
 }
 
@@ -906,8 +965,8 @@ out:
 	free(S.threads);
 	table_free(&S.causes);
 	table_free(&S.drained);
-	xp_u64map_free(&S.site_at);
-	xp_u64map_free(&S.line_at);
+	xp_u64map_free(&S.memo_at);
+	free(S.memos);
 	free(S.syncs);
 	free(S.sync_by_start);
 	xp_strtab_free(S.names);
