@@ -85,6 +85,10 @@ struct stack_memo {
 	uint64_t host_generation;   /* valid while causes.generation is this */
 };
 
+struct fixed_text {
+	const char *literal, *text;
+};
+
 struct idle_state {
 	struct rep *R;
 	struct xp_sites *sites;
@@ -112,6 +116,8 @@ struct idle_state {
 	struct thread_samples *threads; /* the launching threads' samples, read once each */
 	size_t nthreads, tcap;
 	struct xp_strtab *names;    /* the texts of causes, interned */
+	struct fixed_text fixed[8]; /* string literals interned, by address */
+	size_t nfixed;
 	int err;
 };
 
@@ -127,6 +133,21 @@ static const char *intern(struct idle_state *S, const char *text)
 	if (xp_strtab_intern(S->names, text, strlen(text), &id, &fresh))
 		return NULL;
 	return xp_strtab_get(S->names, id);
+}
+
+/* intern() of a string literal, found by its address after the first time
+ * (these name a cause of most gaps: hashing the text each time showed). */
+static const char *intern_fixed(struct idle_state *S, const char *literal)
+{
+	const char *text;
+
+	for (size_t i = 0; i < S->nfixed; i++)
+		if (S->fixed[i].literal == literal)
+			return S->fixed[i].text;
+	text = intern(S, literal);
+	if (text && S->nfixed < sizeof(S->fixed) / sizeof(S->fixed[0]))
+		S->fixed[S->nfixed++] = (struct fixed_text){ literal, text };
+	return text;
 }
 
 /* ns more to row i of t, from the gap being attributed. */
@@ -204,7 +225,7 @@ static const char *site_of(struct idle_state *S, int64_t stack, const char *none
 	const char *text;
 
 	if (stack <= 0)
-		return intern(S, none);
+		return intern_fixed(S, none);
 	if (!(m = memo_of(S, stack)))
 		return NULL;
 	if (!m->site && (text = xp_sites_get(S->sites, stack)))
@@ -491,7 +512,7 @@ static void drained_by(struct idle_state *S, int64_t a, int64_t b)
 		add_cause_to(S, &S->drained, C_SYNC,
 			     site_of(S, c->stack, "(sync call without a launch stack)"), b - a);
 	else
-		add_cause_to(S, &S->drained, C_UNBLOCKED, intern(S, t < 0 ? "(no GPU work before it)" :
+		add_cause_to(S, &S->drained, C_UNBLOCKED, intern_fixed(S, t < 0 ? "(no GPU work before it)" :
 			     "(no blocking call: the host did not launch in time)"), b - a);
 }
 
