@@ -249,6 +249,29 @@ int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len)
 	return open_db(d->fd, XP_DB_NAME, path, shown, db, err, len);
 }
 
+int xp_db_open_again(sqlite3 *db, sqlite3 **again)
+{
+	const char *path = sqlite3_db_filename(db, "main"), *base;
+	char dir[PATH_MAX], err[PATH_MAX + 128];
+	struct xp_rundir d;
+	int e;
+
+	*again = NULL;
+	if (!path || path[0] != '/' || sqlite3_db_readonly(db, "main") != 1)
+		return -ENOENT;
+	base = strrchr(path, '/') + 1;
+	if (strcmp(base, XP_DB_NAME))
+		return xp_db_open_file(path, again, err, sizeof(err));
+	if ((size_t)(base - path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path - 1), path);
+	if ((e = xp_rundir_open(&d, dir[0] ? dir : "/", err, sizeof(err))) < 0)
+		return e;
+	e = xp_rundir_open_db(&d, again, err, sizeof(err));
+	xp_rundir_close(&d);
+	return e;
+}
+
 int xp_rundir_stat_db(const struct xp_rundir *d, struct stat *st)
 {
 	return fstatat(d->fd, XP_DB_NAME, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;

@@ -72,6 +72,13 @@ int xp_rundir_check_write(const struct xp_rundir *d, int trust, char *err, size_
 int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len);
 /* run/xpcorr.db through the directory fd, the same way. */
 int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len);
+/* Another read-only connection to the file db reads, for another thread
+ * (a connection is one thread's at a time): opened the way db was, a run's
+ * xpcorr.db through its directory (as its owner when root), and checked
+ * the same way, for the file may have been replaced since. 0, or a
+ * negative errno: -ENOENT for a database without a file of its own (one
+ * just ingested, still writable). */
+int xp_db_open_again(sqlite3 *db, sqlite3 **again);
 /* run/xpcorr.db's lstat; 0 or -errno. */
 int xp_rundir_stat_db(const struct xp_rundir *d, struct stat *st);
 

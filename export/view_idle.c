@@ -39,6 +39,7 @@
 #include "db/stackwalk.h"
 #include "export/report_priv.h"
 #include "src/strtab.h"
+#include "export/thread_samples.h"
 #include "export/timeline.h"
 #include "src/u64map.h"
 #include "src/satmath.h"
@@ -92,7 +93,6 @@ struct fixed_text {
 struct idle_state {
 	struct rep *R;
 	struct xp_sites *sites;
-	sqlite3_stmt *samples;
 	const struct xp_tl *tl;     /* the device being reported */
 	struct xp_sync_call *syncs; /* this process's, by thread then start */
 	size_t nsync;
@@ -113,8 +113,7 @@ struct idle_state {
 	size_t nmemos, memo_cap;
 	struct xp_stackwalk *walk;  /* the sites' */
 	int python;                 /* the run has Python lines at launches */
-	struct thread_samples *threads; /* the launching threads' samples, read once each */
-	size_t nthreads, tcap;
+	struct xp_sample_reader *samples; /* the launching threads' */
 	struct xp_strtab *names;    /* the texts of causes, interned */
 	struct fixed_text fixed[8]; /* string literals interned, by address */
 	size_t nfixed;
@@ -263,40 +262,6 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
 	}
 }
 
-struct thread_samples {
-	int64_t gtid;
-	int64_t (*s)[2];            /* (ts, stack), by ts */
-	size_t n;
-};
-
-/* The thread's samples, read the first time it owns a gap. NULL: no memory. */
-static const struct thread_samples *samples_of(struct idle_state *S, int64_t gtid)
-{
-	struct thread_samples *t;
-	size_t cap = 0;
-	int step;
-
-	for (size_t i = 0; i < S->nthreads; i++)
-		if (S->threads[i].gtid == gtid)
-			return &S->threads[i];
-	if (xp_array__reserve((void **)&S->threads, &S->tcap, S->nthreads + 1, sizeof(*S->threads), 8))
-		return NULL;
-	t = &S->threads[S->nthreads++];
-	*t = (struct thread_samples){ .gtid = gtid };
-	sqlite3_reset(S->samples);
-	sqlite3_bind_int64(S->samples, 1, xp_gtid_pid(gtid));
-	sqlite3_bind_int64(S->samples, 2, xp_gtid_tid(gtid));
-	while ((step = sqlite3_step(S->samples)) == SQLITE_ROW) {
-		if (xp_array__reserve((void **)&t->s, &cap, t->n + 1, sizeof(*t->s), 1024))
-			return NULL;
-		t->s[t->n][0] = sqlite3_column_int64(S->samples, 0);
-		t->s[t->n++][1] = sqlite3_column_int64(S->samples, 1);
-	}
-	if (step != SQLITE_DONE)
-		S->err = -EIO;
-	return t;
-}
-
 /* 1 if the sample's stack names what the host ran: a Python frame, or a
  * frame of the program's own code (a C++ program's function). Frame-pointer
  * samples stop in libraries built without them (libcuda, cuBLAS, libtorch):
@@ -352,7 +317,7 @@ static void add_host_sample(struct idle_state *S, int64_t stack, int64_t ns)
 /* The sample of the piece (up to hi) nearest sample i in time that is
  * readable: prev (the latest before i, hi if none) or the first after
  * i, which *next caches; hi if none. */
-static size_t nearest_readable(struct idle_state *S, const struct thread_samples *t, size_t hi,
+static size_t nearest_readable(struct idle_state *S, const struct xp_thread_samples *t, size_t hi,
 			     size_t i, size_t prev, size_t *next)
 {
 	if (*next <= i || *next == (size_t)-1)
@@ -372,14 +337,15 @@ static size_t nearest_readable(struct idle_state *S, const struct thread_samples
  * nearest readable sample of the piece, else by that launch. */
 static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
 {
-	const struct thread_samples *t;
+	const struct xp_thread_samples *t;
 	int64_t each, rest;
 	size_t lo, hi, n, prev, next = (size_t)-1;
+	int err;
 
 	if (b <= a)
 		return;
-	if (!(t = samples_of(S, gtid))) {
-		S->err = -ENOMEM;
+	if (!(t = xp_sample_reader_get(S->samples, gtid, &err))) {
+		S->err = err;
 		return;
 	}
 	for (lo = 0, hi = t->n; lo < hi;) {         /* the first sample at or after a */
@@ -949,16 +915,14 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	int rc;
 
 	*rows = 0;
-	if ((rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0 ||
+	/* read while the timeline loads */
+	if ((rc = xp_sample_reader_start(R->db, R->o->pid, &S.samples)) < 0 ||
+	    (rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0 ||
 	    (rc = has_python_lines(R->db)) < 0)
 		goto out;
 	S.walk = xp_sites_walk(S.sites);
 	S.python = rc;
 	xp_sites_prefer_own(S.sites);
-	rc = -EIO;
-	if (sqlite3_prepare_v2(R->db, "SELECT ts, stack_id FROM xp_samples WHERE pid = ?1 AND tid = ?2"
-			       " ORDER BY ts", -1, &S.samples, NULL) != SQLITE_OK)
-		goto out;
 	begin(R);
 	for (size_t i = 0; i < set.ndev; i++) {
 		if (!xp_tl_selected(set.dev[i].gpid, R->o->pid) ||
@@ -977,13 +941,10 @@ int xp_view_idle(struct rep *R, size_t *rows)
 				 " \"step N\" on the process's threads, else the turns of its Python"
 				 " loop, from 0", (long long)R->o->step);
 out:
-	sqlite3_finalize(S.samples);
+	xp_sample_reader_free(S.samples);
 	xp_sites_free(S.sites);
 	xp_tl_set_free(&set);
 	free(S.gaps);
-	for (size_t i = 0; i < S.nthreads; i++)
-		free(S.threads[i].s);
-	free(S.threads);
 	table_free(&S.causes);
 	table_free(&S.drained);
 	xp_u64map_free(&S.memo_at);

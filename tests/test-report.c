@@ -19,6 +19,8 @@
 #include "db/launch.h"
 #include "db/groups.h"
 #include "correlate/report_groups.h"
+#include "db/rundb.h"
+#include "export/thread_samples.h"
 
 static char dir[] = "/tmp/xp-report-XXXXXX";
 static sqlite3 *db;
@@ -369,15 +371,13 @@ START_TEST(groups_stale_after_changes)
 END_TEST
 
 /* the command on a database file: same bytes as the library's output */
-START_TEST(command_on_run_dir)
+/* The test's database as dir/xpcorr.db, one the commands read. */
+static void write_run_db(char *path, size_t len)
 {
-	const char *xpcorr = getenv("XPCORR"), *gdir = getenv("GOLDEN_DIR");
-	char path[512], cmd[2048];
 	sqlite3 *disk;
 	sqlite3_backup *b;
 
-	ck_assert_ptr_nonnull(xpcorr);
-	snprintf(path, sizeof(path), "%s/xpcorr.db", dir);
+	snprintf(path, len, "%s/xpcorr.db", dir);
 	ck_assert_int_eq(sqlite3_open(path, &disk), SQLITE_OK);
 	b = sqlite3_backup_init(disk, "main", db, "main");
 	ck_assert_ptr_nonnull(b);
@@ -393,6 +393,15 @@ START_TEST(command_on_run_dir)
 		"CREATE INDEX IF NOT EXISTS xp_switches_pid_tid_ts ON xp_switches(pid, tid, ts);",
 		NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(disk);
+}
+
+START_TEST(command_on_run_dir)
+{
+	const char *xpcorr = getenv("XPCORR"), *gdir = getenv("GOLDEN_DIR");
+	char path[512], cmd[2048];
+
+	ck_assert_ptr_nonnull(xpcorr);
+	write_run_db(path, sizeof(path));
 	/* a database file is reported as it is (a run directory would be ingested) */
 	snprintf(cmd, sizeof(cmd), "%s report --format csv %s | cmp - %s/kernels.csv", xpcorr, path, gdir);
 	ck_assert_int_eq(system(cmd), 0);
@@ -408,6 +417,58 @@ START_TEST(command_on_run_dir)
 	snprintf(cmd, sizeof(cmd), "%s report --rank 7 %s 2>&1 | grep -q 'rank 7: no process'",
 		 xpcorr, path);
 	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
+}
+END_TEST
+
+/* Each thread's samples, as SQL counts them, from the reader of db: read
+ * ahead (ahead: how many threads the read-ahead must have read) or when
+ * asked; a thread without CUDA calls is read when asked. */
+static void check_samples(sqlite3 *on, int ahead)
+{
+	struct xp_sample_reader *r;
+	sqlite3_stmt *s;
+	size_t threads = 0;
+	int err;
+
+	ck_assert_int_eq(xp_sample_reader_start(on, 0, &r), 0);
+	ck_assert_int_eq(xp_sample_reader_ahead(r), ahead);
+	ck_assert_int_eq(sqlite3_prepare_v2(on, "SELECT pid << 24 | tid, count(*), min(ts), max(ts)"
+					    " FROM xp_samples GROUP BY 1", -1, &s, NULL), SQLITE_OK);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const struct xp_thread_samples *t = xp_sample_reader_get(r, sqlite3_column_int64(s, 0), &err);
+
+		ck_assert_ptr_nonnull(t);
+		ck_assert_uint_eq(t->n, (size_t)sqlite3_column_int64(s, 1));
+		ck_assert_int_eq(t->s[0][0], sqlite3_column_int64(s, 2));
+		ck_assert_int_eq(t->s[t->n - 1][0], sqlite3_column_int64(s, 3));
+		for (size_t i = 1; i < t->n; i++)
+			ck_assert_int_le(t->s[i - 1][0], t->s[i][0]);
+		threads++;
+	}
+	sqlite3_finalize(s);
+	ck_assert_uint_ge(threads, 2);
+	/* no sample: an empty list */
+	ck_assert_uint_eq(xp_sample_reader_get(r, 4242LL << 24 | 1, &err)->n, 0);
+	xp_sample_reader_free(r);
+}
+
+START_TEST(samples_read_ahead)
+{
+	char path[512], err[512];
+	sqlite3 *disk;
+	int64_t launching = q1("SELECT count(DISTINCT globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+
+	ck_assert_int_gt(launching, 0);
+	/* a thread that made no CUDA call, read when asked */
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period)"
+				      " VALUES (30, 777, 778, 0, 1, 1), (10, 777, 778, 0, 1, 1),"
+				      " (20, 777, 778, 0, 1, 1)", NULL, NULL, NULL), SQLITE_OK);
+	/* a database without a file of its own: each thread read when asked */
+	check_samples(db, 0);
+	write_run_db(path, sizeof(path));
+	ck_assert_int_eq(xp_db_open_file(path, &disk, err, sizeof(err)), 0);
+	check_samples(disk, (int)launching);
+	sqlite3_close(disk);
 }
 END_TEST
 
@@ -595,6 +656,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, library_cost_footer);
 	tcase_add_test(tc, stack_reuse_footer);
 	tcase_add_test(tc, command_on_run_dir);
+	tcase_add_test(tc, samples_read_ahead);
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
 	tcase_add_test(tc, python_paths_short);
