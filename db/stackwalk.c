@@ -26,7 +26,8 @@ struct walked_node {
 };
 
 struct xp_stackwalk {
-	sqlite3_stmt *frame;
+	sqlite3_stmt *node;         /* a node's parent and frame */
+	sqlite3_stmt *frame;        /* a frame's texts, read once each */
 	unsigned steps;             /* since the walk began: a cycle must end */
 	int64_t *kernel_names;      /* sorted StringIds ids of the run's kernel names */
 	size_t nkernel_names;
@@ -76,11 +77,15 @@ int xp_stackwalk_open(sqlite3 *db, struct xp_stackwalk **out)
 		return -ENOMEM;
 	xp_u64map_init(&w->node_at);
 	xp_u64map_init(&w->frame_at);
-	snprintf(sql, sizeof(sql), "SELECT n.parent, s.value, f.kind, m.value, f.symbol, n.frame, %s"
-		 " FROM xp_stacks n LEFT JOIN xp_frames f ON f.id = n.frame"
+	/* one row even for a frame id without its row (all NULL then) */
+	snprintf(sql, sizeof(sql), "SELECT NULL, s.value, f.kind, m.value, f.symbol, q.id, %s"
+		 " FROM (SELECT ?1 AS id) q LEFT JOIN xp_frames f ON f.id = q.id"
 		 " LEFT JOIN StringIds s ON s.id = f.symbol"
-		 " LEFT JOIN StringIds m ON m.id = f.module WHERE n.id = ?", xp_sql_frame_line(db));
-	if (sqlite3_prepare_v2(db, sql, -1, &w->frame, NULL) != SQLITE_OK) {
+		 " LEFT JOIN StringIds m ON m.id = f.module", xp_sql_frame_line(db));
+	if (sqlite3_prepare_v2(db, "SELECT parent, frame FROM xp_stacks WHERE id = ?", -1, &w->node,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, sql, -1, &w->frame, NULL) != SQLITE_OK) {
+		sqlite3_finalize(w->node);
 		free(w);
 		return -EIO;
 	}
@@ -116,21 +121,15 @@ static int python_line(struct frame_text *f, sqlite3_stmt *s)
 	return f->name ? 0 : -ENOMEM;
 }
 
-/* The frame of the row the statement stands on, read once. index + 1, or
- * 0 when out of memory. */
-static size_t frame_of(struct xp_stackwalk *w)
+/* The frame text of the row w->frame stands on, kept. index + 1, or 0
+ * when out of memory. */
+static size_t keep_frame(struct xp_stackwalk *w, uint64_t *slot)
 {
 	sqlite3_stmt *s = w->frame;
-	int null = sqlite3_column_type(s, 5) == SQLITE_NULL, rc = 0, fresh;
 	struct frame_text *f;
-	uint64_t *slot;
 	int64_t sym;
+	int rc = 0;
 
-	if (xp_u64map_upsert(&w->frame_at, null ? 0 : (uint64_t)sqlite3_column_int64(s, 5), null,
-			     &slot, &fresh))
-		return 0;
-	if (!fresh)
-		return (size_t)*slot;
 	if (xp_array__reserve((void **)&w->frames, &w->frame_cap, w->nframes + 1, sizeof(*w->frames),
 			      64))
 		return 0;       /* the slot stays 0: read again next time */
@@ -153,27 +152,61 @@ static size_t frame_of(struct xp_stackwalk *w)
 	return w->nframes;
 }
 
+/* The frame the row w->node stands on names (column 1; NULL: none), read
+ * once (stacks share few frames). 1 with *index, 0 where it cannot be
+ * read, or -ENOMEM. */
+static int frame_of(struct xp_stackwalk *w, size_t *index)
+{
+	int null = sqlite3_column_type(w->node, 1) == SQLITE_NULL, fresh;
+	int64_t frame = sqlite3_column_int64(w->node, 1);
+	uint64_t *slot;
+	size_t kept;
+
+	if (xp_u64map_upsert(&w->frame_at, null ? 0 : (uint64_t)frame, null, &slot, &fresh))
+		return -ENOMEM;
+	if (*slot) {
+		*index = (size_t)*slot - 1;
+		return 1;
+	}
+	sqlite3_reset(w->frame);
+	if (null)
+		sqlite3_bind_null(w->frame, 1);
+	else
+		sqlite3_bind_int64(w->frame, 1, frame);
+	if (sqlite3_step(w->frame) != SQLITE_ROW) {
+		sqlite3_reset(w->frame);
+		return 0;
+	}
+	kept = keep_frame(w, slot);
+	sqlite3_reset(w->frame);
+	if (!kept)
+		return -ENOMEM;
+	*index = kept - 1;
+	return 1;
+}
+
 /* Node id's parent and frame, from the cache or read (then kept). 1, 0
  * where the node is not there, or a negative errno. */
 static int node_of(struct xp_stackwalk *w, int64_t id, const struct walked_node **out)
 {
 	uint64_t *slot;
 	size_t frame;
-	int fresh;
+	int fresh, rc;
 
 	if ((slot = xp_u64map_find(&w->node_at, (uint64_t)id, 0)) && *slot) {
 		*out = &w->nodes[*slot - 1];
 		return 1;
 	}
-	sqlite3_reset(w->frame);
-	sqlite3_bind_int64(w->frame, 1, id);
-	if (sqlite3_step(w->frame) != SQLITE_ROW)
+	sqlite3_reset(w->node);
+	sqlite3_bind_int64(w->node, 1, id);
+	if (sqlite3_step(w->node) != SQLITE_ROW)
 		return 0;
-	if (!(frame = frame_of(w)) ||
-	    xp_array__reserve((void **)&w->nodes, &w->node_cap, w->nnodes + 1, sizeof(*w->nodes), 256) ||
+	if ((rc = frame_of(w, &frame)) <= 0)
+		return rc;
+	if (xp_array__reserve((void **)&w->nodes, &w->node_cap, w->nnodes + 1, sizeof(*w->nodes), 256) ||
 	    xp_u64map_upsert(&w->node_at, (uint64_t)id, 0, &slot, &fresh))
 		return -ENOMEM;
-	w->nodes[w->nnodes] = (struct walked_node){ sqlite3_column_int64(w->frame, 0), frame - 1 };
+	w->nodes[w->nnodes] = (struct walked_node){ sqlite3_column_int64(w->node, 0), frame };
 	*slot = ++w->nnodes;
 	*out = &w->nodes[w->nnodes - 1];
 	return 1;
@@ -197,7 +230,7 @@ int xp_stackwalk_next(struct xp_stackwalk *w, int64_t *id, struct xp_frame_row *
 
 void xp_stackwalk_done(struct xp_stackwalk *w)
 {
-	sqlite3_reset(w->frame);
+	sqlite3_reset(w->node);
 	w->steps = 0;
 }
 
@@ -205,6 +238,7 @@ void xp_stackwalk_close(struct xp_stackwalk *w)
 {
 	if (!w)
 		return;
+	sqlite3_finalize(w->node);
 	sqlite3_finalize(w->frame);
 	free(w->kernel_names);
 	for (size_t i = 0; i < w->nframes; i++) {
