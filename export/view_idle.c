@@ -108,7 +108,9 @@ struct idle_state {
 	int64_t cls_ns[XP_TL_CLASSES], window_ns;
 	struct cause_table causes;  /* what the host did during the gaps */
 	struct cause_table drained; /* the blocking call in progress when each gap began */
-	struct xp_u64map memo_at;   /* stack id -> index + 1 into memos */
+	uint32_t *memo_by_id;       /* stack id -> index + 1 into memos, for ids below */
+	size_t memo_ids;            /* (stack ids are rowids, 1..N: no hashing a sample) */
+	struct xp_u64map memo_at;   /* the other ids -> index + 1 into memos */
 	struct stack_memo *memos;
 	size_t nmemos, memo_cap;
 	struct xp_stackwalk *walk;  /* the sites' */
@@ -200,6 +202,19 @@ static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
 	uint64_t *slot;
 	int fresh;
 
+	if (stack >= 0 && (uint64_t)stack < S->memo_ids) {
+		uint32_t *at = &S->memo_by_id[stack];
+
+		if (!*at) {
+			if (S->nmemos >= UINT32_MAX ||
+			    xp_array__reserve((void **)&S->memos, &S->memo_cap, S->nmemos + 1,
+					      sizeof(*S->memos), 256))
+				return NULL;
+			S->memos[S->nmemos] = (struct stack_memo){ .readable = -1 };
+			*at = (uint32_t)++S->nmemos;
+		}
+		return &S->memos[*at - 1];
+	}
 	if (xp_u64map_upsert(&S->memo_at, (uint64_t)stack, 0, &slot, &fresh))
 		return NULL;
 	if (fresh) {
@@ -214,6 +229,25 @@ static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
 		return NULL;    /* an earlier try ran out of memory */
 	}
 	return &S->memos[*slot - 1];
+}
+
+/* The direct index of stack memos, sized by the largest stack id where
+ * that is not far beyond what a run holds (else all go through the map).
+ * 0 or -ENOMEM. */
+static int memo_index(struct idle_state *S)
+{
+	sqlite3_stmt *s;
+	int64_t max = 0;
+
+	if (sqlite3_prepare_v2(S->R->db, "SELECT max(id) FROM xp_stacks", -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			max = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	if (max <= 0 || max >= 1 << 24)
+		return 0;
+	S->memo_ids = (size_t)max + 1;
+	return (S->memo_by_id = calloc(S->memo_ids, sizeof(*S->memo_by_id))) ? 0 : -ENOMEM;
 }
 
 /* The site of a stack as an interned string: stacks that read the same
@@ -484,9 +518,14 @@ static void drained_by(struct idle_state *S, int64_t a, int64_t b)
 
 static void attribute_gaps(struct idle_state *S)
 {
+	/* the gaps come in time order: the op after each, found moving on */
+	size_t next = S->ngaps ? xp_tl_first_from(S->tl, S->gaps[0][1]) : 0;
+
 	for (size_t g = 0; g < S->ngaps && !S->err; g++) {
 		int64_t a = S->gaps[g][0], b = S->gaps[g][1], launch = b, gtid = S->main_gtid, stack = -1;
-		size_t next = xp_tl_first_from(S->tl, b);
+
+		while (next < S->tl->n && S->tl->ops[next].start < b)
+			next++;
 
 		S->gap_no++;
 		if (next < S->tl->n && S->tl->ops[next].launch >= 0) {
@@ -917,6 +956,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	*rows = 0;
 	/* read while the timeline loads */
 	if ((rc = xp_sample_reader_start(R->db, R->o->pid, &S.samples)) < 0 ||
+	    (rc = memo_index(&S)) < 0 ||
 	    (rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0 ||
 	    (rc = has_python_lines(R->db)) < 0)
 		goto out;
@@ -948,6 +988,7 @@ out:
 	table_free(&S.causes);
 	table_free(&S.drained);
 	xp_u64map_free(&S.memo_at);
+	free(S.memo_by_id);
 	free(S.memos);
 	free(S.syncs);
 	free(S.sync_by_start);
