@@ -2,12 +2,14 @@
 #include "export/timeline.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "src/array.h"
 #include "db/db_schema.h"
+#include "db/rundb.h"
 #include "src/gtid.h"
 #include "src/u64map.h"
 
@@ -136,6 +138,8 @@ struct tl_load {
 	int64_t (*wait)[2];
 	size_t nattr, attr_cap, nwait;
 	size_t last_dev;            /* the device of the row before: rows come by device */
+	pthread_t calls;            /* scans the CUDA calls meanwhile (calls_running) */
+	int calls_running, calls_rc;
 };
 
 static int step_rows(sqlite3 *db, const char *sql, int (*row)(struct tl_load *L, sqlite3_stmt *s),
@@ -217,7 +221,7 @@ static int gpu_row(struct tl_load *L, sqlite3_stmt *s)
 	int table = sqlite3_column_int(s, 0);
 	int64_t rowid = sqlite3_column_int64(s, 1), name = sqlite3_column_int64(s, 7);
 	struct xp_tl *tl = device_of(L, sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	uint64_t a = rowidx_get(&L->attr_at, rowid, (uint64_t)table), c, *w;
+	uint64_t a = rowidx_get(&L->attr_at, rowid, (uint64_t)table), *w;
 	struct xp_tl_op *op;
 
 	if (!tl || xp_array__reserve((void **)&tl->ops, &tl->cap, tl->n + 1, sizeof(*tl->ops), 1024))
@@ -231,15 +235,7 @@ static int gpu_row(struct tl_load *L, sqlite3_stmt *s)
 					XP_TL_COMM : XP_TL_COMPUTE };
 	if (a) {
 		op->stack = L->attr[a - 1][1];
-		c = rowidx_get(&L->api_at, L->attr[a - 1][0], 0);
-		if (c) {
-			const struct xp_tl_api *api = &L->set->api[c - 1];
-
-			op->launch = api->start;
-			op->launch_end = api->end;
-			op->gtid = api->gtid;
-			op->api_name = api->name;
-		}
+		op->launch = L->attr[a - 1][0];     /* the call's rowid, until join_calls */
 	}
 	if (op->cls == XP_TL_COMM && (w = xp_u64map_find(&L->waits, (uint64_t)rowid, 0))) {
 		op->wait = L->wait[*w - 1][0];
@@ -284,6 +280,57 @@ static int order_ops(struct xp_tl *tl)
 	return 0;
 }
 
+static const char calls_sql[] = "SELECT rowid, start, end, globalTid, nameId,"
+				 " ifnull(correlationId, -1) FROM CUPTI_ACTIVITY_KIND_RUNTIME";
+
+/* The CUDA calls, over a second connection of this thread's own. */
+static void *scan_calls(void *arg)
+{
+	struct tl_load *L = arg;
+	sqlite3 *db;
+
+	if ((L->calls_rc = xp_db_open_again(L->db, &db)) == 0) {
+		L->calls_rc = step_rows(db, calls_sql, api_row, L);
+		sqlite3_close(db);
+	}
+	return NULL;
+}
+
+/* Each op's CUDA call (op->launch holds its rowid until now), once the
+ * calls are read: by the thread, or here where it could not (no second
+ * connection to be had). 0 or -errno. */
+static int join_calls(struct tl_load *L)
+{
+	struct xp_tl_set *S = L->set;
+	int rc = -ENOENT;
+
+	if (L->calls_running) {
+		pthread_join(L->calls, NULL);
+		L->calls_running = 0;
+		rc = L->calls_rc;
+	}
+	if (rc < 0) {
+		S->napi = 0;        /* what a failed scan read goes */
+		if ((rc = step_rows(L->db, calls_sql, api_row, L)) < 0)
+			return rc;
+	}
+	if ((rc = rowidx_build(&L->api_at, L->api_rowid, NULL, S->napi)) < 0)
+		return rc;
+	for (size_t d = 0; d < S->ndev; d++)
+		for (size_t i = 0; i < S->dev[d].n; i++) {
+			struct xp_tl_op *op = &S->dev[d].ops[i];
+			uint64_t c = op->launch == -1 ? 0 : rowidx_get(&L->api_at, op->launch, 0);
+
+			op->launch = c ? S->api[c - 1].start : -1;
+			if (c) {
+				op->launch_end = S->api[c - 1].end;
+				op->gtid = S->api[c - 1].gtid;
+				op->api_name = S->api[c - 1].name;
+			}
+		}
+	return 0;
+}
+
 /* rows without timestamps (the device's buffer was full) cannot be placed */
 #define TIMED " WHERE (xp_flags & 1) = 0 AND end >= start AND globalPid IS NOT NULL"
 
@@ -295,13 +342,12 @@ int xp_tl_load_all(sqlite3 *db, struct xp_tl_set *set)
 	memset(set, 0, sizeof(*set));
 	xp_u64map_init(&L.coll);
 	xp_u64map_init(&L.waits);
+	/* the calls and the work are two scans of about a third of the time each */
+	L.calls_running = pthread_create(&L.calls, NULL, scan_calls, &L) == 0;
 	if ((rc = step_rows(db, "SELECT id FROM StringIds WHERE " XP_SQL_IS_COLLECTIVE("value"),
 			    coll_row, &L)) < 0 ||
 	    /* no collective's name in the run: no kernel to match across ranks */
 	    (L.coll.count && (rc = rank_waits(db, &L.waits, &L.wait, &L.nwait)) < 0) ||
-	    (rc = step_rows(db, "SELECT rowid, start, end, globalTid, nameId,"
-			    " ifnull(correlationId, -1) FROM CUPTI_ACTIVITY_KIND_RUNTIME", api_row, &L)) < 0 ||
-	    (rc = rowidx_build(&L.api_at, L.api_rowid, NULL, set->napi)) < 0 ||
 	    (rc = step_rows(db, "SELECT CASE gpu_table WHEN 'KERNEL' THEN 0 WHEN 'MEMCPY' THEN 1"
 			    " ELSE 2 END, gpu_rowid, ifnull(api_rowid, -1), ifnull(stack_id, -1)"
 			    " FROM xp_attribution", attr_row, &L)) < 0 ||
@@ -311,13 +357,16 @@ int xp_tl_load_all(sqlite3 *db, struct xp_tl_set *set)
 	    (rc = step_rows(db, "SELECT 1, rowid, globalPid, deviceId, start, end, streamId, -1"
 			    " FROM CUPTI_ACTIVITY_KIND_MEMCPY" TIMED, gpu_row, &L)) < 0 ||
 	    (rc = step_rows(db, "SELECT 2, rowid, globalPid, deviceId, start, end, streamId, -1"
-			    " FROM CUPTI_ACTIVITY_KIND_MEMSET" TIMED, gpu_row, &L)) < 0)
+			    " FROM CUPTI_ACTIVITY_KIND_MEMSET" TIMED, gpu_row, &L)) < 0 ||
+	    (rc = join_calls(&L)) < 0)
 		goto out;
 	for (size_t i = 0; i < set->ndev && rc == 0; i++)
 		rc = order_ops(&set->dev[i]);
 	if (rc == 0 && set->ndev)
 		qsort(set->dev, set->ndev, sizeof(*set->dev), cmp_dev);
 out:
+	if (L.calls_running)
+		pthread_join(L.calls, NULL);
 	rowidx_free(&L.api_at);
 	rowidx_free(&L.attr_at);
 	xp_u64map_free(&L.coll);
