@@ -6,7 +6,8 @@
  * exists, else by its path without following a last link; either is first
  * opened O_PATH (no open of the file itself: nothing blocks, no device
  * acts), and read only if it is a regular file with the mapping's device
- * and inode.
+ * and inode. Nothing of it is touched (not even a stat) unless its mount
+ * is of a local file system (fstrust.h): a FUSE server may never answer.
  *   struct mapfile_id id = { .pid = pid, .start = a, .end = b, .dev = dev,
  *                            .ino = ino, .path = path };
  *   int fd = mapfile_open(&id);      // O_RDONLY, or -errno
@@ -27,7 +28,8 @@ struct mapfile_id {
 
 /* A read-only fd of the mapped file, or -errno: -EPERM when what the
  * path leads to is not the mapped regular file (counted, see
- * mapfile_refused), -ENOENT when it cannot be reached at all. */
+ * mapfile_refused), -EREMOTE when it is on a mount not known local
+ * (counted, fstrust_skipped), -ENOENT when it cannot be reached at all. */
 int mapfile_open(const struct mapfile_id *id);
 
 /* How many opens were refused so far, in this process. */

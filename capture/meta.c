@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "src/jobrank.h"
+#include "capture/fstrust.h"
 #include "capture/mapfile.h"
 #include "capture/rundir.h"
 #include "src/runfmt.h"
@@ -136,6 +137,15 @@ static json_t *gpu_problem_json(const struct xp_record_meta *m)
 			 "processes", (int)m->gpu_problem_procs);
 }
 
+/* Files on mounts root does not touch (capture/fstrust.h), and their types. */
+static json_t *untrusted_fs_json(void)
+{
+	char types[256];
+
+	fstrust_skipped_types(types, sizeof(types));
+	return json_pack("{s:I,s:s}", "skipped", (json_int_t)fstrust_skipped(), "types", types);
+}
+
 static json_t *meta_json(const struct xp_record_meta *m)
 {
 	const struct xp_record_opts *o = m->opts;
@@ -206,6 +216,7 @@ static json_t *meta_json(const struct xp_record_meta *m)
 						       "compression", o->compress ? "zstd" : "none"));
 	json_object_set_new(root, "records", counts_json(m->counts));
 	json_object_set_new(root, "build_id_refused", json_integer((json_int_t)mapfile_refused()));
+	json_object_set_new(root, "untrusted_fs", untrusted_fs_json());
 	json_object_set_new(root, "xpcap_cpu", own_cpu_json());
 	json_object_set_new(root, "git", gitdesc_json(&m->git));
 	json_object_set_new(root, "job_rank", job_rank_json());

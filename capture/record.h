@@ -10,6 +10,7 @@
  *   snapshot.c  those mappings for -p/-a, and JIT perf maps at the end
  *   buildid.c   read an ELF file's GNU build id (libelf)
  *   cuptilib.c  open the injection library once (as the sudo user for --cupti-lib)
+ *   fstrust.c   whether root may touch a file a process names (no FUSE server to wait for)
  *   drain.c     the drain thread: BPF ring buffer + perf rings -> cpu.xpr
  *   rundir.c    create/check the run directory, copy files in, chown
  *   meta.c      meta.json (jansson), written at start and atomically at end

@@ -91,6 +91,11 @@ static int open_cupti_lib(struct xp_recorder *r)
 	else if (fd == -ENXIO)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot use injection library %s: "
 					"not a regular file", r->cupti_lib);
+	else if (fd == -EREMOTE)
+		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot use injection library %s: "
+					"on a FUSE file system (or one xpcap cannot tell is local), "
+					"which root does not touch for a user: its server may never "
+					"answer", r->cupti_lib);
 	else
 		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot use injection library %s: "
 					"%s%s", r->cupti_lib, strerror(-fd),

@@ -6,6 +6,7 @@
 
 #include "capture/bpfsampler.h"
 #include "capture/drain.h"
+#include "capture/fstrust.h"
 #include "capture/recorder_steps.h"
 #include "src/runfile.h"
 #include "src/runfmt_gpu.h"
@@ -136,6 +137,20 @@ int xp_recorder_finish(struct xp_recorder *r)
 	return ret;
 }
 
+/* Files not touched: on FUSE or a mount not known (capture/fstrust.h). */
+static void say_untrusted_fs(const struct xp_recorder *r)
+{
+	char types[256];
+
+	if (!fstrust_skipped())
+		return;
+	fstrust_skipped_types(types, sizeof(types));
+	xp_recorder_say(r, XP_SAY_PROGRESS, "%llu files not read (no build id or perf map from "
+			"them): on %s mounts, FUSE or not known to be local, whose server may "
+			"never answer (meta.json untrusted_fs)",
+			(unsigned long long)fstrust_skipped(), types);
+}
+
 /* What was written and lost. */
 void xp_recorder_say_written(const struct xp_recorder *r)
 {
@@ -155,6 +170,7 @@ void xp_recorder_say_written(const struct xp_recorder *r)
 			(unsigned long long)c->written[XP_REC_SWITCH],
 			(unsigned long long)c->written[XP_REC_MMAP],
 			(double)r->meta.cpu_bytes / (1 << 20));
+	say_untrusted_fs(r);
 	if (r->o.compress && r->meta.cpu_bytes)
 		xp_recorder_say(r, XP_SAY_PROGRESS, "cpu.xpr compressed %.1fx (%.1f MiB of records)",
 				(double)r->meta.cpu_raw_bytes / (double)r->meta.cpu_bytes,

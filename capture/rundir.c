@@ -23,6 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "capture/fstrust.h"
 #include "src/safeopen.h"
 
 static const char *const run_files[] = {
@@ -431,15 +432,19 @@ int rundir_copy_file(struct rundir *rd, const char *src, const char *name, uint6
 	return err;
 }
 
-/* Looked at through O_PATH first (src/safeopen.h): a FIFO or device the
- * user planted is never opened (no blocking, no device's open routine),
- * nor a file of another owner; only then is the regular file it was
- * opened for reading. */
+/* Looked at through O_PATH first (src/safeopen.h), walked without a
+ * request to FUSE (fstrust.h: a user may mount one on the name, and its
+ * server never answer): a FIFO or device the user planted is never opened
+ * (no blocking, no device's open routine), nor a file of another owner;
+ * only then is the regular file it was opened for reading. */
 int rundir_copy_user_file(struct rundir *rd, const char *src, const char *name,
 			  uid_t owner, uid_t owner2)
 {
 	struct stat st;
-	int at = xp_open_regular_path(AT_FDCWD, src, 0, &st), in, err;
+	int at = fstrust_open_path(src, 0), in, err;
+
+	if (at >= 0)
+		at = xp_regular_path_check(at, &st);
 
 	if (at == -ELOOP || at == -ENXIO)
 		return -EPERM;

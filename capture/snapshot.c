@@ -77,7 +77,7 @@ unsigned snapshot_perf_maps(struct drain *d, const pid_t *pids, unsigned n,
 	for (unsigned i = 0; i < count; i++) {
 		snprintf(src, sizeof(src), "/tmp/perf-%d.map", (int)seen[i]);
 		snprintf(name, sizeof(name), "perf-%d.map", (int)seen[i]);
-		if (drain_task_allowed(d, seen[i]) && access(src, F_OK) == 0)
+		if (drain_task_allowed(d, seen[i]))     /* none: -ENOENT */
 			copied += rundir_copy_user_file(rd, src, name, rd->uid,
 							proc_owner(seen[i], rd->uid)) == 0;
 	}

@@ -30,10 +30,15 @@ static int same_inode(int fd, const struct stat *st)
 int xp_open_regular_path(int dirfd, const char *path, unsigned flags, struct stat *st)
 {
 	/* O_PATH | O_NOFOLLOW on a link: a handle of the link itself */
-	int pfd = openat(dirfd, path, O_PATH | nofollow(flags) | O_CLOEXEC), err;
+	int pfd = openat(dirfd, path, O_PATH | nofollow(flags) | O_CLOEXEC);
 
-	if (pfd < 0)
-		return -errno;
+	return pfd < 0 ? -errno : xp_regular_path_check(pfd, st);
+}
+
+int xp_regular_path_check(int pfd, struct stat *st)
+{
+	int err;
+
 	if (fstat(pfd, st))
 		err = -errno;
 	else if (S_ISLNK(st->st_mode))

@@ -39,6 +39,9 @@ int xp_open_regular(int dirfd, const char *path, unsigned flags, struct stat *st
  * (same errors as xp_open_regular). Nothing has been opened for reading:
  * a library may be handed "/proc/self/fd/N". */
 int xp_open_regular_path(int dirfd, const char *path, unsigned flags, struct stat *st);
+/* Its second half, for an O_PATH fd the caller looked up itself: pfd and
+ * *st when a regular file, else -ELOOP / -ENXIO / -errno with pfd closed. */
+int xp_regular_path_check(int pfd, struct stat *st);
 /* Step two: opens what the O_PATH fd pfd names (kept open) for reading;
  * -ENXIO when that is no longer the inode st describes, -errno (-ENOENT
  * without /proc). */

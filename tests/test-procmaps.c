@@ -1,7 +1,8 @@
 /* test-procmaps.c - /proc/PID/maps lines, and walking our own maps finds
  * this test program's executable mapping with its build id; the file of a
  * mapping swapped for a FIFO or a link is never opened (mapfile.c); whose
- * a process is (taskowner.c). */
+ * a process is (taskowner.c); a path walked without touching a mount not
+ * known local (fstrust.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
+#include "capture/fstrust.h"
 #include "capture/mapfile.h"
 #include "capture/procmaps.h"
 #include "capture/taskowner.h"
@@ -142,6 +144,57 @@ START_TEST(owner)
 }
 END_TEST
 
+/* Paths walked one name at a time: links only when asked, no "..", and a
+ * file of a mount in no namespace (a pipe's) is skipped and counted. */
+START_TEST(fstrust_walk)
+{
+	char dir[] = "/tmp/xp-fstrust-XXXXXX", sub[64], link[64], types[80];
+	uint64_t skipped = fstrust_skipped();
+	int fd, p[2];
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(symlink(sub, link), 0);
+	fd = fstrust_open_path(sub, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(fstrust_fd(fd, 0), 0);
+	close(fd);
+	ck_assert_int_eq(fstrust_open_path(link, 0), -ELOOP);
+	snprintf(types, sizeof(types), "%s/.", link);
+	ck_assert_int_eq(fstrust_open_path(types, 0), -ELOOP);      /* on the way too */
+	fd = fstrust_open_path(link, FSTRUST_FOLLOW);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	close(fd);
+	ck_assert_int_eq(fstrust_open_path("/tmp/../etc", 0), -EINVAL);
+	ck_assert_int_eq(fstrust_open_path("tmp", 0), -EINVAL);
+	ck_assert_int_eq(fstrust_open_path("/no/such/xp-file", 0), -ENOENT);
+	fd = fstrust_open_path("/proc/self/status", FSTRUST_FOLLOW);  /* a relative link */
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(fstrust_skipped(), skipped);
+	ck_assert_int_eq(pipe(p), 0);                 /* pipefs: in no mountinfo */
+	ck_assert_int_eq(fstrust_fd(p[0], 0), -EREMOTE);
+	ck_assert_uint_eq(fstrust_skipped(), skipped + 1);
+	fstrust_skipped_types(types, sizeof(types));
+	ck_assert(strstr(types, "?") != NULL);
+	close(p[0]);
+	close(p[1]);
+	fd = memfd_create("xp-test", MFD_CLOEXEC);  /* the kernel's tmpfs: local */
+	ck_assert_int_eq(fstrust_fd(fd, 0), 0);
+	close(fd);
+	rmdir(sub);
+	unlink(link);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *procmaps_suite(void)
 {
 	Suite *s = suite_create("procmaps");
@@ -151,6 +204,7 @@ static Suite *procmaps_suite(void)
 	tcase_add_test(tc, walk_self);
 	tcase_add_test(tc, swapped_file);
 	tcase_add_test(tc, owner);
+	tcase_add_test(tc, fstrust_walk);
 	suite_add_tcase(s, tc);
 	return s;
 }

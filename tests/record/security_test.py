@@ -19,6 +19,9 @@ kaslr     kallsyms and kernel stacks of a run under sudo hold no real kernel
 mapswap   a user maps files without a build id, then swaps each for a FIFO, a
           "FILE (deleted)" FIFO, a link to a root-only ELF, or its directory for
           a link to a root-only one, while root records -a (issue 29 item 1)
+fuse      a user maps a library from a FUSE mount whose server answers only
+          them (and mounts one on their perf map): root's -a, -p and
+          --cupti-lib must not wait for it (issue 29, left item)
 cuptilib  --cupti-lib naming a file the user may not read (root-only, behind
           a link, in a root-only directory) is refused; one they may read
           gets the uprobe as before (issue 29, left item)
@@ -28,13 +31,14 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from record_test import (MARKERDIR, QUIET, XPCAP, XPCORR, Failure, check,  # noqa: E402
+from record_test import (MARKERDIR, PROGDIR, QUIET, XPCAP, XPCORR, Failure, check,  # noqa: E402
                          check_meta_counts, detached, dump, meta, mount_tmpfs, one_error_line,
                          prog, record, require_bpf, samples, wait_for, wait_recording)
 
@@ -456,6 +460,153 @@ def t_cuptilib(tmp):
     print("readable library: %d, %d launches" % (rc, len(launches)))
     check(rc == 0 and meta(run)["correlation_uprobe"] is True and len(launches) == 20,
           "--cupti-lib the user may read: the uprobe records the 20 launches (%d %r)" % (rc, err))
+
+
+def stallfs(kind, mnt, backing, log):
+    """tests/programs/stallfs on mnt: backing's bytes for the user, no answer
+    to anyone else, ever. Skips the test (77) where FUSE cannot be mounted."""
+    p = subprocess.Popen([prog("stallfs"), kind, mnt, backing, str(USER)],
+                         stdout=subprocess.PIPE, stderr=log, text=True)
+    if p.stdout.readline().strip() != "ready":
+        rc = p.wait()
+        with open(log.name) as f:
+            why = f.read().strip()
+        if rc == 77:
+            print("SKIP: no FUSE here:", why)
+            sys.exit(77)
+        raise Failure("stallfs did not start (%d): %s" % (rc, why))
+    return p
+
+
+def unmount(servers):
+    # the server's exit closes /dev/fuse: the connection is aborted and
+    # every request still waiting fails at once (a request the server has
+    # read holds its caller even against SIGKILL until then)
+    for server, _ in servers:
+        server.kill()
+        server.wait()
+    while servers:
+        subprocess.run(["umount", "-l", servers.pop()[1]], **QUIET)
+
+
+def finish(p, t0, what, servers, bound=20):
+    """p (xpcap) waited for to its end, or killed at bound seconds: rc, s."""
+    try:
+        rc = p.wait(timeout=max(0.1, bound - (time.monotonic() - t0)))
+    except subprocess.TimeoutExpired:
+        unmount(servers)
+        p.kill()
+        p.wait()
+        raise Failure("%s still running after %d s: it waits for the user's FUSE server" %
+                      (what, bound))
+    return rc, time.monotonic() - t0
+
+
+def t_fuse(tmp):
+    # issue 29, left item: root's xpcap stat'ed, opened and read files that
+    # a user's processes map, wherever they are; on the user's FUSE mount
+    # whose server never answers root, that waited for good (SIGKILL only)
+    home = user_dir(os.path.join(tmp, "home"))
+    backing = os.path.join(tmp, "libhot.so")
+    # without a build id: the kernel gives a live mmap record none, so root
+    # would read the file for it (the note's type is changed)
+    with open(os.path.join(PROGDIR, "libhotlib.so"), "rb") as f:
+        elf = f.read()
+    bid = bytes.fromhex(build_id_of(os.path.join(PROGDIR, "libhotlib.so")))
+    note = struct.pack("<III", 4, len(bid), 3) + b"GNU\0" + bid
+    check(elf.count(note) == 1, "libhotlib.so has one build id note")
+    with open(backing, "wb") as f:
+        f.write(elf.replace(note, struct.pack("<III", 4, len(bid), 0x7f) + b"GNU\0" + bid))
+    mnt = user_dir(os.path.join(tmp, "mnt"))
+    lib = os.path.join(mnt, "lib.so")
+    log = open(os.path.join(tmp, "stallfs.log"), "w")
+    servers, users, perf_map, held = [], [], None, None
+
+    def user_maps(tag):
+        ready = os.path.join(home, "ready-" + tag)
+        users.append(subprocess.Popen([prog("stallfs"), "map", lib, ready], preexec_fn=as_user,
+                                      **QUIET))
+        for _ in range(400):
+            if os.path.exists(ready):
+                return users[-1].pid
+            time.sleep(0.05)
+        raise Failure("the user's process did not map %s" % lib)
+    try:
+        servers.append((stallfs("dir", mnt, backing, log), mnt))
+        first = user_maps("1")
+        # not vacuous: the server answers the user, never root (a stat of
+        # the mount's root: one of lib.so would hold its name's lookup)
+        held = subprocess.Popen(["stat", mnt], **QUIET)
+        print("root's stat: pid %d" % held.pid)
+        time.sleep(1)
+        check(held.poll() is None, "root's stat of the user's FUSE mount: no answer in 1 s")
+        # and the user mounts one on their perf map
+        perf_map = "/tmp/perf-%d.map" % first
+        open(perf_map, "w").close()
+        os.chown(perf_map, USER, USER)
+        servers.append((stallfs("file", perf_map, backing, log), perf_map))
+        # root's -a: mappings older than the recording (/proc/PID/maps) and
+        # one made during it (a live mmap record)
+        run = os.path.join(tmp, "run")
+        t0 = time.monotonic()
+        p = subprocess.Popen([XPCAP, "record", "-o", run, "-a", "--duration", "3"] + QUICK,
+                             **QUIET)
+        while (not os.path.exists(os.path.join(run, "meta.json")) and p.poll() is None and
+               time.monotonic() - t0 < 10):
+            time.sleep(0.05)
+        second = user_maps("2")
+        rc, took = finish(p, t0, "xpcap record -a", servers)
+        print("xpcap record -a --duration 3 (pid %d): exit %d in %.1f s" % (p.pid, rc, took))
+        check(rc == 0, "-a: exit 0")
+        recs = dump(run)
+        md = check_meta_counts(run, recs)
+        fuse = [r for r in recs if r["kind"] == "mmap" and r.get("path") == lib]
+        print("mappings of the FUSE file: %s; untrusted_fs %s" %
+              (sorted({r["pid"] for r in fuse}), md.get("untrusted_fs")))
+        check({str(first), str(second)} <= {r["pid"] for r in fuse},
+              "both processes' mappings of it are in the run (by path)")
+        check(not any(r.get("build_id") for r in fuse), "none with a build id")
+        check(md["untrusted_fs"]["skipped"] >= 2 and
+              "fuse.stallfs" in md["untrusted_fs"]["types"].split(","),
+              "meta.json counts the files skipped, and their mount type")
+        libs = [r for r in recs if r["kind"] == "mmap" and
+                re.search(r"/lib[^/]*\.so", r.get("path", "")) and r["path"] != lib]
+        with_id = sum(1 for r in libs if len(r.get("build_id", "")) == 40)
+        check(with_id >= 0.9 * len(libs) > 0, "the other libraries keep their build ids "
+              "(%d of %d)" % (with_id, len(libs)))
+        # the user records their own process: maps and perf map skipped
+        run = os.path.join(home, "attach")
+        t0 = time.monotonic()
+        p = subprocess.Popen([XPCAP, "record", "-o", run, "-p", str(first), "--duration", "1"] +
+                             QUICK, env=ENV, **QUIET)
+        rc, took = finish(p, t0, "xpcap record -p under sudo", servers)
+        md = meta(run) if rc == 0 else {}
+        print("-p %d under sudo: exit %d in %.1f s; untrusted_fs %s" %
+              (first, rc, took, md.get("untrusted_fs")))
+        check(rc == 0 and md["untrusted_fs"]["skipped"] >= 2 and
+              not os.path.exists(os.path.join(run, "perf-%d.map" % first)),
+              "-p under sudo: exit 0, the mapping and the perf map skipped")
+        # --cupti-lib on it, under sudo: refused at once
+        t0 = time.monotonic()
+        rc, err = record(os.path.join(home, "run3"), ["-q", "--cupti-lib", lib], ["true"],
+                         env=ENV, check_clean=False)     # refused before BPF is loaded
+        took = time.monotonic() - t0
+        print("--cupti-lib on the FUSE mount: %d in %.1f s: %s" % (rc, took, err.strip()))
+        check(rc == 2 and one_error_line(err) and "on a FUSE file system" in err and took < 10,
+              "--cupti-lib on it under sudo: refused in one line")
+    finally:
+        for q in users:
+            q.kill()
+            q.wait()
+        unmount(servers)
+        if held:
+            held.kill()
+            held.wait()
+        log.close()
+        with open(log.name) as f:
+            print("stallfs never answered: %s" % sorted(set(l.strip() for l in f)))
+        if perf_map and os.path.exists(perf_map):
+            os.unlink(perf_map)
 
 
 def spinner(path, seconds, user=False):
