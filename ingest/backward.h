@@ -75,7 +75,8 @@ int xp_bwbracket_find(struct xp_bwbracket *b, int64_t pid, int64_t thread, int64
 /* "AddmmBackward0" of a type name as the ABI mangles it
  * ("N5torch8autograd9generated14AddmmBackward0E"): the innermost name,
  * template arguments left out; the mangled text itself when it is not a
- * name this reads. */
+ * name this reads; a name the recorder cut (64 bytes) ends in "…"
+ * ("ScaledDotProductEfficientAttentionBa…"). */
 void xp_autograd_node_name(const char *mangled, char *out, size_t len);
 
 #endif

@@ -62,6 +62,7 @@ struct joiner {
 	struct xp_u64map own_ops;   /* (launch's own stack, 0) -> its op's frame + 1 (1: none) */
 	struct xp_u64map applies;   /* (forward stack, 0) -> its Function.apply's stack node */
 	struct xp_u64map inside;    /* (forward stack, 0) -> the Python frame apply called + 1 */
+	struct xp_u64map comms;     /* (launch's own stack, 0) -> 2: a DDP bucket's, 1: not */
 	struct xp_bwcallers *callers;   /* the lines that called backward() */
 	struct xp_bwbracket bracket;    /* views: the launches around their number */
 	struct {                    /* the latest node at a forward line, per thread */
@@ -201,6 +202,41 @@ static int64_t own_op_frame(struct joiner *J, int64_t stack)
 	return frame;
 }
 
+/* DDP's reducer (c10d::Reducer) runs in AccumulateGrad's hook on the engine
+ * thread, under that node: it copies the gradient into its bucket (that
+ * gradient's work: the node's line, as any AccumulateGrad's) and, once a
+ * bucket is full, all-reduces the whole bucket (NCCL, or gloo's copies to
+ * the host): work of every parameter in the bucket, made by no forward op,
+ * so at no forward line. 1 when the launch's own stack is a bucket's
+ * all-reduce, 0 if not, -1 on an error; once per stack. */
+static int bucket_comm(struct joiner *J, int64_t stack)
+{
+	sqlite3_stmt *get = J->st[GET_SYM];
+	int64_t id = stack;
+	uint64_t *slot;
+	int fresh, depth = 0, found = 0;
+
+	if (xp_u64map_upsert(&J->comms, (uint64_t)stack, 0, &slot, &fresh))
+		return -1;
+	if (!fresh)
+		return *slot == 2;
+	while (id > 0 && !found && depth++ < 4096) {
+		const char *sym;
+
+		sqlite3_bind_int64(get, 1, id);
+		if (sqlite3_step(get) != SQLITE_ROW) {
+			sqlite3_reset(get);
+			return -1;
+		}
+		sym = (const char *)sqlite3_column_text(get, 2);
+		found = sym && !strncmp(sym, "c10d::Reducer::all_reduce_bucket(", 33);
+		id = sqlite3_column_int64(get, 0);
+		sqlite3_reset(get);
+	}
+	*xp_u64map_find(&J->comms, (uint64_t)stack, 0) = found ? 2 : 1;
+	return found;
+}
+
 static int ends_with(const char *s, const char *tail)
 {
 	size_t a = s ? strlen(s) : 0, b = strlen(tail);
@@ -306,8 +342,9 @@ static int producer(struct joiner *J, sqlite3_stmt *row, const char *node, char 
 }
 
 /* The row's outcome: its forward launch (if any) and how its line was
- * found, or why there is none (how NULL). */
-static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const char *how)
+ * found, or why there is none (how NULL: why, or the reason of its node). */
+static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const char *how,
+		   const char *why)
 {
 	sqlite3_stmt *set = J->st[SET_ROW];
 
@@ -316,8 +353,9 @@ static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const c
 	if (how) {
 		sqlite3_bind_text(set, 4, how, -1, SQLITE_STATIC);
 	} else {
-		sqlite3_bind_text(set, 2, unknown_reason(sqlite3_column_int64(row, 3),
-							 sqlite3_column_int(row, 7)), -1, SQLITE_STATIC);
+		sqlite3_bind_text(set, 2, why ? why : unknown_reason(sqlite3_column_int64(row, 3),
+								   sqlite3_column_int(row, 7)),
+				  -1, SQLITE_STATIC);
 	}
 	sqlite3_bind_int64(set, 3, sqlite3_column_int64(row, 0));
 	if (insert_id(set) < 0)
@@ -366,6 +404,30 @@ static void remember(struct joiner *J, sqlite3_stmt *row, const char *note, int6
 	snprintf(J->prev.node, sizeof(J->prev.node), "%s", note);
 }
 
+/* A DDP bucket's all-reduce (bucket_comm): its own stack (the reducer's
+ * frames, its "[DDP bucket K]" note) under the line that called backward()
+ * and over the note of the node whose hook ran it; no forward line. */
+static int bucket_one(struct joiner *J, sqlite3_stmt *row, const char *node, int64_t own)
+{
+	int64_t pid = sqlite3_column_int64(row, 8), base = own, caller, frame, stack;
+	int same = J->prev.pid == pid && J->prev.tid == sqlite3_column_int64(row, 9);
+	char note[200];
+
+	if (set_row(J, row, 0, NULL, "DDP's reducer: a gradient bucket's all-reduce, launched"
+		    " from AccumulateGrad's hook; no forward op made it"))
+		return -EIO;
+	if ((caller = xp_bwcallers_at(J->callers, pid, same ? J->prev.ts : 0,
+				      sqlite3_column_int64(row, 10))) &&
+	    (base = under_caller(J, caller, own)) <= 0)
+		return -EIO;
+	snprintf(note, sizeof(note), "%s, DDP reducer hook", node);
+	if ((frame = note_frame(J, note)) < 0 || (stack = under_leaf(J, base, frame)) <= 0)
+		return -EIO;
+	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
+	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, sqlite3_column_int64(row, 1));
+	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : 0;
+}
+
 /* One backward launch: its new stack and its row's outcome. */
 static int join_one(struct joiner *J, sqlite3_stmt *row)
 {
@@ -374,9 +436,11 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 	int64_t fwd_ts = 0;
 	const char *node = (const char *)sqlite3_column_text(row, 2), *how = "node";
 	char note[200];
-	int joined = sqlite3_column_type(row, 6) != SQLITE_NULL;
+	int joined = sqlite3_column_type(row, 6) != SQLITE_NULL, comm;
 
 	snprintf(note, sizeof(note), "%s", node ? node : "?");
+	if (own > 0 && (comm = bucket_comm(J, own)))
+		return comm < 0 ? -EIO : bucket_one(J, row, note, own);
 	if (joined) {
 		forward = sqlite3_column_int64(row, 5);
 		base = sqlite3_column_int64(row, 6);
@@ -401,7 +465,7 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 		base = own;
 		how = NULL;
 	}
-	if (set_row(J, row, forward, how))
+	if (set_row(J, row, forward, how, NULL))
 		return -EIO;
 	if (!base)
 		return 0;           /* a launch without a stack stays without one */
@@ -468,6 +532,7 @@ int xp_autograd_join(sqlite3 *db)
 	xp_u64map_init(&J.own_ops);
 	xp_u64map_init(&J.applies);
 	xp_u64map_init(&J.inside);
+	xp_u64map_init(&J.comms);
 	r = join_all(&J);
 	for (int i = 0; i < NSTMT; i++)
 		sqlite3_finalize(J.st[i]);
@@ -476,6 +541,7 @@ int xp_autograd_join(sqlite3 *db)
 	xp_u64map_free(&J.own_ops);
 	xp_u64map_free(&J.applies);
 	xp_u64map_free(&J.inside);
+	xp_u64map_free(&J.comms);
 	xp_bwcallers_free(J.callers);
 	xp_bwbracket_close(&J.bracket);
 	sqlite3_exec(db, "DROP TABLE temp.xp_ag_launch; DROP TABLE temp.xp_ag_fwd;", NULL, NULL, NULL);

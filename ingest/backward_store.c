@@ -137,6 +137,19 @@ void xp_autograd_node_name(const char *m, char *out, size_t len)
 		char *end;
 		unsigned long n = strtoul(p, &end, 10);
 
+		if (n > strlen(end) && strlen(m) >= XP_AUTOGRAD_NODE_NAME_MAX) {
+			/* cut by the recorder (XP_AUTOGRAD_NODE_NAME_MAX): the
+			 * innermost name's start, said to be cut; never the
+			 * namespace before it (ScaledDotProductEfficientAttention
+			 * Backward0 is not "generated") */
+			if (*end)
+				snprintf(out, len, "%s\u2026", end);
+			else if (last)
+				snprintf(out, len, "%.*s::\u2026", (int)last_len, last);
+			else
+				snprintf(out, len, "%s", m);
+			return;
+		}
 		if (n > strlen(end))
 			break;
 		last = end;

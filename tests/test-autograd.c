@@ -12,6 +12,7 @@
 
 #include "ingest/backward.h"
 #include "check-main.h"
+#include "ingest/ddpbuckets.h"
 #include "db/db_schema.h"
 #include "export/launchsite.h"
 #include "src/runfile.h"
@@ -21,7 +22,8 @@ static sqlite3 *db;
 
 /* frames, root first in each stack below */
 enum { F_MAIN = 1, F_PY, F_LINEAR, F_LAUNCH, F_MM, F_ENGINE, F_NODE, F_TRAIN, F_TENSOR,
-       F_OUTER, F_L45, F_OTHER, F_APPLY, F_OPS, F_CFWD, F_LAST = F_CFWD };
+       F_OUTER, F_L45, F_OTHER, F_APPLY, F_OPS, F_CFWD, F_BUCKET, F_NCCL, F_MARK,
+       F_LAST = F_MARK };
 /* a Python line as ingest stores it: qualified name, file, line (db/pyframe.h) */
 static const struct { const char *sym; int kind, module, line; } frames[] = { { NULL, 0, 0, 0 },
 	{ "main", XP_FRAME_USER, 100, 0 }, { "Block.forward", XP_FRAME_PYTHON, 100, 42 },
@@ -39,14 +41,17 @@ static const struct { const char *sym; int kind, module, line; } frames[] = { { 
 	{ "helper", XP_FRAME_PYTHON, 103, 5 },
 	{ "Function.apply", XP_FRAME_PYTHON, 104, 596 },
 	{ "OpOverload.__call__", XP_FRAME_PYTHON, 105, 865 },
-	{ "A.<locals>.CompiledFunction.forward", XP_FRAME_PYTHON, 105, 2503 } };
+	{ "A.<locals>.CompiledFunction.forward", XP_FRAME_PYTHON, 105, 2503 },
+	{ "c10d::Reducer::all_reduce_bucket(c10d::Bucket&)", XP_FRAME_USER, 100, 0 },
+	{ "ncclAllReduce", XP_FRAME_USER, 100, 0 },
+	{ "c10d::Reducer::mark_variable_ready(unsigned long)", XP_FRAME_USER, 100, 0 } };
 
 /* the forward stack's leaf is node 4, the backward one's node 8; node 12:
  * the launch inside loss.backward() (the initial gradient's fill); 16, 20
  * and 24: launches at model.py:42 and :45 under Net.forward, and at
  * other.py:5 (views between them: view_between_launches) */
 enum { S_FWD = 4, S_BWD = 8, S_CALL = 12, S_L42 = 16, S_L45 = 20, S_OTHER = 24, S_APPLY = 28,
-       S_COMPILED = 32 };
+       S_COMPILED = 32, S_BUCKET = 36, S_MARK = 40 };
 static const int chains[][4] = { { F_MAIN, F_PY, F_LINEAR, F_LAUNCH },
 				 { F_ENGINE, F_NODE, F_MM, F_LAUNCH },
 				 { F_MAIN, F_TRAIN, F_TENSOR, F_LAUNCH },
@@ -54,7 +59,9 @@ static const int chains[][4] = { { F_MAIN, F_PY, F_LINEAR, F_LAUNCH },
 				 { F_MAIN, F_OUTER, F_L45, F_LAUNCH },
 				 { F_MAIN, F_OTHER, F_LINEAR, F_LAUNCH },
 				 { F_MAIN, F_TRAIN, F_APPLY, F_OPS },
-				 { F_TRAIN, F_APPLY, F_CFWD, F_OPS } };
+				 { F_TRAIN, F_APPLY, F_CFWD, F_OPS },
+				 { F_ENGINE, F_BUCKET, F_NCCL, F_LAUNCH },
+				 { F_ENGINE, F_MARK, F_MM, F_LAUNCH } };
 #define NCHAINS (int)(sizeof(chains) / sizeof(chains[0]))
 
 static void exec(const char *sql)
@@ -330,6 +337,56 @@ START_TEST(pynode_at_apply)
 }
 END_TEST
 
+/* DDP's reducer in AccumulateGrad's hook (the engine thread, under that
+ * node): its copy of the gradient into the bucket sits at the producer's
+ * line as the AccumulateGrad does; the bucket's NCCL all-reduce, work of
+ * every parameter in the bucket, at no forward line: its own stack (the
+ * reducer's, named by its bucket) under the line that called backward(). */
+START_TEST(ddp_bucket_at_no_forward_line)
+{
+	struct xp_agstore *s = xp_agstore_new();
+	struct xp_sites *sites;
+	const char *acc = "N5torch8autograd14AccumulateGradE";
+	char buf[256];
+
+	build();
+	launch(s, 1, 7, S_FWD, 1, 5, NULL, 0, 0);        /* node 4's op, at model.py:42 */
+	launch(s, 20, 7, S_CALL, 1, 6, NULL, 0, 0);      /* loss.backward() */
+	launch(s, 51, 9, S_BWD, 0, 0, "N5torch8autograd9generated14AddmmBackward0E", 4, 1);
+	launch(s, 52, 9, S_MARK, 0, 0, acc, UINT64_MAX, 1);    /* into the bucket */
+	launch(s, 53, 9, S_BUCKET, 0, 0, acc, UINT64_MAX, 1);  /* the bucket's all-reduce */
+	ck_assert_int_eq(xp_agstore_save(db, s), 0);
+	xp_agstore_free(s);
+	ck_assert_int_eq(xp_ddp_buckets(db), 1);          /* as ingest runs them: buckets first */
+	ck_assert_int_eq(xp_autograd_join(db), 2);
+
+	ck_assert_str_eq(how_of(52, buf, sizeof(buf)), "producer|-");
+	ck_assert_str_eq(how_of(53, buf, sizeof(buf)), "-|DDP's reducer: a gradient bucket's"
+			 " all-reduce, launched from AccumulateGrad's hook; no forward op made it");
+	/* no Python frame: the forward line is not its; the backward() line is its root */
+	ck_assert_int_eq(q1("WITH RECURSIVE up(id) AS (SELECT stack_id FROM xp_launches WHERE"
+			    " correlation_id = 53 UNION ALL SELECT s.parent FROM up JOIN xp_stacks s"
+			    " ON s.id = up.id WHERE s.parent != 0) SELECT count(*) FROM up"
+			    " JOIN xp_stacks s ON s.id = up.id JOIN xp_frames f ON f.id = s.frame"
+			    " WHERE f.kind = 6"), 0);
+	ck_assert_int_eq(q1("WITH RECURSIVE up(id) AS (SELECT stack_id FROM xp_launches WHERE"
+			    " correlation_id = 53 UNION ALL SELECT s.parent FROM up JOIN xp_stacks s"
+			    " ON s.id = up.id WHERE s.parent != 0) SELECT count(*) FROM up"
+			    " JOIN xp_stacks s ON s.id = up.id JOIN xp_frames f ON f.id = s.frame"
+			    " JOIN StringIds y ON y.id = f.symbol WHERE (s.parent = 0 AND y.value ="
+			    " '[backward() at train.py:88 train_step]') OR y.value = '[DDP bucket 0]'"
+			    " OR y.value = '‹backward: AccumulateGrad, DDP reducer hook›'"), 3);
+	ck_assert_int_eq(q1("SELECT count(*) FROM xp_autograd WHERE forward_launch IS NOT NULL"), 2);
+
+	ck_assert_int_eq(xp_sites_new(db, &sites), 0);
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(52)), "model.py:42 Block.forward ›"
+			 " aten::linear ‹backward: AccumulateGrad from AddmmBackward0›");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(53)), "NCCL: DDP reducer, bucket 0");
+	xp_sites_free(sites);
+	sqlite3_close(db);
+}
+END_TEST
+
 /* a run without autograd records: empty tables, nothing re-stacked */
 START_TEST(no_records_no_join)
 {
@@ -391,6 +448,13 @@ START_TEST(node_names)
 	ck_assert_str_eq(out, "N99shortE");
 	xp_autograd_node_name("", out, sizeof(out));
 	ck_assert_str_eq(out, "");
+	/* cut at 64 bytes by the recorder, as on the H100 (2026-11-26) */
+	xp_autograd_node_name("N5torch8autograd9generated43ScaledDotProductEfficientAttentionBa",
+			      out, sizeof(out));
+	ck_assert_str_eq(out, "ScaledDotProductEfficientAttentionBa\u2026");
+	xp_autograd_node_name("N5torch8autograd9generated34XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX43",
+			      out, sizeof(out));
+	ck_assert_str_eq(out, "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX::\u2026");
 }
 END_TEST
 
@@ -402,6 +466,7 @@ static Suite *autograd_suite(void)
 	tcase_add_test(tc, backward_at_forward_line);
 	tcase_add_test(tc, view_between_launches);
 	tcase_add_test(tc, pynode_at_apply);
+	tcase_add_test(tc, ddp_bucket_at_no_forward_line);
 	tcase_add_test(tc, no_records_no_join);
 	tcase_add_test(tc, malformed_records);
 	tcase_add_test(tc, node_names);

@@ -78,11 +78,47 @@ def is_copy(name):
                             "DistributedDataParallel."))
 
 
+def is_collective(name):
+    """An NCCL kernel (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclKernel_...):
+    DDP's reducer launches its buckets' all-reduces from a hook, not a node."""
+    return name.startswith(("ncclDevKernel", "ncclKernel"))
+
+
+def collective_of(p, o, acc):
+    """What each side says of one NCCL kernel: torch.profiler's CPU op, node
+    and forward frames; our node note, other notes and Python line."""
+    import collections
+    for k in ("n", "ns", "prof_backward_n", "prof_line_n", "ours_backward_n", "ours_line_n",
+              "ours_line_ns"):
+        acc.setdefault(k, 0)
+    for k in ("prof_ops", "prof_nodes", "ours_notes", "ours_lines"):
+        acc.setdefault(k, collections.Counter())
+    acc["n"] += 1
+    acc["ns"] += o["dur"]
+    acc["prof_backward_n"] += bool(p["backward"])
+    acc["prof_line_n"] += bool(p.get("frames"))
+    acc["prof_ops"][p.get("op")] += 1
+    acc["prof_nodes"]["%s%s" % (p["backward"], " (in its hook)" if p.get("in_hook") else "")] += 1
+    acc["ours_backward_n"] += bool(o["backward"])
+    acc["ours_line_n"] += bool(o["frames"])
+    acc["ours_line_ns"] += o["dur"] if o["frames"] else 0
+    acc["ours_notes"][" | ".join(n for n in o.get("notes", []) if not n.startswith("[backward()"))] += 1
+    acc["ours_lines"][o["frames"][0] if o["frames"] else None] += 1
+
+
 def node_of(note):
     """"AddmmBackward0" of torch.profiler's node name or of our note
     ("AccumulateGrad from AddmmBackward0", "torch::autograd::AccumulateGrad",
     "ViewBackward0, between two launches of this line")."""
     return note.split(" from ")[0].split(",")[0].split("::")[-1] if note else None
+
+
+def same_node(ours, theirs):
+    """Our node's name is theirs, or its start where the recorder cut it
+    ("ScaledDotProductEfficientAttentionBa\u2026")."""
+    if ours and theirs and ours.endswith("\u2026"):
+        return theirs.startswith(ours[:-1])
+    return ours == theirs
 
 
 def enclosing(spans, starts, at):
@@ -157,10 +193,12 @@ def profile(out, script, args):
         if op is None or is_copy(name):
             continue
         t, at = op.start_thread_id(), _ns(op, "start")
+        k["op"] = op.name()
         node = enclosing(nodes.get(t, []), nstart.get(t, []), at)
-        if node is None:    # in evaluate_function, outside the node's own range
+        if node is None:    # in evaluate_function, outside the node's own range (a hook)
             ev = enclosing(engine.get(t, []), estart.get(t, []), at)
             node = ev and next((sp for sp in nodes.get(t, []) if ev[0] <= sp[0] <= ev[1]), None)
+            k["in_hook"] = node is not None
         if node is None:
             continue
         n = node[2]
@@ -198,9 +236,15 @@ ENCLOSING = "(no launch of its own)"
 def ours(db_path, out):
     db = sqlite3.connect(db_path)
     frames = {}
-    for fid, sym, mod, kind in db.execute(
-            "SELECT f.id, s.value, m.value, f.kind FROM xp_frames f JOIN StringIds s ON"
-            " s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module"):
+    # a Python line is its qualname, file (module) and line (xp_frames.line);
+    # databases made before that column hold "file.py:42 qualname" instead
+    has_line = any(r[1] == "line" for r in db.execute("PRAGMA table_info(xp_frames)"))
+    for fid, sym, mod, kind, line in db.execute(
+            "SELECT f.id, s.value, m.value, f.kind, %s FROM xp_frames f JOIN StringIds s ON"
+            " s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module"
+            % ("f.line" if has_line else "NULL")):
+        if kind == 6 and line is not None:
+            sym = "%s:%d %s" % (mod or "?", line, sym)
         frames[fid] = (sym, mod, kind)
     parent = dict((i, (p, f)) for i, p, f in db.execute("SELECT id, parent, frame FROM xp_stacks"))
     cache = {}
@@ -208,10 +252,12 @@ def ours(db_path, out):
     def stack(sid):
         if sid in cache:
             return cache[sid]
-        py, note, node = [], None, sid
+        py, note, notes, node = [], None, [], sid
         while node:
             p, f = parent[node]
             sym, mod, kind = frames[f]
+            if kind == 8:
+                notes.append(sym)
             if kind == 8 and sym.startswith("\u2039backward: "):
                 note = sym[len("\u2039backward: "):].rstrip("\u203a")
             if kind == 6:
@@ -219,7 +265,7 @@ def ours(db_path, out):
                 path, _, line = loc.rpartition(":")
                 py.append(frame(path, line, qual))
             node = p
-        cache[sid] = (note, py[:16])
+        cache[sid] = (note, py[:16], notes)
         return cache[sid]
 
     procs = {}
@@ -227,10 +273,10 @@ def ours(db_path, out):
             "SELECT k.start, k.end, s.value, a.stack_id, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL k"
             " JOIN StringIds s ON s.id = k.demangledName LEFT JOIN xp_attribution a"
             " ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid ORDER BY k.start"):
-        note, py = stack(sid) if sid else (None, [])
+        note, py, notes = stack(sid) if sid else (None, [], [])
         procs.setdefault(str(gpid >> 24), []).append(
             {"name": name, "start": start, "dur": end - start, "backward": note, "frames": py,
-             "enclosing": bool(note and ENCLOSING in note)})
+             "enclosing": bool(note and ENCLOSING in note), "notes": notes})
     with open(out, "w") as f:
         json.dump({"processes": procs}, f)
 
@@ -238,10 +284,17 @@ def ours(db_path, out):
 # ---- the comparison
 
 def align(a, b):
-    sm = difflib.SequenceMatcher(None, [k["name"] for k in a], [k["name"] for k in b], autojunk=False)
-    for blk in sm.get_matching_blocks():
-        for i in range(blk.size):
-            yield a[blk.a + i], b[blk.b + i]
+    """Pairs of the two runs' kernels by name and order; NCCL's apart from
+    the others: on their own stream, they start earlier or later against
+    the compute kernels from one run to the next."""
+    for coll in (False, True):
+        x = [k for k in a if is_collective(k["name"]) == coll]
+        y = [k for k in b if is_collective(k["name"]) == coll]
+        sm = difflib.SequenceMatcher(None, [k["name"] for k in x], [k["name"] for k in y],
+                                     autojunk=False)
+        for blk in sm.get_matching_blocks():
+            for i in range(blk.size):
+                yield x[blk.a + i], y[blk.b + i]
 
 
 def compare(name, ours_path, prof_paths, truth):
@@ -267,16 +320,20 @@ def compare(name, ours_path, prof_paths, truth):
             break
         mine = free.pop(best)
         t = dict((k, 0) for k in keys)
-        t.update(prof_bwd_n=sum(1 for k in prof if k["backward"]),
-                 ours_bwd_n=sum(1 for k in mine if k["backward"]), disagree=[])
+        t.update(prof_bwd_n=sum(1 for k in prof if k["backward"] and not is_collective(k["name"])),
+                 ours_bwd_n=sum(1 for k in mine if k["backward"] and not is_collective(k["name"])),
+                 disagree=[], collectives={})
         for p, o in align(prof, mine):
             t["matched"] += 1
+            if is_collective(p["name"]):
+                collective_of(p, o, t["collectives"])
+                continue
             if not p["backward"]:
                 continue
             d = o["dur"]
             t["bwd_ns"] += d
             t["bwd_n"] += 1
-            t["node_ns"] += d if node_of(o["backward"]) == node_of(p["backward"]) else 0
+            t["node_ns"] += d if same_node(node_of(o["backward"]), node_of(p["backward"])) else 0
             pf, of = p.get("frames") or [], o.get("frames") or []
             why = None
             if not o["backward"] or not of:
@@ -330,6 +387,18 @@ def compare(name, ours_path, prof_paths, truth):
     for p in res["processes"]:
         for d in p["disagree"]:
             print("   differs:", d)
+        c = p["collectives"]
+        if c:
+            print("   NCCL kernels (process %s): %d, %.3f ms; torch.profiler: %d in a backward node,"
+                  " %d with a forward line, ops %s, nodes %s; ours: %d under a node note, %d at a"
+                  " Python line (%.3f ms), notes %s, lines %s" % (
+                      p["pid"], c["n"], c["ns"] / 1e6, c["prof_backward_n"], c["prof_line_n"],
+                      dict(c["prof_ops"]), dict(c["prof_nodes"]), c["ours_backward_n"],
+                      c["ours_line_n"], c["ours_line_ns"] / 1e6, dict(c["ours_notes"]),
+                      dict(c["ours_lines"])))
+    res["collectives"] = dict((k, sum(p["collectives"].get(k, 0) for p in res["processes"]))
+                              for k in ("n", "ns", "prof_backward_n", "prof_line_n",
+                                        "ours_backward_n", "ours_line_n", "ours_line_ns"))
     import collections
     a = collections.Counter(k["name"] for p in profs for k in p)
     b = collections.Counter(k["name"] for v in procs.values() for k in v)
