@@ -9,11 +9,15 @@
 # the report names the site with its node, --by source puts backward time on
 # the forward lines, the flame graph under them, the Chrome trace links them,
 # info accounts for all of it.
+# With NAME ddp (fixtures/h100x2-ddp-nccl: rank 0 of tests/gpu/ddp_nccl.py,
+# DDP over NCCL on two H100s): the bucket all-reduces DDP's reducer launched
+# from AccumulateGrad's hook sit at no forward line (torch.profiler links
+# them to no forward op either), named by their bucket.
 # With NAME gpt2 (fixtures/h100-train-backward-gpt2: tests/gpu/hf_train.py,
 # a transformers GPT-2): its view nodes (no launch of their own) sit at the
 # line of the launches around them or under the enclosing line, said so in
 # their note and in info, and that line is among torch.profiler's frames.
-#   backward-fixture.sh XPCORR FIXTURE_DIR TESTS_GPU_DIR [mlp|gpt2]
+#   backward-fixture.sh XPCORR FIXTURE_DIR TESTS_GPU_DIR [mlp|gpt2|ddp]
 set -eu
 xpcorr=$1; fixture=$2; gpu=$3; name=${4:-mlp}
 [ -f "$fixture/device.db.xz" ] || { echo "skip: no fixture $fixture"; exit 77; }
@@ -26,6 +30,45 @@ python3 "$gpu/backward_truth.py" ours run/xpcorr.db ours.json
 python3 "$gpu/backward_truth.py" compare "$name" ours.json "$fixture/torch-profiler-backward.json" \
 	--truth truth.json
 "$xpcorr" info run > info.txt
+if [ "$name" = ddp ]; then
+	"$xpcorr" report --format json --top 0 --stacks 5 run > kernel.json
+	"$xpcorr" info --format json run > info.json
+	python3 - "$fixture/backward-truth.json" <<'PY'
+import json, sqlite3, sys
+t = json.load(open("truth.json"))["ddp"]
+kept = json.load(open(sys.argv[1]))["rank0"]
+# every kernel matched by name and order; the backward ones as on the GPU machine
+assert t["ours_kernels"] == t["profiler_kernels"] == t["matched"] > 0, t
+assert t["bwd_n"] == kept["bwd_n"] > 0 and t["prof_bwd_n"] == t["ours_bwd_n"], (t, kept)
+assert t["backward_with_line_pct"] + t["backward_enclosing_pct"] >= 99.9, t
+assert t["same_node_pct"] == 100, t     # ScaledDotProductEfficientAttentionBa... too
+assert t["prof_line_ns"] >= 0.9 * t["line_ns"] and t["agree_line_pct"] == 100, t
+# the bucket all-reduces: in AccumulateGrad's hook for torch.profiler, with no
+# forward line; ours at none either, named by their bucket
+c = t["collectives"]
+assert c["prof_backward_n"] == c["ours_backward_n"] == kept["collectives"]["ours_backward_n"] > 0, c
+assert c["prof_line_n"] == 0 and c["ours_line_n"] == c["n"] - c["ours_backward_n"], c
+ours = json.load(open("ours.json"))["processes"]
+bucket = [k for v in ours.values() for k in v if any(n.startswith("[DDP bucket ") for n in k["notes"])]
+assert len(bucket) == c["ours_backward_n"], len(bucket)
+assert all(not k["frames"] and k["backward"] == "AccumulateGrad, DDP reducer hook" for k in bucket), \
+    [k for k in bucket if k["frames"]][:2]
+for r in json.load(open("kernel.json"))["rows"]:
+    if r["name"].startswith("ncclDevKernel_AllReduce"):
+        sites = [s["frames"] for s in r["stacks"]]
+        assert any(s.startswith("NCCL: DDP reducer, bucket ") for s in sites), sites
+        assert not any("AccumulateGrad from" in s or s.startswith("linear.py") for s in sites), sites
+ag = json.load(open("info.json"))["autograd"]
+why = [u for u in ag["unknown"] if u["why"].startswith("DDP's reducer: a gradient bucket's all-reduce")]
+assert why and why[0]["launches"] == len(bucket), ag["unknown"]
+db = sqlite3.connect("run/xpcorr.db")
+assert not db.execute("SELECT count(*) FROM xp_autograd WHERE node = 'generated'").fetchone()[0]
+print("ok: %d kernels matched, %d backward kernels at torch.profiler's node and line (%.1f%% at a"
+      " forward line); %d bucket all-reduces at no forward line, as torch.profiler" % (
+          t["matched"], t["bwd_n"], t["backward_with_line_pct"], len(bucket)))
+PY
+	exit 0
+fi
 if [ "$name" = gpt2 ]; then
 	"$xpcorr" report --format json --top 0 --stacks 5 run > kernel.json
 	"$xpcorr" info --format json run > info.json

@@ -9,7 +9,8 @@
 # line, and what each side says of the NCCL all-reduces DDP's reducer
 # launches from AccumulateGrad's hook. With XPCORR_BEFORE (an xpcorr of
 # another commit, in CARRY) the same runs are ingested by it first, for the
-# before and after of a fix. Program output unchanged under xpcap. Back in
+# before and after of a fix; with GLOO=1 also DDP over gloo (ddp_gloo.py,
+# both ranks on GPU 0, one record). Program output unchanged under xpcap. Back in
 # OUT/results.tar: each rank's database (xz), meta.json, both sides' JSON.
 #   CARRY=.devcarry/ddpnccl OUT=/tmp/out [XPCORR_BEFORE=xpcorr-main] bash tests/gpu/ddpnccl-device.sh
 . "$(dirname "$(realpath "$0")")/device-env.sh" ddpnccl
@@ -99,4 +100,19 @@ python3 "$G/backward_truth.py" compare job "$R/job-ours.json" "$R/prof-rank0.jso
 "$X" report --by rank "$R/job" | head -20
 nccl_sites "$X" "$R/job"
 cp "$T" "$R/pack/"; pack
+
+if [ "${GLOO:-0}" = 1 ]; then
+	# gloo's reducer copies each bucket to the host from the same hook
+	echo "== DDP over gloo (ddp_gloo.py, 2 ranks on GPU 0), one record"
+	timeout 150 "$C/xpcap" record -q -o "$R/gloo" -- torchrun --nproc-per-node 2 "$G/ddp_gloo.py" \
+		--steps "$STEPS" > "$R/gloo.rec" 2>&1 || tail -3 "$R/gloo.rec"
+	timeout 150 torchrun --nproc-per-node 2 -m backward_truth profile "$R/gloo-prof.json" \
+		"$G/ddp_gloo.py" --steps "$STEPS" > /dev/null 2> "$R/gloo-prof.err"
+	timeout 200 "$X" ingest -q "$R/gloo"
+	python3 "$G/backward_truth.py" ours "$R/gloo/xpcorr.db" "$R/gloo-ours.json"
+	python3 "$G/backward_truth.py" compare gloo "$R/gloo-ours.json" "$R/gloo-prof-rank0.json" \
+		"$R/gloo-prof-rank1.json" --truth "$T"
+	"$X" info "$R/gloo" | grep -A8 -E "^backward:"
+	cp "$T" "$R/pack/"; pack
+fi
 ls -la "$OUT"; echo "took $((SECONDS - t0)) s"
