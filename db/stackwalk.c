@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/dbtask.h"
 #include "src/array.h"
 #include "src/u64map.h"
 
@@ -31,6 +32,7 @@ struct xp_stackwalk {
 	unsigned steps;             /* since the walk began: a cycle must end */
 	int64_t *kernel_names;      /* sorted StringIds ids of the run's kernel names */
 	size_t nkernel_names;
+	struct xp_db_task *names;   /* reads them meanwhile (a scan of every kernel); NULL: read */
 	struct xp_u64map node_at;   /* node id -> index + 1 into nodes */
 	struct xp_u64map frame_at;  /* (frame id, 1: a NULL frame) -> index + 1 into frames */
 	struct walked_node *nodes;
@@ -45,8 +47,9 @@ static int cmp_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int load_kernel_names(sqlite3 *db, struct xp_stackwalk *w)
+static int load_kernel_names(sqlite3 *db, void *arg)
 {
+	struct xp_stackwalk *w = arg;
 	sqlite3_stmt *s;
 	size_t cap = 0;
 	int rc = 0;
@@ -89,7 +92,8 @@ int xp_stackwalk_open(sqlite3 *db, struct xp_stackwalk **out)
 		free(w);
 		return -EIO;
 	}
-	if ((rc = load_kernel_names(db, w)) < 0) {
+	/* the first frame read waits for them */
+	if ((rc = xp_db_task_start(db, load_kernel_names, w, &w->names)) < 0) {
 		xp_stackwalk_close(w);
 		return rc;
 	}
@@ -130,6 +134,12 @@ static size_t keep_frame(struct xp_stackwalk *w, uint64_t *slot)
 	int64_t sym;
 	int rc = 0;
 
+	if (w->names) {
+		rc = xp_db_task_join(w->names);
+		w->names = NULL;
+		if (rc)
+			return 0;   /* (out of memory: a host stub would go unnoticed) */
+	}
 	if (xp_array__reserve((void **)&w->frames, &w->frame_cap, w->nframes + 1, sizeof(*w->frames),
 			      64))
 		return 0;       /* the slot stays 0: read again next time */
@@ -238,6 +248,7 @@ void xp_stackwalk_close(struct xp_stackwalk *w)
 {
 	if (!w)
 		return;
+	xp_db_task_drop(w->names);
 	sqlite3_finalize(w->node);
 	sqlite3_finalize(w->frame);
 	free(w->kernel_names);

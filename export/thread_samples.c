@@ -3,10 +3,9 @@
 #include "export/thread_samples.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 
-#include "db/rundb.h"
+#include "db/dbtask.h"
 #include "export/timeline.h"
 #include "src/array.h"
 #include "src/gtid.h"
@@ -16,12 +15,9 @@ struct xp_sample_reader {
 	sqlite3 *db;                /* the caller's */
 	sqlite3_stmt *one;          /* on db: a thread the read-ahead lacks */
 	uint32_t pid;
-	pthread_t ahead;
-	int ahead_running;          /* started and not yet joined */
-	int ahead_rc;               /* the read-ahead's end: 0 or a negative errno */
+	struct xp_db_task *ahead;   /* the launching threads' (read_all); NULL once joined */
 	struct xp_thread_samples *t;
 	size_t n, cap;              /* the read-ahead appends until it is joined */
-	size_t read_ahead;          /* how many of t it read */
 	struct xp_u64map at;        /* gtid -> index + 1 into t, once joined */
 };
 
@@ -63,10 +59,10 @@ static int append(struct xp_sample_reader *r, sqlite3_stmt *s, int64_t gtid)
 	return 0;
 }
 
-/* Every selected thread that made a CUDA call, over a connection of the
- * read-ahead's own. */
-static int read_all(struct xp_sample_reader *r, sqlite3 *db)
+/* Every selected thread that made a CUDA call (a task: dbtask.h). */
+static int read_all(sqlite3 *db, void *arg)
 {
+	struct xp_sample_reader *r = arg;
 	sqlite3_stmt *threads = NULL, *one = NULL;
 	int rc = 0, step;
 
@@ -87,18 +83,6 @@ static int read_all(struct xp_sample_reader *r, sqlite3 *db)
 	return rc;
 }
 
-static void *read_ahead(void *arg)
-{
-	struct xp_sample_reader *r = arg;
-	sqlite3 *db;
-
-	if ((r->ahead_rc = xp_db_open_again(r->db, &db)) == 0) {
-		r->ahead_rc = read_all(r, db);
-		sqlite3_close(db);
-	}
-	return NULL;
-}
-
 int xp_sample_reader_start(sqlite3 *db, uint32_t pid, struct xp_sample_reader **out)
 {
 	struct xp_sample_reader *r = calloc(1, sizeof(*r));
@@ -109,28 +93,21 @@ int xp_sample_reader_start(sqlite3 *db, uint32_t pid, struct xp_sample_reader **
 	r->db = db;
 	r->pid = pid;
 	xp_u64map_init(&r->at);
-	/* no thread to be had: each is read when asked */
-	r->ahead_running = pthread_create(&r->ahead, NULL, read_ahead, r) == 0;
-	return 0;
+	return xp_db_task_start(db, read_all, r, &r->ahead);
 }
 
-/* Joins the read-ahead and indexes what it read; what failed is dropped
- * (those threads are read again when asked, and fail again if they must). */
+/* Joins the read-ahead and indexes what it read. 0 or -errno. */
 static int join_ahead(struct xp_sample_reader *r)
 {
 	uint64_t *slot;
-	int fresh;
+	int fresh, rc;
 
-	if (!r->ahead_running)
+	if (!r->ahead)
 		return 0;
-	pthread_join(r->ahead, NULL);
-	r->ahead_running = 0;
-	if (r->ahead_rc < 0) {
-		for (size_t i = 0; i < r->n; i++)
-			free(r->t[i].s);
-		r->n = 0;
-	}
-	r->read_ahead = r->n;
+	rc = xp_db_task_join(r->ahead);
+	r->ahead = NULL;
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < r->n; i++) {
 		if (xp_u64map_upsert(&r->at, (uint64_t)r->t[i].gtid, 0, &slot, &fresh))
 			return -ENOMEM;
@@ -163,17 +140,11 @@ const struct xp_thread_samples *xp_sample_reader_get(struct xp_sample_reader *r,
 	return &r->t[r->n - 1];
 }
 
-int xp_sample_reader_ahead(struct xp_sample_reader *r)
-{
-	return join_ahead(r) < 0 ? 0 : (int)r->read_ahead;
-}
-
 void xp_sample_reader_free(struct xp_sample_reader *r)
 {
 	if (!r)
 		return;
-	if (r->ahead_running)
-		pthread_join(r->ahead, NULL);
+	xp_db_task_drop(r->ahead);
 	for (size_t i = 0; i < r->n; i++)
 		free(r->t[i].s);
 	free(r->t);

@@ -2,14 +2,13 @@
 #include "export/timeline.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "src/array.h"
 #include "db/db_schema.h"
-#include "db/rundb.h"
+#include "db/dbtask.h"
 #include "src/gtid.h"
 #include "src/u64map.h"
 
@@ -138,8 +137,7 @@ struct tl_load {
 	int64_t (*wait)[2];
 	size_t nattr, attr_cap, nwait;
 	size_t last_dev;            /* the device of the row before: rows come by device */
-	pthread_t calls;            /* scans the CUDA calls meanwhile (calls_running) */
-	int calls_running, calls_rc;
+	struct xp_db_task *calls;   /* scans the CUDA calls meanwhile */
 };
 
 static int step_rows(sqlite3 *db, const char *sql, int (*row)(struct tl_load *L, sqlite3_stmt *s),
@@ -283,38 +281,21 @@ static int order_ops(struct xp_tl *tl)
 static const char calls_sql[] = "SELECT rowid, start, end, globalTid, nameId,"
 				 " ifnull(correlationId, -1) FROM CUPTI_ACTIVITY_KIND_RUNTIME";
 
-/* The CUDA calls, over a second connection of this thread's own. */
-static void *scan_calls(void *arg)
+/* The CUDA calls (a task: dbtask.h). */
+static int scan_calls(sqlite3 *db, void *arg)
 {
-	struct tl_load *L = arg;
-	sqlite3 *db;
-
-	if ((L->calls_rc = xp_db_open_again(L->db, &db)) == 0) {
-		L->calls_rc = step_rows(db, calls_sql, api_row, L);
-		sqlite3_close(db);
-	}
-	return NULL;
+	return step_rows(db, calls_sql, api_row, arg);
 }
 
 /* Each op's CUDA call (op->launch holds its rowid until now), once the
- * calls are read: by the thread, or here where it could not (no second
- * connection to be had). 0 or -errno. */
+ * calls are read. 0 or -errno. */
 static int join_calls(struct tl_load *L)
 {
 	struct xp_tl_set *S = L->set;
-	int rc = -ENOENT;
+	int rc = xp_db_task_join(L->calls);
 
-	if (L->calls_running) {
-		pthread_join(L->calls, NULL);
-		L->calls_running = 0;
-		rc = L->calls_rc;
-	}
-	if (rc < 0) {
-		S->napi = 0;        /* what a failed scan read goes */
-		if ((rc = step_rows(L->db, calls_sql, api_row, L)) < 0)
-			return rc;
-	}
-	if ((rc = rowidx_build(&L->api_at, L->api_rowid, NULL, S->napi)) < 0)
+	L->calls = NULL;
+	if (rc < 0 || (rc = rowidx_build(&L->api_at, L->api_rowid, NULL, S->napi)) < 0)
 		return rc;
 	for (size_t d = 0; d < S->ndev; d++)
 		for (size_t i = 0; i < S->dev[d].n; i++) {
@@ -343,8 +324,8 @@ int xp_tl_load_all(sqlite3 *db, struct xp_tl_set *set)
 	xp_u64map_init(&L.coll);
 	xp_u64map_init(&L.waits);
 	/* the calls and the work are two scans of about a third of the time each */
-	L.calls_running = pthread_create(&L.calls, NULL, scan_calls, &L) == 0;
-	if ((rc = step_rows(db, "SELECT id FROM StringIds WHERE " XP_SQL_IS_COLLECTIVE("value"),
+	if ((rc = xp_db_task_start(db, scan_calls, &L, &L.calls)) < 0 ||
+	    (rc = step_rows(db, "SELECT id FROM StringIds WHERE " XP_SQL_IS_COLLECTIVE("value"),
 			    coll_row, &L)) < 0 ||
 	    /* no collective's name in the run: no kernel to match across ranks */
 	    (L.coll.count && (rc = rank_waits(db, &L.waits, &L.wait, &L.nwait)) < 0) ||
@@ -365,8 +346,7 @@ int xp_tl_load_all(sqlite3 *db, struct xp_tl_set *set)
 	if (rc == 0 && set->ndev)
 		qsort(set->dev, set->ndev, sizeof(*set->dev), cmp_dev);
 out:
-	if (L.calls_running)
-		pthread_join(L.calls, NULL);
+	xp_db_task_drop(L.calls);       /* (joined already, unless an error came first) */
 	rowidx_free(&L.api_at);
 	rowidx_free(&L.attr_at);
 	xp_u64map_free(&L.coll);

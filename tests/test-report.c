@@ -2,6 +2,7 @@
  * truth of gpu-testdb.c: tests/golden/report/<name>.{txt,csv,json}.
  * Regenerate them on purpose with tests/golden/regen-report (sets
  * XP_REGEN_GOLDEN=1, which writes instead of comparing). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "db/launch.h"
 #include "db/groups.h"
 #include "correlate/report_groups.h"
+#include "db/dbtask.h"
 #include "db/rundb.h"
 #include "export/thread_samples.h"
 
@@ -421,9 +423,8 @@ START_TEST(command_on_run_dir)
 END_TEST
 
 /* Each thread's samples, as SQL counts them, from the reader of db: read
- * ahead (ahead: how many threads the read-ahead must have read) or when
- * asked; a thread without CUDA calls is read when asked. */
-static void check_samples(sqlite3 *on, int ahead)
+ * ahead, or when asked (a thread without CUDA calls). */
+static void check_samples(sqlite3 *on)
 {
 	struct xp_sample_reader *r;
 	sqlite3_stmt *s;
@@ -431,7 +432,6 @@ static void check_samples(sqlite3 *on, int ahead)
 	int err;
 
 	ck_assert_int_eq(xp_sample_reader_start(on, 0, &r), 0);
-	ck_assert_int_eq(xp_sample_reader_ahead(r), ahead);
 	ck_assert_int_eq(sqlite3_prepare_v2(on, "SELECT pid << 24 | tid, count(*), min(ts), max(ts)"
 					    " FROM xp_samples GROUP BY 1", -1, &s, NULL), SQLITE_OK);
 	while (sqlite3_step(s) == SQLITE_ROW) {
@@ -463,12 +463,67 @@ START_TEST(samples_read_ahead)
 	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period)"
 				      " VALUES (30, 777, 778, 0, 1, 1), (10, 777, 778, 0, 1, 1),"
 				      " (20, 777, 778, 0, 1, 1)", NULL, NULL, NULL), SQLITE_OK);
-	/* a database without a file of its own: each thread read when asked */
-	check_samples(db, 0);
+	/* a database without a file of its own: read over its connection */
+	check_samples(db);
 	write_run_db(path, sizeof(path));
 	ck_assert_int_eq(xp_db_open_file(path, &disk, err, sizeof(err)), 0);
-	check_samples(disk, (int)launching);
+	check_samples(disk);
 	sqlite3_close(disk);
+}
+END_TEST
+
+/* What a task saw: the connection, the thread and the kernels it read. */
+struct task_seen {
+	sqlite3 *db;
+	pthread_t thread;
+	int64_t kernels;
+};
+
+static int see(sqlite3 *on, void *arg)
+{
+	struct task_seen *t = arg;
+	sqlite3_stmt *s;
+
+	t->db = on;
+	t->thread = pthread_self();
+	if (sqlite3_prepare_v2(on, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &s,
+			       NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+		t->kernels = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return 7;
+}
+
+/* A task reads a database file over a connection of its own on a thread of
+ * its own; one in memory, over the caller's at the join; a dropped task
+ * reads nothing over the caller's. */
+START_TEST(db_task)
+{
+	char path[512], err[512];
+	struct task_seen t = { 0 };
+	struct xp_db_task *k;
+	sqlite3 *disk;
+
+	write_run_db(path, sizeof(path));
+	ck_assert_int_eq(xp_db_open_file(path, &disk, err, sizeof(err)), 0);
+	ck_assert_int_eq(xp_db_task_start(disk, see, &t, &k), 0);
+	ck_assert_int_eq(xp_db_task_join(k), 7);
+	ck_assert_ptr_nonnull(t.db);
+	ck_assert_ptr_ne(t.db, disk);
+	ck_assert(!pthread_equal(t.thread, pthread_self()));
+	ck_assert_int_eq(t.kernels, q1("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+	ck_assert_int_gt(t.kernels, 0);
+	sqlite3_close(disk);
+
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(xp_db_task_start(db, see, &t, &k), 0);
+	ck_assert_int_eq(xp_db_task_join(k), 7);
+	ck_assert_ptr_eq(t.db, db);
+	ck_assert(pthread_equal(t.thread, pthread_self()));
+
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(xp_db_task_start(db, see, &t, &k), 0);
+	xp_db_task_drop(k);
+	ck_assert_ptr_null(t.db);
 }
 END_TEST
 
@@ -657,6 +712,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, stack_reuse_footer);
 	tcase_add_test(tc, command_on_run_dir);
 	tcase_add_test(tc, samples_read_ahead);
+	tcase_add_test(tc, db_task);
 	tcase_add_test(tc, groups_equal_rows);
 	tcase_add_test(tc, groups_stale_after_changes);
 	tcase_add_test(tc, python_paths_short);
