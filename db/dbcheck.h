@@ -38,7 +38,8 @@
  * -EIO when the schema cannot be read (err has SQLite's message). */
 int xp_db_check_schema(sqlite3 *db, char *err, size_t len);
 /* Adds a database file of that many bytes to the process's budget and
- * bounds db's statements by it. */
+ * bounds db's statements by it (0: another connection to a file counted
+ * already, xp_db_open_again's). */
 void xp_db_limit_work(sqlite3 *db, uint64_t file_bytes);
 /* 1 with msg set once the budget is spent (statements now fail), else 0. */
 int xp_db_work_exhausted(char *msg, size_t len);

@@ -193,11 +193,21 @@ static int checked(sqlite3 **db, uint64_t bytes, const char *shown, char *err, s
 	return e;
 }
 
+/* A database file to open: rel in dirfd, sqlite_path for SQLite, shown in
+ * messages; again: a second connection to a file opened already, whose
+ * queries' work is bounded by the budget the first one brought. */
+struct db_place {
+	int dirfd;
+	const char *rel, *sqlite_path, *shown;
+	int again;
+};
+
 /* Regular files only, opened without blocking (a FIFO) or following a
  * link; then SQLite, which must not follow one either. */
-static int open_db(int dirfd, const char *rel, const char *sqlite_path, const char *shown,
-		   sqlite3 **db, char *err, size_t len)
+static int open_db(const struct db_place *at, sqlite3 **db, char *err, size_t len)
 {
+	int dirfd = at->dirfd;
+	const char *rel = at->rel, *sqlite_path = at->sqlite_path, *shown = at->shown;
 	char path[3 * PATH_MAX + 32];
 	struct stat st;
 	int fd, e;
@@ -232,21 +242,31 @@ static int open_db(int dirfd, const char *rel, const char *sqlite_path, const ch
 		*db = NULL;
 		return -EIO;
 	}
-	return checked(db, (uint64_t)st.st_size, shown, err, len);
+	return checked(db, at->again ? 0 : (uint64_t)st.st_size, shown, err, len);
+}
+
+static int open_file(const char *path, int again, sqlite3 **db, char *err, size_t len)
+{
+	return open_db(&(struct db_place){ AT_FDCWD, path, path, path, again }, db, err, len);
 }
 
 int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len)
 {
-	return open_db(AT_FDCWD, path, path, path, db, err, len);
+	return open_file(path, 0, db, err, len);
 }
 
-int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len)
+static int open_run_db(struct xp_rundir *d, int again, sqlite3 **db, char *err, size_t len)
 {
 	char path[PATH_MAX + 16], shown[PATH_MAX + 16];
 
 	snprintf(path, sizeof(path), "%s/%s", d->path, XP_DB_NAME);
 	snprintf(shown, sizeof(shown), "%s/%s", d->name, XP_DB_NAME);
-	return open_db(d->fd, XP_DB_NAME, path, shown, db, err, len);
+	return open_db(&(struct db_place){ d->fd, XP_DB_NAME, path, shown, again }, db, err, len);
+}
+
+int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len)
+{
+	return open_run_db(d, 0, db, err, len);
 }
 
 int xp_db_open_again(sqlite3 *db, sqlite3 **again)
@@ -261,13 +281,13 @@ int xp_db_open_again(sqlite3 *db, sqlite3 **again)
 		return -ENOENT;
 	base = strrchr(path, '/') + 1;
 	if (strcmp(base, XP_DB_NAME))
-		return xp_db_open_file(path, again, err, sizeof(err));
+		return open_file(path, 1, again, err, sizeof(err));
 	if ((size_t)(base - path) >= sizeof(dir))
 		return -ENAMETOOLONG;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path - 1), path);
 	if ((e = xp_rundir_open(&d, dir[0] ? dir : "/", err, sizeof(err))) < 0)
 		return e;
-	e = xp_rundir_open_db(&d, again, err, sizeof(err));
+	e = open_run_db(&d, 1, again, err, sizeof(err));
 	xp_rundir_close(&d);
 	return e;
 }
