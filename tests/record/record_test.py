@@ -1331,7 +1331,7 @@ def t_diskfull(tmp):
             done = os.path.join(tmp, "done%d" % size)
             # the program then fills what xpcap's cut-back freed: the last
             # meta.json must go in place of the first, which reserved room
-            cmd = ["sh", "-c", "%s 1; cat /dev/zero > %s/fill 2>/dev/null; echo finished > %s; "
+            cmd = ["sh", "-c", "%s 0.25; cat /dev/zero > %s/fill 2>/dev/null; echo finished > %s; "
                    "exit 7" % (prog("threads"), disk, done)]
             rc, err = record(run, ["-q", "--no-gpu", "--compress", "none", "-F", "20000",
                                    "--call-graph", "dwarf,8192"], cmd)
