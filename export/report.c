@@ -72,22 +72,23 @@ int xp_rep_prepare(struct rep *R, const char *sql, sqlite3_stmt **s)
  * describe the whole run: usable when nothing is filtered out and they
  * were computed from the rows the database holds now (databases of older
  * builds have none; rows deleted by hand make them stale). */
-static int use_groups(struct rep *R)
+static int filtered(const struct xp_report_opts *o)
 {
-	const struct xp_report_opts *o = R->o;
-
-	if (o->pid || o->since || o->until)
-		return 0;
-	return xp_groups_fresh(R->db);
+	return o->pid || o->since || o->until;
 }
 
-/* use_groups as a task (dbtask.h): a view needs the answer only for its
- * footers, and finding it counts every kernel and call (~0.1 s at 1M). */
-static int use_groups_task(sqlite3 *db, void *arg)
+static int use_groups(struct rep *R)
+{
+	return !filtered(R->o) && xp_groups_fresh(R->db);
+}
+
+/* xp_groups_fresh as a task (dbtask.h): a view needs the answer only for
+ * its footers, and finding it counts every kernel and call (~0.1 s at 1M). */
+static int groups_fresh_task(sqlite3 *db, void *arg)
 {
 	struct rep *R = arg;
 
-	R->groups = R->o->pid || R->o->since || R->o->until ? 0 : xp_groups_fresh(db);
+	R->groups = xp_groups_fresh(db);
 	return 0;
 }
 
@@ -1401,8 +1402,8 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		rc = -EIO;
 		goto out;
 	}
-	if (xp_views[o->by].run)
-		rc = xp_db_task_start(db, use_groups_task, &R, &fresh);
+	if (xp_views[o->by].run && !filtered(o))
+		rc = xp_db_task_start(db, groups_fresh_task, &R, &fresh);
 	else
 		R.groups = use_groups(&R);
 	if (rc < 0)

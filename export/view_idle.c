@@ -195,8 +195,18 @@ static void add_cause(struct idle_state *S, int kind, const char *where, int64_t
 	add_cause_to(S, &S->causes, kind, where, ns);
 }
 
-/* The memo of stack (> 0); NULL: out of memory. The pointer holds until
- * the next stack is looked up. */
+/* A fresh memo's index + 1 in S->memos; 0 when out of memory. */
+static size_t new_memo(struct idle_state *S)
+{
+	if (S->nmemos >= UINT32_MAX ||
+	    xp_array__reserve((void **)&S->memos, &S->memo_cap, S->nmemos + 1, sizeof(*S->memos), 256))
+		return 0;
+	S->memos[S->nmemos] = (struct stack_memo){ .readable = -1 };
+	return ++S->nmemos;
+}
+
+/* The memo of stack (> 0); NULL: out of memory (a later look tries
+ * again). The pointer holds until the next stack is looked up. */
 static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
 {
 	uint64_t *slot;
@@ -205,29 +215,13 @@ static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
 	if (stack >= 0 && (uint64_t)stack < S->memo_ids) {
 		uint32_t *at = &S->memo_by_id[stack];
 
-		if (!*at) {
-			if (S->nmemos >= UINT32_MAX ||
-			    xp_array__reserve((void **)&S->memos, &S->memo_cap, S->nmemos + 1,
-					      sizeof(*S->memos), 256))
-				return NULL;
-			S->memos[S->nmemos] = (struct stack_memo){ .readable = -1 };
-			*at = (uint32_t)++S->nmemos;
-		}
+		if (!*at && !(*at = (uint32_t)new_memo(S)))
+			return NULL;
 		return &S->memos[*at - 1];
 	}
-	if (xp_u64map_upsert(&S->memo_at, (uint64_t)stack, 0, &slot, &fresh))
+	if (xp_u64map_upsert(&S->memo_at, (uint64_t)stack, 0, &slot, &fresh) ||
+	    (!*slot && !(*slot = new_memo(S))))
 		return NULL;
-	if (fresh) {
-		if (xp_array__reserve((void **)&S->memos, &S->memo_cap, S->nmemos + 1,
-				      sizeof(*S->memos), 256)) {
-			*xp_u64map_find(&S->memo_at, (uint64_t)stack, 0) = 0;
-			return NULL;
-		}
-		S->memos[S->nmemos] = (struct stack_memo){ .readable = -1 };
-		*slot = ++S->nmemos;
-	} else if (!*slot) {
-		return NULL;    /* an earlier try ran out of memory */
-	}
 	return &S->memos[*slot - 1];
 }
 
