@@ -494,7 +494,8 @@ static int see(sqlite3 *on, void *arg)
 }
 
 /* A task reads a database file over a connection of its own on a thread of
- * its own; one in memory, over the caller's at the join; a dropped task
+ * its own, opened as the first was (a link or FIFO put in its place since
+ * is refused); one in memory, over the caller's at the join; a dropped task
  * reads nothing over the caller's. */
 START_TEST(db_task)
 {
@@ -512,6 +513,26 @@ START_TEST(db_task)
 	ck_assert(!pthread_equal(t.thread, pthread_self()));
 	ck_assert_int_eq(t.kernels, q1("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
 	ck_assert_int_gt(t.kernels, 0);
+
+	/* the file replaced since by a link (to a database as good) or a FIFO:
+	 * the task's connection refuses it, without blocking, and the read runs
+	 * over the caller's connection */
+	for (int fifo = 0; fifo <= 1; fifo++) {
+		char swap[600], cmd[4096];
+
+		snprintf(swap, sizeof(swap), "%s/swap", dir);
+		if (fifo)
+			snprintf(cmd, sizeof(cmd), "mkfifo %s && mv -f %s %s", swap, swap, path);
+		else
+			snprintf(cmd, sizeof(cmd), "cp %s %s.copy && ln -s %s.copy %s && mv -f %s %s",
+				 path, path, path, swap, swap, path);
+		ck_assert_int_eq(system(cmd), 0);
+		memset(&t, 0, sizeof(t));
+		ck_assert_int_eq(xp_db_task_start(disk, see, &t, &k), 0);
+		ck_assert_int_eq(xp_db_task_join(k), 7);
+		ck_assert_ptr_eq(t.db, disk);
+		ck_assert(pthread_equal(t.thread, pthread_self()));
+	}
 	sqlite3_close(disk);
 
 	memset(&t, 0, sizeof(t));
