@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "capture/bpfsampler.h"
+#include "capture/dumpable.h"
 #include "capture/perfconv.h"
 #include "capture/perfsampler.h"
 #include "capture/perftrack.h"
@@ -30,6 +31,7 @@
 
 #define FLUSH_INTERVAL_NS 1000000000ull
 #define POLL_MS 100
+#define POLL_MS_PERF 20             /* perf samples: how stale a dumpable look may be */
 #define MAX_PIDS 4096
 #define MAX_OPEN 256                /* processes with a capture window open at once */
 
@@ -40,6 +42,7 @@ struct drain {
 	struct ring_buffer *rb;     /* the BPF sampler's, NULL without one */
 	const struct perf_event_attr *sample_attr;   /* perf samples' attr, or NULL */
 	struct perftrack *track;    /* without a BPF sampler */
+	struct dumpable *dump;      /* and what of its processes stays out */
 	uint64_t stack_err, stack_err_reported;      /* perf samples without a user stack */
 	int epfd;
 	pthread_t thread;
@@ -329,6 +332,14 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The perf path runs as the user whose processes it samples: the kernel's
+ * rule (taskowner.h) with xpcap's own ids. */
+static int look_dumpable(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	return taskowner_is(pid, getuid(), getgid());
+}
+
 /* A thread of an attached process (-p) that has not changed its name
  * since: no COMM record says it; /proc does while it lives. */
 static void proc_comm(pid_t pid, pid_t tid, char comm[XP_COMM_LEN])
@@ -361,6 +372,10 @@ static void on_perf_sample(struct drain *d, const void *rec, size_t len)
 	/* --delay: no samples before it ends */
 	if (d->window_from && ps->rec.s.ts < d->window_from)
 		return;
+	if (d->dump && !dumpable_keeps(d->dump, (pid_t)ps->rec.s.pid, ps->rec.s.ts)) {
+		drain_drop_privileged(d, XP_REC_SAMPLE, 1);
+		return;
+	}
 	perftrack_comm(d->track, ps->rec.s.tid, ps->rec.s.comm);
 	if (!ps->rec.s.comm[0]) {
 		proc_comm((pid_t)ps->rec.s.pid, (pid_t)ps->rec.s.tid, ps->rec.s.comm);
@@ -392,7 +407,9 @@ bool drain_task_allowed(struct drain *d, pid_t pid)
 	uint32_t uid, gid;
 	int v;
 
-	if (!d->s || !xp_sampler__owner_only(d->s, &uid, &gid))
+	if (!d->s)
+		return !d->dump || dumpable_allowed(d->dump, pid);
+	if (!xp_sampler__owner_only(d->s, &uid, &gid))
 		return true;
 	v = xp_sampler__verdict(d->s, pid);
 	if (v >= 0)
@@ -421,6 +438,28 @@ static pid_t perf_record_pid(const struct perfconv_rec *r)
 	}
 }
 
+/* Without a BPF sampler: a mapping of a process not dumpable stays out
+ * (its /proc maps are closed to the user too); its task records are kept,
+ * as /proc shows them to anyone. Execs and forks start a new image. */
+static bool perf_dump_keeps(struct drain *d, const struct perfconv_rec *r)
+{
+	switch (r->type) {
+	case XP_REC_MMAP:
+		return dumpable_keeps(d->dump, (pid_t)r->u.mmap.pid, r->u.mmap.ts);
+	case XP_REC_COMM:
+		if (r->u.comm.flags & XP_COMM_EXEC)
+			dumpable_exec(d->dump, (pid_t)r->u.comm.pid, r->u.comm.ts);
+		return true;
+	case XP_REC_FORK:
+		if (r->u.task.pid == r->u.task.tid)      /* a process, not a thread */
+			dumpable_fork(d->dump, (pid_t)r->u.task.pid, (pid_t)r->u.task.ppid,
+				      r->u.task.ts);
+		return true;
+	default:
+		return true;
+	}
+}
+
 static void on_perf_record(void *ctx, const void *rec, size_t len)
 {
 	struct perfconv_rec r;
@@ -442,7 +481,8 @@ static void on_perf_record(void *ctx, const void *rec, size_t len)
 		drain_append(d, XP_REC_LOST, &r.u, r.fixed_len, NULL, 0);
 		return;
 	}
-	if (!drain_task_allowed(d, perf_record_pid(&r))) {
+	if (d->s ? !drain_task_allowed(d, perf_record_pid(&r)) :
+		   d->dump && !perf_dump_keeps(d, &r)) {
 		drain_drop_privileged(d, r.type, 1);
 		return;
 	}
@@ -514,6 +554,8 @@ static void drain_once(struct drain *d, int timeout_ms)
 	struct epoll_event ev[16];
 
 	epoll_wait(d->epfd, ev, 16, timeout_ms);
+	if (d->dump)
+		dumpable_pass(d->dump);
 	if (d->rb)
 		ring_buffer__consume(d->rb);
 	if (d->sb)
@@ -530,7 +572,7 @@ static void *drain_main(void *arg)
 	struct drain *d = arg;
 
 	while (!__atomic_load_n(&d->stop, __ATOMIC_ACQUIRE))
-		drain_once(d, POLL_MS);
+		drain_once(d, d->dump ? POLL_MS_PERF : POLL_MS);
 	return NULL;
 }
 
@@ -568,7 +610,8 @@ int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
 			return -errno;
 	} else {
 		d->track = perftrack_new();
-		if (!d->track)
+		d->dump = dumpable_new(look_dumpable, NULL, now_ns);
+		if (!d->track || !d->dump)
 			return -ENOMEM;
 	}
 	n = sb ? sideband_fds(sb, fds, 1024) : 0;
@@ -611,6 +654,8 @@ int drain_final(struct drain *d)
 
 	if (d->rb)
 		ring_buffer__consume(d->rb);
+	if (d->dump)
+		dumpable_pass(d->dump);
 	if (d->sb)
 		sideband_read(d->sb, on_perf_record, d);
 	while (d->track && perftrack_flush(d->track, &x))
@@ -650,6 +695,7 @@ void drain_close(struct drain *d)
 	drain_stop(d);
 	ring_buffer__free(d->rb);
 	perftrack_free(d->track);
+	dumpable_free(d->dump);
 	if (d->epfd > 0)
 		close(d->epfd);
 	if (d->fail_fd > 0)

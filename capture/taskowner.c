@@ -20,10 +20,13 @@ static int ids_are(const char *line, const char *key, unsigned want)
 	return v[0] == want && v[1] == want && v[2] == want && v[3] == want;
 }
 
+/* The ids in status; and its owner, which is root's while the process
+ * is not dumpable (the directory itself keeps the effective ids). */
 static int status_is(int dirfd, uid_t uid, gid_t gid)
 {
 	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC), u = -1, g = -1;
 	char line[256];
+	struct stat st;
 	FILE *f;
 
 	if (fd < 0)
@@ -39,6 +42,8 @@ static int status_is(int dirfd, uid_t uid, gid_t gid)
 		if (g < 0)
 			g = ids_are(line, "Gid:", gid);
 	}
+	if (u == 1 && (fstat(fd, &st) || st.st_uid != uid || st.st_gid != gid))
+		u = 0;
 	fclose(f);
 	if (u < 0 || g < 0)
 		return -ENOENT;         /* cut short: the process exited */

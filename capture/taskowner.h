@@ -11,7 +11,8 @@
 
 /* 1 when every user id of pid (real, effective, saved, filesystem) is uid,
  * every group id gid, and its memory dumpable as that user (the kernel
- * gives the /proc entry of a non-dumpable process to root); 0 when not
+ * gives the files of a non-dumpable process's /proc entry to root; the
+ * directory keeps its effective ids); 0 when not
  * (a kernel thread, another user's process, a setuid program); -ENOENT
  * when it is gone. */
 int taskowner_is(pid_t pid, uid_t uid, gid_t gid);

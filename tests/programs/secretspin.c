@@ -6,6 +6,7 @@
  *   secretspin SECONDS                # holds "xpsec-public-marker"
  *   secretspin SECONDS FILE           # holds FILE's first line
  *   secretspin SECONDS -nodump        # holds "xpsec-nodump-marker"
+ *   secretspin SECONDS -redump        # the same, dumpable again halfway
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,12 +34,14 @@ __attribute__((noinline)) static void hold(const char *line, double seconds)
 int main(int argc, char **argv)
 {
 	char line[64];
+	int redump;
 	FILE *f;
 
 	if (argc < 2)
 		return 2;
 	memset(line, 0, sizeof(line));
-	if (argc > 2 && !strcmp(argv[2], "-nodump")) {
+	redump = argc > 2 && !strcmp(argv[2], "-redump");
+	if (argc > 2 && (!strcmp(argv[2], "-nodump") || redump)) {
 		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 			return 3;
 		snprintf(line, sizeof(line), "%s-%s", "xpsec", "nodump-marker");
@@ -55,6 +58,14 @@ int main(int argc, char **argv)
 	}
 	printf("uid=%d euid=%d held=%zu\n", (int)getuid(), (int)geteuid(), strlen(line));
 	fflush(stdout);
+	if (redump) {
+		/* what it held so far must not leave with the samples read later */
+		hold(line, atof(argv[1]) / 2);
+		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+			return 3;
+		hold(line, atof(argv[1]) / 2);
+		return 0;
+	}
 	hold(line, atof(argv[1]));
 	return 0;
 }
