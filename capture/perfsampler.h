@@ -1,9 +1,8 @@
 /* perfsampler.h - CPU samples without root: a cpu-clock perf event on the
  * user's own process tree with user callchains (and, in dwarf mode, the
  * user registers and a copy of the user stack), as `perf record` takes
- * them for a normal user. The events are opened beside the side-band
- * events (sideband.c) and write into the same per-CPU rings; this file
- * builds their attributes and turns their PERF_RECORD_SAMPLE records into
+ * them for a normal user. sideband.c opens them in place of its side-band
+ * events (they report the same) into its per-CPU rings; this file builds their attributes and turns their PERF_RECORD_SAMPLE records into
  * run-format sample records, exactly those the BPF sampler writes (minus
  * kernel frames). Pure: tests/test-perfsampler.c feeds it built records.
  *   struct perf_event_attr a;

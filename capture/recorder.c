@@ -98,6 +98,8 @@ static int open_run(struct xp_recorder *r)
 	if (err)
 		return rundir_refused(r, err);
 	r->rd_open = true;
+	/* -p takes a descriptor per thread and CPU; the command gets its own back */
+	target_raise_nofile(&r->t);
 	err = xp_waitend_open(&r->we);
 	if (err)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot set up signal handling: %s",

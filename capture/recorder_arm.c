@@ -2,10 +2,12 @@
  * in the order that loses nothing: the child exists but waits; BPF tracks
  * it; side-band events follow it; cpu.xpr and the drain thread; sampling
  * and the correlation uprobe; then (recorder.c) it is released. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "capture/bpfsampler.h"
@@ -123,16 +125,56 @@ static int arm_bpf(struct xp_recorder *r)
 	return 0;
 }
 
+/* Descriptors open now (those of /proc/self/fd but its own). */
+static unsigned long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	unsigned long n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n ? n - 1 : 0;
+}
+
+/* Out of descriptors (the events already opened closed): how many the
+ * events need beside those open, against the limit. */
+static const char *nofile_hint(const struct xp_recorder *r, enum sideband_mode mode,
+			       char *hint, size_t len)
+{
+	unsigned threads, ncpus;
+	unsigned long need = sideband_needs(mode, r->pids, r->npids, &threads, &ncpus);
+	struct rlimit lim = { 0, 0 };
+
+	need += open_fds();
+	getrlimit(RLIMIT_NOFILE, &lim);
+	snprintf(hint, len, "%u thread%s x %u CPU%s needs %lu descriptors, limit %llu",
+		 threads, threads == 1 ? "" : "s", ncpus, ncpus == 1 ? "" : "s", need,
+		 (unsigned long long)lim.rlim_cur);
+	return hint;
+}
+
 /* Side-band events (and a normal user's samples); none at all where
  * perf_event_paranoid > 2 leaves a normal user no perf event. */
 static int arm_perf(struct xp_recorder *r)
 {
+	enum sideband_mode mode = r->o.system_wide ? SIDEBAND_SYSTEM :
+				  r->o.npids ? SIDEBAND_ATTACH : SIDEBAND_COMMAND;
 	char hint[256];
 	int err = strcmp(r->meta.sampler, "none") == 0 ? 0 :
-		  sideband_open(&r->sb, r->o.system_wide ? SIDEBAND_SYSTEM :
-				r->o.npids ? SIDEBAND_ATTACH : SIDEBAND_COMMAND, r->pids, r->npids,
+		  sideband_open(&r->sb, mode, r->pids, r->npids,
 				r->perf_samples ? &r->sample_attr : NULL, perf_ring_pages(r));
 
+	if (err == -EMFILE) {
+		sideband_close(r->sb);
+		r->sb = NULL;
+		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot open perf %s events: "
+					"too many open files: %s", r->perf_samples ? "sampling" :
+					"side-band", nofile_hint(r, mode, hint, sizeof(hint)));
+	}
 	if (err)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot open perf %s events: %s (%s)",
 					r->perf_samples ? "sampling" : "side-band", strerror(-err),

@@ -2,8 +2,9 @@
  * attach mode every thread's event on a CPU is redirected
  * (PERF_EVENT_IOC_SET_OUTPUT) into that CPU's ring, because the kernel
  * refuses to mmap an inherited per-thread event that is not bound to a
- * CPU. The unprivileged sampler's events (perfsampler.h) are opened beside
- * each of them and redirected the same way, as `perf record` does. */
+ * CPU. With the unprivileged sampler (perfsampler.h) its sampling event
+ * reports the task and mapping events itself, as `perf record`'s first
+ * event does: one descriptor per thread and CPU, not two. */
 #include "capture/sideband.h"
 
 #include <dirent.h>
@@ -22,7 +23,7 @@
 #include "src/array.h"
 
 #define RING_PAGES 64               /* default data pages per CPU, a power of two */
-#define MAX_EXTRA_FDS 65536
+#define MAX_EXTRA_FDS (1u << 20)     /* fs.nr_open's default: RLIMIT_NOFILE says first */
 
 struct ring {
 	int fd;                     /* owns the mmap */
@@ -119,25 +120,69 @@ static int open_redirected(struct sideband *sb, const struct perf_event_attr *a,
 }
 
 /* Opens the event of (pid, cpu): the ring owner if the CPU has none yet,
- * else redirected into it; then the sampling event beside it. ESRCH
- * (thread gone) is not an error. */
+ * else redirected into it. ESRCH (thread gone) is not an error. */
 static int open_on_cpu(struct sideband *sb, struct perf_event_attr *a, pid_t pid, int cpu)
 {
 	struct ring *r = &sb->rings[cpu];
-	int fd, err;
+	int fd;
 
-	if (r->fd >= 0) {
-		err = open_redirected(sb, a, pid, cpu);
-	} else {
-		fd = perf_open(a, pid, cpu);
-		if (fd < 0)
-			return errno == ESRCH ? 0 : -errno;
-		r->fd = fd;
-		err = ring_map(sb, r);
+	if (r->fd >= 0)
+		return open_redirected(sb, a, pid, cpu);
+	fd = perf_open(a, pid, cpu);
+	if (fd < 0)
+		return errno == ESRCH ? 0 : -errno;
+	r->fd = fd;
+	return ring_map(sb, r);
+}
+
+/* The sampling event, tracking too: the side-band flags and the ring's
+ * wakeup of the dummy event t. Its sample_id trailer (TID|TIME) is the
+ * dummy's, so its side-band records read the same. */
+static void sample_tracking(struct perf_event_attr *t, const struct perf_event_attr *sample)
+{
+	struct perf_event_attr dummy = *t;
+
+	*t = *sample;
+	t->mmap = dummy.mmap;
+	t->mmap2 = dummy.mmap2;
+	t->comm = dummy.comm;
+	t->comm_exec = dummy.comm_exec;
+	t->task = dummy.task;
+	t->build_id = dummy.build_id;
+	t->sample_id_all = 1;
+	t->watermark = dummy.watermark;
+	t->wakeup_watermark = dummy.wakeup_watermark;
+}
+
+/* Threads of pid now (its /proc/PID/task entries); 0 when gone. */
+static unsigned count_threads(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += atoi(de->d_name) > 0;
+	closedir(d);
+	return n;
+}
+
+unsigned long sideband_needs(enum sideband_mode mode, const pid_t *pids, unsigned npids,
+			     unsigned *threads, unsigned *ncpus)
+{
+	*ncpus = (unsigned)sysconf(_SC_NPROCESSORS_CONF);
+	*threads = 1;
+	if (mode == SIDEBAND_ATTACH) {
+		*threads = 0;
+		for (unsigned i = 0; i < npids; i++)
+			*threads += count_threads(pids[i]);
 	}
-	if (!err && sb->sample && r->fd >= 0)
-		err = open_redirected(sb, sb->sample, pid, cpu);
-	return err;
+	return (unsigned long)*threads * *ncpus;
 }
 
 static int open_threads(struct sideband *sb, struct perf_event_attr *a, pid_t pid)
@@ -185,6 +230,8 @@ int sideband_open(struct sideband **out, enum sideband_mode mode,
 	for (int cpu = 0; cpu < sb->ncpus; cpu++)
 		sb->rings[cpu].fd = -1;
 	attr_init(&a, sb->pages);
+	if (sb->sample)
+		sample_tracking(&a, sb->sample);
 	switch (mode) {
 	case SIDEBAND_COMMAND:
 		for (int cpu = 0; !err && cpu < sb->ncpus; cpu++)

@@ -1,7 +1,7 @@
 /* sideband.h - perf dummy events that report the target's task and mapping
  * events (mmap2 with build id, comm, fork, exit) into per-CPU rings read by
  * the drain thread, as `perf record` does; without root, the sampling
- * events of perfsampler.h beside them, into the same rings.
+ * events of perfsampler.h instead, reporting the same into the same rings.
  *   struct sideband *sb;
  *   sideband_open(&sb, SIDEBAND_COMMAND, &child, 1, NULL, 0);   // before the exec
  *   sideband_read(sb, on_record, ctx);                 // whenever epoll says
@@ -25,12 +25,16 @@ struct sideband;
 /* Called once per raw perf record, copied out of the ring (contiguous). */
 typedef void (*sideband_fn)(void *ctx, const void *rec, size_t len);
 
-/* sample (kept by reference; not in SIDEBAND_SYSTEM mode): a sampling
- * event opened beside every side-band event, or NULL; pages: data pages
- * per CPU ring, a power of two (0: 64). */
+/* sample (kept by reference; not in SIDEBAND_SYSTEM mode): the sampling
+ * event, opened instead of the dummy side-band event and reporting what it
+ * does, or NULL; pages: data pages per CPU ring, a power of two (0: 64). */
 int sideband_open(struct sideband **out, enum sideband_mode mode,
 		  const pid_t *pids, unsigned npids,
 		  const struct perf_event_attr *sample, unsigned pages);
+/* The descriptors sideband_open(mode, pids) would take now, one per
+ * thread and CPU: *threads (1 for a command's tree, inherited) x *ncpus. */
+unsigned long sideband_needs(enum sideband_mode mode, const pid_t *pids, unsigned npids,
+			     unsigned *threads, unsigned *ncpus);
 /* The ring fds, to wait on with epoll; returns how many. */
 unsigned sideband_fds(const struct sideband *sb, int *fds, unsigned max);
 /* Hands every record now in the rings to fn; returns records read. */

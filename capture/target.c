@@ -40,7 +40,23 @@ static int drop_privileges(uid_t uid, gid_t gid)
 	return 0;
 }
 
-static void child_run(int go_rd, int err_wr, char **argv, char **env, uid_t uid, gid_t gid)
+int target_raise_nofile(struct target *t)
+{
+	struct rlimit now;
+
+	if (getrlimit(RLIMIT_NOFILE, &now))
+		return -errno;
+	if (!t->nofile_raised)
+		t->nofile = now;
+	t->nofile_raised = true;
+	if (now.rlim_cur == now.rlim_max)
+		return 0;
+	now.rlim_cur = now.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &now) ? -errno : 0;
+}
+
+static void child_run(const struct target *t, int go_rd, int err_wr, char **argv, char **env,
+		      uid_t uid, gid_t gid)
 {
 	sigset_t none;
 	char c;
@@ -59,6 +75,9 @@ static void child_run(int go_rd, int err_wr, char **argv, char **env, uid_t uid,
 	for (char **e = env; e && *e; e++)
 		putenv(*e);
 	err = drop_privileges(uid, gid);
+	/* the descriptors the command would have had without xpcap */
+	if (!err && t->nofile_raised && setrlimit(RLIMIT_NOFILE, &t->nofile))
+		err = -errno;
 	if (!err) {
 		execvp(argv[0], argv);
 		err = -errno;
@@ -93,7 +112,7 @@ int target_fork(struct target *t, char **argv, char **env, uid_t uid, gid_t gid)
 	if (t->pid == 0) {
 		close(go[1]);
 		close(ex[0]);
-		child_run(go[0], ex[1], argv, env, uid, gid);
+		child_run(t, go[0], ex[1], argv, env, uid, gid);
 	}
 	close(go[0]);
 	close(ex[1]);

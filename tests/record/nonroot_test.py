@@ -302,6 +302,64 @@ def t_nodump(tmp):
     check(not holders, "no file of the run holds the non-dumpable stack's marker (%s)" % holders)
 
 
+def nofile(soft, hard):
+    """preexec_fn: RLIMIT_NOFILE soft:hard (root may raise the hard one)."""
+    import resource
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def t_manythreads(tmp):
+    # issue 38 item 5: -p opens an event per thread and CPU; with the usual
+    # soft limit of 1024 descriptors, 400 threads on 2 CPUs (1600 events
+    # before, dummy and sampling apart) failed, blaming CONFIG_PERF_EVENTS
+    ncpus = os.sysconf("SC_NPROCESSORS_CONF")
+    nthreads = 400
+    hard = max(8192, nthreads * ncpus * 2 + 256)
+    target = subprocess.Popen(AS_NOBODY + [rt.prog("manythreads"), str(nthreads), "30"],
+                              stdout=subprocess.PIPE, text=True, stderr=subprocess.DEVNULL,
+                              preexec_fn=nofile(1024, hard))
+    try:
+        line = target.stdout.readline()
+        check(line.strip() == "ready %d" % nthreads, "manythreads started (%r)" % line)
+        run = os.path.join(tmp, "many")
+        p = subprocess.run(AS_NOBODY + [rt.XPCAP, "record", "-q", "-o", run, "-F", "999", "-p",
+                                        str(target.pid), "--duration", "1"],
+                           capture_output=True, text=True, timeout=120,
+                           preexec_fn=nofile(1024, hard))
+        check(p.returncode == 0, "-p of a process with %d threads, soft limit 1024 (%d %r)" % (
+            nthreads + 1, p.returncode, p.stderr[-300:]))
+        recs = rt.dump(run)
+        n = len([r for r in rt.samples(recs) if r["pid"] == str(target.pid)])
+        check(n > 20, "samples of the attached process (%d)" % n)
+        # a limit that cannot be raised: refused in one line that says why
+        run2 = os.path.join(tmp, "few")
+        p = subprocess.run(AS_NOBODY + [rt.XPCAP, "record", "-q", "-o", run2, "-p",
+                                        str(target.pid), "--duration", "1"],
+                           capture_output=True, text=True, timeout=120,
+                           preexec_fn=nofile(300, 300))
+        line = one_error_line(p.stderr, "-p with 300 descriptors")
+        want = ("cannot open perf sampling events: too many open files: %d threads x %d CPU%s "
+                "needs " % (nthreads + 1, ncpus, "" if ncpus == 1 else "s"))
+        m = re.search(r"needs (\d+) descriptors, limit 300$", line)
+        check(p.returncode == 2 and want in line and m and
+              nthreads * ncpus < int(m.group(1)) < nthreads * ncpus + 100,
+              "with 300 descriptors: says how many are needed (%d %r)" % (p.returncode, line))
+    finally:
+        target.kill()
+        target.wait()
+    # the command xpcap starts has the soft limit it would have without it
+    out = os.path.join(tmp, "limit.txt")
+    p = subprocess.run(AS_NOBODY + [rt.XPCAP, "record", "-q", "--no-gpu", "-o",
+                                    os.path.join(tmp, "cmd"), "--", "sh", "-c",
+                                    "ulimit -Sn > %s; ulimit -Hn >> %s" % (out, out)],
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=nofile(1024, hard))
+    with open(out) as f:
+        got = f.read().split()
+    check(p.returncode == 0 and got == ["1024", str(hard)],
+          "the recorded command keeps its descriptor limits, 1024:%d (%s)" % (hard, got))
+
+
 def t_caps(tmp):
     # CAP_BPF and CAP_PERFMON without root: the eBPF sampler, as for root
     caps = ["--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon"]
