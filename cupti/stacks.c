@@ -27,6 +27,7 @@
 #include "cupti/stacks.h"
 #include "cupti/pyframes.h"
 #include "cupti/autograd.h"
+#include "cupti/joinwait.h"
 #include "cupti/launchring.h"
 #include "cupti/stackreuse.h"
 
@@ -76,6 +77,11 @@ _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) %
 #define NAP_MIN_NS 50000L
 #define NAP_MAX_NS 1000000L
 #define NAP_RING_SHARE 16
+/* The longest the program's exit waits for the writer to write what is
+ * left (some ms of compression; a 2 MiB ring under ASan well under this).
+ * A writer still not done, stuck in a write() that does not return, is
+ * left running with the file: its tail is lost, the exit goes on. */
+#define WRITER_JOIN_MS 1000
 
 /* A record in the ring: a pystack (its length, maybe 0, in the ring's
  * note), then struct xp_launch + IPs or regs + bytes. A launch that names
@@ -100,6 +106,7 @@ static struct {
 	struct xp_writer *w;
 	pthread_t writer;
 	int stop;                       /* atomic */
+	int abandoned;                  /* the writer did not stop in time */
 	/* atomic, but taken, py_stacks and writer_cpu_ns: the writer's */
 	struct xpc_stacks_stats stats;
 } S;
@@ -405,7 +412,8 @@ static void write_autograd_info(void)
 }
 
 /* Drains, naps (next_nap), and flushes the file at the GPU stream's period
- * so that a killed program loses as little; looks for PyTorch meanwhile. */
+ * so that a killed program loses as little; writes what autograd.c found
+ * when the finder thread publishes it (the writer never waits for it). */
 static void *writer_main(void *arg)
 {
 	uint64_t flushed = mono_ns(), last = flushed;
@@ -485,6 +493,7 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		goto fail;
+	xpc_autograd_start();
 	__atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
 	return 0;
 fail:
@@ -521,14 +530,19 @@ static void write_py_losses(uint64_t ts)
 			xp_writer_append(S.w, XP_REC_LOST, &l[i], sizeof(l[i]), NULL, 0);
 }
 
-void xpc_stacks_finish(void)
+int xpc_stacks_finish(void)
 {
 	struct xp_lost lost;
 
 	if (!__atomic_exchange_n(&S.on, 0, __ATOMIC_ACQ_REL))
-		return;
+		return 0;
 	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(S.writer, NULL);
+	/* the program's exit never waits on us for long: a writer that does
+	 * not stop keeps the file (and its last records) */
+	if (xpc_join_bounded(S.writer, WRITER_JOIN_MS)) {
+		S.abandoned = 1;
+		return -ETIMEDOUT;
+	}
 	/* a take that began before `on` fell may still fill its record: the
 	 * ring is never freed, so it writes into memory nobody reads */
 	lost.ts = mono_ns();
@@ -546,15 +560,19 @@ void xpc_stacks_finish(void)
 	write_autograd_info();
 	xp_writer_close(S.w);
 	S.w = NULL;
+	return 0;
 }
 
 void xpc_stacks_stats(struct xpc_stacks_stats *out)
 {
-	out->taken = S.stats.taken;                   /* the writer's, read after the join */
+	/* the writer's own counts are its until it ended */
+	int mine = !S.abandoned;
+
+	out->taken = mine ? S.stats.taken : 0;        /* the writer's, read after the join */
 	out->lost = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
 	out->copy_dropped = __atomic_load_n(&S.stats.copy_dropped, __ATOMIC_RELAXED);
 	out->no_copy = __atomic_load_n(&S.stats.no_copy, __ATOMIC_RELAXED);
-	out->writer_cpu_ns = S.stats.writer_cpu_ns;   /* set before the join */
-	out->py_stacks = S.stats.py_stacks;           /* the writer's, read after the join */
-	out->borrowed = S.stats.borrowed;
+	out->writer_cpu_ns = mine ? S.stats.writer_cpu_ns : 0;  /* set before the join */
+	out->py_stacks = mine ? S.stats.py_stacks : 0;          /* the writer's, after the join */
+	out->borrowed = mine ? S.stats.borrowed : 0;
 }
