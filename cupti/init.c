@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -415,11 +416,13 @@ int InitializeInjection(void)
 
 	if (__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
 		return 1;
-	/* a setuid, setgid or file-capability program: its memory is not the
+	/* a setuid, setgid or file-capability program, or one that made
+	 * itself non-dumpable before it used CUDA: its memory is not the
 	 * user's to copy, and root must not create files in a directory that
-	 * the user's environment names */
-	if (getauxval(AT_SECURE)) {
-		xpc_log("privileged program (secure execution); GPU tracing off");
+	 * the user's environment names. One that does so later keeps its
+	 * launch stacks out from then on (stacks.c). */
+	if (getauxval(AT_SECURE) || prctl(PR_GET_DUMPABLE) != 1) {
+		xpc_log("privileged program (secure execution or not dumpable); GPU tracing off");
 		return 1;
 	}
 	xpc.pid = getpid();

@@ -20,7 +20,22 @@
  * code objects they name are written before it (xpc_py_drain). A launch
  * that repeats an earlier one names its copy instead (stackreuse.h). Where
  * PyTorch runs, PyTorch's autograd state at the launch (autograd.h) follows
- * as an XP_REC_AUTOGRAD. */
+ * as an XP_REC_AUTOGRAD.
+ *
+ * A process that is not dumpable (prctl PR_SET_DUMPABLE 0, or credentials
+ * gained at exec) keeps its memory from its own user: the kernel's rule
+ * for ptrace and /proc/PID/mem, and the BPF sampler's (man xpcap,
+ * PRIVILEGED TASKS). Its stacks, Python frames, code objects' names and
+ * autograd nodes are its memory too, so none of it reaches the run. The
+ * writer asks the kernel (prctl PR_GET_DUMPABLE, ~1.5 us) before each pass
+ * that has records, after counting the records published so far: those
+ * were copied before the answer, and are written only if it said
+ * dumpable; records published later wait for the next pass's answer. One
+ * no sets `privileged` for good (as the sampler keeps a process out once
+ * it saw it privileged): launches then copy nothing and the writer drops
+ * what the ring still holds, counted as lost (reason privileged). The
+ * launching threads make no system call for it; the writer makes one per
+ * pass with records, ~1000 a second at most (its naps). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -37,6 +52,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +123,9 @@ static struct {
 	pthread_t writer;
 	int stop;                       /* atomic */
 	int abandoned;                  /* the writer did not stop in time */
+	int privileged;                 /* atomic: seen not dumpable, nothing more is kept */
+	uint64_t priv_launches;         /* atomic: launches dropped for it */
+	uint64_t priv_codes;            /* the writer's: code records dropped for it */
 	/* atomic, but taken, py_stacks and writer_cpu_ns: the writer's */
 	struct xpc_stacks_stats stats;
 } S;
@@ -306,6 +325,10 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 
 	if (!__atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
 		return;
+	if (__atomic_load_n(&S.privileged, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&S.priv_launches, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	/* the registers at one instruction of this function, whose CFI tells
 	 * the unwinder where our caller's frame is */
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
@@ -350,34 +373,59 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	xpc_ring_publish(&S.ring, pos);
 }
 
-/* Writes every published record in order; the ring bytes they took (and
- * one a code record), 0 when there was none. */
+/* Whether what was copied until now may go into the run: the process was
+ * dumpable as its user at this call (the header says why). */
+static int still_dumpable(void)
+{
+	if (__atomic_load_n(&S.privileged, __ATOMIC_RELAXED))
+		return 0;
+	if (prctl(PR_GET_DUMPABLE) == 1)        /* SUID_DUMP_USER */
+		return 1;
+	__atomic_store_n(&S.privileged, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Writes the records published before this pass's dumpable check in
+ * order (or drops them, counted, once not dumpable); the ring bytes they
+ * took (and one a code record), 0 when there was none. */
 static uint64_t drain_ready(void)
 {
+	uint64_t records = xpc_ring_ready(&S.ring), n = 0, codes;
+	size_t code_bytes = xpc_py_ready();
+	struct xp_writer *w;
 	const unsigned char *p;
-	uint64_t n = 0;
 	uint16_t note;
 	size_t len;
 
-	while ((p = xpc_ring_next(&S.ring, &len, &note))) {
+	if (!records && !code_bytes)
+		return 0;
+	w = still_dumpable() ? S.w : NULL;
+	while (records-- && (p = xpc_ring_next(&S.ring, &len, &note))) {
 		uint32_t pylen = note & ((1u << NOTE_PY_BITS) - 1), aglen = note >> NOTE_PY_BITS << 3;
 		const struct xp_launch *l = (const void *)(p + pylen + aglen);
 
 		/* the code objects this launch names were queued before it was */
-		xpc_py_drain(S.w);
-		xp_writer_append(S.w, XP_REC_LAUNCH, l, (uint32_t)(len - pylen - aglen), NULL, 0);
-		S.stats.taken++;
-		S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
-		if (pylen) {
-			xp_writer_append(S.w, XP_REC_PYSTACK, p, pylen, NULL, 0);
-			S.stats.py_stacks++;
+		codes = xpc_py_drain(w, &code_bytes);
+		S.priv_codes += w ? 0 : codes;
+		if (w) {
+			xp_writer_append(w, XP_REC_LAUNCH, l, (uint32_t)(len - pylen - aglen), NULL, 0);
+			S.stats.taken++;
+			S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
+			if (pylen) {
+				xp_writer_append(w, XP_REC_PYSTACK, p, pylen, NULL, 0);
+				S.stats.py_stacks++;
+			}
+			if (aglen)
+				xp_writer_append(w, XP_REC_AUTOGRAD, p + pylen, aglen, NULL, 0);
+		} else {
+			__atomic_add_fetch(&S.priv_launches, 1, __ATOMIC_RELAXED);
 		}
-		if (aglen)
-			xp_writer_append(S.w, XP_REC_AUTOGRAD, p + pylen, aglen, NULL, 0);
 		xpc_ring_release(&S.ring);
 		n += len + XPC_RING_CELL;
 	}
-	return n + xpc_py_drain(S.w);
+	codes = xpc_py_drain(w, &code_bytes);
+	S.priv_codes += w ? 0 : codes;
+	return n + codes;
 }
 
 static uint64_t mono_ns(void)
@@ -554,6 +602,15 @@ int xpc_stacks_finish(void)
 	/* launches kept without their stack copy (drop_copy) */
 	lost.reason = XP_LOST_STACK;
 	lost.count = __atomic_load_n(&S.stats.copy_dropped, __ATOMIC_RELAXED);
+	if (lost.count)
+		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	/* launches and code records of a process no longer dumpable */
+	lost.reason = XP_LOST_PRIVILEGED;
+	lost.count = __atomic_load_n(&S.priv_launches, __ATOMIC_RELAXED);
+	if (lost.count)
+		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	lost.kind = XP_REC_PYCODE;
+	lost.count = S.priv_codes;
 	if (lost.count)
 		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
 	write_py_losses(lost.ts);
