@@ -19,7 +19,19 @@
  * has_parent_ is a bool and thread_id_ a small non-zero id: a node that
  * fails is not used; if the first reads all fail, the layout is not this
  * one and the library stops reading nodes, saying so. The node's type name
- * comes from its vtable's type_info (the ABI's, not PyTorch's). */
+ * comes from its vtable's type_info (the ABI's, not PyTorch's).
+ *
+ * The handles are looked up by a finder thread of its own, detached, that
+ * nobody ever joins or waits for: dl_iterate_phdr every LOOK_EVERY_NS
+ * until a libtorch_cpu.so is mapped, then dlopen(RTLD_NOLOAD) and dlsym.
+ * Those take glibc's loader lock, which the dlopen that is loading
+ * libtorch_cpu holds until its constructors have run: waiting for it is how
+ * the finder knows the library is ready to be called (an address read
+ * from the file before then could run code whose TLS is not set up yet).
+ * The program may exit while the finder waits (a constructor that calls
+ * exit() holds that lock for good): the finder holds nothing of ours and
+ * the exit path never waits for it. The writer thread, which the exit
+ * joins, only reads the state (issue 38). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -28,6 +40,8 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +58,10 @@
 #define NODE_THREAD 48
 /* this many rejected reads before any good one: not the layout we know */
 #define REJECTS_TO_GIVE_UP 16
-/* the writer looks for libtorch this often until it is there */
-#define LOOK_EVERY_NS 100000000ull
+/* the finder looks for libtorch this often until it is there */
+#define LOOK_EVERY_NS 100000000L
+/* the finder's stack: dlopen and dlsym, nothing deep */
+#define FINDER_STACK (256u << 10)
 
 enum { LOOKING = 0, ON = 1, OFF = 2 };
 
@@ -54,6 +70,10 @@ struct shared_ptr_abi {             /* std::shared_ptr<T> in libstdc++ */
 	void *ctrl;                 /* _Sp_counted_base: vptr, int use, int weak */
 };
 
+#define GAVE_UP(n) "the engine's nodes failed the layout check " #n " times: not" \
+	" PyTorch 2.x's Node, node numbers not read"
+#define GAVE_UP_TEXT(n) GAVE_UP(n)
+
 static struct {
 	int state;                  /* atomic: LOOKING, ON, OFF */
 	int reported;               /* the writer's: state at the last info */
@@ -61,15 +81,17 @@ static struct {
 	uint64_t (*thread_id)(void);
 	void *(*current_node)(struct shared_ptr_abi *ret);
 	uint64_t nodes, rejected;   /* atomic */
-	uint64_t looked_ns;         /* the writer's */
-	char reason[400];           /* set before state leaves LOOKING */
+	/* atomic: what was found or why not; the text it names is written
+	 * before it is published and never changed after */
+	const char *reason;
+	char found[400];            /* the finder's text */
 } A = { .reason = "no libtorch_cpu.so loaded in the process (yet)" };
 
 static __thread uint64_t my_thread_id;
 
 void xpc_autograd_disable(void)
 {
-	snprintf(A.reason, sizeof(A.reason), "turned off (XPCAP_AUTOGRAD=0)");
+	__atomic_store_n(&A.reason, "turned off (XPCAP_AUTOGRAD=0)", __ATOMIC_RELEASE);
 	__atomic_store_n(&A.state, OFF, __ATOMIC_RELEASE);
 }
 
@@ -85,15 +107,8 @@ static int find_torch(struct dl_phdr_info *info, size_t size, void *path)
 	return 1;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* One look: ON, OFF (with the reason) or still LOOKING. */
+/* One look, on the finder thread: ON, OFF (A.found says why) or still
+ * LOOKING. */
 static int look(void)
 {
 	static char path[PATH_MAX];
@@ -105,7 +120,7 @@ static int look(void)
 	/* already loaded: RTLD_NOLOAD only hands us its handle */
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
 	if (!h) {
-		snprintf(A.reason, sizeof(A.reason), "%.300s: no handle (dlopen RTLD_NOLOAD)", path);
+		snprintf(A.found, sizeof(A.found), "%.300s: no handle (dlopen RTLD_NOLOAD)", path);
 		return OFF;
 	}
 	*(void **)&A.peek = dlsym(h, SYM_PEEK);
@@ -115,25 +130,63 @@ static int look(void)
 		  !A.thread_id ? "at::RecordFunction::currentThreadId()" :
 		  !A.current_node ? "torch::autograd::get_current_node()" : NULL;
 	if (missing) {
-		snprintf(A.reason, sizeof(A.reason), "%.300s exports no %s: a PyTorch this"
+		snprintf(A.found, sizeof(A.found), "%.300s exports no %s: a PyTorch this"
 			 " library does not know", path, missing);
 		return OFF;
 	}
-	snprintf(A.reason, sizeof(A.reason), "%.300s: sequence numbers and the engine's node"
+	snprintf(A.found, sizeof(A.found), "%.300s: sequence numbers and the engine's node"
 		 " (Node layout of PyTorch 2.x)", path);
 	return ON;
+}
+
+/* The finder: looks until libtorch_cpu is there, publishes, ends. A
+ * state already OFF (XPCAP_AUTOGRAD=0, or the writer gave up) stays. */
+static void *finder_main(void *arg)
+{
+	int state;
+
+	(void)arg;
+	while ((state = look()) == LOOKING) {
+		if (__atomic_load_n(&A.state, __ATOMIC_ACQUIRE) != LOOKING)
+			return NULL;
+		nanosleep(&(struct timespec){ 0, LOOK_EVERY_NS }, NULL);
+	}
+	__atomic_store_n(&A.reason, A.found, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&A.state, &(int){ LOOKING }, state, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+	return NULL;
+}
+
+int xpc_autograd_start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	if (__atomic_load_n(&A.state, __ATOMIC_ACQUIRE) != LOOKING)
+		return 0;
+	if ((err = pthread_attr_init(&attr)))
+		return -err;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, FINDER_STACK);
+	/* it must never take the program's signals */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &attr, finder_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		__atomic_store_n(&A.reason, "no thread to look for libtorch_cpu.so", __ATOMIC_RELEASE);
+		__atomic_store_n(&A.state, OFF, __ATOMIC_RELEASE);
+	}
+	return -err;
 }
 
 int xpc_autograd_resolve(void)
 {
 	int state = __atomic_load_n(&A.state, __ATOMIC_ACQUIRE), was = A.reported;
 
-	if (state == LOOKING && mono_ns() - A.looked_ns >= LOOK_EVERY_NS) {
-		A.looked_ns = mono_ns();
-		state = look();
-		if (state != LOOKING)
-			__atomic_store_n(&A.state, state, __ATOMIC_RELEASE);
-	}
 	A.reported = state;
 	return state != was;
 }
@@ -197,10 +250,9 @@ static void give_up_if_unknown(void)
 	if (__atomic_load_n(&A.nodes, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&A.rejected, __ATOMIC_RELAXED) < REJECTS_TO_GIVE_UP)
 		return;
-	if (__atomic_exchange_n(&A.state, OFF, __ATOMIC_ACQ_REL) == ON)
-		snprintf(A.reason, sizeof(A.reason), "the engine's nodes failed the layout"
-			 " check %d times: not PyTorch 2.x's Node, node numbers not read",
-			 REJECTS_TO_GIVE_UP);
+	if (__atomic_compare_exchange_n(&A.state, &(int){ ON }, OFF, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		__atomic_store_n(&A.reason, GAVE_UP_TEXT(REJECTS_TO_GIVE_UP), __ATOMIC_RELEASE);
 }
 
 uint32_t xpc_autograd_take(void *dst, uint64_t correlation_id, uint32_t tid)
@@ -240,7 +292,8 @@ uint32_t xpc_autograd_take(void *dst, uint64_t correlation_id, uint32_t tid)
 size_t xpc_autograd_info(void *buf, size_t size, uint64_t ts, uint32_t pid)
 {
 	struct xp_autograd_info *i = buf;
-	size_t len = strnlen(A.reason, sizeof(A.reason) - 1), total;
+	const char *reason = __atomic_load_n(&A.reason, __ATOMIC_ACQUIRE);
+	size_t len = strnlen(reason, sizeof(A.found) - 1), total;
 
 	total = (sizeof(*i) + len + 7) & ~(size_t)7;
 	if (total > size)
@@ -252,6 +305,6 @@ size_t xpc_autograd_info(void *buf, size_t size, uint64_t ts, uint32_t pid)
 	i->nodes = __atomic_load_n(&A.nodes, __ATOMIC_RELAXED);
 	i->rejected = __atomic_load_n(&A.rejected, __ATOMIC_RELAXED);
 	i->reason_len = (uint16_t)len;
-	memcpy(i + 1, A.reason, len);
+	memcpy(i + 1, reason, len);
 	return total;
 }

@@ -2,9 +2,10 @@
  * so that ingest can put a backward kernel at the forward line that made
  * its node.
  *
- * Never loads or links torch: the writer thread looks for a libtorch_cpu.so
- * the process already loaded (dl_iterate_phdr, dlopen RTLD_NOLOAD) and
- * takes three of its exported functions, at::sequence_number::peek(),
+ * Never loads or links torch: a detached finder thread looks for a
+ * libtorch_cpu.so the process already loaded (dl_iterate_phdr, dlopen
+ * RTLD_NOLOAD: the loader lock, never taken by a thread the program's exit
+ * waits for) and takes three of its exported functions, at::sequence_number::peek(),
  * at::RecordFunction::currentThreadId() and
  * torch::autograd::get_current_node(). At a launch, the thread's next
  * sequence number (and its PyTorch thread id, once it made a node) go into
@@ -13,6 +14,7 @@
  * node's fields are read at the offsets of PyTorch 2.x's Node, after checks
  * that fail closed (autograd.c says which).
  *
+ *   xpc_autograd_start();                         // once: the finder thread
  *   xpc_autograd_resolve();                       // writer thread, now and then
  *   n = xpc_autograd_take(dst, corr, tid);        // per launch: bytes, 0 = none
  *   n = xpc_autograd_info(buf, size, ts);         // XP_REC_AUTOGRAD_INFO payload
@@ -32,8 +34,11 @@
 
 /* Turns it off for this process (XPCAP_AUTOGRAD=0), before any take. */
 void xpc_autograd_disable(void);
-/* Writer thread: looks for libtorch_cpu and its handles until found; 1
- * when the state changed since the last call (write a new info record). */
+/* Starts the finder thread (detached, never joined), unless turned off:
+ * 0 or -errno (then off, and the info record says so). */
+int xpc_autograd_start(void);
+/* Writer thread: 1 when the state changed since the last call (write a
+ * new info record). Never blocks. */
 int xpc_autograd_resolve(void);
 /* The calling thread's autograd state as an XP_REC_AUTOGRAD payload at dst
  * (XPC_AUTOGRAD_MAX bytes of room, 8-byte aligned): its size, 0 for none

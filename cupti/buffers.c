@@ -9,7 +9,12 @@
  *
  * The flusher thread calls cuptiActivityFlushAll every XP_GPU_FLUSH_PERIOD_MS and
  * writes what is buffered, so that a SIGKILL or a crash loses at most about
- * that much: atexit handlers do not run then.
+ * that much: atexit handlers do not run then. At exit it makes the last,
+ * forced flush, and the exit handler waits for it at most FLUSHER_JOIN_MS:
+ * every CUPTI call of ours that can block (on CUPTI's threads, on the
+ * completion callback's conv_lock, on a write()) runs on this thread, which
+ * the program's exit waits for only that long (README: Never making the
+ * program wait).
  */
 #include <errno.h>
 #include <signal.h>
@@ -17,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cupti/joinwait.h"
 #include "cupti/window.h"
 #include "cupti/xpcupti.h"
 
@@ -53,6 +59,10 @@ void CUPTIAPI xpc_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *b
 	free(buffer);
 }
 
+/* The longest the program's exit waits for the last flush: converting
+ * some full 8 MiB buffers takes a few hundred ms */
+#define FLUSHER_JOIN_MS 2000
+
 static pthread_t flusher;
 static int flusher_running;
 static int flusher_stop;
@@ -88,6 +98,8 @@ static void *flusher_main(void *arg)
 		pthread_mutex_lock(&flusher_lock);
 	}
 	pthread_mutex_unlock(&flusher_lock);
+	/* the exit's flush, here: the exit handler waits for it bounded */
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	return NULL;
 }
 
@@ -113,14 +125,19 @@ int xpc_flusher_start(void)
 	return 0;
 }
 
-void xpc_flusher_stop(void)
+int xpc_flusher_stop(void)
 {
-	if (!flusher_running)
-		return;
+	if (!flusher_running) {
+		/* no thread to run it on: the exit makes the flush itself */
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		return 0;
+	}
 	pthread_mutex_lock(&flusher_lock);
 	flusher_stop = 1;
 	pthread_cond_signal(&flusher_cond);
 	pthread_mutex_unlock(&flusher_lock);
-	pthread_join(flusher, NULL);
+	if (xpc_join_bounded(flusher, FLUSHER_JOIN_MS))
+		return -ETIMEDOUT;          /* left running, maybe holding our locks */
 	flusher_running = 0;
+	return 0;
 }

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -245,7 +246,12 @@ static void stacks_finish(void)
 
 	if (!xpc_stacks_on())
 		return;
-	xpc_stacks_finish();
+	if (xpc_stacks_finish()) {
+		xpc_status(XP_GPU_ST_LAUNCH_STACKS, XP_GPU_STATUS_WARN, -ETIMEDOUT,
+			   "launch stacks: the writer did not stop within 1 s at exit (stuck"
+			   " writing?); left running, the last launch records lost");
+		return;
+	}
 	xpc_stacks_stats(&st);
 	snprintf(text, sizeof(text), "launch stacks taken %llu (%llu named an earlier copy of the"
 		 " same frames), lost %llu (ring full), ip only %llu (not on the thread's stack),"
@@ -284,8 +290,14 @@ static void at_exit(void)
 	/* A forked child inherits this handler but not CUPTI's threads. */
 	if (getpid() != xpc.pid || !__atomic_load_n(&xpc.active, __ATOMIC_RELAXED))
 		return;
-	xpc_flusher_stop();
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	/* the last flush, on the flusher: the exit waits for it bounded; one
+	 * that did not end may hold conv_lock or out_lock, so take none */
+	if (xpc_flusher_stop()) {
+		__atomic_store_n(&xpc.active, 0, __ATOMIC_RELAXED);
+		xpc_log("the last flush did not end within 2 s; the run's last GPU records are lost");
+		xpc_stacks_finish();        /* its own file, no lock of ours */
+		return;
+	}
 	xpc_write_clock_pair(1);
 	pthread_mutex_lock(&xpc.conv_lock);
 	snprintf(text, sizeof(text), "records %llu, cupti dropped %llu, strings %zu",
@@ -404,11 +416,13 @@ int InitializeInjection(void)
 
 	if (__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
 		return 1;
-	/* a setuid, setgid or file-capability program: its memory is not the
+	/* a setuid, setgid or file-capability program, or one that made
+	 * itself non-dumpable before it used CUDA: its memory is not the
 	 * user's to copy, and root must not create files in a directory that
-	 * the user's environment names */
-	if (getauxval(AT_SECURE)) {
-		xpc_log("privileged program (secure execution); GPU tracing off");
+	 * the user's environment names. One that does so later keeps its
+	 * launch stacks out from then on (stacks.c). */
+	if (getauxval(AT_SECURE) || prctl(PR_GET_DUMPABLE) != 1) {
+		xpc_log("privileged program (secure execution or not dumpable); GPU tracing off");
 		return 1;
 	}
 	xpc.pid = getpid();

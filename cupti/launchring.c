@@ -107,6 +107,18 @@ const void *xpc_ring_next(struct xpc_ring *r, size_t *len, uint16_t *note)
 	return h + 1;
 }
 
+uint64_t xpc_ring_ready(const struct xpc_ring *r)
+{
+	uint64_t pos = r->tail, n = 0;
+
+	while (pos - r->tail <= r->mask &&
+	       __atomic_load_n(&r->seq[pos & r->mask], __ATOMIC_ACQUIRE) == pos + 1) {
+		pos += at(r, pos)->cells;
+		n++;
+	}
+	return n;
+}
+
 void xpc_ring_release(struct xpc_ring *r)
 {
 	uint64_t k = at(r, r->tail)->cells;

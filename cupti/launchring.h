@@ -54,6 +54,9 @@ void xpc_ring_publish(struct xpc_ring *r, uint64_t pos);
  * its note in *note), else NULL; xpc_ring_release then frees it. */
 const void *xpc_ring_next(struct xpc_ring *r, size_t *len, uint16_t *note);
 void xpc_ring_release(struct xpc_ring *r);
+/* Consumer: how many records from the oldest on are published now (all
+ * of them whole before this call: what xpc_ring_next will give). */
+uint64_t xpc_ring_ready(const struct xpc_ring *r);
 /* Frees the memory of a ring that no producer can reach any more. */
 void xpc_ring_free(struct xpc_ring *r);
 

@@ -382,25 +382,45 @@ static unsigned char *q_reserve(uint32_t need)
 	return P.q + ((pos + pad) & (QUEUE_BYTES - 1));
 }
 
-uint64_t xpc_py_drain(struct xp_writer *w)
+size_t xpc_py_ready(void)
+{
+	uint64_t pos = P.qtail;
+
+	if (!P.q)
+		return 0;
+	while (pos - P.qtail < QUEUE_BYTES) {
+		uint64_t h = __atomic_load_n((uint64_t *)(P.q + (pos & (QUEUE_BYTES - 1))),
+					     __ATOMIC_ACQUIRE);
+
+		if (!(h & Q_READY))
+			break;
+		pos += (uint32_t)h;
+	}
+	return (size_t)(pos - P.qtail);
+}
+
+uint64_t xpc_py_drain(struct xp_writer *w, size_t *bytes)
 {
 	uint64_t n = 0;
 
 	if (!P.q)
 		return 0;
-	for (;;) {
+	while (*bytes) {
 		uint64_t *hp = (uint64_t *)(P.q + (P.qtail & (QUEUE_BYTES - 1)));
 		uint64_t h = __atomic_load_n(hp, __ATOMIC_ACQUIRE);
 		uint32_t span = (uint32_t)h, len = (uint32_t)(h >> 32) & 0x7fffffffu;
 
-		if (!(h & Q_READY))
+		if (!(h & Q_READY) || span > *bytes)
 			return n;
-		if (len)
-			xp_writer_append(w, XP_REC_PYCODE, hp + 1, len, NULL, 0), n++;
+		if (len && w)
+			xp_writer_append(w, XP_REC_PYCODE, hp + 1, len, NULL, 0);
+		n += len != 0;
 		/* zeroed, so that a header word is never stale for the next producer */
 		memset(hp, 0, span);
 		__atomic_store_n(&P.qtail, P.qtail + span, __ATOMIC_RELEASE);
+		*bytes -= span;
 	}
+	return n;
 }
 
 /* ---- strings and bytes, read fault-free ---- */

@@ -10,7 +10,7 @@
  *
  *   xpc_py_start(pid);                                  // once, before launches
  *   n = xpc_py_take(slot_space, ts, corr, tid, &eval);  // per launch: bytes, 0 = none
- *   xpc_py_drain(writer);                               // writer thread: PYCODE records
+ *   n = xpc_py_ready(); xpc_py_drain(writer, &n);       // writer thread: PYCODE records
  *
  * Nothing here allocates, locks or calls into the interpreter after
  * xpc_py_start; interpreter memory is read with bounded loops and sanity
@@ -62,8 +62,11 @@ size_t xpc_py_info(void *buf, size_t size, uint64_t ts);
  * which the Python stack already says: launch stack copies can stop there. */
 uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid,
 		     uintptr_t *eval);
-/* Writer thread only: appends the queued code records; how many. */
-uint64_t xpc_py_drain(struct xp_writer *w);
+/* Writer thread only: bytes of code records queued whole now. */
+size_t xpc_py_ready(void);
+/* Writer thread only: appends queued code records within *bytes of the
+ * queue (taken from it), or drops them (w NULL); how many. */
+uint64_t xpc_py_drain(struct xp_writer *w, size_t *bytes);
 void xpc_py_stats(struct xpc_py_stats *out);
 
 #endif

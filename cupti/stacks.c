@@ -20,13 +20,29 @@
  * code objects they name are written before it (xpc_py_drain). A launch
  * that repeats an earlier one names its copy instead (stackreuse.h). Where
  * PyTorch runs, PyTorch's autograd state at the launch (autograd.h) follows
- * as an XP_REC_AUTOGRAD. */
+ * as an XP_REC_AUTOGRAD.
+ *
+ * A process that is not dumpable (prctl PR_SET_DUMPABLE 0, or credentials
+ * gained at exec) keeps its memory from its own user: the kernel's rule
+ * for ptrace and /proc/PID/mem, and the BPF sampler's (man xpcap,
+ * PRIVILEGED TASKS). Its stacks, Python frames, code objects' names and
+ * autograd nodes are its memory too, so none of it reaches the run. The
+ * writer asks the kernel (prctl PR_GET_DUMPABLE, ~1.5 us) before each pass
+ * that has records, after counting the records published so far: those
+ * were copied before the answer, and are written only if it said
+ * dumpable; records published later wait for the next pass's answer. One
+ * no sets `privileged` for good (as the sampler keeps a process out once
+ * it saw it privileged): launches then copy nothing and the writer drops
+ * what the ring still holds, counted as lost (reason privileged). The
+ * launching threads make no system call for it; the writer makes one per
+ * pass with records, ~1000 a second at most (its naps). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "cupti/stacks.h"
 #include "cupti/pyframes.h"
 #include "cupti/autograd.h"
+#include "cupti/joinwait.h"
 #include "cupti/launchring.h"
 #include "cupti/stackreuse.h"
 
@@ -36,6 +52,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +93,11 @@ _Static_assert(sizeof(struct xp_pystack) % 8 == 0 && sizeof(struct xp_pyframe) %
 #define NAP_MIN_NS 50000L
 #define NAP_MAX_NS 1000000L
 #define NAP_RING_SHARE 16
+/* The longest the program's exit waits for the writer to write what is
+ * left (some ms of compression; a 2 MiB ring under ASan well under this).
+ * A writer still not done, stuck in a write() that does not return, is
+ * left running with the file: its tail is lost, the exit goes on. */
+#define WRITER_JOIN_MS 1000
 
 /* A record in the ring: a pystack (its length, maybe 0, in the ring's
  * note), then struct xp_launch + IPs or regs + bytes. A launch that names
@@ -100,6 +122,10 @@ static struct {
 	struct xp_writer *w;
 	pthread_t writer;
 	int stop;                       /* atomic */
+	int abandoned;                  /* the writer did not stop in time */
+	int privileged;                 /* atomic: seen not dumpable, nothing more is kept */
+	uint64_t priv_launches;         /* atomic: launches dropped for it */
+	uint64_t priv_codes;            /* the writer's: code records dropped for it */
 	/* atomic, but taken, py_stacks and writer_cpu_ns: the writer's */
 	struct xpc_stacks_stats stats;
 } S;
@@ -299,6 +325,10 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 
 	if (!__atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
 		return;
+	if (__atomic_load_n(&S.privileged, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&S.priv_launches, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	/* the registers at one instruction of this function, whose CFI tells
 	 * the unwinder where our caller's frame is */
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
@@ -343,34 +373,59 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	xpc_ring_publish(&S.ring, pos);
 }
 
-/* Writes every published record in order; the ring bytes they took (and
- * one a code record), 0 when there was none. */
+/* Whether what was copied until now may go into the run: the process was
+ * dumpable as its user at this call (the header says why). */
+static int still_dumpable(void)
+{
+	if (__atomic_load_n(&S.privileged, __ATOMIC_RELAXED))
+		return 0;
+	if (prctl(PR_GET_DUMPABLE) == 1)        /* SUID_DUMP_USER */
+		return 1;
+	__atomic_store_n(&S.privileged, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Writes the records published before this pass's dumpable check in
+ * order (or drops them, counted, once not dumpable); the ring bytes they
+ * took (and one a code record), 0 when there was none. */
 static uint64_t drain_ready(void)
 {
+	uint64_t records = xpc_ring_ready(&S.ring), n = 0, codes;
+	size_t code_bytes = xpc_py_ready();
+	struct xp_writer *w;
 	const unsigned char *p;
-	uint64_t n = 0;
 	uint16_t note;
 	size_t len;
 
-	while ((p = xpc_ring_next(&S.ring, &len, &note))) {
+	if (!records && !code_bytes)
+		return 0;
+	w = still_dumpable() ? S.w : NULL;
+	while (records-- && (p = xpc_ring_next(&S.ring, &len, &note))) {
 		uint32_t pylen = note & ((1u << NOTE_PY_BITS) - 1), aglen = note >> NOTE_PY_BITS << 3;
 		const struct xp_launch *l = (const void *)(p + pylen + aglen);
 
 		/* the code objects this launch names were queued before it was */
-		xpc_py_drain(S.w);
-		xp_writer_append(S.w, XP_REC_LAUNCH, l, (uint32_t)(len - pylen - aglen), NULL, 0);
-		S.stats.taken++;
-		S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
-		if (pylen) {
-			xp_writer_append(S.w, XP_REC_PYSTACK, p, pylen, NULL, 0);
-			S.stats.py_stacks++;
+		codes = xpc_py_drain(w, &code_bytes);
+		S.priv_codes += w ? 0 : codes;
+		if (w) {
+			xp_writer_append(w, XP_REC_LAUNCH, l, (uint32_t)(len - pylen - aglen), NULL, 0);
+			S.stats.taken++;
+			S.stats.borrowed += !!(l->stack.flags & XP_STACK_BORROWED);
+			if (pylen) {
+				xp_writer_append(w, XP_REC_PYSTACK, p, pylen, NULL, 0);
+				S.stats.py_stacks++;
+			}
+			if (aglen)
+				xp_writer_append(w, XP_REC_AUTOGRAD, p + pylen, aglen, NULL, 0);
+		} else {
+			__atomic_add_fetch(&S.priv_launches, 1, __ATOMIC_RELAXED);
 		}
-		if (aglen)
-			xp_writer_append(S.w, XP_REC_AUTOGRAD, p + pylen, aglen, NULL, 0);
 		xpc_ring_release(&S.ring);
 		n += len + XPC_RING_CELL;
 	}
-	return n + xpc_py_drain(S.w);
+	codes = xpc_py_drain(w, &code_bytes);
+	S.priv_codes += w ? 0 : codes;
+	return n + codes;
 }
 
 static uint64_t mono_ns(void)
@@ -405,7 +460,8 @@ static void write_autograd_info(void)
 }
 
 /* Drains, naps (next_nap), and flushes the file at the GPU stream's period
- * so that a killed program loses as little; looks for PyTorch meanwhile. */
+ * so that a killed program loses as little; writes what autograd.c found
+ * when the finder thread publishes it (the writer never waits for it). */
 static void *writer_main(void *arg)
 {
 	uint64_t flushed = mono_ns(), last = flushed;
@@ -485,6 +541,7 @@ int xpc_stacks_start(int fd, pid_t pid, uint32_t copy_bytes)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		goto fail;
+	xpc_autograd_start();
 	__atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
 	return 0;
 fail:
@@ -521,14 +578,19 @@ static void write_py_losses(uint64_t ts)
 			xp_writer_append(S.w, XP_REC_LOST, &l[i], sizeof(l[i]), NULL, 0);
 }
 
-void xpc_stacks_finish(void)
+int xpc_stacks_finish(void)
 {
 	struct xp_lost lost;
 
 	if (!__atomic_exchange_n(&S.on, 0, __ATOMIC_ACQ_REL))
-		return;
+		return 0;
 	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(S.writer, NULL);
+	/* the program's exit never waits on us for long: a writer that does
+	 * not stop keeps the file (and its last records) */
+	if (xpc_join_bounded(S.writer, WRITER_JOIN_MS)) {
+		S.abandoned = 1;
+		return -ETIMEDOUT;
+	}
 	/* a take that began before `on` fell may still fill its record: the
 	 * ring is never freed, so it writes into memory nobody reads */
 	lost.ts = mono_ns();
@@ -542,19 +604,32 @@ void xpc_stacks_finish(void)
 	lost.count = __atomic_load_n(&S.stats.copy_dropped, __ATOMIC_RELAXED);
 	if (lost.count)
 		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	/* launches and code records of a process no longer dumpable */
+	lost.reason = XP_LOST_PRIVILEGED;
+	lost.count = __atomic_load_n(&S.priv_launches, __ATOMIC_RELAXED);
+	if (lost.count)
+		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	lost.kind = XP_REC_PYCODE;
+	lost.count = S.priv_codes;
+	if (lost.count)
+		xp_writer_append(S.w, XP_REC_LOST, &lost, sizeof(lost), NULL, 0);
 	write_py_losses(lost.ts);
 	write_autograd_info();
 	xp_writer_close(S.w);
 	S.w = NULL;
+	return 0;
 }
 
 void xpc_stacks_stats(struct xpc_stacks_stats *out)
 {
-	out->taken = S.stats.taken;                   /* the writer's, read after the join */
+	/* the writer's own counts are its until it ended */
+	int mine = !S.abandoned;
+
+	out->taken = mine ? S.stats.taken : 0;        /* the writer's, read after the join */
 	out->lost = __atomic_load_n(&S.stats.lost, __ATOMIC_RELAXED);
 	out->copy_dropped = __atomic_load_n(&S.stats.copy_dropped, __ATOMIC_RELAXED);
 	out->no_copy = __atomic_load_n(&S.stats.no_copy, __ATOMIC_RELAXED);
-	out->writer_cpu_ns = S.stats.writer_cpu_ns;   /* set before the join */
-	out->py_stacks = S.stats.py_stacks;           /* the writer's, read after the join */
-	out->borrowed = S.stats.borrowed;
+	out->writer_cpu_ns = mine ? S.stats.writer_cpu_ns : 0;  /* set before the join */
+	out->py_stacks = mine ? S.stats.py_stacks : 0;          /* the writer's, after the join */
+	out->borrowed = mine ? S.stats.borrowed : 0;
 }

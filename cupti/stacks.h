@@ -15,7 +15,7 @@
  *   int fd = open("run/launch-123.xpr", O_WRONLY | O_CREAT | O_EXCL, 0644);
  *   if (xpc_stacks_start(fd, 123, 8192) == 0)     // 0 bytes: fp walk
  *       xpc_stack_take(ts, correlation_id, cbid, kernel_name); // any thread
- *   xpc_stacks_finish();                          // at exit: all on disk
+ *   xpc_stacks_finish();                          // at exit: all on disk, within 1 s
  *
  * Nothing here uses CUPTI, so tests link it into an ordinary program. */
 #ifndef XPCUPTI_STACKS_H
@@ -48,8 +48,10 @@ int xpc_stacks_on(void);
  * with no room even for that drops the record; both are counted. */
 void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol);
 /* Stops the writer after it wrote every record taken so far, writes the
- * losses, flushes and closes the file. Later takes do nothing. */
-void xpc_stacks_finish(void);
+ * losses, flushes and closes the file. Later takes do nothing. Waits for
+ * the writer at most WRITER_JOIN_MS (stacks.c): -ETIMEDOUT when it did
+ * not stop, left running with the file (its last records lost), else 0. */
+int xpc_stacks_finish(void);
 void xpc_stacks_stats(struct xpc_stacks_stats *out);
 
 #endif

@@ -18,6 +18,16 @@
  * launched inside, by correlation id against the ids of the calls that
  * opened and closed the window (cudaProfilerApi) or by the activity being
  * off outside (NVTX and time windows have no id of their own).
+ *
+ * win.lock guards the window's state only; no CUPTI call is ever made
+ * under it. CUPTI may hand activity buffers back from inside
+ * cuptiActivityDisable/Enable (on the calling thread, or on its own thread
+ * while the caller waits), and the buffer-completion callback takes
+ * win.lock (xpc_window_keeps, under conv_lock): holding win.lock across
+ * those calls deadlocked (tests/test-cupti-window.c). A transition changes
+ * the state under the lock, then switch_cupti() brings CUPTI to the
+ * latest state with no lock held; a thread that finds another already
+ * switching leaves the work to it and never waits.
  *   XPCAP_CAPTURE_RANGE=nvtx:step XPCAP_CAPTURE_RANGE_COUNT=2 ...
  */
 #include "cupti/window.h"
@@ -62,6 +72,13 @@ static struct {
 } win = { .lock = PTHREAD_MUTEX_INITIALIZER, .count = 1 };
 
 static __thread int nvtx_depth;         /* pushes open on this thread */
+
+/* CUPTI's side of the window, apart from win.lock (switch_cupti) */
+static struct {
+	int busy;                       /* atomic: a thread is switching */
+	int again;                      /* atomic: the state changed since it read it */
+	int on;                         /* the switcher's: what CUPTI has now */
+} sw = { .on = 1 };                     /* on after configure(), before start */
 
 static uint64_t env_u64(const char *name)
 {
@@ -108,17 +125,61 @@ static int time_allows(uint64_t now)
 	return now >= win.from_ns && (!win.until_ns || now < win.until_ns);
 }
 
-static void say(int opened, const char *why)
+static void say(int opened, unsigned n, const char *why)
 {
 	char text[400];
 
-	snprintf(text, sizeof(text), "capture window %u %s (%s)", win.opened,
+	snprintf(text, sizeof(text), "capture window %u %s (%s)", n,
 		 opened ? "opened" : "closed", why);
 	xpc_status(XP_GPU_ST_WINDOW, XP_GPU_STATUS_INFO, opened, text);
 }
 
+/* CUPTI's callbacks and activity to the window's latest state, with no
+ * lock held (the header says why). One thread switches at a time; a
+ * thread that finds one switching sets `again` and returns, and the
+ * switcher reads the state once more before it stops. */
+static void switch_cupti(void)
+{
+	__atomic_store_n(&sw.again, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&sw.again, __ATOMIC_SEQ_CST) &&
+	       !__atomic_exchange_n(&sw.busy, 1, __ATOMIC_SEQ_CST)) {
+		int want;
+
+		__atomic_store_n(&sw.again, 0, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&win.lock);
+		want = win.open;
+		pthread_mutex_unlock(&win.lock);
+		if (want != sw.on) {
+			xpc_callbacks_switch(want);
+			xpc_activity_switch(want);
+			sw.on = want;
+		}
+		__atomic_store_n(&sw.busy, 0, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* What a transition made under win.lock leaves to do after it. */
+struct change {
+	int happened;
+	int opened;
+	unsigned n;                     /* the window's number */
+	const char *why;
+};
+
+/* After win.lock is released: CUPTI switched, the marker's call (xpcap's
+ * uprobe sees the range), the status record. */
+static void settle(const struct change *c)
+{
+	if (!c->happened)
+		return;
+	switch_cupti();
+	if (win.range != RANGE_NONE)
+		xpcap_correlation_marker(0, c->opened ? XP_CBID_WINDOW_OPEN : XP_CBID_WINDOW_CLOSE);
+	say(c->opened, c->n, c->why);
+}
+
 /* Everything on, as without a window. Caller holds win.lock. */
-static void open_locked(uint64_t corr, const char *why)
+static void open_locked(uint64_t corr, const char *why, struct change *c)
 {
 	if (win.open || win.done)
 		return;
@@ -127,33 +188,27 @@ static void open_locked(uint64_t corr, const char *why)
 	if (win.range == RANGE_PROFILER && win.nspans < MAX_SPANS)
 		win.spans[win.nspans++] = (struct corr_span){ .lo = corr };
 	__atomic_add_fetch(&xpc.window_gen, 1, __ATOMIC_RELEASE);
-	xpc_callbacks_switch(1);
-	xpc_activity_switch(1);
-	if (win.range != RANGE_NONE)
-		xpcap_correlation_marker(0, XP_CBID_WINDOW_OPEN);
-	say(1, why);
+	*c = (struct change){ 1, 1, win.opened, why };
 }
 
-/* Everything off; the last range, or the end of --duration, ends it for good. */
-static void close_locked(uint64_t corr, const char *why, int last)
+/* Everything off; the last range, or the end of --duration, ends it for
+ * good. Caller holds win.lock. */
+static void close_locked(uint64_t corr, const char *why, int last, struct change *c)
 {
 	if (!win.open)
 		return;
 	win.open = 0;
 	if (win.range == RANGE_PROFILER && win.nspans)
 		win.spans[win.nspans - 1].hi = corr;
-	xpc_callbacks_switch(0);
-	xpc_activity_switch(0);
-	if (win.range != RANGE_NONE)
-		xpcap_correlation_marker(0, XP_CBID_WINDOW_CLOSE);
 	if (last || (win.range != RANGE_NONE && win.opened >= win.count))
 		win.done = 1;
-	say(0, why);
+	*c = (struct change){ 1, 0, win.opened, why };
 }
 
 void xpc_window_start(void)
 {
 	uint64_t now = xpc_now();
+	struct change c = { 0 };
 
 	pthread_mutex_lock(&win.lock);
 	if (win.range == RANGE_NONE && time_allows(now)) {
@@ -161,26 +216,32 @@ void xpc_window_start(void)
 		win.open = 1;
 		win.opened = 1;
 	} else {
-		xpc_callbacks_switch(0);
-		xpc_activity_switch(0);
-		say(0, win.range == RANGE_PROFILER ? "until cudaProfilerStart" :
-		    win.range == RANGE_NVTX ? "until the NVTX range" : "until --delay ends");
+		c = (struct change){ 1, 0, 0, win.range == RANGE_PROFILER ? "until cudaProfilerStart" :
+				     win.range == RANGE_NVTX ? "until the NVTX range" :
+				     "until --delay ends" };
 	}
 	pthread_mutex_unlock(&win.lock);
+	if (c.happened) {
+		switch_cupti();
+		say(0, 0, c.why);
+	}
 }
 
 void xpc_window_tick(uint64_t now)
 {
+	struct change c = { 0 };
+
 	if (!win.configured)
 		return;
 	pthread_mutex_lock(&win.lock);
 	if (win.until_ns && now >= win.until_ns) {
-		close_locked(0, "--duration ended", 1);
+		close_locked(0, "--duration ended", 1, &c);
 		win.done = 1;
 	} else if (win.range == RANGE_NONE && time_allows(now)) {
-		open_locked(0, "--delay ended");
+		open_locked(0, "--delay ended", &c);
 	}
 	pthread_mutex_unlock(&win.lock);
+	settle(&c);
 }
 
 uint64_t xpc_window_deadline(uint64_t now)
@@ -205,12 +266,15 @@ static pid_t gettid_now(void)
  * open or closed then: nothing happens). */
 static void profiler_event(int start, uint64_t corr)
 {
+	struct change c = { 0 };
+
 	pthread_mutex_lock(&win.lock);
 	if (start && time_allows(xpc_now()))
-		open_locked(corr, "cudaProfilerStart");
+		open_locked(corr, "cudaProfilerStart", &c);
 	else if (!start)
-		close_locked(corr, "cudaProfilerStop", 0);
+		close_locked(corr, "cudaProfilerStop", 0, &c);
 	pthread_mutex_unlock(&win.lock);
+	settle(&c);
 }
 
 static const char *attr_name(const nvtxEventAttributes_t *a)
@@ -269,6 +333,7 @@ static uint64_t end_id(CUpti_CallbackId cbid, const void *params)
  * closes; a start opens and the end of the same id closes. */
 static void nvtx_event(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 {
+	struct change c = { 0 };
 	const char *name;
 
 	if (nvtx_is(cbid, 'p'))
@@ -283,16 +348,17 @@ static void nvtx_event(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 			win.owner_depth = nvtx_depth;
 			win.owner_id = nvtx_is(cbid, 's') && d->functionReturnValue ?
 				       *(const nvtxRangeId_t *)d->functionReturnValue : 0;
-			open_locked(0, win.name);
+			open_locked(0, win.name, &c);
 		}
 	} else if (win.open && nvtx_is(cbid, 'o') && !win.owner_id &&
 		   nvtx_depth == win.owner_depth && gettid_now() == win.owner_tid) {
-		close_locked(0, win.name, 0);
+		close_locked(0, win.name, 0, &c);
 	} else if (win.open && nvtx_is(cbid, 'e') && win.owner_id &&
 		   end_id(cbid, d->functionParams) == win.owner_id) {
-		close_locked(0, win.name, 0);
+		close_locked(0, win.name, 0, &c);
 	}
 	pthread_mutex_unlock(&win.lock);
+	settle(&c);
 out:
 	if (nvtx_is(cbid, 'o') && nvtx_depth > 0)
 		nvtx_depth--;

@@ -96,7 +96,9 @@ void CUPTIAPI xpc_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_r
 void CUPTIAPI xpc_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
 				   size_t size, size_t valid_size);
 int xpc_flusher_start(void);
-void xpc_flusher_stop(void);
+/* At exit: the last forced flush, on the flusher, waited for at most
+ * FLUSHER_JOIN_MS (buffers.c): 0, or -ETIMEDOUT with it left running. */
+int xpc_flusher_stop(void);
 
 /* meta/procinfo.c */
 void xpc_write_process(void);

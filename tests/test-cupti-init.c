@@ -1,7 +1,8 @@
 /* test-cupti-init.c - the injection library gets out of the way without a
  * GPU (CI): InitializeInjection returns 1 whatever happens, writes nothing
  * without a valid absolute XPCAP_RUN_DIR, and otherwise leaves a stream
- * whose status record says why tracing is off. Each test runs in its own
+ * whose status record says why tracing is off; a non-dumpable process
+ * gets no file at all. Each test runs in its own
  * forked process (Check's default), as InitializeInjection runs once per
  * process. The library path comes from XP_CUPTI_LIB. */
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "check-main.h"
@@ -82,6 +84,18 @@ START_TEST(relative_or_dotdot_run_dir_refused)
 }
 END_TEST
 
+/* a process that made itself non-dumpable before it used CUDA: its memory
+ * is not its user's to copy, as for a setuid program (AT_SECURE) */
+START_TEST(not_dumpable_writes_nothing)
+{
+	setenv("XPCAP_RUN_DIR", dir, 1);
+	ck_assert_int_eq(prctl(PR_SET_DUMPABLE, 0), 0);
+	ck_assert_int_eq(init_lib(), 1);
+	ck_assert_int_eq(prctl(PR_SET_DUMPABLE, 1), 0);
+	ck_assert_int_eq(count_files(), 0);
+}
+END_TEST
+
 START_TEST(no_gpu_leaves_a_status)
 {
 	struct xp_reader *r = NULL;
@@ -123,6 +137,7 @@ static Suite *cupti_init_suite(void)
 	tcase_add_test(tc, no_run_dir);
 	tcase_add_test(tc, relative_or_dotdot_run_dir_refused);
 	tcase_add_test(tc, no_gpu_leaves_a_status);
+	tcase_add_test(tc, not_dumpable_writes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -147,6 +147,30 @@ START_TEST(full_ring_refuses)
 }
 END_TEST
 
+/* The consumer counts the records published from the oldest on: a record
+ * reserved but not yet whole stops the count, even with later ones
+ * published (the writer decides what to write from this count). */
+START_TEST(ready_counts_published_in_order)
+{
+	uint64_t pos[3];
+	size_t len;
+
+	ck_assert_int_eq(xpc_ring_init(&ring, 64 << 10, 4096), 0);
+	ck_assert_uint_eq(xpc_ring_ready(&ring), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_ptr_nonnull(xpc_ring_reserve(&ring, i ? 600 : 100, 0, &pos[i]));
+	xpc_ring_publish(&ring, pos[0]);
+	xpc_ring_publish(&ring, pos[2]);
+	ck_assert_uint_eq(xpc_ring_ready(&ring), 1);
+	xpc_ring_publish(&ring, pos[1]);
+	ck_assert_uint_eq(xpc_ring_ready(&ring), 3);
+	ck_assert_ptr_nonnull(xpc_ring_next(&ring, &len, &(uint16_t){ 0 }));
+	xpc_ring_release(&ring);
+	ck_assert_uint_eq(xpc_ring_ready(&ring), 2);
+	xpc_ring_free(&ring);
+}
+END_TEST
+
 /* A record that must leave spare cells free stops that many short of
  * full; records without that demand then take exactly those cells. */
 START_TEST(spare_cells_kept)
@@ -181,6 +205,7 @@ Suite *launchring_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, records_whole_and_in_order);
 	tcase_add_test(tc, full_ring_refuses);
+	tcase_add_test(tc, ready_counts_published_in_order);
 	tcase_add_test(tc, spare_cells_kept);
 	suite_add_tcase(s, tc);
 	return s;

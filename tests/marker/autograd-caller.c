@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0 || xpc_stacks_start(fd, getpid(), (uint32_t)atoi(copy)))
 		return 5;
-	usleep(300000);             /* the library's writer finds libtorch_cpu */
+	usleep(300000);             /* the library's finder thread finds libtorch_cpu */
 	node[0] = make_node(1);
 	launch(1);
 	launch(2);
