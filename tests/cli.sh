@@ -197,6 +197,18 @@ grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6 6$" "$tmp/out" || { echo "F
 check ls-missing 2 "^xpcorr ls: $tmp/none: no such directory$" -- "$xpcorr" ls "$tmp/none"
 check ls-no-run 0 "^xpcorr ls: no run in $tmp/notarun" -- "$xpcorr" ls "$tmp/notarun"
 check ls-usage 2 "" -- "$xpcorr" ls
+# a command line with a bidi override (U+202E shows "gpt\u202ecod.exe" as
+# "gptexe.doc") and a zero-width space: escaped in ls and info like controls
+mkdir "$tmp/bidi" && cp -r "$run" "$tmp/bidi/r" && rm -f "$tmp/bidi/r/xpcorr.db"
+python3 -c 'import json, sys
+m = json.load(open(sys.argv[1])); m["command"] = ["gpt\u202ecod.exe", "a\u200bb"]
+json.dump(m, open(sys.argv[1], "w"))' "$tmp/bidi/r/meta.json"
+for cmd in ls info; do
+	check "bidi-$cmd" 0 "" -- "$xpcorr" $cmd "$tmp/bidi/$([ $cmd = info ] && echo r)"
+	if grep -q 'gpt\\xe2\\x80\\xaecod.exe a\\xe2\\x80\\x8bb' "$tmp/out" &&
+	   python3 -c 'import sys; sys.exit("\u202e" in open(sys.argv[1], encoding="utf-8").read())' "$tmp/out"
+	then echo "ok   bidi-$cmd: escaped"; else echo "FAIL bidi-$cmd: $(grep gpt "$tmp/out")"; fail=1; fi
+done
 
 # ls shows the git describe that xpcap took at record time (meta.json
 # "git"), before and after ingest; ingest itself runs no git
