@@ -104,8 +104,10 @@ static int open_tmp(struct xp_cmd_out *o, const struct stat *old)
 	if (slash)
 		snprintf(dir, sizeof(dir), "%.*s", slash == o->path ? 1 : (int)(slash - o->path),
 			 o->path);
-	if ((slash && (size_t)(slash - o->path) >= sizeof(dir)) || !*o->name)
+	if (slash && (size_t)(slash - o->path) >= sizeof(dir))
 		return -ENAMETOOLONG;
+	if (!*o->name)                  /* "" or "dir/": no file named */
+		return *o->path ? -EISDIR : -ENOENT;
 	o->dirfd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (o->dirfd < 0)
 		return -errno;
@@ -158,6 +160,11 @@ int xp_cmd_out_open(struct xp_cmd_out *o, const char *who, const char *path,
 		err = -errno;
 	} else {
 		err = open_tmp(o, exists ? &st : NULL);
+		/* a file one may write in a directory one may not: in place, as before */
+		if (exists && (err == -EACCES || err == -EPERM || err == -EROFS)) {
+			discard(o);
+			err = (o->f = fopen(path, "we")) ? 0 : -errno;
+		}
 	}
 	if (!err)
 		return XP_EXIT_OK;

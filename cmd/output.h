@@ -3,7 +3,8 @@
  * temporary file made exclusively in FILE's directory and renamed onto
  * FILE when the command succeeds, removed when it fails: a failed export
  * leaves FILE as it was, and a reader never sees a partial one. A device,
- * FIFO or symbolic link (-o /dev/stdout) is written in place, as before.
+ * FIFO or symbolic link (-o /dev/stdout), and a file in a directory where
+ * no file can be made, are written in place, as before.
  * Refused before anything is written: FILE that is an input (a database
  * file, --input's file) or a file of an input run directory (its
  * xpcorr.db, its streams), by any path or link.

@@ -98,4 +98,16 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/trace.json" && 
 check report-dev-stdout 0 "" -- "$xpcorr" report -o /dev/stdout "$run"
 "$xpcorr" report -o /dev/stdout "$run" 2>/dev/null | grep -q "CUDA GPU Kernel Summary" &&
 	say "ok   -o /dev/stdout written in place" || say "FAIL -o /dev/stdout"
+# a file one may write in a directory one may not (as a normal user):
+# written in place, as before the temporary files
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$tmp" && chmod -R a+rX "$run" && mkdir -m 555 "$tmp/ro" && cp "$tmp/trace.json" "$tmp/ro/t.json" 2>/dev/null
+	chmod 666 "$tmp/ro/t.json"
+	check ro-dir-in-place 0 "" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$xpcorr" report -o "$tmp/ro/t.json" "$run/xpcorr.db"
+	grep -q "CUDA GPU Kernel Summary" "$tmp/ro/t.json" && say "ok   written in place in a read-only directory" ||
+		say "FAIL read-only directory: $(head -c 100 "$tmp/ro/t.json")"
+else
+	echo "skip: the read-only directory check needs root and setpriv (to write as nobody)"
+fi
 exit $fail
