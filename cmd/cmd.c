@@ -79,21 +79,3 @@ unsigned xp_cmd_text_width(int to_file)
 		return ws.ws_col;
 	return 120;
 }
-
-FILE *xp_cmd_open_output(const char *path)
-{
-	FILE *out = path ? fopen(path, "we") : stdout;
-
-	if (!out)
-		fprintf(stderr, "xpcorr: cannot write %s: %s\n", path, strerror(errno));
-	return out;
-}
-
-int xp_cmd_close_output(FILE *out, const char *path, int rc)
-{
-	if (out && out != stdout && fclose(out) && rc == XP_EXIT_OK) {
-		fprintf(stderr, "xpcorr: cannot write %s: %s\n", path, strerror(errno));
-		return XP_EXIT_FAIL;
-	}
-	return rc;
-}

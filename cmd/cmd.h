@@ -32,13 +32,6 @@ int xp_cmd_choice(const char *who, const char *opt, const char *value,
  * why); else "xpcorr report: /x: no such run directory" and XP_EXIT_USAGE. */
 int xp_cmd_need_path(const char *who, const char *path, const char *what);
 
-/* -o FILE opened for writing (stdout when path is NULL), or NULL after
- * "xpcorr: cannot write FILE: reason". */
-FILE *xp_cmd_open_output(const char *path);
-/* Closes what xp_cmd_open_output opened: rc, or XP_EXIT_FAIL after "xpcorr:
- * cannot write FILE: reason" when rc was XP_EXIT_OK and the close failed. */
-int xp_cmd_close_output(FILE *out, const char *path, int rc);
-
 /* Columns a text table fits: $COLUMNS, else the terminal's own width, else
  * 120 (a pipe or a file, to_file: -o FILE; what a reader's screen holds). */
 unsigned xp_cmd_text_width(int to_file);

@@ -15,6 +15,7 @@
 #include "export/diff.h"
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
+#include "cmd/output.h"
 
 static void usage(FILE *out)
 {
@@ -148,7 +149,7 @@ int cmd_diff(int argc, char **argv)
 	struct xp_diff_opts o = XP_DIFF_DEFAULTS;
 	struct xp_diff_side a = { 0 }, b = { 0 };
 	const char *output = NULL;
-	FILE *out = stdout;
+	struct xp_cmd_out out;
 	char err[1200];
 	int c, rc;
 
@@ -160,17 +161,17 @@ int cmd_diff(int argc, char **argv)
 	if ((rc = xp_cmd_open_db("xpcorr diff", a.name, &a.db)) ||
 	    (rc = xp_cmd_open_db("xpcorr diff", b.name, &b.db)))
 		goto out;
-	rc = XP_EXIT_FAIL;
-	if (!(out = xp_cmd_open_output(output)))
+	if ((rc = xp_cmd_out_open(&out, "xpcorr diff", output, (const char *[]){ a.name, b.name },
+				  2)))
 		goto out;
-	c = xp_diff(&a, &b, &o, out, err, sizeof(err));
+	c = xp_diff(&a, &b, &o, out.f, err, sizeof(err));
 	if (c) {
 		fprintf(stderr, "xpcorr: diff: %s\n", err);
 		rc = c == -ENOENT || c == -EINVAL ? XP_EXIT_USAGE : XP_EXIT_FAIL;
 	} else {
 		rc = XP_EXIT_OK;
 	}
-	rc = xp_cmd_close_output(out, output, rc);
+	rc = xp_cmd_out_close(&out, rc);
 out:
 	sqlite3_close(a.db);
 	sqlite3_close(b.db);

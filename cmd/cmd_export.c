@@ -18,6 +18,7 @@
 #include "export/folded.h"
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
+#include "cmd/output.h"
 #include "db/runfacts.h"
 #include "export/selection.h"
 #include "export/svg.h"
@@ -106,7 +107,7 @@ static int parse_number_option(int c, const char *arg, struct export_args *a)
 		if (!xp_cmd_parse_offset(arg, c == 'S' ? &a->since_off : &a->until_off))
 			return 0;
 		fprintf(stderr, "xpcorr export: --%s %s: expected +SECONDS with a unit (s, ms, us,"
-			" ns), e.g. +1.5s\n", name, arg);
+			" ns), e.g. +1.5s, up to 1e18 ns\n", name, arg);
 		return -1;
 	}
 	if (!parse_int(arg, c == 'p' ? &a->fo.pid : c == 't' ? &a->fo.tid :
@@ -262,10 +263,13 @@ static int export_chrome(sqlite3 *db, struct export_args *a, const char *run, FI
 				" time (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n", run);
 			return 1;
 		}
-		if (a->since_off >= 0)
-			co->since = t0 + a->since_off;
-		if (a->until_off >= 0)
-			co->until = t0 + a->until_off;
+		if ((a->since_off >= 0 && xp_cmd_offset_time(t0, a->since_off, &co->since)) ||
+		    (a->until_off >= 0 && xp_cmd_offset_time(t0, a->until_off, &co->until))) {
+			fprintf(stderr, "xpcorr export: --since/--until +OFFSET: %s starts at %lld"
+				" ns (meta.start_monotonic_ns): no time after it fits in 64 bits\n",
+				run, (long long)t0);
+			return 1;
+		}
 	}
 	err = xp_chrome_write(db, co, out, &cs);
 	/* a window with nothing in it is a mistake, not an empty trace */
@@ -359,7 +363,8 @@ int cmd_export(int argc, char **argv)
 		.co = { .pid = -1 },
 		.since_off = -1, .until_off = -1,
 	};
-	FILE *out = stdout, *folded = NULL;
+	struct xp_cmd_out out = { .dirfd = -1 };
+	FILE *folded = NULL;
 	sqlite3 *db = NULL;
 	int err, rc = XP_EXIT_FAIL;
 
@@ -385,24 +390,27 @@ int cmd_export(int argc, char **argv)
 	/* an empty flame graph should say why */
 	if (db && strcmp(a.format, "chrome") && xp_weight_has_rows(db, a.fo.weight) == 0)
 		fprintf(stderr, "xpcorr: warning: %s\n", xp_weight_empty_hint(a.fo.weight));
-	if (!(out = xp_cmd_open_output(a.output)))
+	/* never onto what it reads: the run (its database, its files) or --input */
+	if ((rc = xp_cmd_out_open(&out, "xpcorr export", a.output,
+				  (const char *[]){ a.input ? a.input : argv[optind] }, 1)))
 		goto out;
+	rc = XP_EXIT_FAIL;
 	if (!strcmp(a.format, "chrome"))
-		err = export_chrome(db, &a, argv[optind], out);
+		err = export_chrome(db, &a, argv[optind], out.f);
 	else if (!strcmp(a.format, "folded"))
-		err = xp_folded_write(db, &a.fo, out);
+		err = xp_folded_write(db, &a.fo, out.f);
 	else
-		err = export_svg(db, &a, folded, out);
+		err = export_svg(db, &a, folded, out.f);
 	if (err == 1)
 		goto out;       /* said why; rc is still a failure */
-	if (err == -EIO && db && !(out && ferror(out)))    /* -EIO of a write is not the db's */
+	if (err == -EIO && db && !ferror(out.f))    /* -EIO of a write is not the db's */
 		fprintf(stderr, "xpcorr: export: %s\n", sqlite3_errmsg(db));
 	else if (err)
 		fprintf(stderr, "xpcorr: export: %s\n", strerror(-err));
 	else
 		rc = XP_EXIT_OK;
 out:
-	rc = xp_cmd_close_output(out, a.output, rc);
+	rc = xp_cmd_out_close(&out, rc);
 	if (folded)
 		fclose(folded);
 	sqlite3_close(db);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,8 +111,29 @@ static int run_identity(const char *path, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+/* -o is none of the inputs: the job would be read while it is replaced,
+ * and hold itself. */
+static int check_not_output(const struct xc_job_run *r, const char *output)
+{
+	char db[PATH_MAX];
+	struct stat st[2];
+	int have[2];
+
+	/* the name (a run's identity: not followed), and where a link leads */
+	snprintf(db, sizeof(db), "%s/%s", output, XP_DB_NAME);
+	have[0] = lstat(db, &st[0]) == 0;
+	have[1] = stat(db, &st[1]) == 0;
+	for (int k = 0; k < 2; k++)
+		if (have[k] && r->dev == st[k].st_dev && r->ino == st[k].st_ino) {
+			fprintf(stderr, "xpcorr merge: -o %s: its %s is the input %s; give another"
+				" directory\n", output, XP_DB_NAME, r->path);
+			return XP_EXIT_USAGE;
+		}
+	return 0;
+}
+
 /* The same run given twice would be counted twice. */
-static int check_unique(struct xc_job_run *runs, int i)
+static int check_unique(struct xc_job_run *runs, int i, const char *output)
 {
 	struct xc_job_run *r = &runs[i];
 	int e = run_identity(r->path, &r->dev, &r->ino);
@@ -120,6 +142,8 @@ static int check_unique(struct xc_job_run *runs, int i)
 		fprintf(stderr, "xpcorr merge: cannot read %s: %s\n", r->path, strerror(-e));
 		return XP_EXIT_FAIL;
 	}
+	if ((e = check_not_output(r, output)))
+		return e;
 	for (int j = 0; j < i; j++)
 		if (runs[j].dev == r->dev && runs[j].ino == r->ino) {
 			fprintf(stderr, "xpcorr merge: %s and %s are the same run (one database, device"
@@ -127,6 +151,36 @@ static int check_unique(struct xc_job_run *runs, int i)
 				major(r->dev), minor(r->dev), (uintmax_t)r->ino);
 			return XP_EXIT_USAGE;
 		}
+	return 0;
+}
+
+/* The same recording in two inputs would be counted twice, and its
+ * processes, pid for pid, would share a run's pid space: a run and its
+ * copy, or a merged job and one of its runs. */
+static int check_recordings(struct xc_job_run *runs, int i)
+{
+	struct xc_job_run *r = &runs[i];
+	char err[256];
+	int e = xc_job_identify(r->db, r, err, sizeof(err)), a, b;
+
+	if (e) {
+		fprintf(stderr, "xpcorr merge: %s: %s\n", r->path, e == -ENOMEM ? "out of memory" : err);
+		return e == -ENOMEM ? XP_EXIT_FAIL : XP_EXIT_USAGE;
+	}
+	for (int j = 0; j < i; j++) {
+		char in_a[32] = "", in_b[32] = "";
+
+		if ((a = xc_job_same_recording(&runs[j], r, &b)) < 0)
+			continue;
+		if (runs[j].is_job)
+			snprintf(in_a, sizeof(in_a), " (its run %d)", a);
+		if (r->is_job)
+			snprintf(in_b, sizeof(in_b), " (its run %d)", b);
+		fprintf(stderr, "xpcorr merge: %s%s and %s%s are the same recording (host, start"
+			" realtime and monotonic ns: %s); give each run once\n", runs[j].path, in_a,
+			r->path, in_b, xp_esc(r->ids[b]));
+		return XP_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -140,9 +194,11 @@ static int open_runs(struct xc_job_run *runs, int n, char **paths, const struct 
 
 		r->path = paths[i];
 		if ((rc = xp_cmd_open_db("xpcorr merge", r->path, &r->db)) ||
-		    (rc = check_unique(runs, i)))
+		    (rc = check_unique(runs, i, o->output)))
 			return rc;
 		xc_job_describe(r->db, r);
+		if ((rc = check_recordings(runs, i)))
+			return rc;
 		if (xc_clock_run_load(r->db, &r->clock)) {
 			fprintf(stderr, "xpcorr merge: %s: cannot read its clock evidence: %s\n", r->path,
 				sqlite3_errmsg(r->db));
@@ -186,6 +242,24 @@ static int put_reference_first(struct xc_job_run *runs, int n, const struct merg
 
 		memmove(runs + 1, runs, (size_t)ref * sizeof(*runs));
 		runs[0] = keep;
+	}
+	return 0;
+}
+
+/* Each input's first run in the job: a merged job given as a run brings
+ * its runs, and every run keeps a pid space of its own. */
+static int place_runs(struct xc_job_run *runs, int n)
+{
+	int base = 0;
+
+	for (int i = 0; i < n; i++) {
+		runs[i].base = base;
+		base += runs[i].slots;
+	}
+	if (base > XP_MERGE_MAX_RUNS) {
+		fprintf(stderr, "xpcorr merge: %d runs in all (a merged job counts its runs): at most"
+			" %d merge into one job\n", base, XP_MERGE_MAX_RUNS);
+		return XP_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -292,6 +366,8 @@ int cmd_merge(int argc, char **argv)
 	if (!rc)
 		rc = put_reference_first(runs, n, &o);
 	if (!rc)
+		rc = place_runs(runs, n);
+	if (!rc)
 		rc = align(runs, n);
 	if (!rc)
 		rc = write_job(&o, runs, n, &rows);
@@ -299,6 +375,7 @@ int cmd_merge(int argc, char **argv)
 		summary(runs, n, &o, rows, now_s() - t0);
 	for (int i = 0; i < n; i++) {
 		xc_clock_run_free(&runs[i].clock);
+		xc_job_run_free(&runs[i]);
 		sqlite3_close(runs[i].db);
 	}
 	free(runs);

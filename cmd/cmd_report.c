@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
+#include "cmd/output.h"
 #include "export/report.h"
 #include "db/runfacts.h"
 #include "export/selection.h"
@@ -81,7 +82,7 @@ static int parse_time(int c, const char *arg, struct xp_report_opts *o)
 		if (!xp_cmd_parse_offset(arg, c == 'S' ? &since_off : &until_off))
 			return 0;
 		fprintf(stderr, "xpcorr report: --%s %s: expected +SECONDS with a unit (s, ms, us,"
-			" ns), e.g. +1.5s\n", name, arg);
+			" ns), e.g. +1.5s, up to 1e18 ns\n", name, arg);
 		return XP_EXIT_USAGE;
 	}
 	if (number(arg, &v) < 0) {
@@ -262,10 +263,14 @@ static int resolve_offsets(sqlite3 *db, const char *run, struct xp_report_opts *
 		sqlite3_close(db);
 		return XP_EXIT_USAGE;
 	}
-	if (since_off >= 0)
-		o->since = t0 + since_off;
-	if (until_off >= 0)
-		o->until = t0 + until_off;
+	if ((since_off >= 0 && xp_cmd_offset_time(t0, since_off, &o->since)) ||
+	    (until_off >= 0 && xp_cmd_offset_time(t0, until_off, &o->until))) {
+		fprintf(stderr, "xpcorr report: --since/--until +OFFSET: %s starts at %lld ns"
+			" (meta.start_monotonic_ns): no time after it fits in 64 bits\n", run,
+			(long long)t0);
+		sqlite3_close(db);
+		return XP_EXIT_USAGE;
+	}
 	if (o->since && o->until && o->since >= o->until) {
 		fprintf(stderr, "xpcorr report: --since %lld is not before --until %lld: an empty"
 			" window\n", (long long)o->since, (long long)o->until);
@@ -279,7 +284,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
 	sqlite3 *db = NULL;
-	FILE *out = stdout;
+	struct xp_cmd_out out;
 	size_t groups = 0;
 	int rc;
 
@@ -298,13 +303,14 @@ int cmd_report(int argc, char **argv)
 		sqlite3_close(db);
 		return XP_EXIT_USAGE;
 	}
-	if (output && !(out = fopen(output, "we"))) {
-		fprintf(stderr, "xpcorr report: cannot write %s: %s\n", output, strerror(errno));
+	/* never onto what it reads: the run's database or its files */
+	if ((rc = xp_cmd_out_open(&out, "xpcorr report", output,
+				  (const char *[]){ argv[optind] }, 1))) {
 		sqlite3_close(db);
-		return XP_EXIT_FAIL;
+		return rc;
 	}
 	o.notes = stderr;       /* csv: one table on stdout, the footer beside it */
-	rc = xp_report(db, &o, out, &groups);
+	rc = xp_report(db, &o, out.f, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
 			rc == -EIO ? xp_esc(sqlite3_errmsg(db)) : strerror(-rc));
@@ -315,10 +321,5 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: %s\n", xp_views[o.by].name,
 			argv[optind], xp_views[o.by].empty_why);
 	sqlite3_close(db);
-	if ((out == stdout ? fflush(out) : fclose(out)) != 0 && rc == 0) {
-		fprintf(stderr, "xpcorr: writing the report to %s: %s\n", output ? output : "stdout",
-			strerror(errno));
-		rc = -EIO;
-	}
-	return rc < 0 ? XP_EXIT_FAIL : XP_EXIT_OK;
+	return xp_cmd_out_close(&out, rc < 0 ? XP_EXIT_FAIL : XP_EXIT_OK);
 }

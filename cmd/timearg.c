@@ -17,12 +17,22 @@ int xp_cmd_parse_offset(const char *s, int64_t *ns)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s + 1, &end);
-	if (errno || end == s + 1 || v < 0 || v > 1e6)
+	if (errno || end == s + 1)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(end, units[i].unit)) {
+			/* written as "not in range": NaN compares false both ways,
+			 * and NaN or more than 2^63 ns as an integer is undefined */
+			if (!(v >= 0 && v * units[i].scale <= XP_OFFSET_MAX_NS))
+				return -EINVAL;
 			*ns = (int64_t)(v * units[i].scale + 0.5);
 			return 0;
 		}
 	return -EINVAL;
+}
+
+int xp_cmd_offset_time(int64_t t0, int64_t off, int64_t *t)
+{
+	/* a received database's start time is any integer */
+	return __builtin_add_overflow(t0, off, t) ? -ERANGE : 0;
 }

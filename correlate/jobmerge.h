@@ -27,6 +27,11 @@ struct xc_job_run {
 	char host[256];
 	char ranks[64];             /* "0", "0-7", "0,2", "" */
 	int min_rank;               /* -1: none recorded */
+	int is_job;                 /* a merged job: its runs come with it */
+	int slots;                  /* runs it holds: 1, or a job's xp_job_runs rows */
+	int base;                   /* its first run's index in the new job */
+	char **ids;                 /* each run's recording (XP_RUN_ID_SQL), slots of them;
+				     * NULL: unknown (no meta.json) */
 	struct xc_clock_run clock;
 	struct xc_clock_shift shift;
 };
@@ -47,7 +52,18 @@ struct xc_job {
 
 /* Host and ranks of a run, from its metadata and xp_ranks. */
 void xc_job_describe(sqlite3 *db, struct xc_job_run *r);
-/* JOB_DIR/xpcorr.db from the runs (runs[0] the reference), correlated.
+/* The recordings r holds (r->ids, r->slots, r->is_job): a run's own from
+ * its metadata, a merged job's from xp_job_runs. 0; -ENOMEM; -EINVAL with
+ * the reason in err when a job's runs cannot be told (an older merge
+ * wrote no run_id, or its runs are not numbered 0 to n-1). */
+int xc_job_identify(sqlite3 *db, struct xc_job_run *r, char *err, size_t len);
+/* The index in r of a recording that q holds too, or -1 (unknown ones
+ * match nothing); *k is that recording's index in q. */
+int xc_job_same_recording(const struct xc_job_run *r, const struct xc_job_run *q, int *k);
+void xc_job_run_free(struct xc_job_run *r);
+/* JOB_DIR/xpcorr.db from the runs (runs[0] the reference; base and slots
+ * set: a merged job's runs keep apart, each shifted further by the job's
+ * shift), correlated.
  * 0; -ECANCELED when open_run failed (it said why); another negative errno
  * with the line in job->err, and job->refused set when the directory is a
  * run's or already holds a job's database (without force). */

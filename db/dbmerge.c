@@ -159,11 +159,20 @@ static int64_t add_ns(int64_t ts, int64_t shift)
 	return __builtin_add_overflow(ts, shift, &v) ? (shift < 0 ? INT64_MIN : INT64_MAX) : v;
 }
 
+/* A run's pid into its own space; a merged job's pids keep their run
+ * (above bit 22), moved up by index; a run number it does not hold is its
+ * first run's. */
 static int64_t map_pid(const struct xp_dbmerge *m, int64_t pid)
 {
-	if (!m->run->index)
+	uint32_t run = 0;
+
+	if (m->run->slots > 1) {
+		run = xp_pid_run((uint64_t)pid);
+		run = run < m->run->slots ? run : 0;
+	} else if (!m->run->index) {
 		return pid;
-	return (int64_t)m->run->index << XP_PID_LOCAL_BITS | xp_pid_local((uint64_t)pid);
+	}
+	return (int64_t)(m->run->index + run) << XP_PID_LOCAL_BITS | xp_pid_local((uint64_t)pid);
 }
 
 static int64_t map_int(const struct xp_dbmerge *m, enum col_map map, int64_t v)
@@ -325,7 +334,7 @@ int xp_dbmerge_run(struct xp_dbmerge *m, sqlite3 *run, const struct xp_merge_run
 	m->err = err;
 	m->errlen = errlen;
 	err[0] = '\0';
-	if (r->index >= XP_MERGE_MAX_RUNS) {
+	if (r->index >= XP_MERGE_MAX_RUNS || r->slots > XP_MERGE_MAX_RUNS - r->index) {
 		snprintf(err, errlen, "more than %d runs: their pids would not stay apart",
 			 XP_MERGE_MAX_RUNS);
 		return -E2BIG;

@@ -26,6 +26,8 @@ struct xp_dbmerge;
 
 struct xp_merge_run {
 	uint32_t index;             /* 0 keeps its pids and the job's metadata */
+	uint32_t slots;             /* runs it holds: 0 or 1 for a run; a merged job's
+				     * runs keep apart at index + their own run */
 	int64_t shift_ns;           /* added to every timestamp of the run */
 	const char *label;          /* prefixed to its streams' names, "label/cpu.xpr" */
 	const char *host;           /* for its processes' ranks that name none */
@@ -43,7 +45,17 @@ struct xp_merge_run {
 	" spread_ns INTEGER,"              /* what is left: NULL when not refined */ \
 	" matched INTEGER NOT NULL,"       /* collectives matched with the reference */ \
 	" markers TEXT,"                   /* 'nccl' | 'gloo' | NULL */ \
-	" method TEXT NOT NULL)"           /* 'reference' | 'collectives' | 'wall clock' | 'none' */
+	" method TEXT NOT NULL," /* 'reference' | 'collectives' | 'wall clock' | 'none' */ \
+	" run_id TEXT)"                    /* the recording: XP_RUN_ID_SQL of its metadata */
+
+/* A recording's identity, from what xpcap wrote at its start (meta.json):
+ * host, CLOCK_REALTIME and CLOCK_MONOTONIC ns; a copy of a run is the same
+ * recording. NULL when the metadata lacks one. */
+#define XP_RUN_ID_SQL \
+	"SELECT (SELECT value FROM META_DATA_EXPORT WHERE name = 'meta.hostname') || ' ' ||" \
+	" (SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT WHERE name = 'meta.start_realtime_ns')" \
+	" || ' ' || (SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT" \
+	" WHERE name = 'meta.start_monotonic_ns')"
 
 /* 0 or -ENOMEM. */
 int xp_dbmerge_new(sqlite3 *job, struct xp_dbmerge **out);

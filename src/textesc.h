@@ -9,8 +9,12 @@
  *   printf("%-16s %s\n", xp_esc(comm), xp_esc(path));
  *
  * Escaped: C0 controls (TAB, LF and CR included: one name, one line), DEL,
- * the C1 controls U+0080-U+009F, and bytes that start no valid UTF-8
- * sequence, each byte as \xHH. Other text is left as it is.
+ * the C1 controls U+0080-U+009F, the format characters (Unicode's Cf: bidi
+ * overrides, embeddings and isolates such as U+202E, which would show a
+ * name reversed; zero-width characters, the soft hyphen, tags) and the line
+ * and paragraph separators U+2028/U+2029, and bytes that start no valid
+ * UTF-8 sequence, each byte as \xHH (U+202E is \xe2\x80\xae). Other text is
+ * left as it is.
  */
 #ifndef XP_TEXTESC_H
 #define XP_TEXTESC_H

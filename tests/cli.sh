@@ -158,6 +158,21 @@ check chrome-offset-empty 1 "no event starts in the --since/--until window" -- \
 	"$xpcorr" export --format chrome --since +100000s "$gpurun"
 check chrome-offset-bad 2 "--since +1.5x: expected +SECONDS with a unit" -- \
 	"$xpcorr" export --format chrome --since +1.5x "$gpurun"
+# not a number (NaN compares false to every bound), not finite, too far: refused
+for bad in +nan +nans +inf +1e400s +2e18ns; do
+	check "report-offset-$bad" 2 "^xpcorr report: --since $bad: expected +SECONDS with a unit" -- \
+		"$xpcorr" report --since "$bad" "$gpurun"
+	check "chrome-offset-$bad" 2 "^xpcorr export: --until $bad: expected +SECONDS with a unit" -- \
+		"$xpcorr" export --format chrome --until "$bad" "$gpurun"
+done
+# a received database whose start time no offset fits after: refused, not
+# wrapped round to a window before the run (UBSan: signed overflow)
+cp "$gpurun/xpcorr.db" "$tmp/late.db"
+python3 -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE META_DATA_EXPORT SET value = ? WHERE name = ?", ("9223372036854775000", "meta.start_monotonic_ns")); d.commit()' "$tmp/late.db"
+check report-offset-overflow 2 "^xpcorr report: --since/--until +OFFSET: $tmp/late.db starts at 9223372036854775000 ns (meta.start_monotonic_ns): no time after it fits in 64 bits$" -- \
+	"$xpcorr" report --since +1s "$tmp/late.db"
+check chrome-offset-overflow 1 "^xpcorr export: --since/--until +OFFSET: $tmp/late.db starts at 9223372036854775000 ns" -- \
+	"$xpcorr" export --format chrome --until +1s "$tmp/late.db"
 # chrome times count from the run's start by default, and are CLOCK_MONOTONIC with --absolute-time
 "$xpcorr" export --format chrome "$gpurun" > "$tmp/rel.json" 2>/dev/null
 "$xpcorr" export --format chrome --absolute-time "$gpurun" > "$tmp/abs.json" 2>/dev/null
@@ -182,6 +197,18 @@ grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6 6$" "$tmp/out" || { echo "F
 check ls-missing 2 "^xpcorr ls: $tmp/none: no such directory$" -- "$xpcorr" ls "$tmp/none"
 check ls-no-run 0 "^xpcorr ls: no run in $tmp/notarun" -- "$xpcorr" ls "$tmp/notarun"
 check ls-usage 2 "" -- "$xpcorr" ls
+# a command line with a bidi override (U+202E shows "gpt\u202ecod.exe" as
+# "gptexe.doc") and a zero-width space: escaped in ls and info like controls
+mkdir "$tmp/bidi" && cp -r "$run" "$tmp/bidi/r" && rm -f "$tmp/bidi/r/xpcorr.db"
+python3 -c 'import json, sys
+m = json.load(open(sys.argv[1])); m["command"] = ["gpt\u202ecod.exe", "a\u200bb"]
+json.dump(m, open(sys.argv[1], "w"))' "$tmp/bidi/r/meta.json"
+for cmd in ls info; do
+	check "bidi-$cmd" 0 "" -- "$xpcorr" $cmd "$tmp/bidi/$([ $cmd = info ] && echo r)"
+	if grep -q 'gpt\\xe2\\x80\\xaecod.exe a\\xe2\\x80\\x8bb' "$tmp/out" &&
+	   python3 -c 'import sys; sys.exit("\u202e" in open(sys.argv[1], encoding="utf-8").read())' "$tmp/out"
+	then echo "ok   bidi-$cmd: escaped"; else echo "FAIL bidi-$cmd: $(grep gpt "$tmp/out")"; fail=1; fi
+done
 
 # ls shows the git describe that xpcap took at record time (meta.json
 # "git"), before and after ingest; ingest itself runs no git

@@ -145,6 +145,55 @@ check same-run-link 2 "are the same run" -- "$xpcorr" merge -o "$tmp/s2" "$tmp/a
 check same-run-db 2 "are the same run" -- "$xpcorr" merge -o "$tmp/s3" "$tmp/a/xpcorr.db" "$tmp/a"
 [ ! -e "$tmp/s1/xpcorr.db" ] && [ ! -e "$tmp/s2/xpcorr.db" ] && say "ok   no job from a run given twice" ||
 	say "FAIL a run given twice made a job"
+# the same recording by its identity (meta.json's host and start times), not
+# only by its database: a copy of a run, a merged job and one of its runs
+cp -r "$tmp/a" "$tmp/a-copy"
+check copy-of-run 2 "xpcorr merge: $tmp/a and $tmp/a-copy are the same recording (host, start realtime and monotonic ns: node-a " -- \
+	"$xpcorr" merge -o "$tmp/s4" "$tmp/a" "$tmp/a-copy"
+check job-and-its-run 2 "xpcorr merge: $tmp/job (its run 2) and $tmp/c are the same recording" -- \
+	"$xpcorr" merge -o "$tmp/s5" "$tmp/job" "$tmp/c"
+check run-and-its-job 2 "xpcorr merge: $tmp/a-copy and $tmp/job (its run 0) are the same recording" -- \
+	"$xpcorr" merge -o "$tmp/s6" "$tmp/a-copy" "$tmp/job"
+# a job into itself: -o is an input, --force or not
+check job-into-itself 2 "xpcorr merge: -o $tmp/job: its xpcorr.db is the input $tmp/job" -- \
+	"$xpcorr" merge --force -o "$tmp/job" "$tmp/job" "$tmp/c"
+[ ! -e "$tmp/s4/xpcorr.db" ] && [ ! -e "$tmp/s5/xpcorr.db" ] && [ ! -e "$tmp/s6/xpcorr.db" ] &&
+	say "ok   no job from a recording given twice" || say "FAIL a recording given twice made a job"
+"$xpcorr" report --by rank "$tmp/job" 2>&1 | cmp -s - "$tmp/rank" && say "ok   the job given as -o is intact" ||
+	say "FAIL the job given as -o changed"
+# a merged job given as a run brings its runs, each with its own pid space:
+# (a + b) + c holds three processes, as a + b + c does (every one is pid 4000)
+"$xpcorr" merge -q -o "$tmp/ab" "$tmp/a" "$tmp/b" 2>"$tmp/err" &&
+	"$xpcorr" merge -q -o "$tmp/abc" "$tmp/ab" "$tmp/c" 2>"$tmp/err" || say "FAIL nested merge: $(cat "$tmp/err")"
+qn() { python3 -c 'import sqlite3, sys
+for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]): print("|".join(map(str, r)))' "$tmp/abc/xpcorr.db" "$1"; }
+[ "$(qn 'SELECT count(DISTINCT globalPid) FROM CUPTI_ACTIVITY_KIND_KERNEL')" = 3 ] &&
+	[ "$(qn 'SELECT count(DISTINCT globalPid) FROM PROCESSES')" = 3 ] &&
+	say "ok   nested job: three processes" || say "FAIL nested job processes: $(qn 'SELECT DISTINCT globalPid FROM PROCESSES')"
+[ "$(qn 'SELECT group_concat(run || ":" || host, " ") FROM (SELECT run, host FROM xp_job_runs ORDER BY run)')" = "0:node-a 1:node-b 2:node-c" ] &&
+	say "ok   nested job: xp_job_runs holds the three runs" || say "FAIL nested xp_job_runs: $(qn 'SELECT * FROM xp_job_runs')"
+"$xpcorr" info "$tmp/abc" >"$tmp/info3" 2>&1
+[ "$(grep -c "^ *4000 .* run [0-2] on node-[abc], rank [0-2]$" "$tmp/info3")" = 3 ] &&
+	say "ok   nested job: info lists each process by run, host and rank" ||
+	say "FAIL nested info: $(sed -n '/^processes/,/^job/p' "$tmp/info3")"
+# and its clocks are the direct merge's: each run's shift within 50 us
+qn "SELECT run, shift_ns FROM xp_job_runs ORDER BY run" | while IFS='|' read -r run shift; do
+	want=$(q "SELECT shift_ns FROM xp_job_runs j WHERE host = 'node-$(echo abc | cut -c$((run + 1)))'")
+	d=$((shift - want)); [ $d -lt 0 ] && d=$((-d))
+	[ $d -le 50000 ] && echo "ok   nested job: run $run shift $shift, $d ns from the direct merge's" ||
+		echo "FAIL nested job: run $run shift $shift, direct merge $want"
+done | tee "$tmp/shifts"
+grep -q FAIL "$tmp/shifts" && fail=1
+# a job whose runs cannot be told (merged before run_id, or misnumbered): refused
+cp -r "$tmp/ab" "$tmp/ab-old" && cp -r "$tmp/ab" "$tmp/ab-bad"
+python3 -c 'import sqlite3, sys
+d = sqlite3.connect(sys.argv[1]); d.execute("ALTER TABLE xp_job_runs DROP COLUMN run_id"); d.commit()
+d = sqlite3.connect(sys.argv[2]); d.execute("UPDATE xp_job_runs SET run = 5 WHERE run = 1"); d.commit()' \
+	"$tmp/ab-old/xpcorr.db" "$tmp/ab-bad/xpcorr.db"
+check older-job 2 "xpcorr merge: $tmp/ab-old: a job merged by an older xpcorr: its runs' recordings are not known; merge its runs again" -- \
+	"$xpcorr" merge -o "$tmp/s7" "$tmp/ab-old" "$tmp/c"
+check misnumbered-job 2 "xpcorr merge: $tmp/ab-bad: xp_job_runs: 2 runs, not numbered 0 to 1" -- \
+	"$xpcorr" merge -o "$tmp/s8" "$tmp/ab-bad" "$tmp/c"
 # --reference names a run by any of its paths
 "$xpcorr" merge -q -o "$tmp/refjob" --reference "$tmp/a-link/" "$tmp/b" "$tmp/a" 2>"$tmp/err" &&
 	[ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT host FROM xp_job_runs WHERE run = 0").fetchone()[0])' "$tmp/refjob/xpcorr.db")" = node-a ] &&

@@ -106,6 +106,41 @@ START_TEST(controls_escaped)
 }
 END_TEST
 
+/* format characters reorder or hide text on a terminal: "gpt\u202ecod.exe"
+ * shows as "gptexe.doc"; escaped byte by byte, as C1 is; the visible text
+ * around them (CJK, emoji, combining marks) kept */
+START_TEST(format_chars_escaped)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "a\xe2\x80\xae" "b", "a\\xe2\\x80\\xae" "b" },             /* U+202E RLO */
+		{ "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad",        /* U+202A-D */
+		  "\\xe2\\x80\\xaa\\xe2\\x80\\xab\\xe2\\x80\\xac\\xe2\\x80\\xad" },
+		{ "x\xe2\x81\xa6y\xe2\x81\xa9", "x\\xe2\\x81\\xa6y\\xe2\\x81\\xa9" },  /* U+2066, 2069 */
+		{ "\xe2\x80\x8e\xe2\x80\x8f", "\\xe2\\x80\\x8e\\xe2\\x80\\x8f" },   /* LRM, RLM */
+		{ "\xd8\x9c", "\\xd8\\x9c" },                                    /* U+061C ALM */
+		{ "a\xe2\x80\x8b" "b\xe2\x80\x8d", "a\\xe2\\x80\\x8b" "b\\xe2\\x80\\x8d" }, /* ZWSP, ZWJ */
+		{ "\xe2\x81\xa0\xe2\x81\xa4", "\\xe2\\x81\\xa0\\xe2\\x81\\xa4" },   /* U+2060, 2064 */
+		{ "\xef\xbb\xbf" "f", "\\xef\\xbb\\xbf" "f" },                    /* BOM */
+		{ "so\xc2\xad" "ft", "so\\xc2\\xad" "ft" },                        /* soft hyphen */
+		{ "\xf3\xa0\x80\x81\xf3\xa0\x81\xbf",                               /* tags E0001, E007F */
+		  "\\xf3\\xa0\\x80\\x81\\xf3\\xa0\\x81\\xbf" },
+		{ "l\xe2\x80\xa8m", "l\\xe2\\x80\\xa8m" },                      /* U+2028 */
+	};
+	/* visible: U+00AC, U+2027, U+202F NNBSP, U+206F+1 = U+2070, CJK,
+	 * emoji, a combining acute, U+E0080 (past the tags) */
+	const char *kept = "\xc2\xac\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xb0\xe4\xb8\xad"
+			   "\xf0\x9f\x99\x82" "e\xcc\x81\xf3\xa0\x82\x80";
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(xp_esc_needed(cases[i].in), 1);
+		ck_assert_str_eq(xp_esc(cases[i].in), cases[i].out);
+	}
+	ck_assert_ptr_eq(xp_esc(kept), kept);
+	/* a format character cut short by xp_escn is an invalid byte, still escaped */
+	ck_assert_str_eq(xp_escn("a\xe2\x80\xae", 3), "a\\xe2\\x80");
+}
+END_TEST
+
 Suite *utf8_suite(void)
 {
 	Suite *s = suite_create("utf8");
@@ -116,6 +151,7 @@ Suite *utf8_suite(void)
 	tcase_add_test(tc, output_bounded_whole_sequences);
 	tcase_add_test(tc, fput_writes_one_sequence);
 	tcase_add_test(tc, controls_escaped);
+	tcase_add_test(tc, format_chars_escaped);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -14,8 +14,8 @@ by the real xpcorr, and checked:
   above the gap frame;
 - `xpcorr report --by source --format csv` has the line of "train step.py"
   (a file name with a space) as Python says it;
-- a merged job of the run and its copy has the same Python lines, once each,
-  and the same line of "train step.py";
+- a merged job of the run and its copy (as from another host) has the same
+  Python lines, once each, and the same line of "train step.py";
 - xp_python_processes counts the launches, the Python stacks and the thread
   without Python.
 Exit 1 on any failure, with a line per failure (the first 20)."""
@@ -200,6 +200,11 @@ twin = run + "-twin"
 for d in (job, twin):
     shutil.rmtree(d, ignore_errors=True)
 shutil.copytree(run, twin)
+# as if recorded on another host: merge refuses one recording given twice
+tdb = sqlite3.connect(os.path.join(twin, "xpcorr.db"))
+tdb.execute("UPDATE META_DATA_EXPORT SET value = 'twin-host' WHERE name = 'meta.hostname'")
+tdb.commit()
+tdb.close()
 p = subprocess.run([xpcorr, "merge", "-o", job, run, twin], capture_output=True, text=True)
 if p.returncode:
     fail("xpcorr merge: %s" % p.stderr[-300:])
