@@ -62,20 +62,25 @@ static int64_t max_frame(sqlite3 *db)
 /* Per thread: samples, of which running the interpreter with no Python frame. */
 struct blind {
 	uint64_t samples, blind, threads, blind_threads, python_samples;
+	uint64_t blind_thread_samples, blind_thread_python;    /* of the threads with blind ones */
 	int64_t pid[4];             /* the first processes with blind samples */
 	int npid;
 };
 
-static void add_thread(struct blind *b, int64_t pid, uint64_t all, uint64_t blind, int python)
+static void add_thread(struct blind *b, int64_t pid, uint64_t all, uint64_t blind, uint64_t py,
+		       int python)
 {
 	if (!python)
 		return;
 	b->threads++;
 	b->samples += all;
 	b->blind += blind;
+	b->python_samples += py;
 	if (!blind)
 		return;
 	b->blind_threads++;
+	b->blind_thread_samples += all;
+	b->blind_thread_python += py;
 	for (int i = 0; i < b->npid; i++)
 		if (b->pid[i] == pid)
 			return;
@@ -88,7 +93,7 @@ static int count(sqlite3 *db, const struct xp_stack_table *t, const struct eval_
 {
 	sqlite3_stmt *st;
 	int64_t pid = -1, tid = -1;
-	uint64_t all = 0, blind = 0;
+	uint64_t all = 0, blind = 0, py = 0;
 	int python = 0, rc;
 
 	if (sqlite3_prepare_v2(db, "SELECT pid, tid, stack_id, count(*) FROM xp_samples"
@@ -100,18 +105,18 @@ static int count(sqlite3 *db, const struct xp_stack_table *t, const struct eval_
 		int kind = stack_kind(t, e, sqlite3_column_int64(st, 2));
 
 		if (p != pid || th != tid) {
-			add_thread(b, pid, all, blind, python);
+			add_thread(b, pid, all, blind, py, python);
 			pid = p;
 			tid = th;
-			all = blind = 0;
+			all = blind = py = 0;
 			python = 0;
 		}
 		all += k;
 		blind += kind == 1 ? k : 0;
-		b->python_samples += kind & 2 ? k : 0;
+		py += kind & 2 ? k : 0;
 		python |= kind != 0;
 	}
-	add_thread(b, pid, all, blind, python);
+	add_thread(b, pid, all, blind, py, python);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -138,6 +143,8 @@ void xp_info_python_samples(sqlite3 *db, json_t *info)
 		json_object_set_new(o, "with_python_frames", json_integer((json_int_t)b.python_samples));
 		json_object_set_new(o, "interpreter_without_python_frames",
 				    json_integer((json_int_t)b.blind));
+		json_object_set_new(o, "threads_without_python_frames",
+				    json_integer((json_int_t)b.blind_threads));
 		json_object_set_new(info, "python_samples", o);
 	}
 	if (b.blind && json_is_array(w)) {
@@ -151,7 +158,8 @@ void xp_info_python_samples(sqlite3 *db, json_t *info)
 			 " functions)", (unsigned long long)b.blind_threads,
 			 b.blind_threads == 1 ? "" : "s", b.npid == 1 ? "" : "es", pids,
 			 b.npid == 4 ? ", ..." : "", (unsigned long long)b.blind,
-			 (unsigned long long)b.samples, (unsigned long long)b.python_samples);
+			 (unsigned long long)b.blind_thread_samples,
+			 (unsigned long long)b.blind_thread_python);
 		row = json_object();
 		json_object_set_new(row, "message", json_string(msg));
 		json_array_append_new(w, row);
