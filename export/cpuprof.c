@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "db/db_schema.h"
+#include "db/pyframe.h"
 #include "db/stacktable.h"
 #include "export/elidename.h"
 #include "src/array.h"
@@ -56,10 +57,11 @@ static int row_of(struct xp_cpuprof *p, const char *key, size_t klen, const stru
 	r = &p->rows[p->n++];
 	*r = *tmpl;
 	r->file = strdup(tmpl->file);
+	r->path = strdup(tmpl->path ? tmpl->path : tmpl->file);
 	r->name = strdup(tmpl->name);
 	r->mark = 0;
 	p->lines |= r->is_line;
-	return r->file && r->name ? 0 : -ENOMEM;
+	return r->file && r->path && r->name ? 0 : -ENOMEM;
 }
 
 /* Keys: kind, then what tells two functions apart (a native function's
@@ -78,6 +80,7 @@ static int frame_rows(struct xp_cpuprof *p, const struct xp_frame_row *fr, struc
 
 		t.kind = XP_CPU_PYTHON;
 		t.file = (char *)(file[0] ? xp_pypath_short(&p->root, file) : "?");
+		t.path = (char *)(file[0] ? file : "?");
 		t.name = (char *)(fr->py ? fr->py->qualname : sym);
 		n = snprintf(key, sizeof(key), "P\t%s\t%s", file, t.name);
 		if ((rc = row_of(p, key, (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1, &t,
@@ -220,6 +223,7 @@ void xp_cpuprof_free(struct xp_cpuprof *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->rows[i].file);
+		free(p->rows[i].path);
 		free(p->rows[i].name);
 	}
 	free(p->rows);
@@ -237,10 +241,11 @@ const char *xp_cpu_row_name(const struct xp_cpu_row *r, int flags, char *buf, si
 		xp_elide_name(r->name, brief, sizeof(brief));
 		name = brief;
 	}
-	if (r->is_line && r->line >= 0)
-		snprintf(buf, len, "%s:%d %s", r->file, r->line, name);
-	else if (r->is_line)
-		snprintf(buf, len, "%s:? %s", r->file, name);
+	if (r->is_line)
+		xp_pyline_name(&(struct xp_pyline){ .file = r->path, .qualname = name,
+						    .line = r->line }, buf, len);
+	else if (r->kind == XP_CPU_PYTHON)
+		snprintf(buf, len, "%s (%s)", name, xp_pypath_base(r->path));
 	else if (r->kind == XP_CPU_KERNEL)
 		snprintf(buf, len, "%s (kernel)", name);
 	else if (r->kind == XP_CPU_RAW || !r->file[0] || (r->exe && (flags & XP_CPU_NAME_NO_EXE)))

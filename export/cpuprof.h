@@ -44,6 +44,8 @@ enum xp_cpu_kind {
 struct xp_cpu_row {
 	char *file;                 /* Python: the file as listed (pypath.h); native: the
 				     * module's base name; else "" */
+	char *path;                 /* Python: the file as recorded, named in the row's
+				     * name as frames name it (pyframe.h); else as file */
 	char *name;                 /* the qualified name, or the symbol as stored */
 	int line;                   /* a line row: its line (-1: not known); else -1 */
 	int is_line;                /* a Python line, not a function */

@@ -9,6 +9,7 @@ stacks made here, with known samples per Python line:
   A: python3.12 main > eval > train.py:10 main > eval > model.py:20 Model.step > PyNumber_Add  x60
   B: python3.12 main > eval > train.py:10 main > eval > model.py:22 Model.step > xp_lib_leaf   x30
   C: python3.12 main > eval > train.py:11 main > eval > model.py:30 Model.loss > eval          x10
+  F: python3.12 main > eval > train.py:12 main > eval > torch/.../linear.py:125 Linear.forward > eval  x7
   D: python3.12 main > Py_RunMain                                                              x5
   E: python3.12 main > eval (another thread: no Python frame)                                 x5
 Checked against those counts, and the text/csv/json compared with
@@ -28,6 +29,7 @@ import tempfile
 
 PY = "/usr/bin/python3.12"
 LIBPY = "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0"
+TORCH = "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py"
 STACKS = {  # name: (tid, samples, frames root first: (symbol, module, kind, line))
     "A": (1001, 60, [("main", PY, 0, None), ("_PyEval_EvalFrameDefault", LIBPY, 0, None),
                      ("main", "/home/u/proj/train.py", 6, 10),
@@ -42,6 +44,11 @@ STACKS = {  # name: (tid, samples, frames root first: (symbol, module, kind, lin
                      ("_PyEval_EvalFrameDefault", LIBPY, 0, None),
                      ("Model.loss", "/home/u/proj/model.py", 6, 30),
                      ("_PyEval_EvalFrameDefault", LIBPY, 0, None)]),
+    "F": (1001, 7, [("main", PY, 0, None), ("_PyEval_EvalFrameDefault", LIBPY, 0, None),
+                    ("main", "/home/u/proj/train.py", 6, 12),
+                    ("_PyEval_EvalFrameDefault", LIBPY, 0, None),
+                    ("Linear.forward", TORCH, 6, 125),
+                    ("_PyEval_EvalFrameDefault", LIBPY, 0, None)]),
     "D": (1001, 5, [("main", PY, 0, None), ("Py_RunMain", LIBPY, 0, None)]),
     "E": (1002, 5, [("main", PY, 0, None), ("_PyEval_EvalFrameDefault", LIBPY, 0, None)]),
 }
@@ -112,8 +119,8 @@ def run(xpcorr, args):
 
 def check_values(xpcorr, db):
     doc = json.loads(run(xpcorr, ["report", "--format", "json", db]))
-    check(doc["report"] == "cpu" and doc["cpu"]["samples"] == 110 and
-          doc["cpu"]["python_samples"] == 100, "--by cpu: 110 samples, 100 with a Python frame")
+    check(doc["report"] == "cpu" and doc["cpu"]["samples"] == 117 and
+          doc["cpu"]["python_samples"] == 107, "--by cpu: 117 samples, 107 with a Python frame")
     f = {r["name"]: (r["self_samples"], r["total_samples"]) for r in doc["cpu_functions"]}
     ln = {r["name"]: (r["self_samples"], r["total_samples"]) for r in doc["cpu_lines"]}
     # the interpreter's own frames under a line are the line's time; a
@@ -122,12 +129,15 @@ def check_values(xpcorr, db):
           f["Model.step (model.py)"] == (60, 90), "Model.step first: self 60 (A), total 90 (A+B)")
     check(f["xp_lib_leaf (libxptarget.so)"] == (30, 30), "xp_lib_leaf: self 30 (B)")
     check(f["Model.loss (model.py)"] == (10, 10), "Model.loss: self 10 (C, an eval leaf)")
-    check(f["main (train.py)"] == (0, 100), "train.py's main: total 100, no self")
-    check(f["_PyEval_EvalFrameDefault (libpython3.12.so.1.0)"] == (5, 105),
-          "the evaluator: self 5 (E, no Python frame), total once per stack (105)")
+    check(f["main (train.py)"] == (0, 107), "train.py's main: total 107, no self")
+    check(f["Linear.forward (linear.py)"] == (7, 7), "a library's function named by its file (F)")
+    check(f["_PyEval_EvalFrameDefault (libpython3.12.so.1.0)"] == (5, 112),
+          "the evaluator: self 5 (E, no Python frame), total once per stack (112)")
     check(ln == {"model.py:20 Model.step": (60, 60), "model.py:22 Model.step": (0, 30),
                  "model.py:30 Model.loss": (10, 10), "train.py:10 main": (0, 90),
-                 "train.py:11 main": (0, 10)}, "lines as file.py:LINE qualname, self and total")
+                 "train.py:11 main": (0, 10), "train.py:12 main": (0, 7),
+                 "linear.py:125 Linear.forward": (7, 7)},
+          "lines as file.py:LINE qualname (as launch stacks name them), self and total")
     src = list(csv.reader(io.StringIO(run(xpcorr, ["report", "--by", "source", "--format", "csv",
                                                     db]))))
     rows = {(r[0], r[1], r[2], r[3]): (int(r[4]), int(r[5])) for r in src[1:]}
@@ -137,14 +147,16 @@ def check_values(xpcorr, db):
     check(rows[("line", "model.py", "Model.step", "20")] == (60, 60) and
           rows[("line", "model.py", "Model.step", "22")] == (30, 30),
           "--by source: its lines 20 and 22 with 60 and 30")
-    check(rows[("function", "train.py", "main", "")] == (0, 100) and
+    check(rows[("function", "torch/nn/modules/linear.py", "Linear.forward", "")] == (7, 7),
+          "--by source: a library's file from its package, as the GPU source view lists it")
+    check(rows[("function", "train.py", "main", "")] == (0, 107) and
           rows[("function", "libpython3.12.so.1.0", "Py_RunMain", "")] == (5, 5),
-          "--by source: train.py's main total 100; samples with no Python at their native leaf")
+          "--by source: train.py's main total 107; samples with no Python at their native leaf")
     check(("function", "libxptarget.so", "xp_lib_leaf", "") not in rows,
           "--by source: a native function under a Python line is the line's")
     info = json.loads(run(xpcorr, ["info", "--format", "json", db]))
     ps = info.get("python_samples", {})
-    check(ps == {"threads": 2, "samples": 110, "with_python_frames": 100,
+    check(ps == {"threads": 2, "samples": 117, "with_python_frames": 107,
                  "interpreter_without_python_frames": 5, "threads_without_python_frames": 1},
           "info: 2 Python threads, 5 samples in the interpreter with no Python frame (%s)" % ps)
     check(any("Python threads sampled without their Python frames: 1 thread (process 1000):"
