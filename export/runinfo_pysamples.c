@@ -59,6 +59,21 @@ static int64_t max_frame(sqlite3 *db)
 	return n;
 }
 
+static int interpreter_ran(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int yes = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM xp_frames f JOIN StringIds s"
+			       " ON s.id = f.symbol WHERE s.value GLOB '_PyEval_EvalFrameDefault*')",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		yes = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return yes;
+}
+
 /* Per thread: samples, of which running the interpreter with no Python frame. */
 struct blind {
 	uint64_t samples, blind, threads, blind_threads, python_samples;
@@ -97,7 +112,7 @@ static int count(sqlite3 *db, const struct xp_stack_table *t, const struct eval_
 	int python = 0, rc;
 
 	if (sqlite3_prepare_v2(db, "SELECT pid, tid, stack_id, count(*) FROM xp_samples"
-			       " GROUP BY 1, 2, 3 ORDER BY 1, 2", -1, &st, NULL) != SQLITE_OK)
+			       " GROUP BY 1, 2, 3", -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t p = sqlite3_column_int64(st, 0), th = sqlite3_column_int64(st, 1);
@@ -121,6 +136,23 @@ static int count(sqlite3 *db, const struct xp_stack_table *t, const struct eval_
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Whether any sampled stack runs the interpreter with no Python frame: one
+ * pass over the distinct stacks (an index), where counting per thread
+ * sorts every sample (1 s at 1M). */
+static int any_blind(sqlite3 *db, const struct xp_stack_table *t, const struct eval_frames *e)
+{
+	sqlite3_stmt *st;
+	int yes = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT stack_id FROM xp_samples", -1, &st, NULL)
+	    != SQLITE_OK)
+		return 0;
+	while (!yes && sqlite3_step(st) == SQLITE_ROW)
+		yes = stack_kind(t, e, sqlite3_column_int64(st, 0)) == 1;
+	sqlite3_finalize(st);
+	return yes;
+}
+
 void xp_info_python_samples(sqlite3 *db, json_t *info)
 {
 	struct xp_stack_table t;
@@ -130,13 +162,15 @@ void xp_info_python_samples(sqlite3 *db, json_t *info)
 	char msg[512], pids[64] = "";
 	int n = 0;
 
-	if ((e.n = max_frame(db) + 1) <= 0 || !(e.eval = calloc((size_t)e.n, 1)))
+	/* a run with no interpreter frame has no Python thread to warn of */
+	if (!interpreter_ran(db) || (e.n = max_frame(db) + 1) <= 0 ||
+	    !(e.eval = calloc((size_t)e.n, 1)))
 		return;
 	if (xp_stack_table_load(db, mark_eval, &e, &t) < 0) {
 		free(e.eval);
 		return;
 	}
-	if (count(db, &t, &e, &b) == 0 && b.blind) {     /* with the warning only */
+	if (any_blind(db, &t, &e) && count(db, &t, &e, &b) == 0 && b.blind) {     /* with the warning only */
 		o = json_object();
 		json_object_set_new(o, "threads", json_integer((json_int_t)b.threads));
 		json_object_set_new(o, "samples", json_integer((json_int_t)b.samples));
