@@ -541,20 +541,22 @@ out:
 static void json_begin(struct ctx *C);
 static int finish(struct ctx *C);
 
-/* The tables of CPU samples: by function (self, total) and by stack. */
+/* The tables of CPU samples: by function (self, total), by Python line
+ * when the stacks have them, and by stack. */
 static int cpu_tables(struct ctx *C)
 {
 	struct xp_folded_opts fo = { .root = XP_ROOT_NONE, .pid = -1, .tid = -1,
 				     .weight = XP_WEIGHT_CPU };
 	struct xp_wtab *self = xp_wtab_new(), *total = xp_wtab_new(), *stk = xp_wtab_new();
+	struct xp_wtab *lines = xp_wtab_new();
 	int rc = 0;
 
-	if (!self || !total || !stk) {
+	if (!self || !total || !stk || !lines) {
 		rc = fail(C, -ENOMEM, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	for (int s = 0; s < 2 && !rc; s++) {
-		rc = xp_diff_cpu_collect(C->side[s]->db, s, self, total);
+		rc = xp_diff_cpu_collect(C->side[s]->db, s, self, total, lines);
 		if (rc == -EIO)
 			rc = db_fail(C, s);
 		else if (rc)
@@ -574,10 +576,13 @@ static int cpu_tables(struct ctx *C)
 	C->no_sum = 1;
 	rc = table(C, "CPU samples by function (total: with what it calls)", "cpu_total", total, 0);
 	C->no_sum = 0;
-	if (rc || (rc = table(C, "CPU samples by stack", "cpu_stack", stk, 1)))
+	if (rc || (xp_wtab_count(lines) &&
+		   (rc = table(C, "CPU samples by Python line (self)", "cpu_line", lines, 0))) ||
+	    (rc = table(C, "CPU samples by stack", "cpu_stack", stk, 1)))
 		goto out;
 	rc = finish(C);
 out:
+	xp_wtab_free(lines);
 	xp_wtab_free(self);
 	xp_wtab_free(total);
 	xp_wtab_free(stk);

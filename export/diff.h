@@ -59,10 +59,11 @@ struct xp_diff_side {
 int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 	    const struct xp_diff_opts *o, FILE *out, char *err, size_t errlen);
 
-/* diff_cpu.c: db's CPU samples by function and Python line into side
- * `side` of self and total, keyed as xp_cpu_row_name names them for a
- * diff. 0, -EIO or -ENOMEM. */
+/* diff_cpu.c: db's CPU samples by function into side `side` of self and
+ * total, by Python line (self) into lines, keyed as xp_cpu_row_name names
+ * them for a diff. 0, -EIO or -ENOMEM. */
 struct xp_wtab;
-int xp_diff_cpu_collect(sqlite3 *db, int side, struct xp_wtab *self, struct xp_wtab *total);
+int xp_diff_cpu_collect(sqlite3 *db, int side, struct xp_wtab *self, struct xp_wtab *total,
+			struct xp_wtab *lines);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
+#include "export/cpuprof.h"
 #include "export/jsonw.h"
 #include "export/report.h"
 #include "db/stackwalk.h"
@@ -85,8 +86,6 @@ extern const char xp_source_cpu_title[];
 /* The CPU views' shared parts (view_cpu.c): the WHERE text of --pid/--since/
  * --until over xp_samples x; the samples counted (cpuprof.h) with R's
  * walker; the footer (samples, processes, threads, frequency). */
-struct xp_cpuprof;
-enum xp_cpu_self;
 void xp_rep_cpu_filter(const struct xp_report_opts *o, char *buf, size_t len);
 int xp_rep_cpu_collect(struct rep *R, enum xp_cpu_self self, struct xp_cpuprof *p);
 int xp_rep_cpu_footer(struct rep *R, const struct xp_cpuprof *p);

@@ -65,7 +65,7 @@ def check(cond, what):
     print("ok:", what)
 
 
-def build_db(db, lib):
+def build_db(db, lib, halve=""):
     c = sqlite3.connect(db)
     c.execute("DELETE FROM xp_samples")
     sid = c.execute("SELECT coalesce(max(id), 0) FROM StringIds").fetchone()[0]
@@ -102,7 +102,7 @@ def build_db(db, lib):
                           (nid, key[0], key[1], depth))
                 nodes[key] = nid
             parent = nodes[key]
-        for _ in range(n):
+        for _ in range(n // 2 if name in halve else n):
             ts += 1000
             c.execute("INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period)"
                       " VALUES(?, 1000, ?, 0, ?, 1)", (ts, tid, parent))
@@ -164,6 +164,21 @@ def check_values(xpcorr, db):
               for w in info["warnings"]), "info warns of the thread sampled without Python frames")
 
 
+def check_diff(xpcorr, a, b):
+    doc = json.loads(run(xpcorr, ["diff", "--format", "json", a, b]))
+    t = {x["section"]: {r["name"]: (r["base_ns"], r["new_ns"]) for r in x["rows"]}
+         for x in doc["tables"]}
+    check(list(t) == ["cpu_self", "cpu_total", "cpu_line", "cpu_stack"],
+          "diff of CPU-only runs with Python lines: functions, lines, stacks (%s)" % list(t))
+    check(t["cpu_line"] == {"model.py:20 Model.step": (60, 30), "model.py:30 Model.loss": (10, 10),
+                            "linear.py:125 Linear.forward": (7, 7)},
+          "diff: Python lines by self samples, A's line halved (%s)" % t["cpu_line"])
+    check(t["cpu_self"]["Model.step (model.py)"] == (60, 30) and
+          t["cpu_total"]["main (train.py)"] == (107, 77) and
+          t["cpu_self"]["xp_lib_leaf (libxptarget.so)"] == (30, 30),
+          "diff: functions by self and total, native ones by function and module")
+
+
 def main():
     if len(sys.argv) < 6:
         print(__doc__)
@@ -178,6 +193,9 @@ def main():
         shutil.copy(tmp + "/run/xpcorr.db", db)
         build_db(db, os.path.realpath(lib))
         check_values(xpcorr, db)
+        shutil.copy(tmp + "/run/xpcorr.db", tmp + "/half.db")
+        build_db(tmp + "/half.db", os.path.realpath(lib), halve="A")
+        check_diff(xpcorr, db, tmp + "/half.db")
         out = {}
         for fmt in ("text", "csv", "json"):
             out["cpu." + fmt] = run(xpcorr, ["report", "--format", fmt, "--width", "0", db])
