@@ -1350,8 +1350,8 @@ static int status_why(struct rep *R, char *why, size_t len)
 }
 
 /* Why a run has no GPU rows at all, from what xpcap and the injection
- * library said. */
-static int no_activity_warning(struct rep *R)
+ * library said, after lead ("WARNING: no GPU activity in this run"). */
+static int no_activity_note(struct rep *R, const char *lead)
 {
 	sqlite3_stmt *s;
 	char why[1024] = "";
@@ -1383,9 +1383,14 @@ static int no_activity_warning(struct rep *R)
 		jsonw_key(&R->json, "warning");
 		jsonw_str(&R->json, why);
 	} else {
-		xp_rep_foot_line(R, "WARNING: no GPU activity in this run: %s", why);
+		xp_rep_foot_line(R, "%s: %s", lead, why);
 	}
 	return 0;
+}
+
+static int no_activity_warning(struct rep *R)
+{
+	return no_activity_note(R, "WARNING: no GPU activity in this run");
 }
 
 /* A view of CPU samples (--by cpu, --by source on them): no GPU footer. */
@@ -1403,7 +1408,10 @@ static int footer_cpu(struct rep *R)
 	if (R->o->format == XP_FMT_JSON && ((rc = footer_coverage(R)) < 0 ||
 					     (rc = footer_rejected(R)) < 0))
 		return rc;
-	return footer_losses(R);
+	if ((rc = footer_losses(R)) < 0)
+		return rc;
+	/* why a run has no GPU side, as the GPU views say it; not a warning here */
+	return no_activity_note(R, "No GPU work in this run");
 }
 
 int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *groups)
