@@ -16,6 +16,9 @@
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
 #include "cmd/output.h"
+#include "export/weights.h"
+
+static int weight_given;               /* --weight: else the runs decide */
 
 static void usage(FILE *out)
 {
@@ -34,7 +37,9 @@ static void usage(FILE *out)
 		"  --normalize none|duration|kernel=NAME   scale the new run's totals by\n"
 		"                         base/new duration, or so that kernel NAME (or a\n"
 		"                         unique part of its name) has the base's instances\n"
-		"  --weight cpu|gpu|offcpu|api   folded, svg: what a stack counts (default gpu)\n"
+		"  --weight cpu|gpu|offcpu|api   folded, svg: what a stack counts; cpu: also\n"
+		"                         the tables, by function and stack (default gpu;\n"
+		"                         cpu when neither run has GPU work)\n"
 		"  --exact-only           drop GPU time attributed by inference or not at all\n"
 		"  --title TEXT           SVG title\n");
 }
@@ -122,6 +127,7 @@ static int parse_options(int argc, char **argv, struct xp_diff_opts *o, const ch
 					       XP_WEIGHT_COUNT)) < 0)
 				return XP_EXIT_USAGE;
 			o->weight = (enum xp_weight)i;
+			weight_given = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -161,6 +167,10 @@ int cmd_diff(int argc, char **argv)
 	if ((rc = xp_cmd_open_db("xpcorr diff", a.name, &a.db)) ||
 	    (rc = xp_cmd_open_db("xpcorr diff", b.name, &b.db)))
 		goto out;
+	/* two CPU profiles compare by their samples, not by GPU work neither has */
+	if (!weight_given && !xp_weight_has_rows(a.db, XP_WEIGHT_GPU) &&
+	    !xp_weight_has_rows(b.db, XP_WEIGHT_GPU))
+		o.weight = XP_WEIGHT_CPU;
 	if ((rc = xp_cmd_out_open(&out, "xpcorr diff", output, (const char *[]){ a.name, b.name },
 				  2)))
 		goto out;

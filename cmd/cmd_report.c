@@ -25,12 +25,15 @@ static const char usage[] =
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--rank N] [--since T] [--until T]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
-	"                     [--width COLUMNS] [-o FILE] RUN_DIR|FILE.db\n"
+	"                     [--width COLUMNS] [--weight gpu|cpu] [-o FILE] RUN_DIR|FILE.db\n"
 	"  --top N                rows (default 30 in text; csv and json carry every\n"
 	"                         row; 0 = all)\n"
 	"  --since T, --until T   GPU work starting in [T, T): CLOCK_MONOTONIC ns as in\n"
 	"                         the database, or +OFFSET from the run's start (+1.5s)\n"
-	"  -o, --output FILE      write there instead of stdout\n";
+	"  --weight gpu|cpu       --by source: GPU time (default) or CPU samples (the\n"
+	"                         default for a run without GPU work)\n"
+	"  -o, --output FILE      write there instead of stdout\n"
+	"A run without GPU work is shown --by cpu unless --by is given.\n";
 
 /* The usage, with the views' names from their table (views.c). */
 static void print_usage(FILE *to)
@@ -70,6 +73,8 @@ static int number(const char *arg, long long *v)
 static long long rank_wanted = -1;     /* --rank N, mapped to its process once the run is open */
 static int64_t since_off = -1, until_off = -1;   /* --since/--until +OFFSET, or -1 */
 static const char *output;             /* -o FILE, or NULL: stdout */
+static int by_given;                   /* --by: else a run without GPU work shows cpu */
+static int weight_wanted = -1;         /* --weight: 0 gpu, 1 cpu; -1 by the run */
 
 /* --since/--until T into o (ns) or the offsets; 0, or the exit status
  * after saying what is wrong. */
@@ -135,8 +140,10 @@ static int parse_choice(int c, const char *opt, struct xp_report_opts *o)
 		return -1;
 	if (c == 'N')
 		o->full_names = i == 1;
-	else if (c == 'b')
+	else if (c == 'b') {
 		o->by = (enum xp_report_by)i;
+		by_given = 1;
+	}
 	else if (c == 'f')
 		o->format = (enum xp_report_format)i;
 	else
@@ -177,7 +184,7 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "stacks", required_argument, NULL, 'k' }, { "frames", required_argument, NULL, 'F' },
 		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
 		{ "rank", required_argument, NULL, 'R' }, { "step", required_argument, NULL, 'T' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, { "weight", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, i, width_given = 0, top_given = 0;
@@ -186,6 +193,11 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'w':
+			if ((weight_wanted = xp_cmd_choice("xpcorr report", "weight", optarg,
+							   (const char *const[]){ "gpu", "cpu" }, 2)) < 0)
+				return XP_EXIT_USAGE;
+			break;
 		case 'b': case 'f': case 's': case 'N':
 			if (parse_choice(c, long_name(opts, c), o))
 				return XP_EXIT_USAGE;
@@ -232,7 +244,36 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		print_usage(stderr);
 		return XP_EXIT_USAGE;
 	}
+	if (weight_wanted >= 0 && o->by != XP_BY_SOURCE) {
+		fprintf(stderr, "xpcorr report: --weight: only with --by source (--by cpu shows CPU"
+			" samples, the other views GPU work)\n");
+		return XP_EXIT_USAGE;
+	}
 	return finish_options(o, width_given, top_given);
+}
+
+/* A run without GPU work but with CPU samples is a CPU profile: its report
+ * is --by cpu, and --by source counts samples (a GPU run's stay as they
+ * were). 0, or -EIO. */
+static int pick_cpu(sqlite3 *db, struct xp_report_opts *o)
+{
+	int gpu, cpu;
+
+	if (weight_wanted >= 0) {
+		o->cpu = weight_wanted == 1;
+		return 0;
+	}
+	if (by_given && o->by != XP_BY_SOURCE)
+		return 0;
+	if ((gpu = xp_weight_has_rows(db, XP_WEIGHT_GPU)) < 0 ||
+	    (cpu = xp_weight_has_rows(db, XP_WEIGHT_CPU)) < 0)
+		return -EIO;
+	if (gpu || !cpu)
+		return 0;
+	if (!by_given)
+		o->by = XP_BY_CPU;
+	o->cpu = 1;
+	return 0;
 }
 
 /* --rank N: the process the launcher gave that rank (xp_ranks); 0, or the
@@ -310,13 +351,18 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	}
 	o.notes = stderr;       /* csv: one table on stdout, the footer beside it */
-	rc = xp_report(db, &o, out.f, &groups);
+	rc = pick_cpu(db, &o);
+	if (rc == 0)
+		rc = xp_report(db, &o, out.f, &groups);
 	if (rc < 0)
 		fprintf(stderr, "xpcorr: report on %s: %s\n", argv[optind],
 			rc == -EIO ? xp_esc(sqlite3_errmsg(db)) : strerror(-rc));
 	else if (!groups && has_gpu_work(db) && (o.since || o.until))
 		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: no GPU work started"
 			" in the --since/--until window\n", xp_views[o.by].name, argv[optind]);
+	else if (!groups && (o.by == XP_BY_CPU || o.cpu))
+		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: %s\n", xp_views[o.by].name,
+			argv[optind], xp_views[XP_BY_CPU].empty_why);
 	else if (!groups && has_gpu_work(db))   /* an empty table is an answer: say what it means */
 		fprintf(stderr, "xpcorr report: nothing to show by %s in %s: %s\n", xp_views[o.by].name,
 			argv[optind], xp_views[o.by].empty_why);

@@ -48,6 +48,7 @@ struct ctx {
 	struct jsonw json;          /* XP_DIFF_JSON */
 	char warn[4][320];          /* why the runs may not compare */
 	int warns;
+	int no_sum;                 /* the table's rows overlap (totals): no (total) row */
 };
 
 static int fail(struct ctx *C, int code, const char *fmt, ...)
@@ -365,22 +366,34 @@ static void row_out(struct ctx *C, const struct drow *d, const char *section, in
 	fputc('\n', C->out);
 }
 
+/* Text columns' unit: ns, or samples in the CPU tables. */
+static const char *unit(const struct ctx *C)
+{
+	return C->o->weight == XP_WEIGHT_CPU ? "smp" : "ns";
+}
+
 static void table_begin(struct ctx *C, const char *title, const char *section)
 {
-	char line[256];
+	char line[256], a[24], b[24], d[24];
 
 	if (C->o->format == XP_DIFF_JSON) {
 		jsonw_newline(&C->json);
 		jsonw_obj_begin(&C->json);
 		jsonw_key(&C->json, "section"); jsonw_str(&C->json, section);
 		jsonw_key(&C->json, "title"); jsonw_str(&C->json, title);
+		if (C->o->weight == XP_WEIGHT_CPU) {     /* the *_ns keys count samples */
+			jsonw_key(&C->json, "unit"); jsonw_str(&C->json, "samples");
+		}
 		jsonw_key(&C->json, "rows"); jsonw_arr_begin(&C->json);
 	} else if (C->o->format == XP_DIFF_TEXT) {
 		snprintf(line, sizeof(line), "** %s:", title);
 		put_line(C, line);
 		fputc('\n', C->out);
-		snprintf(line, sizeof(line), " %15s  %15s  %15s  %8s  %9s  %9s  %s", "Base (ns)",
-			 "New (ns)", "Diff (ns)", "Diff (%)", "Base Inst", "New Inst", "Name");
+		snprintf(a, sizeof(a), "Base (%s)", unit(C));
+		snprintf(b, sizeof(b), "New (%s)", unit(C));
+		snprintf(d, sizeof(d), "Diff (%s)", unit(C));
+		snprintf(line, sizeof(line), " %15s  %15s  %15s  %8s  %9s  %9s  %s", a, b, d,
+			 "Diff (%)", "Base Inst", "New Inst", "Name");
 		put_line(C, line);
 		snprintf(line, sizeof(line), " %15s  %15s  %15s  %8s  %9s  %9s  %s", "---------",
 			 "--------", "---------", "--------", "---------", "--------", "----");
@@ -402,6 +415,10 @@ static void table_end(struct ctx *C, size_t more, double ta, double tb)
 	} else if (C->o->format == XP_DIFF_TEXT) {
 		if (more)
 			fprintf(C->out, " (%zu more rows; --top 0 shows all)\n", more);
+		if (C->no_sum) {
+			fputc('\n', C->out);
+			return;
+		}
 		snprintf(line, sizeof(line), " %15.0f  %15.0f  %+15.0f  %8s  %9s  %9s  %s", ta, tb,
 			 tb - ta, "", "", "", "(total)");
 		put_line(C, line);
@@ -468,7 +485,11 @@ static int print_folded(struct ctx *C, const struct xp_wtab *t, FILE *out)
 
 static int stacks_out(struct ctx *C)
 {
-	struct xp_folded_opts fo = { .root = XP_ROOT_COMM, .pid = -1, .tid = -1,
+	/* samples' stacks matched by their frames, not by the program's name
+	 * (`prog` against its copy `prog2`); GPU and API stacks as before */
+	struct xp_folded_opts fo = { .root = C->o->weight == XP_WEIGHT_CPU ||
+				     C->o->weight == XP_WEIGHT_OFFCPU ? XP_ROOT_NONE : XP_ROOT_COMM,
+				     .pid = -1, .tid = -1,
 				     .weight = C->o->weight, .exact_only = C->o->exact_only };
 	struct xp_svg_opts so = { .title = C->o->title, .unit = xp_weight_unit(C->o->weight),
 				  .differential = 1 };
@@ -517,6 +538,57 @@ out:
 	return rc;
 }
 
+static void json_begin(struct ctx *C);
+static int finish(struct ctx *C);
+
+/* The tables of CPU samples: by function (self, total), by Python line
+ * when the stacks have them, and by stack. */
+static int cpu_tables(struct ctx *C)
+{
+	struct xp_folded_opts fo = { .root = XP_ROOT_NONE, .pid = -1, .tid = -1,
+				     .weight = XP_WEIGHT_CPU };
+	struct xp_wtab *self = xp_wtab_new(), *total = xp_wtab_new(), *stk = xp_wtab_new();
+	struct xp_wtab *lines = xp_wtab_new();
+	int rc = 0;
+
+	if (!self || !total || !stk || !lines) {
+		rc = fail(C, -ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (int s = 0; s < 2 && !rc; s++) {
+		rc = xp_diff_cpu_collect(C->side[s]->db, s, self, total, lines);
+		if (rc == -EIO)
+			rc = db_fail(C, s);
+		else if (rc)
+			rc = fail(C, rc, "%s: %s", C->side[s]->name, strerror(-rc));
+		else
+			rc = folded(C, s, &fo, stk);
+	}
+	if (rc)
+		goto out;
+	if (C->o->format == XP_DIFF_CSV)
+		fprintf(C->out, "section,base_samples,new_samples,diff_samples,diff_pct,"
+			"base_instances,new_instances,name\n");
+	if (C->o->format == XP_DIFF_JSON)
+		json_begin(C);
+	if ((rc = table(C, "CPU samples by function (self)", "cpu_self", self, 0)))
+		goto out;
+	C->no_sum = 1;
+	rc = table(C, "CPU samples by function (total: with what it calls)", "cpu_total", total, 0);
+	C->no_sum = 0;
+	if (rc || (xp_wtab_count(lines) &&
+		   (rc = table(C, "CPU samples by Python line (self)", "cpu_line", lines, 0))) ||
+	    (rc = table(C, "CPU samples by stack", "cpu_stack", stk, 1)))
+		goto out;
+	rc = finish(C);
+out:
+	xp_wtab_free(lines);
+	xp_wtab_free(self);
+	xp_wtab_free(total);
+	xp_wtab_free(stk);
+	return rc;
+}
+
 /* {"runs": [...], "warnings": [...], "tables": [ ... left open for table() */
 static void json_begin(struct ctx *C)
 {
@@ -552,6 +624,23 @@ static void json_begin(struct ctx *C)
 		jsonw_str(w, C->warn[k]);
 	jsonw_arr_end(w);
 	jsonw_key(w, "tables"); jsonw_arr_begin(w);
+}
+
+/* The json document's end; a failed write. 0, or the error. */
+static int finish(struct ctx *C)
+{
+	int rc = 0;
+
+	if (C->o->format == XP_DIFF_JSON) {
+		jsonw_arr_end(&C->json);
+		jsonw_obj_end(&C->json);
+		fputc('\n', C->out);
+		if (jsonw_error(&C->json))
+			rc = fail(C, jsonw_error(&C->json), "write: %s", strerror(-jsonw_error(&C->json)));
+	}
+	if (!rc && ferror(C->out))
+		rc = fail(C, -EIO, "write: %s", strerror(errno));
+	return rc;
 }
 
 int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
@@ -591,6 +680,10 @@ int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 		rc = stacks_out(&C);
 		goto out;
 	}
+	if (o->weight == XP_WEIGHT_CPU) {
+		rc = cpu_tables(&C);
+		goto out;
+	}
 	for (int s = 0; s < 2 && !rc; s++)
 		if (!(rc = items(&C, s, api_items_sql, api)) && !(rc = folded(&C, s, &fo, stk)))
 			rc = graphs(&C, s, grf);
@@ -606,15 +699,7 @@ int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 	    (xp_wtab_count(grf) &&
 	     (rc = table(&C, "CUDA graph replays by capture site (GPU span)", "graph", grf, 0))))
 		goto out;
-	if (o->format == XP_DIFF_JSON) {
-		jsonw_arr_end(&C.json);
-		jsonw_obj_end(&C.json);
-		fputc('\n', out);
-		if (jsonw_error(&C.json))
-			rc = fail(&C, jsonw_error(&C.json), "write: %s", strerror(-jsonw_error(&C.json)));
-	}
-	if (!rc && ferror(out))
-		rc = fail(&C, -EIO, "write: %s", strerror(errno));
+	rc = finish(&C);
 out:
 	xp_wtab_free(gpu);
 	xp_wtab_free(stk);

@@ -35,7 +35,9 @@ struct xp_diff_opts {
 	unsigned top;               /* rows per table; 0 = all */
 	unsigned frames;            /* frames shown per launching stack */
 	unsigned width;             /* text: rows cut to this many columns; 0: whole */
-	enum xp_weight weight;      /* folded, svg */
+	enum xp_weight weight;      /* folded, svg; cpu: also the tables are of CPU
+				     * samples (the command's default when neither run
+				     * has GPU work) */
 	int exact_only;             /* drop inferred and unattributed GPU time */
 	const char *title;          /* svg */
 	FILE *warnings;             /* csv, folded, svg, json: where the header's
@@ -56,5 +58,12 @@ struct xp_diff_side {
  * (substring matches several kernels); -ENOMEM. err gets one line. */
 int xp_diff(const struct xp_diff_side *a, const struct xp_diff_side *b,
 	    const struct xp_diff_opts *o, FILE *out, char *err, size_t errlen);
+
+/* diff_cpu.c: db's CPU samples by function into side `side` of self and
+ * total, by Python line (self) into lines, keyed as xp_cpu_row_name names
+ * them for a diff. 0, -EIO or -ENOMEM. */
+struct xp_wtab;
+int xp_diff_cpu_collect(sqlite3 *db, int side, struct xp_wtab *self, struct xp_wtab *total,
+			struct xp_wtab *lines);
 
 #endif

@@ -1350,8 +1350,8 @@ static int status_why(struct rep *R, char *why, size_t len)
 }
 
 /* Why a run has no GPU rows at all, from what xpcap and the injection
- * library said. */
-static int no_activity_warning(struct rep *R)
+ * library said, after lead ("WARNING: no GPU activity in this run"). */
+static int no_activity_note(struct rep *R, const char *lead)
 {
 	sqlite3_stmt *s;
 	char why[1024] = "";
@@ -1383,9 +1383,35 @@ static int no_activity_warning(struct rep *R)
 		jsonw_key(&R->json, "warning");
 		jsonw_str(&R->json, why);
 	} else {
-		xp_rep_foot_line(R, "WARNING: no GPU activity in this run: %s", why);
+		xp_rep_foot_line(R, "%s: %s", lead, why);
 	}
 	return 0;
+}
+
+static int no_activity_warning(struct rep *R)
+{
+	return no_activity_note(R, "WARNING: no GPU activity in this run");
+}
+
+/* A view of CPU samples (--by cpu, --by source on them): no GPU footer. */
+static int cpu_samples(const struct xp_report_opts *o)
+{
+	return o->by == XP_BY_CPU || (o->cpu && o->by == XP_BY_SOURCE);
+}
+
+/* The CPU views' footer after their own: the losses (samples lost too);
+ * json keeps the keys every report has (report-schema.json). */
+static int footer_cpu(struct rep *R)
+{
+	int rc = 0;
+
+	if (R->o->format == XP_FMT_JSON && ((rc = footer_coverage(R)) < 0 ||
+					     (rc = footer_rejected(R)) < 0))
+		return rc;
+	if ((rc = footer_losses(R)) < 0)
+		return rc;
+	/* why a run has no GPU side, as the GPU views say it; not a warning here */
+	return no_activity_note(R, "No GPU work in this run");
 }
 
 int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *groups)
@@ -1402,7 +1428,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		rc = -EIO;
 		goto out;
 	}
-	if (xp_views[o->by].run && !filtered(o))
+	if (xp_views[o->by].run && !filtered(o) && !cpu_samples(o))
 		rc = xp_db_task_start(db, groups_fresh_task, &R, &fresh);
 	else
 		R.groups = use_groups(&R);
@@ -1423,7 +1449,8 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		jsonw_key(&R.json, "report");
 		jsonw_str(&R.json, xp_views[o->by].name);
 		jsonw_key(&R.json, "title");
-		jsonw_str(&R.json, xp_rep_title(o->by));
+		jsonw_str(&R.json, o->cpu && o->by == XP_BY_SOURCE ? xp_source_cpu_title :
+			  xp_rep_title(o->by));
 		if (!xp_views[o->by].run) {  /* the others count rows after */
 			jsonw_key(&R.json, "groups");
 			jsonw_uint(&R.json, R.n);
@@ -1435,9 +1462,12 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 	fresh = NULL;
 	if (shown < R.n && o->format == XP_FMT_TEXT)
 		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);
-	if ((rc = footer_coverage(&R)) < 0 || (rc = footer_python(&R)) < 0 ||
-	    (rc = footer_rest(&R)) < 0 ||
-	    (rc = no_activity_warning(&R)) < 0)
+	if (cpu_samples(o))
+		rc = footer_cpu(&R);
+	else if ((rc = footer_coverage(&R)) >= 0 && (rc = footer_python(&R)) >= 0 &&
+		 (rc = footer_rest(&R)) >= 0)
+		rc = no_activity_warning(&R);
+	if (rc < 0)
 		goto out;
 	if (o->format == XP_FMT_JSON) {
 		jsonw_obj_end(&R.json);

@@ -31,6 +31,7 @@ enum xp_report_by {
 	XP_BY_IDLE,                 /* per device and step: busy, idle and what the host did */
 	XP_BY_LAUNCH,               /* launch-to-start delay and queue depth per stream, kernel */
 	XP_BY_OVERLAP,              /* communication overlapped with compute, exposed collectives */
+	XP_BY_CPU,                  /* CPU samples by function and Python line, self and total */
 	XP_BY_COUNT                 /* views.c lists them all, with their names */
 };
 
@@ -50,6 +51,8 @@ struct xp_report_opts {
 	unsigned width;             /* text: table rows and stacks cut to this many columns; 0: whole */
 	int full_names;             /* text: C++ names as demangled (--names full); else short */
 	int64_t step;               /* --by idle: the step of that number only; -1 every step */
+	int cpu;                    /* --by source: CPU samples, not GPU time (--weight cpu;
+				     * the command's default for a run without GPU work) */
 	FILE *notes;                /* csv: where the footer goes, so stdout stays one table
 				     * (the command passes stderr); NULL: dropped */
 };

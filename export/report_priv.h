@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
+#include "export/cpuprof.h"
 #include "export/jsonw.h"
 #include "export/report.h"
 #include "db/stackwalk.h"
@@ -77,6 +78,17 @@ int xp_view_op(struct rep *R, size_t *rows);
 int xp_view_idle(struct rep *R, size_t *rows);
 int xp_view_launch(struct rep *R, size_t *rows);
 int xp_view_overlap(struct rep *R, size_t *rows);
+/* --by cpu (view_cpu.c): CPU samples by function and Python line. */
+int xp_view_cpu(struct rep *R, size_t *rows);
+/* --by source on CPU samples (source_cpu.c); its title. */
+int xp_report_source_cpu(struct rep *R, size_t *rows);
+extern const char xp_source_cpu_title[];
+/* The CPU views' shared parts (view_cpu.c): the WHERE text of --pid/--since/
+ * --until over xp_samples x; the samples counted (cpuprof.h) with R's
+ * walker; the footer (samples, processes, threads, frequency). */
+void xp_rep_cpu_filter(const struct xp_report_opts *o, char *buf, size_t len);
+int xp_rep_cpu_collect(struct rep *R, enum xp_cpu_self self, struct xp_cpuprof *p);
+int xp_rep_cpu_footer(struct rep *R, const struct xp_cpuprof *p);
 /* Binds :pid, :since and :until of an xp_rep_filter text (R: a struct rep). */
 void xp_rep_bind_filter(void *R, sqlite3_stmt *s);
 

@@ -679,6 +679,8 @@ int xp_report_source(struct rep *R, size_t *rows)
 	size_t nf = 0;
 	int rc;
 
+	if (R->o->cpu)
+		return xp_report_source_cpu(R, rows);
 	if ((rc = xp_rep_frame_stmt(R)) < 0)
 		return rc;
 

@@ -240,6 +240,7 @@ json_t *xp_info(sqlite3 *db)
 	json_object_set_new(info, "warnings", rows(db,
 		"SELECT message FROM xp_warnings ORDER BY rowid"));
 	missing_modules_warning(info, sym);
+	xp_info_python_samples(db, info);
 	if (xp_db_job_runs(db) > 0)
 		json_object_set_new(info, "job_runs", rows(db,
 			"SELECT run, host, ranks, method, shift_ns, wall_ns, refine_ns, spread_ns,"

@@ -19,5 +19,9 @@ json_t *xp_info(sqlite3 *db);
 json_t *xp_info_gpu(sqlite3 *db);
 json_t *xp_info_python(sqlite3 *db);
 json_t *xp_info_autograd(sqlite3 *db);
+/* runinfo_pysamples.c: the samples of Python threads, with and without
+ * Python frames, into info ("python_samples"), and a warning when some ran
+ * the interpreter with none. */
+void xp_info_python_samples(sqlite3 *db, json_t *info);
 
 #endif

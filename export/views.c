@@ -41,6 +41,9 @@ const struct xp_view xp_views[XP_BY_COUNT] = {
 	[XP_BY_OVERLAP] = { "overlap", "Communication Overlapped with Compute per Rank, and the Most"
 			    " Exposed Collectives", "no collective (NCCL or gloo kernel) ran",
 			    xp_view_overlap },
+	[XP_BY_CPU] = { "cpu", "CPU Samples by Function (self: in the function itself; total: also"
+			" in what it calls)",
+			"no CPU sample in the selection (recorded with --gpu-only?)", xp_view_cpu },
 };
 
 void xp_rep_bind_filter(void *ctx, sqlite3_stmt *s)

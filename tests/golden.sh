@@ -20,6 +20,13 @@ mkdir "$tmp/out"
 "$xpcorr" export --format folded --weight offcpu --root tid "$tmp/run" | fix > "$tmp/out/folded-offcpu.txt"
 "$xpcorr" info "$tmp/run" | fix > "$tmp/out/info.txt"
 "$xpcorr" info --format json "$tmp/run" | fix > "$tmp/out/info.json"
+# a run without GPU work: the report is the CPU view by default (--by cpu), and
+# --by source counts samples; csv's footer goes to stderr
+for fmt in text csv json; do
+	"$xpcorr" report --format $fmt --width 0 "$tmp/run" 2>/dev/null | fix > "$tmp/out/report-cpu.$fmt"
+	"$xpcorr" report --by source --format $fmt --width 0 "$tmp/run" 2>/dev/null | fix \
+		> "$tmp/out/report-source-cpu.$fmt"
+done
 
 # the SVG: well-formed XML, every folded frame drawn, and --input renders the same
 "$xpcorr" export --format svg -o "$tmp/cpu.svg" "$tmp/run"
