@@ -27,6 +27,7 @@
 #include "src/marker.h"
 #include "cupti/stacks.h"
 #include "cupti/window.h"
+#include "cupti/selftime.h"
 #include "cupti/xpcupti.h"
 
 #define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
@@ -191,14 +192,16 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t batch_key;
 static int have_batch_key;
 
-/* The library's own time on one outermost call in SELF_TIME_EVERY (two
- * more clock reads on those): what our code adds to a launch, apart from
- * CUPTI's share, reported at exit (xpc_callbacks_self_time). */
-#define SELF_TIME_EVERY 64
+/* The library's own time on one outermost call in XPC_SELF_TIME_EVERY on
+ * average, drawn at random (selftime.h says why; two more clock reads on
+ * those): what our code adds to a launch, apart from CUPTI's share,
+ * reported at exit (xpc_callbacks_self_time). XPCAP_BENCH=selftime_all
+ * times every call, to check the estimate against. */
 static struct {
 	uint64_t enter_ns, exit_ns, calls;      /* atomic */
 } self_time;
-static __thread uint32_t outer_calls;   /* outermost calls seen on this thread */
+static int self_time_all;               /* XPCAP_BENCH=selftime_all */
+static __thread uint32_t time_draw;     /* xpc_self_time_draw's state */
 static __thread int timed;              /* the open outermost call is timed */
 
 static __thread int depth;              /* tracked calls open on this thread */
@@ -365,7 +368,7 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 				       kernel_name(is_driver, cbid, cb));
 		else
 			xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
-		timed = ++outer_calls % SELF_TIME_EVERY == 0;
+		timed = self_time_all || xpc_self_time_draw(&time_draw, (uint32_t)tid_now());
 		if (timed)
 			__atomic_add_fetch(&self_time.enter_ns, xpc_now() - now, __ATOMIC_RELAXED);
 		return;
@@ -384,6 +387,11 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	}
 	write_api(is_driver, cbid, cb);
+}
+
+void xpc_callbacks_time_all(int on)
+{
+	self_time_all = on;
 }
 
 void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls)

@@ -265,7 +265,7 @@ static void stacks_finish(void)
 }
 
 /* What our own code took per launch-class call (callbacks.c times one in
- * 64): the part of the recording's cost that is ours, not CUPTI's. */
+ * 64 at random, or every one under XPCAP_BENCH=selftime_all): the part of the recording's cost that is ours, not CUPTI's. */
 static void self_time_status(void)
 {
 	uint64_t at_call, at_return, calls, per_call;
@@ -277,7 +277,7 @@ static void self_time_status(void)
 	per_call = (at_call + at_return) / calls;
 	snprintf(text, sizeof(text), "library code per launch-class call %llu ns: %llu at the call"
 		 " (the launch stack), %llu at its return (the API record); %llu calls timed,"
-		 " one in 64", (unsigned long long)per_call, (unsigned long long)(at_call / calls),
+		 " one in 64 at random", (unsigned long long)per_call, (unsigned long long)(at_call / calls),
 		 (unsigned long long)(at_return / calls), (unsigned long long)calls);
 	xpc_status(XP_GPU_ST_SELF_TIME, XP_GPU_STATUS_INFO,
 		   (int32_t)(per_call < INT32_MAX ? per_call : INT32_MAX), text);
@@ -387,6 +387,7 @@ static int configure(void)
 	res = cuptiActivityRegisterCallbacks(xpc_buffer_requested, xpc_buffer_completed);
 	if (res != CUPTI_SUCCESS)
 		goto cupti_fail;
+	xpc_callbacks_time_all(bench_knob("selftime_all"));
 	err = xpc_callbacks_enable(xpc.sub, callback_level());
 	if (!err && xpc.window_on)
 		err = xpc_window_subscribe(xpc.sub);

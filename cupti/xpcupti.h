@@ -79,6 +79,7 @@ void xpc_callbacks_drain_all(void);
 /* The library's own ns on the outermost calls it timed (one in 64): at the
  * call (the launch stack) and at its return (the API record). */
 void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls);
+void xpc_callbacks_time_all(int on);   /* time every call, not one in 64 at random */
 
 /* The correlation id of the outermost tracked CUDA call open on this
  * thread, 0 outside one (a captured launch's, while CUPTI makes its node). */

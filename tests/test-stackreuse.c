@@ -4,13 +4,16 @@
  * frames' order, the kernel's name, the API, the stack's depth); a thread
  * copies a key's first launch and its checks (uses 1, 2, 4 ... 32, then
  * one in 64) and names the copy otherwise; a dropped first copy is
- * forgotten; XPCAP_STACK_REUSE=0 gives no keys. */
+ * forgotten; XPCAP_STACK_REUSE=0 gives no keys. The calls the library
+ * times itself on (cupti/selftime.h) are a fair sample of copies and
+ * names, whatever the period of the launches. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check-main.h"
 #include "src/marker.h"
+#include "cupti/selftime.h"
 #include "cupti/stackreuse.h"
 
 #define FRAMES 20
@@ -103,6 +106,37 @@ START_TEST(off_by_environment)
 }
 END_TEST
 
+/* A thread launching from two lines in turn (a loop of x * a; x + b): the
+ * share of full copies among the timed calls is the share among all calls
+ * (a stride of 64 timed copies on half its calls: 1 in 2, against 1 in 64) */
+START_TEST(timed_calls_sample_fairly)
+{
+	uint64_t keys[2];
+	uint32_t id, draw = 0, calls = 0, copies = 0, timed = 0, timed_copies = 0;
+
+	keys[0] = key_of();
+	frames[0]++;
+	keys[1] = key_of();
+	for (uint32_t i = 0; i < 2 * 64 * 4000; i++) {
+		int copy = xpc_reuse_decide(keys[i & 1], &id) == XPC_REUSE_COPY;
+
+		calls++;
+		copies += copy;
+		if (xpc_self_time_draw(&draw, 4242)) {
+			timed++;
+			timed_copies += copy;
+		}
+	}
+	/* about 8000 timed calls; copies are 1/64 of all calls */
+	ck_assert_uint_gt(timed, 6000);
+	ck_assert_uint_lt(timed, 10000);
+	ck_assert_msg(timed_copies * 100 < timed * 3,
+		      "%u of %u timed calls were copies (all calls: %u of %u)",
+		      timed_copies, timed, copies, calls);
+	ck_assert_uint_gt(timed_copies, 0);
+}
+END_TEST
+
 static Suite *stackreuse_suite(void)
 {
 	Suite *s = suite_create("stackreuse");
@@ -112,6 +146,7 @@ static Suite *stackreuse_suite(void)
 	tcase_add_test(tc, key_follows_every_part);
 	tcase_add_test(tc, copies_then_names);
 	tcase_add_test(tc, off_by_environment);
+	tcase_add_test(tc, timed_calls_sample_fairly);
 	suite_add_tcase(s, tc);
 	return s;
 }
