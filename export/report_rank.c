@@ -3,8 +3,13 @@
  * kernels and the share of its time in collectives (NCCL and gloo kernels);
  * then, for each collective or kernel every rank ran, the spread of its
  * time across the ranks and the slowest rank: where ranks wait on each
- * other. A straggler shows as the rank whose compute is longest while the
- * others' collectives are.
+ * other. For a collective the rank named is the one the others waited
+ * for: in each instance of it (the k-th launch of its name on every rank)
+ * the rank that started it last, whose collective kernel is the shortest;
+ * the waiting ranks' kernels are the long ones (timeline.h's instances,
+ * as --by idle's "waiting for rank N"). Where the last two ranks started
+ * within the clock alignment's error of each other (a merged job's
+ * xp_job_runs.spread_ns), no rank is named for that instance.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,8 +17,10 @@
 
 #include "export/elidename.h"
 #include "db/db_schema.h"
+#include "src/array.h"
 #include "src/gtid.h"
 #include "export/launchsite.h"
+#include "export/timeline.h"
 #include "export/report_priv.h"
 
 /* kernels of a collective library: NCCL's and gloo's CUDA kernels */
@@ -34,7 +41,8 @@ static void rank_header(struct rep *R)
 			       "  --------------      ---  ----");
 	} else if (o->format == XP_FMT_CSV) {
 		fputs("\"Section\",\"Rank\",\"World\",\"PID\",\"Host\",\"GPU Time (ns)\",\"Kernels\","
-		      "\"Collectives (ns)\",\"Sync Wait (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\"\n",
+		      "\"Collectives (ns)\",\"Sync Wait (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\","
+		      "\"Waited (ns)\",\"Waited Within Clock Error (ns)\"\n",
 		      R->out);
 	} else {
 		jsonw_key(&R->json, "ranks");
@@ -142,11 +150,119 @@ static const char *slowest_site(struct rep *R, struct xp_sites *sites, int64_t n
 	return stack > 0 ? xp_sites_get(sites, stack) : NULL;
 }
 
+/* What the ranks waited for in one collective: the rank the others waited
+ * for longest (-1: none decided), the others' wait in all, and the part of
+ * it in instances whose last two ranks started within the clock error. */
+struct coll_wait {
+	int64_t name;               /* StringIds id of the kernel's name */
+	int64_t late_rank;
+	int64_t late_ns;            /* the others' wait in the instances it was last */
+	int64_t wait_ns, unsure_ns;
+};
+
+/* The clock alignment's error of a merged job (its runs' largest spread),
+ * 0 for one run (one clock). */
+static int64_t clock_error(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int64_t err = 0;
+
+	if (!xp_db_has_table(db, "xp_job_runs") ||
+	    sqlite3_prepare_v2(db, "SELECT ifnull(max(spread_ns), 0) FROM xp_job_runs", -1, &s, NULL)
+	    != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		err = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return err > 0 ? err : 0;
+}
+
+/* One coll_wait per collective name every rank ran, into *out (*n of
+ * them). 0, -EIO or -ENOMEM. */
+static int coll_waits(struct rep *R, struct coll_wait **out, size_t *n)
+{
+	char sql[2048], f[256];
+	size_t cap = 0;
+	sqlite3_stmt *s;
+	int step;
+
+	*out = NULL;
+	*n = 0;
+	xp_rep_filter(R->o, "m.gp", "m.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "WITH c AS (%s),"
+		 " m AS (SELECT nm, i, gp, start, max(start) OVER w AS last, count(*) OVER w AS cnt,"
+		 " first_value(gp) OVER (PARTITION BY nm, i ORDER BY start DESC, gp) AS lgp,"
+		 " nth_value(start, 2) OVER (PARTITION BY nm, i ORDER BY start DESC, gp ROWS BETWEEN"
+		 " UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS second FROM c"
+		 " WINDOW w AS (PARTITION BY nm, i))"
+		 " SELECT m.nm, r.rank, sum(m.last - m.start),"
+		 " sum(CASE WHEN m.last - m.second <= ?1 THEN m.last - m.start ELSE 0 END)"
+		 " FROM m JOIN xp_ranks r ON r.pid = (m.lgp >> 24)"
+		 " WHERE m.cnt = (SELECT count(DISTINCT pid) FROM xp_ranks) AND %s"
+		 " GROUP BY m.nm, r.rank ORDER BY m.nm, r.rank", XP_SQL_COLL_KERNELS, f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, clock_error(R->db));
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t name = sqlite3_column_int64(s, 0), rank = sqlite3_column_int64(s, 1);
+		int64_t ns = sqlite3_column_int64(s, 2), unsure = sqlite3_column_int64(s, 3);
+		struct coll_wait *w = *n ? &(*out)[*n - 1] : NULL;
+
+		if (!w || w->name != name) {
+			if (xp_array__reserve((void **)out, &cap, *n + 1, sizeof(**out), 8)) {
+				sqlite3_finalize(s);
+				return -ENOMEM;
+			}
+			w = &(*out)[(*n)++];
+			*w = (struct coll_wait){ .name = name, .late_rank = -1 };
+		}
+		w->wait_ns += ns;
+		w->unsure_ns += unsure;
+		if (ns - unsure > w->late_ns) {
+			w->late_ns = ns - unsure;
+			w->late_rank = rank;
+		}
+	}
+	sqlite3_finalize(s);
+	return step == SQLITE_DONE ? 0 : -EIO;
+}
+
+static const struct coll_wait *find_wait(const struct coll_wait *w, size_t n, int64_t name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i].name == name)
+			return &w[i];
+	return NULL;
+}
+
+/* A collective's row, its second line: how long the others waited, and
+ * for whom. */
+static void put_wait_line(struct rep *R, const struct coll_wait *cw)
+{
+	char line[300];
+	double share = cw->wait_ns ? 100.0 * (double)cw->late_ns / (double)cw->wait_ns : 0;
+
+	if (cw->late_rank >= 0)
+		snprintf(line, sizeof(line), "%24sthe others waited %lld ns, %.1f%% of it for rank %lld",
+			 "", (long long)cw->wait_ns, share, (long long)cw->late_rank);
+	else
+		snprintf(line, sizeof(line), "%24sthe others waited %lld ns", "", (long long)cw->wait_ns);
+	if (cw->unsure_ns) {
+		size_t len = strlen(line);
+
+		snprintf(line + len, sizeof(line) - len, " (%lld ns where the ranks started within"
+			 " the clocks' error)", (long long)cw->unsure_ns);
+	}
+	xp_rep_put_row(R, line);
+}
+
 /* Kernels every rank ran, by how far apart the ranks' times are. */
 static int spread(struct rep *R)
 {
 	const struct xp_report_opts *o = R->o;
 	struct xp_sites *sites = NULL;
+	struct coll_wait *waits = NULL;
+	size_t nwaits = 0;
 	sqlite3_stmt *s;
 	char sql[2048], f[256];
 	unsigned shown = 0;
@@ -161,10 +277,15 @@ static int spread(struct rep *R)
 		 " FROM t JOIN StringIds n ON n.id = t.name GROUP BY t.name"
 		 " HAVING count(*) = (SELECT count(DISTINCT rank) FROM xp_ranks) AND count(*) > 1"
 		 " ORDER BY 4 DESC, 2 DESC, 1", f);
-	if (xp_rep_prepare(R, sql, &s) < 0)
+	if ((step = coll_waits(R, &waits, &nwaits)) < 0)
+		return step;
+	if (xp_rep_prepare(R, sql, &s) < 0) {
+		free(waits);
 		return -EIO;
+	}
 	if (xp_sites_new(R->db, &sites) < 0) {
 		sqlite3_finalize(s);
+		free(waits);
 		return -EIO;
 	}
 	xp_sites_prefer_own(sites);
@@ -173,6 +294,9 @@ static int spread(struct rep *R)
 		xp_rep_put_row(R, "  Spread (ns)  Slowest  Kernel (collectives first; run by every rank)"
 			       " / where the slowest rank launched it");
 		xp_rep_put_row(R, "  -----------  -------  ------");
+		if (nwaits)
+			xp_rep_put_row(R, "  (a collective's Slowest is the rank the others waited for: the last"
+				       " to start it)");
 	} else if (o->format == XP_FMT_JSON) {
 		jsonw_key(&R->json, "spread");
 		jsonw_arr_begin(&R->json);
@@ -180,15 +304,27 @@ static int spread(struct rep *R)
 	while ((step = sqlite3_step(s)) == SQLITE_ROW && (!o->top || shown < o->top)) {
 		const char *name = (const char *)sqlite3_column_text(s, 0);
 		int64_t ns = sqlite3_column_int64(s, 1), slow = sqlite3_column_int64(s, 2);
-		const char *site = slowest_site(R, sites, sqlite3_column_int64(s, 4), slow);
+		const struct coll_wait *cw = sqlite3_column_int(s, 3) ?
+			find_wait(waits, nwaits, sqlite3_column_int64(s, 4)) : NULL;
+		const char *site;
 		char brief[512], line[700];
 
+		/* a collective: the rank the others waited for, not the one
+		 * whose kernel lasted longest (that one waited) */
+		if (cw)
+			slow = cw->late_rank;
+		site = slow >= 0 ? slowest_site(R, sites, sqlite3_column_int64(s, 4), slow) : NULL;
 		shown++;
 		if (o->format == XP_FMT_TEXT) {
 			xp_elide_name(name ? name : "?", brief, sizeof(brief));
-			snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns, (long long)slow,
-				 brief);
+			if (slow >= 0)
+				snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns,
+					 (long long)slow, brief);
+			else
+				snprintf(line, sizeof(line), "  %11lld  %7s  %s", (long long)ns, "?", brief);
 			xp_rep_put_row(R, line);
+			if (cw)
+				put_wait_line(R, cw);
 			/* the site as the kernel report names it (a line, "NCCL: DDP
 			 * reducer, bucket 1"), cut to the width with the row */
 			snprintf(line, sizeof(line), "%24s%s", "", site ? site : "(no launch stack)");
@@ -196,14 +332,30 @@ static int spread(struct rep *R)
 		} else if (o->format == XP_FMT_CSV) {
 			fputs("\"spread\",,,,,,,,,", R->out);
 			xp_rep_csv_str(R->out, name ? name : "?");
-			fprintf(R->out, ",%lld,%lld\n", (long long)ns, (long long)slow);
+			fprintf(R->out, ",%lld,", (long long)ns);
+			if (slow >= 0)
+				fprintf(R->out, "%lld", (long long)slow);
+			if (cw)
+				fprintf(R->out, ",%lld,%lld\n", (long long)cw->wait_ns,
+					(long long)cw->unsure_ns);
+			else
+				fputs(",,\n", R->out);
 		} else {
 			struct jsonw *w = &R->json;
 
 			jsonw_obj_begin(w);
 			jsonw_key(w, "kernel"); jsonw_str(w, name);
 			jsonw_key(w, "spread_ns"); jsonw_int(w, ns);
-			jsonw_key(w, "slowest_rank"); jsonw_int(w, slow);
+			jsonw_key(w, "slowest_rank");
+			if (slow >= 0)
+				jsonw_int(w, slow);
+			else
+				jsonw_null(w);
+			if (cw) {
+				jsonw_key(w, "waited_ns"); jsonw_int(w, cw->wait_ns);
+				jsonw_key(w, "waited_for_slowest_ns"); jsonw_int(w, cw->late_ns);
+				jsonw_key(w, "waited_within_clock_error_ns"); jsonw_int(w, cw->unsure_ns);
+			}
 			jsonw_key(w, "slowest_site");
 			if (site)
 				jsonw_str(w, site);
@@ -215,6 +367,7 @@ static int spread(struct rep *R)
 	}
 	sqlite3_finalize(s);
 	xp_sites_free(sites);
+	free(waits);
 	if (o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
 	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -EIO;

@@ -18,11 +18,7 @@
 static int rank_waits(sqlite3 *db, struct xp_u64map *waits, int64_t (**pairs)[2], size_t *np)
 {
 	static const char sql[] =
-		"WITH c AS (SELECT k.rowid AS id, k.globalPid AS gp, k.start AS start,"
-		" k.demangledName AS nm, row_number() OVER (PARTITION BY k.globalPid, k.demangledName"
-		" ORDER BY k.start) AS i FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n"
-		" ON n.id = k.demangledName WHERE " XP_SQL_IS_COLLECTIVE("n.value")
-		" AND (k.globalPid >> 24) IN (SELECT pid FROM xp_ranks)),"
+		"WITH c AS (" XP_SQL_COLL_KERNELS "),"
 		" m AS (SELECT id, gp, start, max(start) OVER w AS last, count(*) OVER w AS cnt,"
 		" first_value(gp) OVER (PARTITION BY nm, i ORDER BY start DESC, gp) AS lgp FROM c"
 		" WINDOW w AS (PARTITION BY nm, i))"

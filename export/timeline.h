@@ -31,6 +31,15 @@ enum xp_tl_class {
 
 /* SQL: whether a kernel name (a text column) is a collective library's. */
 #define XP_SQL_IS_COLLECTIVE(name) "(" name " LIKE 'nccl%' OR " name " LIKE '%gloo%')"
+/* SQL (a SELECT): every collective kernel of a job's ranks as one instance
+ * of its collective: the i-th launch of its name in its process is the
+ * i-th instance on every rank. Columns id (kernel rowid), gp (globalPid),
+ * start, nm (demangledName), i. */
+#define XP_SQL_COLL_KERNELS \
+	"SELECT k.rowid AS id, k.globalPid AS gp, k.start AS start, k.demangledName AS nm," \
+	" row_number() OVER (PARTITION BY k.globalPid, k.demangledName ORDER BY k.start) AS i" \
+	" FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.demangledName" \
+	" WHERE " XP_SQL_IS_COLLECTIVE("n.value") " AND (k.globalPid >> 24) IN (SELECT pid FROM xp_ranks)"
 
 struct xp_tl_op {
 	int64_t start, end;         /* ns on the GPU */

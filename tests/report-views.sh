@@ -61,6 +61,8 @@ done
 "$xpcorr" report --format json --top 4 --stacks 1 tp2.db > out/tp2-kernel.json
 "$xpcorr" report --format json --top 0 --stacks 1 tp2.db > tp2-all.json
 "$xpcorr" export --format chrome -o tp2.json tp2.db
+"$xpcorr" report --by rank --format json tp2.db > tp2-rank.json
+"$xpcorr" report --by idle --format json tp2.db > tp2-idle.json
 # recorded with 8 KiB stack copies: part of the GPU time stops short of Python
 "$xpcorr" report --format json --top 3 --stacks 1 uprobe.db > out/uprobe-kernel.json
 
@@ -177,6 +179,14 @@ assert "[CUDA memcpy Peer-to-Peer 0 -> 1]" in memop and "[CUDA memcpy Peer-to-Pe
 assert "rank 0: " in open("out/tp2-thread.text").read()
 peer = [e for e in json.load(open("tp2.json"))["traceEvents"] if e.get("name", "").startswith("Memcpy PtoP")]
 assert sorted((e["args"]["src device"], e["args"]["dst device"]) for e in peer) == [(0, 1), (1, 0)], peer
+# --by rank names the rank the others waited for in a collective (the last
+# to start it), as --by idle's "waiting for rank" does, not the rank whose
+# collective kernel lasted longest (the one that waited)
+coll = [r for r in json.load(open("tp2-rank.json"))["spread"] if r["collective"]]
+assert coll and all(r["slowest_rank"] == 1 and r["waited_for_slowest_ns"] > 0.8 * r["waited_ns"]
+                    for r in coll), coll
+idle = json.dumps(json.load(open("tp2-idle.json")))
+assert "rank 1 (the last to start the collective)" in idle
 doc = json.load(open("tp2-all.json"))
 nccl = [r for r in doc["rows"] if r["name"].startswith("ncclDevKernel")]
 assert nccl and all(s["frames"].startswith("distributed_c10d.py:") for r in nccl for s in r["stacks"]), nccl
