@@ -73,7 +73,7 @@ static void rank_row(struct rep *R, sqlite3_stmt *s)
 		fprintf(R->out, "\"rank\",%lld,%lld,%lld,", (long long)rank, (long long)world,
 			(long long)pid);
 		xp_rep_csv_str(R->out, host);
-		fprintf(R->out, ",%lld,%lld,%lld,%lld,\"\",,\n", (long long)gpu, (long long)kernels,
+		fprintf(R->out, ",%lld,%lld,%lld,%lld,\"\",,,,\n", (long long)gpu, (long long)kernels,
 			(long long)coll, (long long)wait);
 	} else {
 		struct jsonw *w = &R->json;
@@ -256,6 +256,73 @@ static void put_wait_line(struct rep *R, const struct coll_wait *cw)
 	xp_rep_put_row(R, line);
 }
 
+/* One row of the spread table (spread's statement at a row) in R's format;
+ * cw: the collective's waits, NULL for other kernels. */
+static void spread_row(struct rep *R, sqlite3_stmt *s, struct xp_sites *sites,
+		       const struct coll_wait *cw)
+{
+	const struct xp_report_opts *o = R->o;
+	const char *name = (const char *)sqlite3_column_text(s, 0);
+	int64_t ns = sqlite3_column_int64(s, 1), slow = sqlite3_column_int64(s, 2);
+	const char *site;
+	char brief[512], line[700];
+
+	/* a collective: the rank the others waited for, not the one
+	 * whose kernel lasted longest (that one waited) */
+	if (cw)
+		slow = cw->late_rank;
+	site = slow >= 0 ? slowest_site(R, sites, sqlite3_column_int64(s, 4), slow) : NULL;
+	if (o->format == XP_FMT_TEXT) {
+		xp_elide_name(name ? name : "?", brief, sizeof(brief));
+		if (slow >= 0)
+			snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns,
+				 (long long)slow, brief);
+		else
+			snprintf(line, sizeof(line), "  %11lld  %7s  %s", (long long)ns, "?", brief);
+		xp_rep_put_row(R, line);
+		if (cw)
+			put_wait_line(R, cw);
+		/* the site as the kernel report names it (a line, "NCCL: DDP
+		 * reducer, bucket 1"), cut to the width with the row */
+		snprintf(line, sizeof(line), "%24s%s", "", site ? site : "(no launch stack)");
+		xp_rep_put_row(R, line);
+	} else if (o->format == XP_FMT_CSV) {
+		fputs("\"spread\",,,,,,,,,", R->out);
+		xp_rep_csv_str(R->out, name ? name : "?");
+		fprintf(R->out, ",%lld,", (long long)ns);
+		if (slow >= 0)
+			fprintf(R->out, "%lld", (long long)slow);
+		if (cw)
+			fprintf(R->out, ",%lld,%lld\n", (long long)cw->wait_ns,
+				(long long)cw->unsure_ns);
+		else
+			fputs(",,\n", R->out);
+	} else {
+		struct jsonw *w = &R->json;
+
+		jsonw_obj_begin(w);
+		jsonw_key(w, "kernel"); jsonw_str(w, name);
+		jsonw_key(w, "spread_ns"); jsonw_int(w, ns);
+		jsonw_key(w, "slowest_rank");
+		if (slow >= 0)
+			jsonw_int(w, slow);
+		else
+			jsonw_null(w);
+		if (cw) {
+			jsonw_key(w, "waited_ns"); jsonw_int(w, cw->wait_ns);
+			jsonw_key(w, "waited_for_slowest_ns"); jsonw_int(w, cw->late_ns);
+			jsonw_key(w, "waited_within_clock_error_ns"); jsonw_int(w, cw->unsure_ns);
+		}
+		jsonw_key(w, "slowest_site");
+		if (site)
+			jsonw_str(w, site);
+		else
+			jsonw_null(w);
+		jsonw_key(w, "collective"); jsonw_bool(w, sqlite3_column_int(s, 3));
+		jsonw_obj_end(w);
+	}
+}
+
 /* Kernels every rank ran, by how far apart the ranks' times are. */
 static int spread(struct rep *R)
 {
@@ -302,68 +369,9 @@ static int spread(struct rep *R)
 		jsonw_arr_begin(&R->json);
 	}
 	while ((step = sqlite3_step(s)) == SQLITE_ROW && (!o->top || shown < o->top)) {
-		const char *name = (const char *)sqlite3_column_text(s, 0);
-		int64_t ns = sqlite3_column_int64(s, 1), slow = sqlite3_column_int64(s, 2);
-		const struct coll_wait *cw = sqlite3_column_int(s, 3) ?
-			find_wait(waits, nwaits, sqlite3_column_int64(s, 4)) : NULL;
-		const char *site;
-		char brief[512], line[700];
-
-		/* a collective: the rank the others waited for, not the one
-		 * whose kernel lasted longest (that one waited) */
-		if (cw)
-			slow = cw->late_rank;
-		site = slow >= 0 ? slowest_site(R, sites, sqlite3_column_int64(s, 4), slow) : NULL;
 		shown++;
-		if (o->format == XP_FMT_TEXT) {
-			xp_elide_name(name ? name : "?", brief, sizeof(brief));
-			if (slow >= 0)
-				snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns,
-					 (long long)slow, brief);
-			else
-				snprintf(line, sizeof(line), "  %11lld  %7s  %s", (long long)ns, "?", brief);
-			xp_rep_put_row(R, line);
-			if (cw)
-				put_wait_line(R, cw);
-			/* the site as the kernel report names it (a line, "NCCL: DDP
-			 * reducer, bucket 1"), cut to the width with the row */
-			snprintf(line, sizeof(line), "%24s%s", "", site ? site : "(no launch stack)");
-			xp_rep_put_row(R, line);
-		} else if (o->format == XP_FMT_CSV) {
-			fputs("\"spread\",,,,,,,,,", R->out);
-			xp_rep_csv_str(R->out, name ? name : "?");
-			fprintf(R->out, ",%lld,", (long long)ns);
-			if (slow >= 0)
-				fprintf(R->out, "%lld", (long long)slow);
-			if (cw)
-				fprintf(R->out, ",%lld,%lld\n", (long long)cw->wait_ns,
-					(long long)cw->unsure_ns);
-			else
-				fputs(",,\n", R->out);
-		} else {
-			struct jsonw *w = &R->json;
-
-			jsonw_obj_begin(w);
-			jsonw_key(w, "kernel"); jsonw_str(w, name);
-			jsonw_key(w, "spread_ns"); jsonw_int(w, ns);
-			jsonw_key(w, "slowest_rank");
-			if (slow >= 0)
-				jsonw_int(w, slow);
-			else
-				jsonw_null(w);
-			if (cw) {
-				jsonw_key(w, "waited_ns"); jsonw_int(w, cw->wait_ns);
-				jsonw_key(w, "waited_for_slowest_ns"); jsonw_int(w, cw->late_ns);
-				jsonw_key(w, "waited_within_clock_error_ns"); jsonw_int(w, cw->unsure_ns);
-			}
-			jsonw_key(w, "slowest_site");
-			if (site)
-				jsonw_str(w, site);
-			else
-				jsonw_null(w);
-			jsonw_key(w, "collective"); jsonw_bool(w, sqlite3_column_int(s, 3));
-			jsonw_obj_end(w);
-		}
+		spread_row(R, s, sites, sqlite3_column_int(s, 3) ?
+			   find_wait(waits, nwaits, sqlite3_column_int64(s, 4)) : NULL);
 	}
 	sqlite3_finalize(s);
 	xp_sites_free(sites);

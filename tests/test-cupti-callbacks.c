@@ -138,9 +138,11 @@ START_TEST(one_record_per_outermost_call)
 	ck_assert_int_eq(n, THREADS * CALLS + 1);
 	for (int i = 0; i < THREADS; i++)
 		ck_assert_int_eq(per_thread[i], CALLS);
-	/* one outermost call in 64 of each thread timed: our own time per call */
+	/* about one outermost call in 64 timed, drawn at random: our own time
+	 * per call (4000 calls: 62.5 expected, sd 7.8; 31..125 is 4 sd) */
 	xpc_callbacks_self_time(&enter_ns, &exit_ns, &timed);
-	ck_assert_uint_eq(timed, THREADS * (CALLS / 64));
+	ck_assert_uint_ge(timed, THREADS * CALLS / 64 / 2);
+	ck_assert_uint_le(timed, THREADS * CALLS / 64 * 2);
 	ck_assert_uint_gt(enter_ns + exit_ns, 0);
 	xp_reader_close(r);
 	unlink(path);
