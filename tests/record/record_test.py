@@ -489,19 +489,45 @@ def t_signals(tmp):
     check(len(samples(recs)) > 20, "killed xpcap: flushed samples readable (%d)" % len(samples(recs)))
     check(meta(run)["status"] == "recording", "killed xpcap: meta.json from the start")
     kill_targets(run)  # the orphaned command
-    # --duration stops recording while the command runs on (threads 30: 30 s
-    # of CPU per thread); one second of it is sampled
+    # --duration stops recording, then waits for the command with nothing
+    # recorded and passes its status through (issue 43: it returned 0 at
+    # once, the command orphaned, its status lost); four threads of 0.6 s
+    # of CPU run 1.2 s at least on 2 CPUs
     run = os.path.join(tmp, "dur")
-    rc, err = record(run, ["-q", "-F", "999", "--duration", "1"], [prog("threads"), "30"])
+    cmd = ["sh", "-c", '"$0" 0.6; exit 7', prog("threads")]
+    rc, err = record(run, ["-q", "-F", "999", "--duration", "0.3"], cmd)
+    check(rc == 7, "--duration 0.3: xpcap waits and exits with the command's 7 (%d)" % rc)
+    check(err.count("--duration reached, recording stopped; waiting for the program "
+                    "(Ctrl-C to end it)") == 1 and len(err.splitlines()) == 1,
+          "--duration: said once on stderr, even with -q (%r)" % err)
+    md = check_meta_counts(run, dump(run))
+    ts = sorted(int(r["ts"]) for r in samples(dump(run)))
+    span = (ts[-1] - ts[0]) / 1e9 if ts else 0
+    check(ts and span < 1.2, "--duration 0.3: samples over %.2f s only" % span)
+    check((md["stop_monotonic_ns"] - ts[-1]) / 1e9 > 0.3,
+          "the command ran on unsampled (%.2f s)" % ((md["stop_monotonic_ns"] - ts[-1]) / 1e9))
+    check(md["stop_reason"] == "duration" and md["exit"]["code"] == 7,
+          "meta.json: stop_reason duration, exit 7 (%s)" % md["exit"])
+    # --kill ends it: SIGTERM, and exit 0 as the end was asked for
+    run = os.path.join(tmp, "kill")
+    t0 = time.monotonic()
+    rc, err = record(run, ["-q", "--duration", "0.5", "--kill"], [prog("threads"), "30"])
     md = meta(run)
     running = [pid for pid in md["target_pids"] if os.path.exists("/proc/%d" % pid)]
     kill_targets(run)
-    check(rc == 0 and running, "--duration 1 returns with 0 while the command runs (%d)" % rc)
-    ts = sorted(int(r["ts"]) for r in samples(dump(run)))
-    span = (ts[-1] - ts[0]) / 1e9 if ts else 0
-    check(0.5 <= span <= 3, "--duration 1: samples over %.2f s of it" % span)
-    md = check_meta_counts(run, dump(run))
-    check(md["stop_reason"] == "duration" and md["exit"] is None, "meta.json stop_reason duration")
+    check(rc == 0 and not running and md["exit"]["signal"] == 15,
+          "--kill: the command ended by SIGTERM, xpcap exits 0 (%d, %s, %s)" % (rc, running,
+                                                                              md["exit"]))
+    check(time.monotonic() - t0 < 20, "--kill: no wait for the 30 s command")
+    check("ending the program (SIGTERM, SIGKILL in 5 s)" in err, "--kill: said (%r)" % err)
+    # one that ignores SIGTERM gets SIGKILL after the grace period
+    run = os.path.join(tmp, "kill9")
+    rc, err = record(run, ["-q", "--no-gpu", "--duration", "0.3", "--kill"],
+                     ["sh", "-c", "trap '' TERM; exec sleep 60"])
+    md = meta(run)
+    kill_targets(run)
+    check(rc == 0 and md["exit"]["signal"] == 9,
+          "--kill: SIGKILL after the grace period (%d, %s)" % (rc, md["exit"]))
 
 
 def t_attach(tmp):
