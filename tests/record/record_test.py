@@ -615,6 +615,20 @@ def t_user(tmp):
     for name in ["."] + os.listdir(run):
         st = os.stat(os.path.join(run, name))
         check(st.st_uid == 65534, "%s owned by the invoking user" % name)
+    # -o creates missing parents, as the user, as mkdir -p (issue 43: the
+    # README's `-o runs/%h-%r` failed unless runs/ existed); not where the
+    # user may not write
+    rc, err = record(os.path.join(tmp, "runs", "a", "host-0"), ["-q"], ["true"], env=env)
+    check(rc == 0, "-o runs/a/host-0: missing parents made (%d %r)" % (rc, err))
+    for name in ("runs", "runs/a", "runs/a/host-0"):
+        st = os.lstat(os.path.join(tmp, name))
+        check(st.st_uid == 65534 and (st.st_mode & 0o700) == 0o700,
+              "%s: made as the invoking user (%d %o)" % (name, st.st_uid, st.st_mode))
+    rootonly = os.path.join(tmp, "rootonly")
+    os.mkdir(rootonly, 0o755)
+    rc, err = record(os.path.join(rootonly, "a", "run"), ["-q"], ["true"], env=env)
+    check(rc == 2 and "Permission denied" in err and not os.listdir(rootonly),
+          "-o under root's directory: refused as the user, nothing made (%d %r)" % (rc, err))
     # perf maps (and CPython's trampolines, a cost on every Python call) only
     # where something unwinds Python natively
     for i, (args, want) in enumerate(((["--gpu-only"], ""), (["--gpu-only", "--off-cpu"], "1"),
