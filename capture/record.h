@@ -97,6 +97,10 @@ int xp_record_parse_call_graph(const char *s, uint32_t *copy_bytes);
 struct xp_record_counts {
 	uint64_t written[XP_RECORD_NTYPES];
 	uint64_t lost[XP_RECORD_NTYPES][XP_RECORD_NREASONS];
+	/* eBPF: CPU samples the program saw of the recorded tasks (each one
+	 * written or counted lost); has_seen: 0 with perf events */
+	uint64_t samples_seen;
+	bool has_seen;
 };
 
 static inline unsigned xp_record_type_slot(uint32_t type)

@@ -890,12 +890,18 @@ def t_losses(tmp):
     check(in_records == lost, "XP_REC_LOST records add up to meta.json (%d vs %d)" %
           (in_records, lost))
     written = md["records"]["sample"]["written"]
-    # cpu-clock samples fire per CPU-second the target actually ran; perf's
-    # frequency mode starts with short periods, hence up to 15% more
-    expected = cpu_seconds * freq
-    share = (written + lost) / expected
-    print("written %d, lost %d, %.2f of %d expected" % (written, lost, share, expected))
-    check(0.9 <= share <= 1.15, "written + lost accounts for the sampling (%.2f)" % share)
+    priv = md["records"]["sample"]["lost"]["privileged"]
+    seen = md["records"]["sample"].get("seen")
+    # exact, whatever the load (issue 43: 0.90 of a nominal rate under ASan
+    # with the kernel throttling): every sample the program saw is written
+    # or counted lost
+    print("seen %s, written %d, lost %d (+%d privileged); %.2f of %d nominal" % (
+        seen, written, lost, priv, (written + lost) / (cpu_seconds * freq), cpu_seconds * freq))
+    check(seen is not None and seen == written + lost + priv,
+          "written + lost = the samples the sampler saw (%d + %d + %d vs %s)" % (
+              written, lost, priv, seen))
+    # the sampler ran at all: a fraction of what cpu-clock owes, however loaded
+    check(seen >= owed(cpu_seconds, freq) / 4, "the sampler saw samples (%d)" % seen)
     check("lost" not in err.replace("cpu_seconds", ""), "-q: no loss warning printed")
 
 
