@@ -27,6 +27,9 @@ run="$tmp/run"
 check usage-no-args 2 "" -- "$xpcorr" ingest
 check usage-bad-format 2 "^xpcorr export: --format png: expected one of folded, svg, chrome$" -- \
 	"$xpcorr" export --format png "$run"
+check usage-no-format 2 "^xpcorr export: --format is needed: folded, svg or chrome (see xpcorr export --help)$" -- \
+	"$xpcorr" export "$run"
+[ "$(wc -l < "$tmp/err")" = 1 ] || { echo "FAIL usage-no-format: not one line"; fail=1; }
 check usage-bad-root 2 "^xpcorr export: --root x: expected one of comm, pid, tid, none, python$" -- \
 	"$xpcorr" export --format folded --root x "$run"
 check not-a-run 1 "xpcorr: $tmp/cpu.xpr: no such file" -- "$xpcorr" ingest "$tmp"
@@ -296,6 +299,14 @@ check fifo-journal 0 "" -- timeout 30 "$xpcorr" report --format csv "$odd"
 rm -f "$odd/xpcorr.db-journal"
 mkfifo "$tmp/fifo.db"
 check db-file-fifo 1 "fifo.db is a FIFO, not a database" -- timeout 30 "$xpcorr" report "$tmp/fifo.db"
+# what a file given in place of a run is, not "schema version 0" (issue 43)
+: > "$tmp/empty.db"
+check db-file-empty 1 "^xpcorr: $tmp/empty.db is an empty file, not a database: give a run directory or its xpcorr.db$" -- \
+	"$xpcorr" info "$tmp/empty.db"
+check db-file-xpr 1 "^xpcorr: $run/cpu.xpr is a record stream of a run, not a database: give its run directory$" -- \
+	"$xpcorr" report "$run/cpu.xpr"
+check db-file-text 1 "^xpcorr: $run/meta.json is not a database (no SQLite header)" -- \
+	"$xpcorr" export --format folded "$run/meta.json"
 
 # Ctrl-C during an ingest: exit 1, the previous database untouched, no temp
 # file. The big run is never ingested whole (14 s on 2 loaded cores): its
