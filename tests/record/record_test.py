@@ -1727,6 +1727,24 @@ def t_merge(tmp):
     check(abs(t1 - jr[1][1] - each[1][1]) == 0, "the second run's times moved by its shift")
     p = subprocess.run([XPCORR, "export", "--format", "folded", job], capture_output=True, text=True)
     check(p.returncode == 0 and "spin" in p.stdout, "folded stacks of the job (%d)" % p.returncode)
+    # info of the job (issue 43): the two runs of one host give one row per
+    # record kind, summed, not the same label twice; a module once; the
+    # facts above are said to be the first run's
+    p = subprocess.run([XPCORR, "info", job], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    recs = lines[lines.index("records:") + 1:lines.index("lost: nothing") if "lost: nothing"
+                 in lines else None]
+    recs = [l for l in recs if l.startswith("  ")][:8]
+    want = sum(e[0] for e in each)
+    samples_row = [l for l in recs if l.split()[1:2] == ["sample"]]
+    check(p.returncode == 0 and lines[0].startswith("facts of run 0 of 2"),
+          "info: the facts are the first run's, said (%r)" % lines[:1])
+    check(len(samples_row) == 1 and samples_row[0].split()[2] == str(want) and
+          samples_row[0].endswith("(2 runs)"), "info: one sample row, %d in 2 runs (%s)" % (
+              want, samples_row))
+    mods = lines[lines.index(next(l for l in lines if l.startswith("modules:"))) + 1:]
+    mods = [l for l in mods[:next(i for i, l in enumerate(mods) if not l.startswith("  "))]]
+    check(len(mods) == len(set(mods)), "info: each module once (%s)" % mods)
     # --pid as a person sees it (the second run's own pid) selects that process
     local = pids[1] & ((1 << 22) - 1)
     p = subprocess.run([XPCORR, "export", "--format", "folded", "--root", "pid", "--pid", str(local),
