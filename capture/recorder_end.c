@@ -50,16 +50,19 @@ static void stop_recording(struct xp_recorder *r)
 static int wait_after_duration(struct xp_recorder *r)
 {
 	pid_t child = r->we.child;
-	int sent = 0, err;
 	enum xp_waitend_event ev;
+	int sent = 0;
 
 	stop_recording(r);
 	if (r->o.kill_at_end) {
 		xp_recorder_say(r, XP_SAY_WARN, "--duration reached, recording stopped; ending the "
 				"program (SIGTERM, SIGKILL in %d s)", XP_RECORD_KILL_GRACE_S);
-		err = xp_waitend_arm_timer(&r->we, XP_RECORD_KILL_GRACE_S);
-		if (!err && child > 0 && !kill(child, SIGTERM))
+		if (child > 0 && !kill(child, SIGTERM))
 			sent = SIGTERM;
+		/* no timer for the grace period: no grace */
+		if (xp_waitend_arm_timer(&r->we, XP_RECORD_KILL_GRACE_S) && child > 0 &&
+		    !kill(child, SIGKILL))
+			sent = SIGKILL;
 	} else {
 		xp_recorder_say(r, XP_SAY_WARN, "--duration reached, recording stopped; waiting for "
 				"the program (Ctrl-C to end it)");
