@@ -252,7 +252,8 @@ int xp_sampler__events_fd(const struct xp_sampler *s)
 	return bpf_map__fd(s->skel->maps.events);
 }
 
-int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N])
+/* Counters from..to-1 of the per-CPU array, summed over CPUs. */
+static int sum_counters(const struct xp_sampler *s, __u32 from, __u32 to, uint64_t *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t *vals;
@@ -263,18 +264,28 @@ int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N])
 	vals = calloc((size_t)ncpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (__u32 i = 0; i < SAMPLER_LOSS_N; i++) {
-		out[i] = 0;
+	for (__u32 i = from; i < to; i++, out++) {
+		*out = 0;
 		err = bpf_map__lookup_elem(s->skel->maps.losses, &i, sizeof(i), vals,
 					   sizeof(*vals) * (size_t)ncpus, 0);
 		if (err)
 			goto cleanup;
 		for (int c = 0; c < ncpus; c++)
-			out[i] += vals[c];
+			*out += vals[c];
 	}
 cleanup:
 	free(vals);
 	return err;
+}
+
+int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N])
+{
+	return sum_counters(s, 0, SAMPLER_LOSS_N, out);
+}
+
+int xp_sampler__seen(const struct xp_sampler *s, uint64_t *out)
+{
+	return sum_counters(s, SAMPLER_SEEN_SAMPLE, SAMPLER_SEEN_SAMPLE + 1, out);
 }
 
 enum xp_sampler_step xp_sampler__failed_step(const struct xp_sampler *s)

@@ -65,6 +65,9 @@ int xp_sampler__attach_marker(struct xp_sampler *s, int fd);
 int xp_sampler__events_fd(const struct xp_sampler *s);
 /* Sums of the per-CPU loss counters since load. */
 int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N]);
+/* The CPU samples of tracked tasks the program saw (SAMPLER_SEEN_SAMPLE),
+ * summed over CPUs; 0 or a negative errno. */
+int xp_sampler__seen(const struct xp_sampler *s, uint64_t *out);
 enum xp_sampler_step xp_sampler__failed_step(const struct xp_sampler *s);
 /* Detaches every probe and closes the perf events; idempotent. */
 void xp_sampler__stop(struct xp_sampler *s);

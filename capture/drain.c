@@ -535,6 +535,8 @@ static void report_losses(struct drain *d)
 		write_lost(d, XP_REC_SAMPLE, XP_LOST_STACK, d->stack_err - d->stack_err_reported);
 		d->stack_err_reported = d->stack_err;
 	}
+	if (d->s && xp_sampler__seen(d->s, &d->counts.samples_seen) == 0)
+		d->counts.has_seen = true;
 	if (d->s && xp_sampler__losses(d->s, now) == 0) {
 		for (int i = 0; i < SAMPLER_LOSS_N; i++) {
 			if (now[i] > d->bpf_reported[i])

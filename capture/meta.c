@@ -20,7 +20,8 @@
 #include "src/runnames.h"
 #include "capture/bpf/sampler.h"
 
-/* "records": {"sample": {"written": N, "lost": {"ringbuf_full": N, ...}}, ...}
+/* "records": {"sample": {"written": N, "lost": {"ringbuf_full": N, ...},
+ * "seen": N (eBPF only)}, ...}
  * with the kinds and reason keys of the one name table (runnames.h) */
 static json_t *counts_json(const struct xp_record_counts *c)
 {
@@ -39,6 +40,9 @@ static json_t *counts_json(const struct xp_record_counts *c)
 			json_object_set_new(lost, xp_loss_reason_meta_key(r),
 					    json_integer(c ? (json_int_t)c->lost[k][r] : 0));
 		json_object_set_new(kind, "lost", lost);
+		/* eBPF: what the sampler saw, so written + lost can be checked */
+		if (k == XP_REC_SAMPLE && c && c->has_seen)
+			json_object_set_new(kind, "seen", json_integer((json_int_t)c->samples_seen));
 		json_object_set_new(recs, xp_rec_kinds[i].name, kind);
 	}
 	/* perf side-band losses do not say which kind they were */

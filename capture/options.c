@@ -4,7 +4,7 @@
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
  *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks inproc|uprobe]
  *                [--python-lines on|off] [--reuse-stacks on|off] [--compress none|zstd]
- *                [--record-privileged] [--delay S]
+ *                [--record-privileged] [--delay S] [--kill]
  *                [--capture-range cudaProfilerApi|nvtx:NAME [--capture-range-count N]]
  *                [-- CMD ARGS]
  * Pure: no I/O besides usage text, so tests/test-options.c checks it. */
@@ -21,13 +21,14 @@
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
        OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS,
        OPT_PYTHON_LINES, OPT_REUSE_STACKS, OPT_RECORD_PRIVILEGED, OPT_DELAY, OPT_CAPTURE_RANGE,
-       OPT_CAPTURE_COUNT };
+       OPT_CAPTURE_COUNT, OPT_KILL };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "delay", required_argument, NULL, OPT_DELAY },
+	{ "kill", no_argument, NULL, OPT_KILL },
 	{ "capture-range", required_argument, NULL, OPT_CAPTURE_RANGE },
 	{ "capture-range-count", required_argument, NULL, OPT_CAPTURE_COUNT },
 	{ "all-cpus", no_argument, NULL, 'a' },
@@ -57,7 +58,10 @@ void xp_record_usage(FILE *f)
 	      "       xpcap record [options] -p PID[,PID...] | -a\n"
 	      "  -o, --output DIR      run directory (default " XP_RECORD_DEFAULT_OUTPUT ")\n"
 	      "  -F, --freq HZ         CPU sampling frequency (default 99)\n"
-	      "      --duration S      stop recording after S seconds (GPU records too)\n"
+	      "      --duration S      stop recording after S seconds (GPU records too), then\n"
+	      "                        wait for the command and exit with its status\n"
+	      "      --kill            at the end of --duration, end the command (SIGTERM,\n"
+	      "                        SIGKILL 5 s later) instead of waiting for it\n"
 	      "      --delay S         record nothing (CPU or GPU) in the first S seconds\n"
 	      "      --capture-range cudaProfilerApi|nvtx:NAME  GPU records only between\n"
 	      "                        cudaProfilerStart and cudaProfilerStop, or inside the\n"
@@ -250,6 +254,7 @@ static void set_flag(struct xp_record_opts *o, int c)
 	case OPT_GPU_ONLY: o->gpu_only = true; break;
 	case OPT_RECORD_PRIVILEGED: o->record_privileged = true; break;
 	case OPT_OFF_CPU: o->off_cpu = true; break;
+	case OPT_KILL: o->kill_at_end = true; break;
 	case 'h': o->help = true; break;
 	}
 }
@@ -365,6 +370,8 @@ static int check_combination(struct xp_record_opts *o, const struct given *g, ch
 	if (o->capture_range && (o->no_gpu || !o->command))
 		return fail(err, errlen, "--capture-range needs GPU capture of a command (not "
 			    "--no-gpu, -p or -a)");
+	if (o->kill_at_end && (!o->command || !o->duration_s))
+		return fail(err, errlen, "--kill needs --duration and a command (not -p or -a)");
 	if (o->capture_count && !o->capture_range)
 		return fail(err, errlen, "--capture-range-count needs --capture-range");
 	if (!o->capture_count)
@@ -385,7 +392,8 @@ static const char flag_options[] = { 'a', 'q', 'h' };
 static bool is_flag(int c)
 {
 	return memchr(flag_options, c, sizeof(flag_options)) || c == OPT_FORCE || c == OPT_NO_GPU ||
-	       c == OPT_GPU_ONLY || c == OPT_RECORD_PRIVILEGED || c == OPT_OFF_CPU;
+	       c == OPT_GPU_ONLY || c == OPT_RECORD_PRIVILEGED || c == OPT_OFF_CPU ||
+	       c == OPT_KILL;
 }
 
 int xp_record_opts_parse(struct xp_record_opts *o, int argc, char **argv, char *err,

@@ -45,12 +45,14 @@
 #define XP_RECORD_INPROC_DEFAULT_COPY 65528u  /* --launch-stacks inproc: launch copies */
 #define XP_RECORD_MAX_RANGE_NAME 255          /* nvtx:NAME */
 #define XP_RECORD_MAX_RANGE_COUNT 1000000
+#define XP_RECORD_KILL_GRACE_S 5              /* --kill: SIGTERM, then SIGKILL after */
 
 struct xp_record_opts {
 	const char *output;             /* run directory */
 	unsigned freq;                  /* sampling frequency, Hz */
 	double duration_s;              /* 0: until the command exits / Ctrl-C */
 	double delay_s;                 /* --delay: nothing recorded before S seconds */
+	bool kill_at_end;               /* --kill: end the command when --duration ends */
 	const char *capture_range;      /* --capture-range cudaProfilerApi | nvtx:NAME, or NULL */
 	unsigned capture_count;         /* --capture-range-count: ranges recorded (default 1) */
 	bool system_wide;               /* -a */
@@ -95,6 +97,10 @@ int xp_record_parse_call_graph(const char *s, uint32_t *copy_bytes);
 struct xp_record_counts {
 	uint64_t written[XP_RECORD_NTYPES];
 	uint64_t lost[XP_RECORD_NTYPES][XP_RECORD_NREASONS];
+	/* eBPF: CPU samples the program saw of the recorded tasks (each one
+	 * written or counted lost); has_seen: 0 with perf events */
+	uint64_t samples_seen;
+	bool has_seen;
 };
 
 static inline unsigned xp_record_type_slot(uint32_t type)

@@ -1,12 +1,14 @@
 /* recorder_end.c - steps 6 and 7 of xp_record() (recorder.h): wait for the
  * end, detach, empty the rings, write the run; a full disk on the way. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "capture/bpfsampler.h"
 #include "capture/drain.h"
 #include "capture/fstrust.h"
+#include "capture/sideband.h"
 #include "capture/recorder_steps.h"
 #include "src/runfile.h"
 #include "src/runfmt_gpu.h"
@@ -33,6 +35,60 @@ static void stop_on_write_error(struct xp_recorder *r, int err)
 			r->o.command ? " and the command runs on" : "");
 }
 
+/* --duration ended with the command still running: nothing more is
+ * recorded (the injection library stops by itself at the window's end). */
+static void stop_recording(struct xp_recorder *r)
+{
+	xp_sampler__stop(r->sampler);
+	sideband_disable(r->sb);
+}
+
+/* The command outlived --duration: as nsys users expect, it is never left
+ * running unsaid. By default wait for it (recording stopped) and pass its
+ * status through; with --kill end it, SIGKILL after a grace period, and
+ * exit 0 when our signal ended it. */
+static int wait_after_duration(struct xp_recorder *r)
+{
+	pid_t child = r->we.child;
+	enum xp_waitend_event ev;
+	int sent = 0;
+
+	stop_recording(r);
+	if (r->o.kill_at_end) {
+		xp_recorder_say(r, XP_SAY_WARN, "--duration reached, recording stopped; ending the "
+				"program (SIGTERM, SIGKILL in %d s)", XP_RECORD_KILL_GRACE_S);
+		if (child > 0 && !kill(child, SIGTERM))
+			sent = SIGTERM;
+		/* no timer for the grace period: no grace */
+		if (xp_waitend_arm_timer(&r->we, XP_RECORD_KILL_GRACE_S) && child > 0 &&
+		    !kill(child, SIGKILL))
+			sent = SIGKILL;
+	} else {
+		xp_recorder_say(r, XP_SAY_WARN, "--duration reached, recording stopped; waiting for "
+				"the program (Ctrl-C to end it)");
+		xp_waitend_arm_timer(&r->we, 0);
+	}
+	for (;;) {
+		switch ((ev = xp_waitend_next(&r->we))) {
+		case XP_WAITEND_EXIT:
+			return sent && r->we.child_signo == sent ? 0 : r->we.code;
+		case XP_WAITEND_DURATION:
+			/* the grace period is over */
+			xp_waitend_arm_timer(&r->we, 0);
+			if (r->we.child > 0 && !kill(r->we.child, SIGKILL))
+				sent = SIGKILL;
+			break;
+		case XP_WAITEND_INTERRUPT:
+		case XP_WAITEND_WRITE_FAILED:
+			break;
+		case XP_WAITEND_SIGNAL:
+			return 128 + r->we.stop_signo;
+		default:
+			return XP_RECORD_EXIT_FAIL;
+		}
+	}
+}
+
 /* Waits until the command exits, the duration ends, the attached
  * processes are gone, or a signal stops us. Returns xpcap's exit status. */
 int xp_recorder_wait(struct xp_recorder *r)
@@ -56,7 +112,7 @@ int xp_recorder_wait(struct xp_recorder *r)
 	case XP_WAITEND_DURATION:
 		if (!r->write_failed)
 			r->meta.stop_reason = "duration";
-		return 0;
+		return r->o.command ? wait_after_duration(r) : 0;
 	case XP_WAITEND_TARGETS_GONE:
 		if (!r->write_failed)
 			r->meta.stop_reason = "targets_exited";

@@ -267,6 +267,51 @@ static int scan(int dirfd, bool remove)
 	return n;
 }
 
+/* The missing parents of path, made as the user (mkdir -p, issue 43): the
+ * deepest existing ancestor is found by the user's own path walk, then
+ * each missing component is made and opened below the fd of the one
+ * before, never following a link, so each lands inside the last checked
+ * directory. 0 or -errno. */
+static int make_parents(const char *path)
+{
+	char parent[PATH_MAX], walk[PATH_MAX], *slash, *c, *save;
+	size_t cut;
+	int fd, next, err;
+
+	if (snprintf(parent, sizeof(parent), "%s", path) >= (int)sizeof(parent))
+		return -ENAMETOOLONG;
+	while ((cut = strlen(parent)) > 1 && parent[cut - 1] == '/')
+		parent[cut - 1] = '\0';
+	if (!(slash = strrchr(parent, '/')) || slash == parent)
+		return -ENOENT;         /* the parent is "." or "/", which exist */
+	*slash = '\0';
+	memcpy(walk, parent, sizeof(walk));
+	for (cut = strlen(walk);;) {
+		walk[cut] = '\0';
+		fd = open(cut ? walk : parent[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT || !cut)
+			break;
+		slash = strrchr(walk, '/');
+		cut = slash ? (size_t)(slash - walk) : 0;
+	}
+	if (fd < 0)
+		return -errno;
+	for (c = strtok_r(parent + cut, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (mkdirat(fd, c, 0755) && errno != EEXIST) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		err = -errno;
+		close(fd);
+		if ((fd = next) < 0)
+			return err;
+	}
+	close(fd);
+	return 0;
+}
+
 /* The part of rundir_open that runs as the user. */
 static int open_as_user(struct rundir *rd, const char *path, bool force)
 {
@@ -276,10 +321,14 @@ static int open_as_user(struct rundir *rd, const char *path, bool force)
 
 	rd->fd = open_dir(path);
 	if (rd->fd == -ENOENT) {
-		if (mkdir(path, 0755) == 0)
+		int made = mkdir(path, 0755) ? -errno : 0;
+
+		if (made == -ENOENT && (made = make_parents(path)) == 0)
+			made = mkdir(path, 0755) ? -errno : 0;
+		if (!made)
 			rd->created = true;
-		else if (errno != EEXIST)
-			return -errno;
+		else if (made != -EEXIST)
+			return made;
 		rd->fd = open_dir(path);
 	}
 	/* O_DIRECTORY | O_NOFOLLOW on a link says ENOTDIR: say what it is */

@@ -319,6 +319,17 @@ int sideband_cpu(const struct sideband *sb)
 	return sb->reading_cpu;
 }
 
+void sideband_disable(struct sideband *sb)
+{
+	if (!sb)
+		return;
+	for (unsigned i = 0; i < sb->nextra; i++)
+		ioctl(sb->extra[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (int cpu = 0; sb->rings && cpu < sb->ncpus; cpu++)
+		if (sb->rings[cpu].fd >= 0)
+			ioctl(sb->rings[cpu].fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 void sideband_close(struct sideband *sb)
 {
 	if (!sb)

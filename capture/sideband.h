@@ -41,6 +41,9 @@ unsigned sideband_fds(const struct sideband *sb, int *fds, unsigned max);
 long sideband_read(struct sideband *sb, sideband_fn fn, void *ctx);
 /* Inside sideband_read's fn: the CPU whose ring the record came from. */
 int sideband_cpu(const struct sideband *sb);
+/* Stops every event (sampling and side-band, inherited copies too): the
+ * rings keep what they hold for sideband_read. */
+void sideband_disable(struct sideband *sb);
 void sideband_close(struct sideband *sb);
 
 /* One perf ring: the records between data_tail and data_head, each handed

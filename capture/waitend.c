@@ -47,9 +47,11 @@ int xp_waitend_arm_timer(struct xp_waitend *w, double seconds)
 {
 	struct itimerspec it = { 0 };
 
+	/* seconds <= 0 disarms a timer armed before (and forgets its expiry) */
 	if (seconds <= 0)
-		return 0;
-	w->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		return w->timerfd >= 0 && timerfd_settime(w->timerfd, 0, &it, NULL) ? -errno : 0;
+	if (w->timerfd < 0)
+		w->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (w->timerfd < 0)
 		return -errno;
 	it.it_value.tv_sec = (time_t)seconds;

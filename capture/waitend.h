@@ -46,7 +46,8 @@ struct xp_waitend {
 /* Blocks SIGINT, SIGTERM, SIGHUP, SIGCHLD and opens the signalfd. */
 int xp_waitend_open(struct xp_waitend *w);
 void xp_waitend_set_child(struct xp_waitend *w, pid_t child);
-/* seconds <= 0: no timer. */
+/* seconds <= 0: no timer (a timer armed before is disarmed); arming again
+ * replaces the earlier expiry. */
 int xp_waitend_arm_timer(struct xp_waitend *w, double seconds);
 /* An eventfd that says writing the run failed: XP_WAITEND_WRITE_FAILED once. */
 void xp_waitend_watch_fd(struct xp_waitend *w, int fd);

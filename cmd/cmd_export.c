@@ -198,6 +198,12 @@ static int check_options(int argc, struct export_args *a)
 {
 	const char *format = a->format;
 
+	if (!format && optind < argc) {
+		/* one line, not the usage's 25 */
+		fprintf(stderr, "xpcorr export: --format is needed: folded, svg or chrome (see "
+			"xpcorr export --help)\n");
+		return XP_EXIT_USAGE;
+	}
 	if (!format || (a->input && strcmp(format, "svg")) ||
 	    (a->input ? optind != argc : optind != argc - 1)) {
 		usage(stderr);

@@ -47,6 +47,17 @@ static void print_job_runs(json_t *runs)
 	}
 }
 
+/* Whether rows a and b have the same strings under keys k1 and k2. */
+static int same_strings(json_t *a, json_t *b, const char *k1, const char *k2)
+{
+	const char *a1 = json_string_value(json_object_get(a, k1));
+	const char *b1 = json_string_value(json_object_get(b, k1));
+	const char *a2 = json_string_value(json_object_get(a, k2));
+	const char *b2 = json_string_value(json_object_get(b, k2));
+
+	return a1 && b1 && a2 && b2 && !strcmp(a1, b1) && !strcmp(a2, b2);
+}
+
 /* How well the run symbolized, and its modules. */
 static void print_symbolization(json_t *sym)
 {
@@ -83,9 +94,34 @@ static void print_symbolization(json_t *sym)
 	       " as module+offset), %" JSON_INTEGER_FORMAT " missing or unreadable\n",
 	       json_integer_value(json_object_get(sym, "build_id_mismatches")),
 	       json_integer_value(json_object_get(sym, "modules_missing")));
+	/* a merged job lists a module once per run that mapped it: once here */
 	json_array_foreach(json_object_get(sym, "modules"), i, v)
-		printf("  %-18s %s\n", xp_esc(json_string_value(json_object_get(v, "status"))),
-		       xp_esc(json_string_value(json_object_get(v, "path"))));
+		if (!i || !same_strings(v, json_array_get(json_object_get(sym, "modules"), i - 1),
+					"status", "path"))
+			printf("  %-18s %s\n", xp_esc(json_string_value(json_object_get(v, "status"))),
+			       xp_esc(json_string_value(json_object_get(v, "path"))));
+}
+
+/* The record counts; a merged job's runs of one host have rows of the same
+ * stream name: one row each, summed, with how many runs. */
+static void print_records(json_t *recs)
+{
+	size_t n = json_array_size(recs);
+
+	printf("records:\n");
+	for (size_t i = 0, j; i < n; i = j) {
+		json_t *v = json_array_get(recs, i);
+		json_int_t sum = 0;
+
+		for (j = i; j < n && same_strings(v, json_array_get(recs, j), "stream", "kind"); j++)
+			sum += json_integer_value(json_object_get(json_array_get(recs, j), "records"));
+		printf("  %-14s %-8s %12" JSON_INTEGER_FORMAT, xp_esc(json_string_value(
+		       json_object_get(v, "stream"))), xp_esc(json_string_value(json_object_get(
+		       v, "kind"))), sum);
+		if (j - i > 1)
+			printf("  (%zu runs)", j - i);
+		putchar('\n');
+	}
 }
 
 static void print_processes(json_t *procs)
@@ -118,6 +154,10 @@ static void print_text(json_t *info)
 	size_t i;
 	const char *k;
 
+	/* a merged job's facts are its first run's (merge keeps one meta) */
+	if (json_object_get(info, "job_runs"))
+		printf("facts of run 0 of %zu (each run's own, its command too: xpcorr info on its"
+		       " directory)\n", json_array_size(json_object_get(info, "job_runs")));
 	json_object_foreach(run, k, v) {
 		if (!strcmp(k, "duration_ns"))
 			printf("%-16s %.3f s (from %s)\n", "duration:",
@@ -126,12 +166,7 @@ static void print_text(json_t *info)
 		else if (json_is_string(v) && strcmp(k, "duration_source"))
 			printf("%-16s %s\n", xp_esc(k), xp_esc(json_string_value(v)));
 	}
-	printf("records:\n");
-	json_array_foreach(json_object_get(info, "records"), i, v)
-		printf("  %-14s %-8s %12" JSON_INTEGER_FORMAT "\n",
-		       xp_esc(json_string_value(json_object_get(v, "stream"))),
-		       xp_esc(json_string_value(json_object_get(v, "kind"))),
-		       json_integer_value(json_object_get(v, "records")));
+	print_records(json_object_get(info, "records"));
 	printf("lost:%s\n", json_array_size(json_object_get(info, "losses")) ? "" : " nothing");
 	json_array_foreach(json_object_get(info, "losses"), i, v)
 		printf("  %-8s %-16s %12" JSON_INTEGER_FORMAT "  (counted in %s)\n",

@@ -2,6 +2,7 @@
  * run/xpcorr.db (schema in xpcorr-db(5)).
  *   xpcorr ingest run/              # keeps the valid part of a damaged run, warns
  *   xpcorr ingest --strict run/     # a damaged stream is an error (exit 1)
+ *   xpcorr ingest -o mine.db run/   # a run you cannot write: the database elsewhere
  */
 #include <errno.h>
 #include <getopt.h>
@@ -96,8 +97,9 @@ static int parse_limit(struct xp_load_opts *o, int c, const char *arg)
 /* What the database holds, and what symbolizing and unwinding cost. */
 static void say_done(const struct xp_load_opts *o, const struct xp_load_result *res)
 {
-	fprintf(stderr, "xpcorr: %s/%s: %" PRIu64 " samples, %" PRIu64 " stacks, %" PRIu64
-		" frames, %.1f%% of sample frames symbolized\n", o->run_dir, XP_DB_NAME,
+	fprintf(stderr, "xpcorr: %s%s%s: %" PRIu64 " samples, %" PRIu64 " stacks, %" PRIu64
+		" frames, %.1f%% of sample frames symbolized\n", o->out_db ? o->out_db : o->run_dir,
+		o->out_db ? "" : "/", o->out_db ? "" : XP_DB_NAME,
 		res->samples, res->stacks, res->frames,
 		res->sample_frames ? 100.0 * (double)res->sample_frames_resolved /
 		(double)res->sample_frames : 100.0);
@@ -114,6 +116,7 @@ int cmd_ingest(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "strict", no_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "symfs", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "max-records", required_argument, NULL, 'R' },
@@ -128,10 +131,13 @@ int cmd_ingest(int argc, char **argv)
 	int c, quiet = 0, err;
 
 	xp_cmd_load_opts(&o, NULL);
-	while ((c = getopt_long(argc, argv, "sS:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "so:S:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o.strict = 1;
+			break;
+		case 'o':
+			o.out_db = optarg;
 			break;
 		case 'S':
 			o.symfs = optarg;
@@ -148,9 +154,9 @@ int cmd_ingest(int argc, char **argv)
 				return XP_EXIT_USAGE;
 			break;
 		case 'h':
-			printf("usage: xpcorr ingest [--strict] [--symfs DIR] [--quiet] [--trust-run-dir]"
-			       " [--max-records N] [--max-expand N] RUN_DIR\n"
-			       "Writes RUN_DIR/xpcorr.db (see xpcorr-db(5)).\n");
+			printf("usage: xpcorr ingest [-o FILE.db] [--strict] [--symfs DIR] [--quiet]"
+			       " [--trust-run-dir] [--max-records N] [--max-expand N] RUN_DIR\n"
+			       "Writes RUN_DIR/xpcorr.db, or FILE.db with -o (see xpcorr-db(5)).\n");
 			return XP_EXIT_OK;
 		default:
 			return XP_EXIT_USAGE;
@@ -176,7 +182,10 @@ int cmd_ingest(int argc, char **argv)
 	xp_print_load_warnings(&res);
 	if (err) {
 		fprintf(stderr, "xpcorr: %s%s\n", xp_esc(res.error),
-			err == -ECANCELED ? "; the previous database, if any, is unchanged" : "");
+			err == -ECANCELED ? "; the previous database, if any, is unchanged" :
+			!o.out_db && (err == -EACCES || err == -EROFS || err == -EPERM) &&
+			!strncmp(res.error, "cannot create ", 14) ? " (xpcorr ingest -o FILE.db RUN "
+			"writes the database elsewhere)" : "");
 		return XP_EXIT_FAIL;
 	}
 	if (!quiet)

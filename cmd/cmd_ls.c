@@ -26,6 +26,7 @@ struct run {
 	char *path;
 	struct xp_archive a;
 	int ingested;
+	int failed;             /* said already, not listed */
 };
 
 static int has(const char *dir, const char *name)
@@ -93,6 +94,21 @@ static int load(struct run *r)
 			if (json_is_string(v) && used < sizeof(r->a.command))
 				used += (size_t)snprintf(r->a.command + used, sizeof(r->a.command) - used,
 							 "%s%s", i ? " " : "", json_string_value(v));
+	}
+	/* a run of processes xpcap attached to has no command of its own */
+	if (!r->a.command[0] && json_is_array(json_object_get(j, "target_pids")) &&
+	    !strcmp(json_string_value(json_object_get(j, "mode")) ?: "", "attach")) {
+		size_t i, used = snprintf(r->a.command, sizeof(r->a.command), "-p ");
+		json_t *v;
+
+		json_array_foreach(json_object_get(j, "target_pids"), i, v)
+			if (used < sizeof(r->a.command))
+				used += (size_t)snprintf(r->a.command + used, sizeof(r->a.command) -
+							 used, "%s%lld", i ? "," : "",
+							 (long long)json_integer_value(v));
+	} else if (!r->a.command[0] &&
+		   !strcmp(json_string_value(json_object_get(j, "mode")) ?: "", "system")) {
+		snprintf(r->a.command, sizeof(r->a.command), "-a (all CPUs)");
 	}
 	/* what xpcap took at record time (meta.json "git") */
 	snprintf(r->a.git, sizeof(r->a.git), "%s",
@@ -185,15 +201,24 @@ int cmd_ls(int argc, char **argv)
 				" or xpcorr.db)\n", argv[i]);
 		}
 	}
+	size_t listed = 0;
+
 	for (size_t i = 0; i < n; i++)
-		if (load(&runs[i]))
+		if ((runs[i].failed = load(&runs[i]) != 0))
 			rc = XP_EXIT_FAIL;
+		else
+			listed++;
 	if (n)
 		qsort(runs, n, sizeof(*runs), cmp_run);
-	printf("%-23s  %10s  %12s  %-24s  %-16s  %s\n", "DATE (UTC)", "DURATION", "GPU TIME", "GPU",
-	       "GIT", "RUN: COMMAND");
+	/* a header only above rows: not after the errors alone */
+	if (listed)
+		printf("%-23s  %10s  %12s  %-24s  %-16s  %s\n", "DATE (UTC)", "DURATION", "GPU TIME",
+		       "GPU", "GIT", "RUN: COMMAND");
 	for (size_t i = 0; i < n; i++) {
 		const struct xp_archive *a = &runs[i].a;
+
+		if (runs[i].failed)
+			continue;
 		time_t t = (time_t)(a->start_realtime_ns / 1000000000);
 		char date[32] = "?", dur[32] = "?", gpu[32] = "not ingested";
 		struct tm tm;

@@ -4,14 +4,18 @@
 #include "cmd/stopsig.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/runcache.h"
 #include "correlate/db_join.h"
+#include "src/runfmt.h"
 #include "src/textesc.h"
 
 /* GPU work to the CPU stacks that launched it, in the load's database */
@@ -43,15 +47,104 @@ void xp_print_load_warnings(const struct xp_load_result *res)
 			res->nwarnings - XP_LOAD_WARNINGS_KEPT);
 }
 
+/* The ingest of o, an ending signal during it handled: 0 or an errno. */
+static int ingest_stoppable(struct xp_load_opts *o, sqlite3 **db, struct xp_load_result *res)
+{
+	struct xp_stopsig stop;
+	int ingested, rc;
+
+	/* an ending signal during the ingest removes its temporary database
+	 * first, then ends the command as it would have */
+	xp_stopsig_catch(&stop);
+	o->cancel = xp_stopsig_flag();
+	rc = db ? xp_ingest_open(o, db, &ingested, res) : xp_ingest(o, res);
+	xp_stopsig_restore(&stop);
+	if (xp_stopsig_caught()) {
+		if (db) {
+			sqlite3_close(*db);
+			*db = NULL;
+		}
+		xp_stopsig_reraise();
+	}
+	return rc;
+}
+
+/* A run this user cannot write and whose own database is missing or stale
+ * (one root recorded, a read-only mount): its database in the user's
+ * cache, ingested there when not yet, said in one line. */
+static int open_cached(const char *target, sqlite3 **db, int warn, char *why, size_t len)
+{
+	struct xp_load_result res;
+	struct xp_load_opts o;
+	char path[PATH_MAX], err[XP_LOAD_MSG_LEN];
+	int rc;
+
+	/* no cache: the caller reads the run as before, and says why */
+	if (xp_run_cache_path(target, path, sizeof(path), why, len))
+		return -1;
+	if (xp_db_open_file(path, db, err, sizeof(err))) {
+		xp_cmd_load_opts(&o, target);
+		o.out_db = path;
+		rc = ingest_stoppable(&o, NULL, &res);
+		if (rc || warn)
+			xp_print_load_warnings(&res);
+		if (rc) {
+			fprintf(stderr, "xpcorr: %s\n", xp_esc(res.error));
+			return XP_EXIT_FAIL;
+		}
+		if (xp_db_open_file(path, db, err, sizeof(err))) {
+			fprintf(stderr, "xpcorr: %s\n", xp_esc(err));
+			return XP_EXIT_FAIL;
+		}
+	}
+	if (warn)
+		fprintf(stderr, "xpcorr: %s cannot be written here: reading its database from %s\n",
+			xp_esc(target), xp_esc(path));
+	return XP_EXIT_OK;
+}
+
+/* A regular file that is plainly no database (empty, a run's record
+ * stream, not SQLite): what it is, said instead of a schema version; 0
+ * when it may be one. */
+static int not_a_db(const char *path, const char *shown)
+{
+	char head[16] = { 0 };
+	size_t n = strlen(path);
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (st.st_size == 0) {
+		fprintf(stderr, "xpcorr: %s is an empty file, not a database: give a run "
+			"directory or its xpcorr.db\n", xp_esc(shown));
+		return 1;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (read(fd, head, sizeof(head)) < 0)
+		head[0] = '\0';
+	close(fd);
+	if (!memcmp(head, "SQLite format 3", 16))
+		return 0;
+	if (!memcmp(head, XP_MAGIC, 8) || (n > 4 && !strcmp(path + n - 4, ".xpr")))
+		fprintf(stderr, "xpcorr: %s is a record stream of a run, not a database: give "
+			"its run directory\n", xp_esc(shown));
+	else
+		fprintf(stderr, "xpcorr: %s is not a database (no SQLite header): give a run "
+			"directory or its xpcorr.db\n", xp_esc(shown));
+	return 1;
+}
+
 static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 {
 	struct xp_load_result res;
 	struct xp_load_opts o;
-	struct xp_stopsig stop;
-	char real[PATH_MAX], err[XP_LOAD_MSG_LEN];
+	char real[PATH_MAX], err[XP_LOAD_MSG_LEN], no_cache[XP_LOAD_MSG_LEN] = "";
 	struct stat sb;
 	size_t n = strlen(target);
-	int ingested = 0, rc;
+	int rc;
 
 	*db = NULL;
 	rc = xp_cmd_need_path(who, target, n > 3 && !strcmp(target + n - 3, ".db") ?
@@ -65,26 +158,23 @@ static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 			fprintf(stderr, "xpcorr: cannot open %s: %s\n", target, strerror(errno));
 			return XP_EXIT_FAIL;
 		}
+		if (not_a_db(real, target))
+			return XP_EXIT_FAIL;
 		if (!xp_db_open_file(real, db, err, sizeof(err)))
 			return XP_EXIT_OK;
 		fprintf(stderr, "xpcorr: %s\n", xp_esc(err));
 		return XP_EXIT_FAIL;
 	}
+	if (faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) && !xp_ingest_is_fresh(target) &&
+	    (rc = open_cached(target, db, warn, no_cache, sizeof(no_cache))) >= 0)
+		return rc;
 	xp_cmd_load_opts(&o, target);
-	/* an ending signal during the ingest removes its temporary database
-	 * first, then ends the command as it would have */
-	xp_stopsig_catch(&stop);
-	o.cancel = xp_stopsig_flag();
-	rc = xp_ingest_open(&o, db, &ingested, &res);
-	xp_stopsig_restore(&stop);
-	if (xp_stopsig_caught()) {
-		sqlite3_close(*db);
-		*db = NULL;
-		xp_stopsig_reraise();
-	}
+	rc = ingest_stoppable(&o, db, &res);
 	if (rc) {
 		xp_print_load_warnings(&res);
-		fprintf(stderr, "xpcorr: %s\n", xp_esc(res.error));
+		fprintf(stderr, "xpcorr: %s%s%s%s\n", xp_esc(res.error), no_cache[0] ? " (and " : "",
+			xp_esc(no_cache), no_cache[0] ? "; xpcorr ingest -o FILE.db RUN writes the "
+			"database elsewhere)" : "");
 		return XP_EXIT_FAIL;
 	}
 	if (warn)

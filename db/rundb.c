@@ -255,13 +255,18 @@ int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len)
 	return open_file(path, 0, db, err, len);
 }
 
+static const char *db_name(const struct xp_rundir *d)
+{
+	return d->db_name ? d->db_name : XP_DB_NAME;
+}
+
 static int open_run_db(struct xp_rundir *d, int again, sqlite3 **db, char *err, size_t len)
 {
-	char path[PATH_MAX + 16], shown[PATH_MAX + 16];
+	char path[2 * PATH_MAX], shown[2 * PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", d->path, XP_DB_NAME);
-	snprintf(shown, sizeof(shown), "%s/%s", d->name, XP_DB_NAME);
-	return open_db(&(struct db_place){ d->fd, XP_DB_NAME, path, shown, again }, db, err, len);
+	snprintf(path, sizeof(path), "%s/%s", d->path, db_name(d));
+	snprintf(shown, sizeof(shown), "%s/%s", d->name, db_name(d));
+	return open_db(&(struct db_place){ d->fd, db_name(d), path, shown, again }, db, err, len);
 }
 
 int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len)
@@ -294,7 +299,7 @@ int xp_db_open_again(sqlite3 *db, sqlite3 **again)
 
 int xp_rundir_stat_db(const struct xp_rundir *d, struct stat *st)
 {
-	return fstatat(d->fd, XP_DB_NAME, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	return fstatat(d->fd, db_name(d), st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
 }
 
 static void random_name(struct xp_tmpdb *t)
@@ -401,7 +406,7 @@ int xp_tmpdb_commit(struct xp_rundir *d, struct xp_tmpdb *t)
 		return -errno;
 	if (!still_ours(d, t))
 		return -ESTALE;
-	if (renameat(d->fd, t->name, d->fd, XP_DB_NAME))
+	if (renameat(d->fd, t->name, d->fd, db_name(d)))
 		return -errno;
 	fsync(d->fd);
 	close(t->fd);

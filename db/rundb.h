@@ -45,6 +45,7 @@ struct xp_rundir {
 	mode_t mode;
 	struct xp_fsident ident;         /* the owner's, when root acts as them */
 	struct xp_fsident_saved as_owner; /* on: root acts as the owner until close */
+	const char *db_name;            /* the database's name in it; NULL: xpcorr.db */
 };
 
 struct xp_tmpdb {
@@ -70,7 +71,7 @@ int xp_rundir_check_write(const struct xp_rundir *d, int trust, char *err, size_
  * -ENXIO (not a regular file; err says what it is), -EPROTO (another
  * schema version), -EBADMSG (not our schema; err says how), -EIO. */
 int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len);
-/* run/xpcorr.db through the directory fd, the same way. */
+/* run/xpcorr.db (or d->db_name) through the directory fd, the same way. */
 int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len);
 /* Another read-only connection to the file db reads, for another thread
  * (a connection is one thread's at a time): opened the way db was, a run's
@@ -87,7 +88,7 @@ int xp_rundir_stat_db(const struct xp_rundir *d, struct stat *st);
 int xp_tmpdb_create(struct xp_rundir *d, struct xp_tmpdb *t);
 int xp_tmpdb_open(const struct xp_rundir *d, const struct xp_tmpdb *t, sqlite3 **db);
 /* fsync, check the name is still the file we made, rename it to
- * xpcorr.db. 0 or a negative errno. */
+ * xpcorr.db (or d->db_name). 0 or a negative errno. */
 int xp_tmpdb_commit(struct xp_rundir *d, struct xp_tmpdb *t);
 /* Removes the temporary file (if the name is still ours) and unlocks. */
 void xp_tmpdb_discard(struct xp_rundir *d, struct xp_tmpdb *t);

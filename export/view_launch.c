@@ -319,18 +319,19 @@ static void print_group(struct rep *R, int s, const struct lgroup *g, int64_t ra
 	}
 }
 
-/* The text table's two header lines, in the rows' widths. */
+/* The text table's two header lines, in the rows' widths; the queue's
+ * columns named alike in both tables (Q: queue depth at the launch). */
 static void text_head(struct rep *R, int s)
 {
 	char line[256];
 
 	if (s == SEC_STREAM)
 		snprintf(line, sizeof(line), "    %6s  %9s  %9s %9s %9s  %5s %5s %5s  %9s  %s", "Stream",
-			 "Launches", "Delay min", "median", "p99 (us)", "Queue", "med", "p99", "Call (us)",
+			 "Launches", "Delay min", "median", "p99 (us)", "Q min", "Q med", "Q p99", "Call (us)",
 			 "Verdict (median queue)");
 	else
 		snprintf(line, sizeof(line), "    %9s  %9s %9s %9s  %5s %5s  %9s %9s  %s", "Launches",
-			 "Delay min", "median", "p99 (us)", "Queue", "p99", "Call med", "p99 (us)",
+			 "Delay min", "median", "p99 (us)", "Q med", "Q p99", "Call med", "p99 (us)",
 			 s == SEC_KERNEL ? "Kernel (most delay first)" : "CUDA call");
 	xp_rep_put_row(R, line);
 	xp_rep_put_row(R, s == SEC_STREAM ? "    ------  ---------  ----------------------------"

@@ -176,13 +176,41 @@ out:
 	return err;
 }
 
+/* o->out_db's directory, opened as a run directory is, and its name in it. */
+static int open_out_dir(struct xp_rundir *d, const char *out_db, char *dir, size_t len,
+			struct xp_load_result *res)
+{
+	const char *slash = strrchr(out_db, '/'), *base = slash ? slash + 1 : out_db;
+	int err;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		snprintf(res->error, sizeof(res->error), "cannot write %s: not a file name", out_db);
+		return -EINVAL;
+	}
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == out_db)
+		snprintf(dir, len, "/");
+	else if (snprintf(dir, len, "%.*s", (int)(slash - out_db), out_db) >= (int)len)
+		return -ENAMETOOLONG;
+	err = xp_rundir_open(d, dir, res->error, sizeof(res->error));
+	if (!err)
+		d->db_name = base;
+	return err;
+}
+
 int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 {
+	char dir[PATH_MAX];
 	struct xp_rundir d;
 	int err, cannot_write;
 
 	memset(res, 0, sizeof(*res));
-	err = xp_rundir_open(&d, o->run_dir, res->error, sizeof(res->error));
+	/* the run is only read: the database goes where asked */
+	if (o->out_db)
+		err = open_out_dir(&d, o->out_db, dir, sizeof(dir), res);
+	else
+		err = xp_rundir_open(&d, o->run_dir, res->error, sizeof(res->error));
 	if (err)
 		return err;
 	err = xp_rundir_check_write(&d, o->trust_run_dir, res->error, sizeof(res->error));
@@ -234,13 +262,13 @@ static int disk_full(sqlite3 *db, int err)
 
 /* The temporary database t opened, in a transaction, with the schema.
  * 0 or -errno with res->error. */
-static int open_tmpdb(struct xp_rundir *d, struct xp_tmpdb *t, const struct xp_load_opts *o,
-		      struct xp_load_result *res, sqlite3 **db)
+static int open_tmpdb(struct xp_rundir *d, struct xp_tmpdb *t, struct xp_load_result *res,
+		      sqlite3 **db)
 {
 	int err;
 
 	if (xp_tmpdb_open(d, t, db) != SQLITE_OK) {
-		snprintf(res->error, sizeof(res->error), "cannot open %s/%s: %s", o->run_dir, t->name,
+		snprintf(res->error, sizeof(res->error), "cannot open %s/%s: %s", d->name, t->name,
 			 *db ? sqlite3_errmsg(*db) : "out of memory");
 		return -EIO;
 	}
@@ -300,7 +328,7 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 	int err;
 
 	*cannot_write = 0;
-	snprintf(final, sizeof(final), "%s/%s", o->run_dir, XP_DB_NAME);
+	snprintf(final, sizeof(final), "%s/%s", d->name, d->db_name ? d->db_name : XP_DB_NAME);
 	err = xp_tmpdb_create(d, &t);
 	if (err) {
 		*cannot_write = err == -EACCES || err == -EROFS || err == -EPERM ||
@@ -309,7 +337,7 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 			 strerror(-err));
 		return err;
 	}
-	if ((err = open_tmpdb(d, &t, o, res, &db)) || (err = load_into(db, o, res)))
+	if ((err = open_tmpdb(d, &t, res, &db)) || (err = load_into(db, o, res)))
 		goto fail;
 	if (o->phase)
 		o->phase(o->progress_ctx, "writing the database");
@@ -317,14 +345,14 @@ static int ingest_in(struct xp_rundir *d, const struct xp_load_opts *o,
 		goto fail;
 	if (sqlite3_close(db) != SQLITE_OK) {
 		db = NULL;
-		snprintf(res->error, sizeof(res->error), "cannot close %s/%s", o->run_dir, t.name);
+		snprintf(res->error, sizeof(res->error), "cannot close %s/%s", d->name, t.name);
 		err = -EIO;
 		goto fail;
 	}
 	db = NULL;
 	err = xp_tmpdb_commit(d, &t);
 	if (err) {
-		snprintf(res->error, sizeof(res->error), "cannot rename %s/%s to %s: %s", o->run_dir,
+		snprintf(res->error, sizeof(res->error), "cannot rename %s/%s to %s: %s", d->name,
 			 t.name, final, err == -ESTALE ? "the temporary file was replaced" :
 			 strerror(-err));
 		goto fail;

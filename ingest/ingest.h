@@ -20,7 +20,9 @@
 #include "db/rundb.h"
 
 /* 0 or a negative errno with res->error set (see xp_load_run); as root,
- * -EPERM for a directory others may write into unless o->trust_run_dir. */
+ * -EPERM for a directory others may write into unless o->trust_run_dir.
+ * With o->out_db the run is only read and that file is written instead
+ * (atomically, in its directory, as run/xpcorr.db is). */
 int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res);
 /* 1 when run/xpcorr.db is a regular file, has this schema version and is
  * newer than every input file of the run; else 0. */

@@ -23,6 +23,7 @@
 
 struct xp_load_opts {
 	const char *run_dir;
+	const char *out_db;         /* xp_ingest: this database file, not run_dir/xpcorr.db */
 	int strict;                 /* a damaged stream fails the load */
 	const char *symfs;          /* prefix for module paths, or NULL */
 	int trust_run_dir;          /* xp_ingest as root: write where others may too */

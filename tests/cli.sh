@@ -27,6 +27,9 @@ run="$tmp/run"
 check usage-no-args 2 "" -- "$xpcorr" ingest
 check usage-bad-format 2 "^xpcorr export: --format png: expected one of folded, svg, chrome$" -- \
 	"$xpcorr" export --format png "$run"
+check usage-no-format 2 "^xpcorr export: --format is needed: folded, svg or chrome (see xpcorr export --help)$" -- \
+	"$xpcorr" export "$run"
+[ "$(wc -l < "$tmp/err")" = 1 ] || { echo "FAIL usage-no-format: not one line"; fail=1; }
 check usage-bad-root 2 "^xpcorr export: --root x: expected one of comm, pid, tid, none, python$" -- \
 	"$xpcorr" export --format folded --root x "$run"
 check not-a-run 1 "xpcorr: $tmp/cpu.xpr: no such file" -- "$xpcorr" ingest "$tmp"
@@ -228,6 +231,20 @@ grep -q "not ingested .* v0.9-dirty .*r1: $repo/xptarget --steps 3" "$tmp/out" |
 "$xpcorr" ingest --quiet "$tmp/runs/r1" 2>/dev/null
 check ls-ingested 0 "" -- "$xpcorr" ls "$tmp/runs"
 grep -q " v0.9-dirty .*r1: $repo/xptarget --steps 3" "$tmp/out" || { echo "FAIL ls git"; cat "$tmp/out"; fail=1; }
+# a -p run names its processes, not "?"; an unreadable run is said, with
+# no header above nothing (issue 43)
+mkdir -p "$tmp/pruns/p1" "$tmp/bad/b1" && cp "$tmp/runs/r1/meta.json" "$tmp/pruns/p1/" &&
+	echo '{' > "$tmp/bad/b1/meta.json"
+python3 - "$tmp/pruns/p1/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["command"] = None; m["mode"] = "attach"
+m["target_pids"] = [1234, 5678]
+json.dump(m, open(sys.argv[1], "w"))
+PY
+check ls-attach 0 "" -- "$xpcorr" ls "$tmp/pruns"
+grep -q "p1: -p 1234,5678$" "$tmp/out" || { echo "FAIL ls -p run"; cat "$tmp/out"; fail=1; }
+check ls-bad-run 1 "^xpcorr: ls: $tmp/bad/b1/meta.json at line" -- "$xpcorr" ls "$tmp/bad"
+[ -s "$tmp/out" ] && { echo "FAIL ls-bad-run: a header after the error"; cat "$tmp/out"; fail=1; }
 
 # a received run whose program's checkout names a program in core.fsmonitor
 # (the sender's .git): neither ingest nor info runs it
@@ -282,6 +299,14 @@ check fifo-journal 0 "" -- timeout 30 "$xpcorr" report --format csv "$odd"
 rm -f "$odd/xpcorr.db-journal"
 mkfifo "$tmp/fifo.db"
 check db-file-fifo 1 "fifo.db is a FIFO, not a database" -- timeout 30 "$xpcorr" report "$tmp/fifo.db"
+# what a file given in place of a run is, not "schema version 0" (issue 43)
+: > "$tmp/empty.db"
+check db-file-empty 1 "^xpcorr: $tmp/empty.db is an empty file, not a database: give a run directory or its xpcorr.db$" -- \
+	"$xpcorr" info "$tmp/empty.db"
+check db-file-xpr 1 "^xpcorr: $run/cpu.xpr is a record stream of a run, not a database: give its run directory$" -- \
+	"$xpcorr" report "$run/cpu.xpr"
+check db-file-text 1 "^xpcorr: $run/meta.json is not a database (no SQLite header)" -- \
+	"$xpcorr" export --format folded "$run/meta.json"
 
 # Ctrl-C during an ingest: exit 1, the previous database untouched, no temp
 # file. The big run is never ingested whole (14 s on 2 loaded cores): its
@@ -381,5 +406,26 @@ for cmd in info report export; do
 	[ "$(wc -l < "$tmp/err")" = 1 ] || { echo "FAIL readonly-stale-$cmd: not one line"; cat "$tmp/err"; fail=1; }
 done
 grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6$" "$tmp/out" || { echo "FAIL readonly folded"; fail=1; }
-chmod 755 "$ro"
+
+# a run this user cannot write, never ingested (root's run, read by
+# nobody; issue 43: "cannot create .../xpcorr.db" from every command): its
+# database goes to the user's cache, said in one line, made 0700; ingest -o
+# writes one where asked
+ro2="$tmp/ro2" cache="$tmp/cache"
+cp -r "$run" "$ro2" && rm -f "$ro2/xpcorr.db" && chmod 555 "$ro2" && mkdir -m 700 "$cache" &&
+	{ [ -z "$as_user" ] || chown 65534:65534 "$cache"; }
+for cmd in info report export; do
+	[ $cmd = export ] && set -- export --format folded "$ro2" || set -- $cmd "$ro2"
+	check "readonly-cache-$cmd" 0 "^xpcorr: $ro2 cannot be written here: reading its database from $cache/xpcorr/run-[0-9a-f]*\.db$" -- \
+		timeout 30 env XDG_CACHE_HOME="$cache" $as_user "$xpcorr" "$@"
+	[ "$(grep -c "cannot be written here" "$tmp/err")" = 1 ] || { echo "FAIL readonly-cache-$cmd: not one line"; cat "$tmp/err"; fail=1; }
+done
+grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6$" "$tmp/out" || { echo "FAIL readonly-cache folded"; fail=1; }
+[ "$(ls "$cache/xpcorr" | wc -l)" = 1 ] && [ "$(stat -c %a "$cache/xpcorr")" = 700 ] &&
+	[ ! -e "$ro2/xpcorr.db" ] || { echo "FAIL readonly-cache: one database, 0700"; ls -la "$cache/xpcorr" "$ro2"; fail=1; }
+check readonly-ingest-o 0 "" -- timeout 30 $as_user "$xpcorr" ingest -q -o "$cache/mine.db" "$ro2"
+check readonly-ingest-o-read 0 "" -- "$xpcorr" export --format folded "$cache/mine.db"
+grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6$" "$tmp/out" || { echo "FAIL ingest -o folded"; fail=1; }
+check readonly-ingest-plain 1 "cannot create $ro2/xpcorr.db" -- timeout 30 $as_user "$xpcorr" ingest -q "$ro2"
+chmod 755 "$ro" "$ro2"
 exit $fail

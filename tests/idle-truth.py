@@ -125,6 +125,17 @@ with tempfile.TemporaryDirectory() as tmp:
     assert nccl["delay_ns"] == {"min": 2990000, "median": 2990000, "p99": 2990000}, nccl
     api = [a for a in launch[0]["apis"] if a["name"] == "cudaLaunchKernel"][0]
     assert api["launches"] == 3 * STEPS and api["call_ns"]["median"] == 5000, api
+    # text: the queue's columns say which statistic each is, alike in both
+    # tables (issue 43: "Queue med p99" over min, med, p99, "Queue p99" over
+    # med, p99); stream 7's 0, 1, 2 stand under Q min, Q med, Q p99
+    text = run(xpcorr, "report", "--by", "launch", job).splitlines()
+    heads = [l for l in text if "Delay min" in l]
+    assert any(l.strip().startswith("Stream") and "Q min Q med Q p99" in l for l in heads), heads
+    assert any("Kernel" in l and "Q med Q p99" in l for l in heads), heads
+    head = next(l for l in heads if l.strip().startswith("Stream"))
+    row = next(l for l in text if l.split()[:1] == ["7"])
+    ends = [head.index(c) + len(c) for c in ("Q min", "Q med", "Q p99")]
+    assert [row[e - 1] for e in ends] == ["0", "1", "2"], (head, row)
     print("ok   --by overlap and --by launch as built")
     # csv: one table, its device rows equal to the json's
     rows = list(csv.reader(io.StringIO(run(xpcorr, "report", "--by", "idle", "--format", "csv", job))))

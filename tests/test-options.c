@@ -84,6 +84,9 @@ START_TEST(errors)
 	char *unknown[] = { "record", "--bogus", "app", NULL };
 	char *dur[] = { "record", "--duration", "0", "app", NULL };
 	char *ring[] = { "record", "-m", "48", "app", NULL };
+	char *kill_nodur[] = { "record", "--kill", "app", NULL };
+	char *kill_pid[] = { "record", "--kill", "--duration", "1", "-p", "1", NULL };
+	char *kill_ok[] = { "record", "--kill", "--duration", "1", "app", NULL };
 	char *ring_small[] = { "record", "--ring-size", "2", "app", NULL };
 
 	ck_assert_int_eq(parse(bad_freq), -EINVAL);
@@ -95,6 +98,10 @@ START_TEST(errors)
 	ck_assert_int_eq(parse(both), -EINVAL);
 	ck_assert_int_eq(parse(cmd_and_pid), -EINVAL);
 	ck_assert_int_eq(parse(gpu), -EINVAL);
+	ck_assert_int_eq(parse(kill_nodur), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "--kill needs --duration"));
+	ck_assert_int_eq(parse(kill_pid), -EINVAL);
+	ck_assert_int_eq(parse(kill_ok), 0);
 	ck_assert_int_eq(parse(missing), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "needs an argument"));
 	ck_assert_int_eq(parse(unknown), -EINVAL);

@@ -125,7 +125,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SAMPLER_LOSS_N);
+	__uint(max_entries, SAMPLER_COUNTERS_N);
 	__type(key, __u32);
 	__type(value, __u64);
 } losses SEC(".maps");
@@ -361,6 +361,7 @@ int xp_sample_cpu(void *ctx)
 
 	if (!tracked(id >> 32))
 		return 0;
+	count_loss(SAMPLER_SEEN_SAMPLE);
 	if (current_privileged()) {
 		count_loss(SAMPLER_LOSS_PRIV_SAMPLE);
 		return 0;

@@ -34,6 +34,10 @@ enum sampler_loss {
 	SAMPLER_LOSS_PRIV_SWITCH = 11,  /* off-CPU interval of a privileged task: not recorded */
 	SAMPLER_LOSS_PRIV_EXEC = 12,    /* under sudo, exec of another user's task: not recorded */
 	SAMPLER_LOSS_N = 13,
+	/* not a loss: CPU samples of tracked tasks the program saw, so the
+	 * run can show seen == written + lost exactly */
+	SAMPLER_SEEN_SAMPLE = SAMPLER_LOSS_N,
+	SAMPLER_COUNTERS_N,
 };
 
 /* Dwarf mode: events are assembled in a per-CPU slot of this shape (one

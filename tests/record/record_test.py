@@ -489,19 +489,45 @@ def t_signals(tmp):
     check(len(samples(recs)) > 20, "killed xpcap: flushed samples readable (%d)" % len(samples(recs)))
     check(meta(run)["status"] == "recording", "killed xpcap: meta.json from the start")
     kill_targets(run)  # the orphaned command
-    # --duration stops recording while the command runs on (threads 30: 30 s
-    # of CPU per thread); one second of it is sampled
+    # --duration stops recording, then waits for the command with nothing
+    # recorded and passes its status through (issue 43: it returned 0 at
+    # once, the command orphaned, its status lost); four threads of 0.6 s
+    # of CPU run 1.2 s at least on 2 CPUs
     run = os.path.join(tmp, "dur")
-    rc, err = record(run, ["-q", "-F", "999", "--duration", "1"], [prog("threads"), "30"])
+    cmd = ["sh", "-c", '"$0" 0.6; exit 7', prog("threads")]
+    rc, err = record(run, ["-q", "-F", "999", "--duration", "0.3"], cmd)
+    check(rc == 7, "--duration 0.3: xpcap waits and exits with the command's 7 (%d)" % rc)
+    check(err.count("--duration reached, recording stopped; waiting for the program "
+                    "(Ctrl-C to end it)") == 1 and len(err.splitlines()) == 1,
+          "--duration: said once on stderr, even with -q (%r)" % err)
+    md = check_meta_counts(run, dump(run))
+    ts = sorted(int(r["ts"]) for r in samples(dump(run)))
+    span = (ts[-1] - ts[0]) / 1e9 if ts else 0
+    check(ts and span < 1.2, "--duration 0.3: samples over %.2f s only" % span)
+    check((md["stop_monotonic_ns"] - ts[-1]) / 1e9 > 0.3,
+          "the command ran on unsampled (%.2f s)" % ((md["stop_monotonic_ns"] - ts[-1]) / 1e9))
+    check(md["stop_reason"] == "duration" and md["exit"]["code"] == 7,
+          "meta.json: stop_reason duration, exit 7 (%s)" % md["exit"])
+    # --kill ends it: SIGTERM, and exit 0 as the end was asked for
+    run = os.path.join(tmp, "kill")
+    t0 = time.monotonic()
+    rc, err = record(run, ["-q", "--duration", "0.5", "--kill"], [prog("threads"), "30"])
     md = meta(run)
     running = [pid for pid in md["target_pids"] if os.path.exists("/proc/%d" % pid)]
     kill_targets(run)
-    check(rc == 0 and running, "--duration 1 returns with 0 while the command runs (%d)" % rc)
-    ts = sorted(int(r["ts"]) for r in samples(dump(run)))
-    span = (ts[-1] - ts[0]) / 1e9 if ts else 0
-    check(0.5 <= span <= 3, "--duration 1: samples over %.2f s of it" % span)
-    md = check_meta_counts(run, dump(run))
-    check(md["stop_reason"] == "duration" and md["exit"] is None, "meta.json stop_reason duration")
+    check(rc == 0 and not running and md["exit"]["signal"] == 15,
+          "--kill: the command ended by SIGTERM, xpcap exits 0 (%d, %s, %s)" % (rc, running,
+                                                                              md["exit"]))
+    check(time.monotonic() - t0 < 20, "--kill: no wait for the 30 s command")
+    check("ending the program (SIGTERM, SIGKILL in 5 s)" in err, "--kill: said (%r)" % err)
+    # one that ignores SIGTERM gets SIGKILL after the grace period
+    run = os.path.join(tmp, "kill9")
+    rc, err = record(run, ["-q", "--no-gpu", "--duration", "0.3", "--kill"],
+                     ["sh", "-c", "trap '' TERM; exec sleep 60"])
+    md = meta(run)
+    kill_targets(run)
+    check(rc == 0 and md["exit"]["signal"] == 9,
+          "--kill: SIGKILL after the grace period (%d, %s)" % (rc, md["exit"]))
 
 
 def t_attach(tmp):
@@ -589,6 +615,20 @@ def t_user(tmp):
     for name in ["."] + os.listdir(run):
         st = os.stat(os.path.join(run, name))
         check(st.st_uid == 65534, "%s owned by the invoking user" % name)
+    # -o creates missing parents, as the user, as mkdir -p (issue 43: the
+    # README's `-o runs/%h-%r` failed unless runs/ existed); not where the
+    # user may not write
+    rc, err = record(os.path.join(tmp, "runs", "a", "host-0"), ["-q"], ["true"], env=env)
+    check(rc == 0, "-o runs/a/host-0: missing parents made (%d %r)" % (rc, err))
+    for name in ("runs", "runs/a", "runs/a/host-0"):
+        st = os.lstat(os.path.join(tmp, name))
+        check(st.st_uid == 65534 and (st.st_mode & 0o700) == 0o700,
+              "%s: made as the invoking user (%d %o)" % (name, st.st_uid, st.st_mode))
+    rootonly = os.path.join(tmp, "rootonly")
+    os.mkdir(rootonly, 0o755)
+    rc, err = record(os.path.join(rootonly, "a", "run"), ["-q"], ["true"], env=env)
+    check(rc == 2 and "Permission denied" in err and not os.listdir(rootonly),
+          "-o under root's directory: refused as the user, nothing made (%d %r)" % (rc, err))
     # perf maps (and CPython's trampolines, a cost on every Python call) only
     # where something unwinds Python natively
     for i, (args, want) in enumerate(((["--gpu-only"], ""), (["--gpu-only", "--off-cpu"], "1"),
@@ -850,12 +890,18 @@ def t_losses(tmp):
     check(in_records == lost, "XP_REC_LOST records add up to meta.json (%d vs %d)" %
           (in_records, lost))
     written = md["records"]["sample"]["written"]
-    # cpu-clock samples fire per CPU-second the target actually ran; perf's
-    # frequency mode starts with short periods, hence up to 15% more
-    expected = cpu_seconds * freq
-    share = (written + lost) / expected
-    print("written %d, lost %d, %.2f of %d expected" % (written, lost, share, expected))
-    check(0.9 <= share <= 1.15, "written + lost accounts for the sampling (%.2f)" % share)
+    priv = md["records"]["sample"]["lost"]["privileged"]
+    seen = md["records"]["sample"].get("seen")
+    # exact, whatever the load (issue 43: 0.90 of a nominal rate under ASan
+    # with the kernel throttling): every sample the program saw is written
+    # or counted lost
+    print("seen %s, written %d, lost %d (+%d privileged); %.2f of %d nominal" % (
+        seen, written, lost, priv, (written + lost) / (cpu_seconds * freq), cpu_seconds * freq))
+    check(seen is not None and seen == written + lost + priv,
+          "written + lost = the samples the sampler saw (%d + %d + %d vs %s)" % (
+              written, lost, priv, seen))
+    # the sampler ran at all: a fraction of what cpu-clock owes, however loaded
+    check(seen >= owed(cpu_seconds, freq) / 4, "the sampler saw samples (%d)" % seen)
     check("lost" not in err.replace("cpu_seconds", ""), "-q: no loss warning printed")
 
 
@@ -1681,6 +1727,24 @@ def t_merge(tmp):
     check(abs(t1 - jr[1][1] - each[1][1]) == 0, "the second run's times moved by its shift")
     p = subprocess.run([XPCORR, "export", "--format", "folded", job], capture_output=True, text=True)
     check(p.returncode == 0 and "spin" in p.stdout, "folded stacks of the job (%d)" % p.returncode)
+    # info of the job (issue 43): the two runs of one host give one row per
+    # record kind, summed, not the same label twice; a module once; the
+    # facts above are said to be the first run's
+    p = subprocess.run([XPCORR, "info", job], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    recs = lines[lines.index("records:") + 1:lines.index("lost: nothing") if "lost: nothing"
+                 in lines else None]
+    recs = [l for l in recs if l.startswith("  ")][:8]
+    want = sum(e[0] for e in each)
+    samples_row = [l for l in recs if l.split()[1:2] == ["sample"]]
+    check(p.returncode == 0 and lines[0].startswith("facts of run 0 of 2"),
+          "info: the facts are the first run's, said (%r)" % lines[:1])
+    check(len(samples_row) == 1 and samples_row[0].split()[2] == str(want) and
+          samples_row[0].endswith("(2 runs)"), "info: one sample row, %d in 2 runs (%s)" % (
+              want, samples_row))
+    mods = lines[lines.index(next(l for l in lines if l.startswith("modules:"))) + 1:]
+    mods = [l for l in mods[:next(i for i, l in enumerate(mods) if not l.startswith("  "))]]
+    check(len(mods) == len(set(mods)), "info: each module once (%s)" % mods)
     # --pid as a person sees it (the second run's own pid) selects that process
     local = pids[1] & ((1 << 22) - 1)
     p = subprocess.run([XPCORR, "export", "--format", "folded", "--root", "pid", "--pid", str(local),

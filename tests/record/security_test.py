@@ -126,6 +126,26 @@ def t_race(tmp):
           "(%s)" % [e for e in after if e not in before])
     mine = [e for e in tree(home) if e[1] != USER]
     check(not mine, "everything under the user's home is the user's, nothing root's (%s)" % mine)
+    # the same on a parent -o makes (issue 43: -o makes missing parents):
+    # "up" swapped with the link while xpcap makes up/sub/run
+    up = user_dir(os.path.join(home, "up"))
+    attacker = swapper(up, link)
+    outcomes = {}
+    try:
+        for i in range(8):
+            rc, err = record(os.path.join(up, "sub%d" % i, "run"), QUICK, ["true"], env=ENV,
+                             check_clean=False)
+            key = "recorded" if rc == 0 else err.strip().split(": ")[-1][:60]
+            outcomes[key] = outcomes.get(key, 0) + 1
+    finally:
+        os.kill(attacker, signal.SIGKILL)
+        os.waitpid(attacker, 0)
+    print("outcomes of 8 starts through a swapped parent: %s" % outcomes)
+    check(detached(), "no BPF program of ours left attached")
+    check(tree(scratch) == before, "parents: root's directory unchanged (%s)" %
+          [e for e in tree(scratch) if e not in before])
+    mine = [e for e in tree(home) if e[1] != USER]
+    check(not mine, "parents: everything made under the user's home is the user's (%s)" % mine)
 
 
 def t_force(tmp):
