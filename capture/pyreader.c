@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -460,8 +461,19 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 	unsigned char tb[512];
 	uintptr_t interp = 0, ts_addr = 0;
 
-	if (xp_py_peek(p->pid, &interp, p->f.runtime + o->rt_interp_head, sizeof(interp)) ||
-	    !xp_py_sane(interp) ||
+	if (xp_py_peek(p->pid, &interp, p->f.runtime + o->rt_interp_head, sizeof(interp))) {
+		/* refused now (it became non-dumpable, or changed credentials) */
+		if (errno == EPERM || errno == EACCES) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "memory unreadable (process_vm_readv: %s)",
+				 strerror(errno));
+			p->state = P_FAILED;
+			write_info(r, p, 0, why);
+		}
+		return;
+	}
+	if (!xp_py_sane(interp) ||
 	    xp_py_peek(p->pid, &ts_addr, interp + o->is_threads_head, sizeof(ts_addr)))
 		return;                 /* gone, or not initialized yet */
 	for (unsigned i = 0; i < MAX_THREADS && xp_py_sane(ts_addr) && tn <= sizeof(tb); i++) {
@@ -495,10 +507,36 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 
 /* ---- the thread ---- */
 
+/* Root for root: CAP_SYS_PTRACE leaves this thread's effective set (unless
+ * --record-privileged), so the kernel refuses it what the samplers drop: a
+ * process that is not dumpable, or of another user. It stays permitted:
+ * the check that a target has no capability the reader lacks reads that. */
+static void drop_ptrace_cap(struct pyreader *r)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (r->c.record_privileged)
+		return;
+	if (syscall(SYS_capget, &h, d)) {
+		r->cannot_drop = true;
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		uint32_t bit = i == CAP_TO_INDEX(CAP_SYS_PTRACE) ? CAP_TO_MASK(CAP_SYS_PTRACE) : 0;
+
+		d[i].effective &= ~bit;
+	}
+	if (syscall(SYS_capset, &h, d))
+		r->cannot_drop = true;
+}
+
 /* Under sudo: this thread only (raw system calls, not glibc's
  * process-wide set*id) becomes the invoking user, capabilities gone. */
 static void become_user(struct pyreader *r)
 {
+	if (geteuid() == 0 && r->c.uid == 0)
+		drop_ptrace_cap(r);
 	if (geteuid() != 0 || r->c.uid == 0) {
 		snprintf(r->mode, sizeof(r->mode), "read by xpcap with process_vm_readv as uid %u",
 			 (unsigned)geteuid());

@@ -11,7 +11,9 @@
  * descendants, found in /proc every 250 ms. Under sudo the thread takes the
  * invoking user's credentials (its own, not the process's) before it reads
  * anything: the kernel then lets it read exactly the memory, maps and files
- * that user could (ptrace rules, dumpable, Yama).
+ * that user could (ptrace rules, dumpable, Yama); as root for root it drops
+ * CAP_SYS_PTRACE (unless --record-privileged), so that a process that is
+ * not dumpable stays unread, as the samplers drop its records.
  *
  *   struct pyreader_config c = { roots, nroots, freq, uid, gid, fd };
  *   pyreader_start(&p, &c);   // fd: pyframes.xpr, taken
@@ -35,6 +37,8 @@ struct pyreader_config {
 	gid_t gid;                      /* running as root on their behalf */
 	int fd;                         /* pyframes.xpr, open for writing */
 	bool compress;                  /* zstd blocks (--compress) */
+	bool record_privileged;         /* --record-privileged (plain root): also
+					 * processes that are not dumpable */
 	bool off;                       /* --no-python-frames: only say, per Python
 					 * process, that its frames were not read */
 };

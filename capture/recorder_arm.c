@@ -254,6 +254,7 @@ static void arm_pyreader(struct xp_recorder *r)
 {
 	struct pyreader_config c = { .roots = r->pids, .nroots = r->npids, .freq = r->o.freq,
 				     .uid = r->uid, .gid = r->gid, .compress = r->o.compress,
+				     .record_privileged = r->o.record_privileged,
 				     .off = r->o.no_python_frames };
 	int err;
 

@@ -174,6 +174,42 @@ def t_off(tmp):
     check("mode off (--no-python-frames)" in info, "info says the mode is off:\n%s" % info)
 
 
+def t_sudo(tmp):
+    """Under sudo the reader reads as the invoking user (nobody here)."""
+    rt.require_bpf()
+    os.chown(tmp, NOBODY, NOBODY)
+    spin = os.path.join(tmp, "pyspin.py")
+    shutil.copy(os.path.join(HERE, "pyspin.py"), spin)
+    os.chmod(spin, 0o644)
+    env = dict(os.environ, SUDO_UID=str(NOBODY), SUDO_GID=str(NOBODY))
+    run = os.path.join(tmp, "sudo")
+    rc, err = rt.record(run, ["-q", "-F", "999", "--no-gpu"], ["/usr/bin/python3", spin,
+                                                              CPU_SECONDS], env=env)
+    check(rc == 0, "xpcap under sudo exits 0 (rc %d, %s)" % (rc, err.strip()))
+    check_run("sudo", run, [], marker_lines(spin))
+    info = subprocess.run([rt.XPCORR, "info", run], capture_output=True, text=True).stdout
+    check("as uid %d (the invoking user)" % NOBODY in info, "info: read as nobody:\n" + info)
+
+
+def t_unreadable(tmp):
+    """A process that is not dumpable is not read (root drops CAP_SYS_PTRACE
+    in the reader, as the samplers drop its records); info says why."""
+    rt.require_bpf()
+    spin = os.path.join(HERE, "pyspin.py")
+    prog = os.path.join(tmp, "nodump.py")
+    with open(prog, "w") as f:
+        f.write("import ctypes, runpy, sys\n"
+                "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0\n"
+                "sys.argv = [%r, '0.5']\n"
+                "runpy.run_path(%r, run_name='__main__')\n" % (spin, spin))
+    run = os.path.join(tmp, "nodump")
+    rc, err = rt.record(run, ["-q", "-F", "999", "--no-gpu"], ["/usr/bin/python3", prog])
+    check(rc == 0, "xpcap exits 0 (rc %d, %s)" % (rc, err.strip()))
+    info = subprocess.run([rt.XPCORR, "info", run], capture_output=True, text=True).stdout
+    check(re.search(r"no Python frames in its \d+ samples: memory unreadable", info),
+          "info says the memory was unreadable:\n" + info)
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 
