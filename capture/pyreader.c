@@ -42,6 +42,7 @@
 #define CODE_SLOTS 4096u                /* per process; more: records written again */
 #define CODE_PROBES 8
 #define SCAN_NS 250000000ull            /* new descendants looked for */
+#define SCAN_MAX 4096                   /* new pids per scan */
 #define PROBE_FAST_NS 20000000ull       /* a process that just exec'd: libpython comes soon */
 #define PROBE_SLOW_NS 1000000000ull
 #define FLUSH_NS 1000000000ull
@@ -58,12 +59,13 @@ enum proc_state { P_PROBE, P_READ, P_NONE, P_FAILED };
 struct proc {
 	pid_t pid;
 	enum proc_state state;
-	dev_t exe_dev;
-	ino_t exe_ino;
+	char comm[24];                  /* /proc/PID/comm as last read */
+	unsigned failed_reads;          /* ticks in a row whose first read failed */
 	uint64_t exec_ns;               /* when its executable was seen to change */
 	uint64_t next_probe;
 	bool seen;                      /* in the latest scan */
 	struct pyfind f;
+	uintptr_t interp;               /* its main interpreter, once made */
 	struct code_slot *codes;
 	uint64_t next_code;
 	struct { uint64_t thread_id; uint32_t tid; } tids[MAX_THREADS];
@@ -81,6 +83,8 @@ struct pyreader {
 	bool cannot_drop;               /* root could not become the user: read nothing */
 	struct proc procs[MAX_PROCS];
 	unsigned nprocs;
+	pid_t scanned_max;              /* pids up to it were seen by a scan */
+	pid_t scan_pids[SCAN_MAX], scan_ppids[SCAN_MAX];
 	unsigned char *scratch;         /* a code record */
 };
 
@@ -168,11 +172,12 @@ static void proc_drop(struct pyreader *r, unsigned i)
 	r->procs[i] = r->procs[--r->nprocs];
 }
 
-/* The roots and their descendants now (a parent found before its child in
- * /proc order or not: repeated until nothing is added). */
+/* The roots and their descendants now: the parent of each pid not seen in
+ * the scan before (a /proc/PID/stat each; the rest is one directory read),
+ * repeated until nothing is added. */
 static void scan(struct pyreader *r)
 {
-	pid_t pids[4096], ppids[4096];
+	pid_t *pids = r->scan_pids, *ppids = r->scan_ppids;
 	unsigned n = 0;
 	bool added = true;
 	struct dirent *d;
@@ -183,18 +188,23 @@ static void scan(struct pyreader *r)
 	for (unsigned i = 0; i < r->c.nroots; i++)
 		if (!kill(r->c.roots[i], 0) || errno == EPERM)
 			proc_add(r, r->c.roots[i]);
-	while (dir && (d = readdir(dir)) && n < 4096) {
+	while (dir && (d = readdir(dir)) && n < SCAN_MAX) {
 		char *end;
 		long pid = strtol(d->d_name, &end, 10);
 
 		if (*end || pid <= 0)
 			continue;
+		if (pid <= r->scanned_max && !proc_of(r, (pid_t)pid))
+			continue;       /* seen before and not ours: its parent is old */
 		pids[n] = (pid_t)pid;
 		ppids[n] = parent_of((pid_t)pid);
 		n++;
 	}
 	if (dir)
 		closedir(dir);
+	for (unsigned i = 0; i < n; i++)
+		if (pids[i] > r->scanned_max)
+			r->scanned_max = pids[i];
 	while (added) {
 		added = false;
 		for (unsigned i = 0; i < n; i++) {
@@ -208,25 +218,30 @@ static void scan(struct pyreader *r)
 			}
 		}
 	}
-	/* an orphan is reparented away from the tree, and still traced */
+/* an orphan is reparented away from the tree, and still traced */
 	for (unsigned i = r->nprocs; i-- > 0;)
 		if (!r->procs[i].seen && kill(r->procs[i].pid, 0) && errno == ESRCH)
 			proc_drop(r, i);
 }
 
-/* Whether pid's executable changed since the last look (an exec). */
+/* Whether pid exec'd since the last look: its name (comm) changed. Not
+ * /proc/PID/exe, which asks for ptrace rights the reader may have given
+ * up; an exec of a program of the same name shows as reads that fail. */
 static bool exe_changed(struct proc *p)
 {
-	char path[64];
-	struct stat st;
+	char path[64], comm[sizeof(p->comm)] = "";
+	ssize_t n;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
-	if (stat(path, &st))
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	if (st.st_dev == p->exe_dev && st.st_ino == p->exe_ino)
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n <= 0 || !memcmp(comm, p->comm, sizeof(comm)))
 		return false;
-	p->exe_dev = st.st_dev;
-	p->exe_ino = st.st_ino;
+	memcpy(p->comm, comm, sizeof(comm));
 	return true;
 }
 
@@ -254,6 +269,7 @@ static void probe(struct pyreader *r, struct proc *p, uint64_t now)
 	free(p->codes);
 	p->codes = calloc(CODE_SLOTS, sizeof(*p->codes));
 	p->ntids = 0;
+	p->interp = 0;
 	if (!p->codes) {
 		p->state = P_FAILED;
 		write_info(r, p, 0, "out of memory");
@@ -459,9 +475,11 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 		struct xp_pyframe f[XP_PY_MAX_FRAMES];
 	} rec;
 	unsigned char tb[512];
-	uintptr_t interp = 0, ts_addr = 0;
+	uintptr_t interp = p->interp, ts_addr = 0;
 
-	if (xp_py_peek(p->pid, &interp, p->f.runtime + o->rt_interp_head, sizeof(interp))) {
+	/* the main interpreter stays where it is once made */
+	if (!interp && xp_py_peek(p->pid, &interp, p->f.runtime + o->rt_interp_head,
+				  sizeof(interp))) {
 		/* refused now (it became non-dumpable, or changed credentials) */
 		if (errno == EPERM || errno == EACCES) {
 			char why[96];
@@ -474,8 +492,16 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 		return;
 	}
 	if (!xp_py_sane(interp) ||
-	    xp_py_peek(p->pid, &ts_addr, interp + o->is_threads_head, sizeof(ts_addr)))
-		return;                 /* gone, or not initialized yet */
+	    xp_py_peek(p->pid, &ts_addr, interp + o->is_threads_head, sizeof(ts_addr))) {
+		/* not initialized yet; or another program now (an exec that
+		 * kept the name): looked for again after a while */
+		p->interp = 0;
+		if (++p->failed_reads > 200)
+			p->state = P_PROBE;
+		return;
+	}
+	p->failed_reads = 0;
+	p->interp = interp;
 	for (unsigned i = 0; i < MAX_THREADS && xp_py_sane(ts_addr) && tn <= sizeof(tb); i++) {
 		uintptr_t frame;
 		uint16_t flags = 0;
@@ -559,14 +585,19 @@ static void *run(void *arg)
 		uint64_t t = now_ns();
 		struct timespec ts;
 
-		if (t >= next_scan) {
+		bool scanned = t >= next_scan;
+
+		if (scanned) {
 			scan(r);
 			next_scan = t + SCAN_NS;
 		}
 		for (unsigned i = 0; i < r->nprocs; i++) {
 			struct proc *p = &r->procs[i];
 
-			if (exe_changed(p)) {
+			/* an exec: looked for at each scan, and at each tick while
+			 * a young process may yet become Python */
+			if ((scanned || (p->state == P_NONE && t - p->exec_ns < 2000000000ull) ||
+			     p->state == P_PROBE) && exe_changed(p)) {
 				p->exec_ns = t;
 				p->state = P_PROBE;
 			}

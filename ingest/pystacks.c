@@ -39,7 +39,34 @@ struct thread_snaps {
 	uint64_t *ts;
 	uint32_t *stack;            /* index + 1 into stacks */
 	size_t n, cap, cap2;
+	uint64_t gap;               /* median ns between reads, 0 until asked */
 };
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median time between the thread's reads: the reader's own period,
+ * longer than -F's where a loaded machine left it little CPU. */
+static uint64_t median_gap(struct thread_snaps *t)
+{
+	uint64_t *g;
+
+	if (t->gap || t->n < 2)
+		return t->gap;
+	g = malloc((t->n - 1) * sizeof(*g));
+	if (!g)
+		return 0;
+	for (size_t i = 1; i < t->n; i++)
+		g[i - 1] = t->ts[i] - t->ts[i - 1];
+	qsort(g, t->n - 1, sizeof(*g), cmp_u64);
+	t->gap = g[(t->n - 1) / 2];
+	free(g);
+	return t->gap;
+}
 
 struct xp_pystore {
 	struct code *codes;
@@ -469,7 +496,7 @@ int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_
 		       uint64_t window, struct xp_pystack_view *v)
 {
 	struct xp_pyproc_stats *p;
-	const struct thread_snaps *t;
+	struct thread_snaps *t;
 	const uint64_t *slot;
 	size_t lo = 0, hi, best;
 
@@ -483,6 +510,8 @@ int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_
 		return 0;
 	p->python_samples++;
 	t = &s->threads[*slot - 1];
+	if (median_gap(t) > window)
+		window = t->gap;
 	/* the first read at or after ts, and the one before it */
 	hi = t->n;
 	while (lo < hi) {
@@ -498,8 +527,9 @@ int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_
 		best = lo - 1;
 	if (best >= t->n)
 		return 0;
-	/* within one period; or between two reads of the same calls (a reader
-	 * that fell behind on a loaded machine: only the innermost line moved) */
+	/* within one period (the sampler's, or the reader's where it fell
+	 * behind); or between two reads of the same calls (only the innermost
+	 * line moved in between) */
 	if ((t->ts[best] > ts ? t->ts[best] - ts : ts - t->ts[best]) > window &&
 	    !(lo > 0 && lo < t->n && same_calls(s, t->stack[lo - 1], t->stack[lo])))
 		return 0;

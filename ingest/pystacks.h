@@ -99,8 +99,9 @@ int xp_pystore_any(const struct xp_pystore *s);
 int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 		      struct xp_pystack_view *v);
 /* The chain xpcap's reader took of thread (pid, tid) nearest to ts, within
- * window ns either side, for a CPU sample or off-CPU interval (counted for
- * pid): 1 and *v, 0 none, -ENOMEM. */
+ * window ns either side (or the reader's median period for the thread,
+ * where longer), for a CPU sample or off-CPU interval (counted for pid):
+ * 1 and *v, 0 none, -ENOMEM. */
 int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_t ts,
 		       uint64_t window, struct xp_pystack_view *v);
 /* Counts a launch of pid whose Python stack was joined above a gap. */
