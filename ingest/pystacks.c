@@ -355,6 +355,7 @@ static int add_snapshot(struct xp_pystore *s, const struct xp_record_header *h)
 		return -ENOMEM;
 	t->ts[t->n] = ps->ts;
 	t->stack[t->n++] = (uint32_t)idx;
+	t->gap = 0;
 	return 1;
 }
 
@@ -493,7 +494,7 @@ static int stack_view(struct xp_pystore *s, uint32_t pid, uint64_t idx, struct x
 }
 
 int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_t ts,
-		       uint64_t window, struct xp_pystack_view *v)
+		       uint64_t off_until, uint64_t window, struct xp_pystack_view *v)
 {
 	struct xp_pyproc_stats *p;
 	struct thread_snaps *t;
@@ -523,6 +524,9 @@ int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_
 			hi = mid;
 	}
 	best = lo;
+	/* off CPU until off_until: a read in between is exact, nothing ran */
+	if (lo < t->n && t->ts[lo] <= off_until)
+		goto found;
 	if (lo == t->n || (lo > 0 && ts - t->ts[lo - 1] < t->ts[lo] - ts))
 		best = lo - 1;
 	if (best >= t->n)
@@ -533,6 +537,7 @@ int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_
 	if ((t->ts[best] > ts ? t->ts[best] - ts : ts - t->ts[best]) > window &&
 	    !(lo > 0 && lo < t->n && same_calls(s, t->stack[lo - 1], t->stack[lo])))
 		return 0;
+found:
 	p->sampled_with++;
 	stack_view(s, pid, t->stack[best], v);
 	v->sampled = 1;

@@ -98,12 +98,14 @@ int xp_pystore_any(const struct xp_pystore *s);
  * 0 none, -ENOMEM. */
 int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 		      struct xp_pystack_view *v);
-/* The chain xpcap's reader took of thread (pid, tid) nearest to ts, within
- * window ns either side (or the reader's median period for the thread,
- * where longer), for a CPU sample or off-CPU interval (counted for pid):
- * 1 and *v, 0 none, -ENOMEM. */
+/* The chain xpcap's reader took of thread (pid, tid) for a CPU sample at
+ * ts or an off-CPU interval from ts to off_until (else 0), counted for
+ * pid: the first read inside the interval (the thread ran nothing in it),
+ * else the read nearest to ts within window ns either side (or the
+ * reader's median period for the thread, where longer). 1 and *v, 0 none,
+ * -ENOMEM. */
 int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_t ts,
-		       uint64_t window, struct xp_pystack_view *v);
+		       uint64_t off_until, uint64_t window, struct xp_pystack_view *v);
 /* Counts a launch of pid whose Python stack was joined above a gap. */
 void xp_pystore_joined_gap(struct xp_pystore *s, uint32_t pid);
 /* The code's file as recorded, its qualified name (NUL bytes shown as '?')

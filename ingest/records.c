@@ -194,9 +194,9 @@ static const uint64_t *stack_ips(struct loader *L, const struct xp_record_header
 /* The Python chain xpcap read of the thread nearest to ts, within one
  * sampling period: 1 and *py, 0 none, -errno. */
 static int sampled_py(struct loader *L, uint32_t pid, uint32_t tid, uint64_t ts,
-		      struct xp_pystack_view *py)
+		      uint64_t off_until, struct xp_pystack_view *py)
 {
-	return xp_pystore_sampled(L->py, pid, tid, ts, L->py_window ? L->py_window
+	return xp_pystore_sampled(L->py, pid, tid, ts, off_until, L->py_window ? L->py_window
 				  : PY_WINDOW_DEFAULT_NS, py);
 }
 
@@ -218,7 +218,7 @@ static int sample_row(struct loader *L, const struct xp_record_header *h, const 
 		return err;
 	if (s->period_ns)
 		L->py_window = s->period_ns;
-	has_py = sampled_py(L, s->pid, s->tid, s->ts, &py);
+	has_py = sampled_py(L, s->pid, s->tid, s->ts, 0, &py);
 	if (has_py < 0)
 		return has_py;
 	err = xp_loader_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu,
@@ -318,7 +318,7 @@ static int switch_row(struct loader *L, const struct xp_record_header *h, const 
 	if (len < sizeof(*w) || !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
 		return -EBADMSG;
 	/* the thread's Python frames as it went off CPU */
-	has_py = sampled_py(L, w->pid, w->tid, w->ts, &py);
+	has_py = sampled_py(L, w->pid, w->tid, w->ts, w->ts + w->duration_ns, &py);
 	if (has_py < 0)
 		return has_py;
 	err = xp_loader_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu,
