@@ -41,6 +41,7 @@
 #define WALK_STEPS (2 * XP_PY_MAX_FRAMES + 2)
 #define CODE_SLOTS 4096u                /* per process; more: records written again */
 #define CODE_PROBES 8
+#define CODE_RECHECK_NS 100000000ull    /* a code object's head is read again after */
 #define SCAN_NS 250000000ull            /* new descendants looked for */
 #define SCAN_MAX 4096                   /* new pids per scan */
 #define PROBE_FAST_NS 20000000ull       /* a process that just exec'd: libpython comes soon */
@@ -51,7 +52,10 @@
 struct code_slot {
 	uintptr_t addr, filename;
 	uint32_t first;
+	int32_t firsttraceable;         /* code units (3.11+) */
 	uint64_t id;
+	int64_t size;                   /* code units (3.10: unused) */
+	uint64_t checked;               /* when its head was last read */
 };
 
 enum proc_state { P_PROBE, P_READ, P_NONE, P_FAILED };
@@ -67,6 +71,7 @@ struct proc {
 	struct pyfind f;
 	uintptr_t interp;               /* its main interpreter, once made */
 	struct code_slot *codes;
+	struct code_slot spare;         /* a code object not remembered */
 	uint64_t next_code;
 	struct { uint64_t thread_id; uint32_t tid; } tids[MAX_THREADS];
 	unsigned ntids;
@@ -111,7 +116,10 @@ static void write_info(struct pyreader *r, const struct proc *p, int supported, 
 	struct xp_pyinfo pi = { .ts = now_ns(), .pid = (uint32_t)p->pid,
 				.py_hexversion = p->f.pp.hexversion,
 				.flags = XP_PYINFO_SAMPLER | (supported ? XP_PYINFO_SUPPORTED : 0) };
-	int n = snprintf(reason, sizeof(reason), "%s; %s", why, r->mode);
+	/* how it read, where it did or was refused */
+	int n = supported || strstr(why, "unreadable") ?
+		snprintf(reason, sizeof(reason), "%s; %s", why, r->mode) :
+		snprintf(reason, sizeof(reason), "%s", why);
 
 	pi.reason_len = (uint16_t)(n < 0 ? 0 : (size_t)n < sizeof(reason) ? (size_t)n
 				   : sizeof(reason) - 1);
@@ -286,8 +294,10 @@ static void probe(struct pyreader *r, struct proc *p, uint64_t now)
 
 /* ---- code ids ---- */
 
-static uint64_t code_id(struct pyreader *r, struct proc *p, uintptr_t code, uintptr_t fname,
-			uint32_t first)
+/* The slot of the code object at code with this filename and first line,
+ * its record written the first time. */
+static struct code_slot *code_slot(struct pyreader *r, struct proc *p, uintptr_t code,
+				   uintptr_t fname, uint32_t first)
 {
 	uint64_t h = (code >> 4) * 0x9e3779b97f4a7c15ull, id;
 	struct code_slot *victim = NULL;
@@ -298,7 +308,7 @@ static uint64_t code_id(struct pyreader *r, struct proc *p, uintptr_t code, uint
 		struct code_slot *s = &p->codes[((h >> 40) + i) & (CODE_SLOTS - 1)];
 
 		if (s->addr == code && s->filename == fname && s->first == first)
-			return s->id;
+			return s;
 		if (!victim && (!s->addr || s->addr == code))
 			victim = s;
 	}
@@ -311,12 +321,12 @@ static uint64_t code_id(struct pyreader *r, struct proc *p, uintptr_t code, uint
 	if (len > 0)
 		put(r, XP_REC_PYCODE, r->scratch, (size_t)len, NULL, 0);
 	else if (len == -EFAULT)
-		return id;              /* changed under the read: not remembered */
+		victim = &p->spare;     /* changed under the read: not remembered */
 	victim->addr = code;
 	victim->filename = fname;
 	victim->first = first;
 	victim->id = id;
-	return id;
+	return victim;
 }
 
 /* ---- the walk ---- */
@@ -342,27 +352,46 @@ static uint32_t span(uint32_t a, uint32_t b)
 	return a > b ? a : b;
 }
 
-/* A code object's head: its type checked; 0 or -1. */
-static int read_code(const struct proc *p, uintptr_t code, unsigned char *cb)
+/* The code object at code: its id, size and first traceable instruction,
+ * from its head as read within CODE_RECHECK_NS (a tick's frames mostly run
+ * the code of the tick before: one read per frame, not two), else read
+ * now, its type checked. NULL when unreadable. */
+static struct code_slot *code_of(struct pyreader *r, struct proc *p, uintptr_t code,
+				 uint64_t now)
 {
 	const struct xp_py_offsets *o = p->f.pp.o;
 	uint32_t n = span(span(o->ob_size, o->co_filename), span(o->co_firstlineno,
 			  o->co_firsttraceable)) + 8;
+	uint64_t h = (code >> 4) * 0x9e3779b97f4a7c15ull;
+	unsigned char cb[256];
+	struct code_slot *s;
 
-	return xp_py_sane(code) && n <= 256 && !xp_py_peek(p->pid, cb, code, n) &&
-	       ptr_at(cb, o->ob_type) == p->f.pp.code_type ? 0 : -1;
+	for (unsigned i = 0; i < CODE_PROBES; i++) {
+		s = &p->codes[((h >> 40) + i) & (CODE_SLOTS - 1)];
+		if (s->addr == code && now - s->checked < CODE_RECHECK_NS)
+			return s;
+	}
+	if (!xp_py_sane(code) || n > sizeof(cb) || xp_py_peek(p->pid, cb, code, n) ||
+	    ptr_at(cb, o->ob_type) != p->f.pp.code_type)
+		return NULL;
+	s = code_slot(r, p, code, ptr_at(cb, o->co_filename), (uint32_t)i32_at(cb, o->co_firstlineno));
+	memcpy(&s->size, cb + o->ob_size, sizeof(s->size));
+	s->firsttraceable = o->minor >= 11 ? i32_at(cb, o->co_firsttraceable) : 0;
+	s->checked = now;
+	return s;
 }
 
 /* 3.11+: _PyInterpreterFrame chain. Frames written, or -1 when unreadable. */
-static int walk_311(struct pyreader *r, struct proc *p, uintptr_t f, struct xp_pyframe *out,
-		    uint16_t *flags)
+static int walk_311(struct pyreader *r, struct proc *p, uintptr_t f, uint64_t now,
+		    struct xp_pyframe *out, uint16_t *flags)
 {
 	const struct xp_py_offsets *o = p->f.pp.o;
 	uint32_t fn = span(span(o->fr_previous, o->fr_code), span(o->fr_instr, o->fr_owner)) + 8;
-	unsigned char fb[256], cb[256];
+	unsigned char fb[256];
 	int n = 0;
 
 	for (int step = 0; f; step++) {
+		struct code_slot *c;
 		uintptr_t code, instr;
 		int64_t size, off;
 		uint8_t owner;
@@ -379,14 +408,14 @@ static int walk_311(struct pyreader *r, struct proc *p, uintptr_t f, struct xp_p
 			continue;
 		}
 		code = ptr_at(fb, o->fr_code);
-		if (read_code(p, code, cb))
+		if (!(c = code_of(r, p, code, now)))
 			return -1;
-		memcpy(&size, cb + o->ob_size, sizeof(size));
+		size = c->size;
 		instr = ptr_at(fb, o->fr_instr);
 		off = (int64_t)(instr - (code + o->co_code));
 		if (size <= 0 || size > (1 << 24))
 			return -1;
-		if (owner != o->owner_gen && off < 2 * (int64_t)i32_at(cb, o->co_firsttraceable)) {
+		if (owner != o->owner_gen && off < 2 * (int64_t)c->firsttraceable) {
 			f = ptr_at(fb, o->fr_previous);
 			continue;       /* not started yet */
 		}
@@ -396,8 +425,7 @@ static int walk_311(struct pyreader *r, struct proc *p, uintptr_t f, struct xp_p
 			*flags |= XP_PYSTACK_TRUNCATED;
 			break;
 		}
-		out[n].code_id = code_id(r, p, code, ptr_at(cb, o->co_filename),
-					 (uint32_t)i32_at(cb, o->co_firstlineno));
+		out[n].code_id = c->id;
 		out[n].instr_offset = (uint32_t)off;
 		out[n].flags = o->minor == 11 && fb[o->fr_entry] ? XP_PYFRAME_ENTRY : 0;
 		n++;
@@ -407,15 +435,16 @@ static int walk_311(struct pyreader *r, struct proc *p, uintptr_t f, struct xp_p
 }
 
 /* 3.10: PyFrameObject chain (f_back); every frame has its own evaluation. */
-static int walk_310(struct pyreader *r, struct proc *p, uintptr_t f, struct xp_pyframe *out,
-		    uint16_t *flags)
+static int walk_310(struct pyreader *r, struct proc *p, uintptr_t f, uint64_t now,
+		    struct xp_pyframe *out, uint16_t *flags)
 {
 	const struct xp_py_offsets *o = p->f.pp.o;
 	uint32_t fn = span(span(o->fr_previous, o->fr_code), span(o->fr_instr, o->ob_type)) + 8;
-	unsigned char fb[256], cb[256];
+	unsigned char fb[256];
 	int n = 0;
 
 	for (int step = 0; f; step++) {
+		struct code_slot *c;
 		uintptr_t code;
 		int32_t lasti;
 
@@ -423,7 +452,7 @@ static int walk_310(struct pyreader *r, struct proc *p, uintptr_t f, struct xp_p
 		    xp_py_peek(p->pid, fb, f, fn) || ptr_at(fb, o->ob_type) != p->f.pp.frame_type)
 			return -1;
 		code = ptr_at(fb, o->fr_code);
-		if (read_code(p, code, cb))
+		if (!(c = code_of(r, p, code, now)))
 			return -1;
 		lasti = i32_at(fb, o->fr_instr);
 		if (lasti >= 0) {
@@ -433,8 +462,7 @@ static int walk_310(struct pyreader *r, struct proc *p, uintptr_t f, struct xp_p
 				*flags |= XP_PYSTACK_TRUNCATED;
 				break;
 			}
-			out[n].code_id = code_id(r, p, code, ptr_at(cb, o->co_filename),
-						 (uint32_t)i32_at(cb, o->co_firstlineno));
+			out[n].code_id = c->id;
 			out[n].instr_offset = (uint32_t)lasti * 2;
 			out[n].flags = XP_PYFRAME_ENTRY;
 			n++;
@@ -516,8 +544,8 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 		if ((o->minor == 11 || o->minor == 12) && xp_py_sane(frame) &&
 		    xp_py_peek(p->pid, &frame, frame + o->cf_frame, sizeof(frame)))
 			frame = 0;
-		n = !tid || !frame ? 0 : o->minor == 10 ? walk_310(r, p, frame, rec.f, &flags)
-			: walk_311(r, p, frame, rec.f, &flags);
+		n = !tid || !frame ? 0 : o->minor == 10 ? walk_310(r, p, frame, ts, rec.f, &flags)
+			: walk_311(r, p, frame, ts, rec.f, &flags);
 		if (n > 0) {
 			memset(&rec.h, 0, sizeof(rec.h));
 			rec.h.ts = ts;
