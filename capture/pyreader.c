@@ -90,6 +90,8 @@ struct pyreader {
 	unsigned nprocs;
 	pid_t scanned_max;              /* pids up to it were seen by a scan */
 	pid_t scan_pids[SCAN_MAX], scan_ppids[SCAN_MAX];
+	uintptr_t page_base;            /* the page copied into page, 0: none */
+	unsigned char page[4096];       /* one page of the thread being walked */
 	unsigned char *scratch;         /* a code record */
 };
 
@@ -352,6 +354,26 @@ static uint32_t span(uint32_t a, uint32_t b)
 	return a > b ? a : b;
 }
 
+/* n bytes at a of the process being walked: from one copy of the page
+ * they lie in, read whole (3.11+ frames lie side by side in the thread's
+ * data stack: one read for many frames, and a consistent one), else
+ * directly where they cross a page. 0 or -EFAULT. */
+static int frame_peek(struct pyreader *r, pid_t pid, void *dst, uintptr_t a, size_t n)
+{
+	uintptr_t base = a & ~(uintptr_t)(sizeof(r->page) - 1);
+
+	if (base != ((a + n - 1) & ~(uintptr_t)(sizeof(r->page) - 1)))
+		return xp_py_peek(pid, dst, a, n);
+	if (r->page_base != base) {
+		r->page_base = 0;
+		if (xp_py_peek(pid, r->page, base, sizeof(r->page)))
+			return -EFAULT;
+		r->page_base = base;
+	}
+	memcpy(dst, r->page + (a - base), n);
+	return 0;
+}
+
 /* The code object at code: its id, size and first traceable instruction,
  * from its head as read within CODE_RECHECK_NS (a tick's frames mostly run
  * the code of the tick before: one read per frame, not two), else read
@@ -397,7 +419,7 @@ static int walk_311(struct pyreader *r, struct proc *p, uintptr_t f, uint64_t no
 		uint8_t owner;
 
 		if (step == WALK_STEPS || !xp_py_sane(f) || fn > sizeof(fb) ||
-		    xp_py_peek(p->pid, fb, f, fn))
+		    frame_peek(r, p->pid, fb, f, fn))
 			return -1;
 		owner = fb[o->fr_owner];
 		if (o->minor >= 12 && owner == o->owner_cstack) {
@@ -449,7 +471,7 @@ static int walk_310(struct pyreader *r, struct proc *p, uintptr_t f, uint64_t no
 		int32_t lasti;
 
 		if (step == WALK_STEPS || !xp_py_sane(f) || fn > sizeof(fb) ||
-		    xp_py_peek(p->pid, fb, f, fn) || ptr_at(fb, o->ob_type) != p->f.pp.frame_type)
+		    frame_peek(r, p->pid, fb, f, fn) || ptr_at(fb, o->ob_type) != p->f.pp.frame_type)
 			return -1;
 		code = ptr_at(fb, o->fr_code);
 		if (!(c = code_of(r, p, code, now)))
@@ -472,17 +494,19 @@ static int walk_310(struct pyreader *r, struct proc *p, uintptr_t f, uint64_t no
 	return n;
 }
 
-/* 3.10: the kernel's id of the thread whose pthread_t is thread_id, or 0. */
+/* 3.10: the kernel's id of the thread whose pthread_t is thread_id (glibc
+ * keeps it there; read each time, as a pthread_t is reused), checked once
+ * per pair to be a thread of the process; 0 if none. */
 static uint32_t tid_310(struct proc *p, uint64_t thread_id)
 {
 	char path[64];
 	uint32_t tid = 0;
 
-	for (unsigned i = 0; i < p->ntids; i++)
-		if (p->tids[i].thread_id == thread_id)
-			return p->tids[i].tid;
 	if (xp_py_peek(p->pid, &tid, (uintptr_t)thread_id + GLIBC_PTHREAD_TID, sizeof(tid)) || !tid)
 		return 0;
+	for (unsigned i = 0; i < p->ntids; i++)
+		if (p->tids[i].thread_id == thread_id && p->tids[i].tid == tid)
+			return tid;
 	snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)p->pid, tid);
 	if (access(path, F_OK))
 		return 0;
@@ -541,6 +565,7 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 		tid = o->minor == 10 ? tid_310(p, ptr_at(tb, o->ts_thread_id))
 			: (uint32_t)ptr_at(tb, o->ts_native_id);
 		frame = ptr_at(tb, o->ts_frame);
+		r->page_base = 0;       /* a copy of this tick and thread only */
 		if ((o->minor == 11 || o->minor == 12) && xp_py_sane(frame) &&
 		    xp_py_peek(p->pid, &frame, frame + o->cf_frame, sizeof(frame)))
 			frame = 0;
