@@ -265,8 +265,10 @@ static void probe(struct pyreader *r, struct proc *p, uint64_t now)
 		return;
 	}
 	found = pyfind(p->pid, &p->f);
-	if (found == 0 || (found < 0 && strstr(p->f.reason, "no _PyRuntime"))) {
-		/* not Python (yet: libpython is mapped after the exec) */
+	/* not Python (yet: libpython is mapped after the exec; under sudo the
+	 * command is root's until it takes the user's ids and execs) */
+	if (found == 0 || (found < 0 && (strstr(p->f.reason, "no _PyRuntime") ||
+					 strstr(p->f.reason, "cannot read its mappings")))) {
 		p->state = P_NONE;
 		p->next_probe = now + (now - p->exec_ns < 2000000000ull ? PROBE_FAST_NS : PROBE_SLOW_NS);
 		return;
@@ -517,6 +519,16 @@ static uint32_t tid_310(struct proc *p, uint64_t thread_id)
 	return tid;
 }
 
+/* Reading it was refused: said once, not tried again before an exec. */
+static void refused(struct pyreader *r, struct proc *p)
+{
+	char why[96];
+
+	snprintf(why, sizeof(why), "memory unreadable (process_vm_readv: %s)", strerror(errno));
+	p->state = P_FAILED;
+	write_info(r, p, 0, why);
+}
+
 /* One tick of one process: every thread's chain. */
 static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 {
@@ -530,21 +542,15 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 	uintptr_t interp = p->interp, ts_addr = 0;
 
 	/* the main interpreter stays where it is once made */
-	if (!interp && xp_py_peek(p->pid, &interp, p->f.runtime + o->rt_interp_head,
-				  sizeof(interp))) {
-		/* refused now (it became non-dumpable, or changed credentials) */
-		if (errno == EPERM || errno == EACCES) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "memory unreadable (process_vm_readv: %s)",
-				 strerror(errno));
-			p->state = P_FAILED;
-			write_info(r, p, 0, why);
-		}
-		return;
-	}
-	if (!xp_py_sane(interp) ||
+	errno = 0;
+	if ((!interp && xp_py_peek(p->pid, &interp, p->f.runtime + o->rt_interp_head,
+				   sizeof(interp))) || !xp_py_sane(interp) ||
 	    xp_py_peek(p->pid, &ts_addr, interp + o->is_threads_head, sizeof(ts_addr))) {
+		/* refused now: it became non-dumpable, or changed credentials */
+		if (errno == EPERM || errno == EACCES) {
+			refused(r, p);
+			return;
+		}
 		/* not initialized yet; or another program now (an exec that
 		 * kept the name): looked for again after a while */
 		p->interp = 0;
