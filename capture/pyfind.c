@@ -113,9 +113,43 @@ static void scan_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, GElf_Addr 
 	}
 }
 
+/* 3.10 publishes no Py_Version: its micro from PY_VERSION, the string
+ * "3.10.N" in .rodata (Py_GetVersion prints it; the linker may have merged
+ * it into the tail of another, as ".../versions/3.10.13"). 0 if not found. */
+static unsigned rodata_micro(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name, *p, *end;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".rodata") || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		end = (const char *)d->d_buf + d->d_size;
+		for (p = d->d_buf; p + 7 < end; p++) {
+			char *e;
+			unsigned long micro;
+
+			if ((p[0] >= '0' && p[0] <= '9') || p[0] == '.' || memcmp(p + 1, "3.10.", 5) ||
+			    p[6] < '0' || p[6] > '9')
+				continue;
+			micro = strtoul(p + 6, &e, 10);
+			if (e < end && !*e && micro < 256)
+				return (unsigned)micro;
+		}
+	}
+	return 0;
+}
+
 /* The names' addresses in pid: the file's symbols plus the load bias of
  * the mapping. 0 or -errno. */
-static int file_symbols(pid_t pid, const struct pyfile *pf, uintptr_t *addr)
+static int file_symbols(pid_t pid, const struct pyfile *pf, uintptr_t *addr, unsigned *micro)
 {
 	struct mapfile_id id = { .pid = pid, .start = pf->e.start, .end = pf->e.end,
 				 .dev = makedev(pf->e.maj, pf->e.min), .ino = pf->e.ino,
@@ -154,6 +188,8 @@ static int file_symbols(pid_t pid, const struct pyfile *pf, uintptr_t *addr)
 			have_bias = 1;
 		}
 	}
+	if (!val[S_VERSION] && pf->minor == 10)
+		*micro = rodata_micro(elf);
 	elf_end(elf);
 	close(fd);
 	if (!have_bias)
@@ -168,6 +204,7 @@ int pyfind(pid_t pid, struct pyfind *f)
 	struct pyfile pf;
 	uintptr_t a[S_COUNT];
 	uint64_t version = 0;
+	unsigned micro = 0;
 	char vs[32];
 	int minor, err;
 
@@ -179,7 +216,7 @@ int pyfind(pid_t pid, struct pyfind *f)
 			 : "no Python interpreter mapped%s", err ? strerror(-err) : "");
 		return err ? -1 : 0;
 	}
-	err = file_symbols(pid, &pf, a);
+	err = file_symbols(pid, &pf, a, &micro);
 	if (err) {
 		snprintf(f->reason, sizeof(f->reason), "cannot read the symbols of %.120s: %s",
 			 pf.path, strerror(-err));
@@ -196,11 +233,12 @@ int pyfind(pid_t pid, struct pyfind *f)
 			 strerror(errno));
 		return -1;
 	}
-	f->pp.hexversion = a[S_VERSION] ? (uint32_t)version : pf.minor == 10 ? 0x030a0000u : 0;
+	f->pp.hexversion = a[S_VERSION] ? (uint32_t)version : pf.minor == 10 ?
+			   0x030a00f0u | micro << 8 : 0;
 	minor = f->pp.hexversion >> 16 & 0xff;
 	snprintf(vs, sizeof(vs), "%u.%u.%u", f->pp.hexversion >> 24, minor,
 		 f->pp.hexversion >> 8 & 0xff);
-	if (minor == 10 && !a[S_VERSION])
+	if (minor == 10 && !a[S_VERSION] && !micro)
 		snprintf(vs, sizeof(vs), "3.10");
 	if (f->pp.hexversion >> 24 != 3 || minor < XP_PY_MINOR_FIRST || minor > XP_PY_MINOR_LAST) {
 		snprintf(f->reason, sizeof(f->reason), f->pp.hexversion ? "Python %s: version not "
