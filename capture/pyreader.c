@@ -65,6 +65,7 @@ struct proc {
 	enum proc_state state;
 	char comm[24];                  /* /proc/PID/comm as last read */
 	unsigned failed_reads;          /* ticks in a row whose first read failed */
+	bool pending;                   /* Python soon, probably: looked at each tick */
 	uint64_t exec_ns;               /* when its executable was seen to change */
 	uint64_t next_probe;
 	bool seen;                      /* in the latest scan */
@@ -269,8 +270,11 @@ static void probe(struct pyreader *r, struct proc *p, uint64_t now)
 	 * command is root's until it takes the user's ids and execs) */
 	if (found == 0 || (found < 0 && (strstr(p->f.reason, "no _PyRuntime") ||
 					 strstr(p->f.reason, "cannot read its mappings")))) {
+		/* soon again only where libpython may come: a python3.X
+		 * without the runtime, or a command not yet the user's */
 		p->state = P_NONE;
-		p->next_probe = now + (now - p->exec_ns < 2000000000ull ? PROBE_FAST_NS : PROBE_SLOW_NS);
+		p->pending = found && now - p->exec_ns < 2000000000ull;
+		p->next_probe = now + (p->pending ? 0 : PROBE_SLOW_NS);
 		return;
 	}
 	if (found < 0) {
@@ -634,6 +638,47 @@ static void become_user(struct pyreader *r)
 		 "invoking user)", (unsigned)r->c.uid);
 }
 
+/* One tick: new processes (each scan), execs, probes, reads. */
+static void tick(struct pyreader *r, uint64_t t, uint64_t *next_scan)
+{
+	bool scanned = t >= *next_scan;
+
+	if (scanned) {
+		scan(r);
+		*next_scan = t + SCAN_NS;
+	}
+	for (unsigned i = 0; i < r->nprocs; i++) {
+		struct proc *p = &r->procs[i];
+
+		/* an exec: looked for at each scan, and at each tick while a
+		 * young process may yet become Python */
+		if ((scanned || (p->state == P_NONE && t - p->exec_ns < 2000000000ull) ||
+		     p->state == P_PROBE) && exe_changed(p)) {
+			p->exec_ns = t;
+			p->state = P_PROBE;
+		}
+		if (p->state == P_PROBE || (p->state == P_NONE && t >= p->next_probe))
+			probe(r, p, t);
+		if (p->state == P_READ)
+			read_proc(r, p, now_ns());
+	}
+}
+
+/* Sleeps until *next + period (a late tick is skipped, not made up). */
+static void sleep_until(uint64_t *next, uint64_t period)
+{
+	uint64_t t = now_ns();
+	struct timespec ts;
+
+	*next += period;
+	if (*next < t)
+		*next = t + period - (t - *next) % period;
+	ts.tv_sec = (time_t)(*next / 1000000000ull);
+	ts.tv_nsec = (long)(*next % 1000000000ull);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 static void *run(void *arg)
 {
 	struct pyreader *r = arg;
@@ -641,30 +686,13 @@ static void *run(void *arg)
 
 	become_user(r);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t t = now_ns();
-		struct timespec ts;
+		uint64_t t = now_ns(), period;
+		bool reading = false;
 
-		bool scanned = t >= next_scan;
-
-		if (scanned) {
-			scan(r);
-			next_scan = t + SCAN_NS;
-		}
-		for (unsigned i = 0; i < r->nprocs; i++) {
-			struct proc *p = &r->procs[i];
-
-			/* an exec: looked for at each scan, and at each tick while
-			 * a young process may yet become Python */
-			if ((scanned || (p->state == P_NONE && t - p->exec_ns < 2000000000ull) ||
-			     p->state == P_PROBE) && exe_changed(p)) {
-				p->exec_ns = t;
-				p->state = P_PROBE;
-			}
-			if (p->state == P_PROBE || (p->state == P_NONE && t >= p->next_probe))
-				probe(r, p, t);
-			if (p->state == P_READ)
-				read_proc(r, p, now_ns());
-		}
+		tick(r, t, &next_scan);
+		for (unsigned i = 0; i < r->nprocs; i++)
+			reading |= r->procs[i].state == P_READ ||
+				   (r->procs[i].state == P_NONE && r->procs[i].pending);
 		if (t >= next_flush) {
 			int err = xp_writer_flush(r->w);
 
@@ -672,15 +700,11 @@ static void *run(void *arg)
 				r->werr = err;
 			next_flush = t + FLUSH_NS;
 		}
-		/* a late tick is skipped, not made up */
-		next += r->period;
-		t = now_ns();
-		if (next < t)
-			next = t + r->period - (t - next) % r->period;
-		ts.tv_sec = (time_t)(next / 1000000000ull);
-		ts.tv_nsec = (long)(next % 1000000000ull);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
+		/* -F while a Python process is read (or about to be); else only
+		 * looking for one
+		 * (a native program is not woken up for a thousand times a second) */
+		period = reading ? r->period : r->period > PROBE_FAST_NS ? r->period : PROBE_FAST_NS;
+		sleep_until(&next, period);
 	}
 	return NULL;
 }
