@@ -2,16 +2,19 @@
  * pyreader.h).
  *
  * Each tick reads, per traced Python process, _PyRuntime.interpreters.head
- * -> threads.head -> next (at most MAX_THREADS), and per thread state its
- * native thread id (3.10: the tid glibc keeps in the pthread the thread id
- * names, checked once against /proc/PID/task) and the frame chain: two
- * reads per frame (the frame, its code object's head), every pointer
- * checked (range, alignment, the code object's type, the instruction inside
- * the code) and the walk capped, since the target keeps running: a chain
- * that changes under the walk fails a check and is dropped, or is taken as
- * it was in between. Code objects get ids per process (an address met again
+ * (kept once made) -> threads.head -> next (at most MAX_THREADS), and per
+ * thread state its native thread id (3.10: the tid glibc keeps in the
+ * pthread the thread id names, checked once per pair against
+ * /proc/PID/task) and the frame chain: the frames through one copy of the
+ * page they lie in (3.11+ keep them side by side), each code object's head
+ * from the code table while read within 100 ms; every pointer checked
+ * (range, alignment, the code object's type, the instruction inside the
+ * code) and the walk capped, since the target keeps running: a chain that
+ * changes under the walk fails a check and is dropped, or is taken as it
+ * was in between. Code objects get ids per process (an address met again
  * with another filename or first line is a new code object) and their
- * record the first time. A tick that cannot keep up is skipped, not queued. */
+ * record the first time. A tick that cannot keep up is skipped, not
+ * queued; while no process is Python the reader only looks, at 50 Hz. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
