@@ -4,6 +4,7 @@
  *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
  *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks inproc|uprobe]
  *                [--python-lines on|off] [--reuse-stacks on|off] [--compress none|zstd]
+ *                [--no-python-frames]
  *                [--record-privileged] [--delay S] [--kill]
  *                [--capture-range cudaProfilerApi|nvtx:NAME [--capture-range-count N]]
  *                [-- CMD ARGS]
@@ -21,7 +22,7 @@
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
        OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS,
        OPT_PYTHON_LINES, OPT_REUSE_STACKS, OPT_RECORD_PRIVILEGED, OPT_DELAY, OPT_CAPTURE_RANGE,
-       OPT_CAPTURE_COUNT, OPT_KILL };
+       OPT_CAPTURE_COUNT, OPT_KILL, OPT_NO_PYTHON_FRAMES };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -36,6 +37,7 @@ static const struct option long_opts[] = {
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+	{ "no-python-frames", no_argument, NULL, OPT_NO_PYTHON_FRAMES },
 	{ "gpu-only", no_argument, NULL, OPT_GPU_ONLY },
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
 	{ "ring-size", required_argument, NULL, 'm' },
@@ -86,6 +88,8 @@ void xp_record_usage(FILE *f)
 	      "                        command), or xpcap's uprobe (default with -p and -a)\n"
 	      "      --python-lines on|off  in-process launch stacks: the Python file, function\n"
 	      "                        and line of each frame (default on)\n"
+	      "      --no-python-frames  CPU samples without Python frames (by default xpcap\n"
+	      "                        reads each traced Python thread's frames at -F)\n"
 	      "      --reuse-stacks on|off  in-process launch stacks: a launch that repeats an\n"
 	      "                        earlier one (same Python stack, kernel and stack depth)\n"
 	      "                        names its copy instead of copying, checked by one copy\n"
@@ -251,6 +255,7 @@ static void set_flag(struct xp_record_opts *o, int c)
 	case OPT_FORCE: o->force = true; break;
 	case 'q': o->quiet = true; break;
 	case OPT_NO_GPU: o->no_gpu = true; break;
+	case OPT_NO_PYTHON_FRAMES: o->no_python_frames = true; break;
 	case OPT_GPU_ONLY: o->gpu_only = true; break;
 	case OPT_RECORD_PRIVILEGED: o->record_privileged = true; break;
 	case OPT_OFF_CPU: o->off_cpu = true; break;
@@ -393,7 +398,7 @@ static bool is_flag(int c)
 {
 	return memchr(flag_options, c, sizeof(flag_options)) || c == OPT_FORCE || c == OPT_NO_GPU ||
 	       c == OPT_GPU_ONLY || c == OPT_RECORD_PRIVILEGED || c == OPT_OFF_CPU ||
-	       c == OPT_KILL;
+	       c == OPT_KILL || c == OPT_NO_PYTHON_FRAMES;
 }
 
 int xp_record_opts_parse(struct xp_record_opts *o, int argc, char **argv, char *err,

@@ -71,6 +71,8 @@ struct xp_record_opts {
 					 * injection library takes them, the uprobe stays as fallback */
 	bool python_lines;              /* --python-lines on (default) | off: the injection library
 					 * walks Python frames at each launch */
+	bool no_python_frames;          /* --no-python-frames: xpcap reads no Python frames for
+					 * CPU samples (capture/pyreader.h) */
 	bool reuse_stacks;              /* --reuse-stacks on (default) | off: a repeated launch
 					 * names an earlier copy (cupti/stackreuse.h) */
 	bool compress;                  /* --compress zstd (default) | none: cpu.xpr in zstd blocks */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "capture/drain.h"
+#include "capture/pyreader.h"
 #include "capture/bpfsampler.h"
 #include "capture/recorder_steps.h"
 #include "src/runfile.h"
@@ -212,6 +213,8 @@ static void close_all(struct xp_recorder *r)
 {
 	if (r->t.pid > 0 && !r->run_started)
 		target_abort(&r->t);
+	pyreader_stop(r->pyreader);
+	r->pyreader = NULL;
 	drain_close(r->drain);
 	r->drain = NULL;
 	xp_writer_close(r->w);

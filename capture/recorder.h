@@ -51,6 +51,7 @@ struct xp_sampler;
 struct sideband;
 struct xp_writer;
 struct drain;
+struct pyreader;
 
 struct xp_recorder {
 	struct xp_record_opts o;        /* parsed by the caller (xp_record_opts_parse) */
@@ -77,6 +78,7 @@ struct xp_recorder {
 	struct sideband *sb;
 	struct xp_writer *w;
 	struct drain *drain;
+	struct pyreader *pyreader;      /* Python frames for CPU samples (pyreader.h) */
 	uint64_t kernel_delta;          /* added to kernel addresses (kernaddr.h) */
 	char cupti_lib[PATH_MAX];
 	int cupti_fd;                   /* that file, open (cuptilib.h); -1: none */

@@ -13,6 +13,7 @@
 #include "capture/bpfsampler.h"
 #include "capture/drain.h"
 #include "capture/kernaddr.h"
+#include "capture/pyreader.h"
 #include "src/marker.h"
 #include "capture/recorder_steps.h"
 #include "src/runfile.h"
@@ -247,6 +248,25 @@ static int arm_probes(struct xp_recorder *r)
 	return 0;
 }
 
+/* Python frames for the CPU samples of the command or -p pids (not -a):
+ * pyframes.xpr and its reader thread. Without it samples only lack them. */
+static void arm_pyreader(struct xp_recorder *r)
+{
+	struct pyreader_config c = { .roots = r->pids, .nroots = r->npids, .freq = r->o.freq,
+				     .uid = r->uid, .gid = r->gid, .compress = r->o.compress,
+				     .record_privileged = r->o.record_privileged,
+				     .off = r->o.no_python_frames };
+	int err;
+
+	if (r->o.system_wide || r->o.gpu_only || !r->npids || strcmp(r->meta.sampler, "none") == 0)
+		return;
+	c.fd = rundir_open_file(&r->rd, "pyframes.xpr", O_WRONLY | O_CREAT);
+	err = c.fd < 0 ? c.fd : pyreader_start(&r->pyreader, &c);
+	if (err)
+		xp_recorder_say(r, XP_SAY_WARN, "cannot read Python frames for CPU samples: %s",
+				strerror(-err));
+}
+
 int xp_recorder_arm(struct xp_recorder *r)
 {
 	int err;
@@ -263,6 +283,7 @@ int xp_recorder_arm(struct xp_recorder *r)
 	if (err)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_FAIL, "cannot start the drain thread: %s",
 					strerror(-err));
+	arm_pyreader(r);
 	xp_waitend_watch_fd(&r->we, drain_failed_fd(r->drain));
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "capture/bpfsampler.h"
 #include "capture/drain.h"
 #include "capture/fstrust.h"
+#include "capture/pyreader.h"
 #include "capture/sideband.h"
 #include "capture/recorder_steps.h"
 #include "src/runfile.h"
@@ -146,8 +147,12 @@ static void note_gpu_problem(struct xp_recorder *r)
  * writer's error (already said). */
 static int close_cpu_stream(struct xp_recorder *r)
 {
-	int err;
+	int err = pyreader_stop(r->pyreader);
 
+	r->pyreader = NULL;
+	if (err)
+		xp_recorder_say(r, XP_SAY_WARN, "cannot write %s/pyframes.xpr: %s (CPU samples "
+				"lack Python frames from there on)", r->rd.path, strerror(-err));
 	drain_stop(r->drain);
 	xp_sampler__stop(r->sampler);
 	err = drain_final(r->drain);

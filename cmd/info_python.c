@@ -10,6 +10,33 @@ static json_int_t get(const json_t *o, const char *k)
 	return json_integer_value(json_object_get(o, k));
 }
 
+/* Python frames in CPU samples: per process, how xpcap read them or why not. */
+static void print_samples(const json_t *cs)
+{
+	json_int_t on = get(cs, "python_samples"), with = get(cs, "with_frames");
+	const json_t *p;
+	size_t i;
+
+	printf("python in samples: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+	       " CPU samples on threads that run Python had Python frames (%.1f%%)\n", with, on,
+	       on ? 100.0 * (double)with / (double)on : 0.0);
+	json_array_foreach(json_object_get(cs, "processes"), i, p) {
+		const char *ver = xp_esc(json_string_value(json_object_get(p, "python")));
+		const char *why = xp_esc(json_string_value(json_object_get(p, "reason")));
+		json_int_t pon = get(p, "python_samples"), pw = get(p, "with_frames");
+
+		if (json_is_true(json_object_get(p, "supported")))
+			printf("  %8" JSON_INTEGER_FORMAT " Python %s: %" JSON_INTEGER_FORMAT " of %"
+			       JSON_INTEGER_FORMAT " samples on Python threads with Python frames"
+			       " (%.1f%%; %s)\n", get(p, "pid"), ver ? ver : "?", pw, pon,
+			       pon ? 100.0 * (double)pw / (double)pon : 0.0, why ? why : "");
+		else
+			printf("  %8" JSON_INTEGER_FORMAT " Python %s: no Python frames in its %"
+			       JSON_INTEGER_FORMAT " samples: %s\n", get(p, "pid"), ver ? ver : "?",
+			       get(p, "samples"), why ? why : "");
+	}
+}
+
 void xp_info_python_print(const json_t *py)
 {
 	json_int_t all = get(py, "launches"), with = get(py, "with_python");
@@ -19,6 +46,10 @@ void xp_info_python_print(const json_t *py)
 	const json_t *p;
 	size_t i;
 
+	if (json_object_get(py, "cpu_samples"))
+		print_samples(json_object_get(py, "cpu_samples"));
+	if (!json_object_get(py, "launches"))
+		return;
 	printf("python lines:    %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
 	       " launches on threads that run Python had a Python stack (%.1f%%); %"
 	       JSON_INTEGER_FORMAT " launches in all\n", with, could,

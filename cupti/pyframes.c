@@ -5,7 +5,7 @@
  * (3.11+) or Py_GetVersion (3.10, called once), the types PyCode_Type,
  * PyUnicode_Type, PyBytes_Type, and symbols that only debug
  * (_Py_NegativeRefcount) or free-threaded (_Py_DecRefShared) builds export.
- * Offsets come from pyoffsets.inc (scripts/gen-pyoffsets, from each minor's
+ * Offsets come from src/pyoffsets.inc (scripts/gen-pyoffsets, from each minor's
  * headers). On 3.13 every offset the interpreter publishes in its
  * _Py_DebugOffsets (at the start of _PyRuntime) must equal the table's, or the
  * walker stays off; the table adds what 3.13 does not publish (the thread-state
@@ -42,50 +42,18 @@
 #include <unistd.h>
 
 #include "cupti/exesyms.h"
+#include "src/pyobj.h"
+#include "src/pyoffsets.h"
 #include "src/runfile.h"
 
-struct py_offsets {
-	int minor;
-	const char *from;                       /* the version the numbers came from */
-	uint32_t rt_tss, tss_init, tss_key;     /* PyGILState's Py_tss_t in _PyRuntime */
-	uint32_t ts_interp, ts_thread_id, ts_native_id;
-	uint32_t ts_frame, cf_frame;            /* 3.11/3.12: ts->cframe->current_frame */
-	uint32_t fr_previous, fr_code, fr_instr, fr_owner, fr_entry;
-	uint32_t owner_gen, owner_cstack;
-	uint32_t co_code, co_firsttraceable, co_name, co_filename, co_firstlineno, co_linetable;
-	uint32_t ob_type, ob_size, bytes_sval;
-	uint32_t str_length, str_state, str_ascii_size, str_compact_size, str_utf8, str_utf8_length;
-	int str_kind_bit, str_compact_bit, str_ascii_bit;
-};
 
-static const struct py_offsets table[] = {
-#include "cupti/pyoffsets.inc"
-};
-
-/* The prefix of 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h)
- * that the walker uses, every field a uint64_t. */
-struct debug_offsets_313 {
-	char cookie[8];
-	uint64_t version, free_threaded;
-	uint64_t runtime_state[3];
-	uint64_t interp_state[13];
-	struct { uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
-		 datastack_chunk, status; } ts;
-	struct { uint64_t size, previous, executable, instr_ptr, localsplus, owner; } frame;
-	struct { uint64_t size, filename, name, qualname, linetable, firstlineno, argcount,
-		 localsplusnames, localspluskinds, co_code_adaptive; } code;
-	struct { uint64_t size, ob_type; } pyobject;
-	uint64_t type_object[4], tuple_object[3], list_object[3], dict_object[3],
-		 float_object[2], long_object[3];
-	struct { uint64_t size, ob_size, ob_sval; } bytes;
-	struct { uint64_t size, state, length, asciiobject_size; } unicode;
+static const struct xp_py_offsets table[] = {
+#include "src/pyoffsets.inc"
 };
 
 #define CODE_SLOTS 8192u                /* code objects remembered (more: written again) */
 #define CODE_PROBES 8
 #define QUEUE_BYTES (4u << 20)          /* code records waiting for the writer */
-#define CODE_RECORD_MAX (256u << 10)    /* larger code records are dropped and counted */
-#define STR_MAX_BYTES 4096u             /* UTF-8 bytes kept of a filename or name */
 #define Q_READY (1ull << 63)
 
 struct code_entry {
@@ -104,7 +72,7 @@ static struct {
 	pid_t pid;
 	uint32_t hexversion;
 	char reason[192];
-	struct py_offsets o;
+	struct xp_py_offsets o;
 	uintptr_t runtime, code_type, unicode_type, bytes_type, frame_type;
 	struct code_entry *codes;
 	unsigned char *q;               /* the code record queue */
@@ -124,14 +92,18 @@ static void count(uint64_t *c)
 /* Fault-free copy of n bytes of this process's memory. */
 static int peek(void *dst, uintptr_t src, size_t n)
 {
-	struct iovec l = { dst, n }, r = { (void *)src, n };
-
-	return process_vm_readv(P.pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+	return xp_py_peek(P.pid, dst, src, n);
 }
 
-static int sane(uintptr_t p)
+#define sane xp_py_sane
+
+/* This process's interpreter as pyobj.h reads it. */
+static struct xp_pyproc pyproc(void)
 {
-	return p >= 0x10000 && p < 0x800000000000ull && !(p & 7);
+	struct xp_pyproc pp = { P.pid, P.hexversion, &P.o, P.code_type, P.unicode_type,
+				P.bytes_type, P.frame_type };
+
+	return pp;
 }
 
 /* Direct reads: only of the calling thread's frame chain, after sane(). */
@@ -196,52 +168,12 @@ static void set_reason(const char *fmt, const char *a)
 	snprintf(P.reason, sizeof(P.reason), fmt, a);
 }
 
-/* 3.13: the interpreter publishes its offsets; every one the walker uses
- * must equal the table's, else the walker stays off. vs: the version. */
-static int check_debug_offsets(const struct py_offsets *o, const char *vs)
+/* 3.13: the interpreter publishes its offsets (pyobj.h). */
+static int check_debug_offsets(const char *vs)
 {
-	struct debug_offsets_313 d;
-	const char *what = NULL;
+	struct xp_pyproc pp = pyproc();
 
-	if (peek(&d, P.runtime, sizeof(d)) || memcmp(d.cookie, "xdebugpy", 8)) {
-		set_reason("Python %s: no _Py_DebugOffsets at _PyRuntime", vs);
-		return -1;
-	}
-	if (d.version != P.hexversion) {
-		set_reason("Python %s: _Py_DebugOffsets of another version", vs);
-		return -1;
-	}
-	if (d.free_threaded) {
-		set_reason("Python %s free-threaded build: not supported", vs);
-		return -1;
-	}
-#define SAME(field, value) do { if (!what && (uint64_t)o->field != (value)) what = #field; } while (0)
-	SAME(ts_interp, d.ts.interp);
-	SAME(ts_thread_id, d.ts.thread_id);
-	SAME(ts_native_id, d.ts.native_thread_id);
-	SAME(ts_frame, d.ts.current_frame);
-	SAME(fr_previous, d.frame.previous);
-	SAME(fr_code, d.frame.executable);
-	SAME(fr_instr, d.frame.instr_ptr);
-	SAME(fr_owner, d.frame.owner);
-	SAME(co_filename, d.code.filename);
-	SAME(co_name, d.code.qualname);
-	SAME(co_linetable, d.code.linetable);
-	SAME(co_firstlineno, d.code.firstlineno);
-	SAME(co_code, d.code.co_code_adaptive);
-	SAME(ob_type, d.pyobject.ob_type);
-	SAME(ob_size, d.bytes.ob_size);
-	SAME(bytes_sval, d.bytes.ob_sval);
-	SAME(str_state, d.unicode.state);
-	SAME(str_length, d.unicode.length);
-	SAME(str_ascii_size, d.unicode.asciiobject_size);
-#undef SAME
-	if (what) {
-		snprintf(P.reason, sizeof(P.reason), "Python %s: _Py_DebugOffsets disagree with the"
-			 " offsets of %s (%s)", vs, o->from, what);
-		return -1;
-	}
-	return 0;
+	return xp_py_check_debug_offsets(&pp, P.runtime, vs, P.reason, sizeof(P.reason));
 }
 
 /* Fills P.o, P.hexversion and P.reason; 0 when the walker can run. */
@@ -296,7 +228,7 @@ static int find_interpreter(void)
 			 strerror(errno));
 		return -1;
 	}
-	if (P.o.minor == 13 && check_debug_offsets(&P.o, vs))
+	if (P.o.minor == 13 && check_debug_offsets(vs))
 		return -1;
 	snprintf(P.reason, sizeof(P.reason), "Python %s, offsets of %s%s", vs, P.o.from,
 		 P.o.minor == 13 ? " checked against _Py_DebugOffsets" : "");
@@ -423,192 +355,29 @@ uint64_t xpc_py_drain(struct xp_writer *w, size_t *bytes)
 	return n;
 }
 
-/* ---- strings and bytes, read fault-free ---- */
-
-struct pystr {
-	uintptr_t data;                 /* characters or UTF-8 bytes */
-	uint64_t n;                     /* characters (or bytes when kind == 0) to read */
-	int kind;                       /* 0: UTF-8/ASCII bytes; 1, 2, 4: code units */
-};
-
-/* A str object: where its text is and an upper bound of its UTF-8 bytes. */
-static int str_probe(uintptr_t obj, struct pystr *s, uint32_t *bound)
-{
-	unsigned char h[128];
-	const struct py_offsets *o = &P.o;
-	uint32_t state;
-	int64_t length;
-	uintptr_t utf8;
-
-	if (!sane(obj) || o->str_compact_size > sizeof(h) || peek(h, obj, o->str_compact_size))
-		return -EFAULT;
-	if (*(uintptr_t *)(h + o->ob_type) != P.unicode_type)
-		return -EINVAL;
-	memcpy(&state, h + o->str_state, sizeof(state));
-	memcpy(&length, h + o->str_length, sizeof(length));
-	if (!(state >> o->str_compact_bit & 1) || length < 0)
-		return -EINVAL;                 /* legacy strings: never a code object's */
-	s->kind = (int)(state >> o->str_kind_bit & 7);
-	if (state >> o->str_ascii_bit & 1) {
-		s->data = obj + o->str_ascii_size;
-		s->n = (uint64_t)length;
-		s->kind = 0;
-	} else {
-		memcpy(&utf8, h + o->str_utf8, sizeof(utf8));
-		if (utf8) {
-			int64_t ulen;
-
-			memcpy(&ulen, h + o->str_utf8_length, sizeof(ulen));
-			s->data = utf8;
-			s->n = ulen < 0 ? 0 : (uint64_t)ulen;
-			s->kind = 0;
-		} else {
-			if (s->kind != 1 && s->kind != 2 && s->kind != 4)
-				return -EINVAL;
-			s->data = obj + o->str_compact_size;
-			s->n = (uint64_t)length;
-		}
-	}
-	if (!s->kind)
-		*bound = s->n < STR_MAX_BYTES ? (uint32_t)s->n : STR_MAX_BYTES;
-	else
-		*bound = s->n * 4 < STR_MAX_BYTES ? (uint32_t)s->n * 4 : STR_MAX_BYTES;
-	return 0;
-}
-
-static int utf8_put(char *dst, uint32_t at, uint32_t cap, uint32_t c)
-{
-	unsigned char b[4];
-	int n;
-
-	if (c >= 0xd800 && c < 0xe000)
-		c = 0xfffd;             /* surrogates (surrogateescape): not UTF-8 */
-	if (c < 0x80) {
-		b[0] = (unsigned char)c, n = 1;
-	} else if (c < 0x800) {
-		b[0] = (unsigned char)(0xc0 | c >> 6), b[1] = (unsigned char)(0x80 | (c & 0x3f)), n = 2;
-	} else if (c < 0x10000) {
-		b[0] = (unsigned char)(0xe0 | c >> 12), b[1] = (unsigned char)(0x80 | (c >> 6 & 0x3f));
-		b[2] = (unsigned char)(0x80 | (c & 0x3f)), n = 3;
-	} else {
-		if (c > 0x10ffff)
-			c = 0xfffd;
-		b[0] = (unsigned char)(0xf0 | c >> 18), b[1] = (unsigned char)(0x80 | (c >> 12 & 0x3f));
-		b[2] = (unsigned char)(0x80 | (c >> 6 & 0x3f)), b[3] = (unsigned char)(0x80 | (c & 0x3f));
-		n = 4;
-	}
-	if (at + (uint32_t)n > cap)
-		return 0;
-	memcpy(dst + at, b, (size_t)n);
-	return n;
-}
-
-/* The text as UTF-8 into dst (cap bytes, whole characters only); its length. */
-static int str_copy(const struct pystr *s, char *dst, uint32_t cap, uint16_t *len)
-{
-	unsigned char buf[1024];
-	uint32_t out = 0;
-
-	if (!s->kind) {
-		uint32_t n = s->n < cap ? (uint32_t)s->n : cap;
-
-		if (n && peek(dst, s->data, n))
-			return -EFAULT;
-		if (n < s->n) {         /* cut: drop a partial last character */
-			uint32_t lead = n;
-			unsigned char c;
-
-			while (lead > 0 && ((unsigned char)dst[lead - 1] & 0xc0) == 0x80)
-				lead--;
-			c = lead ? (unsigned char)dst[lead - 1] : 0;
-			if (lead && c >= 0xc0 && lead - 1 + (c >= 0xf0 ? 4u : c >= 0xe0 ? 3u : 2u) > n)
-				n = lead - 1;
-		}
-		*len = (uint16_t)n;
-		return 0;
-	}
-	for (uint64_t i = 0; i < s->n;) {
-		uint64_t chunk = s->n - i < sizeof(buf) / (unsigned)s->kind ? s->n - i
-				 : sizeof(buf) / (unsigned)s->kind;
-
-		if (peek(buf, s->data + i * (unsigned)s->kind, chunk * (unsigned)s->kind))
-			return -EFAULT;
-		for (uint64_t j = 0; j < chunk; j++) {
-			uint32_t c;
-			int n;
-
-			if (s->kind == 1)
-				c = buf[j];
-			else if (s->kind == 2)
-				c = ((const uint16_t *)buf)[j];
-			else
-				c = ((const uint32_t *)buf)[j];
-			n = utf8_put(dst, out, cap, c);
-			if (!n)
-				goto done;
-			out += (uint32_t)n;
-		}
-		i += chunk;
-	}
-done:
-	*len = (uint16_t)out;
-	return 0;
-}
-
 /* A code object's record into the queue. 0, -ENOSPC (queue full: try again
  * later), or another -errno (never writable: do not try again). */
 static int write_code(uintptr_t code, uint64_t id)
 {
-	const struct py_offsets *o = &P.o;
-	unsigned char h[512];
-	uintptr_t fname, qname, lt;
-	struct pystr fs, qs;
-	uint32_t fb, qb, need;
-	int32_t first;
-	int64_t ltlen;
-	unsigned char lh[64];
-	struct xp_pycode *pc;
+	struct xp_pyproc pp = pyproc();
+	struct xp_pycode_src src;
 	unsigned char *rec;
-	uint16_t flen, qlen;
-	char *p;
+	uint32_t need;
+	int len = xp_pycode_probe(&pp, code, &src);
 
-	if (o->co_linetable + 8 > sizeof(h) || peek(h, code, o->co_linetable + 8))
-		return -EFAULT;
-	memcpy(&fname, h + o->co_filename, 8);
-	memcpy(&qname, h + o->co_name, 8);
-	memcpy(&lt, h + o->co_linetable, 8);
-	memcpy(&first, h + o->co_firstlineno, 4);
-	if (str_probe(fname, &fs, &fb) || str_probe(qname, &qs, &qb))
-		return -EINVAL;
-	if (!sane(lt) || peek(lh, lt, o->bytes_sval) || *(uintptr_t *)(lh + o->ob_type) != P.bytes_type)
-		return -EINVAL;
-	memcpy(&ltlen, lh + o->ob_size, 8);
-	if (ltlen < 0)
-		return -EINVAL;
-	need = 8 + (uint32_t)XP_ALIGN8(sizeof(*pc) + fb + qb + (uint64_t)ltlen);
-	if ((uint64_t)ltlen > CODE_RECORD_MAX || need > CODE_RECORD_MAX)
-		return -EMSGSIZE;
+	if (len)
+		return len;
+	need = 8 + src.need;
 	rec = q_reserve(need);
 	if (!rec)
 		return -ENOSPC;
-	pc = (struct xp_pycode *)(rec + 8);
-	memset(pc, 0, sizeof(*pc));
-	p = (char *)(pc + 1);
-	if (str_copy(&fs, p, fb, &flen) || str_copy(&qs, p + flen, qb, &qlen) ||
-	    (ltlen && peek(p + flen + qlen, lt + o->bytes_sval, (size_t)ltlen))) {
+	len = xp_pycode_fill(&pp, &src, id, rec + 8);
+	if (len < 0) {
 		/* published empty: the writer skips it */
 		__atomic_store_n((uint64_t *)rec, Q_READY | need, __ATOMIC_RELEASE);
-		return -EFAULT;
+		return len;
 	}
-	pc->code_id = id;
-	pc->pid = (uint32_t)P.pid;
-	pc->first_line = (uint32_t)first;
-	pc->py_version = (uint16_t)(P.hexversion >> 16);
-	pc->filename_len = flen;
-	pc->qualname_len = qlen;
-	pc->linetable_len = (uint32_t)ltlen;
-	__atomic_store_n((uint64_t *)rec, Q_READY | (uint64_t)(sizeof(*pc) + flen + qlen + ltlen) << 32 | need,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)rec, Q_READY | (uint64_t)len << 32 | need, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -707,7 +476,7 @@ static inline uint64_t code_id(uintptr_t code, uintptr_t fname, uint32_t first, 
 /* The thread state PyGILState bound to this thread, checked once. */
 static uintptr_t thread_state(void)
 {
-	const struct py_offsets *o = &P.o;
+	const struct xp_py_offsets *o = &P.o;
 	uintptr_t tss = P.runtime + o->rt_tss, ts, tid = 0;
 
 	if (!*(const volatile int *)(tss + o->tss_init))
@@ -727,7 +496,7 @@ static uintptr_t thread_state(void)
  * 3.12+: *entry, the first frame the C stack owns (xpc_py_take's eval). */
 static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags, uintptr_t *entry)
 {
-	const struct py_offsets *o = &P.o;
+	const struct xp_py_offsets *o = &P.o;
 	int n = 0;
 
 	for (int step = 0; f; step++) {
@@ -789,7 +558,7 @@ static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags, uintpt
 /* 3.10: PyFrameObject chain (f_back), f_lasti in code units. */
 static int walk_310(uintptr_t f, struct xp_pyframe *out, uint16_t *flags)
 {
-	const struct py_offsets *o = &P.o;
+	const struct xp_py_offsets *o = &P.o;
 	int n = 0;
 
 	for (int step = 0; f; step++) {
@@ -828,7 +597,7 @@ static int walk_310(uintptr_t f, struct xp_pyframe *out, uint16_t *flags)
 uint32_t xpc_py_take(void *dst, uint64_t ts, uint64_t correlation_id, uint32_t tid,
 		     uintptr_t *eval)
 {
-	const struct py_offsets *o = &P.o;
+	const struct xp_py_offsets *o = &P.o;
 	struct xp_pystack *ps = dst;
 	struct xp_pyframe *frames = (struct xp_pyframe *)(ps + 1);
 	uintptr_t tstate, f;

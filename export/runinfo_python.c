@@ -1,5 +1,7 @@
 /* runinfo_python.c - Python stacks in `xpcorr info` (runinfo.h): per process
- * how many launches carry Python frames, or why not; GPU time by launcher. */
+ * how many launches carry Python frames, or why not; GPU time by launcher;
+ * how many CPU samples on Python threads carry Python frames (xpcap's
+ * reader), how they were read, or why not. */
 #include "export/runinfo.h"
 
 #include <stdio.h>
@@ -7,6 +9,8 @@
 
 #include "db/launch.h"
 #include "export/launcher.h"
+
+static json_t *launch_side(sqlite3 *db);
 
 static const char *const counts[] = {
 	"launches", "with_python", "on_python_threads", "joined_gap", "no_thread",
@@ -56,7 +60,60 @@ static void gpu_time(sqlite3 *db, json_t *py)
 	json_object_set_new(py, "gpu_by_launcher", by);
 }
 
+/* "samples": per process that xpcap's reader looked at; NULL if none (or
+ * a database of an older xpcorr). */
+static json_t *sampled(sqlite3 *db)
+{
+	static const char *const cols[] = { "samples", "python_samples", "with_frames" };
+	json_int_t sum[3] = { 0 };
+	json_t *procs = NULL, *o;
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, "SELECT pid, python, supported, reason, samples, python_samples,"
+			       " with_frames FROM xp_python_sampled ORDER BY pid", -1, &st, NULL)
+	    != SQLITE_OK)
+		return NULL;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *p = json_object();
+
+		if (!procs)
+			procs = json_array();
+		json_object_set_new(p, "pid", json_integer(sqlite3_column_int64(st, 0)));
+		json_object_set_new(p, "python", sqlite3_column_type(st, 1) == SQLITE_NULL ? json_null() :
+				    json_string((const char *)sqlite3_column_text(st, 1)));
+		json_object_set_new(p, "supported", json_boolean(sqlite3_column_int(st, 2)));
+		json_object_set_new(p, "reason", json_string((const char *)sqlite3_column_text(st, 3)));
+		for (int i = 0; i < 3; i++) {
+			json_int_t v = sqlite3_column_int64(st, 4 + i);
+
+			json_object_set_new(p, cols[i], json_integer(v));
+			sum[i] += v;
+		}
+		json_array_append_new(procs, p);
+	}
+	sqlite3_finalize(st);
+	if (!procs)
+		return NULL;
+	o = json_object();
+	for (int i = 0; i < 3; i++)
+		json_object_set_new(o, cols[i], json_integer(sum[i]));
+	json_object_set_new(o, "processes", procs);
+	return o;
+}
+
 json_t *xp_info_python(sqlite3 *db)
+{
+	json_t *launches = launch_side(db), *samples = sampled(db);
+
+	if (samples) {
+		if (!launches)
+			launches = json_object();
+		json_object_set_new(launches, "cpu_samples", samples);
+	}
+	return launches;
+}
+
+static json_t *launch_side(sqlite3 *db)
 {
 	json_t *py = NULL, *procs = NULL;
 	json_int_t sum[NCOUNTS] = { 0 };

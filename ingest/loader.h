@@ -114,6 +114,8 @@ struct loader {
 	struct xp_agstore *ag;      /* PyTorch autograd at launches (backward.h) */
 	uint32_t stream_pid;        /* header pid of the stream being read */
 	int64_t gap_frame;          /* the gap frame of pysplice.h, 0 until needed */
+	uint64_t py_window;         /* ns: the latest sample's period, how far a CPU
+				     * sample takes xpcap's read of its Python chain */
 	int64_t py_native[2 * XP_MAX_STACK_DEPTH * (XP_INLINE_MAX + 1)]; /* splice scratch */
 	uint8_t py_role[2 * XP_MAX_STACK_DEPTH * (XP_INLINE_MAX + 1)];
 	unsigned py_nnative;

@@ -35,6 +35,39 @@ struct stack {
 	uint16_t truncated;
 };
 
+struct thread_snaps {
+	uint64_t *ts;
+	uint32_t *stack;            /* index + 1 into stacks */
+	size_t n, cap, cap2;
+	uint64_t gap;               /* median ns between reads, 0 until asked */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median time between the thread's reads: the reader's own period,
+ * longer than -F's where a loaded machine left it little CPU. */
+static uint64_t median_gap(struct thread_snaps *t)
+{
+	uint64_t *g;
+
+	if (t->gap || t->n < 2)
+		return t->gap;
+	g = malloc((t->n - 1) * sizeof(*g));
+	if (!g)
+		return 0;
+	for (size_t i = 1; i < t->n; i++)
+		g[i - 1] = t->ts[i] - t->ts[i - 1];
+	qsort(g, t->n - 1, sizeof(*g), cmp_u64);
+	t->gap = g[(t->n - 1) / 2];
+	free(g);
+	return t->gap;
+}
+
 struct xp_pystore {
 	struct code *codes;
 	size_t ncodes, codes_cap;
@@ -46,6 +79,9 @@ struct xp_pystore {
 	struct xp_u64map distinct;  /* 128-bit hash of a stack -> index + 1 */
 	struct xp_u64map launches;  /* (pid, correlation id) -> stack index + 1 */
 	struct xp_u64map keyed;     /* (pid, stack key) -> its latest stack index + 1 */
+	struct thread_snaps *threads;   /* xpcap's reads of each Python thread, in time order */
+	size_t nthreads, threads_cap;
+	struct xp_u64map thread_ids;    /* (pid, tid) -> index + 1 */
 	struct xp_pyproc_stats *procs;
 	size_t nprocs, procs_cap;
 	struct xp_u64map proc_ids;  /* pid -> index + 1 */
@@ -69,6 +105,7 @@ struct xp_pystore *xp_pystore_new(void)
 	xp_u64map_init(&s->launches);
 	xp_u64map_init(&s->keyed);
 	xp_u64map_init(&s->proc_ids);
+	xp_u64map_init(&s->thread_ids);
 	return s;
 }
 
@@ -85,6 +122,12 @@ void xp_pystore_free(struct xp_pystore *s)
 	free(s->frames);
 	free(s->stacks);
 	free(s->procs);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		free(s->threads[i].ts);
+		free(s->threads[i].stack);
+	}
+	free(s->threads);
+	xp_u64map_free(&s->thread_ids);
 	xp_u64map_free(&s->code_ids);
 	xp_u64map_free(&s->distinct);
 	xp_u64map_free(&s->launches);
@@ -140,7 +183,7 @@ static int add_code(struct xp_pystore *s, const struct xp_record_header *h)
 		return -EBADMSG;
 	if (!(ps = proc(s, c->pid)))
 		return -ENOMEM;
-	ps->codes++;
+	ps->codes += !(c->code_id & XP_PYCODE_ID_SAMPLER);
 	if (xp_u64map_upsert(&s->code_ids, c->pid, c->code_id, &slot, &fresh))
 		return -ENOMEM;
 	if (!fresh)
@@ -189,25 +232,14 @@ static int add_borrowed(struct xp_pystore *s, const struct xp_pystack *ps)
 	return join_launch(s, ps, idx ? *idx : 0);
 }
 
-static int add_stack(struct xp_pystore *s, const struct xp_record_header *h)
+/* The index + 1 of the distinct stack of these frames (kept once), or
+ * -errno. */
+static int64_t intern_stack(struct xp_pystore *s, const struct xp_pystack *ps,
+			    const struct xp_pyframe *f)
 {
-	const struct xp_pystack *ps = xp_record_payload(h);
-	const struct xp_pyframe *f = (const void *)(ps + 1);
-	uint32_t len = xp_record_payload_len(h);
-	struct xp_pyproc_stats *pp;
 	uint64_t h1, h2, *slot;
 	int fresh;
 
-	if (len < sizeof(*ps) || ps->nframes > XP_PY_MAX_FRAMES ||
-	    (uint64_t)ps->nframes * sizeof(*f) > len - sizeof(*ps))
-		return -EBADMSG;
-	if (!(pp = proc(s, ps->pid)))
-		return -ENOMEM;
-	pp->stacks++;
-	if (ps->flags & XP_PYSTACK_BORROWED)
-		return add_borrowed(s, ps);
-	if (!ps->nframes)
-		return 1;           /* nothing to join */
 	h1 = xp_hash64(ps->pid ^ (uint64_t)ps->nframes << 32 ^ (uint64_t)(ps->flags & 1) << 48);
 	h2 = xp_hash64(h1 + 0x9e3779b97f4a7c15ull);
 	for (unsigned i = 0; i < ps->nframes; i++) {
@@ -243,13 +275,88 @@ static int add_stack(struct xp_pystore *s, const struct xp_record_header *h)
 		}
 		*xp_u64map_find(&s->distinct, h1, h2) = ++s->nstacks;
 	}
-	h1 = *xp_u64map_find(&s->distinct, h1, h2);
+	return (int64_t)*xp_u64map_find(&s->distinct, h1, h2);
+}
+
+/* A record's pystack and frames, checked: NULL when malformed. */
+static const struct xp_pystack *pystack_of(const struct xp_record_header *h)
+{
+	const struct xp_pystack *ps = xp_record_payload(h);
+	uint32_t len = xp_record_payload_len(h);
+
+	if (len < sizeof(*ps) || ps->nframes > XP_PY_MAX_FRAMES ||
+	    (uint64_t)ps->nframes * sizeof(struct xp_pyframe) > len - sizeof(*ps))
+		return NULL;
+	return ps;
+}
+
+static int add_stack(struct xp_pystore *s, const struct xp_record_header *h)
+{
+	const struct xp_pystack *ps = pystack_of(h);
+	struct xp_pyproc_stats *pp;
+	uint64_t *slot;
+	int64_t idx;
+	int fresh;
+
+	if (!ps)
+		return -EBADMSG;
+	if (!(pp = proc(s, ps->pid)))
+		return -ENOMEM;
+	pp->stacks++;
+	if (ps->flags & XP_PYSTACK_BORROWED)
+		return add_borrowed(s, ps);
+	if (!ps->nframes)
+		return 1;           /* nothing to join */
+	idx = intern_stack(s, ps, (const void *)(ps + 1));
+	if (idx < 0)
+		return (int)idx;
 	if (ps->key) {
 		if (xp_u64map_upsert(&s->keyed, ps->pid, ps->key, &slot, &fresh))
 			return -ENOMEM;
-		*slot = h1;
+		*slot = (uint64_t)idx;
 	}
-	return join_launch(s, ps, h1);
+	return join_launch(s, ps, (uint64_t)idx);
+}
+
+/* One of xpcap's reads of a thread's chain, after the thread's others. */
+static int add_snapshot(struct xp_pystore *s, const struct xp_record_header *h)
+{
+	const struct xp_pystack *ps = pystack_of(h);
+	struct xp_pyproc_stats *pp;
+	struct thread_snaps *t;
+	uint64_t *slot;
+	int64_t idx;
+	int fresh;
+
+	if (!ps)
+		return -EBADMSG;
+	if (!(pp = proc(s, ps->pid)))
+		return -ENOMEM;
+	pp->snapshots++;
+	if (!ps->nframes)
+		return 1;
+	idx = intern_stack(s, ps, (const void *)(ps + 1));
+	if (idx < 0)
+		return (int)idx;
+	if (xp_u64map_upsert(&s->thread_ids, ps->pid, ps->tid, &slot, &fresh))
+		return -ENOMEM;
+	if (fresh) {
+		*slot = 0;
+		if (grow((void **)&s->threads, &s->threads_cap, s->nthreads + 1, sizeof(*s->threads)))
+			return -ENOMEM;
+		memset(&s->threads[s->nthreads], 0, sizeof(*s->threads));
+		*xp_u64map_find(&s->thread_ids, ps->pid, ps->tid) = ++s->nthreads;
+	}
+	t = &s->threads[*xp_u64map_find(&s->thread_ids, ps->pid, ps->tid) - 1];
+	if (t->n && ps->ts < t->ts[t->n - 1])
+		return -EBADMSG;    /* one reader writes each thread's in time order */
+	if (grow((void **)&t->ts, &t->cap, t->n + 1, sizeof(*t->ts)) ||
+	    grow((void **)&t->stack, &t->cap2, t->n + 1, sizeof(*t->stack)))
+		return -ENOMEM;
+	t->ts[t->n] = ps->ts;
+	t->stack[t->n++] = (uint32_t)idx;
+	t->gap = 0;
+	return 1;
 }
 
 static int add_info(struct xp_pystore *s, const struct xp_record_header *h)
@@ -262,6 +369,18 @@ static int add_info(struct xp_pystore *s, const struct xp_record_header *h)
 		return -EBADMSG;
 	if (!(p = proc(s, in->pid)))
 		return -ENOMEM;
+	if (in->flags & XP_PYINFO_SAMPLER) {
+		p->sampler_info = 1;
+		p->sampler_supported = !!(in->flags & XP_PYINFO_SUPPORTED);
+		if (in->py_hexversion)
+			p->hexversion = in->py_hexversion;
+		snprintf(p->sampler_reason, sizeof(p->sampler_reason), "%.*s", (int)in->reason_len,
+			 (const char *)(in + 1));
+		for (char *c = p->sampler_reason; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = ' ';
+		return 1;
+	}
 	p->has_info = 1;
 	p->hexversion = in->py_hexversion;
 	p->supported = !!(in->flags & XP_PYINFO_SUPPORTED);
@@ -299,6 +418,7 @@ int xp_pystore_record(struct xp_pystore *s, uint32_t stream_pid, const struct xp
 	case XP_REC_PYSTACK: r = add_stack(s, h); break;
 	case XP_REC_PYCODE: r = add_code(s, h); break;
 	case XP_REC_PYINFO: r = add_info(s, h); break;
+	case XP_REC_PYSAMPLE: r = add_snapshot(s, h); break;
 	case XP_REC_LOST: return count_lost(s, stream_pid, h);
 	default: return 0;
 	}
@@ -311,11 +431,32 @@ int xp_pystore_any(const struct xp_pystore *s)
 	return s->any;
 }
 
+static int stack_view(struct xp_pystore *s, uint32_t pid, uint64_t idx,
+		      struct xp_pystack_view *v);
+
+/* Stacks a and b (index + 1) run the same code objects, called from the
+ * same instructions: they differ at most in the innermost frame's offset. */
+static int same_calls(const struct xp_pystore *s, uint32_t a, uint32_t b)
+{
+	const struct stack *x = &s->stacks[a - 1], *y = &s->stacks[b - 1];
+
+	if (a == b)
+		return 1;
+	if (x->n != y->n || !x->n)
+		return 0;
+	for (unsigned i = 0; i < x->n; i++) {
+		const struct raw_frame *f = &s->frames[x->first + i], *g = &s->frames[y->first + i];
+
+		if (f->code_id != g->code_id || (i && f->offset != g->offset))
+			return 0;
+	}
+	return 1;
+}
+
 int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 		      struct xp_pystack_view *v)
 {
 	struct xp_pyproc_stats *p;
-	const struct stack *st;
 	uint64_t *idx;
 
 	if (!s->any)
@@ -327,7 +468,14 @@ int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 	if (!idx || !*idx)
 		return 0;
 	p->with_python++;
-	st = &s->stacks[*idx - 1];
+	return stack_view(s, pid, *idx, v);
+}
+
+/* The view of stack index + 1 idx of pid's. */
+static int stack_view(struct xp_pystore *s, uint32_t pid, uint64_t idx, struct xp_pystack_view *v)
+{
+	const struct stack *st = &s->stacks[idx - 1];
+
 	for (unsigned i = 0; i < st->n; i++) {
 		const struct raw_frame *r = &s->frames[st->first + i];
 		uint64_t *c = xp_u64map_find(&s->code_ids, pid, r->code_id);
@@ -340,7 +488,59 @@ int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 	v->n = st->n;
 	v->truncated = st->truncated;
 	v->bounded = 0;
-	v->id = (uint32_t)(*idx - 1);
+	v->sampled = 0;
+	v->id = (uint32_t)(idx - 1);
+	return 1;
+}
+
+int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_t ts,
+		       uint64_t off_until, uint64_t window, struct xp_pystack_view *v)
+{
+	struct xp_pyproc_stats *p;
+	struct thread_snaps *t;
+	const uint64_t *slot;
+	size_t lo = 0, hi, best;
+
+	if (!s->any || !xp_u64map_find(&s->proc_ids, pid, 0))
+		return 0;
+	if (!(p = proc(s, pid)))
+		return -ENOMEM;
+	p->samples++;
+	slot = xp_u64map_find(&s->thread_ids, pid, tid);
+	if (!slot || !*slot)
+		return 0;
+	p->python_samples++;
+	t = &s->threads[*slot - 1];
+	if (median_gap(t) > window)
+		window = t->gap;
+	/* the first read at or after ts, and the one before it */
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ts[mid] < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	best = lo;
+	/* off CPU until off_until: a read in between is exact, nothing ran */
+	if (lo < t->n && t->ts[lo] <= off_until)
+		goto found;
+	if (lo == t->n || (lo > 0 && ts - t->ts[lo - 1] < t->ts[lo] - ts))
+		best = lo - 1;
+	if (best >= t->n)
+		return 0;
+	/* within one period (the sampler's, or the reader's where it fell
+	 * behind); or between two reads of the same calls (only the innermost
+	 * line moved in between) */
+	if ((t->ts[best] > ts ? t->ts[best] - ts : ts - t->ts[best]) > window &&
+	    !(lo > 0 && lo < t->n && same_calls(s, t->stack[lo - 1], t->stack[lo])))
+		return 0;
+found:
+	p->sampled_with++;
+	stack_view(s, pid, t->stack[best], v);
+	v->sampled = 1;
 	return 1;
 }
 

@@ -35,6 +35,9 @@ struct xp_pystack_view {
 	const struct xp_pyframe_ref *frames;  /* innermost first; valid until the next launch call */
 	unsigned n;
 	int truncated;              /* XP_PYSTACK_TRUNCATED */
+	int sampled;                /* read by xpcap for a CPU sample: the native stack
+				     * may be broken beyond the interpreter's frames
+				     * (no frame pointers), see stacks.c */
 	int bounded;                /* the launch's native copy stopped at the innermost
 				     * Python evaluation (XP_STACK_COPY_TO_PYTHON): set
 				     * by the launch's reader, not the store */
@@ -56,8 +59,23 @@ struct xp_pyproc_stats {
 	uint64_t lost_unreadable;   /* XP_LOST_PY_UNREADABLE */
 	uint64_t lost_other;        /* Python stacks lost for another reason (ring full, write) */
 	uint64_t stacks;            /* XP_REC_PYSTACK records */
-	uint64_t codes;             /* XP_REC_PYCODE records */
+	uint64_t codes;             /* XP_REC_PYCODE records (the library's) */
+	/* CPU samples: xpcap's frame reader (XP_REC_PYSAMPLE, pyframes.xpr) */
+	int sampler_info;           /* an XP_REC_PYINFO of the reader came */
+	int sampler_supported;      /* ... and it read this process's frames */
+	char sampler_reason[400];   /* how it read them, or why not */
+	uint64_t snapshots;         /* XP_REC_PYSAMPLE records */
+	uint64_t samples;           /* CPU samples and off-CPU intervals of the process */
+	uint64_t python_samples;    /* of which on a thread the reader saw run Python */
+	uint64_t sampled_with;      /* of those, given a chain read within one period */
 };
+
+/* A launch-side row: the library or launches said something. */
+static inline int xp_pyproc_has_launch_side(const struct xp_pyproc_stats *p)
+{
+	return p->has_info || p->launches || p->stacks || p->codes ||
+	       p->lost_unsupported || p->lost_no_thread || p->lost_unreadable || p->lost_other;
+}
 
 /* Launches on a thread that runs Python: with a stack, or lost for
  * unreadable frames or for want of room (unsupported interpreters and
@@ -80,6 +98,14 @@ int xp_pystore_any(const struct xp_pystore *s);
  * 0 none, -ENOMEM. */
 int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 		      struct xp_pystack_view *v);
+/* The chain xpcap's reader took of thread (pid, tid) for a CPU sample at
+ * ts or an off-CPU interval from ts to off_until (else 0), counted for
+ * pid: the first read inside the interval (the thread ran nothing in it),
+ * else the read nearest to ts within window ns either side (or the
+ * reader's median period for the thread, where longer). 1 and *v, 0 none,
+ * -ENOMEM. */
+int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_t ts,
+		       uint64_t off_until, uint64_t window, struct xp_pystack_view *v);
 /* Counts a launch of pid whose Python stack was joined above a gap. */
 void xp_pystore_joined_gap(struct xp_pystore *s, uint32_t pid);
 /* The code's file as recorded, its qualified name (NUL bytes shown as '?')

@@ -42,6 +42,46 @@ static int save_proc(sqlite3_stmt *st, const struct xp_pyproc_stats *p)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* Python frames in CPU samples, per process that xpcap's reader looked at:
+ * how (or why not) and how many samples on Python threads got a chain. */
+static int save_sampled(sqlite3 *db, const struct xp_pystore *s)
+{
+	sqlite3_stmt *st = NULL;
+	int err = 0;
+
+	if (sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS xp_python_sampled(pid INTEGER NOT NULL,"
+			 " python TEXT, supported INTEGER NOT NULL, reason TEXT, samples INTEGER,"
+			 " python_samples INTEGER, with_frames INTEGER, snapshots INTEGER)",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO xp_python_sampled VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	for (size_t i = 0; i < xp_pystore_nprocs(s) && !err; i++) {
+		const struct xp_pyproc_stats *p = xp_pystore_proc(s, i);
+		char ver[32];
+
+		if (!p->sampler_info)
+			continue;
+		snprintf(ver, sizeof(ver), "%u.%u.%u", p->hexversion >> 24, p->hexversion >> 16 & 0xff,
+			 p->hexversion >> 8 & 0xff);
+		sqlite3_bind_int64(st, 1, p->pid);
+		if (p->hexversion)
+			sqlite3_bind_text(st, 2, ver, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 2);
+		sqlite3_bind_int(st, 3, p->sampler_supported);
+		sqlite3_bind_text(st, 4, p->sampler_reason, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 5, (int64_t)p->samples);
+		sqlite3_bind_int64(st, 6, (int64_t)p->python_samples);
+		sqlite3_bind_int64(st, 7, (int64_t)p->sampled_with);
+		sqlite3_bind_int64(st, 8, (int64_t)p->snapshots);
+		err = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
 int xp_pystore_save(sqlite3 *db, const struct xp_pystore *s)
 {
 	static const char *const names[] = {
@@ -55,6 +95,8 @@ int xp_pystore_save(sqlite3 *db, const struct xp_pystore *s)
 
 	if (!xp_pystore_any(s))
 		return 0;
+	if ((err = save_sampled(db, s)))
+		return err;
 	if (sqlite3_prepare_v2(db, "INSERT INTO xp_python_processes(pid, python, supported, reason,"
 			       " launches, with_python, joined_gap, on_python_threads, no_thread,"
 			       " unsupported, unreadable, lost_other, stack_records, code_records)"
@@ -64,6 +106,8 @@ int xp_pystore_save(sqlite3 *db, const struct xp_pystore *s)
 	for (size_t i = 0; i < xp_pystore_nprocs(s) && !err; i++) {
 		const struct xp_pyproc_stats *p = xp_pystore_proc(s, i);
 
+		if (!xp_pyproc_has_launch_side(p))
+			continue;       /* only xpcap's reader saw it: xp_python_sampled */
 		err = save_proc(st, p);
 		sum[0] += p->launches;
 		sum[1] += p->with_python;

@@ -189,22 +189,40 @@ static const uint64_t *stack_ips(struct loader *L, const struct xp_record_header
 	return L->walked;
 }
 
-/* A CPU sample: its thread, its stack, a row. */
+#define PY_WINDOW_DEFAULT_NS 10000000ull    /* 99 Hz, when no sample said its period */
+
+/* The Python chain xpcap read of the thread nearest to ts, within one
+ * sampling period: 1 and *py, 0 none, -errno. */
+static int sampled_py(struct loader *L, uint32_t pid, uint32_t tid, uint64_t ts,
+		      uint64_t off_until, struct xp_pystack_view *py)
+{
+	return xp_pystore_sampled(L->py, pid, tid, ts, off_until, L->py_window ? L->py_window
+				  : PY_WINDOW_DEFAULT_NS, py);
+}
+
+/* A CPU sample: its thread, its stack (with its thread's Python frames), a row. */
 static int sample_row(struct loader *L, const struct xp_record_header *h, const struct xp_sample *s,
 		      uint32_t len)
 {
 	sqlite3_stmt *st = L->st[STMT_SAMPLE];
+	struct xp_pystack_view py;
 	const uint64_t *ips;
 	unsigned nu;
 	int64_t stack;
-	int err;
+	int err, has_py;
 
 	if (len < sizeof(*s) || !(ips = stack_ips(L, h, sizeof(*s), &s->stack, s->pid, s->ts, &nu)))
 		return -EBADMSG;
 	err = thread_seen(L, s->pid, s->tid, s->comm, 0);
 	if (err)
 		return err;
-	err = xp_loader_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu, NULL, &stack);
+	if (s->period_ns)
+		L->py_window = s->period_ns;
+	has_py = sampled_py(L, s->pid, s->tid, s->ts, 0, &py);
+	if (has_py < 0)
+		return has_py;
+	err = xp_loader_stack_id(L, s->pid, s->ts, ips, s->stack.kernel_depth, nu,
+				 has_py ? &py : NULL, &stack);
 	if (err)
 		return err;
 	if (stack) {
@@ -291,14 +309,20 @@ static int switch_row(struct loader *L, const struct xp_record_header *h, const 
 		      uint32_t len)
 {
 	sqlite3_stmt *st = L->st[STMT_SWITCH];
+	struct xp_pystack_view py;
 	const uint64_t *ips;
 	unsigned nu;
 	int64_t stack;
-	int err;
+	int err, has_py;
 
 	if (len < sizeof(*w) || !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
 		return -EBADMSG;
-	err = xp_loader_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu, NULL, &stack);
+	/* the thread's Python frames as it went off CPU */
+	has_py = sampled_py(L, w->pid, w->tid, w->ts, w->ts + w->duration_ns, &py);
+	if (has_py < 0)
+		return has_py;
+	err = xp_loader_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu,
+				 has_py ? &py : NULL, &stack);
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, (int64_t)w->ts);

@@ -56,7 +56,8 @@ int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64
 
 	if (cacheable) {
 		h1 = xp_hash64(pid ^ ((uint64_t)nk << 32) ^ ((uint64_t)nu << 48)) ^
-		     (py ? xp_hash64(~(uint64_t)py->id ^ (uint64_t)py->bounded << 40) : 0);
+		     (py ? xp_hash64(~(uint64_t)py->id ^ (uint64_t)py->bounded << 40 ^
+				     (uint64_t)py->sampled << 41) : 0);
 		h2 = xp_hash64(h1 + 0x9e3779b97f4a7c15ull);
 		for (unsigned i = 0; i < nk + nu; i++) {
 			h1 = xp_hash64(h1 ^ ips[i]);
@@ -93,8 +94,11 @@ int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64
 	L->collecting = 0;
 	if (py && (err = py_splice(L, py, &node, &how)))
 		return err;
-	if (how == XP_SPLICE_GAP)
+	/* launches only: a CPU sample's native stack often stops short */
+	if (how == XP_SPLICE_GAP && py && !py->sampled)
 		xp_pystore_joined_gap(L->py, pid);
+	else
+		how = 0;
 	for (unsigned i = nk; i-- > 0;) {
 		err = xp_loader_kernel_frame(L, ips[i], &frame);
 		if (err)
@@ -142,6 +146,26 @@ static int py_frame(struct loader *L, const struct xp_pyframe_ref *f, int64_t *i
 	return 0;
 }
 
+/* A CPU sample's native stack through code without frame pointers (a
+ * distribution's python3) is garbage beyond the interpreter's frames: an
+ * unresolved frame rootward of the outermost evaluation. Then the stack
+ * starts at that evaluation (returned: how many frames to skip), and the
+ * Python frames above it say what called it. */
+static unsigned broken_root(const struct loader *L)
+{
+	unsigned first_eval = L->py_nnative, i;
+
+	for (i = 0; i < L->py_nnative; i++)
+		if (L->py_role[i] == XP_PYROLE_EVAL) {
+			first_eval = i;
+			break;
+		}
+	for (i = 0; i < first_eval && first_eval < L->py_nnative; i++)
+		if (!(L->frame_resolved[L->py_native[i]] & 1))
+			return first_eval;
+	return 0;
+}
+
 /* The user frames collected in L->py_native with the Python stack spliced
  * in (pysplice.h), into the tree under *node. */
 static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t *node, int *how)
@@ -162,6 +186,15 @@ static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t
 		err = xp_loader_frame_id(L, "[native frames not unwound]", L->unknown_module, XP_FRAME_GAP,
 			       &L->gap_frame);
 	in.gap = L->gap_frame;
+	if (py->sampled) {
+		unsigned skip = broken_root(L);
+
+		in.native += skip;
+		in.role += skip;
+		in.nnative -= skip;
+		/* cut at an evaluation on purpose: outer groups go on top of it */
+		in.bounded = in.bounded || skip;
+	}
 	n = err ? 0 : xp_pysplice(&in, L->py_out, how);
 	for (unsigned i = 0; i < n && !err; i++)
 		err = tree_add(L, *node, L->py_out[i], node);

@@ -8,7 +8,16 @@
  * as XP_REC_PYCODE (file, qualified name, first line, the interpreter's own
  * line table); ingest turns (code, offset) into a line offline. Interpreter
  * facts (version, whether the walker knows it, why not) go once per process
- * as XP_REC_PYINFO. Shares the conventions of runfmt.h (8-byte aligned
+ * as XP_REC_PYINFO.
+ *
+ * CPU samples: xpcap reads the frame chain of every thread of each traced
+ * Python process from outside (process_vm_readv), at the sampling rate, and
+ * writes each thread's chain as an XP_REC_PYSAMPLE into run/pyframes.xpr
+ * (the same layout as XP_REC_PYSTACK, correlation_id 0); ingest gives each
+ * CPU sample (and off-CPU interval) the chain of its thread read nearest in
+ * time. Its code objects are XP_REC_PYCODE with XP_PYCODE_ID_SAMPLER set in
+ * their ids (never equal to the library's), its interpreter facts an
+ * XP_REC_PYINFO with XP_PYINFO_SAMPLER. Shares the conventions of runfmt.h (8-byte aligned
  * records, little-endian, CLOCK_MONOTONIC ns).
  *
  *   const struct xp_pystack *ps = (void *)(h + 1);          // h->type == XP_REC_PYSTACK
@@ -25,6 +34,8 @@ enum xp_py_record_type {
 	XP_REC_PYINFO = 11,         /* struct xp_pyinfo: the process's interpreter */
 	XP_REC_AUTOGRAD = 12,       /* struct xp_autograd [+ node type]: PyTorch autograd at a launch */
 	XP_REC_AUTOGRAD_INFO = 13,  /* struct xp_autograd_info + reason: what the library found */
+	XP_REC_PYSAMPLE = 20,       /* struct xp_pystack + frames: a thread's Python frames read
+				     * by xpcap at a sampling tick (pyframes.xpr) */
 };
 
 /* Loss reasons for XP_REC_PYSTACK (xp_lost.kind = XP_REC_PYSTACK). */
@@ -81,6 +92,12 @@ struct xp_pycode {
 };
 
 #define XP_PYINFO_SUPPORTED 1u      /* the walker knows this interpreter and is on */
+#define XP_PYINFO_SAMPLER 2u        /* written by xpcap's frame reader (for CPU samples),
+				     * not by the injection library; the reason says how
+				     * it read the frames, or why it could not */
+
+/* The code ids of xpcap's frame reader: apart from the library's. */
+#define XP_PYCODE_ID_SAMPLER (1ull << 63)
 
 struct xp_pyinfo {
 	uint64_t ts;                /* ns, when the library looked */

@@ -23,6 +23,7 @@ const struct xp_rec_kind xp_rec_kinds[] = {
 	{ XP_REC_PYINFO, "pyinfo", XP_STREAM_CPU, 0 },
 	{ XP_REC_AUTOGRAD, "autograd", XP_STREAM_CPU, 0 },
 	{ XP_REC_AUTOGRAD_INFO, "autograd_info", XP_STREAM_CPU, 0 },
+	{ XP_REC_PYSAMPLE, "pysample", XP_STREAM_CPU, 0 },
 	{ XP_REC_GPU_STRING, "gpu_string", XP_STREAM_GPU, 0 },
 	{ XP_REC_GPU_PROCESS, "gpu_process", XP_STREAM_GPU, 0 },
 	{ XP_REC_GPU_DEVICE, "gpu_device", XP_STREAM_GPU, 0 },

@@ -261,6 +261,19 @@ START_TEST(record_privileged)
 }
 END_TEST
 
+START_TEST(no_python_frames)
+{
+	char *dflt[] = { "record", "app", NULL };
+	char *off[] = { "record", "--no-python-frames", "--", "app", NULL };
+
+	ck_assert_int_eq(parse(dflt), 0);
+	ck_assert(!o.no_python_frames);
+	ck_assert_int_eq(parse(off), 0);
+	ck_assert(o.no_python_frames);
+	ck_assert_str_eq(o.command[0], "app");
+}
+END_TEST
+
 /* A launcher's environment, by name. */
 static const char *const *env_now;
 
@@ -346,6 +359,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, reuse_stacks);
 	tcase_add_test(tc, compress);
 	tcase_add_test(tc, record_privileged);
+	tcase_add_test(tc, no_python_frames);
 	tcase_add_test(tc, job_rank);
 	tcase_add_test(tc, output_patterns);
 	suite_add_tcase(s, tc);
