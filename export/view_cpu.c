@@ -157,7 +157,8 @@ static void row_out(struct rep *R, const struct xp_cpuprof *p, const struct xp_c
 	}
 }
 
-/* The functions' (lines 0) or Python lines' (1) table; *rows: rows found. */
+/* The functions' (lines 0) or Python lines' (1) table; *rows: rows found
+ * (the first table of the report when *rows is 0). */
 static int table(struct rep *R, const struct xp_cpuprof *p, int lines, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
@@ -167,7 +168,7 @@ static int table(struct rep *R, const struct xp_cpuprof *p, int lines, size_t *r
 		return -ENOMEM;
 	shown = o->top && o->top < n ? o->top : n;
 	if (o->format == XP_FMT_TEXT) {
-		if (lines)
+		if (*rows)
 			xp_rep_put_row(R, "");
 		text_head(R, lines ? "CPU Samples by Python Line" : xp_rep_title(o->by),
 			  lines ? "Line" : "Function");
@@ -202,7 +203,13 @@ int xp_view_cpu(struct rep *R, size_t *rows)
 		fputs("\"Level\",\"Self (samples)\",\"Self (%)\",\"Total (samples)\",\"Total (%)\","
 		      "\"Name\",\"Function\",\"File\",\"Line\"\n", R->out);
 	}
-	if ((rc = table(R, &p, 0, rows)) < 0 || (p.lines && (rc = table(R, &p, 1, rows)) < 0))
+	/* a program that is mostly Python: its lines first (py-spy top's
+	 * view), the native functions under them after */
+	if (p.lines && p.python * 2 > p.samples)
+		rc = table(R, &p, 1, rows) < 0 || table(R, &p, 0, rows) < 0 ? -ENOMEM : 0;
+	else
+		rc = table(R, &p, 0, rows) < 0 || (p.lines && table(R, &p, 1, rows) < 0) ? -ENOMEM : 0;
+	if (rc < 0)
 		goto out;
 	rc = xp_rep_cpu_footer(R, &p);
 out:
