@@ -96,6 +96,14 @@ int xp_chrome_thread_names(struct xp_chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* Threads per SM from warps per SM: a crafted count does not overflow. */
+static int64_t threads_of(int64_t warps)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(warps, 32, &r) ? (warps < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+
 int xp_chrome_device_properties(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
@@ -119,7 +127,7 @@ int xp_chrome_device_properties(struct xp_chrome *c)
 		jsonw_key_lit(w, "computeMinor"); jsonw_int(w, sqlite3_column_int64(st, 5));
 		jsonw_key_lit(w, "numSms"); jsonw_int(w, sqlite3_column_int64(st, 6));
 		jsonw_key_lit(w, "maxThreadsPerMultiprocessor");
-		jsonw_int(w, 32 * sqlite3_column_int64(st, 7));
+		jsonw_int(w, threads_of(sqlite3_column_int64(st, 7)));
 		jsonw_key_lit(w, "warpSize"); jsonw_int(w, 32);
 		jsonw_key_lit(w, "l2CacheSize"); jsonw_int(w, sqlite3_column_int64(st, 8));
 		jsonw_key_lit(w, "clockRate"); jsonw_int(w, sqlite3_column_int64(st, 9));

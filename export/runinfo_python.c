@@ -7,6 +7,7 @@
 
 #include "db/launch.h"
 #include "export/launcher.h"
+#include "src/satmath.h"
 
 static const char *const counts[] = {
 	"launches", "with_python", "on_python_threads", "joined_gap", "no_thread",
@@ -83,7 +84,7 @@ json_t *xp_info_python(sqlite3 *db)
 			json_int_t v = sqlite3_column_int64(st, 4 + (int)i);
 
 			json_object_set_new(p, counts[i], json_integer(v));
-			sum[i] += v;
+			sum[i] = xp_sat_add(sum[i], v);     /* a crafted count: no overflow */
 		}
 		json_array_append_new(procs, p);
 	}
