@@ -331,6 +331,11 @@ def python_leaves(d):
     that walk stacks for Python frames walk them."""
     d.execute("UPDATE xp_frames SET kind = 6, line = 42 WHERE id IN (SELECT frame FROM xp_stacks"
               " WHERE id IN (SELECT stack_id FROM xp_attribution WHERE how = 'exact'))")
+    # and a sampled stack's caller the interpreter's evaluator (info's count
+    # of Python threads sampled without Python frames walks them)
+    d.execute("UPDATE StringIds SET value = '_PyEval_EvalFrameDefault' WHERE id = (SELECT f.symbol"
+              " FROM xp_samples x JOIN xp_stacks s ON s.id = x.stack_id JOIN xp_stacks p"
+              " ON p.id = s.parent JOIN xp_frames f ON f.id = p.frame WHERE f.kind != 6 LIMIT 1)")
 
 
 def fixed_cases(tables):
@@ -374,7 +379,7 @@ def fixed_cases(tables):
             ("plain", stacks, far_sample), None, [["export", "--format", "chrome", "D"]]),
         "finding 4: a frame at id 4e8": (
             ("plain", stacks, far_frame), None,
-            [["report", "D"], ["export", "--format", "folded", "D"]]),
+            [["report", "D"], ["export", "--format", "folded", "D"], ["info", "D"]]),
         "finding 10: maxWarpsPerSm 2^63-1": (
             ("plain", stacks, warps), None, [["export", "--format", "chrome", "D"]]),
         "finding 10: Python counts at INT64_MIN": (
