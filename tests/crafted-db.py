@@ -170,7 +170,8 @@ def retyped(t, col, typ):
 
 
 def cases_of(tables):
-    """{name: (make(path), expected refusal text or None)} from the schema."""
+    """{name: ((how, table, what make() applies), the refusal a reader
+    must give or None)}, from the schema alone."""
     cases = {}
     for t in tables:
         if not t.rows:
