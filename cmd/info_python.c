@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "src/satmath.h"
 #include "src/textesc.h"
 
 static json_int_t get(const json_t *o, const char *k)
@@ -41,8 +42,10 @@ void xp_info_python_print(const json_t *py)
 {
 	json_int_t all = get(py, "launches"), with = get(py, "with_python");
 	json_int_t could = get(py, "on_python_threads");
-	json_int_t rest = all - with - get(py, "no_thread") - get(py, "unsupported") -
-			  get(py, "unreadable") - get(py, "lost_other");
+	/* the counts of a crafted database may be anything: no overflow */
+	json_int_t rest = xp_sat_sub(xp_sat_sub(xp_sat_sub(xp_sat_sub(xp_sat_sub(all, with),
+			  get(py, "no_thread")), get(py, "unsupported")), get(py, "unreadable")),
+			  get(py, "lost_other"));
 	const json_t *p;
 	size_t i;
 

@@ -113,15 +113,68 @@ static int check_index(sqlite3 *db, sqlite3 *ref, const char *name, const char *
 	return e;
 }
 
+/* Our table's columns as ours: none hidden or generated (a generated
+ * column's expression runs at every read, one VM step that may build a
+ * 100 MB string: the work budget never sees it), and each column we have
+ * declared with our type (the type's affinity decides how values compare,
+ * and so which index a join can use). Columns we lack may be there. */
+static int check_columns(sqlite3 *db, sqlite3 *ref, const char *name, char *err, size_t len)
+{
+	sqlite3_stmt *theirs = NULL, *ours = NULL;
+	int rc, e = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT name, upper(trim(type)), hidden FROM pragma_table_xinfo(?1)",
+			       -1, &theirs, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(ref, "SELECT upper(trim(type)) FROM pragma_table_xinfo(?1)"
+			       " WHERE name = ?2 COLLATE NOCASE", -1, &ours, NULL) != SQLITE_OK) {
+		snprintf(err, len, "%s", sqlite3_errmsg(theirs ? ref : db));
+		sqlite3_finalize(theirs);
+		return -EIO;
+	}
+	sqlite3_bind_text(theirs, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ours, 1, name, -1, SQLITE_STATIC);
+	while (!e && (rc = sqlite3_step(theirs)) == SQLITE_ROW) {
+		const char *col = (const char *)sqlite3_column_text(theirs, 0);
+		const char *type = (const char *)sqlite3_column_text(theirs, 1);
+		int hidden = sqlite3_column_int(theirs, 2);
+
+		if (hidden) {
+			snprintf(err, len, "column %s.%s is %s, which no ingest makes", name, col ? col : "?",
+				 hidden == 1 ? "hidden" : "generated");
+			e = -EBADMSG;
+			break;
+		}
+		sqlite3_bind_text(ours, 2, col, -1, SQLITE_STATIC);
+		if (sqlite3_step(ours) == SQLITE_ROW) {
+			const char *want = (const char *)sqlite3_column_text(ours, 0);
+
+			if (!type || !want || strcmp(type, want)) {
+				snprintf(err, len, "column %s.%s is declared '%s', not '%s'", name, col,
+					 type ? type : "?", want ? want : "?");
+				e = -EBADMSG;
+			}
+		}
+		sqlite3_reset(ours);
+	}
+	if (!e && rc != SQLITE_DONE) {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
+		e = -EIO;
+	}
+	sqlite3_finalize(theirs);
+	sqlite3_finalize(ours);
+	return e;
+}
+
 /* One object of the received database: one of our names is our kind of
- * object (a view in place of a table recurses forever), and a table has our
- * keys. Planner statistics would steer every plan. 0 or -EBADMSG. */
+ * object (a view in place of a table recurses forever; a virtual table runs
+ * a module's code at every read), and a table has our keys and columns.
+ * Planner statistics would steer every plan. 0 or -EBADMSG. */
 static int check_object(sqlite3 *db, sqlite3 *ref, sqlite3_stmt *ours, sqlite3_stmt *theirs,
 			char *err, size_t len)
 {
 	const char *type = (const char *)sqlite3_column_text(theirs, 0);
 	const char *name = (const char *)sqlite3_column_text(theirs, 1);
-	int e = 0;
+	int virtual = sqlite3_column_int(theirs, 2), e = 0;
 
 	if (!type || !name)
 		return 0;
@@ -137,8 +190,13 @@ static int check_object(sqlite3 *db, sqlite3 *ref, sqlite3_stmt *ours, sqlite3_s
 			snprintf(err, len, "%s is %s %s, not %s %s", name, *type == 'i' ? "an" : "a", type,
 				 want && *want == 'i' ? "an" : "a", want ? want : "?");
 			e = -EBADMSG;
+		} else if (!strcmp(type, "table") && virtual) {
+			snprintf(err, len, "%s is a virtual table, not a table", name);
+			e = -EBADMSG;
 		} else if (!strcmp(type, "table")) {
 			e = check_table(db, ref, name, err, len);
+			if (!e)
+				e = check_columns(db, ref, name, err, len);
 		}
 	}
 	sqlite3_reset(ours);
@@ -151,7 +209,8 @@ static int check_objects(sqlite3 *db, sqlite3 *ref, char *err, size_t len)
 	sqlite3_stmt *theirs = NULL, *ours = NULL;
 	int rc, e = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT type, name FROM main.sqlite_master", -1, &theirs,
+	if (sqlite3_prepare_v2(db, "SELECT type, name, sql LIKE 'CREATE VIRTUAL %'"
+			       " FROM main.sqlite_master", -1, &theirs,
 			       NULL) != SQLITE_OK) {
 		snprintf(err, len, "%s", sqlite3_errmsg(db));
 		return -EIO;
@@ -214,6 +273,11 @@ int xp_db_check_schema(sqlite3 *db, char *err, size_t len)
 	sqlite3 *ref = NULL;
 	int v = xp_db_schema_version(db), e;
 
+	if (v < 0) {
+		/* not a database, or a schema past the limits SQLite reads it under */
+		snprintf(err, len, "its schema cannot be read: %s", sqlite3_errmsg(db));
+		return -EPROTO;
+	}
 	if (v != XP_DB_SCHEMA_VERSION) {
 		snprintf(err, len, "schema version %d, where this xpcorr reads %d", v,
 			 XP_DB_SCHEMA_VERSION);
@@ -229,6 +293,35 @@ int xp_db_check_schema(sqlite3 *db, char *err, size_t len)
 		e = check_indexes(db, ref, err, len);
 	sqlite3_close(ref);
 	return e;
+}
+
+/* SQLite's own limits on a received database, far above what ours needs
+ * (our widest table has 22 columns, our longest string some kilobytes):
+ * an expression or a string the schema makes cannot grow past them. */
+static const struct { int what, value; } received_limits[] = {
+	{ SQLITE_LIMIT_LENGTH, 16 << 20 },          /* a string or blob, in bytes */
+	{ SQLITE_LIMIT_SQL_LENGTH, 1 << 20 },       /* a statement, the schema's included */
+	{ SQLITE_LIMIT_COLUMN, 128 },
+	{ SQLITE_LIMIT_EXPR_DEPTH, 100 },
+	{ SQLITE_LIMIT_COMPOUND_SELECT, 16 },
+	{ SQLITE_LIMIT_VDBE_OP, 100000 },
+	{ SQLITE_LIMIT_FUNCTION_ARG, 32 },
+	{ SQLITE_LIMIT_ATTACHED, 0 },
+	{ SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1000 },
+	{ SQLITE_LIMIT_TRIGGER_DEPTH, 1 },
+};
+
+void xp_db_limit_received(sqlite3 *db)
+{
+	for (size_t i = 0; i < sizeof(received_limits) / sizeof(received_limits[0]); i++)
+		sqlite3_limit(db, received_limits[i].what, received_limits[i].value);
+	/* the schema's own SQL runs no function that is not innocuous and no
+	 * virtual table; xpcorr reads no view and writes nothing, so views and
+	 * triggers are off altogether */
+	sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 }
 
 /* The process's budget of VM steps, spent by every bounded connection. */

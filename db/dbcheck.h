@@ -9,12 +9,18 @@
  *     Tables and columns an older ingest did not make may be missing
  *     (readers ask); other objects are never read and stay allowed (a
  *     user's own views).
+ *     No column of our tables is generated or hidden, and each of ours is
+ *     declared with our type; no table of ours is virtual.
+ *   - limits: SQLite's own (a string's length, a statement's, columns,
+ *     expression depth, ...) are set far below its defaults, the schema's
+ *     SQL is untrusted (trusted_schema off), views and triggers are off.
  *   - work: a progress handler stops every statement of the process once
  *     the databases opened so far have taken more virtual-machine steps than
  *     their size allows (XP_DB_WORK_PER_PAGE per page, XP_DB_WORK_MIN at
  *     least; XPCORR_MAX_DB_WORK sets it); the statement fails with
  *     SQLITE_INTERRUPT and xp_db_work_exhausted() says why.
  *
+ *   xp_db_limit_received(db);            // before the first statement
  *   if (xp_db_check_schema(db, err, sizeof(err)) == -EBADMSG) refuse(err);
  *   xp_db_limit_work(db, st.st_size);     // the file's size, not its header's
  *   ... queries ...
@@ -37,6 +43,10 @@
  * with err saying the first difference ("table xp_samples is a view");
  * -EIO when the schema cannot be read (err has SQLite's message). */
 int xp_db_check_schema(sqlite3 *db, char *err, size_t len);
+/* SQLite's limits (the length of a string, of a statement, columns,
+ * expression depth, ...) and trusted_schema off, views and triggers off, on
+ * a connection to a received database: before its schema is read. */
+void xp_db_limit_received(sqlite3 *db);
 /* Adds a database file of that many bytes to the process's budget and
  * bounds db's statements by it (0: another connection to a file counted
  * already, xp_db_open_again's). */

@@ -180,6 +180,7 @@ static int checked(sqlite3 **db, uint64_t bytes, const char *shown, char *err, s
 	char why[400];
 	int e;
 
+	xp_db_limit_received(*db);
 	xp_db_limit_work(*db, bytes);
 	e = xp_db_check_schema(*db, why, sizeof(why));
 	if (!e)

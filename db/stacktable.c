@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/u64map.h"
+
 static int interpreter_module(const char *module)
 {
 	const char *base = module ? strrchr(module, '/') : NULL;
@@ -34,84 +36,147 @@ unsigned xp_frame_class(int kind, const char *symbol, const char *module)
 	return c;
 }
 
-static int64_t max_id(sqlite3 *db, const char *table_sql)
+/* The count and the largest id of a table's rows. */
+static int id_span(sqlite3 *db, const char *table, int64_t *count, int64_t *max)
 {
 	sqlite3_stmt *st;
-	int64_t v = -1;
+	char sql[96];
+	int ok = 1;
 
-	if (sqlite3_prepare_v2(db, table_sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	for (int i = 0; i < 2 && ok; i++) {
+		snprintf(sql, sizeof(sql), i ? "SELECT coalesce(max(id), 0) FROM %s" :
+			 "SELECT count(*) FROM %s", table);
+		ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+		     sqlite3_step(st) == SQLITE_ROW;
+		if (ok)
+			*(i ? max : count) = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return ok && *count >= 0 ? 0 : -EIO;
+}
+
+/* Ids are row ids, 1..N in a database we wrote: arrays are indexed by id
+ * where the largest is within twice the rows (and a little), else by a
+ * place given in the rows' order through a map, so that memory follows the
+ * rows, never the largest id. *n is the entries then (0 reserved); *map is
+ * NULL for ids as places. */
+static int places(sqlite3 *db, const char *table, int64_t *n, struct xp_u64map **map)
+{
+	int64_t count = 0, max = 0;
+	int err = id_span(db, table, &count, &max);
+
+	*map = NULL;
+	if (err)
+		return err;
+	if (max < 0 || max <= 2 * count + 1024) {
+		*n = (max > 0 ? max : 0) + 1;
+		return 0;
+	}
+	*n = count + 1;
+	if (!(*map = malloc(sizeof(**map))))
+		return -ENOMEM;
+	xp_u64map_init(*map);
+	return 0;
+}
+
+/* The place of id, given the next free one where the id is new (load);
+ * 0 where it has none. */
+static int64_t place_of(struct xp_u64map *map, int64_t n, int64_t id, int64_t *next)
+{
+	uint64_t *slot;
+	int fresh;
+
+	if (id <= 0)
+		return 0;
+	if (!map)
+		return id < n ? id : 0;
+	if (!next) {
+		slot = xp_u64map_find(map, (uint64_t)id, 0);
+		return slot ? (int64_t)*slot : 0;
+	}
+	if (*next >= n || xp_u64map_upsert(map, (uint64_t)id, 0, &slot, &fresh))
+		return 0;
+	if (fresh)
+		*slot = (uint64_t)(*next)++;
+	return (int64_t)*slot;
 }
 
 static int load_frames(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct xp_stack_table *t)
 {
 	char name[XP_PYLINE_NAME_MAX];      /* a Python line's, made from its columns */
 	sqlite3_stmt *st;
-	char sql[200];
+	int64_t next = 1;
+	char sql[220];
 	int rc, err = 0;
 
 	snprintf(sql, sizeof(sql), "SELECT f.id, s.value, f.kind, m.value, %s FROM xp_frames f"
-		 " JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module",
-		 xp_sql_frame_line(db));
+		 " JOIN StringIds s ON s.id = f.symbol LEFT JOIN StringIds m ON m.id = f.module"
+		 " ORDER BY f.id", xp_sql_frame_line(db));
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0), line = sqlite3_column_int64(st, 4);
+		int64_t at = place_of(t->frames_at, t->nframes, sqlite3_column_int64(st, 0), &next);
+		int64_t line = sqlite3_column_int64(st, 4);
 		const char *sym = (const char *)sqlite3_column_text(st, 1);
 		const char *mod = (const char *)sqlite3_column_text(st, 3);
 		int kind = sqlite3_column_int(st, 2);
 
-		if (id <= 0 || id >= t->nframes || !sym)
+		if (at <= 0 || !sym)
 			continue;
-		t->frame_class[id] = (uint8_t)xp_frame_class(kind, sym, mod);
+		t->frame_class[at] = (uint8_t)xp_frame_class(kind, sym, mod);
 		if (each_frame)
-			err = each_frame(ctx, id, xp_frame_display(kind, sym, mod,
+			err = each_frame(ctx, at, xp_frame_display(kind, sym, mod,
 				sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : &line, name, sizeof(name)),
-				mod, t->frame_class[id]);
+				mod, t->frame_class[at]);
 	}
 	sqlite3_finalize(st);
 	return err ? err : rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* The nodes in id order, then their parents as places: a parent is an
+ * older node (ingest makes a node after its caller), and one that is not
+ * (a cycle in a crafted database) ends the stack there, so that every
+ * walk up ends. */
 static int load_nodes(sqlite3 *db, struct xp_stack_table *t)
 {
 	sqlite3_stmt *st;
+	int64_t next = 1;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT id, parent, frame FROM xp_stacks", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT id, parent, frame FROM xp_stacks ORDER BY id", -1, &st,
+			       NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		int64_t frame = sqlite3_column_int64(st, 2);
+		int64_t at = place_of(t->nodes_at, t->nnodes, sqlite3_column_int64(st, 0), &next);
 
-		if (id <= 0 || id >= t->nnodes)
+		if (at <= 0)
 			continue;
-		t->parent[id] = sqlite3_column_int64(st, 1);
-		t->frame[id] = frame > 0 && frame < t->nframes ? frame : 0;
+		t->parent[at] = sqlite3_column_int64(st, 1);    /* an id until the pass below */
+		t->frame[at] = place_of(t->frames_at, t->nframes, sqlite3_column_int64(st, 2), NULL);
 	}
 	sqlite3_finalize(st);
+	for (int64_t at = 1; at < t->nnodes; at++) {
+		int64_t p = place_of(t->nodes_at, t->nnodes, t->parent[at], NULL);
+
+		t->parent[at] = p < at ? p : 0;
+	}
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 int xp_stack_table_load(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct xp_stack_table *t)
 {
-	int64_t frames = max_id(db, "SELECT coalesce(max(id), 0) FROM xp_frames");
-	int64_t nodes = max_id(db, "SELECT coalesce(max(id), 0) FROM xp_stacks");
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	if (frames < 0 || nodes < 0)
-		return -EIO;
-	t->nframes = frames + 1;
-	t->nnodes = nodes + 1;
-	t->frame_class = calloc((size_t)t->nframes, 1);
-	t->parent = calloc((size_t)t->nnodes, sizeof(int64_t));
-	t->frame = calloc((size_t)t->nnodes, sizeof(int64_t));
-	err = !t->frame_class || !t->parent || !t->frame ? -ENOMEM : 0;
+	err = places(db, "xp_frames", &t->nframes, &t->frames_at);
+	if (!err)
+		err = places(db, "xp_stacks", &t->nnodes, &t->nodes_at);
+	if (!err) {
+		t->frame_class = calloc((size_t)t->nframes, 1);
+		t->parent = calloc((size_t)t->nnodes, sizeof(int64_t));
+		t->frame = calloc((size_t)t->nnodes, sizeof(int64_t));
+		err = !t->frame_class || !t->parent || !t->frame ? -ENOMEM : 0;
+	}
 	if (!err)
 		err = load_frames(db, each_frame, ctx, t);
 	if (!err)
@@ -121,10 +186,24 @@ int xp_stack_table_load(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct x
 	return err;
 }
 
+int64_t xp_stack_table_node(const struct xp_stack_table *t, int64_t id)
+{
+	return place_of(t->nodes_at, t->nnodes, id, NULL);
+}
+
+static void map_free(struct xp_u64map *m)
+{
+	if (m)
+		xp_u64map_free(m);
+	free(m);
+}
+
 void xp_stack_table_free(struct xp_stack_table *t)
 {
 	free(t->frame_class);
 	free(t->parent);
 	free(t->frame);
+	map_free(t->nodes_at);
+	map_free(t->frames_at);
 	memset(t, 0, sizeof(*t));
 }

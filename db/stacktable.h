@@ -1,11 +1,15 @@
 /* stacktable.h - the whole stack prefix tree and its frames' classes in
  * memory, for the exports that walk every stack of a run at once (folded
- * lines, how much GPU time reaches Python): one load, arrays by id, one set
- * of rules for what a frame is. A single stack is read with stackwalk.h.
+ * lines, how much GPU time reaches Python): one load, arrays by place, one
+ * set of rules for what a frame is. A node's or a frame's place is its id
+ * where ids are dense (a database we wrote: 1..N), else a number given in
+ * the rows' order: memory follows the rows, not the largest id a crafted
+ * database holds. A parent is always at a smaller place (0 at a root), so
+ * every walk up ends. A single stack is read with stackwalk.h.
  *
  *   struct xp_stack_table t;
  *   if (xp_stack_table_load(db, NULL, NULL, &t) == 0) {
- *           for (int64_t n = leaf; n > 0 && n < t.nnodes; n = t.parent[n])
+ *           for (int64_t n = xp_stack_table_node(&t, leaf_id); n > 0; n = t.parent[n])
  *                   if (t.frame_class[t.frame[n]] & XP_FRAME_IS_PYTHON) ...
  *           xp_stack_table_free(&t);
  *   }
@@ -23,23 +27,30 @@
 #define XP_FRAME_IS_LINE 8u     /* a Python line (file:line) */
 #define XP_FRAME_IS_INTERP 16u  /* in the interpreter itself (python3.X, libpython) */
 
+struct xp_u64map;
+
 struct xp_stack_table {
-	int64_t nnodes;             /* node ids 0..nnodes-1 */
-	int64_t *parent;            /* by node id: 0 at a root (and for ids not in the table) */
-	int64_t *frame;             /* by node id: xp_frames id */
-	int64_t nframes;            /* frame ids 0..nframes-1 */
-	uint8_t *frame_class;       /* by frame id: XP_FRAME_IS_* */
+	int64_t nnodes;             /* node places 0..nnodes-1 (0: none) */
+	int64_t *parent;            /* by node place: its parent's place, smaller; 0 at a
+				     * root, for a parent not in the table, or a cycle */
+	int64_t *frame;             /* by node place: its frame's place (0: none) */
+	int64_t nframes;            /* frame places 0..nframes-1 (0: none) */
+	uint8_t *frame_class;       /* by frame place: XP_FRAME_IS_* */
+	struct xp_u64map *nodes_at; /* node id -> place; NULL: the id is the place */
+	struct xp_u64map *frames_at; /* frame id -> place; NULL: the id is the place */
 };
 
-/* Called once per frame with its name (a Python line's made by pyframe.h),
- * for a caller that keeps its own rendering of names; a non-zero return
- * stops the load with that code. */
-typedef int (*xp_frame_fn)(void *ctx, int64_t id, const char *symbol, const char *module,
+/* Called once per frame with its place (< nframes) and name (a Python
+ * line's made by pyframe.h), for a caller that keeps its own rendering of
+ * names; a non-zero return stops the load with that code. */
+typedef int (*xp_frame_fn)(void *ctx, int64_t place, const char *symbol, const char *module,
 			   unsigned frame_class);
 
 /* 0, -EIO (no stack tables) or -ENOMEM; on error t holds nothing to free. */
 int xp_stack_table_load(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct xp_stack_table *t);
 void xp_stack_table_free(struct xp_stack_table *t);
+/* The place of node id (an xp_stacks id), 0 where the table has none. */
+int64_t xp_stack_table_node(const struct xp_stack_table *t, int64_t id);
 
 /* The class of one frame (the same rules the table applies). */
 unsigned xp_frame_class(int kind, const char *symbol, const char *module);

@@ -141,7 +141,7 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	if (c.w.error && c.w.error != -EIO)   /* a write error, not the database's */
 		err = c.w.error;
 	xp_chrome_gpu_fini(&c);
-	free(c.used_stacks);
+	xp_chrome_stacks_free(&c);
 	xp_chrome_names_free(c.strings);
 	xp_chrome_names_free(c.leaves);
 	xp_sites_free(c.sites);

@@ -113,7 +113,9 @@ static int nvtx_ranges(struct xp_chrome *c)
  * row up in the table, thread after thread, read the whole table again for
  * every thread (3M page reads at 10M samples: a third of the export). One
  * byte per sample row (10 MB at 10M); CPUs from 255 up, and all of them when
- * the array cannot be had (ids far apart), are looked up one row at a time. */
+ * the array cannot be had or the ids are far apart (the largest beyond
+ * twice the rows: a crafted database's id of 2^31 would cost 2 GB), are
+ * looked up one row at a time. */
 #define CPU_LOOKUP 0xff
 
 struct cpus {
@@ -127,12 +129,19 @@ static int cpus_load(struct xp_chrome *c, struct cpus *k)
 	sqlite3_stmt *st;
 	int rc = SQLITE_DONE;
 
+	int64_t rows = 0;
+
 	if (sqlite3_prepare_v2(c->db, "SELECT cpu FROM xp_samples WHERE id = ?", -1, &k->one, NULL) ||
-	    sqlite3_prepare_v2(c->db, "SELECT max(id) FROM xp_samples", -1, &st, NULL))
+	    sqlite3_prepare_v2(c->db, "SELECT count(*) FROM xp_samples", -1, &st, NULL))
+		return -EIO;
+	rows = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(c->db, "SELECT max(id) FROM xp_samples", -1, &st, NULL))
 		return -EIO;
 	k->n = sqlite3_step(st) == SQLITE_ROW ? xp_sat_add(sqlite3_column_int64(st, 0), 1) : 0;
 	sqlite3_finalize(st);
-	if (k->n <= 0 || k->n > INT32_MAX || !(k->by_row = malloc((size_t)k->n)))
+	if (k->n <= 0 || k->n > INT32_MAX || k->n > 2 * rows + 1024 ||
+	    !(k->by_row = malloc((size_t)k->n)))
 		return 0;
 	memset(k->by_row, CPU_LOOKUP, (size_t)k->n);
 	/* the window only (no index leads with ts: a table scan either way);

@@ -8,6 +8,7 @@
 #include "db/pyframe.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +96,14 @@ int xp_chrome_thread_names(struct xp_chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* Threads per SM from warps per SM: a crafted count does not overflow. */
+static int64_t threads_of(int64_t warps)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(warps, 32, &r) ? (warps < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+
 int xp_chrome_device_properties(struct xp_chrome *c)
 {
 	struct jsonw *w = &c->w;
@@ -118,7 +127,7 @@ int xp_chrome_device_properties(struct xp_chrome *c)
 		jsonw_key_lit(w, "computeMinor"); jsonw_int(w, sqlite3_column_int64(st, 5));
 		jsonw_key_lit(w, "numSms"); jsonw_int(w, sqlite3_column_int64(st, 6));
 		jsonw_key_lit(w, "maxThreadsPerMultiprocessor");
-		jsonw_int(w, 32 * sqlite3_column_int64(st, 7));
+		jsonw_int(w, threads_of(sqlite3_column_int64(st, 7)));
 		jsonw_key_lit(w, "warpSize"); jsonw_int(w, 32);
 		jsonw_key_lit(w, "l2CacheSize"); jsonw_int(w, sqlite3_column_int64(st, 8));
 		jsonw_key_lit(w, "clockRate"); jsonw_int(w, sqlite3_column_int64(st, 9));
@@ -129,29 +138,58 @@ int xp_chrome_device_properties(struct xp_chrome *c)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* The bitmap covers ids up to a few bits per row of xp_stacks; the ids
+ * past it (a crafted database's, far apart) go into a map, so that memory
+ * follows the rows and the events, not the largest id. */
 int xp_chrome_stacks_init(struct xp_chrome *c)
 {
 	sqlite3_stmt *st;
-	int64_t max = 0;
+	int64_t max = 0, rows = 0;
 
+	if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM xp_stacks", -1, &st, NULL))
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rows = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(c->db, "SELECT max(id) FROM xp_stacks", -1, &st, NULL))
 		return -EIO;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		max = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+	if (rows < 0 || rows > INT64_MAX / 64 - 8192)
+		rows = 0;
 	c->nstacks = max > 0 && max < INT64_MAX ? max + 1 : 0;
+	if (c->nstacks > 64 * rows + 8192)
+		c->nstacks = 64 * rows + 8192;
 	c->used_stacks = calloc((size_t)c->nstacks / 8 + 1, 1);
+	xp_u64map_init(&c->used_far);
 	return c->used_stacks ? 0 : -ENOMEM;
+}
+
+void xp_chrome_stacks_free(struct xp_chrome *c)
+{
+	free(c->used_stacks);
+	c->used_stacks = NULL;
+	xp_u64map_free(&c->used_far);
 }
 
 static int used(const struct xp_chrome *c, int64_t id)
 {
-	return id > 0 && id < c->nstacks && (c->used_stacks[id / 8] & (1u << (id % 8)));
+	if (id >= c->nstacks)
+		return xp_u64map_find(&c->used_far, (uint64_t)id, 0) != NULL;
+	return id > 0 && (c->used_stacks[id / 8] & (1u << (id % 8)));
 }
 
+/* A mark the map has no memory for is lost: that stack's frames are left
+ * out of stackFrames, the trace itself stays whole. */
 static void mark(struct xp_chrome *c, int64_t id)
 {
-	if (id > 0 && id < c->nstacks)
+	uint64_t *slot;
+	int fresh;
+
+	if (id >= c->nstacks)
+		(void)xp_u64map_upsert(&c->used_far, (uint64_t)id, 0, &slot, &fresh);
+	else if (id > 0)
 		c->used_stacks[id / 8] |= (uint8_t)(1u << (id % 8));
 }
 
@@ -208,7 +246,9 @@ int xp_chrome_stack_frames(struct xp_chrome *c)
 		jsonw_obj_begin(w);
 		jsonw_key_lit(w, "name"); jsonw_str(w, (const char *)sqlite3_column_text(st, 2));
 		jsonw_key_lit(w, "category"); jsonw_str(w, slash ? slash + 1 : module);
-		if (parent > 0) {
+		/* a parent not older than its node (a cycle) is left out: a reader
+		 * walking up would not end */
+		if (parent > 0 && parent < sqlite3_column_int64(st, 0)) {
 			snprintf(key, sizeof(key), "%lld", (long long)parent);
 			jsonw_key_lit(w, "parent"); jsonw_str(w, key);
 		}

@@ -10,6 +10,7 @@
 #include "export/chrome_names.h"
 #include "export/jsonw.h"
 #include "export/launchsite.h"
+#include "src/u64map.h"
 
 struct xp_chrome_track;                /* chrome_gpu.c: one per (device, process, stream) */
 
@@ -26,7 +27,9 @@ struct xp_chrome {
 	struct xp_chrome_names *strings;  /* StringIds values by id */
 	struct xp_chrome_names *leaves;   /* a stack's leaf function by xp_stacks id */
 	uint8_t *used_stacks;          /* bit per xp_stacks id that an event names */
-	int64_t nstacks;               /* max xp_stacks id + 1 */
+	int64_t nstacks;               /* ids in used_stacks: to the largest, or as many
+					* as the rows allow (xp_chrome_stacks_init) */
+	struct xp_u64map used_far;     /* the used ids from nstacks up */
 	struct xp_sites *sites;        /* a stack's launch site in words, for args */
 	struct xp_sites *capture_sites; /* ... the program's own line (graph captures) */
 };
@@ -69,6 +72,7 @@ int xp_chrome_process_label(struct xp_chrome *c, int64_t pid, char *buf, size_t 
 int xp_chrome_thread_names(struct xp_chrome *c);     /* process and thread name metadata */
 int xp_chrome_device_properties(struct xp_chrome *c);
 int xp_chrome_stacks_init(struct xp_chrome *c);     /* the bitmap of used stacks */
+void xp_chrome_stacks_free(struct xp_chrome *c);
 /* The frames of the stacks that events named, with their callers. */
 int xp_chrome_stack_frames(struct xp_chrome *c);
 

@@ -2,7 +2,7 @@
  * stacks; see folded.h. The database is grouped by (thread, stack, leaf) in
  * SQL (weights.c), so memory grows with distinct stacks, never with rows;
  * each stack's text is built from the prefix tree held in arrays indexed by
- * node id. Launch stacks lose their CUDA-layer frames at the leaf end, as
+ * node place (stacktable.h). Launch stacks lose their CUDA-layer frames at the leaf end, as
  * in report, so that the kernel hangs under the caller's own code. */
 #include "export/folded.h"
 
@@ -22,14 +22,14 @@
 #define MAX_DEPTH 4096              /* frames per stack; the tree is acyclic by construction */
 
 struct folded_tree {
-	struct xp_stack_table s;    /* parent, frame and frame classes by id */
-	char **frame_text;          /* by frame id: the name as it appears in a line */
-	int64_t ntext;              /* entries of frame_text */
+	struct xp_stack_table s;    /* parent, frame and frame classes by place */
+	char **frame_text;          /* by frame place: the name as it appears in a line */
+	size_t ntext;               /* entries of frame_text */
 };
 
 static void tree_free(struct folded_tree *t)
 {
-	for (int64_t i = 0; i < t->ntext; i++)
+	for (size_t i = 0; i < t->ntext; i++)
 		free(t->frame_text[i]);
 	free(t->frame_text);
 	xp_stack_table_free(&t->s);
@@ -49,33 +49,29 @@ static char *frame_text(const char *name, int kernel)
 	return s;
 }
 
-static int keep_text(void *ctx, int64_t id, const char *symbol, const char *module,
+/* The table's load gives each frame's place (below its count of frames). */
+static int keep_text(void *ctx, int64_t place, const char *symbol, const char *module,
 		     unsigned frame_class)
 {
 	struct folded_tree *t = ctx;
+	size_t cap = t->ntext;
 
 	(void)module;
-	if (id >= t->ntext)
+	if (place < 0)
 		return 0;
-	t->frame_text[id] = frame_text(symbol, frame_class & XP_FRAME_IS_KERNEL);
-	return t->frame_text[id] ? 0 : -ENOMEM;
+	if ((size_t)place >= t->ntext) {
+		if (xp_array__reserve((void **)&t->frame_text, &cap, (size_t)place + 1,
+				      sizeof(char *), 256))
+			return -ENOMEM;
+		memset(t->frame_text + t->ntext, 0, (cap - t->ntext) * sizeof(char *));
+		t->ntext = cap;
+	}
+	t->frame_text[place] = frame_text(symbol, frame_class & XP_FRAME_IS_KERNEL);
+	return t->frame_text[place] ? 0 : -ENOMEM;
 }
 
 static int load_tree(sqlite3 *db, struct folded_tree *t)
 {
-	sqlite3_stmt *st;
-	int64_t n = 0;
-
-	/* the text array first: the table's load fills it frame by frame */
-	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM xp_frames", -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	t->frame_text = calloc((size_t)n + 1, sizeof(char *));
-	if (!t->frame_text)
-		return -ENOMEM;
-	t->ntext = n + 1;
 	return xp_stack_table_load(db, keep_text, t, &t->s);
 }
 
@@ -121,7 +117,7 @@ static int launch_cut(const struct folded_tree *t, const struct xp_folded_opts *
 	if (cut < depth - 1 && in->leaf && !o->no_leaf) {
 		int64_t f = t->s.frame[path[cut]];
 
-		if (f > 0 && f < t->s.nframes && t->frame_text[f] && !strcmp(t->frame_text[f], in->leaf))
+		if (f > 0 && (size_t)f < t->ntext && t->frame_text[f] && !strcmp(t->frame_text[f], in->leaf))
 			cut++;
 	}
 	return cut;
@@ -131,10 +127,10 @@ static int launch_cut(const struct folded_tree *t, const struct xp_folded_opts *
 static int render(const struct folded_tree *t, const struct xp_folded_opts *o,
 		  const struct line_in *in, char **buf, size_t *cap, size_t *len)
 {
-	int64_t path[MAX_DEPTH], node = in->node;
+	int64_t path[MAX_DEPTH], node = xp_stack_table_node(&t->s, in->node);
 	int depth = 0, frames = 0, cut = 0, err, py_outer = -1, py_inner = -1;
 
-	/* parents always have smaller ids (created first), so this ends */
+	/* parents always have smaller places (stacktable.h), so this ends */
 	while (node > 0 && node < t->s.nnodes && depth < MAX_DEPTH) {
 		path[depth++] = node;
 		if (t->s.parent[node] >= node)
@@ -177,7 +173,7 @@ static int render(const struct folded_tree *t, const struct xp_folded_opts *o,
 		    ((i > py_inner && !(t->s.frame_class[f] & XP_FRAME_IS_PYTHON)) || (i < py_inner && (t->s.frame_class[f] & XP_FRAME_IS_INTERP))))
 			continue;
 
-		if (f <= 0 || f >= t->s.nframes || !t->frame_text[f])
+		if (f <= 0 || (size_t)f >= t->ntext || !t->frame_text[f])
 			s = "[bad frame]";
 		else if (o->no_kernel && (t->s.frame_class[f] & XP_FRAME_IS_KERNEL))
 			continue;

@@ -11,8 +11,8 @@
 #define KNOWN 0x80u
 
 struct reach_tree {
-	struct xp_stack_table s;    /* parent and frame classes by id */
-	uint8_t *ans;               /* KNOWN | bits once computed, else 0 */
+	struct xp_stack_table s;    /* parent and frame classes by place */
+	uint8_t *ans;               /* by node place: KNOWN | bits once computed, else 0 */
 	int64_t *path;              /* scratch: a node's unanswered ancestors */
 };
 
@@ -55,10 +55,11 @@ static unsigned own_bits(const struct reach_tree *t, int64_t id)
 }
 
 /* Walks up to the first node whose answer is known (or the root), then
- * answers the nodes on the way down: each node is walked once overall. */
+ * answers the nodes on the way down: each node is walked once overall (a
+ * parent is at a smaller place, so the walk ends: stacktable.h). */
 static unsigned reaches(struct reach_tree *t, int64_t id)
 {
-	int64_t at = id, len = 0;
+	int64_t at = xp_stack_table_node(&t->s, id), len = 0;
 	unsigned bits = 0;
 
 	while (at > 0 && at < t->s.nnodes && !t->ans[at] && len < t->s.nnodes) {

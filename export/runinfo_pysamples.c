@@ -4,32 +4,45 @@
  * unknown); say how many samples, on which processes, as a warning. */
 #include "export/runinfo.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/stacktable.h"
+#include "src/array.h"
 
 struct eval_frames {
-	uint8_t *eval;              /* by frame id: the interpreter's frame evaluator */
-	int64_t n;
+	uint8_t *eval;              /* by frame place (stacktable.h): the interpreter's
+				     * frame evaluator */
+	size_t n;                   /* entries of eval */
 };
 
-static int mark_eval(void *ctx, int64_t id, const char *symbol, const char *module,
+/* The table's load gives each frame's place (below its count of frames). */
+static int mark_eval(void *ctx, int64_t place, const char *symbol, const char *module,
 		     unsigned frame_class)
 {
 	struct eval_frames *e = ctx;
+	size_t cap = e->n;
 
 	(void)module;
 	(void)frame_class;
-	if (id < e->n && symbol && !strncmp(symbol, "_PyEval_EvalFrameDefault", 24))
-		e->eval[id] = 1;
+	if (place < 0 || !symbol || strncmp(symbol, "_PyEval_EvalFrameDefault", 24))
+		return 0;
+	if ((size_t)place >= e->n) {
+		if (xp_array__reserve((void **)&e->eval, &cap, (size_t)place + 1, 1, 256))
+			return -ENOMEM;
+		memset(e->eval + e->n, 0, cap - e->n);
+		e->n = cap;
+	}
+	e->eval[place] = 1;
 	return 0;
 }
 
 /* 1: the stack runs the interpreter, 2: has a Python frame, 3: both. */
-static int stack_kind(const struct xp_stack_table *t, const struct eval_frames *e, int64_t node)
+static int stack_kind(const struct xp_stack_table *t, const struct eval_frames *e, int64_t id)
 {
+	int64_t node = xp_stack_table_node(t, id);
 	int kind = 0;
 
 	for (int d = 0; node > 0 && node < t->nnodes && d < 4096; d++) {
@@ -37,26 +50,13 @@ static int stack_kind(const struct xp_stack_table *t, const struct eval_frames *
 
 		if (f > 0 && f < t->nframes && (t->frame_class[f] & XP_FRAME_IS_PYTHON))
 			kind |= 2;
-		else if (f > 0 && f < e->n && e->eval[f])
+		else if (f > 0 && (size_t)f < e->n && e->eval[f])
 			kind |= 1;
 		if (t->parent[node] >= node)
 			break;
 		node = t->parent[node];
 	}
 	return kind;
-}
-
-static int64_t max_frame(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int64_t n = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM xp_frames", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return n;
 }
 
 static int interpreter_ran(sqlite3 *db)
@@ -163,8 +163,7 @@ void xp_info_python_samples(sqlite3 *db, json_t *info)
 	int n = 0;
 
 	/* a run with no interpreter frame has no Python thread to warn of */
-	if (!interpreter_ran(db) || (e.n = max_frame(db) + 1) <= 0 ||
-	    !(e.eval = calloc((size_t)e.n, 1)))
+	if (!interpreter_ran(db))
 		return;
 	if (xp_stack_table_load(db, mark_eval, &e, &t) < 0) {
 		free(e.eval);

@@ -9,6 +9,7 @@
 
 #include "db/launch.h"
 #include "export/launcher.h"
+#include "src/satmath.h"
 
 static json_t *launch_side(sqlite3 *db);
 
@@ -140,7 +141,7 @@ static json_t *launch_side(sqlite3 *db)
 			json_int_t v = sqlite3_column_int64(st, 4 + (int)i);
 
 			json_object_set_new(p, counts[i], json_integer(v));
-			sum[i] += v;
+			sum[i] = xp_sat_add(sum[i], v);     /* a crafted count: no overflow */
 		}
 		json_array_append_new(procs, p);
 	}

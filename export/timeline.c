@@ -546,7 +546,8 @@ static int order_events(struct tl_event **ev, size_t n, int64_t w0, int64_t w1)
 	while (bits < 63 && (1ull << bits) < n)
 		bits++;
 	if (n < 4096 || (uint64_t)w1 - (uint64_t)w0 >= 1ull << (63 - bits)) {
-		qsort(*ev, n, sizeof(**ev), cmp_event);
+		if (n > 1)      /* none: *ev may be NULL, which qsort must not get */
+			qsort(*ev, n, sizeof(**ev), cmp_event);
 		return 0;
 	}
 	if (!(key = malloc(n * sizeof(*key))) || !(out = malloc(n * sizeof(*out)))) {

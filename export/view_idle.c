@@ -226,19 +226,23 @@ static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
 }
 
 /* The direct index of stack memos, sized by the largest stack id where
- * that is not far beyond what a run holds (else all go through the map).
- * 0 or -ENOMEM. */
+ * that is not far beyond what a run holds: below 2^24 and twice the rows
+ * (else all go through the map). 0 or -ENOMEM. */
 static int memo_index(struct idle_state *S)
 {
+	static const char *const sql[] = { "SELECT count(*) FROM xp_stacks",
+					   "SELECT max(id) FROM xp_stacks" };
+	int64_t v[2] = { 0, 0 }, max;
 	sqlite3_stmt *s;
-	int64_t max = 0;
 
-	if (sqlite3_prepare_v2(S->R->db, "SELECT max(id) FROM xp_stacks", -1, &s, NULL) == SQLITE_OK) {
-		if (sqlite3_step(s) == SQLITE_ROW)
-			max = sqlite3_column_int64(s, 0);
-		sqlite3_finalize(s);
-	}
-	if (max <= 0 || max >= 1 << 24)
+	for (int i = 0; i < 2; i++)
+		if (sqlite3_prepare_v2(S->R->db, sql[i], -1, &s, NULL) == SQLITE_OK) {
+			if (sqlite3_step(s) == SQLITE_ROW)
+				v[i] = sqlite3_column_int64(s, 0);
+			sqlite3_finalize(s);
+		}
+	max = v[1];
+	if (max <= 0 || max >= 1 << 24 || max > 2 * v[0] + 1024)
 		return 0;
 	S->memo_ids = (size_t)max + 1;
 	return (S->memo_by_id = calloc(S->memo_ids, sizeof(*S->memo_by_id))) ? 0 : -ENOMEM;
