@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "capture/rundir.h"
+#include "src/runfile.h"
+#include "src/runfmt.h"
 
 #define KERNADDR_KERNEL_HALF 0xffff000000000000ull
 
@@ -122,4 +125,41 @@ int kernaddr_save_kallsyms(struct rundir *rd, uint64_t delta, uint64_t *bytes)
 	else if (!err)
 		*bytes = n;
 	return err;
+}
+
+/* The stack that ends the fixed part of a stack record, or NULL. */
+static const struct xp_stack *record_stack(const struct xp_record_header *h)
+{
+	size_t fixed;
+
+	switch (h->type) {
+	case XP_REC_SAMPLE: fixed = sizeof(struct xp_sample); break;
+	case XP_REC_LAUNCH: fixed = sizeof(struct xp_launch); break;
+	case XP_REC_SWITCH: fixed = sizeof(struct xp_switch); break;
+	default: return NULL;
+	}
+	if (xp_record_payload_len(h) < fixed)
+		return NULL;
+	return (const void *)((const char *)xp_record_payload(h) + fixed - sizeof(struct xp_stack));
+}
+
+int kernaddr_stream_has_kernel_frames(struct rundir *rd, const char *stream)
+{
+	const struct xp_record_header *h;
+	const struct xp_stack *st;
+	struct xp_reader *rdr;
+	char path[PATH_MAX];
+	int err, found = 0;
+
+	/* the reader follows no link: at worst another regular stream, for a
+	 * yes or no (the directory is the invoking user's) */
+	if (snprintf(path, sizeof(path), "%s/%s", rd->path, stream) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = xp_reader_open(&rdr, path);
+	if (err)
+		return err;
+	while (!found && xp_reader_next(rdr, &h) == 1)
+		found = (st = record_stack(h)) && st->kernel_depth > 0;
+	xp_reader_close(rdr);
+	return found;
 }

@@ -9,7 +9,8 @@
  *   uint64_t delta = 0;
  *   if (uid != 0 && !kernaddr_user_sees())
  *       kernaddr_rebase_delta(&delta);          // drain_rebase_kernel(d, delta)
- *   kernaddr_save_kallsyms(&rd, delta, &bytes);
+ *   if (kernaddr_stream_has_kernel_frames(&rd, "cpu.xpr") > 0)   // at the end
+ *       kernaddr_save_kallsyms(&rd, delta, &bytes);
  */
 #ifndef XP_CAPTURE_KERNADDR_H
 #define XP_CAPTURE_KERNADDR_H
@@ -35,5 +36,10 @@ int kernaddr_rebase_delta(uint64_t *delta);
  * as they are); written to kallsyms.tmp and renamed when whole. *bytes
  * gets its size. 0 or -errno. */
 int kernaddr_save_kallsyms(struct rundir *rd, uint64_t delta, uint64_t *bytes);
+/* Whether a stack record (sample, launch, off-CPU) of the run's stream
+ * (closed) has a kernel frame, the copy's only use: 1 at the first, 0
+ * none, -errno (unreadable; a damaged tail ends the search with what was
+ * read). */
+int kernaddr_stream_has_kernel_frames(struct rundir *rd, const char *stream);
 
 #endif

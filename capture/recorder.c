@@ -13,7 +13,6 @@
 #include "capture/recorder_steps.h"
 #include "src/runfile.h"
 #include "capture/sideband.h"
-#include "capture/kernaddr.h"
 #include "capture/tracefmt.h"
 
 void xp_recorder_say(const struct xp_recorder *r, enum xp_say kind, const char *fmt, ...)
@@ -135,13 +134,11 @@ static int write_start_files(struct xp_recorder *r)
 	if (r->meta.tracefmt_err)
 		xp_recorder_say(r, XP_SAY_PROGRESS, "cannot save the sched_switch tracepoint format: "
 				"%s (noted in meta.json)", strerror(-r->meta.tracefmt_err));
-	/* the largest file (MiBs): a partial copy is removed, the run goes on;
-	 * perf samples of a normal user have no kernel frames to name; under
-	 * sudo the addresses are moved where the user may not see them */
-	if (r->bpf)
-		r->meta.kallsyms_err = r->kernel_delta || !r->meta.kernel_addresses ?
-				       kernaddr_save_kallsyms(&r->rd, r->kernel_delta,
-							      &r->meta.kallsyms_bytes) : -EPERM;
+	/* kallsyms is copied at the end, if kernel frames were sampled
+	 * (recorder_end.c); perf samples of a normal user have none to name;
+	 * under sudo kernel addresses the user may not see are dropped */
+	if (r->bpf && !r->kernel_delta && r->meta.kernel_addresses)
+		r->meta.kallsyms_err = -EPERM;
 	if (r->meta.kallsyms_err)
 		xp_recorder_say(r, XP_SAY_PROGRESS, "cannot save kallsyms into the run: %s (kernel "
 				"frames stay addresses; noted in meta.json)",

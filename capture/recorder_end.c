@@ -8,6 +8,7 @@
 #include "capture/bpfsampler.h"
 #include "capture/drain.h"
 #include "capture/fstrust.h"
+#include "capture/kernaddr.h"
 #include "capture/pyreader.h"
 #include "capture/sideband.h"
 #include "capture/recorder_steps.h"
@@ -176,6 +177,23 @@ static int close_cpu_stream(struct xp_recorder *r)
 	return err;
 }
 
+/* /proc/kallsyms into the run (the largest file, MiBs, 0.1-0.3 s to copy)
+ * only where a kernel frame needs it: `xpcap record -- true` pays nothing.
+ * A partial copy is removed, the run goes on; under sudo the addresses are
+ * moved where the user may not see them. */
+static void save_kallsyms(struct xp_recorder *r)
+{
+	if (!r->bpf || r->meta.kallsyms_err ||
+	    kernaddr_stream_has_kernel_frames(&r->rd, "cpu.xpr") <= 0)
+		return;
+	r->meta.kallsyms_err = kernaddr_save_kallsyms(&r->rd, r->kernel_delta,
+						      &r->meta.kallsyms_bytes);
+	if (r->meta.kallsyms_err)
+		xp_recorder_say(r, XP_SAY_PROGRESS, "cannot save kallsyms into the run: %s (kernel "
+				"frames stay addresses; noted in meta.json)",
+				strerror(-r->meta.kallsyms_err));
+}
+
 /* Detach first so nothing new arrives, then empty the rings, then write. */
 int xp_recorder_finish(struct xp_recorder *r)
 {
@@ -185,6 +203,7 @@ int xp_recorder_finish(struct xp_recorder *r)
 	if (err && !disk_full(err))
 		ret = XP_RECORD_EXIT_FAIL;
 	snapshot_perf_maps(r->drain, r->pids, r->npids, &r->rd);
+	save_kallsyms(r);
 	note_gpu_problem(r);
 	r->meta.status = "complete";
 	r->meta.counts = drain_counts(r->drain);

@@ -1368,8 +1368,10 @@ def t_diskfull(tmp):
     # stops, the program runs to its end and xpcap passes on its status
     ksize = len(open("/proc/kallsyms", "rb").read())
     # (the writer keeps whole 1 MiB buffers: the disk holds at least one)
+    # kallsyms is copied at the end (when kernel frames were sampled), into
+    # the full disk: never there, noted
     for what, size, kallsyms_fits in (("kallsyms does not fit", 2 << 20, False),
-                                      ("records do not fit", ksize + (3 << 19), True)):
+                                      ("records do not fit", ksize + (3 << 19), False)):
         disk = os.path.join(tmp, "disk%d" % size)
         mount_tmpfs(disk, size)
         try:
@@ -1790,6 +1792,36 @@ def t_ranks(tmp):
     print("trace processes:", names)
     check(any("rank 0" in n for n in names) and any("rank 1" in n for n in names),
           "the trace names both ranks")
+
+
+def t_kallsyms(tmp):
+    # the 5.4 MB kallsyms copy only where a kernel frame needs it (issue 42)
+    run = os.path.join(tmp, "true")
+    # -F 1: the first tick a second away, none in true's millisecond
+    rc, err = record(run, ["-q", "--no-gpu", "-F", "1"], ["true"])
+    md = meta(run)
+    check(rc == 0 and not os.path.exists(os.path.join(run, "kallsyms")) and
+          md["kallsyms_bytes"] is None and md["kallsyms_error"] is None,
+          "true, no kernel frame sampled: no kallsyms copy (%s %s)" %
+          (os.listdir(run), md["kallsyms_bytes"]))
+    ingests(run, "true")
+    # reads of /dev/zero: the samples are in the kernel, named from the copy
+    run = os.path.join(tmp, "kernel")
+    rc, err = record(run, ["-q", "--no-gpu", "-F", "999"],
+                     ["dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=1500"])
+    md = meta(run)
+    ks = os.path.join(run, "kallsyms")
+    check(rc == 0 and os.path.exists(ks) and md["kallsyms_bytes"] == os.path.getsize(ks),
+          "dd, kernel frames sampled: kallsyms copied whole (%s)" % md["kallsyms_bytes"])
+    ingests(run, "kernel")
+    p = subprocess.run([XPCORR, "export", "--format", "folded", run], capture_output=True,
+                       text=True)
+    kframes = [f for line in p.stdout.splitlines() for f in line.rpartition(" ")[0].split(";")
+               if f.endswith("_[k]")]
+    named = [f for f in kframes if not f.startswith("0x")]
+    check(p.returncode == 0 and kframes and len(named) == len(kframes),
+          "every kernel frame named (%d of %d, e.g. %s)" % (len(named), len(kframes),
+                                                            kframes[:3]))
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}

@@ -11,7 +11,7 @@ race      a link swapped in for the -o directory in a loop while xpcap starts
 force     --force on a directory of root's, and on the user's own holding root's files
 twice     a second recorder into a directory in use
 lowdisk   about 4 KiB free when recording starts
-kallsyms  xpcap SIGKILLed while it copies /proc/kallsyms
+kallsyms  xpcap SIGKILLed while it copies /proc/kallsyms (at the run's end)
 foreign   -a and -p under sudo: nothing of root's processes in the user's run
           (issue 29 item 5)
 kaslr     kallsyms and kernel stacks of a run under sudo hold no real kernel
@@ -45,6 +45,9 @@ from record_test import (MARKERDIR, PROGDIR, QUIET, XPCAP, XPCORR, Failure, chec
 USER = 65534
 ENV = dict(os.environ, SUDO_UID=str(USER), SUDO_GID=str(USER))
 QUICK = ["-q", "--no-gpu", "-F", "99"]
+# ~0.3 s in the kernel: a run that samples kernel frames, and so copies
+# kallsyms (at its end)
+KERNEL_BUSY = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=1500"]
 
 
 def as_user():
@@ -253,7 +256,8 @@ def t_lowdisk(tmp):
     try:
         os.chmod(disk, 0o777)
         run = os.path.join(disk, "run")
-        rc, err = record(run, ["--no-gpu"], ["true"], env=ENV)
+        # kernel frames sampled (reads of /dev/zero): kallsyms is wanted
+        rc, err = record(run, ["--no-gpu", "-F", "999"], KERNEL_BUSY, env=ENV)
         check(rc == 0, "kallsyms does not fit: the run goes on (%d %r)" % (rc, err))
         check("cannot save kallsyms into the run: No space left on device" in err and
               "noted in meta.json" in err, "a line says kallsyms is missing (%r)" % err)
@@ -279,7 +283,7 @@ def t_kallsyms(tmp):
     partial = 0
     for i in range(6):
         run = os.path.join(tmp, "run%d" % i)
-        p = subprocess.Popen([XPCAP, "record", "-o", run] + QUICK + ["--", "sleep", "5"], **QUIET)
+        p = subprocess.Popen([XPCAP, "record", "-o", run] + QUICK + ["--"] + KERNEL_BUSY, **QUIET)
         names = (os.path.join(run, "kallsyms"), os.path.join(run, "kallsyms.tmp"))
         t_end = time.monotonic() + 30
         while p.poll() is None and time.monotonic() < t_end and \
@@ -301,7 +305,7 @@ def t_kallsyms(tmp):
     check(partial == 0, "no killed run has a kallsyms cut short (%d)" % partial)
     # a run that ends says how big its kallsyms is, for ingest to check
     run = os.path.join(tmp, "whole")
-    rc, err = record(run, QUICK, ["true"])
+    rc, err = record(run, QUICK, KERNEL_BUSY)
     md = meta(run)
     check(rc == 0 and md["kallsyms_bytes"] == os.path.getsize(os.path.join(run, "kallsyms")),
           "meta.json kallsyms_bytes is the copy's size (%s)" % md["kallsyms_bytes"])
@@ -757,7 +761,7 @@ def t_kaslr(tmp):
               "kernel frames still named from the run (read_zero)")
         # root's own run keeps the real addresses
         run = os.path.join(tmp, "rootrun")
-        rc, err = record(run, ["-q", "--no-gpu"], ["true"])
+        rc, err = record(run, ["-q", "--no-gpu", "-F", "999"], KERNEL_BUSY)
         check(meta(run)["kernel_addresses"] == "real" and
               kallsyms_addrs(os.path.join(run, "kallsyms"), names) == real,
               "root's run: real addresses")
