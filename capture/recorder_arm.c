@@ -98,13 +98,25 @@ static void hide_kernel_addresses(struct xp_recorder *r)
 	drain_rebase_kernel(r->drain, r->kernel_delta, !r->kernel_delta);
 }
 
+/* The uprobe's launch stack copy. Where the injection library takes launch
+ * stacks itself (inproc, its 64 KiB copies) the uprobe is only its
+ * fallback, and copies what the uprobe mode copies by default: the BPF
+ * verifier walks the copy's halving loops once per exact size, and 65528
+ * bytes took it 0.6-1.25 s of xpcap's start-up (8192: milliseconds). */
+static uint32_t uprobe_copy(const struct xp_record_opts *o)
+{
+	if (o->launch_inproc && o->launch_copy > XP_RECORD_DEFAULT_COPY)
+		return XP_RECORD_DEFAULT_COPY;
+	return o->launch_copy;
+}
+
 /* The BPF programs, tracking the command or the -p pids. */
 static int arm_bpf(struct xp_recorder *r)
 {
 	struct xp_sampler_config bc = {
 		.filter = !r->o.system_wide, .freq = r->o.freq, .ring_bytes = r->o.ring_kib * 1024u,
 		.off_cpu = r->o.off_cpu, .offcpu_min_ns = (uint64_t)r->o.offcpu_min_us * 1000,
-		.sample_copy = r->o.sample_copy, .launch_copy = r->o.launch_copy,
+		.sample_copy = r->o.sample_copy, .launch_copy = uprobe_copy(&r->o),
 		/* under sudo only the invoking user's own unprivileged tasks */
 		.record_privileged = r->o.record_privileged, .owner_only = r->uid != 0,
 		.owner_uid = r->uid, .owner_gid = r->gid,

@@ -28,7 +28,7 @@
 
 static const char *const run_files[] = {
 	"cpu.xpr", "meta.json", "meta.json.tmp", "kallsyms", "kallsyms.tmp", "perf-*.map",
-	"perf-*.map.tmp", "gpu-*.xpr", "launch-*.xpr",
+	"perf-*.map.tmp", "gpu-*.xpr", "launch-*.xpr", "pyframes.xpr",
 	"xpcorr.db",
 };
 
