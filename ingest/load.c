@@ -324,6 +324,7 @@ static int load_stream(struct loader *L, const char *path, const char *file, int
 	/* pass 2 takes what pass 1 took of the run's budget, no more */
 	xp_reader_set_budget(r, pass == 1 ? &L->budget : &replay);
 	L->stream_pid = xp_reader_header(r)->pid;
+	xp_pystore_stream(L->py, !strcmp(file, "pyframes.xpr"));     /* xpcap's frame reader */
 	while ((err = xp_reader_next(r, &h)) > 0) {
 		if ((err = take_record(L, r, path, file, pass, h)))
 			goto out;

@@ -79,6 +79,7 @@ struct xp_pystore {
 	struct xp_u64map distinct;  /* 128-bit hash of a stack -> index + 1 */
 	struct xp_u64map launches;  /* (pid, correlation id) -> stack index + 1 */
 	struct xp_u64map keyed;     /* (pid, stack key) -> its latest stack index + 1 */
+	int reader_stream;          /* the records come from xpcap's frame reader */
 	struct thread_snaps *threads;   /* xpcap's reads of each Python thread, in time order */
 	size_t nthreads, threads_cap;
 	struct xp_u64map thread_ids;    /* (pid, tid) -> index + 1 */
@@ -183,7 +184,9 @@ static int add_code(struct xp_pystore *s, const struct xp_record_header *h)
 		return -EBADMSG;
 	if (!(ps = proc(s, c->pid)))
 		return -ENOMEM;
-	ps->codes += !(c->code_id & XP_PYCODE_ID_SAMPLER);
+	/* the library's code objects, not xpcap's frame reader's (pyframes.xpr),
+	 * whatever their ids */
+	ps->codes += !s->reader_stream;
 	if (xp_u64map_upsert(&s->code_ids, c->pid, c->code_id, &slot, &fresh))
 		return -ENOMEM;
 	if (!fresh)
@@ -424,6 +427,11 @@ int xp_pystore_record(struct xp_pystore *s, uint32_t stream_pid, const struct xp
 	}
 	s->any |= r == 1;
 	return r;
+}
+
+void xp_pystore_stream(struct xp_pystore *s, int from_reader)
+{
+	s->reader_stream = from_reader;
 }
 
 int xp_pystore_any(const struct xp_pystore *s)

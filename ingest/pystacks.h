@@ -92,6 +92,10 @@ void xp_pystore_free(struct xp_pystore *s);
  * 1 taken, 0 not one of those, -EBADMSG malformed, -ENOMEM. */
 int xp_pystore_record(struct xp_pystore *s, uint32_t stream_pid,
 		      const struct xp_record_header *h);
+/* Whether the records that follow come from xpcap's frame reader (a CPU
+ * stream: pyframes.xpr) rather than the injection library (its launch
+ * streams). */
+void xp_pystore_stream(struct xp_pystore *s, int from_reader);
 /* Whether any Python record came (nothing else needs asking otherwise). */
 int xp_pystore_any(const struct xp_pystore *s);
 /* The Python stack of the launch (pid, corr), counted for pid: 1 and *v,
