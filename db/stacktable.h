@@ -29,6 +29,7 @@ struct xp_stack_table {
 	int64_t *frame;             /* by node id: xp_frames id */
 	int64_t nframes;            /* frame ids 0..nframes-1 */
 	uint8_t *frame_class;       /* by frame id: XP_FRAME_IS_* */
+	uint8_t *frame_own;         /* by frame id: enum xp_own (ownframes.h) */
 };
 
 /* Called once per frame with its name (a Python line's made by pyframe.h),
@@ -40,6 +41,12 @@ typedef int (*xp_frame_fn)(void *ctx, int64_t id, const char *symbol, const char
 /* 0, -EIO (no stack tables) or -ENOMEM; on error t holds nothing to free. */
 int xp_stack_table_load(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct xp_stack_table *t);
 void xp_stack_table_free(struct xp_stack_table *t);
+
+/* A stack's nodes, leaf first, without the recorder's own frames
+ * (ownframes.h) that databases made before ingest cut them hold: at the
+ * leaf, or under a backward launch's note re-stacked on its forward launch.
+ * The new depth. */
+int xp_stack_table_drop_own(const struct xp_stack_table *t, int64_t *path, int depth);
 
 /* The class of one frame (the same rules the table applies). */
 unsigned xp_frame_class(int kind, const char *symbol, const char *module);
