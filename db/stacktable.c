@@ -2,6 +2,7 @@
 #include "db/stacktable.h"
 #include "db/db_schema.h"
 #include "db/launch.h"
+#include "db/ownframes.h"
 #include "db/pyframe.h"
 
 #include <errno.h>
@@ -124,6 +125,7 @@ static int load_frames(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct xp
 		if (at <= 0 || !sym)
 			continue;
 		t->frame_class[at] = (uint8_t)xp_frame_class(kind, sym, mod);
+		t->frame_own[at] = (uint8_t)xp_own_frame(kind, sym, mod);
 		if (each_frame)
 			err = each_frame(ctx, at, xp_frame_display(kind, sym, mod,
 				sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : &line, name, sizeof(name)),
@@ -173,9 +175,10 @@ int xp_stack_table_load(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct x
 		err = places(db, "xp_stacks", &t->nnodes, &t->nodes_at);
 	if (!err) {
 		t->frame_class = calloc((size_t)t->nframes, 1);
+		t->frame_own = calloc((size_t)t->nframes, 1);
 		t->parent = calloc((size_t)t->nnodes, sizeof(int64_t));
 		t->frame = calloc((size_t)t->nnodes, sizeof(int64_t));
-		err = !t->frame_class || !t->parent || !t->frame ? -ENOMEM : 0;
+		err = !t->frame_class || !t->frame_own || !t->parent || !t->frame ? -ENOMEM : 0;
 	}
 	if (!err)
 		err = load_frames(db, each_frame, ctx, t);
@@ -201,9 +204,38 @@ static void map_free(struct xp_u64map *m)
 void xp_stack_table_free(struct xp_stack_table *t)
 {
 	free(t->frame_class);
+	free(t->frame_own);
 	free(t->parent);
 	free(t->frame);
 	map_free(t->nodes_at);
 	map_free(t->frames_at);
 	memset(t, 0, sizeof(*t));
+}
+
+int xp_stack_table_drop_own(const struct xp_stack_table *t, int64_t *path, int depth)
+{
+	int out = 0;
+
+	for (int i = 0; i < depth;) {
+		uint8_t own[64];
+		int n = 0;
+
+		while (i + n < depth && n < (int)sizeof(own)) {
+			int64_t f = path[i + n] > 0 && path[i + n] < t->nnodes ? t->frame[path[i + n]] : 0;
+
+			own[n] = f > 0 && f < t->nframes ? t->frame_own[f] : XP_OWN_NONE;
+			if (own[n++] == XP_OWN_NONE)
+				break;
+		}
+		size_t cut = xp_own_cut(own, (size_t)n);
+
+		if (cut) {
+			i += (int)cut;
+			continue;
+		}
+		/* no run of ours here: keep the frames read, up to the one outside */
+		for (int k = 0; k < n; k++)
+			path[out++] = path[i++];
+	}
+	return out;
 }

@@ -36,6 +36,7 @@ struct xp_stack_table {
 	int64_t *frame;             /* by node place: its frame's place (0: none) */
 	int64_t nframes;            /* frame places 0..nframes-1 (0: none) */
 	uint8_t *frame_class;       /* by frame place: XP_FRAME_IS_* */
+	uint8_t *frame_own;         /* by frame place: enum xp_own (ownframes.h) */
 	struct xp_u64map *nodes_at; /* node id -> place; NULL: the id is the place */
 	struct xp_u64map *frames_at; /* frame id -> place; NULL: the id is the place */
 };
@@ -51,6 +52,12 @@ int xp_stack_table_load(sqlite3 *db, xp_frame_fn each_frame, void *ctx, struct x
 void xp_stack_table_free(struct xp_stack_table *t);
 /* The place of node id (an xp_stacks id), 0 where the table has none. */
 int64_t xp_stack_table_node(const struct xp_stack_table *t, int64_t id);
+
+/* A stack's nodes, leaf first, without the recorder's own frames
+ * (ownframes.h) that databases made before ingest cut them hold: at the
+ * leaf, or under a backward launch's note re-stacked on its forward launch.
+ * The new depth. */
+int xp_stack_table_drop_own(const struct xp_stack_table *t, int64_t *path, int depth);
 
 /* The class of one frame (the same rules the table applies). */
 unsigned xp_frame_class(int kind, const char *symbol, const char *module);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/dbtask.h"
+#include "db/ownframes.h"
 #include "src/array.h"
 #include "src/u64map.h"
 
@@ -14,6 +15,7 @@
 struct frame_text {
 	char *sym, *module;         /* NULL where the database has none */
 	int kind, host_stub;
+	uint8_t own;                /* enum xp_own (ownframes.h) */
 	char *name;                 /* a Python line's (pyframe.h), else NULL */
 	struct xp_pyline py;        /* with name: its data, pointing into sym and module */
 };
@@ -151,6 +153,7 @@ static size_t keep_frame(struct xp_stackwalk *w, uint64_t *slot)
 						       sizeof(sym), cmp_id) };
 	f->sym = dup_text(s, 1, &rc);
 	f->module = dup_text(s, 3, &rc);
+	f->own = (uint8_t)xp_own_frame(f->kind, f->sym, f->module);
 	if (!rc)
 		rc = python_line(f, s);
 	if (rc) {
@@ -222,15 +225,41 @@ static int node_of(struct xp_stackwalk *w, int64_t id, const struct walked_node 
 	return 1;
 }
 
+/* *id moved past the recorder's own frames it stands on, which databases
+ * made before ingest cut them hold: at the leaf, or under a backward
+ * launch's note where it was re-stacked on its forward launch (ownframes.h). */
+static void skip_own(struct xp_stackwalk *w, int64_t *id)
+{
+	const struct walked_node *n;
+	uint8_t own[64];
+	size_t k = 0, cut;
+	int64_t at = *id;
+
+	while (k < sizeof(own) && at > 0 && node_of(w, at, &n) > 0) {
+		own[k] = w->frames[n->frame].own;
+		at = n->parent;
+		if (own[k++] == XP_OWN_NONE)
+			break;
+	}
+	cut = xp_own_cut(own, k);
+	for (size_t i = 0; i < cut && node_of(w, *id, &n) > 0; i++)
+		*id = n->parent;
+	w->steps += (unsigned)cut;
+}
+
 int xp_stackwalk_next(struct xp_stackwalk *w, int64_t *id, struct xp_frame_row *f)
 {
 	const struct walked_node *n;
 	const struct frame_text *t;
 
-	if (*id <= 0 || w->steps++ >= XP_STACKWALK_MAX_DEPTH)
+	if (*id <= 0 || w->steps >= XP_STACKWALK_MAX_DEPTH || node_of(w, *id, &n) <= 0)
 		return 0;
-	if (node_of(w, *id, &n) <= 0)
-		return 0;
+	if (w->frames[n->frame].own != XP_OWN_NONE) {
+		skip_own(w, id);
+		if (*id <= 0 || w->steps >= XP_STACKWALK_MAX_DEPTH || node_of(w, *id, &n) <= 0)
+			return 0;
+	}
+	w->steps++;
 	t = &w->frames[n->frame];
 	*id = n->parent;
 	*f = (struct xp_frame_row){ t->name ? t->name : t->sym, t->module, t->kind, t->host_stub,

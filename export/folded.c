@@ -137,6 +137,7 @@ static int render(const struct folded_tree *t, const struct xp_folded_opts *o,
 			break;
 		node = t->s.parent[node];
 	}
+	depth = xp_stack_table_drop_own(&t->s, path, depth);
 	if (in->how)
 		cut = launch_cut(t, o, in, path, depth);
 	*len = 0;

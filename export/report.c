@@ -257,8 +257,15 @@ void xp_rep_put_line(FILE *out, const char *line, unsigned width)
 	line = xp_esc(line);        /* a run's names: no control character reaches the terminal */
 	n = strlen(line);
 
-	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut))
+	if (width > 1 && (xp_rep_fit_bytes(line, width, &cut), cut)) {
+		char fit[4096];
+
+		if (xp_rep_fit_last_field(line, width, fit, sizeof(fit))) {
+			fprintf(out, "%s\n", fit);
+			return;
+		}
 		n = xp_rep_fit_bytes(line, width - 1, &cut);
+	}
 	fwrite(line, 1, n, out);
 	fputs(cut ? "\u2026\n" : "\n", out);
 }

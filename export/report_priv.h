@@ -45,6 +45,10 @@ void xp_rep_filter(const struct xp_report_opts *o, const char *gp, const char *s
 int xp_rep_prepare(struct rep *R, const char *sql, sqlite3_stmt **s);
 /* Bytes of line that fit in width columns (UTF-8: a character is a column). */
 size_t xp_rep_fit_bytes(const char *line, unsigned width, int *cut);
+/* line fitted in width columns by eliding inside its last field (its
+ * leading namespaces, else its middle), into out: 1, or 0 where it has no
+ * such field (fitline.c). */
+int xp_rep_fit_last_field(const char *line, unsigned width, char *out, size_t len);
 /* One text line, cut to --width with an ellipsis. */
 /* line, escaped, cut to width columns with an ellipsis (0: whole), to out. */
 void xp_rep_put_line(FILE *out, const char *line, unsigned width);

@@ -323,6 +323,30 @@ static void spread_row(struct rep *R, sqlite3_stmt *s, struct xp_sites *sites,
 	}
 }
 
+
+/* An empty spread table of a run that holds fewer ranks than its world:
+ * the spread and the waits for other ranks need the other ranks' runs. */
+static void alone_note(struct rep *R)
+{
+	sqlite3_stmt *s;
+	char line[320];
+	int64_t ranks = 0, world = 0;
+
+	if (sqlite3_prepare_v2(R->db, "SELECT count(DISTINCT rank), ifnull(max(world_size), 0)"
+			       " FROM xp_ranks", -1, &s, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		ranks = sqlite3_column_int64(s, 0);
+		world = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (ranks > 1 || ranks >= world)
+		return;
+	snprintf(line, sizeof(line), "  (%lld of the job's %lld ranks recorded here: spreads and waits"
+		 " for other ranks need their runs: xpcorr merge)", (long long)ranks, (long long)world);
+	xp_rep_put_row(R, line);
+}
+
 /* Kernels every rank ran, by how far apart the ranks' times are. */
 static int spread(struct rep *R)
 {
@@ -378,6 +402,8 @@ static int spread(struct rep *R)
 	free(waits);
 	if (o->format == XP_FMT_JSON)
 		jsonw_arr_end(&R->json);
+	if (!shown && o->format == XP_FMT_TEXT && step == SQLITE_DONE)
+		alone_note(R);
 	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -EIO;
 }
 

@@ -1,8 +1,9 @@
 /* view_op.c - `xpcorr report --by op`: one row per operator, in the manner
  * of torch.profiler's key_averages(): the framework operation a CUDA call
  * was made under (the innermost PyTorch dispatcher frame of its launch
- * stack, "aten::addmm"), else the CUDA call's own name; its CUDA calls, the
- * host time in them, the GPU time of the work they launched (kernels,
+ * stack, "aten::addmm"), else the CUDA call's own name; its calls (as
+ * key_averages counts them: one call of an op may make several CUDA calls),
+ * its CUDA calls, the host time in them, the GPU time of the work they launched (kernels,
  * copies, sets: key_averages' self CUDA time), GPU records per call, and
  * the user's line that launched most of it. Sorted by GPU time.
  *
@@ -25,7 +26,7 @@
 
 struct op_row {
 	char *name;                 /* "aten::mm" or "cudaMemcpyAsync" */
-	uint64_t calls, gpu_ops;
+	uint64_t calls, cuda_calls, gpu_ops; /* calls: of the op */
 	int64_t host_ns, gpu_ns;
 	const char *top_site;       /* xp_sites' string: the line with most GPU time (calls) */
 	int64_t top_ns;
@@ -49,6 +50,7 @@ struct op_state {
 	struct op_site *pairs;
 	size_t np, pcap;
 	struct xp_u64map agg_at;    /* (stack, CUDA function) -> index + 1 into aggs */
+	struct xp_u64map op_node;   /* (stack, 0) -> the op frame's stack node + 1 (1: none) */
 	struct op_agg *aggs;
 	size_t nagg, acap;
 };
@@ -58,15 +60,19 @@ struct op_state {
  * above the note are its forward launch's ops, not what it ran: where a
  * database ingested before the own op was kept has none, the row is the
  * node's ("autograd: AddmmBackward0"). */
-static void stack_op(struct op_state *S, int64_t id, char *op, size_t len)
+static void stack_op(struct op_state *S, int64_t id, char *op, size_t len, int64_t *op_node)
 {
 	struct xp_frame_row fr;
 	char node[96];
+	int64_t at;
 
 	op[0] = '\0';
-	while (id > 0 && xp_stackwalk_next(S->walk, &id, &fr)) {
-		if (xp_framework_op(fr.sym, op, len))
+	*op_node = 0;
+	while (id > 0 && (at = id, xp_stackwalk_next(S->walk, &id, &fr))) {
+		if (xp_framework_op(fr.sym, op, len)) {
+			*op_node = at;
 			break;
+		}
 		if (xp_backward_note(fr.kind, fr.sym, node, sizeof(node))) {
 			snprintf(op, len, "autograd: %s", node);
 			break;
@@ -104,7 +110,9 @@ static int row_of(struct op_state *S, int64_t stack, int64_t api_name, const cha
 		*idx = (size_t)*slot - 1;
 		return 0;
 	}
-	stack_op(S, stack, op, sizeof(op));
+	int64_t op_node;
+
+	stack_op(S, stack, op, sizeof(op), &op_node);
 	if ((rc = row_named(S, op[0] ? op : api ? api : "(no CUDA call)", idx)) < 0)
 		return rc;
 	if ((slot = xp_u64map_find(&S->op_of, (uint64_t)stack, (uint64_t)api_name)))
@@ -135,7 +143,7 @@ static int add_site(struct op_state *S, size_t row, int64_t stack, int64_t weigh
 /* The calls and GPU work of one (stack, CUDA function) pair. */
 struct op_agg {
 	int64_t stack, name;
-	uint64_t calls, gpu_ops;
+	uint64_t calls, cuda_calls, gpu_ops; /* calls: of the op */
 	int64_t host_ns, gpu_ns;
 };
 
@@ -155,28 +163,101 @@ static struct op_agg *agg_of(struct op_state *S, int64_t stack, int64_t name)
 	return &S->aggs[*slot - 1];
 }
 
-static int add_call(struct op_state *S, int64_t stack, const struct xp_tl_api *a)
+static int add_call(struct op_state *S, int64_t stack, const struct xp_tl_api *a, int new_call)
 {
 	struct op_agg *g = agg_of(S, stack, a->name);
 
 	if (!g)
 		return -ENOMEM;
-	g->calls++;
+	g->calls += new_call != 0;
+	g->cuda_calls++;
 	g->host_ns = xp_sat_add(g->host_ns, xp_sat_sub(a->end, a->start));
 	return 0;
 }
 
-/* The CUDA calls: their count and host time by (stack, function). */
+/* The stack node of the op frame of a stack (0: none), walked once. */
+static int op_node_of(struct op_state *S, int64_t stack, int64_t *node)
+{
+	char op[160];
+	uint64_t *slot;
+	int fresh;
+
+	*node = 0;
+	if (stack <= 0)
+		return 0;
+	if (xp_u64map_upsert(&S->op_node, (uint64_t)stack, 0, &slot, &fresh))
+		return -ENOMEM;
+	if (!fresh) {
+		*node = (int64_t)*slot - 1;
+		return 0;
+	}
+	stack_op(S, stack, op, sizeof(op), node);
+	*xp_u64map_find(&S->op_node, (uint64_t)stack, 0) = (uint64_t)*node + 1;
+	return 0;
+}
+
+static const struct xp_tl_api *sort_api;    /* for cmp_thread_time */
+
+static int cmp_thread_time(const void *pa, const void *pb)
+{
+	const struct xp_tl_api *a = &sort_api[*(const size_t *)pa], *b = &sort_api[*(const size_t *)pb];
+
+	if (a->gtid != b->gtid)
+		return a->gtid < b->gtid ? -1 : 1;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* One call of an op makes its CUDA calls one after another on its thread,
+ * all under the same frame of the op (one stack node), each from its own
+ * place in the op's code: a CUDA call starts a new call of the op when its
+ * thread's previous one was under another op frame, or when its stack and
+ * CUDA function were seen already in the current call (the op called again
+ * from the same line), as torch.profiler's key_averages counts calls. */
+struct op_call {
+	int64_t gtid, node;
+	int64_t stacks[16], names[16];
+	size_t n;
+};
+
+static int new_op_call(struct op_call *c, const struct xp_tl_api *a, int64_t stack, int64_t node)
+{
+	int fresh = !node || a->gtid != c->gtid || node != c->node || c->n == 16;
+
+	for (size_t i = 0; !fresh && i < c->n; i++)
+		fresh = c->stacks[i] == stack && c->names[i] == a->name;
+	if (fresh) {
+		c->gtid = a->gtid;
+		c->node = node;
+		c->n = 0;
+	}
+	c->stacks[c->n] = stack;
+	c->names[c->n++] = a->name;
+	return fresh;
+}
+
+/* The CUDA calls: their count, the op calls they make and their host time,
+ * by (stack, function), each thread's in time order. */
 static int gather_calls(struct op_state *S, const struct xp_tl_set *set)
 {
 	const struct xp_report_opts *o = S->R->o;
+	struct op_call call = { .gtid = -1 };
 	struct xp_callstacks *c;
+	size_t *order;
 	int rc;
 
-	if ((rc = xp_callstacks_load(S->R->db, &c)) < 0)
+	if (!(order = malloc((set->napi ? set->napi : 1) * sizeof(*order))))
+		return -ENOMEM;
+	for (size_t i = 0; i < set->napi; i++)
+		order[i] = i;
+	sort_api = set->api;
+	qsort(order, set->napi, sizeof(*order), cmp_thread_time);
+	if ((rc = xp_callstacks_load(S->R->db, &c)) < 0) {
+		free(order);
 		return rc;
+	}
 	for (size_t i = 0; i < set->napi && !rc; i++) {
-		const struct xp_tl_api *a = &set->api[i];
+		const struct xp_tl_api *a = &set->api[order[i]];
+		int64_t node;
 		size_t k;
 
 		if (!xp_tl_selected(a->gtid, o->pid) || a->start < o->since ||
@@ -184,11 +265,16 @@ static int gather_calls(struct op_state *S, const struct xp_tl_set *set)
 			continue;
 		k = a->corr >= 0 ? xp_callstacks_find(c, a->gtid, a->corr, 0) : 0;
 		if (!k)
-			rc = add_call(S, -1, a);
-		for (; k && !rc; k = xp_callstacks_find(c, a->gtid, a->corr, k))
-			rc = add_call(S, xp_callstacks_stack(c, k), a);
+			rc = add_call(S, -1, a, 1);
+		for (int first = 1; k && !rc; k = xp_callstacks_find(c, a->gtid, a->corr, k), first = 0) {
+			int64_t stack = xp_callstacks_stack(c, k);
+
+			if (!(rc = op_node_of(S, stack, &node)))
+				rc = add_call(S, stack, a, first && new_op_call(&call, a, stack, node));
+		}
 	}
 	xp_callstacks_free(c);
+	free(order);
 	return rc;
 }
 
@@ -245,6 +331,7 @@ static int gather(struct op_state *S)
 				 (const char *)sqlite3_column_text(name, 0) : NULL, &i)) < 0)
 			break;
 		S->rows[i].calls += g->calls;
+		S->rows[i].cuda_calls += g->cuda_calls;
 		S->rows[i].host_ns = xp_sat_add(S->rows[i].host_ns, g->host_ns);
 		S->rows[i].gpu_ops += g->gpu_ops;
 		S->rows[i].gpu_ns = xp_sat_add(S->rows[i].gpu_ns, g->gpu_ns);
@@ -288,13 +375,13 @@ static void print_op(struct rep *R, const struct op_row *r, int64_t all_gpu)
 	if (R->o->format == XP_FMT_TEXT) {
 		char line[1024];
 
-		snprintf(line, sizeof(line), "  %7.1f  %14lld  %9llu  %14lld  %7.2f  %s  \u2039 %s", pct,
-			 (long long)r->gpu_ns, (unsigned long long)r->calls, (long long)r->host_ns, per,
-			 r->name, site);
+		snprintf(line, sizeof(line), "  %7.1f  %14lld  %9llu  %10llu  %14lld  %7.2f  %s  \u2039 %s",
+			 pct, (long long)r->gpu_ns, (unsigned long long)r->calls,
+			 (unsigned long long)r->cuda_calls, (long long)r->host_ns, per, r->name, site);
 		xp_rep_put_row(R, line);
 	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "%.1f,%lld,%llu,%lld,%llu,%.2f,", pct, (long long)r->gpu_ns,
-			(unsigned long long)r->calls, (long long)r->host_ns,
+		fprintf(R->out, "%.1f,%lld,%llu,%llu,%lld,%llu,%.2f,", pct, (long long)r->gpu_ns,
+			(unsigned long long)r->calls, (unsigned long long)r->cuda_calls, (long long)r->host_ns,
 			(unsigned long long)r->gpu_ops, per);
 		xp_rep_csv_str(R->out, r->name);
 		fputc(',', R->out);
@@ -308,6 +395,7 @@ static void print_op(struct rep *R, const struct op_row *r, int64_t all_gpu)
 		jsonw_key(w, "gpu_ns"); jsonw_int(w, r->gpu_ns);
 		jsonw_key(w, "gpu_percent"); jsonw_fixed(w, pct, 2);
 		jsonw_key(w, "calls"); jsonw_uint(w, r->calls);
+		jsonw_key(w, "cuda_calls"); jsonw_uint(w, r->cuda_calls);
 		jsonw_key(w, "host_ns"); jsonw_int(w, r->host_ns);
 		jsonw_key(w, "gpu_ops"); jsonw_uint(w, r->gpu_ops);
 		jsonw_key(w, "gpu_ops_per_call"); jsonw_fixed(w, per, 2);
@@ -327,12 +415,12 @@ static void print_ops(struct rep *R, struct op_state *S)
 	if (o->format == XP_FMT_TEXT) {
 		xp_rep_put_title(R);
 		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, "  GPU (%)   GPU Time (ns)      Calls  Host Time (ns)  Ops/Call"
-			       "  Operator  \u2039 the line that launched most of it");
-		xp_rep_put_row(R, "  -------  --------------  ---------  --------------  --------"
-			       "  --------");
+		xp_rep_put_row(R, "  GPU (%)   GPU Time (ns)      Calls  CUDA Calls  Host Time (ns)"
+			       "  Ops/Call  Operator  \u2039 the line that launched most of it");
+		xp_rep_put_row(R, "  -------  --------------  ---------  ----------  --------------"
+			       "  --------  --------");
 	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"GPU (%)\",\"GPU Time (ns)\",\"Calls\",\"Host Time (ns)\",\"GPU Ops\","
+		fputs("\"GPU (%)\",\"GPU Time (ns)\",\"Calls\",\"CUDA Calls\",\"Host Time (ns)\",\"GPU Ops\","
 		      "\"GPU Ops/Call\",\"Operator\",\"Top Launch Site\"\n", R->out);
 	} else {
 		jsonw_key(&R->json, "ops");
@@ -355,6 +443,7 @@ int xp_view_op(struct rep *R, size_t *rows)
 	xp_u64map_init(&S.op_of);
 	xp_u64map_init(&S.by_site);
 	xp_u64map_init(&S.agg_at);
+	xp_u64map_init(&S.op_node);
 	if ((rc = xp_sites_new(R->db, &S.sites)) < 0)
 		goto out;
 	S.walk = xp_sites_walk(S.sites);
@@ -374,6 +463,7 @@ out:
 	xp_u64map_free(&S.op_of);
 	xp_u64map_free(&S.by_site);
 	xp_u64map_free(&S.agg_at);
+	xp_u64map_free(&S.op_node);
 	free(S.aggs);
 	xp_sites_free(S.sites);
 	return rc;

@@ -30,8 +30,10 @@ static int frame_id(struct loader *L, const char *symbol, int64_t module, enum x
 		return 0;
 	}
 	*id = *slot = (uint64_t)L->next_frame++;
-	if (xp_array__reserve((void **)&L->frame_resolved, &L->frame_cap, (size_t)*id + 1, 1, 4096))
+	if (xp_array__reserve((void **)&L->frame_resolved, &L->frame_cap, (size_t)*id + 1, 1, 4096) ||
+	    xp_array__reserve((void **)&L->frame_own, &L->own_cap, (size_t)*id + 1, 1, 4096))
 		return -ENOMEM;
+	L->frame_own[*id] = (uint8_t)xp_own_frame(kind, symbol, xp_strtab_get(L->strs, module));
 	L->frame_resolved[*id] = (uint8_t)((kind == XP_FRAME_USER || kind == XP_FRAME_KERNEL ||
 					    kind == XP_FRAME_JIT || kind == XP_FRAME_INLINED ||
 					    kind == XP_FRAME_PYTHON) |

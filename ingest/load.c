@@ -633,6 +633,7 @@ static void loader_free(struct loader *L)
 	xp_strtab_free(L->strs);
 	xp_u64map_free(&L->frames);
 	free(L->frame_resolved);
+	free(L->frame_own);
 	xp_stacktree_free(&L->tree);
 	free(L->nodes);
 	xp_u64map_free(&L->ipcache);

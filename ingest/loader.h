@@ -25,6 +25,7 @@
 #include "ingest/gpu_ingest.h"
 #include "ingest/kallsyms.h"
 #include "ingest/mappings.h"
+#include "db/ownframes.h"
 #include "src/runmeta.h"
 #include "src/runnames.h"
 #include "src/gtid.h"
@@ -77,6 +78,8 @@ struct loader {
 	int64_t next_frame;
 	uint8_t *frame_resolved;    /* by frame id: bit 0 symbolized, then enum xp_pyrole << 1 */
 	size_t frame_cap;
+	uint8_t *frame_own;         /* by frame id: enum xp_own (db/ownframes.h) */
+	size_t own_cap;
 	struct xp_stacktree tree;
 	struct node_info *nodes;    /* by stack node id */
 	size_t node_cap;

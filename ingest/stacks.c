@@ -43,6 +43,34 @@ static int user_add(struct loader *L, int64_t *node, int64_t frame)
 
 static int py_splice(struct loader *L, const struct xp_pystack_view *py, int64_t *node, int *how);
 
+/* How many IPs of the stack, leaf first (kernel, then user), are the
+ * recorder's own frames (db/ownframes.h): *cut, or a negative errno. */
+static int own_cut(struct loader *L, uint32_t pid, uint64_t ts, const uint64_t *ips, unsigned nk,
+		   unsigned nu, unsigned *cut)
+{
+	uint8_t own[64];
+	unsigned n = 0;
+	int64_t frame;
+	int err;
+
+	*cut = 0;
+	for (unsigned i = 0; i < nk + nu && n < sizeof(own); i++) {
+		if (i < nk)
+			err = xp_loader_kernel_frame(L, ips[i], &frame);
+		else
+			err = xp_loader_user_frame(L, pid, ts, ips[i], i != nk, &frame);
+		if (err)
+			return err;
+		if ((uint64_t)frame & CHAIN)    /* an inline chain: its function's module */
+			frame = L->chains[((uint64_t)frame & ~CHAIN) >> 5];
+		own[n] = L->frame_own[frame];
+		if (own[n++] == XP_OWN_NONE)
+			break;
+	}
+	*cut = (unsigned)xp_own_cut(own, n);
+	return 0;
+}
+
 /* The stack id of kernel + user IPs (each leaf first), root first in the tree:
  * outermost user caller ... user leaf, then kernel entry ... kernel leaf.
  * A launch's Python stack (py, else NULL) goes into the user part (pysplice.h). */
@@ -53,6 +81,7 @@ int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64
 	uint64_t h1 = 0, h2 = 0, *slot = NULL;
 	int64_t node = 0, frame;
 	int fresh = 1, err, how = 0;
+	unsigned cut, kcut, ucut;
 
 	if (cacheable) {
 		h1 = xp_hash64(pid ^ ((uint64_t)nk << 32) ^ ((uint64_t)nu << 48)) ^
@@ -74,9 +103,13 @@ int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64
 			return 0;
 		}
 	}
+	if ((err = own_cut(L, pid, ts, ips, nk, nu, &cut)))
+		return err;
+	kcut = cut < nk ? cut : nk;
+	ucut = cut - kcut;
 	L->collecting = py != NULL;
 	L->py_nnative = 0;
-	for (unsigned i = nu; i-- > 0;) {
+	for (unsigned i = nu; i-- > ucut;) {
 		err = xp_loader_user_frame(L, pid, ts, ips[nk + i], i != 0, &frame);
 		if (err)
 			return err;
@@ -99,7 +132,7 @@ int xp_loader_stack_id(struct loader *L, uint32_t pid, uint64_t ts, const uint64
 		xp_pystore_joined_gap(L->py, pid);
 	else
 		how = 0;
-	for (unsigned i = nk; i-- > 0;) {
+	for (unsigned i = nk; i-- > kcut;) {
 		err = xp_loader_kernel_frame(L, ips[i], &frame);
 		if (err)
 			return err;
