@@ -21,7 +21,7 @@
 #include "cmd/timearg.h"
 
 static const char usage[] =
-	"usage: xpcorr report [--top N] [--by VIEW] [--step N]\n"
+	"usage: xpcorr report [--top N] [--by VIEW] [--step N] [--skip-steps N]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--rank N] [--since T] [--until T]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
@@ -185,13 +185,14 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
 		{ "rank", required_argument, NULL, 'R' }, { "step", required_argument, NULL, 'T' },
 		{ "output", required_argument, NULL, 'o' }, { "weight", required_argument, NULL, 'w' },
+		{ "skip-steps", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, i, width_given = 0, top_given = 0;
 	long long v;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:K:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if ((weight_wanted = xp_cmd_choice("xpcorr report", "weight", optarg,
@@ -223,6 +224,13 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 			if (number(optarg, &v) < 0 || (o->step = v, 0)) {
 				fprintf(stderr, "xpcorr report: --step %s: expected a step number of 0 or"
 					" more\n", optarg);
+				return XP_EXIT_USAGE;
+			}
+			break;
+		case 'K':
+			if (number(optarg, &v) < 0 || (o->skip_steps = v, 0)) {
+				fprintf(stderr, "xpcorr report: --skip-steps %s: expected a number of"
+					" steps, 0 or more\n", optarg);
 				return XP_EXIT_USAGE;
 			}
 			break;
