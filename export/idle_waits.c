@@ -8,7 +8,8 @@
 #include "src/gtid.h"
 
 static const char waits_sql[] =
-	"SELECT " XP_SQL_GTID("pid", "tid") ", ts, ts + duration, stack_id FROM xp_switches"
+	"SELECT " XP_SQL_GTID("pid", "tid") ", ts, ts + duration, stack_id,"
+	" prev_state = 0 FROM xp_switches"
 	" WHERE pid = ?1 AND duration > 0 ORDER BY tid, ts";
 
 int xp_idle_waits_load(sqlite3 *db, int64_t gpid, struct xp_wait **out, size_t *n)
@@ -29,7 +30,8 @@ int xp_idle_waits_load(sqlite3 *db, int64_t gpid, struct xp_wait **out, size_t *
 			break;
 		}
 		w[(*n)++] = (struct xp_wait){ sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-					      sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3) };
+					      sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
+					      sqlite3_column_int(s, 4) };
 	}
 	sqlite3_finalize(s);
 	rc = rc == SQLITE_DONE ? 0 : rc < 0 ? rc : -EIO;

@@ -16,7 +16,9 @@
 
 struct xp_wait {
 	int64_t gtid, start, end;   /* the thread (globalTid) and its time off CPU */
-	int64_t stack;              /* xp_stacks id where it went off */
+	int64_t stack;              /* xp_stacks id where it went off; <= 0: none taken
+				     * (a normal user's waits at perf_event_paranoid 2) */
+	int preempted;              /* runnable all along: the CPU was taken from it */
 };
 
 /* The process's (of globalTid gpid) off-CPU intervals, by thread then

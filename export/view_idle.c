@@ -655,6 +655,45 @@ static void cpu_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
 	}
 }
 
+/* The name of wait w of thread gtid: where it went off CPU; without a
+ * stack there (perf's switch records for a normal user), the thread's last
+ * sample before it; "preempted" when the thread stayed runnable. */
+static const char *wait_name(struct idle_state *S, int64_t gtid, const struct xp_wait *w)
+{
+	const struct xp_thread_samples *t;
+	const char *name = NULL;
+	char buf[700];
+	int err;
+
+	if (w->stack > 0) {
+		name = host_name(S, w->stack, 1);
+	} else if ((t = xp_sample_reader_get(S->samples, gtid, &err))) {
+		size_t lo = 0, hi = t->n;
+
+		while (lo < hi) {   /* past the last sample before the wait */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (t->s[mid][0] < w->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && (name = host_name(S, t->s[lo - 1][1], 0))) {
+			snprintf(buf, sizeof(buf), "last seen at %s", name);
+			name = intern(S, buf);
+		}
+	} else {
+		S->err = err;
+	}
+	if (!name)
+		name = intern_fixed(S, "(wait without a stack)");
+	if (name && w->preempted) {
+		snprintf(buf, sizeof(buf), "preempted at %s", name);
+		name = intern(S, buf);
+	}
+	return name;
+}
+
 /* [a, b) of thread gtid before its launch, outside CUDA calls: off CPU in
  * its waits (named where it blocked), on CPU between them (cpu_piece). */
 static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
@@ -668,7 +707,7 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
 		if (w->start > a)
 			cpu_piece(S, gtid, a, w->start);
 		a = w->start > a ? w->start : a;
-		add_cause(S, C_WAIT, host_name(S, w->stack, 1), (w->end < b ? w->end : b) - a);
+		add_cause(S, C_WAIT, wait_name(S, gtid, w), (w->end < b ? w->end : b) - a);
 		a = w->end;
 	}
 	cpu_piece(S, gtid, a, b);
