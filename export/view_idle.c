@@ -1116,11 +1116,21 @@ static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64
 	}
 }
 
+/* "step", "3 steps". */
+static const char *steps_count(size_t k, char *out, size_t len)
+{
+	if (k == 1)
+		snprintf(out, len, "step");
+	else
+		snprintf(out, len, "%zu steps", k);
+	return out;
+}
+
 /* Text: the warm-up steps told apart, and the share estimated. */
 static void print_notes(struct idle_state *S)
 {
 	int64_t idle = S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK];
-	char line[400];
+	char line[400], n[32];
 
 	if (S->R->o->format != XP_FMT_TEXT)
 		return;
@@ -1131,15 +1141,15 @@ static void print_notes(struct idle_state *S)
 		xp_rep_put_row(S->R, line);
 	}
 	if (S->warm_steps && S->cls_ns[XP_TL_IDLE]) {
-		snprintf(line, sizeof(line), "    Warm-up: the first %zu step%s (over twice the median step: lazy"
-			 " loading, library handles) hold %.1f%% of idle time; --skip-steps %zu for the"
-			 " steady state", S->warm_steps, S->warm_steps > 1 ? "s" : "",
+		snprintf(line, sizeof(line), "    Warm-up: the first %s, over twice the median step,"
+			 " hold%s %.1f%% of idle time (--skip-steps %zu: the steady state)",
+			 steps_count(S->warm_steps, n, sizeof(n)), S->warm_steps > 1 ? "" : "s",
 			 100.0 * (double)S->warm_idle_ns / (double)S->cls_ns[XP_TL_IDLE], S->warm_steps);
 		xp_rep_put_row(S->R, line);
 	}
 	if (S->skipped) {
-		snprintf(line, sizeof(line), "    Steady state: the first %zu step%s left out (--skip-steps)",
-			 S->skipped, S->skipped > 1 ? "s" : "");
+		snprintf(line, sizeof(line), "    Steady state: the first %s left out (--skip-steps)",
+			 steps_count(S->skipped, n, sizeof(n)));
 		xp_rep_put_row(S->R, line);
 	}
 }
