@@ -156,6 +156,8 @@ struct idle_state {
 	struct kind_share *shares;
 	size_t nshares, share_cap;
 	struct xp_u64map share_at;  /* (kind << 2 | cause, where) -> index + 1 into shares */
+	size_t last_share;          /* index + 1 of the share added to last (a gap's samples
+				     * mostly repeat one name: no hashing each) */
 	int64_t est_ns;             /* idle time estimated, of this device */
 	size_t warm_steps;          /* the first steps that are warm-up (warmup_steps) */
 	int64_t warm_idle_ns;       /* their idle time */
@@ -368,11 +370,12 @@ static void name_host(struct idle_state *S, int64_t id, int wait, char *buf, siz
 				memcpy(pylib, n, sizeof(pylib));
 			continue;
 		}
-		native_name(&fr, n, sizeof(n));
+		/* named only where it may be used: a stack is walked to its
+		 * root when it has no Python frame */
 		if (!leaf[0])
-			memcpy(leaf, n, sizeof(leaf));
+			native_name(&fr, leaf, sizeof(leaf));
 		if (!own[0] && !xp_is_cuda_layer(fr.sym, fr.module) && !xp_is_library_frame(fr.sym, fr.module))
-			memcpy(own, n, sizeof(own));
+			native_name(&fr, own, sizeof(own));
 	}
 	xp_stackwalk_done(S->walk);
 	site = py[0] ? py : pylib[0] ? pylib : own[0] ? own : leaf[0] ? leaf : "?";
@@ -435,6 +438,14 @@ static void add_share(struct idle_state *S, int cause, const char *where, int64_
 		return;
 	k = &S->kinds[S->gap_kind - 1];
 	k->sampled_ns = xp_sat_add(k->sampled_ns, ns);
+	if (S->last_share) {
+		struct kind_share *last = &S->shares[S->last_share - 1];
+
+		if (last->kind == S->gap_kind - 1 && last->cause == cause && last->where == where) {
+			last->ns = xp_sat_add(last->ns, ns);
+			return;
+		}
+	}
 	/* interned pointers and small indices: the key is unique */
 	if (xp_u64map_upsert(&S->share_at, (uint64_t)S->gap_kind << 2 | (uint64_t)cause,
 			     (uint64_t)(uintptr_t)where, &slot, &fresh)) {
@@ -451,6 +462,7 @@ static void add_share(struct idle_state *S, int cause, const char *where, int64_
 		*slot = ++S->nshares;
 	}
 	S->shares[*slot - 1].ns = xp_sat_add(S->shares[*slot - 1].ns, ns);
+	S->last_share = (size_t)*slot;
 }
 
 /* Time of the gap with no sample and no wait: shared out at the end. */
@@ -496,7 +508,7 @@ static void estimate_unseen(struct idle_state *S)
 		if (row)
 			S->causes.v[row - 1].pieces = k->unseen_gaps;
 	}
-	S->nkinds = S->nshares = 0;
+	S->nkinds = S->nshares = S->last_share = 0;
 	xp_u64map_free(&S->kind_at);
 	xp_u64map_free(&S->share_at);
 }
