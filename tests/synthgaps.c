@@ -19,7 +19,8 @@
  * Every gap but the first began while the host was blocked in that
  * synchronize (or cudaMemcpy): it drained the queue.
  * "waits" mode (tests/idle-waits.py): step 4k+2 sleeps 1 ms in its logging
- * (an off-CPU interval gone off in xp_idle under py::save_checkpoint), and
+ * (an off-CPU interval gone off in xp_idle under py::save_checkpoint),
+ * step 4k+3 waits 1 ms without a stack and is then preempted 0.5 ms, and
  * the gap from step 4k's synchronize to step 4k+1's launch has no sample.
  * CPU samples every 50 us while the thread runs Python. The truth (each
  * part and cause of every step, summed) goes to a JSON file.
@@ -58,6 +59,9 @@ struct gap_truth {
 	uint64_t first_gap;                   /* step 0's first gap: no GPU work before it */
 	uint64_t loop_first, loop_last;       /* the loop's steps: its first gemm's call, its last copy's end */
 	uint64_t wait, unseen;                /* waits mode: the sleeps; host time without a sample */
+	uint64_t wait_stackless, preempted;   /* waits without a stack; preemptions */
+	uint64_t first_load;                  /* step 0's loading: its own kind of gap */
+	uint64_t last_log;                    /* the last step's logging: another kind */
 };
 
 /* The launches' Python stacks (py mode): <module> calls main(), whose lines
@@ -134,16 +138,20 @@ static int samples(struct gap_rank *r, uint64_t a, uint64_t b, uint64_t leaf, ui
 }
 
 /* The thread off CPU over [a, b), gone off in xp_idle called from
- * py::save_checkpoint (ckpt.py). */
-static int sleep_at(struct gap_rank *r, uint64_t a, uint64_t b)
+ * py::save_checkpoint (ckpt.py); without a stack (stackless: as a normal
+ * user's perf switch records are), or preempted (state 0). */
+static int sleep_at(struct gap_rank *r, uint64_t a, uint64_t b, int stackless, int preempted)
 {
 	struct { struct xp_switch w; uint64_t ips[2]; } sw = {
-		.w = { .ts = a, .duration_ns = b - a, .pid = r->pid, .tid = r->pid, .prev_state = 1,
-		       .stack = { .user_depth = 2 } },
+		.w = { .ts = a, .duration_ns = b - a, .pid = r->pid, .tid = r->pid,
+		       .prev_state = !preempted, .stack = { .user_depth = 2 } },
 		.ips = { xp_synth_ip(r->s, "xp_idle", 3), PY(0x510) },
 	};
 
-	return xp_writer_append(r->cpu, XP_REC_SWITCH, &sw, sizeof(sw), NULL, 0);
+	if (stackless)
+		sw.w.stack = (struct xp_stack){ .flags = XP_STACK_USER_ERR };
+	return xp_writer_append(r->cpu, XP_REC_SWITCH, &sw, stackless ? sizeof(sw.w) : sizeof(sw),
+				NULL, 0);
 }
 
 static int nvtx(struct gap_rank *r, uint64_t ts, uint32_t edge, uint64_t id, uint32_t name)
@@ -173,7 +181,7 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	 * 4k+1's launch) has no sample at all; step 4k+2 sleeps 1 ms in its
 	 * logging */
 	int hole = r->waits && i % 4 == 1, hole_next = r->waits && i % 4 == 0 && i + 1 < r->steps;
-	int sleeps = r->waits && i % 4 == 2;
+	int sleeps = r->waits && i % 4 == 2, blind = r->waits && i % 4 == 3;
 
 	if (!hole) {
 		err = err ?: samples(r, t, t + NATIVE_US * US, LIB_BASE + 0x1234, LIB_BASE + 0x5678);
@@ -202,10 +210,14 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	} else {
 		err = err ?: api(r, l1 + 60 * US, end + 400 * US, S_SYNC, 131, sync_at);
 	}
-	if (sleeps) {
+	if (sleeps || blind) {
+		/* step 4k+3: a 1 ms wait without a stack, then a 0.5 ms preemption */
 		err = err ?: samples(r, end + 400 * US, end + 1400 * US, PY(0x310), PY(0x410));
-		err = err ?: sleep_at(r, end + 1400 * US, end + 2400 * US);
-		err = err ?: samples(r, end + 2400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
+		err = err ?: sleep_at(r, end + 1400 * US, end + 2400 * US, blind, 0);
+		if (blind)
+			err = err ?: sleep_at(r, end + 2400 * US, end + 2900 * US, 1, 1);
+		err = err ?: samples(r, end + (blind ? 2900 : 2400) * US, t + GAP_STEP, PY(0x310),
+				     PY(0x410));
 	} else if (!hole_next) {
 		err = err ?: samples(r, end + 400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
 	}
@@ -227,14 +239,19 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	}
 	r->t.launch += 10 * US;
 	*(r->rank == r->world - 1 ? &r->t.sync_nearest : &r->t.sync) += 380 * US;
-	if (hole_next)
+	if (hole_next) {
 		r->t.unseen += t + GAP_STEP - (end + 400 * US);
-	else
-		r->t.log_metrics += t + GAP_STEP - (end + 400 * US) - (sleeps ? 1000 * US : 0);
+	} else {
+		r->t.last_log = t + GAP_STEP - (end + 400 * US) - (sleeps ? 1000 * US : 0) -
+				(blind ? 1500 * US : 0);
+		r->t.log_metrics += r->t.last_log;
+	}
 	r->t.wait += sleeps ? 1000 * US : 0;
+	r->t.wait_stackless += blind ? 1000 * US : 0;
+	r->t.preempted += blind ? 500 * US : 0;
 	r->t.idle += GAP_STEP - 3520 * US - (last - load);
 	if (!i)
-		r->t.first_gap = load + 10 * US, r->t.loop_first = l1;
+		r->t.first_gap = load + 10 * US, r->t.loop_first = l1, r->t.first_load = load;
 	r->t.loop_last = end + 20 * US;
 	return err;
 }
@@ -317,7 +334,9 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		" \"drained\": {\"sync:%s\": %llu, \"none:\": %llu},"
 		" \"loop_first_start_ns\": %llu, \"loop_last_end_ns\": %llu,"
 		" \"sampled\": {\"load_batch\": %llu, \"tokenize\": %llu, \"log_metrics\": %llu,"
-		" \"native\": %llu}, \"wait_ns\": %llu, \"unseen_ns\": %llu}\n",
+		" \"native\": %llu}, \"wait_ns\": %llu, \"unseen_ns\": %llu,"
+		" \"wait_stackless_ns\": %llu, \"preempted_ns\": %llu, \"first_load_ns\": %llu,"
+		" \"native_ns_per_step\": %llu, \"last_log_ns\": %llu}\n",
 		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
 		(unsigned long long)t->comm, (unsigned long long)t->memory,
 		(unsigned long long)t->rank_wait, (unsigned long long)t->idle,
@@ -331,7 +350,10 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		(unsigned long long)t->loop_first, (unsigned long long)t->loop_last,
 		(unsigned long long)t->load_batch, (unsigned long long)t->tokenize,
 		(unsigned long long)t->log_metrics, (unsigned long long)t->native,
-		(unsigned long long)t->wait, (unsigned long long)t->unseen);
+		(unsigned long long)t->wait, (unsigned long long)t->unseen,
+		(unsigned long long)t->wait_stackless, (unsigned long long)t->preempted,
+		(unsigned long long)t->first_load, (unsigned long long)(NATIVE_US * US),
+		(unsigned long long)t->last_log);
 	bad = ferror(f);
 	return fclose(f) || bad ? -EIO : 0;
 }
