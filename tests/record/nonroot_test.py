@@ -237,6 +237,9 @@ def t_waits(tmp):
                        " AND prev_state != 0", (int(pid),)).fetchone()[0]
         db.close()
         check(n >= 5, "%s: xp_switches holds the sleeps (%d)" % (name, n))
+        p = subprocess.run(AS_NOBODY + [rt.XPCORR, "info", run], capture_output=True, text=True)
+        check(re.search(r"^off_cpu_source +perf_switch$", p.stdout, re.M) is not None,
+              "%s: xpcorr info says where the waits came from" % name)
         owned_by_nobody(run)
     # --no-off-cpu: none
     run = os.path.join(tmp, "none")
