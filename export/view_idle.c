@@ -492,10 +492,13 @@ static void estimate_unseen(struct idle_state *S)
 		if (!k->unseen_ns || !k->sampled_ns)
 			continue;
 		ns = (int64_t)((double)k->unseen_ns * (double)sh->ns / (double)k->sampled_ns + 0.5);
+		/* a row of its own number: it counts one piece here, the
+		 * kind's gaps in all (kinds that name one place add up) */
+		S->gap_no++;
 		row = add_cause_to(S, &S->causes, sh->cause == C_HOST ? C_HOST_EST : C_NATIVE_EST,
 				   sh->where, ns);
 		if (row)
-			S->causes.v[row - 1].pieces = k->unseen_gaps;
+			S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
 		S->est_ns = xp_sat_add(S->est_ns, ns);
 	}
 	for (size_t i = 0; i < S->nkinds; i++) {
@@ -504,9 +507,10 @@ static void estimate_unseen(struct idle_state *S)
 
 		if (!k->unseen_ns || k->sampled_ns)
 			continue;
+		S->gap_no++;
 		row = add_cause_to(S, &S->causes, C_NOSAMPLE, k->next_site, k->unseen_ns);
 		if (row)
-			S->causes.v[row - 1].pieces = k->unseen_gaps;
+			S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
 	}
 	S->nkinds = S->nshares = S->last_share = 0;
 	xp_u64map_free(&S->kind_at);
@@ -691,8 +695,9 @@ static const char *wait_name(struct idle_state *S, int64_t gtid, const struct xp
 				hi = mid;
 		}
 		if (lo && (name = host_name(S, t->s[lo - 1][1], 0))) {
-			snprintf(buf, sizeof(buf), "last seen at %s", name);
-			name = intern(S, buf);
+			snprintf(buf, sizeof(buf), "%slast seen at %s", w->preempted ? "preempted, " : "",
+				 name);
+			return intern(S, buf);
 		}
 	} else {
 		S->err = err;

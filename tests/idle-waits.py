@@ -64,7 +64,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # without a stack (a normal user's): the thread's last sample before it
     close("host waiting, no stack: last seen at train.py log_metrics",
           waits.get("last seen at train.py log_metrics", 0), t["wait_stackless_ns"])
-    close("host waiting, preempted", waits.get("preempted at last seen at train.py log_metrics", 0),
+    close("host waiting, preempted", waits.get("preempted, last seen at train.py log_metrics", 0),
           t["preempted_ns"])
     close("host running log_metrics (the sleep not in it)", ns("host", "log_metrics"),
           t["sampled"]["log_metrics"])
