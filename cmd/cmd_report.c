@@ -69,6 +69,23 @@ static int number(const char *arg, long long *v)
 	return errno || end == arg || *end || *v < 0 ? -1 : 0;
 }
 
+/* --step N ('T') and --skip-steps N ('K') of --by idle: 0, or -1 said. */
+static int parse_steps(int c, const char *arg, struct xp_report_opts *o)
+{
+	long long v;
+
+	if (number(arg, &v) == 0) {
+		*(c == 'T' ? &o->step : &o->skip_steps) = v;
+		return 0;
+	}
+	if (c == 'T')
+		fprintf(stderr, "xpcorr report: --step %s: expected a step number of 0 or more\n", arg);
+	else
+		fprintf(stderr, "xpcorr report: --skip-steps %s: expected a number of steps, 0 or"
+			" more\n", arg);
+	return -1;
+}
+
 /* getopt into o: -1 to go on, else the exit status. */
 static long long rank_wanted = -1;     /* --rank N, mapped to its process once the run is open */
 static int64_t since_off = -1, until_off = -1;   /* --since/--until +OFFSET, or -1 */
@@ -189,7 +206,6 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, i, width_given = 0, top_given = 0;
-	long long v;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:K:h", opts, NULL)) != -1) {
@@ -220,19 +236,9 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 				return XP_EXIT_USAGE;
 			}
 			break;
-		case 'T':
-			if (number(optarg, &v) < 0 || (o->step = v, 0)) {
-				fprintf(stderr, "xpcorr report: --step %s: expected a step number of 0 or"
-					" more\n", optarg);
+		case 'T': case 'K':
+			if (parse_steps(c, optarg, o))
 				return XP_EXIT_USAGE;
-			}
-			break;
-		case 'K':
-			if (number(optarg, &v) < 0 || (o->skip_steps = v, 0)) {
-				fprintf(stderr, "xpcorr report: --skip-steps %s: expected a number of"
-					" steps, 0 or more\n", optarg);
-				return XP_EXIT_USAGE;
-			}
 			break;
 		case 'n': case 'p': case 'k': case 'F': case 'W':
 			if (parse_count(c, long_name(opts, c), o))
