@@ -116,6 +116,9 @@ static int arm_bpf(struct xp_recorder *r)
 	struct xp_sampler_config bc = {
 		.filter = !r->o.system_wide, .freq = r->o.freq, .ring_bytes = r->o.ring_kib * 1024u,
 		.off_cpu = r->o.off_cpu, .offcpu_min_ns = (uint64_t)r->o.offcpu_min_us * 1000,
+		/* the default waits are named by their user stacks; kernel frames
+		 * (and the kallsyms copy they need) are for --off-cpu */
+		.offcpu_user_only = !r->o.off_cpu_given,
 		.sample_copy = r->o.sample_copy, .launch_copy = uprobe_copy(&r->o),
 		/* under sudo only the invoking user's own unprivileged tasks */
 		.record_privileged = r->o.record_privileged, .owner_only = r->uid != 0,
