@@ -115,6 +115,7 @@ int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c)
 	s->skel->rodata->filter_tgids = c->filter;
 	s->skel->rodata->period_ns = c->freq ? 1000000000u / c->freq : 0;
 	s->skel->rodata->offcpu_min_ns = c->offcpu_min_ns;
+	s->skel->rodata->switch_kernel = !c->offcpu_user_only;
 	s->skel->rodata->protect = !c->record_privileged;
 	s->skel->rodata->owner_only = c->owner_only;
 	s->skel->rodata->owner_uid = c->owner_uid;

@@ -32,6 +32,7 @@ struct xp_sampler_config {
 	uint32_t ring_bytes;        /* BPF ring buffer, a power of two >= page; 0: default */
 	bool off_cpu;               /* attach sched_switch (--off-cpu) */
 	uint64_t offcpu_min_ns;     /* shorter off-CPU intervals are not recorded */
+	bool offcpu_user_only;      /* off-CPU stacks without kernel frames (the default waits) */
 	/* dwarf mode: user stack bytes copied (multiple of 8); 0: frame pointers only */
 	uint32_t sample_copy;       /* samples and off-CPU (capped at SAMPLER_OFFCPU_MAX_COPY) */
 	uint32_t launch_copy;       /* marker uprobe */

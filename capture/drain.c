@@ -21,6 +21,7 @@
 #include "capture/dumpable.h"
 #include "capture/perfconv.h"
 #include "capture/perfsampler.h"
+#include "capture/perfswitch.h"
 #include "capture/perftrack.h"
 #include "capture/buildid.h"
 #include "capture/mapfile.h"
@@ -43,6 +44,7 @@ struct drain {
 	const struct perf_event_attr *sample_attr;   /* perf samples' attr, or NULL */
 	struct perftrack *track;    /* without a BPF sampler */
 	struct dumpable *dump;      /* and what of its processes stays out */
+	struct perfswitch *switches; /* a normal user's waits (perfswitch.h), or NULL */
 	uint64_t stack_err, stack_err_reported;      /* perf samples without a user stack */
 	int epfd;
 	pthread_t thread;
@@ -460,16 +462,54 @@ static bool perf_dump_keeps(struct drain *d, const struct perfconv_rec *r)
 	}
 }
 
+/* A normal user's off-CPU interval (perfswitch.h), of a task we keep. */
+static void on_perf_switch(void *ctx, const struct xp_switch *w)
+{
+	struct drain *d = ctx;
+
+	if (d->window_from && w->ts < d->window_from)
+		return;
+	/* the perf path keeps nothing of a task that is not dumpable, as for
+	 * its samples (dumpable.h) */
+	if (d->dump ? !dumpable_keeps(d->dump, (pid_t)w->pid, w->ts) :
+		      !drain_task_allowed(d, (pid_t)w->pid)) {
+		drain_drop_privileged(d, XP_REC_SWITCH, 1);
+		return;
+	}
+	drain_append(d, XP_REC_SWITCH, w, sizeof(*w), NULL, 0);
+}
+
+int drain_take_switches(struct drain *d, uint64_t min_ns)
+{
+	d->switches = perfswitch_new(min_ns);
+	return d->switches ? 0 : -ENOMEM;
+}
+
+/* After a pass over the perf rings: the switch records paired. */
+static void pair_switches(struct drain *d, bool final)
+{
+	if (d->switches)
+		perfswitch_flush(d->switches, final, on_perf_switch, d);
+}
+
 static void on_perf_record(void *ctx, const void *rec, size_t len)
 {
 	struct perfconv_rec r;
 	struct drain *d = ctx;
 	struct xp_exec x;
 	char path[4096];
+	int sw;
 
 	if (len >= sizeof(struct perf_event_header) &&
 	    ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE) {
 		on_perf_sample(d, rec, len);
+		return;
+	}
+	if (d->switches && (sw = perfswitch_take(d->switches, rec, len,
+						 (uint32_t)sideband_cpu(d->sb))) != 0) {
+		if (sw < 0)
+			write_lost(d, XP_REC_SWITCH, sw == -ENOMEM ? XP_LOST_NO_MEMORY :
+				   XP_LOST_PERF_LOST, 1);
 		return;
 	}
 	if (perfconv_convert(rec, len, &r) || !r.type)
@@ -562,6 +602,7 @@ static void drain_once(struct drain *d, int timeout_ms)
 		ring_buffer__consume(d->rb);
 	if (d->sb)
 		sideband_read(d->sb, on_perf_record, d);
+	pair_switches(d, false);
 	if (now_ns() - d->last_flush >= FLUSH_INTERVAL_NS) {
 		report_losses(d);
 		flush(d);
@@ -660,6 +701,7 @@ int drain_final(struct drain *d)
 		dumpable_pass(d->dump);
 	if (d->sb)
 		sideband_read(d->sb, on_perf_record, d);
+	pair_switches(d, true);
 	while (d->track && perftrack_flush(d->track, &x))
 		write_exec(d, &x, "");
 	report_losses(d);
@@ -698,6 +740,7 @@ void drain_close(struct drain *d)
 	ring_buffer__free(d->rb);
 	perftrack_free(d->track);
 	dumpable_free(d->dump);
+	perfswitch_free(d->switches);
 	if (d->epfd > 0)
 		close(d->epfd);
 	if (d->fail_fd > 0)

@@ -40,6 +40,10 @@ typedef void (*drain_cuda_fn)(void *ctx, pid_t pid, const char *path);
 void drain_watch_cuda(struct drain *d, drain_cuda_fn fn, void *ctx);
 /* Samples, launch and off-CPU records before from_ns are dropped (--delay). */
 void drain_set_window(struct drain *d, uint64_t from_ns);
+/* Before drain_start, without a BPF sampler: the side-band rings' context
+ * switch records are paired into off-CPU intervals of min_ns or more
+ * (perfswitch.h). 0 or -ENOMEM. */
+int drain_take_switches(struct drain *d, uint64_t min_ns);
 /* Under sudo, whether the records of process pid may go into the run
  * (the sampler's verdict, else its /proc entry now); always true else. */
 bool drain_task_allowed(struct drain *d, pid_t pid);

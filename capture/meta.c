@@ -51,18 +51,28 @@ static json_t *counts_json(const struct xp_record_counts *c)
 	return recs;
 }
 
-/* {"enabled", "min_us", "tracepoint_formats": [names], "tracepoint_format_error"} */
+/* {"enabled", "min_us", "tracepoint_formats": [names], "tracepoint_format_error",
+ *  "by": "--off-cpu"|"default"|null, "source": "sched_switch"|"perf_switch"|null,
+ *  "error"}: off-CPU intervals (waits), on by default where GPU capture is
+ * armed; error says why the default ones are not there */
 static json_t *off_cpu_json(const struct xp_record_meta *m)
 {
 	const struct xp_record_opts *o = m->opts;
 	json_t *fmts = json_array();
+	bool bpf = m->sampler && !strcmp(m->sampler, "bpf");
 
-	if (o->off_cpu && !m->tracefmt_err)
+	if (o->off_cpu && bpf && !m->tracefmt_err)
 		json_array_append_new(fmts, json_string("sched_switch"));
-	return json_pack("{s:b,s:I,s:o,s:o}", "enabled", o->off_cpu,
+	return json_pack("{s:b,s:I,s:o,s:o,s:o,s:o,s:o}", "enabled", o->off_cpu,
 			 "min_us", (json_int_t)o->offcpu_min_us, "tracepoint_formats", fmts,
-			 "tracepoint_format_error", o->off_cpu && m->tracefmt_err ?
-			 json_string(strerror(-m->tracefmt_err)) : json_null());
+			 "tracepoint_format_error", o->off_cpu && bpf && m->tracefmt_err ?
+			 json_string(strerror(-m->tracefmt_err)) : json_null(),
+			 "by", !o->off_cpu ? json_null() : json_string(o->off_cpu_given ?
+			 "--off-cpu" : "default"),
+			 "source", !o->off_cpu ? json_null() : json_string(bpf ? "sched_switch" :
+			 "perf_switch"),
+			 "error", m->waits_error ? json_string(strerror(-m->waits_error)) :
+			 json_null());
 }
 
 /* {"user_s", "sys_s"}: CPU time xpcap itself used so far (BPF programs run

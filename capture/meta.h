@@ -43,6 +43,7 @@ struct xp_record_meta {
 	uint64_t cpu_bytes;             /* size of cpu.xpr */
 	uint64_t cpu_raw_bytes;         /* what it would be uncompressed */
 	int tracefmt_err;               /* --off-cpu: 0 or -errno of saving the format */
+	int waits_error;                /* the default waits could not be armed: -errno */
 	int kallsyms_err;               /* 0 or -errno of saving /proc/kallsyms */
 	uint64_t kallsyms_bytes;        /* size of the whole copy, 0 until it is in place */
 	const char *kernel_addresses;   /* "rebased", "dropped" (kernaddr.h), NULL: real */

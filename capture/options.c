@@ -1,7 +1,7 @@
 /* options.c - the command line of `xpcap record`, parsed into struct xp_record_opts.
  *   xpcap record [-o DIR] [-F HZ] [--duration S] [-a | -p PID[,PID]] [--force]
  *                [-q] [--no-gpu] [--gpu-only] [--cupti-lib PATH] [-m KIB]
- *                [--off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
+ *                [--off-cpu|--no-off-cpu] [--off-cpu-min-us US] [--call-graph fp|dwarf[,SIZE]]
  *                [--launch-call-graph fp|dwarf[,SIZE]] [--launch-stacks inproc|uprobe]
  *                [--python-lines on|off] [--reuse-stacks on|off] [--compress none|zstd]
  *                [--no-python-frames]
@@ -22,7 +22,7 @@
 enum { OPT_DURATION = 256, OPT_FORCE, OPT_NO_GPU, OPT_GPU_ONLY, OPT_CUPTI_LIB, OPT_OFF_CPU,
        OPT_OFF_CPU_MIN, OPT_CALL_GRAPH, OPT_LAUNCH_CALL_GRAPH, OPT_LAUNCH_STACKS, OPT_COMPRESS,
        OPT_PYTHON_LINES, OPT_REUSE_STACKS, OPT_RECORD_PRIVILEGED, OPT_DELAY, OPT_CAPTURE_RANGE,
-       OPT_CAPTURE_COUNT, OPT_KILL, OPT_NO_PYTHON_FRAMES };
+       OPT_CAPTURE_COUNT, OPT_KILL, OPT_NO_PYTHON_FRAMES, OPT_NO_OFF_CPU };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -43,6 +43,7 @@ static const struct option long_opts[] = {
 	{ "ring-size", required_argument, NULL, 'm' },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-min-us", required_argument, NULL, OPT_OFF_CPU_MIN },
+	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "launch-call-graph", required_argument, NULL, OPT_LAUNCH_CALL_GRAPH },
 	{ "launch-stacks", required_argument, NULL, OPT_LAUNCH_STACKS },
@@ -78,7 +79,10 @@ void xp_record_usage(FILE *f)
 	      "      --cupti-lib PATH  injection library (default: libxpcupti.so next to xpcap)\n"
 	      "  -m, --ring-size KIB   BPF ring buffer, a power of two (default 1 MiB per CPU, 8 MiB at least)\n"
 	      "      --off-cpu         record when threads block, for how long, with their stacks\n"
-	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0)\n"
+	      "                        (default while GPU capture is armed: waits of 50 us or more)\n"
+	      "      --no-off-cpu      no off-CPU intervals, not even by default\n"
+	      "      --off-cpu-min-us US  drop off-CPU intervals shorter than US (default 0 with\n"
+	      "                        --off-cpu, 50 for the default waits)\n"
 	      "      --call-graph fp|dwarf[,SIZE]  samples and off-CPU stacks: frame pointers\n"
 	      "                        (default), or also SIZE bytes of user stack (default 8192)\n"
 	      "      --launch-call-graph fp|dwarf[,SIZE]  launch stacks (default dwarf,65528\n"
@@ -245,6 +249,7 @@ static int parse_choice(const char *s, const char *yes, const char *no, bool *ou
 struct given {
 	bool launch_graph;          /* --launch-call-graph */
 	bool launch_stacks;         /* --launch-stacks */
+	bool offcpu_min;            /* --off-cpu-min-us */
 };
 
 /* The options without an argument. */
@@ -258,7 +263,8 @@ static void set_flag(struct xp_record_opts *o, int c)
 	case OPT_NO_PYTHON_FRAMES: o->no_python_frames = true; break;
 	case OPT_GPU_ONLY: o->gpu_only = true; break;
 	case OPT_RECORD_PRIVILEGED: o->record_privileged = true; break;
-	case OPT_OFF_CPU: o->off_cpu = true; break;
+	case OPT_OFF_CPU: o->off_cpu = o->off_cpu_given = true; break;
+	case OPT_NO_OFF_CPU: o->no_off_cpu = true; break;
 	case OPT_KILL: o->kill_at_end = true; break;
 	case 'h': o->help = true; break;
 	}
@@ -289,6 +295,7 @@ static int parse_choice_option(struct xp_record_opts *o, int c, char **argv, str
 			return fail(err, errlen, "invalid compression '%s': expected none or zstd", optarg);
 		return 0;
 	case OPT_OFF_CPU_MIN:
+		g->offcpu_min = true;
 		if (parse_offcpu_min(optarg, &o->offcpu_min_us))
 			return fail(err, errlen, "invalid off-CPU minimum '%s': expected 0..%u "
 				    "microseconds", optarg, XP_RECORD_MAX_OFFCPU_MIN_US);
@@ -381,6 +388,16 @@ static int check_combination(struct xp_record_opts *o, const struct given *g, ch
 		return fail(err, errlen, "--capture-range-count needs --capture-range");
 	if (!o->capture_count)
 		o->capture_count = 1;
+	if (o->off_cpu && o->no_off_cpu)
+		return fail(err, errlen, "--off-cpu and --no-off-cpu cannot be combined");
+	/* waits by default where GPU capture will be armed (a command, not
+	 * --no-gpu; the recorder turns them off if it is not): what an idle
+	 * GPU's host was blocked in, at a bounded cost */
+	if (!o->off_cpu && !o->no_off_cpu && o->command && !o->no_gpu) {
+		o->off_cpu = true;
+		if (!g->offcpu_min)
+			o->offcpu_min_us = XP_RECORD_WAITS_MIN_US;
+	}
 	/* the injection library takes launch stacks (and Python lines) in a
 	 * program xpcap starts; the uprobe in processes it attaches to */
 	if (!g->launch_stacks)
@@ -398,7 +415,7 @@ static bool is_flag(int c)
 {
 	return memchr(flag_options, c, sizeof(flag_options)) || c == OPT_FORCE || c == OPT_NO_GPU ||
 	       c == OPT_GPU_ONLY || c == OPT_RECORD_PRIVILEGED || c == OPT_OFF_CPU ||
-	       c == OPT_KILL || c == OPT_NO_PYTHON_FRAMES;
+	       c == OPT_KILL || c == OPT_NO_PYTHON_FRAMES || c == OPT_NO_OFF_CPU;
 }
 
 int xp_record_opts_parse(struct xp_record_opts *o, int argc, char **argv, char *err,

@@ -41,6 +41,7 @@
 #define XP_RECORD_MIN_RING_KIB 4              /* one page */
 #define XP_RECORD_MAX_RING_KIB (1u << 20)     /* 1 GiB */
 #define XP_RECORD_MAX_OFFCPU_MIN_US 60000000u /* one minute */
+#define XP_RECORD_WAITS_MIN_US 50u           /* waits by default: shorter off-CPU intervals dropped */
 #define XP_RECORD_DEFAULT_COPY 8192u          /* dwarf: user stack bytes, as perf */
 #define XP_RECORD_INPROC_DEFAULT_COPY 65528u  /* --launch-stacks inproc: launch copies */
 #define XP_RECORD_MAX_RANGE_NAME 255          /* nvtx:NAME */
@@ -63,7 +64,11 @@ struct xp_record_opts {
 	bool help;                      /* -h: print usage, nothing else */
 	const char *cupti_lib;          /* --cupti-lib PATH, NULL: next to xpcap */
 	uint32_t ring_kib;              /* -m: BPF ring buffer KiB, 0: default */
-	bool off_cpu;                   /* --off-cpu: sched_switch intervals */
+	bool off_cpu;                   /* off-CPU intervals (waits) recorded: --off-cpu, or by
+					 * default where GPU capture is armed (the recorder
+					 * settles it: recorder_check.c) */
+	bool off_cpu_given;             /* --off-cpu */
+	bool no_off_cpu;                /* --no-off-cpu: no waits, not even by default */
 	uint32_t offcpu_min_us;         /* --off-cpu-min-us: shorter ones dropped */
 	uint32_t sample_copy;           /* --call-graph dwarf,SIZE: bytes; 0: fp (default) */
 	uint32_t launch_copy;           /* --launch-call-graph: bytes; default 65528 inproc, 8192 uprobe */

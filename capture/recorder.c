@@ -129,7 +129,7 @@ static int write_start_files(struct xp_recorder *r)
 	if (err)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_FAIL, "cannot write %s/meta.json: %s",
 					r->rd.path, strerror(-err));
-	if (r->o.off_cpu)
+	if (r->o.off_cpu && r->bpf)
 		r->meta.tracefmt_err = tracefmt_save(&r->rd, "sched", "sched_switch");
 	if (r->meta.tracefmt_err)
 		xp_recorder_say(r, XP_SAY_PROGRESS, "cannot save the sched_switch tracepoint format: "
@@ -157,7 +157,7 @@ static void say_unprivileged(const struct xp_recorder *r)
 				r->paranoid);
 	else if (r->perf_samples)
 		xp_recorder_say(r, XP_SAY_PROGRESS, "not root: CPU samples through perf events with "
-				"user stacks%s; kernel frames, --off-cpu and -a need root",
+				"user stacks%s; kernel frames and -a need root",
 				r->paranoid == 2 ? ", none while in the kernel "
 				"(kernel.perf_event_paranoid 2)" : "");
 }

@@ -116,6 +116,9 @@ static int arm_bpf(struct xp_recorder *r)
 	struct xp_sampler_config bc = {
 		.filter = !r->o.system_wide, .freq = r->o.freq, .ring_bytes = r->o.ring_kib * 1024u,
 		.off_cpu = r->o.off_cpu, .offcpu_min_ns = (uint64_t)r->o.offcpu_min_us * 1000,
+		/* the default waits are named by their user stacks; kernel frames
+		 * (and the kallsyms copy they need) are for --off-cpu */
+		.offcpu_user_only = !r->o.off_cpu_given,
 		.sample_copy = r->o.sample_copy, .launch_copy = uprobe_copy(&r->o),
 		/* under sudo only the invoking user's own unprivileged tasks */
 		.record_privileged = r->o.record_privileged, .owner_only = r->uid != 0,
@@ -123,6 +126,15 @@ static int arm_bpf(struct xp_recorder *r)
 	};
 	int err = xp_sampler__open(&r->sampler, &bc);
 
+	/* the default waits are not worth failing a run: without sched_switch
+	 * or task storage the run goes on without them, and says why */
+	if (err && bc.off_cpu && !r->o.off_cpu_given) {
+		xp_sampler__close(r->sampler);
+		r->sampler = NULL;
+		bc.off_cpu = r->o.off_cpu = false;
+		r->meta.waits_error = err;
+		err = xp_sampler__open(&r->sampler, &bc);
+	}
 	if (err)
 		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot load BPF programs: %s (%s)",
 					strerror(-err), bpf_hint(xp_sampler__failed_step(r->sampler),
@@ -179,7 +191,8 @@ static int arm_perf(struct xp_recorder *r)
 	char hint[256];
 	int err = strcmp(r->meta.sampler, "none") == 0 ? 0 :
 		  sideband_open(&r->sb, mode, r->pids, r->npids,
-				r->perf_samples ? &r->sample_attr : NULL, perf_ring_pages(r));
+				r->perf_samples ? &r->sample_attr : NULL, perf_ring_pages(r),
+				!r->bpf && r->o.off_cpu);
 
 	if (err == -EMFILE) {
 		sideband_close(r->sb);
@@ -226,6 +239,11 @@ static int arm_drain(struct xp_recorder *r)
 					strerror(-err));
 	if (r->o.delay_s)
 		drain_set_window(r->drain, r->meta.window_from);
+	/* a normal user's waits: perf's context-switch records, paired */
+	if (!r->bpf && r->o.off_cpu && r->sb &&
+	    (err = drain_take_switches(r->drain, (uint64_t)r->o.offcpu_min_us * 1000)))
+		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot follow context switches: %s",
+					strerror(-err));
 	drain_watch_cuda(r->drain, on_cuda_mapped, r);
 	hide_kernel_addresses(r);
 	/* -p and -a: what is already mapped will never produce an mmap event */

@@ -118,8 +118,6 @@ static int choose_sampler(struct xp_recorder *r)
 		return -1;
 	if (r->o.system_wide)
 		root_only = "-a (all CPUs)";
-	else if (r->o.off_cpu)
-		root_only = "--off-cpu (a BPF program on sched_switch)";
 	else if (r->o.command && !r->o.no_gpu && !r->o.launch_inproc)
 		root_only = "--launch-stacks uprobe (a BPF uprobe)";
 	if (root_only)
@@ -128,6 +126,14 @@ static int choose_sampler(struct xp_recorder *r)
 					"processes, with user stacks only", root_only);
 	level = perfsampler_level(&r->paranoid);
 	r->meta.sampler = level == PERFSAMPLER_NONE ? "none" : "perf";
+	/* waits come from perf's context-switch records of the user's own
+	 * processes (perfswitch.h): none where no perf event is allowed */
+	if (level == PERFSAMPLER_NONE && r->o.off_cpu_given)
+		return xp_recorder_fail(r, XP_RECORD_EXIT_USAGE, "cannot record: --off-cpu needs perf "
+					"events, which kernel.perf_event_paranoid %d refuses to a normal "
+					"user (they need it <= 2, or root)", r->paranoid);
+	if (level == PERFSAMPLER_NONE)
+		r->o.off_cpu = false;
 	r->perf_samples = level != PERFSAMPLER_NONE && !r->o.gpu_only;
 	if (r->perf_samples)
 		perfsampler_attr(&r->sample_attr, r->o.freq, r->o.sample_copy,
@@ -185,6 +191,10 @@ static void plan_gpu(struct xp_recorder *r)
 	r->meta.cupti_lib = r->meta.gpu_armed ? r->cupti_lib : NULL;
 	r->meta.gpu_not_armed = r->meta.gpu_armed ? NULL : r->o.no_gpu ? NOT_ARMED_NO_GPU :
 				!r->o.command ? NOT_ARMED_ATTACH : NOT_ARMED_NO_LIB;
+	/* the default waits follow GPU capture; a normal user's come from
+	 * perf's context-switch records of their own processes (perfswitch.h) */
+	if (!r->o.off_cpu_given && !r->meta.gpu_armed)
+		r->o.off_cpu = false;
 	/* the window's times count from here (a few ms before the command runs) */
 	r->t0 = xp_recorder_clock_ns(CLOCK_MONOTONIC);
 	r->meta.window_from = r->o.delay_s ? r->t0 + (uint64_t)(r->o.delay_s * 1e9) : 0;

@@ -13,7 +13,7 @@
  * Python lines in-process goes without. */
 static int wants_perf_map(const struct xp_record_opts *o)
 {
-	return !o->gpu_only || o->off_cpu || !o->launch_inproc || !o->python_lines;
+	return !o->gpu_only || o->off_cpu_given || !o->launch_inproc || !o->python_lines;
 }
 
 /* The capture window for the injection library: the range, and the

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ static int perf_open(const struct perf_event_attr *a, pid_t pid, int cpu)
 	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static void attr_init(struct perf_event_attr *a, unsigned pages)
+static void attr_init(struct perf_event_attr *a, unsigned pages, bool switches)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -63,6 +64,8 @@ static void attr_init(struct perf_event_attr *a, unsigned pages)
 	a->comm_exec = 1;
 	a->task = 1;
 	a->build_id = 1;
+	/* waits without root (perfswitch.h): a record at every switch out and in */
+	a->context_switch = switches;
 	a->inherit = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -151,6 +154,7 @@ static void sample_tracking(struct perf_event_attr *t, const struct perf_event_a
 	t->build_id = dummy.build_id;
 	t->sample_id_all = 1;
 	t->watermark = dummy.watermark;
+	t->context_switch = dummy.context_switch;
 	t->wakeup_watermark = dummy.wakeup_watermark;
 }
 
@@ -210,7 +214,7 @@ static int open_threads(struct sideband *sb, struct perf_event_attr *a, pid_t pi
 
 int sideband_open(struct sideband **out, enum sideband_mode mode,
 		  const pid_t *pids, unsigned npids,
-		  const struct perf_event_attr *sample, unsigned pages)
+		  const struct perf_event_attr *sample, unsigned pages, bool switches)
 {
 	struct perf_event_attr a;
 	struct sideband *sb;
@@ -229,7 +233,7 @@ int sideband_open(struct sideband **out, enum sideband_mode mode,
 		return -ENOMEM;
 	for (int cpu = 0; cpu < sb->ncpus; cpu++)
 		sb->rings[cpu].fd = -1;
-	attr_init(&a, sb->pages);
+	attr_init(&a, sb->pages, switches && mode != SIDEBAND_SYSTEM);
 	if (sb->sample)
 		sample_tracking(&a, sb->sample);
 	switch (mode) {

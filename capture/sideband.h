@@ -11,6 +11,7 @@
 #define XP_CAPTURE_SIDEBAND_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -27,10 +28,12 @@ typedef void (*sideband_fn)(void *ctx, const void *rec, size_t len);
 
 /* sample (kept by reference; not in SIDEBAND_SYSTEM mode): the sampling
  * event, opened instead of the dummy side-band event and reporting what it
- * does, or NULL; pages: data pages per CPU ring, a power of two (0: 64). */
+ * does, or NULL; pages: data pages per CPU ring, a power of two (0: 64);
+ * switches (not in SIDEBAND_SYSTEM mode): PERF_RECORD_SWITCH records too
+ * (perfswitch.h). */
 int sideband_open(struct sideband **out, enum sideband_mode mode,
 		  const pid_t *pids, unsigned npids,
-		  const struct perf_event_attr *sample, unsigned pages);
+		  const struct perf_event_attr *sample, unsigned pages, bool switches);
 /* The descriptors sideband_open(mode, pids) would take now, one per
  * thread and CPU: *threads (1 for a command's tree, inherited) x *ncpus. */
 unsigned long sideband_needs(enum sideband_mode mode, const pid_t *pids, unsigned npids,

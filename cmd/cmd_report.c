@@ -21,7 +21,7 @@
 #include "cmd/timearg.h"
 
 static const char usage[] =
-	"usage: xpcorr report [--top N] [--by VIEW] [--step N]\n"
+	"usage: xpcorr report [--top N] [--by VIEW] [--step N] [--skip-steps N]\n"
 	"                     [--format text|csv|json] [--sort total|avg|instances|name]\n"
 	"                     [--mangled] [--pid PID] [--rank N] [--since T] [--until T]\n"
 	"                     [--stacks N] [--frames N] [--names short|full]\n"
@@ -67,6 +67,23 @@ static int number(const char *arg, long long *v)
 	errno = 0;
 	*v = strtoll(arg, &end, 10);
 	return errno || end == arg || *end || *v < 0 ? -1 : 0;
+}
+
+/* --step N ('T') and --skip-steps N ('K') of --by idle: 0, or -1 said. */
+static int parse_steps(int c, const char *arg, struct xp_report_opts *o)
+{
+	long long v;
+
+	if (number(arg, &v) == 0) {
+		*(c == 'T' ? &o->step : &o->skip_steps) = v;
+		return 0;
+	}
+	if (c == 'T')
+		fprintf(stderr, "xpcorr report: --step %s: expected a step number of 0 or more\n", arg);
+	else
+		fprintf(stderr, "xpcorr report: --skip-steps %s: expected a number of steps, 0 or"
+			" more\n", arg);
+	return -1;
 }
 
 /* getopt into o: -1 to go on, else the exit status. */
@@ -185,13 +202,13 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 		{ "names", required_argument, NULL, 'N' }, { "width", required_argument, NULL, 'W' },
 		{ "rank", required_argument, NULL, 'R' }, { "step", required_argument, NULL, 'T' },
 		{ "output", required_argument, NULL, 'o' }, { "weight", required_argument, NULL, 'w' },
+		{ "skip-steps", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, i, width_given = 0, top_given = 0;
-	long long v;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:f:s:mp:S:U:k:F:N:W:R:T:o:K:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if ((weight_wanted = xp_cmd_choice("xpcorr report", "weight", optarg,
@@ -219,12 +236,9 @@ static int parse_options(int argc, char **argv, struct xp_report_opts *o)
 				return XP_EXIT_USAGE;
 			}
 			break;
-		case 'T':
-			if (number(optarg, &v) < 0 || (o->step = v, 0)) {
-				fprintf(stderr, "xpcorr report: --step %s: expected a step number of 0 or"
-					" more\n", optarg);
+		case 'T': case 'K':
+			if (parse_steps(c, optarg, o))
 				return XP_EXIT_USAGE;
-			}
 			break;
 		case 'n': case 'p': case 'k': case 'F': case 'W':
 			if (parse_count(c, long_name(opts, c), o))

@@ -53,6 +53,7 @@ struct xp_report_opts {
 	int64_t step;               /* --by idle: the step of that number only; -1 every step */
 	int cpu;                    /* --by source: CPU samples, not GPU time (--weight cpu;
 				     * the command's default for a run without GPU work) */
+	int64_t skip_steps;         /* --by idle: the first N steps left out (steady state only) */
 	FILE *notes;                /* csv: where the footer goes, so stdout stays one table
 				     * (the command passes stderr); NULL: dropped */
 };

@@ -164,6 +164,15 @@ static json_t *run_facts(sqlite3 *db)
 	set_meta(run, db, "cpus", "meta.cpu_count");
 	set_meta(run, db, "frequency_hz", "meta.sample_frequency_hz");
 	set_meta(run, db, "sampler", "meta.sampler");     /* bpf, perf (not root), none */
+	/* off-CPU intervals: "--off-cpu", "default" (waits where GPU capture is
+	 * armed), with where they came from (sched_switch, perf_switch) */
+	if ((s = meta(db, "meta.off_cpu.by"))) {
+		set_meta(run, db, "off_cpu", "meta.off_cpu.by");
+		set_meta(run, db, "off_cpu_source", "meta.off_cpu.source");
+		set_meta(run, db, "off_cpu_min_us", "meta.off_cpu.min_us");
+		free(s);
+	}
+	set_meta(run, db, "off_cpu_error", "meta.off_cpu.error");
 	set_meta(run, db, "exit_code", "meta.exit.code");
 	set_meta(run, db, "exit_signal", "meta.exit.signal");
 	/* duration: the capture's own start/stop if meta.json had them, else

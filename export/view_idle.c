@@ -33,6 +33,10 @@
 #include "src/gtid.h"
 #include "export/idle_steps.h"
 #include "export/idle_sync.h"
+#include "export/idle_waits.h"
+#include "export/elidename.h"
+#include "db/launch.h"
+#include "db/pypath.h"
 #include "db/launch.h"
 #include "export/launchsite.h"
 #include "export/pyreach.h"
@@ -44,14 +48,19 @@
 #include "src/u64map.h"
 #include "src/satmath.h"
 
-enum cause_kind { C_HOST, C_NATIVE, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_UNBLOCKED, C_KINDS };
+enum cause_kind { C_HOST, C_NATIVE, C_NOSAMPLE, C_SYNC, C_LAUNCH, C_RANK, C_UNBLOCKED, C_WAIT,
+		  C_HOST_EST, C_NATIVE_EST, C_KINDS };
 
+/* Plain words: what the host was doing while the GPU idled. The estimated
+ * kinds are time the thread ran without a sample or a wait in its gap,
+ * shared out as the samples of the gaps between the same launch sites. */
 static const char *const cause_label[C_KINDS] = {
-	"host running", "host native code", "no sample, before", "CUDA synchronize", "launch to start",
-	"waiting for rank", "not blocked",
+	"host running", "host in libraries", "host not seen", "CUDA synchronize", "launch to start",
+	"waiting for rank", "not blocked", "host waiting", "est. host running", "est. in libraries",
 };
 static const char *const cause_key[C_KINDS] = { "host", "host_native", "host_unsampled", "sync",
-						"launch", "rank", "none" };
+						"launch", "rank", "none", "wait", "host_estimated",
+						"host_native_estimated" };
 
 struct cause {
 	int kind;
@@ -84,6 +93,24 @@ struct stack_memo {
 	int readable;               /* -1: not walked yet, else readable() */
 	size_t host_row;            /* index + 1 into causes.v of (C_HOST, site), */
 	uint64_t host_generation;   /* valid while causes.generation is this */
+	const char *host, *wait;    /* interned names (name_host); NULL: not named yet */
+};
+
+/* Gaps of one kind: between the same launch sites. Their samples are the
+ * distribution that time without a sample or a wait takes. */
+struct gap_kind {
+	const char *next_site;      /* the launch that ended them */
+	int64_t sampled_ns;         /* time their samples stand for */
+	int64_t unseen_ns;          /* time with no sample and no wait */
+	uint64_t unseen_gaps, last_gap;
+};
+
+/* What the samples of one kind of gap named, and for how long. */
+struct kind_share {
+	size_t kind;                /* index into gap_kinds */
+	int cause;                  /* C_HOST or C_NATIVE */
+	const char *where;
+	int64_t ns;
 };
 
 struct fixed_text {
@@ -119,6 +146,22 @@ struct idle_state {
 	struct xp_strtab *names;    /* the texts of causes, interned */
 	struct fixed_text fixed[8]; /* string literals interned, by address */
 	size_t nfixed;
+	struct xp_wait *waits;      /* this process's off-CPU intervals, by thread then start */
+	size_t nwaits;
+	struct gap_kind *kinds;     /* kinds of gaps of this device */
+	size_t nkinds, kind_cap;
+	struct xp_u64map kind_at;   /* (site before, site after) -> index + 1 into kinds */
+	size_t gap_kind;            /* the gap being attributed: index + 1 into kinds, 0: none */
+	int64_t next_stack;         /* the launch stack that ended it */
+	struct kind_share *shares;
+	size_t nshares, share_cap;
+	struct xp_u64map share_at;  /* (kind << 2 | cause, where) -> index + 1 into shares */
+	size_t last_share;          /* index + 1 of the share added to last (a gap's samples
+				     * mostly repeat one name: no hashing each) */
+	int64_t est_ns;             /* idle time estimated, of this device */
+	size_t warm_steps;          /* the first steps that are warm-up (warmup_steps) */
+	int64_t warm_idle_ns;       /* their idle time */
+	size_t skipped;             /* steps --skip-steps left out */
 	int err;
 };
 
@@ -264,6 +307,216 @@ static const char *site_of(struct idle_state *S, int64_t stack, const char *none
 	return m->site;
 }
 
+/* "data.py load_batch" of CPython's perf map "py::load_batch:/app/data.py"
+ * (no line there), a Python line as it is, into out; 1 if library code. */
+static int python_name(const struct xp_frame_row *fr, char *out, size_t len)
+{
+	const char *fn, *colon, *base;
+
+	if (fr->kind == XP_FRAME_PYTHON || strncmp(fr->sym, "py::", 4)) {
+		snprintf(out, len, "%s", fr->sym);
+		return fr->module && xp_pypath_is_library(fr->module);
+	}
+	fn = fr->sym + 4;
+	colon = strchr(fn, ':');
+	if (!colon) {
+		snprintf(out, len, "%s", fn);
+		return 0;
+	}
+	base = strrchr(colon + 1, '/');
+	base = base ? base + 1 : colon + 1;
+	snprintf(out, len, "%s %.*s", base, (int)(colon - fn), fn);
+	return xp_pypath_is_library(colon + 1);
+}
+
+/* "function (module)" of a native frame. */
+static void native_name(const struct xp_frame_row *fr, char *out, size_t len)
+{
+	char fn[224];
+	const char *base = fr->module ? strrchr(fr->module, '/') : NULL;
+
+	xp_elide_name(fr->sym, fn, sizeof(fn));
+	base = base ? base + 1 : fr->module;
+	if (base && *base)
+		snprintf(out, len, "%s (%s)", fn, base);
+	else
+		snprintf(out, len, "%s", fn);
+}
+
+/* Where a CPU sample (wait 0) or an off-CPU stack (wait 1) was, named as
+ * every host cause is: the innermost Python line of the program's own
+ * files ("train.py:42 step"), else of a library's, else the innermost
+ * native function of the program's own code, else the innermost of all
+ * ("function (module)"). A wait adds the call it blocked in, when that is
+ * another frame: "clock_nanosleep (libc.so.6) at ckpt.py:29 save". */
+static void name_host(struct idle_state *S, int64_t id, int wait, char *buf, size_t len)
+{
+	char leaf[256] = "", own[256] = "", py[256] = "", pylib[256] = "", n[256];
+	struct xp_frame_row fr;
+	const char *site;
+
+	while (!py[0] && id > 0 && xp_stackwalk_next(S->walk, &id, &fr)) {
+		if (!fr.sym || fr.kind == XP_FRAME_KERNEL || fr.kind == XP_FRAME_KERNEL_UNRESOLVED ||
+		    fr.kind == XP_FRAME_NOTE || fr.kind == XP_FRAME_GAP)
+			continue;
+		if (xp_is_python_frame(fr.kind, fr.sym)) {
+			int lib = python_name(&fr, n, sizeof(n));
+
+			if (!leaf[0])
+				memcpy(leaf, n, sizeof(leaf));
+			if (!lib)
+				memcpy(py, n, sizeof(py));
+			else if (!pylib[0])
+				memcpy(pylib, n, sizeof(pylib));
+			continue;
+		}
+		/* named only where it may be used: a stack is walked to its
+		 * root when it has no Python frame */
+		if (!leaf[0])
+			native_name(&fr, leaf, sizeof(leaf));
+		if (!own[0] && !xp_is_cuda_layer(fr.sym, fr.module) && !xp_is_library_frame(fr.sym, fr.module))
+			native_name(&fr, own, sizeof(own));
+	}
+	xp_stackwalk_done(S->walk);
+	site = py[0] ? py : pylib[0] ? pylib : own[0] ? own : leaf[0] ? leaf : "?";
+	if (wait && leaf[0] && strcmp(leaf, site))
+		snprintf(buf, len, "%s at %s", leaf, site);
+	else
+		snprintf(buf, len, "%s", site);
+}
+
+/* name_host of a stack, interned and kept in its memo; NULL: out of memory. */
+static const char *host_name(struct idle_state *S, int64_t stack, int wait)
+{
+	struct stack_memo *m;
+	const char *text;
+	char buf[600];
+
+	if (stack <= 0)
+		return intern_fixed(S, wait ? "(wait without a stack)" : "(sample without a frame)");
+	if (!(m = memo_of(S, stack)))
+		return NULL;
+	if (wait ? m->wait : m->host)
+		return wait ? m->wait : m->host;
+	name_host(S, stack, wait, buf, sizeof(buf));
+	text = intern(S, buf);
+	if ((m = memo_of(S, stack)))
+		*(wait ? &m->wait : &m->host) = text;
+	return text;
+}
+
+/* The kind of the gap between the launches of stacks before and after
+ * (index + 1 into S->kinds; 0 when out of memory). */
+static size_t gap_kind_of(struct idle_state *S, int64_t before, int64_t after)
+{
+	const char *a = site_of(S, before, "(no launch stack)"), *b = site_of(S, after,
+									"(no launch stack)");
+	uint64_t *slot;
+	int fresh;
+
+	if (!a || !b || xp_u64map_upsert(&S->kind_at, (uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)b,
+					 &slot, &fresh))
+		return 0;
+	if (fresh) {
+		if (xp_array__reserve((void **)&S->kinds, &S->kind_cap, S->nkinds + 1, sizeof(*S->kinds),
+				      16))
+			return 0;
+		S->kinds[S->nkinds] = (struct gap_kind){ .next_site = b };
+		*slot = ++S->nkinds;
+	}
+	return (size_t)*slot;
+}
+
+/* A sample's share of the gap, to the distribution of its kind of gap. */
+static void add_share(struct idle_state *S, int cause, const char *where, int64_t ns)
+{
+	struct gap_kind *k;
+	uint64_t *slot;
+	int fresh;
+
+	if (!S->gap_kind || !where || ns <= 0)
+		return;
+	k = &S->kinds[S->gap_kind - 1];
+	k->sampled_ns = xp_sat_add(k->sampled_ns, ns);
+	if (S->last_share) {
+		struct kind_share *last = &S->shares[S->last_share - 1];
+
+		if (last->kind == S->gap_kind - 1 && last->cause == cause && last->where == where) {
+			last->ns = xp_sat_add(last->ns, ns);
+			return;
+		}
+	}
+	/* interned pointers and small indices: the key is unique */
+	if (xp_u64map_upsert(&S->share_at, (uint64_t)S->gap_kind << 2 | (uint64_t)cause,
+			     (uint64_t)(uintptr_t)where, &slot, &fresh)) {
+		S->err = -ENOMEM;
+		return;
+	}
+	if (fresh) {
+		if (xp_array__reserve((void **)&S->shares, &S->share_cap, S->nshares + 1,
+				      sizeof(*S->shares), 64)) {
+			S->err = -ENOMEM;
+			return;
+		}
+		S->shares[S->nshares] = (struct kind_share){ S->gap_kind - 1, cause, where, 0 };
+		*slot = ++S->nshares;
+	}
+	S->shares[*slot - 1].ns = xp_sat_add(S->shares[*slot - 1].ns, ns);
+	S->last_share = (size_t)*slot;
+}
+
+/* Time of the gap with no sample and no wait: shared out at the end. */
+static void add_unseen(struct idle_state *S, int64_t ns)
+{
+	struct gap_kind *k;
+
+	if (!S->gap_kind || ns <= 0)
+		return;
+	k = &S->kinds[S->gap_kind - 1];
+	k->unseen_ns = xp_sat_add(k->unseen_ns, ns);
+	k->unseen_gaps += k->last_gap != S->gap_no;
+	k->last_gap = S->gap_no;
+}
+
+/* Each kind of gap's unseen time, as the samples of its kind shared the
+ * sampled time (estimated rows); a kind without a sample leaves it "host
+ * not seen" before its launch. */
+static void estimate_unseen(struct idle_state *S)
+{
+	for (size_t i = 0; i < S->nshares; i++) {
+		const struct kind_share *sh = &S->shares[i];
+		const struct gap_kind *k = &S->kinds[sh->kind];
+		int64_t ns;
+		size_t row;
+
+		if (!k->unseen_ns || !k->sampled_ns)
+			continue;
+		ns = (int64_t)((double)k->unseen_ns * (double)sh->ns / (double)k->sampled_ns + 0.5);
+		/* a row of its own number: it counts one piece here, the
+		 * kind's gaps in all (kinds that name one place add up) */
+		S->gap_no++;
+		row = add_cause_to(S, &S->causes, sh->cause == C_HOST ? C_HOST_EST : C_NATIVE_EST,
+				   sh->where, ns);
+		if (row)
+			S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
+		S->est_ns = xp_sat_add(S->est_ns, ns);
+	}
+	for (size_t i = 0; i < S->nkinds; i++) {
+		const struct gap_kind *k = &S->kinds[i];
+		size_t row;
+
+		if (!k->unseen_ns || k->sampled_ns)
+			continue;
+		S->gap_no++;
+		row = add_cause_to(S, &S->causes, C_NOSAMPLE, k->next_site, k->unseen_ns);
+		if (row)
+			S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
+	}
+	S->nkinds = S->nshares = S->last_share = 0;
+	xp_u64map_free(&S->kind_at);
+	xp_u64map_free(&S->share_at);
+}
+
 static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl_op *op)
 {
 	struct idle_state *S = ctx;
@@ -337,9 +590,11 @@ static void add_host_sample(struct idle_state *S, int64_t stack, int64_t ns)
 	m = memo_of(S, stack);
 	if (m && m->host_row && m->host_generation == S->causes.generation) {
 		add_to_row(S, &S->causes, m->host_row - 1, ns);
+		add_share(S, C_HOST, S->causes.v[m->host_row - 1].where, ns);
 		return;
 	}
-	site = site_of(S, stack, "(sample without a frame)");
+	site = host_name(S, stack, 0);
+	add_share(S, C_HOST, site, ns);
 	if ((row = add_cause_to(S, &S->causes, C_HOST, site, ns)) && (m = memo_of(S, stack))) {
 		m->host_row = row;
 		m->host_generation = S->causes.generation;
@@ -362,16 +617,17 @@ static size_t nearest_readable(struct idle_state *S, const struct xp_thread_samp
 	return t->s[i][0] - t->s[prev][0] <= t->s[*next][0] - t->s[i][0] ? prev : *next;
 }
 
-/* [a, b) of thread gtid running: its CPU samples there share the time;
- * without one, the time goes to the launch the thread was heading for. A
+/* [a, b) of thread gtid on CPU: its CPU samples there share the time;
+ * without one, the time is unseen (estimate_unseen shares it out). A
  * sample in libraries only (native code the sampler could not walk out of:
- * cuBLAS loading its kernels, libtorch) is "host native code", named by the
- * nearest readable sample of the piece, else by that launch. */
-static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
+ * cuBLAS loading its kernels, libtorch) is "host in libraries", named by the
+ * nearest readable sample of the piece, else by its own innermost frame. */
+static void cpu_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
 {
 	const struct xp_thread_samples *t;
 	int64_t each, rest;
 	size_t lo, hi, n, prev, next = (size_t)-1;
+	const char *where;
 	int err;
 
 	if (b <= a)
@@ -392,7 +648,7 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b,
 		;
 	n = hi - lo;
 	if (!n) {
-		add_cause(S, C_NOSAMPLE, site_of(S, next_stack, "(no launch stack)"), b - a);
+		add_unseen(S, b - a);
 		return;
 	}
 	each = (b - a) / (int64_t)n;
@@ -408,9 +664,70 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b,
 			continue;
 		}
 		near = nearest_readable(S, t, hi, i, prev, &next);
-		add_cause(S, C_NATIVE, near < hi ? site_of(S, t->s[near][1], "?") :
-			  site_of(S, next_stack, "(no launch stack)"), ns);
+		where = near < hi ? host_name(S, t->s[near][1], 0) :
+			site_of(S, S->next_stack, "(no launch stack)");
+		add_share(S, C_NATIVE, where, ns);
+		add_cause(S, C_NATIVE, where, ns);
 	}
+}
+
+/* The name of wait w of thread gtid: where it went off CPU; without a
+ * stack there (perf's switch records for a normal user), the thread's last
+ * sample before it; "preempted" when the thread stayed runnable. */
+static const char *wait_name(struct idle_state *S, int64_t gtid, const struct xp_wait *w)
+{
+	const struct xp_thread_samples *t;
+	const char *name = NULL;
+	char buf[700];
+	int err;
+
+	if (w->stack > 0) {
+		name = host_name(S, w->stack, 1);
+	} else if ((t = xp_sample_reader_get(S->samples, gtid, &err))) {
+		size_t lo = 0, hi = t->n;
+
+		while (lo < hi) {   /* past the last sample before the wait */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (t->s[mid][0] < w->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && (name = host_name(S, t->s[lo - 1][1], 0))) {
+			snprintf(buf, sizeof(buf), "%slast seen at %s", w->preempted ? "preempted, " : "",
+				 name);
+			return intern(S, buf);
+		}
+	} else {
+		S->err = err;
+	}
+	if (!name)
+		name = intern_fixed(S, "(wait without a stack)");
+	if (name && w->preempted) {
+		snprintf(buf, sizeof(buf), "preempted at %s", name);
+		name = intern(S, buf);
+	}
+	return name;
+}
+
+/* [a, b) of thread gtid before its launch, outside CUDA calls: off CPU in
+ * its waits (named where it blocked), on CPU between them (cpu_piece). */
+static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
+{
+	for (size_t i = xp_idle_wait_first(S->waits, S->nwaits, gtid, a); i < S->nwaits && a < b;
+	     i++) {
+		const struct xp_wait *w = &S->waits[i];
+
+		if (w->gtid != gtid || w->start >= b)
+			break;
+		if (w->start > a)
+			cpu_piece(S, gtid, a, w->start);
+		a = w->start > a ? w->start : a;
+		add_cause(S, C_WAIT, wait_name(S, gtid, w), (w->end < b ? w->end : b) - a);
+		a = w->end;
+	}
+	cpu_piece(S, gtid, a, b);
 }
 
 /* The first of the thread's blocking calls that ends after a (the calls
@@ -433,7 +750,7 @@ static size_t first_sync_after(const struct idle_state *S, int64_t gtid, int64_t
 }
 
 /* [a, b) of the launching thread before its launch: in sync calls or not. */
-static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, int64_t next_stack)
+static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
 {
 	for (size_t i = first_sync_after(S, gtid, a); i < S->nsync && a < b; i++) {
 		const struct xp_sync_call *c = &S->syncs[i];
@@ -445,13 +762,13 @@ static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b, 
 		if (c->start >= b)
 			break;
 		if (c->start > a)
-			host_piece(S, gtid, a, c->start, next_stack);
+			host_piece(S, gtid, a, c->start);
 		a = c->start > a ? c->start : a;
 		add_cause(S, C_SYNC, site_of(S, c->stack, "(sync call without a launch stack)"),
 			  (c->end < b ? c->end : b) - a);
 		a = c->end;
 	}
-	host_piece(S, gtid, a, b, next_stack);
+	host_piece(S, gtid, a, b);
 }
 
 /* When the GPU ran out of work before the gap starting at a: a, or for a
@@ -534,8 +851,13 @@ static void attribute_gaps(struct idle_state *S)
 		if (launch < b)
 			add_cause(S, C_LAUNCH, site_of(S, stack, "(no launch stack)"),
 				  b - (launch > a ? launch : a));
+		/* the gap's kind: the launch sites before and after it */
+		S->next_stack = stack;
+		S->gap_kind = gap_kind_of(S, next > 0 ? S->tl->ops[next - 1].stack : -1, stack);
+		if (!S->gap_kind)
+			S->err = -ENOMEM;
 		if (launch > a)
-			host_part(S, gtid, a, launch < b ? launch : b, stack);
+			host_part(S, gtid, a, launch < b ? launch : b);
 		drained_by(S, a, b);
 	}
 	S->ngaps = 0;
@@ -697,6 +1019,33 @@ static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, s
 	return 0;
 }
 
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* The warm-up: the leading steps (at most half) that took more than twice
+ * the median step, as the first steps of a training loop do while modules
+ * load and libraries make their handles. 0 with fewer than 4 steps. */
+static size_t warmup_steps(const struct window *w, size_t n)
+{
+	int64_t *len, median;
+	size_t k = 0;
+
+	if (n < 4 || !(len = malloc(n * sizeof(*len))))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		len[i] = w[i].end - w[i].start;
+	qsort(len, n, sizeof(*len), cmp_i64);
+	median = len[n / 2];
+	free(len);
+	while (k < n / 2 && w[k].end - w[k].start > 2 * median)
+		k++;
+	return k;
+}
+
 static int cmp_cause(const void *pa, const void *pb)
 {
 	const struct cause *a = pa, *b = pb;
@@ -777,6 +1126,48 @@ static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64
 		jsonw_key(j, "memory_ns"); jsonw_int(j, c[XP_TL_MEM]);
 		jsonw_key(j, "rank_wait_ns"); jsonw_int(j, c[XP_TL_RANK]);
 		jsonw_key(j, "idle_ns"); jsonw_int(j, c[XP_TL_IDLE]);
+		jsonw_key(j, "estimated_ns"); jsonw_int(j, S->est_ns);
+		jsonw_key(j, "warmup_steps"); jsonw_uint(j, S->warm_steps);
+		jsonw_key(j, "warmup_idle_ns"); jsonw_int(j, S->warm_idle_ns);
+		jsonw_key(j, "skipped_steps"); jsonw_uint(j, S->skipped);
+	}
+}
+
+/* "step", "3 steps". */
+static const char *steps_count(size_t k, char *out, size_t len)
+{
+	if (k == 1)
+		snprintf(out, len, "step");
+	else
+		snprintf(out, len, "%zu steps", k);
+	return out;
+}
+
+/* Text: the warm-up steps told apart, and the share estimated. */
+static void print_notes(struct idle_state *S)
+{
+	int64_t idle = S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK];
+	char line[400], n[32];
+
+	if (S->R->o->format != XP_FMT_TEXT)
+		return;
+	if (S->est_ns && idle) {
+		snprintf(line, sizeof(line), "    Estimated: %.1f%% of idle time (gaps unsampled, shared as the"
+			 " samples of gaps between the same launches)",
+			 100.0 * (double)S->est_ns / (double)idle);
+		xp_rep_put_row(S->R, line);
+	}
+	if (S->warm_steps && S->cls_ns[XP_TL_IDLE]) {
+		snprintf(line, sizeof(line), "    Warm-up: the first %s, over twice the median step,"
+			 " hold%s %.1f%% of idle time (--skip-steps %zu: the steady state)",
+			 steps_count(S->warm_steps, n, sizeof(n)), S->warm_steps > 1 ? "" : "s",
+			 100.0 * (double)S->warm_idle_ns / (double)S->cls_ns[XP_TL_IDLE], S->warm_steps);
+		xp_rep_put_row(S->R, line);
+	}
+	if (S->skipped) {
+		snprintf(line, sizeof(line), "    Steady state: the first %s left out (--skip-steps)",
+			 steps_count(S->skipped, n, sizeof(n)));
+		xp_rep_put_row(S->R, line);
 	}
 }
 
@@ -857,6 +1248,7 @@ static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
 
 	print_table(S, &cause_names, &S->causes, S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK], rank,
 		    dev);
+	print_notes(S);
 	if (R->o->format == XP_FMT_TEXT && S->drained.n)
 		xp_rep_put_row(R, "    Queue drained by: the call the host was blocked in when the GPU ran out"
 			       " of work before each gap");
@@ -894,10 +1286,23 @@ static int one_device(struct idle_state *S, const struct xp_tl *tl)
 	table_reset(&S->drained);
 	memset(S->cls_ns, 0, sizeof(S->cls_ns));
 	S->tl = tl;
+	S->est_ns = 0;
+	free(S->waits);
+	S->waits = NULL;
 	if ((rc = load_syncs(S, gpid)) < 0 ||
+	    (rc = xp_idle_waits_load(S->R->db, gpid, &S->waits, &S->nwaits)) < 0 ||
 	    (rc = load_windows(S, gpid, &w, &nw)) < 0)
 		goto out;
 	S->main_gtid = main_thread(S->tl);
+	/* --skip-steps: steady state only; else the warm-up told apart */
+	S->skipped = o->step < 0 && S->steps_from != STEPS_RUN ?
+		     (size_t)(o->skip_steps < (int64_t)nw ? o->skip_steps : (int64_t)nw) : 0;
+	S->warm_steps = S->skipped || o->step >= 0 ? 0 : warmup_steps(w, nw);
+	S->warm_idle_ns = 0;
+	if (S->skipped) {
+		memmove(w, w + S->skipped, (nw - S->skipped) * sizeof(*w));
+		nw -= S->skipped;
+	}
 	for (size_t i = 0; i < nw && !S->err; i++) {
 		int64_t a = w[i].start, b = w[i].end;
 
@@ -912,7 +1317,10 @@ static int one_device(struct idle_state *S, const struct xp_tl *tl)
 		if ((rc = xp_tl_sweep(S->tl, a, b, on_segment, S)) < 0)
 			goto out;
 		attribute_gaps(S);
+		if (i + 1 == S->warm_steps)
+			S->warm_idle_ns = S->cls_ns[XP_TL_IDLE];
 	}
+	estimate_unseen(S);
 	if ((rc = S->err) < 0)
 		goto out;
 	rc = nw > 0;
@@ -990,6 +1398,11 @@ out:
 	free(S.memos);
 	free(S.syncs);
 	free(S.sync_by_start);
+	free(S.waits);
+	free(S.kinds);
+	free(S.shares);
+	xp_u64map_free(&S.kind_at);
+	xp_u64map_free(&S.share_at);
 	xp_strtab_free(S.names);
 	return rc;
 }

@@ -25,6 +25,16 @@ echo "== with NVTX step ranges"
 python3 "$gpu/check-idle.py" "$xpcorr" "$tmp/run" "$fixture/ops.json" "$gpu/idle_train.py"
 got=$(steps "$tmp/run/xpcorr.db")
 [ "$got" = "nvtx 30 -" ] || { echo "FAIL steps: $got, want nvtx 30"; exit 1; }
+# the warm-up told apart: the first step (cuBLAS and kernel loading) is over
+# twice the median step and holds half the idle time; --skip-steps 1 leaves it out
+"$xpcorr" report --by idle --format json "$tmp/run/xpcorr.db" | python3 -c 'import json, sys
+d = json.load(sys.stdin)["devices"][0]
+assert d["warmup_steps"] == 1 and d["warmup_idle_ns"] > 0.4 * d["idle_ns"], d
+print("ok   warm-up: step 0, %.1f%% of idle time" % (100 * d["warmup_idle_ns"] / d["idle_ns"]))'
+"$xpcorr" report --by idle --skip-steps 1 --format json "$tmp/run/xpcorr.db" | python3 -c 'import json, sys
+d = json.load(sys.stdin)["devices"][0]
+assert d["steps"] == 29 and d["skipped_steps"] == 1 and d["warmup_steps"] == 0, d
+print("ok   --skip-steps 1: 29 steps")'
 echo "== without them: steps from the Python loop"
 cp "$tmp/run/xpcorr.db" "$tmp/loop.db"
 python3 -c 'import sqlite3, sys; d = sqlite3.connect(sys.argv[1]); d.execute("DELETE FROM NVTX_EVENTS")

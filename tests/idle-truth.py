@@ -150,7 +150,7 @@ with tempfile.TemporaryDirectory() as tmp:
     text = run(xpcorr, "report", "--by", "idle", job)
     wide = [line for line in text.splitlines() if len(line) > 120]
     assert not wide, f"text wider than 120 columns: {wide[0]}"
-    assert "waiting for rank" in text and "py::load_batch" in text, text
+    assert "waiting for rank" in text and "data.py load_batch" in text, text
     # the Chrome trace: rank 0's waits for rank 1 as slices on its GPU idle track
     trace = os.path.join(tmp, "trace.json")
     run(xpcorr, "export", "--format", "chrome", "-o", trace, job)

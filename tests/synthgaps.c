@@ -18,6 +18,10 @@
  *   - Python logs (py::log_metrics) until the step's end.
  * Every gap but the first began while the host was blocked in that
  * synchronize (or cudaMemcpy): it drained the queue.
+ * "waits" mode (tests/idle-waits.py): step 4k+2 sleeps 1 ms in its logging
+ * (an off-CPU interval gone off in xp_idle under py::save_checkpoint),
+ * step 4k+3 waits 1 ms without a stack and is then preempted 0.5 ms, and
+ * the gap from step 4k's synchronize to step 4k+1's launch has no sample.
  * CPU samples every 50 us while the thread runs Python. The truth (each
  * part and cause of every step, summed) goes to a JSON file.
  */
@@ -54,6 +58,10 @@ struct gap_truth {
 	uint64_t load_batch, tokenize, log_metrics, native, launch, sync, sync_nearest;
 	uint64_t first_gap;                   /* step 0's first gap: no GPU work before it */
 	uint64_t loop_first, loop_last;       /* the loop's steps: its first gemm's call, its last copy's end */
+	uint64_t wait, unseen;                /* waits mode: the sleeps; host time without a sample */
+	uint64_t wait_stackless, preempted;   /* waits without a stack; preemptions */
+	uint64_t first_load;                  /* step 0's loading: its own kind of gap */
+	uint64_t last_log;                    /* the last step's logging: another kind */
 };
 
 /* The launches' Python stacks (py mode): <module> calls main(), whose lines
@@ -77,6 +85,8 @@ struct gap_rank {
 	uint32_t pid;
 	int rank, world;
 	uint64_t corr;
+	int waits;                  /* a sleep and gaps with no sample (xp_synth_write_gaps_rank) */
+	unsigned steps;
 	struct gap_truth t;
 };
 
@@ -127,6 +137,23 @@ static int samples(struct gap_rank *r, uint64_t a, uint64_t b, uint64_t leaf, ui
 	return err;
 }
 
+/* The thread off CPU over [a, b), gone off in xp_idle called from
+ * py::save_checkpoint (ckpt.py); without a stack (stackless: as a normal
+ * user's perf switch records are), or preempted (state 0). */
+static int sleep_at(struct gap_rank *r, uint64_t a, uint64_t b, int stackless, int preempted)
+{
+	struct { struct xp_switch w; uint64_t ips[2]; } sw = {
+		.w = { .ts = a, .duration_ns = b - a, .pid = r->pid, .tid = r->pid,
+		       .prev_state = !preempted, .stack = { .user_depth = 2 } },
+		.ips = { xp_synth_ip(r->s, "xp_idle", 3), PY(0x510) },
+	};
+
+	if (stackless)
+		sw.w.stack = (struct xp_stack){ .flags = XP_STACK_USER_ERR };
+	return xp_writer_append(r->cpu, XP_REC_SWITCH, &sw, stackless ? sizeof(sw.w) : sizeof(sw),
+				NULL, 0);
+}
+
 static int nvtx(struct gap_rank *r, uint64_t ts, uint32_t edge, uint64_t id, uint32_t name)
 {
 	struct xp_gpu_nvtx n = { .ts = ts, .id = id, .edge = edge, .object_kind = 2, .pid = r->pid,
@@ -150,10 +177,17 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 				   .stream = 7, .copy_kind = 2, .src_kind = 3, .dst_kind = 2,
 				   .flags = XP_GPU_F_ASYNC };
 	int err = r->py ? 0 : nvtx(r, t, XP_NVTX_START, i + 1, S_STEP0 + i);
+	/* waits mode: every 4th gap (from the end of step 4k's sync to step
+	 * 4k+1's launch) has no sample at all; step 4k+2 sleeps 1 ms in its
+	 * logging */
+	int hole = r->waits && i % 4 == 1, hole_next = r->waits && i % 4 == 0 && i + 1 < r->steps;
+	int sleeps = r->waits && i % 4 == 2, blind = r->waits && i % 4 == 3;
 
-	err = err ?: samples(r, t, t + NATIVE_US * US, LIB_BASE + 0x1234, LIB_BASE + 0x5678);
-	err = err ?: samples(r, t + NATIVE_US * US, t + load * 3 / 4, PY(0x110), PY(0x410));
-	err = err ?: samples(r, t + load * 3 / 4, l1, PY(0x210), PY(0x110));
+	if (!hole) {
+		err = err ?: samples(r, t, t + NATIVE_US * US, LIB_BASE + 0x1234, LIB_BASE + 0x5678);
+		err = err ?: samples(r, t + NATIVE_US * US, t + load * 3 / 4, PY(0x110), PY(0x410));
+		err = err ?: samples(r, t + load * 3 / 4, l1, PY(0x210), PY(0x110));
+	}
 	r->corr++;
 	err = err ?: api(r, l1, l1 + 5 * US, S_LAUNCH, 211, gemm_at);
 	err = err ?: kernel(r, l1 + 10 * US, start, S_GEMM, 7);
@@ -176,7 +210,17 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	} else {
 		err = err ?: api(r, l1 + 60 * US, end + 400 * US, S_SYNC, 131, sync_at);
 	}
-	err = err ?: samples(r, end + 400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
+	if (sleeps || blind) {
+		/* step 4k+3: a 1 ms wait without a stack, then a 0.5 ms preemption */
+		err = err ?: samples(r, end + 400 * US, end + 1400 * US, PY(0x310), PY(0x410));
+		err = err ?: sleep_at(r, end + 1400 * US, end + 2400 * US, blind, 0);
+		if (blind)
+			err = err ?: sleep_at(r, end + 2400 * US, end + 2900 * US, 1, 1);
+		err = err ?: samples(r, end + (blind ? 2900 : 2400) * US, t + GAP_STEP, PY(0x310),
+				     PY(0x410));
+	} else if (!hole_next) {
+		err = err ?: samples(r, end + 400 * US, t + GAP_STEP, PY(0x310), PY(0x410));
+	}
 	if (!r->py)
 		err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
 	r->site = 0;
@@ -186,15 +230,28 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	r->t.overlapped += 200 * US;
 	r->t.memory += 20 * US;
 	r->t.rank_wait += last - load;
-	r->t.load_batch += load * 3 / 4 - NATIVE_US * US;
-	r->t.native += NATIVE_US * US;
-	r->t.tokenize += load / 4;
+	if (hole) {
+		r->t.unseen += load;
+	} else {
+		r->t.load_batch += load * 3 / 4 - NATIVE_US * US;
+		r->t.native += NATIVE_US * US;
+		r->t.tokenize += load / 4;
+	}
 	r->t.launch += 10 * US;
 	*(r->rank == r->world - 1 ? &r->t.sync_nearest : &r->t.sync) += 380 * US;
-	r->t.log_metrics += t + GAP_STEP - (end + 400 * US);
+	if (hole_next) {
+		r->t.unseen += t + GAP_STEP - (end + 400 * US);
+	} else {
+		r->t.last_log = t + GAP_STEP - (end + 400 * US) - (sleeps ? 1000 * US : 0) -
+				(blind ? 1500 * US : 0);
+		r->t.log_metrics += r->t.last_log;
+	}
+	r->t.wait += sleeps ? 1000 * US : 0;
+	r->t.wait_stackless += blind ? 1000 * US : 0;
+	r->t.preempted += blind ? 500 * US : 0;
 	r->t.idle += GAP_STEP - 3520 * US - (last - load);
 	if (!i)
-		r->t.first_gap = load + 10 * US, r->t.loop_first = l1;
+		r->t.first_gap = load + 10 * US, r->t.loop_first = l1, r->t.first_load = load;
 	r->t.loop_last = end + 20 * US;
 	return err;
 }
@@ -233,9 +290,10 @@ static int python_frames(struct gap_rank *r, const char *dir)
 
 	snprintf(text, sizeof(text), "%llx 100 py::load_batch:/app/data.py\n"
 		 "%llx 100 py::tokenize:/app/data.py\n%llx 100 py::log_metrics:/app/train.py\n"
-		 "%llx 100 py::train:/app/train.py\n", (unsigned long long)PY(0x100),
-		 (unsigned long long)PY(0x200), (unsigned long long)PY(0x300),
-		 (unsigned long long)PY(0x400));
+		 "%llx 100 py::train:/app/train.py\n%llx 100 py::save_checkpoint:/app/ckpt.py\n",
+		 (unsigned long long)PY(0x100), (unsigned long long)PY(0x200),
+		 (unsigned long long)PY(0x300), (unsigned long long)PY(0x400),
+		 (unsigned long long)PY(0x500));
 	snprintf(name, sizeof(name), "perf-%u.map", r->pid);
 	return err ? err : xp_synth_write_text(dir, name, text);
 }
@@ -270,11 +328,15 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		" \"rank_wait_ns\": %llu, \"idle_ns\": %llu, \"kernel_ns\": %llu, \"overlapped_ns\": %llu,"
 		" \"causes\": {"
 		"\"host:load_batch\": %llu, \"host:tokenize\": %llu, \"host:log_metrics\": %llu,"
-		" \"host_native:py::\": %llu, \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu,"
+		" \"host_native:data.py load_batch\": %llu, \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu,"
 		" \"sync:xp_parse\": %llu,"
 		" \"rank:rank %d\": %llu},"
 		" \"drained\": {\"sync:%s\": %llu, \"none:\": %llu},"
-		" \"loop_first_start_ns\": %llu, \"loop_last_end_ns\": %llu}\n",
+		" \"loop_first_start_ns\": %llu, \"loop_last_end_ns\": %llu,"
+		" \"sampled\": {\"load_batch\": %llu, \"tokenize\": %llu, \"log_metrics\": %llu,"
+		" \"native\": %llu}, \"wait_ns\": %llu, \"unseen_ns\": %llu,"
+		" \"wait_stackless_ns\": %llu, \"preempted_ns\": %llu, \"first_load_ns\": %llu,"
+		" \"native_ns_per_step\": %llu, \"last_log_ns\": %llu}\n",
 		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
 		(unsigned long long)t->comm, (unsigned long long)t->memory,
 		(unsigned long long)t->rank_wait, (unsigned long long)t->idle,
@@ -285,7 +347,13 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		(unsigned long long)t->sync_nearest, r->world - 1, (unsigned long long)t->rank_wait,
 		r->rank == r->world - 1 ? "xp_parse" : "Widget::draw",
 		(unsigned long long)(t->idle - t->first_gap), (unsigned long long)t->first_gap,
-		(unsigned long long)t->loop_first, (unsigned long long)t->loop_last);
+		(unsigned long long)t->loop_first, (unsigned long long)t->loop_last,
+		(unsigned long long)t->load_batch, (unsigned long long)t->tokenize,
+		(unsigned long long)t->log_metrics, (unsigned long long)t->native,
+		(unsigned long long)t->wait, (unsigned long long)t->unseen,
+		(unsigned long long)t->wait_stackless, (unsigned long long)t->preempted,
+		(unsigned long long)t->first_load, (unsigned long long)(NATIVE_US * US),
+		(unsigned long long)t->last_log);
 	bad = ferror(f);
 	return fclose(f) || bad ? -EIO : 0;
 }
@@ -331,12 +399,14 @@ static int py_open(struct gap_rank *r, const struct xp_pyfixture *fx, struct gap
 	return err ?: py_code(r, py->module, 2);
 }
 
-/* py: NULL (NVTX steps), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
+/* py: NULL (NVTX steps), "waits" (NVTX steps with a sleep and unsampled
+ * gaps), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
  * at the launches over FIXTURE's line tables, no NVTX). */
 int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank, int world,
 			     unsigned steps, const char *truth, const char *py)
 {
-	struct gap_rank r = { .s = s, .pid = 5000 + (uint32_t)rank, .rank = rank, .world = world };
+	struct gap_rank r = { .s = s, .pid = 5000 + (uint32_t)rank, .rank = rank, .world = world,
+			      .waits = py && !strcmp(py, "waits"), .steps = steps };
 	struct xp_pyfixture *fx = NULL;
 	struct gap_py gp = { .flat = py && !strncmp(py, "flat:", 5) };
 	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
@@ -355,6 +425,8 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 	err = err ?: python_frames(&r, dir);
 	err = err ?: xp_synth_add_mmap(r.cpu, GAP_T0 - 1000000, r.pid, LIB_BASE, 0x100000, 0,
 				       "/usr/lib/libcublasLt.so.13", NULL, 0, 0);
+	if (r.waits)
+		py = NULL;
 	if (!err && py) {
 		err = strchr(py, ':') ? xp_pyfixture_load(&fx, strchr(py, ':') + 1) : -EINVAL;
 		err = err ?: py_open(&r, fx, &gp);

@@ -117,14 +117,30 @@ START_TEST(off_cpu)
 {
 	char *on[] = { "record", "--off-cpu", "--off-cpu-min-us", "250", "app", NULL };
 	char *off[] = { "record", "app", NULL };
+	char *given_min[] = { "record", "--off-cpu-min-us", "7", "app", NULL };
+	char *none[] = { "record", "--no-off-cpu", "app", NULL };
+	char *nogpu[] = { "record", "--no-gpu", "app", NULL };
+	char *attach[] = { "record", "-p", "1", NULL };
+	char *both[] = { "record", "--off-cpu", "--no-off-cpu", "app", NULL };
 	char *neg[] = { "record", "--off-cpu-min-us", "-1", "app", NULL };
 	char *junk[] = { "record", "--off-cpu-min-us", "1ms", "app", NULL };
 
 	ck_assert_int_eq(parse(on), 0);
 	ck_assert(o.off_cpu);
 	ck_assert_uint_eq(o.offcpu_min_us, 250);
+	/* waits by default where GPU capture is armed: a command, not --no-gpu */
 	ck_assert_int_eq(parse(off), 0);
+	ck_assert(o.off_cpu && !o.off_cpu_given && o.offcpu_min_us == XP_RECORD_WAITS_MIN_US);
+	ck_assert_int_eq(parse(given_min), 0);
+	ck_assert(o.off_cpu && o.offcpu_min_us == 7);
+	ck_assert_int_eq(parse(none), 0);
 	ck_assert(!o.off_cpu && o.offcpu_min_us == 0);
+	ck_assert_int_eq(parse(nogpu), 0);
+	ck_assert(!o.off_cpu);
+	ck_assert_int_eq(parse(attach), 0);
+	ck_assert(!o.off_cpu);
+	ck_assert_int_eq(parse(both), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "--no-off-cpu"));
 	ck_assert_int_eq(parse(neg), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "off-CPU minimum"));
 	ck_assert_int_eq(parse(junk), -EINVAL);

@@ -85,6 +85,7 @@ struct pt_regs___xp {
 const volatile bool filter_tgids = true;    /* false with -a */
 const volatile __u32 period_ns = 0;
 const volatile __u64 offcpu_min_ns = 0;     /* --off-cpu-min-us */
+const volatile bool switch_kernel = true;   /* off-CPU kernel stacks (--off-cpu; not the default waits) */
 const volatile __u64 wakeup_bytes = 1;      /* wake the drain thread past this fill */
 /* dwarf mode: user stack bytes to copy, multiple of 8; 0: frame pointers only */
 const volatile __u32 sample_copy = 0;       /* --call-graph, <= SAMPLER_MAX_COPY */
@@ -547,7 +548,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->privileged = priv;
 	if (priv)
 		return;
-	read_stacks(ctx, &st->stack, st->ips, true, SAMPLER_LOSS_SWITCH_STACK);
+	read_stacks(ctx, &st->stack, st->ips, switch_kernel, SAMPLER_LOSS_SWITCH_STACK);
 	if (!switch_copy || !prev->mm)
 		return;
 	/* read into the scratch slot (the bounded chunked read wants its

@@ -2,6 +2,9 @@
 """offcpu-overhead.py - figures, not a pass/fail test: what --off-cpu adds
 per context switch. pingpong bounces a byte between two threads (two
 switches per round trip); the median of 5 runs of each configuration.
+With the injection library built, also the waits recorded by default
+where GPU capture is armed (root: sched_switch, intervals of 50 us or
+more; nobody: perf's context-switch records) against --no-off-cpu.
 
     sudo python3 tests/bench/offcpu-overhead.py build
 """
@@ -31,17 +34,28 @@ def main():
         ("--off-cpu --off-cpu-min-us 1000", ["--no-gpu", "--off-cpu", "--off-cpu-min-us", "1000"]),
         ("--off-cpu --call-graph dwarf", ["--no-gpu", "--off-cpu", "--call-graph", "dwarf"]),
     ]
+    cupti = os.path.join(build, "cupti/libxpcupti.so")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    if os.path.exists(cupti):
+        configs += [
+            ("armed, --no-off-cpu", ["--cupti-lib", cupti, "--no-off-cpu"]),
+            ("armed, waits by default", ["--cupti-lib", cupti]),
+            ("nobody: armed, --no-off-cpu", ["--cupti-lib", cupti, "--no-off-cpu"], nobody),
+            ("nobody: armed, waits by default", ["--cupti-lib", cupti], nobody),
+        ]
     base = None
     print("pingpong %s round trips, ns per round trip (2 switches), median of 5" % ROUNDS)
-    for name, args in configs:
+    for name, args, *who in configs:
         runs = []
+        who = who[0] if who else []
         for _ in range(5):
             if args is None:
                 runs.append(per_round(prog))
                 continue
             tmp = tempfile.mkdtemp(prefix="xp-bench-")
-            runs.append(per_round([xpcap, "record", "-q", "-o", os.path.join(tmp, "run")] + args +
-                                  ["--"] + prog))
+            os.chmod(tmp, 0o777)
+            runs.append(per_round(who + [xpcap, "record", "-q", "-o", os.path.join(tmp, "run")] +
+                                  args + ["--"] + prog))
             shutil.rmtree(tmp)
         med = statistics.median(runs)
         base = base or med

@@ -2,8 +2,10 @@
 """nonroot_test.py - `xpcap record` run by a normal user (nobody, through
 setpriv): CPU samples through perf events on the user's own processes,
 which must ingest to the same hot functions as root's eBPF run of the same
-program; --gpu-only and --call-graph dwarf without root; -a, --off-cpu, the
-uprobe and another user's pid refused in one line.
+program; --gpu-only and --call-graph dwarf without root; waits (off-CPU
+intervals) from perf's context-switch records, by default where GPU capture
+is armed and with --off-cpu; -a, the uprobe and another user's pid refused
+in one line.
 
     XPCAP=build/bin/xpcap XPCORR=build/bin/xpcorr \
     PROGDIR=build/tests/programs python3 tests/record/nonroot_test.py hotspots
@@ -191,6 +193,63 @@ def t_gpuonly(tmp):
     owned_by_nobody(run)
 
 
+def t_waits(tmp):
+    # blocker sleeps 5 x 60 ms in sleep_a_while and waits 5 x ~80 ms on a
+    # pipe; a normal user's waits come from perf's PERF_RECORD_SWITCH records
+    # of its own processes, paired into off-CPU intervals (perfswitch.h)
+    out = os.path.join(tmp, "blocked.txt")
+    runs = [("given", ["--off-cpu", "--no-gpu"])]
+    if XPCUPTI:
+        runs.append(("default", ["--cupti-lib", XPCUPTI]))
+    else:
+        print("note: no injection library built (no CUDA): the default waits (GPU capture "
+              "armed) not checked, --off-cpu only")
+    for name, args in runs:
+        run = os.path.join(tmp, name)
+        rc, err = record_nobody(run, ["-q"] + args, [rt.prog("blocker"), out])
+        check(rc == 0, "%s: blocker as nobody exits 0 (%d %r)" % (name, rc, err[-300:]))
+        md = rt.meta(run)
+        oc = md["off_cpu"]
+        check(oc["enabled"] and oc["source"] == "perf_switch" and
+              oc["by"] == ("--off-cpu" if name == "given" else "default"),
+              "%s: meta.json off_cpu %s" % (name, oc))
+        check(oc["min_us"] == (0 if name == "given" else 50), "%s: min_us %s" % (name, oc["min_us"]))
+        with open(out) as f:
+            measured = {k: int(v) for k, v in (l.split() for l in f if l.strip())}
+        pid = str(md["target_pids"][0])
+        sw = [r for r in rt.dump(run) if r["kind"] == "switch" and r["tid"] == pid]
+        long_sleeps = [r for r in sw if 55e6 <= int(r["dur"]) and int(r["state"]) != 0]
+        check(len(long_sleeps) >= 5, "%s: the main thread's 60 ms sleeps are off-CPU intervals "
+              "(%s ms)" % (name, sorted(int(r["dur"]) // 1000000 for r in sw)[-12:]))
+        blocked = sum(int(r["dur"]) for r in sw if int(r["state"]) != 0)
+        want = sum(measured.values())
+        check(0.9 * want <= blocked <= 1.2 * want,
+              "%s: the main thread's blocked time %.1f ms, %.1f ms measured" % (
+                  name, blocked / 1e6, want / 1e6))
+        check(md["records"]["switch"]["written"] >= len(sw), "%s: meta.json counts them" % name)
+        # ingest keeps them (xp_switches), as it does the BPF program's
+        p = subprocess.run(AS_NOBODY + [rt.XPCORR, "ingest", "-q", run], capture_output=True,
+                           text=True)
+        check(p.returncode == 0, "%s: ingest as nobody (%r)" % (name, p.stderr[-300:]))
+        import sqlite3
+        db = sqlite3.connect(os.path.join(run, "xpcorr.db"))
+        n = db.execute("SELECT count(*) FROM xp_switches WHERE tid = ? AND duration >= 55000000"
+                       " AND prev_state != 0", (int(pid),)).fetchone()[0]
+        db.close()
+        check(n >= 5, "%s: xp_switches holds the sleeps (%d)" % (name, n))
+        p = subprocess.run(AS_NOBODY + [rt.XPCORR, "info", run], capture_output=True, text=True)
+        check(re.search(r"^off_cpu_source +perf_switch$", p.stdout, re.M) is not None,
+              "%s: xpcorr info says where the waits came from" % name)
+        owned_by_nobody(run)
+    # --no-off-cpu: none
+    run = os.path.join(tmp, "none")
+    rc, err = record_nobody(run, ["-q", "--no-off-cpu"] +
+                            (["--cupti-lib", XPCUPTI] if XPCUPTI else ["--no-gpu"]),
+                            [rt.prog("blocker"), out])
+    check(rc == 0 and not any(r["kind"] == "switch" for r in rt.dump(run)) and
+          not rt.meta(run)["off_cpu"]["enabled"], "--no-off-cpu: no switch records")
+
+
 def one_error_line(err, what):
     lines = [l for l in err.splitlines() if l.strip()]
     check(len(lines) == 1 and lines[0].startswith("xpcap: cannot "),
@@ -201,7 +260,6 @@ def one_error_line(err, what):
 def t_refused(tmp):
     cases = (
         (["-a", "--duration", "1"], None, "-a (all CPUs) needs root"),
-        (["--off-cpu"], ["true"], "--off-cpu (a BPF program on sched_switch) needs root"),
         (["--launch-stacks", "uprobe"], ["true"],
          "--launch-stacks uprobe (a BPF uprobe) needs root"),
         (["-p", "1"], None, "cannot attach to pid 1: it belongs to uid 0"),

@@ -912,6 +912,44 @@ def t_losses(tmp):
     check("lost" not in err.replace("cpu_seconds", ""), "-q: no loss warning printed")
 
 
+def t_waits(tmp):
+    # waits by default where GPU capture is armed: the sched_switch program
+    # of --off-cpu, intervals of 50 us or more; --no-off-cpu turns it off
+    cupti = os.environ.get("XPCUPTI")
+    if not cupti:
+        skip_or_fail("no injection library built (no CUDA): GPU capture cannot be armed")
+    out = os.path.join(tmp, "blocked.txt")
+    os.chmod(tmp, 0o777)
+    run = os.path.join(tmp, "default")
+    rc, err = record(run, ["-q", "--cupti-lib", cupti], [prog("blocker"), out])
+    check(rc == 0, "blocker under xpcap (GPU capture armed) exits 0 (%d %r)" % (rc, err))
+    md = meta(run)
+    check(md["gpu_capture_armed"], "GPU capture armed")
+    oc = md["off_cpu"]
+    check(oc["enabled"] and oc["by"] == "default" and oc["source"] == "sched_switch" and
+          oc["min_us"] == 50 and oc["tracepoint_formats"] == ["sched_switch"],
+          "meta.json off_cpu on by default: %s" % oc)
+    with open(out) as f:
+        measured = {k: int(v) for k, v in (l.split() for l in f if l.strip())}
+    pid = str(md["target_pids"][0])
+    sw = [r for r in dump(run) if r["kind"] == "switch"]
+    check(sw and all(int(r["dur"]) >= 50000 for r in sw), "no interval under 50 us")
+    mine = [r for r in sw if r["tid"] == pid and int(r["state"]) != 0]
+    blocked = sum(int(r["dur"]) for r in mine)
+    want = sum(measured.values())
+    check(0.9 * want <= blocked <= 1.2 * want and all(r["ustack"] for r in mine if
+                                                      int(r["dur"]) > 50e6),
+          "the main thread's waits with their stacks: %.1f ms, %.1f ms measured" % (
+              blocked / 1e6, want / 1e6))
+    # user stacks only (--off-cpu adds the kernel's): no kallsyms copy for them
+    check(not any(r["kstack"] for r in sw), "the default waits have no kernel frames")
+    run2 = os.path.join(tmp, "none")
+    rc, err = record(run2, ["-q", "--cupti-lib", cupti, "--no-off-cpu"], [prog("blocker"), out])
+    check(rc == 0 and not any(r["kind"] == "switch" for r in dump(run2)) and
+          not meta(run2)["off_cpu"]["enabled"], "--no-off-cpu: no switch records")
+    check(not os.path.exists(os.path.join(run2, "tracepoints")), "--no-off-cpu: no tracepoints/")
+
+
 def t_offcpu(tmp):
     # blocker blocks its main thread in wait_on_pipe (pipe read) and
     # sleep_a_while (nanosleep) and says for how long it measured each
