@@ -96,6 +96,10 @@ CONFIGS = [
     Config("xpcap-no-reuse", "xpcap record --reuse-stacks off (every launch copies its stack)",
            xpcap=["--reuse-stacks", "off"]),
     Config("xpcap-999Hz", "xpcap record -F 999", xpcap=["-F", "999"]),
+    Config("xpcap-no-waits", "xpcap record --no-off-cpu (no context-switch records)",
+           xpcap=["--no-off-cpu"]),
+    Config("xpcap-no-pyframes", "xpcap record --no-python-frames (no frame reader)",
+           xpcap=["--no-python-frames"]),
     # the program never calls cudaProfilerStart: all of it runs outside the
     # capture window (CUPTI activity and launch callbacks off)
     Config("xpcap-window-out", "xpcap record --capture-range cudaProfilerApi, outside the window",
