@@ -183,8 +183,10 @@ def t_off(tmp):
     rt.require_bpf()
     spin = os.path.join(HERE, "pyspin.py")
     run = os.path.join(tmp, "off")
+    # long enough for the reader's scan (every 250 ms) to find the process
+    # and say so, under ASan on a loaded machine too (0.3 s was not)
     rc, err = rt.record(run, ["-q", "-F", "999", "--no-gpu", "--no-python-frames"],
-                        ["/usr/bin/python3", spin, "0.3"])
+                        ["/usr/bin/python3", spin, "1.5"])
     check(rc == 0, "xpcap --no-python-frames exits 0 (rc %d, %s)" % (rc, err.strip()))
     folded = subprocess.run([rt.XPCORR, "export", "--format", "folded", run],
                             capture_output=True, text=True, timeout=120).stdout
