@@ -187,8 +187,8 @@ void xp_info_python_samples(sqlite3 *db, json_t *info)
 		snprintf(msg, sizeof(msg), "Python threads sampled without their Python frames: %llu"
 			 " thread%s (process%s %s%s): %llu of %llu samples ran the interpreter"
 			 " (_PyEval_EvalFrameDefault) with no Python frame, %llu have one: which"
-			 " functions and lines ran is unknown (Python 3.12+: -X perf names the"
-			 " functions)", (unsigned long long)b.blind_threads,
+			 " functions and lines ran is unknown (the \"python in samples\" lines say"
+			 " why, per process)", (unsigned long long)b.blind_threads,
 			 b.blind_threads == 1 ? "" : "s", b.npid == 1 ? "" : "es", pids,
 			 b.npid == 4 ? ", ..." : "", (unsigned long long)b.blind,
 			 (unsigned long long)b.blind_thread_samples,
