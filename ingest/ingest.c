@@ -18,6 +18,7 @@
 #include "db/archive.h"
 #include "db/db_schema.h"
 #include "ingest/backward.h"
+#include "ingest/cupti_rivals.h"
 #include "ingest/ddpbuckets.h"
 #include "ingest/gpu_ingest.h"
 #include "db/rundb.h"
@@ -235,6 +236,10 @@ static int name_launches(sqlite3 *db, struct xp_load_result *res)
 	}
 	if ((err = xp_autograd_join(db)) < 0) {
 		snprintf(res->error, sizeof(res->error), "autograd join: %s", sqlite3_errmsg(db));
+		return err;
+	}
+	if ((err = xp_note_cupti_rivals(db)) < 0) {
+		snprintf(res->error, sizeof(res->error), "CUPTI clients: %s", sqlite3_errmsg(db));
 		return err;
 	}
 	return 0;
