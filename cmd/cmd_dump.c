@@ -72,6 +72,15 @@ static const char *tail_text(const struct xp_record_header *h, size_t fixed, siz
 
 #define NEED(T) const T *r = p; if (len < sizeof(*r)) return -EBADMSG
 
+static void print_memcpy(const struct xp_gpu_memcpy *r)
+{
+	printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " bytes=%" PRIu64
+	       " kind=%u src=%u dst=%u dev=%" PRIu32 " stream=%" PRIu32 " graph=%" PRIu32
+	       " node=%" PRIu64 " flags=%" PRIu32,
+	       r->start, r->end, r->correlation_id, r->bytes, r->copy_kind, r->src_kind,
+	       r->dst_kind, r->device, r->stream, r->graph_id, r->graph_node_id, r->flags);
+}
+
 /* GPU activity and life records: what ran on the device, the host's waits
  * and marks, CUPTI's overhead, graphs. */
 static int print_gpu_activity(uint32_t type, const void *p, uint32_t len)
@@ -91,11 +100,14 @@ static int print_gpu_activity(uint32_t type, const void *p, uint32_t len)
 	}
 	case XP_REC_GPU_MEMCPY: {
 		NEED(struct xp_gpu_memcpy);
-		printf(" start=%" PRIu64 " end=%" PRIu64 " corr=%" PRIu64 " bytes=%" PRIu64
-		       " kind=%u src=%u dst=%u dev=%" PRIu32 " stream=%" PRIu32 " graph=%" PRIu32
-		       " node=%" PRIu64 " flags=%" PRIu32,
-		       r->start, r->end, r->correlation_id, r->bytes, r->copy_kind, r->src_kind,
-		       r->dst_kind, r->device, r->stream, r->graph_id, r->graph_node_id, r->flags);
+		print_memcpy(r);
+		break;
+	}
+	case XP_REC_GPU_MEMCPY_PEER: {
+		NEED(struct xp_gpu_memcpy_peer);
+		print_memcpy(&r->copy);
+		printf(" src_dev=%" PRIu32 " src_ctx=%" PRIu32 " dst_dev=%" PRIu32 " dst_ctx=%" PRIu32,
+		       r->src_device, r->src_context, r->dst_device, r->dst_context);
 		break;
 	}
 	case XP_REC_GPU_MEMSET: {
@@ -261,18 +273,18 @@ static void print_task_record(const struct xp_record_header *h, const void *p)
 	}
 }
 
-/* Prints one record; CPU types passed xp_record_check, GPU types are
- * checked here. 0 or -EBADMSG. */
+/* Prints one record after xp_record_check passed (so its fixed part is
+ * whole); the tails of GPU and Python kinds are checked here. 0 or -EBADMSG. */
 static int print_record(const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
-	const char *name = type_name(h->type);
+	const struct xp_rec_kind *k = xp_rec_kind_of(h->type);
 
-	if (!name) {
+	if (!k) {
 		printf("unknown type=%" PRIu32 " size=%" PRIu32 "\n", h->type, h->size);
 		return 0;
 	}
-	printf("%s", name);
+	printf("%s", k->name);
 	switch (h->type) {
 	case XP_REC_SAMPLE: {
 		const struct xp_sample *s = p;
@@ -314,19 +326,15 @@ static int print_record(const struct xp_record_header *h)
 		       l->reason, l->count);
 		break;
 	}
-	case XP_REC_PYSTACK:
-	case XP_REC_PYCODE:
-	case XP_REC_PYINFO:
-		if (xp_dump_py_record(h) < 0)
-			return -EBADMSG;
-		break;
 	default:
-		if (h->type >= XP_REC_GPU_STRING && h->type <= XP_REC_GPU_RANK) {
+		/* the rest by stream: every kind of the table has its printer
+		 * (tests/test-reckinds.c dumps one of each) */
+		if (k->streams == XP_STREAM_GPU) {
 			if (print_gpu_record(h))
 				return -EBADMSG;
-			break;
+		} else if (xp_dump_py_record(h) <= 0) {
+			return -EBADMSG;
 		}
-		printf(" size=%" PRIu32, h->size);
 	}
 	putchar('\n');
 	return 0;

@@ -1,6 +1,8 @@
 /* dump_py.c - `xpcorr dump` lines of the Python records of launch-PID.xpr
- * (runfmt_py.h): frames as code_id@offset (+e for XP_PYFRAME_ENTRY), code
- * objects with their line table in hex, the interpreter facts.
+ * and pyframes.xpr (runfmt_py.h): frames as code_id@offset (+e for
+ * XP_PYFRAME_ENTRY), code objects with their line table in hex, the
+ * interpreter facts, PyTorch's autograd node at a launch (its C++ type name
+ * as written, mangled).
  *   pystack ts=... pid=4000 tid=4000 corr=7 flags=0 frames=1003@12+e,1001@40
  *   pystack ts=... pid=4000 tid=4000 corr=9 flags=2 key=3 frames=(the key's)
  */
@@ -14,13 +16,47 @@
 #include "src/runfmt_py.h"
 #include "src/textesc.h"
 
+/* What the library found of libtorch. */
+static int dump_autograd_info(const struct xp_autograd_info *in, uint32_t len)
+{
+	if (len < sizeof(*in) || in->reason_len > len - sizeof(*in))
+		return -EBADMSG;
+	printf(" ts=%" PRIu64 " pid=%" PRIu32 " flags=%" PRIu32 " nodes=%" PRIu64
+	       " rejected=%" PRIu64 " reason=%s", in->ts, in->pid, in->flags, in->nodes,
+	       in->rejected, xp_escn((const char *)(in + 1), in->reason_len));
+	return 1;
+}
+
+/* PyTorch's autograd at a launch, with the node that ran if one did. */
+static int dump_autograd(const struct xp_autograd *a, uint32_t len)
+{
+	const struct xp_autograd_node *n = (const void *)(a + 1);
+
+	if (len < sizeof(*a))
+		return -EBADMSG;
+	printf(" corr=%" PRIu64 " tid=%" PRIu32 " flags=%" PRIu32 " thread=%" PRIu64
+	       " seq_next=%" PRIu64, a->correlation_id, a->tid, a->flags, a->thread_id, a->seq_next);
+	if (!(a->flags & XP_AUTOGRAD_NODE))
+		return 1;
+	if (len - sizeof(*a) < sizeof(*n) || n->name_len > len - sizeof(*a) - sizeof(*n))
+		return -EBADMSG;
+	printf(" node_seq=%" PRIu64 " node_thread=%" PRIu64 " node=%s", n->node_seq,
+	       n->node_thread, xp_escn((const char *)(n + 1), n->name_len));
+	return 1;
+}
+
 int xp_dump_py_record(const struct xp_record_header *h)
 {
 	const void *p = xp_record_payload(h);
 	uint32_t len = xp_record_payload_len(h);
 
 	switch (h->type) {
-	case XP_REC_PYSTACK: {
+	case XP_REC_AUTOGRAD:
+		return dump_autograd(p, len);
+	case XP_REC_AUTOGRAD_INFO:
+		return dump_autograd_info(p, len);
+	case XP_REC_PYSTACK:
+	case XP_REC_PYSAMPLE: {
 		const struct xp_pystack *s = p;
 		const struct xp_pyframe *f = (const void *)(s + 1);
 

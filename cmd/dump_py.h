@@ -6,7 +6,8 @@
 
 #include "src/runfmt.h"
 
-/* Prints the fields of an XP_REC_PYSTACK, PYCODE or PYINFO record after
+/* Prints the fields of an XP_REC_PYSTACK, PYSAMPLE, PYCODE, PYINFO,
+ * AUTOGRAD or AUTOGRAD_INFO record after
  * its name (no newline): 1, 0 for another type (nothing printed), or
  * -EBADMSG when the record is too short for what it claims. */
 int xp_dump_py_record(const struct xp_record_header *h);

@@ -39,6 +39,7 @@
 #include "src/jobrank.h"
 #include "src/runfile.h"
 #include "src/runfmt_gpu.h"
+#include "src/runnames.h"
 #include "ingest/symbolize.h"
 #include "src/u64map.h"
 
@@ -279,93 +280,39 @@ static void bind_graph(sqlite3_stmt *s, int col, uint64_t node, uint32_t graph)
 	}
 }
 
-static uint32_t fixed_size(uint32_t type)
-{
-	switch (type) {
-	case XP_REC_GPU_STRING: return sizeof(struct xp_gpu_string);
-	case XP_REC_GPU_PROCESS: return sizeof(struct xp_gpu_process);
-	case XP_REC_GPU_DEVICE: return sizeof(struct xp_gpu_device);
-	case XP_REC_GPU_CLOCK: return sizeof(struct xp_gpu_clock);
-	case XP_REC_GPU_STATUS: return sizeof(struct xp_gpu_status);
-	case XP_REC_GPU_API: return sizeof(struct xp_gpu_api);
-	case XP_REC_GPU_KERNEL: return sizeof(struct xp_gpu_kernel);
-	case XP_REC_GPU_MEMCPY: return sizeof(struct xp_gpu_memcpy);
-	case XP_REC_GPU_MEMCPY_PEER: return sizeof(struct xp_gpu_memcpy_peer);
-	case XP_REC_GPU_MEMSET: return sizeof(struct xp_gpu_memset);
-	case XP_REC_GPU_SYNC: return sizeof(struct xp_gpu_sync);
-	case XP_REC_GPU_NVTX: return sizeof(struct xp_gpu_nvtx);
-	case XP_REC_GPU_OVERHEAD: return sizeof(struct xp_gpu_overhead);
-	case XP_REC_GPU_GRAPH: return sizeof(struct xp_gpu_graph);
-	case XP_REC_GPU_RANK: return sizeof(struct xp_gpu_rank);
-	case XP_REC_LOST: return sizeof(struct xp_lost);
-	}
-	return 0;
-}
-
-#define STARTS_WITH_TIMES(t) _Static_assert(offsetof(struct t, start) == 0 && \
-					     offsetof(struct t, end) == 8, #t ": start, end first")
-STARTS_WITH_TIMES(xp_gpu_api);
-STARTS_WITH_TIMES(xp_gpu_kernel);
-STARTS_WITH_TIMES(xp_gpu_memcpy);
-_Static_assert(offsetof(struct xp_gpu_memcpy_peer, copy) == 0, "a peer copy starts with its copy");
-STARTS_WITH_TIMES(xp_gpu_memset);
-STARTS_WITH_TIMES(xp_gpu_sync);
-
-static bool times_fit(uint32_t type, const void *p)
-{
-	const uint64_t max = INT64_MAX;
-	const struct xp_gpu_clock *c = p;
-
-	switch (type) {
-	case XP_REC_GPU_API:
-	case XP_REC_GPU_KERNEL:
-	case XP_REC_GPU_MEMCPY:
-	case XP_REC_GPU_MEMCPY_PEER:
-	case XP_REC_GPU_MEMSET:
-	case XP_REC_GPU_SYNC: {
-		const uint64_t *se = p;     /* each of these starts with start, end */
-
-		return se[0] <= max && se[1] <= max;
-	}
-	case XP_REC_GPU_NVTX:
-		return ((const struct xp_gpu_nvtx *)p)->ts <= max;
-	case XP_REC_GPU_CLOCK:
-		return c->mono_before <= max && c->cupti_ts <= max && c->mono_after <= max;
-	}
-	return true;
-}
-
 /* Whether a record's start and end could be one activity of a run: a
  * record 0 .. 2^63-1 (a torn write, a crafted stream) would overflow every
- * sum of durations after it; it is skipped and counted instead. */
-static bool span_fits(uint32_t type, const void *p, struct xp_gpu_load_stats *st)
+ * sum of durations after it; it is skipped and counted instead. The table
+ * of kinds (runnames.h) says which kinds are activities with a span. */
+static bool span_fits(const struct xp_rec_kind *k, const void *p, struct xp_gpu_load_stats *st)
 {
-	const uint64_t *se = p;     /* start, end first (STARTS_WITH_TIMES) */
+	uint64_t start, end;
 
-	switch (type) {
-	case XP_REC_GPU_API:
-	case XP_REC_GPU_KERNEL:
-	case XP_REC_GPU_MEMCPY:
-	case XP_REC_GPU_MEMCPY_PEER:
-	case XP_REC_GPU_MEMSET:
-	case XP_REC_GPU_SYNC:
-		if ((se[1] > se[0] ? se[1] - se[0] : se[0] - se[1]) <= XP_GPU_SPAN_MAX_NS)
-			return true;
-		if (!st->bad_times++) {
-			st->bad_start = (int64_t)se[0];
-			st->bad_end = (int64_t)se[1];
-		}
-		return false;
+	if (!k || !k->span)
+		return true;
+	memcpy(&start, (const unsigned char *)p + k->times[0], sizeof(start));
+	memcpy(&end, (const unsigned char *)p + k->times[1], sizeof(end));
+	if ((end > start ? end - start : start - end) <= XP_GPU_SPAN_MAX_NS)
+		return true;
+	if (!st->bad_times++) {
+		st->bad_start = (int64_t)start;
+		st->bad_end = (int64_t)end;
 	}
-	return true;
+	return false;
 }
 
-/* 0 or -EBADMSG with *why: the record holds its fixed part and its tail. */
+/* 0 or -EBADMSG with *why: the record holds its fixed part and its tail.
+ * Sizes and times of the kinds a GPU stream holds, from the table of kinds;
+ * the CPU stream's kinds are not loaded here, and pass. */
 static int check_gpu_record(const struct xp_record_header *h, const char **why)
 {
-	uint32_t fixed = fixed_size(h->type), len = xp_record_payload_len(h);
+	const struct xp_rec_kind *k = xp_rec_kind_of(h->type);
+	uint32_t len = xp_record_payload_len(h), fixed;
 	const void *p = xp_record_payload(h);
 
+	if (!k || !(k->streams & XP_STREAM_GPU))
+		return 0;
+	fixed = k->fixed;
 	*why = "record shorter than its type";
 	if (len < fixed)
 		return -EBADMSG;
@@ -382,7 +329,7 @@ static int check_gpu_record(const struct xp_record_header *h, const char **why)
 	/* the database keeps signed 64-bit ns; later arithmetic on them must
 	 * not overflow (2^63 ns is 292 years of CLOCK_MONOTONIC) */
 	*why = "timestamp beyond 2^63 ns";
-	if (!times_fit(h->type, p))
+	if (!xp_rec_kind_times_fit(k, p))
 		return -EBADMSG;
 	return 0;
 }
@@ -774,7 +721,7 @@ static int load_records(struct gpu_loader *L, struct xp_reader *r, const char *p
 				 (unsigned long long)xp_reader_offset(r), why, h->type, h->size);
 			return -EBADMSG;
 		}
-		if (!span_fits(h->type, xp_record_payload(h), L->st))
+		if (!span_fits(xp_rec_kind_of(h->type), xp_record_payload(h), L->st))
 			continue;
 		rc = load_record(L, h);
 		if (rc == -EIO)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "src/array.h"
+#include "src/runnames.h"
 #include "src/safeopen.h"
 
 #ifdef XP_RUNFILE_ZSTD
@@ -621,23 +622,13 @@ static int stack_fits(const struct xp_record_header *h, size_t fixed)
 
 int xp_record_check(const struct xp_record_header *h, const char **why)
 {
-	static const uint32_t fixed_size[] = {
-		[XP_REC_SAMPLE] = sizeof(struct xp_sample),
-		[XP_REC_FORK] = sizeof(struct xp_task),
-		[XP_REC_EXIT] = sizeof(struct xp_task),
-		[XP_REC_COMM] = sizeof(struct xp_comm),
-		[XP_REC_EXEC] = sizeof(struct xp_exec),
-		[XP_REC_MMAP] = sizeof(struct xp_mmap),
-		[XP_REC_LAUNCH] = sizeof(struct xp_launch),
-		[XP_REC_SWITCH] = sizeof(struct xp_switch),
-		[XP_REC_LOST] = sizeof(struct xp_lost),
-	};
+	const struct xp_rec_kind *k = xp_rec_kind_of(h->type);
 	const void *p = xp_record_payload(h);
 	uint32_t fixed;
 
-	if (h->type >= sizeof(fixed_size) / sizeof(fixed_size[0]) || !fixed_size[h->type])
-		return 0;
-	fixed = fixed_size[h->type];
+	if (!k)
+		return 0;   /* a kind this reader does not know: its readers skip it */
+	fixed = k->fixed;
 	*why = "record shorter than its type";
 	if (xp_record_payload_len(h) < fixed)
 		return -EBADMSG;

@@ -161,7 +161,8 @@ int xp_record_user_copy(const struct xp_record_header *h, size_t fixed,
 			const struct xp_stack *st, struct xp_user_regs_copy *regs,
 			const uint8_t **bytes);
 /* Checks that a record of a type this version knows is long enough for its
- * fixed part and for the stacks and paths it claims: 0, or -EBADMSG with
+ * fixed part (every kind's, from the table in runnames.h) and for the stacks
+ * and paths of the CPU kinds: 0, or -EBADMSG with
  * *why set. Unknown types pass (readers skip them). Every consumer calls
  * this before touching a payload, so validation lives in one place. */
 int xp_record_check(const struct xp_record_header *h, const char **why);
