@@ -34,6 +34,7 @@
 #include "export/idle_steps.h"
 #include "export/idle_sync.h"
 #include "export/idle_waits.h"
+#include "export/idle_cause.h"
 #include "export/elidename.h"
 #include "db/launch.h"
 #include "db/pypath.h"
@@ -117,7 +118,7 @@ struct fixed_text {
 	const char *literal, *text;
 };
 
-struct idle_state {
+struct xp_idle {
 	struct rep *R;
 	struct xp_sites *sites;
 	const struct xp_tl *tl;     /* the device being reported */
@@ -162,12 +163,14 @@ struct idle_state {
 	size_t warm_steps;          /* the first steps that are warm-up (warmup_steps) */
 	int64_t warm_idle_ns;       /* their idle time */
 	size_t skipped;             /* steps --skip-steps left out */
+	xp_tl_segment_fn busy;      /* xp_idle_span: the segments that are not idle */
+	void *busy_ctx;
 	int err;
 };
 
 /* text as one pointer per distinct text (causes are keyed by it); NULL:
  * out of memory. */
-static const char *intern(struct idle_state *S, const char *text)
+static const char *intern(struct xp_idle *S, const char *text)
 {
 	int64_t id;
 	int fresh;
@@ -181,7 +184,7 @@ static const char *intern(struct idle_state *S, const char *text)
 
 /* intern() of a string literal, found by its address after the first time
  * (these name a cause of most gaps: hashing the text each time showed). */
-static const char *intern_fixed(struct idle_state *S, const char *literal)
+static const char *intern_fixed(struct xp_idle *S, const char *literal)
 {
 	const char *text;
 
@@ -195,7 +198,7 @@ static const char *intern_fixed(struct idle_state *S, const char *literal)
 }
 
 /* ns more to row i of t, from the gap being attributed. */
-static void add_to_row(struct idle_state *S, struct cause_table *t, size_t i, int64_t ns)
+static void add_to_row(struct xp_idle *S, struct cause_table *t, size_t i, int64_t ns)
 {
 	t->v[i].ns = xp_sat_add(t->v[i].ns, ns);
 	t->v[i].pieces += t->v[i].last_gap != S->gap_no;
@@ -204,7 +207,7 @@ static void add_to_row(struct idle_state *S, struct cause_table *t, size_t i, in
 
 /* Adds ns to the cause (kind, where) of t; its index + 1 in t->v, 0 if
  * nothing was added (ns <= 0, or out of memory: S->err). */
-static size_t add_cause_to(struct idle_state *S, struct cause_table *t, int kind, const char *where,
+static size_t add_cause_to(struct xp_idle *S, struct cause_table *t, int kind, const char *where,
 			   int64_t ns)
 {
 	uint64_t *slot;
@@ -233,13 +236,13 @@ static size_t add_cause_to(struct idle_state *S, struct cause_table *t, int kind
 	return (size_t)*slot;
 }
 
-static void add_cause(struct idle_state *S, int kind, const char *where, int64_t ns)
+static void add_cause(struct xp_idle *S, int kind, const char *where, int64_t ns)
 {
 	add_cause_to(S, &S->causes, kind, where, ns);
 }
 
 /* A fresh memo's index + 1 in S->memos; 0 when out of memory. */
-static size_t new_memo(struct idle_state *S)
+static size_t new_memo(struct xp_idle *S)
 {
 	if (S->nmemos >= UINT32_MAX ||
 	    xp_array__reserve((void **)&S->memos, &S->memo_cap, S->nmemos + 1, sizeof(*S->memos), 256))
@@ -250,7 +253,7 @@ static size_t new_memo(struct idle_state *S)
 
 /* The memo of stack (> 0); NULL: out of memory (a later look tries
  * again). The pointer holds until the next stack is looked up. */
-static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
+static struct stack_memo *memo_of(struct xp_idle *S, int64_t stack)
 {
 	uint64_t *slot;
 	int fresh;
@@ -271,7 +274,7 @@ static struct stack_memo *memo_of(struct idle_state *S, int64_t stack)
 /* The direct index of stack memos, sized by the largest stack id where
  * that is not far beyond what a run holds: below 2^24 and twice the rows
  * (else all go through the map). 0 or -ENOMEM. */
-static int memo_index(struct idle_state *S)
+static int memo_index(struct xp_idle *S)
 {
 	static const char *const sql[] = { "SELECT count(*) FROM xp_stacks",
 					   "SELECT max(id) FROM xp_stacks" };
@@ -293,7 +296,7 @@ static int memo_index(struct idle_state *S)
 
 /* The site of a stack as an interned string: stacks that read the same
  * are one cause. */
-static const char *site_of(struct idle_state *S, int64_t stack, const char *none)
+static const char *site_of(struct xp_idle *S, int64_t stack, const char *none)
 {
 	struct stack_memo *m;
 	const char *text;
@@ -349,7 +352,7 @@ static void native_name(const struct xp_frame_row *fr, char *out, size_t len)
  * native function of the program's own code, else the innermost of all
  * ("function (module)"). A wait adds the call it blocked in, when that is
  * another frame: "clock_nanosleep (libc.so.6) at ckpt.py:29 save". */
-static void name_host(struct idle_state *S, int64_t id, int wait, char *buf, size_t len)
+static void name_host(struct xp_idle *S, int64_t id, int wait, char *buf, size_t len)
 {
 	char leaf[256] = "", own[256] = "", py[256] = "", pylib[256] = "", n[256];
 	struct xp_frame_row fr;
@@ -386,7 +389,7 @@ static void name_host(struct idle_state *S, int64_t id, int wait, char *buf, siz
 }
 
 /* name_host of a stack, interned and kept in its memo; NULL: out of memory. */
-static const char *host_name(struct idle_state *S, int64_t stack, int wait)
+static const char *host_name(struct xp_idle *S, int64_t stack, int wait)
 {
 	struct stack_memo *m;
 	const char *text;
@@ -407,7 +410,7 @@ static const char *host_name(struct idle_state *S, int64_t stack, int wait)
 
 /* The kind of the gap between the launches of stacks before and after
  * (index + 1 into S->kinds; 0 when out of memory). */
-static size_t gap_kind_of(struct idle_state *S, int64_t before, int64_t after)
+static size_t gap_kind_of(struct xp_idle *S, int64_t before, int64_t after)
 {
 	const char *a = site_of(S, before, "(no launch stack)"), *b = site_of(S, after,
 									"(no launch stack)");
@@ -428,7 +431,7 @@ static size_t gap_kind_of(struct idle_state *S, int64_t before, int64_t after)
 }
 
 /* A sample's share of the gap, to the distribution of its kind of gap. */
-static void add_share(struct idle_state *S, int cause, const char *where, int64_t ns)
+static void add_share(struct xp_idle *S, int cause, const char *where, int64_t ns)
 {
 	struct gap_kind *k;
 	uint64_t *slot;
@@ -466,7 +469,7 @@ static void add_share(struct idle_state *S, int cause, const char *where, int64_
 }
 
 /* Time of the gap with no sample and no wait: shared out at the end. */
-static void add_unseen(struct idle_state *S, int64_t ns)
+static void add_unseen(struct xp_idle *S, int64_t ns)
 {
 	struct gap_kind *k;
 
@@ -481,7 +484,7 @@ static void add_unseen(struct idle_state *S, int64_t ns)
 /* Each kind of gap's unseen time, as the samples of its kind shared the
  * sampled time (estimated rows); a kind without a sample leaves it "host
  * not seen" before its launch. */
-static void estimate_unseen(struct idle_state *S)
+static void estimate_unseen(struct xp_idle *S)
 {
 	for (size_t i = 0; i < S->nshares; i++) {
 		const struct kind_share *sh = &S->shares[i];
@@ -519,11 +522,13 @@ static void estimate_unseen(struct idle_state *S)
 
 static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl_op *op)
 {
-	struct idle_state *S = ctx;
+	struct xp_idle *S = ctx;
 	char who[64];
 
 	S->cls_ns[cls] = xp_sat_add(S->cls_ns[cls], xp_sat_sub(b, a));
-	if (cls == XP_TL_IDLE) {
+	if (S->busy && cls != XP_TL_IDLE) {
+		S->busy(S->busy_ctx, a, b, cls, op);
+	} else if (cls == XP_TL_IDLE) {
 		if (xp_array__reserve((void **)&S->gaps, &S->gcap, S->ngaps + 1, sizeof(*S->gaps), 64)) {
 			S->err = -ENOMEM;
 			return;
@@ -551,7 +556,7 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
  * frame of the program's own code (a C++ program's function). Frame-pointer
  * samples stop in libraries built without them (libcuda, cuBLAS, libtorch):
  * those name nobody's line. */
-static int readable(struct idle_state *S, int64_t stack)
+static int readable(struct xp_idle *S, int64_t stack)
 {
 	struct xp_frame_row fr;
 	struct stack_memo *m;
@@ -579,7 +584,7 @@ static int readable(struct idle_state *S, int64_t stack)
 
 /* A readable sample's share: to "host running" at its site, the row
  * remembered in its memo after the first time. */
-static void add_host_sample(struct idle_state *S, int64_t stack, int64_t ns)
+static void add_host_sample(struct xp_idle *S, int64_t stack, int64_t ns)
 {
 	struct stack_memo *m;
 	const char *site;
@@ -604,7 +609,7 @@ static void add_host_sample(struct idle_state *S, int64_t stack, int64_t ns)
 /* The sample of the piece (up to hi) nearest sample i in time that is
  * readable: prev (the latest before i, hi if none) or the first after
  * i, which *next caches; hi if none. */
-static size_t nearest_readable(struct idle_state *S, const struct xp_thread_samples *t, size_t hi,
+static size_t nearest_readable(struct xp_idle *S, const struct xp_thread_samples *t, size_t hi,
 			     size_t i, size_t prev, size_t *next)
 {
 	if (*next <= i || *next == (size_t)-1)
@@ -622,7 +627,7 @@ static size_t nearest_readable(struct idle_state *S, const struct xp_thread_samp
  * sample in libraries only (native code the sampler could not walk out of:
  * cuBLAS loading its kernels, libtorch) is "host in libraries", named by the
  * nearest readable sample of the piece, else by its own innermost frame. */
-static void cpu_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
+static void cpu_piece(struct xp_idle *S, int64_t gtid, int64_t a, int64_t b)
 {
 	const struct xp_thread_samples *t;
 	int64_t each, rest;
@@ -674,7 +679,7 @@ static void cpu_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
 /* The name of wait w of thread gtid: where it went off CPU; without a
  * stack there (perf's switch records for a normal user), the thread's last
  * sample before it; "preempted" when the thread stayed runnable. */
-static const char *wait_name(struct idle_state *S, int64_t gtid, const struct xp_wait *w)
+static const char *wait_name(struct xp_idle *S, int64_t gtid, const struct xp_wait *w)
 {
 	const struct xp_thread_samples *t;
 	const char *name = NULL;
@@ -713,7 +718,7 @@ static const char *wait_name(struct idle_state *S, int64_t gtid, const struct xp
 
 /* [a, b) of thread gtid before its launch, outside CUDA calls: off CPU in
  * its waits (named where it blocked), on CPU between them (cpu_piece). */
-static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
+static void host_piece(struct xp_idle *S, int64_t gtid, int64_t a, int64_t b)
 {
 	for (size_t i = xp_idle_wait_first(S->waits, S->nwaits, gtid, a); i < S->nwaits && a < b;
 	     i++) {
@@ -733,7 +738,7 @@ static void host_piece(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
 /* The first of the thread's blocking calls that ends after a (the calls
  * are by thread then start; one thread's do not overlap, so their ends
  * rise too): S->nsync if none. */
-static size_t first_sync_after(const struct idle_state *S, int64_t gtid, int64_t a)
+static size_t first_sync_after(const struct xp_idle *S, int64_t gtid, int64_t a)
 {
 	size_t lo = 0, hi = S->nsync;
 
@@ -750,7 +755,7 @@ static size_t first_sync_after(const struct idle_state *S, int64_t gtid, int64_t
 }
 
 /* [a, b) of the launching thread before its launch: in sync calls or not. */
-static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
+static void host_part(struct xp_idle *S, int64_t gtid, int64_t a, int64_t b)
 {
 	for (size_t i = first_sync_after(S, gtid, a); i < S->nsync && a < b; i++) {
 		const struct xp_sync_call *c = &S->syncs[i];
@@ -774,7 +779,7 @@ static void host_part(struct idle_state *S, int64_t gtid, int64_t a, int64_t b)
 /* When the GPU ran out of work before the gap starting at a: a, or for a
  * gap that began before its window (a step's first), the end of the last
  * work before it; -1: none before. */
-static int64_t drained_at(const struct idle_state *S, int64_t a)
+static int64_t drained_at(const struct xp_idle *S, int64_t a)
 {
 	size_t i = xp_tl_first_from(S->tl, a);
 	int64_t last = -1;
@@ -792,7 +797,7 @@ static int64_t drained_at(const struct idle_state *S, int64_t a)
 }
 
 /* The blocking call of the process in progress at t, or NULL. */
-static const struct xp_sync_call *blocking_at(const struct idle_state *S, int64_t t)
+static const struct xp_sync_call *blocking_at(const struct xp_idle *S, int64_t t)
 {
 	size_t lo = 0, hi = S->nsync;
 
@@ -818,7 +823,7 @@ static const struct xp_sync_call *blocking_at(const struct idle_state *S, int64_
  * blocked in it when the GPU ran out of work: without it the host would
  * have queued more ahead), or none (the host was running: it did not
  * launch in time). */
-static void drained_by(struct idle_state *S, int64_t a, int64_t b)
+static void drained_by(struct xp_idle *S, int64_t a, int64_t b)
 {
 	int64_t t = drained_at(S, a);
 	const struct xp_sync_call *c = t >= 0 ? blocking_at(S, t) : NULL;
@@ -831,7 +836,7 @@ static void drained_by(struct idle_state *S, int64_t a, int64_t b)
 			     "(no blocking call: the host did not launch in time)"), b - a);
 }
 
-static void attribute_gaps(struct idle_state *S)
+static void attribute_gaps(struct xp_idle *S)
 {
 	/* the gaps come in time order: the op after each, found moving on */
 	size_t next = S->ngaps ? xp_tl_first_from(S->tl, S->gaps[0][1]) : 0;
@@ -871,7 +876,7 @@ static int cmp_sync_start(const void *pa, const void *pb)
 }
 
 /* The process's blocking CUDA calls with their stacks (idle_sync.h). */
-static int load_syncs(struct idle_state *S, int64_t gpid)
+static int load_syncs(struct xp_idle *S, int64_t gpid)
 {
 	int rc;
 
@@ -926,7 +931,7 @@ static int64_t step_number(const char *name, int profiler_only)
 }
 
 /* The process's NVTX step ranges (ProfilerStep#N, else "step N"). */
-static int nvtx_windows(struct idle_state *S, int64_t gpid, struct window **w, size_t *n, size_t *cap)
+static int nvtx_windows(struct xp_idle *S, int64_t gpid, struct window **w, size_t *n, size_t *cap)
 {
 	sqlite3_stmt *s;
 
@@ -971,7 +976,7 @@ static int has_python_lines(sqlite3 *db)
 }
 
 /* The steps of the process's Python loop (idle_steps.h): 1 found, 0 none. */
-static int loop_windows(struct idle_state *S, struct window **w, size_t *n, size_t *cap)
+static int loop_windows(struct xp_idle *S, struct window **w, size_t *n, size_t *cap)
 {
 	struct xp_loop_steps ls;
 	int rc = S->python ? xp_loop_steps_find(S->walk, S->tl, &ls) : 0;
@@ -995,7 +1000,7 @@ static int loop_windows(struct idle_state *S, struct window **w, size_t *n, size
 
 /* The process's steps: NVTX ranges, else its Python loop's, else its
  * device's whole span. */
-static int load_windows(struct idle_state *S, int64_t gpid, struct window **w, size_t *n)
+static int load_windows(struct xp_idle *S, int64_t gpid, struct window **w, size_t *n)
 {
 	size_t cap = 0;
 	int rc;
@@ -1063,7 +1068,7 @@ static const char csv_head[] =
 	"\"Cause (ns)\",\"Share of Idle (%)\",\"Gaps\",\"Steps From\",\"Loop Line\"\n";
 
 /* Where the steps came from, in words: "30 steps of NVTX ranges". */
-static void steps_text(const struct idle_state *S, size_t steps, char *out, size_t len)
+static void steps_text(const struct xp_idle *S, size_t steps, char *out, size_t len)
 {
 	const char *s = steps > 1 ? "steps" : "step";
 
@@ -1075,7 +1080,7 @@ static void steps_text(const struct idle_state *S, size_t steps, char *out, size
 		snprintf(out, len, "%zu %s of NVTX ranges", steps, s);
 }
 
-static void print_device(struct idle_state *S, int64_t rank, int64_t gpid, int64_t dev, size_t steps)
+static void print_device(struct xp_idle *S, int64_t rank, int64_t gpid, int64_t dev, size_t steps)
 {
 	struct rep *R = S->R;
 	const int64_t *c = S->cls_ns;
@@ -1144,7 +1149,7 @@ static const char *steps_count(size_t k, char *out, size_t len)
 }
 
 /* Text: the warm-up steps told apart, and the share estimated. */
-static void print_notes(struct idle_state *S)
+static void print_notes(struct xp_idle *S)
 {
 	int64_t idle = S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK];
 	char line[400], n[32];
@@ -1183,7 +1188,7 @@ static const struct table_names drained_names = {
 	"drained", "drained_by", "    Idle (%)       Idle (ns)    Gaps  Host blocked in    Where", "calls",
 };
 
-static void print_row(struct idle_state *S, const struct table_names *tn, int64_t rank, int64_t dev,
+static void print_row(struct xp_idle *S, const struct table_names *tn, int64_t rank, int64_t dev,
 		      const struct cause *c, double share)
 {
 	struct rep *R = S->R;
@@ -1214,7 +1219,7 @@ static void print_row(struct idle_state *S, const struct table_names *tn, int64_
 }
 
 /* One table of causes, most idle time first, shares of idle ns. */
-static void print_table(struct idle_state *S, const struct table_names *tn, struct cause_table *t,
+static void print_table(struct xp_idle *S, const struct table_names *tn, struct cause_table *t,
 			int64_t idle, int64_t rank, int64_t dev)
 {
 	struct rep *R = S->R;
@@ -1242,7 +1247,7 @@ static void print_table(struct idle_state *S, const struct table_names *tn, stru
 }
 
 /* The causes of idle time, then what drained the queue before each gap. */
-static void print_causes(struct idle_state *S, int64_t rank, int64_t dev)
+static void print_causes(struct xp_idle *S, int64_t rank, int64_t dev)
 {
 	struct rep *R = S->R;
 
@@ -1272,7 +1277,7 @@ static void table_free(struct cause_table *t)
 
 /* One device: its steps swept and its gaps attributed, then printed. 1 if
  * it had a window, 0 if not (--step N that it lacks), or a negative errno. */
-static int one_device(struct idle_state *S, const struct xp_tl *tl)
+static int one_device(struct xp_idle *S, const struct xp_tl *tl)
 {
 	int64_t gpid = tl->gpid, dev = tl->device;
 	const struct xp_report_opts *o = S->R->o;
@@ -1285,15 +1290,9 @@ static int one_device(struct idle_state *S, const struct xp_tl *tl)
 	table_reset(&S->causes);
 	table_reset(&S->drained);
 	memset(S->cls_ns, 0, sizeof(S->cls_ns));
-	S->tl = tl;
 	S->est_ns = 0;
-	free(S->waits);
-	S->waits = NULL;
-	if ((rc = load_syncs(S, gpid)) < 0 ||
-	    (rc = xp_idle_waits_load(S->R->db, gpid, &S->waits, &S->nwaits)) < 0 ||
-	    (rc = load_windows(S, gpid, &w, &nw)) < 0)
+	if ((rc = xp_idle_use(S, tl)) < 0 || (rc = load_windows(S, gpid, &w, &nw)) < 0)
 		goto out;
-	S->main_gtid = main_thread(S->tl);
 	/* --skip-steps: steady state only; else the warm-up told apart */
 	S->skipped = o->step < 0 && S->steps_from != STEPS_RUN ?
 		     (size_t)(o->skip_steps < (int64_t)nw ? o->skip_steps : (int64_t)nw) : 0;
@@ -1352,30 +1351,135 @@ static void begin(struct rep *R)
 	}
 }
 
+int xp_idle_use(struct xp_idle *S, const struct xp_tl *tl)
+{
+	int rc;
+
+	S->tl = tl;
+	free(S->waits);
+	S->waits = NULL;
+	if ((rc = load_syncs(S, tl->gpid)) < 0 ||
+	    (rc = xp_idle_waits_load(S->R->db, tl->gpid, &S->waits, &S->nwaits)) < 0)
+		return rc;
+	S->main_gtid = main_thread(tl);
+	return 0;
+}
+
+int xp_idle_span(struct xp_idle *S, int64_t a, int64_t b, xp_tl_segment_fn busy, void *ctx)
+{
+	int rc;
+
+	table_reset(&S->causes);
+	table_reset(&S->drained);
+	S->busy = busy;
+	S->busy_ctx = ctx;
+	S->window_start = a;
+	rc = b > a ? xp_tl_sweep(S->tl, a, b, on_segment, S) : 0;
+	if (!rc)
+		attribute_gaps(S);
+	estimate_unseen(S);
+	S->busy = NULL;
+	return rc ? rc : S->err;
+}
+
+int xp_idle_row(struct xp_idle *S, size_t i, struct xp_idle_row *row)
+{
+	/* an estimate stands for the kind it estimates */
+	static const int base[C_KINDS] = { [C_NATIVE] = C_NATIVE, [C_NOSAMPLE] = C_NOSAMPLE,
+					   [C_SYNC] = C_SYNC, [C_LAUNCH] = C_LAUNCH, [C_RANK] = C_RANK,
+					   [C_UNBLOCKED] = C_UNBLOCKED, [C_WAIT] = C_WAIT,
+					   [C_HOST_EST] = C_HOST, [C_NATIVE_EST] = C_NATIVE };
+	const struct cause *c;
+
+	if (i >= S->causes.n)
+		return 0;
+	c = &S->causes.v[i];
+	*row = (struct xp_idle_row){ base[c->kind], cause_key[base[c->kind]], cause_label[base[c->kind]],
+				     c->where, c->ns };
+	return 1;
+}
+
+const char *xp_idle_kind(int kind, int key)
+{
+	if (kind < 0 || kind >= C_KINDS)
+		return NULL;
+	return key ? cause_key[kind] : cause_label[kind];
+}
+
+const char *xp_idle_intern(struct xp_idle *S, const char *text)
+{
+	return intern(S, text);
+}
+
+const char *xp_idle_site(struct xp_idle *S, int64_t stack)
+{
+	return site_of(S, stack, "(no launch stack)");
+}
+
+int xp_idle_open(struct rep *R, struct xp_idle **out)
+{
+	struct xp_idle *S = calloc(1, sizeof(*S));
+	int rc;
+
+	if (!(*out = S))
+		return -ENOMEM;
+	S->R = R;
+	/* read while the timeline loads */
+	if ((rc = xp_sample_reader_start(R->db, R->o->pid, &S->samples)) < 0 ||
+	    (rc = memo_index(S)) < 0 || (rc = xp_sites_new(R->db, &S->sites)) < 0 ||
+	    (rc = has_python_lines(R->db)) < 0) {
+		xp_idle_close(S);
+		*out = NULL;
+		return rc;
+	}
+	S->walk = xp_sites_walk(S->sites);
+	S->python = rc;
+	xp_sites_prefer_own(S->sites);
+	return 0;
+}
+
+void xp_idle_close(struct xp_idle *S)
+{
+	if (!S)
+		return;
+	xp_sample_reader_free(S->samples);
+	xp_sites_free(S->sites);
+	free(S->gaps);
+	table_free(&S->causes);
+	table_free(&S->drained);
+	xp_u64map_free(&S->memo_at);
+	free(S->memo_by_id);
+	free(S->memos);
+	free(S->syncs);
+	free(S->sync_by_start);
+	free(S->waits);
+	free(S->kinds);
+	free(S->shares);
+	xp_u64map_free(&S->kind_at);
+	xp_u64map_free(&S->share_at);
+	xp_strtab_free(S->names);
+	free(S);
+}
+
 int xp_view_idle(struct rep *R, size_t *rows)
 {
-	struct idle_state S = { .R = R };
 	struct xp_tl_set set = { 0 };
+	struct xp_idle *S;
 	size_t ndev = 0;
 	int rc;
 
 	*rows = 0;
-	/* read while the timeline loads */
-	if ((rc = xp_sample_reader_start(R->db, R->o->pid, &S.samples)) < 0 ||
-	    (rc = memo_index(&S)) < 0 ||
-	    (rc = xp_sites_new(R->db, &S.sites)) < 0 || (rc = xp_tl_load_all(R->db, &set)) < 0 ||
-	    (rc = has_python_lines(R->db)) < 0)
+	if ((rc = xp_idle_open(R, &S)) < 0)
+		return rc;
+	if ((rc = xp_tl_load_all(R->db, &set)) < 0)
 		goto out;
-	S.walk = xp_sites_walk(S.sites);
-	S.python = rc;
-	xp_sites_prefer_own(S.sites);
 	begin(R);
 	for (size_t i = 0; i < set.ndev; i++) {
 		if (!xp_tl_selected(set.dev[i].gpid, R->o->pid) ||
 		    !xp_tl_in_window(&set.dev[i], R->o->since, R->o->until))
 			continue;
 		ndev++;
-		if ((rc = one_device(&S, &set.dev[i])) < 0)
+		if ((rc = one_device(S, &set.dev[i])) < 0)
 			goto out;
 		*rows += (size_t)rc;
 	}
@@ -1387,22 +1491,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 				 " \"step N\" on the process's threads, else the turns of its Python"
 				 " loop, from 0", (long long)R->o->step);
 out:
-	xp_sample_reader_free(S.samples);
-	xp_sites_free(S.sites);
+	xp_idle_close(S);
 	xp_tl_set_free(&set);
-	free(S.gaps);
-	table_free(&S.causes);
-	table_free(&S.drained);
-	xp_u64map_free(&S.memo_at);
-	free(S.memo_by_id);
-	free(S.memos);
-	free(S.syncs);
-	free(S.sync_by_start);
-	free(S.waits);
-	free(S.kinds);
-	free(S.shares);
-	xp_u64map_free(&S.kind_at);
-	xp_u64map_free(&S.share_at);
-	xp_strtab_free(S.names);
 	return rc;
 }
