@@ -111,6 +111,28 @@ with tempfile.TemporaryDirectory() as tmp:
           [(r["cause"], r["ns"]) for r in b["blame"]])
     check("text says so", "too close to call" in blame(close, "text"), "")
 
+    # the Chrome trace: a flow from each wait to rank 1's GPU idle slice
+    # before its entry (step 0's is before rank 1's first work: no slice)
+    trace = os.path.join(tmp, "two-trace.json")
+    run(xpcorr, "export", "--format", "chrome", "-o", trace, two)
+    ev = json.load(open(trace))["traceEvents"]
+    idle = [e for e in ev if e.get("cat") == "gpu_idle"]
+    flows = [e for e in ev if e.get("cat") == "blame"]
+
+    def slice_at(e):
+        return [s["name"] for s in idle if (s["pid"], s["tid"]) == (e["pid"], e["tid"])
+                and s["ts"] <= e["ts"] < s["ts"] + s["dur"]]
+    starts = [e for e in flows if e["ph"] == "s"]
+    check("chrome: a blame flow per wait", len(starts) == STEPS - 1, f"{len(starts)} flows")
+    check("chrome: from 'waiting for rank 1' to a GPU idle slice",
+          all(slice_at(e) == (["waiting for rank 1"] if e["ph"] == "s" else ["GPU idle"]) for e in flows),
+          [(e["ph"], slice_at(e)) for e in flows[:2]])
+    plain = os.path.join(tmp, "plain")
+    run(gen_run, "gaps", exe, lib, plain, "0", "1", str(STEPS), os.path.join(tmp, "plain.json"))
+    run(xpcorr, "export", "--format", "chrome", "-o", trace, plain)
+    check("chrome: no blame flow without ranks to wait for",
+          '"blame"' not in open(trace).read(), "")
+
     here = os.path.dirname(os.path.abspath(__file__))
     for name, path in (("two", two), ("chain", chain)):
         out = os.path.join(tmp, f"{name}.json")
