@@ -59,14 +59,17 @@ static int load_slots(sqlite3 *db, const struct xp_tl_set *set, struct xp_coll_j
  * (name, k), the same on every slot. */
 static int number_ops(struct xp_coll_job *J, struct xp_u64map *at)
 {
-	if (!(J->inst = calloc(J->nslots ? J->nslots : 1, sizeof(*J->inst))))
+	if (!(J->inst = calloc(J->nslots ? J->nslots : 1, sizeof(*J->inst))) ||
+	    !(J->coll = calloc(J->nslots ? J->nslots : 1, sizeof(*J->coll))) ||
+	    !(J->ncoll = calloc(J->nslots ? J->nslots : 1, sizeof(*J->ncoll))))
 		return -ENOMEM;
 	for (size_t sl = 0; sl < J->nslots; sl++) {
 		const struct xp_tl *tl = J->tl[sl];
 		struct xp_u64map count;
 
 		xp_u64map_init(&count);
-		if (!(J->inst[sl] = malloc((tl->n ? tl->n : 1) * sizeof(**J->inst))))
+		if (!(J->inst[sl] = malloc((tl->n ? tl->n : 1) * sizeof(**J->inst))) ||
+		    !(J->coll[sl] = malloc((tl->n ? tl->n : 1) * sizeof(**J->coll))))
 			return -ENOMEM;
 		for (size_t i = 0; i < tl->n; i++) {
 			uint64_t *k, *slot;
@@ -83,6 +86,7 @@ static int number_ops(struct xp_coll_job *J, struct xp_u64map *at)
 			if (fresh)
 				*slot = ++J->ninst;
 			J->inst[sl][i] = (int32_t)(*slot - 1);
+			J->coll[sl][J->ncoll[sl]++] = (int32_t)i;
 		}
 		xp_u64map_free(&count);
 	}
@@ -124,7 +128,11 @@ void xp_coll_job_free(struct xp_coll_job *J)
 {
 	for (size_t sl = 0; J->inst && sl < J->nslots; sl++)
 		free(J->inst[sl]);
+	for (size_t sl = 0; J->coll && sl < J->nslots; sl++)
+		free(J->coll[sl]);
 	free(J->inst);
+	free(J->coll);
+	free(J->ncoll);
 	free(J->tl);
 	free(J->rank);
 	free(J->pid);
@@ -168,21 +176,29 @@ void xp_coll_in_step(const struct xp_coll_job *J, size_t w, size_t i, size_t l, 
 		     int64_t *pl)
 {
 	const struct xp_tl *tl = J->tl[w];
+	const int32_t *coll = J->coll[w];
 	int64_t at = tl->ops[i].start, best = INT64_MIN;
+	size_t lo = 0, hi = J->ncoll[w];
 	int32_t inst = -1;
 
+	while (lo < hi) {           /* past the collectives started before the op */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((size_t)coll[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	/* the latest end before the op among the collectives started before
 	 * it (one stream's end in order; a few streams may interleave) */
-	for (size_t k = 0, j = i; k < 256 && j > 0; k++) {
-		const struct xp_tl_op *op = &tl->ops[--j];
-		const struct xp_tl_op *other;
+	for (size_t k = 0; k < 64 && lo > 0; k++) {
+		const struct xp_tl_op *op = &tl->ops[coll[--lo]];
+		int32_t n = J->inst[w][coll[lo]];
 
-		if (J->inst[w][j] < 0 || op->end > at || op->end <= best)
-			continue;
-		if (!(other = xp_coll_op(J, (size_t)J->inst[w][j], l)))
+		if (op->end > at || op->end <= best || !xp_coll_op(J, (size_t)n, l))
 			continue;
 		best = op->end;
-		inst = J->inst[w][j];
+		inst = n;
 	}
 	*pw = *pl = J->t0;
 	if (inst >= 0) {

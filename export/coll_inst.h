@@ -23,6 +23,8 @@ struct xp_coll_job {
 	const struct xp_tl **tl;    /* per slot: the device with its collectives */
 	int64_t *rank, *pid;        /* per slot: its rank (xp_ranks) and pid */
 	int32_t **inst;             /* per slot, per op of its device: the instance, or -1 */
+	int32_t **coll;             /* per slot: its collective ops' indices, in start order */
+	size_t *ncoll;
 	size_t ninst;
 	int32_t *op;                /* [inst * nslots + slot]: the op's index in that slot's
 				     * device, -1 where the rank lacks it */
