@@ -1,4 +1,4 @@
-/* idle_cause.h - the causes --by idle finds (view_idle.c), for any stretch
+/* idle_cause.h - the causes --by idle finds (idle_cause.c), for any stretch
  * of one device: what its GPU ran, and in its idle gaps what the host did
  * (a Python line, a blocking call, launch to start, a wait off CPU), for
  * --by wait (view_wait.c), which compares two ranks' stretches.
