@@ -8,7 +8,10 @@
  * (idle_cause.h: a Python line the host ran, a blocking call, a wait off
  * CPU, launch to start) plus the GPU's own work (its launch site) and its
  * waits for other ranks; the wait is shared among the causes in which the
- * late rank spent more than the waiting one, in proportion to the excess.
+ * late rank spent more than the waiting one: among kinds of cause by their
+ * net excess (a blocking call named differently on the two ranks is no
+ * excess), within a kind by each place's excess. The first instance has no
+ * earlier one: the ranks are taken to be in step at the job's first work.
  * A late rank's excess wait for a third rank is followed there (the third
  * rank against the late one, at the instance it waited on), to a depth of
  * MAX_DEPTH and never back to a rank of the chain. An instance whose last
