@@ -76,7 +76,8 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # csv and text say the same
     c = list(csv.DictReader(io.StringIO(blame(two, "csv").split("\nGPU time")[0])))
-    check("csv rows", sum(int(r["Wait (ns)"]) for r in c) == total, f"{len(c)} rows")
+    check("csv rows", sum(int(r["Wait (ns)"]) for r in c if r["Section"] == "rank") == total,
+          f"{len(c)} rows")
     text = blame(two, "text")
     check("text names the line", "data.py load_batch" in text and f"{total} ns in all" in text,
           text.splitlines()[2] if len(text.splitlines()) > 2 else text)
@@ -94,6 +95,12 @@ with tempfile.TemporaryDirectory() as tmp:
         ns, pct = share(rows, to2, waiting_rank=w, late_rank=2, cause_rank=2, where="load_batch")
         check(f"chain: rank {w}'s wait for rank 2 is its load_batch", to2 > 0 and pct >= 90,
               f"{ns} of {to2} ns, {pct:.1f}%")
+    every = b["blame_all_waiting"]
+    check("chain: the totals over all waiting ranks add up, by late rank",
+          sum(r["ns"] for r in every) == b["total_wait_ns"] and
+          {r["late_rank"]: 0 for r in every} == {1: 0, 2: 0} and
+          sum(r["waits"] for r in every if r["late_rank"] == 2 and "load_batch" in r["where"]) == 2 * STEPS,
+          [(r["late_rank"], r["cause_rank"], r["where"], r["ns"]) for r in every[:3]])
     cyc = [r for r in rows if r["waiting_rank"] == 2 and r["cause"] == "rank_cycle"]
     check("chain: rank 2 waiting for rank 1 waiting for rank 2 is a cycle",
           len(cyc) == 1 and cyc[0]["where"] == "rank 2", cyc)
