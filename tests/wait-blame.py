@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -134,6 +135,26 @@ with tempfile.TemporaryDirectory() as tmp:
     check("chrome: from 'waiting for rank 1' to a GPU idle slice",
           all(slice_at(e) == (["waiting for rank 1"] if e["ph"] == "s" else ["GPU idle"]) for e in flows),
           [(e["ph"], slice_at(e)) for e in flows[:2]])
+    # the chain: rank 0's wait for rank 1 points at rank 1's own wait for
+    # rank 2 (which points at rank 2's loader gap); every flow ends on the
+    # rank its slice names
+    run(xpcorr, "export", "--format", "chrome", "-o", trace, chain)
+    ev = json.load(open(trace))["traceEvents"]
+    idle = [e for e in ev if e.get("cat") == "gpu_idle"]
+    # the GPUs' processes are named for their host, node-RANK here
+    rank_of = {e["pid"]: int(re.search(r"node-(\d+)", e["args"]["name"]).group(1)) for e in ev
+               if e["ph"] == "M" and e["name"] == "process_name" and "node-" in e["args"]["name"]}
+    pairs = {}
+    for e in ev:
+        if e.get("cat") == "blame":
+            pairs.setdefault(e["id"], {})[e["ph"]] = e
+    ends = [(rank_of.get(p["s"]["pid"]), slice_at(p["s"]), rank_of.get(p["f"]["pid"]), slice_at(p["f"]))
+            for p in pairs.values()]
+    via = [x for x in ends if x[0] == 0 and x[1] == ["waiting for rank 1"] and x[3] == ["waiting for rank 2"]]
+    check("chrome chain: rank 0's waits for rank 1 point at rank 1's waits for rank 2",
+          len(via) == STEPS, f"{len(via)} of {len(ends)} flows")
+    check("chrome chain: each flow ends on the rank its slice names",
+          all(x[1] and x[1][0] == f"waiting for rank {x[2]}" for x in ends), ends[:3])
     plain = os.path.join(tmp, "plain")
     run(gen_run, "gaps", exe, lib, plain, "0", "1", str(STEPS), os.path.join(tmp, "plain.json"))
     run(xpcorr, "export", "--format", "chrome", "-o", trace, plain)
