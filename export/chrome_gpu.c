@@ -209,7 +209,7 @@ static void slice_end(struct xp_chrome *c, sqlite3_stmt *st)
 	jsonw_obj_end(w);
 }
 
-static void flow_event_of(struct xp_chrome *c, const char *cat, const char *ph, uint64_t id,
+void xp_chrome_flow_event(struct xp_chrome *c, const char *cat, const char *ph, uint64_t id,
 			  int64_t pid, int64_t tid, int64_t ts)
 {
 	struct jsonw *w = &c->w;
@@ -225,7 +225,7 @@ static void flow_event_of(struct xp_chrome *c, const char *cat, const char *ph, 
 static void flow_event(struct xp_chrome *c, const char *ph, uint64_t id, int64_t pid, int64_t tid,
 		       int64_t ts)
 {
-	flow_event_of(c, "ac2g", ph, id, pid, tid, ts);
+	xp_chrome_flow_event(c, "ac2g", ph, id, pid, tid, ts);
 }
 
 /* From the API call to the GPU slice, when the call is known and in the window. */
@@ -413,8 +413,8 @@ int xp_chrome_fwdbwd(struct xp_chrome *c)
 		if ((err = xp_chrome_gpu_track(c, st, &pid, &tid)))
 			break;
 		id = c->next_flow_id++;
-		flow_event_of(c, "fwdbwd", "s", id, xp_gtid_pid(gtid), xp_gtid_tid(gtid), api);
-		flow_event_of(c, "fwdbwd", "f", id, pid, tid, sqlite3_column_int64(st, COL_START));
+		xp_chrome_flow_event(c, "fwdbwd", "s", id, xp_gtid_pid(gtid), xp_gtid_tid(gtid), api);
+		xp_chrome_flow_event(c, "fwdbwd", "f", id, pid, tid, sqlite3_column_int64(st, COL_START));
 		c->st.flows++;
 	}
 	sqlite3_finalize(st);

@@ -6,9 +6,16 @@
  * Gaps shorter than XP_CHROME_IDLE_MIN_NS are left out: between two queued
  * kernels there are always a few microseconds. With --queue-depth, a
  * counter per stream ("queue depth stream S") of its work launched and not
- * yet finished, as --by launch counts it, at every launch and every end. */
+ * yet finished, as --by launch counts it, at every launch and every end.
+ * In a job, a flow (cat "blame") from each wait of a collective for a later
+ * rank to that rank's longest GPU idle slice between where the two were last
+ * in step and its entry (coll_inst.h): the gap whose host causes --by wait
+ * charges the wait to; or to its own "waiting for rank M" slice there where
+ * it spent more time waiting than the waiting rank did (whose flow goes on
+ * to rank M). */
 #include "export/chrome_priv.h"
 #include "src/gtid.h"
+#include "export/coll_inst.h"
 #include "export/timeline.h"
 
 #include <errno.h>
@@ -126,6 +133,86 @@ static int queue_depth(struct xp_chrome *c, const struct xp_tl *tl, int64_t pid)
 	return 0;
 }
 
+/* A stretch of a device by class: each class's time, and its longest
+ * segment of at least XP_CHROME_IDLE_MIN_NS (a slice of the idle track). */
+struct profile {
+	const struct xp_tl_op *only;    /* non-NULL: the segments of this op alone */
+	int64_t sum[XP_TL_CLASSES], a[XP_TL_CLASSES], len[XP_TL_CLASSES];
+};
+
+static void profile_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl_op *op)
+{
+	struct profile *p = ctx;
+
+	if (p->only && op != p->only)
+		return;
+	p->sum[cls] += b - a;
+	if (b - a >= XP_CHROME_IDLE_MIN_NS && b - a > p->len[cls])
+		p->a[cls] = a, p->len[cls] = b - a;
+}
+
+/* The flow of slot w's wait at op i for slot l: from the wait's slice to
+ * the late rank's longest idle gap, or to its own wait for another rank
+ * where that is what it spent more time in than the waiting one (the
+ * class --by wait's excess falls in; that wait has its own flow on). Both
+ * ends slices of the idle tracks and in the window. 0 or -ENOMEM. */
+static int blame_flow(struct xp_chrome *c, const struct xp_tl_set *set, const struct xp_coll_job *J,
+		      size_t w, size_t i, size_t l)
+{
+	const struct xp_tl *tw = J->tl[w], *tl = J->tl[l];
+	const struct xp_tl_op *op = &tw->ops[i], *late = xp_coll_op(J, (size_t)J->inst[w][i], l);
+	struct profile from = { .only = op }, mine = { 0 }, to = { 0 };
+	int64_t pw, pl;
+	uint64_t id;
+	int rc, cls;
+
+	xp_coll_in_step(J, w, i, l, &pw, &pl);
+	pl = pl < tl->ops[0].start ? tl->ops[0].start : pl;   /* the track starts there */
+	if ((rc = xp_tl_sweep(tw, op->start, op->start + op->wait, profile_segment, &from)) < 0 ||
+	    (rc = xp_tl_sweep(tw, pw, op->start, profile_segment, &mine)) < 0 ||
+	    (rc = xp_tl_sweep(tl, pl, late->start, profile_segment, &to)) < 0)
+		return rc;
+	cls = to.sum[XP_TL_RANK] - mine.sum[XP_TL_RANK] > to.sum[XP_TL_IDLE] - mine.sum[XP_TL_IDLE] ?
+	      XP_TL_RANK : XP_TL_IDLE;
+	cls = to.len[cls] ? cls : cls == XP_TL_RANK ? XP_TL_IDLE : XP_TL_RANK;
+	if (!from.len[XP_TL_RANK] || !to.len[cls] || !xp_chrome_in_window(c, from.a[XP_TL_RANK]) ||
+	    !xp_chrome_in_window(c, to.a[cls]))
+		return 0;
+	id = c->next_flow_id++;
+	xp_chrome_flow_event(c, "blame", "s", id, xp_chrome_device_pid(c, tw->device, tw->gpid),
+			     IDLE_TID - (tw - set->dev), from.a[XP_TL_RANK]);
+	xp_chrome_flow_event(c, "blame", "f", id, xp_chrome_device_pid(c, tl->device, tl->gpid),
+			     IDLE_TID - (tl - set->dev), to.a[cls]);
+	c->st.flows++;
+	return 0;
+}
+
+/* The blame flows of a job: none without ranks or waits. */
+static int blame_flows(struct xp_chrome *c, const struct xp_tl_set *set)
+{
+	struct xp_coll_job J;
+	int rc = xp_coll_job_load(c->db, set, &J);
+
+	for (size_t w = 0; !rc && w < J.nslots; w++) {
+		const struct xp_tl *tl = J.tl[w];
+
+		for (size_t i = 0; !rc && i < tl->n; i++) {
+			const struct xp_tl_op *op = &tl->ops[i];
+			int l = op->wait >= XP_CHROME_IDLE_MIN_NS ? xp_coll_slot(&J, op->late_pid) : -1;
+
+			if (l < 0 || (size_t)l == w || J.inst[w][i] < 0 ||
+			    !xp_coll_op(&J, (size_t)J.inst[w][i], (size_t)l) ||
+			    xp_coll_too_close(&J, (size_t)J.inst[w][i]) ||
+			    (c->o->pid >= 0 && ((tl->gpid >> 24) != c->o->pid ||
+						 (J.tl[l]->gpid >> 24) != c->o->pid)))
+				continue;
+			rc = blame_flow(c, set, &J, w, i, (size_t)l);
+		}
+	}
+	xp_coll_job_free(&J);
+	return rc;
+}
+
 int xp_chrome_idle_events(struct xp_chrome *c)
 {
 	struct xp_tl_set set;
@@ -151,6 +238,8 @@ int xp_chrome_idle_events(struct xp_chrome *c)
 		if (!rc && c->o->queue_depth)
 			rc = queue_depth(c, tl, x.pid);
 	}
+	if (!rc)
+		rc = blame_flows(c, &set);
 	xp_tl_set_free(&set);
 	return rc;
 }

@@ -65,7 +65,11 @@ int64_t xp_chrome_device_pid(const struct xp_chrome *c, int64_t device, int64_t 
 /* The trace's thread id of the GPU track of a row whose columns 2, 3, 4 and 6
  * are device, context, stream and globalPid (named when new). 0 or -ENOMEM. */
 int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int64_t *tid);
-int xp_chrome_fwdbwd(struct xp_chrome *c);          /* forward launch -> backward kernels */
+int xp_chrome_fwdbwd(struct xp_chrome *c);
+/* One end of a flow (ph "s", or "f" bound to the slice that encloses ts),
+ * its cat and name cat. */
+void xp_chrome_flow_event(struct xp_chrome *c, const char *cat, const char *ph, uint64_t id,
+			  int64_t pid, int64_t tid, int64_t ts);          /* forward launch -> backward kernels */
 void xp_chrome_gpu_fini(struct xp_chrome *c);
 /* "rank 1 on node-b, pid 4000" (a merged job's process: 1), "rank 1" or "" (0). */
 int xp_chrome_process_label(struct xp_chrome *c, int64_t pid, char *buf, size_t len);

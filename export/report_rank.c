@@ -160,23 +160,6 @@ struct coll_wait {
 	int64_t wait_ns, unsure_ns;
 };
 
-/* The clock alignment's error of a merged job (its runs' largest spread),
- * 0 for one run (one clock). */
-static int64_t clock_error(sqlite3 *db)
-{
-	sqlite3_stmt *s;
-	int64_t err = 0;
-
-	if (!xp_db_has_table(db, "xp_job_runs") ||
-	    sqlite3_prepare_v2(db, "SELECT ifnull(max(spread_ns), 0) FROM xp_job_runs", -1, &s, NULL)
-	    != SQLITE_OK)
-		return 0;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		err = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return err > 0 ? err : 0;
-}
-
 /* One coll_wait per collective name every rank ran, into *out (*n of
  * them). 0, -EIO or -ENOMEM. */
 static int coll_waits(struct rep *R, struct coll_wait **out, size_t *n)
@@ -202,7 +185,7 @@ static int coll_waits(struct rep *R, struct coll_wait **out, size_t *n)
 		 " GROUP BY m.nm, r.rank ORDER BY m.nm, r.rank", XP_SQL_COLL_KERNELS, f);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
-	sqlite3_bind_int64(s, 1, clock_error(R->db));
+	sqlite3_bind_int64(s, 1, xp_tl_clock_error(R->db));
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t name = sqlite3_column_int64(s, 0), rank = sqlite3_column_int64(s, 1);
 		int64_t ns = sqlite3_column_int64(s, 2), unsure = sqlite3_column_int64(s, 3);

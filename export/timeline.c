@@ -618,3 +618,18 @@ int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn
 	free(ev);
 	return 0;
 }
+
+int64_t xp_tl_clock_error(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int64_t err = 0;
+
+	if (!xp_db_has_table(db, "xp_job_runs") ||
+	    sqlite3_prepare_v2(db, "SELECT ifnull(max(spread_ns), 0) FROM xp_job_runs", -1, &s, NULL)
+	    != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		err = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return err > 0 ? err : 0;
+}

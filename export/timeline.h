@@ -94,6 +94,9 @@ typedef void (*xp_tl_segment_fn)(void *ctx, int64_t a, int64_t b, int cls, const
 int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn fn, void *ctx);
 /* The rank of a process (a globalPid) in xp_ranks, or -1. */
 int64_t xp_tl_rank(sqlite3 *db, int64_t gpid);
+/* The clock alignment's error of a merged job (its runs' largest spread,
+ * xp_job_runs.spread_ns), 0 for one run (one clock). */
+int64_t xp_tl_clock_error(sqlite3 *db);
 /* The p-th percentile (0..100, nearest rank) of n sorted values; 0 if n is 0. */
 int64_t xp_tl_percentile(const int64_t *sorted, size_t n, double p);
 /* Sorts n values in place. */

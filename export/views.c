@@ -44,6 +44,10 @@ const struct xp_view xp_views[XP_BY_COUNT] = {
 	[XP_BY_CPU] = { "cpu", "CPU Samples by Function (self: in the function itself; total: also"
 			" in what it calls)",
 			"no CPU sample in the selection (recorded with --gpu-only?)", xp_view_cpu },
+	[XP_BY_WAIT] = { "wait", "Cross-Rank Blame: every wait in a collective charged to the rank"
+			 " waited for and to what that rank did meanwhile",
+			 "no rank waited in a collective for another (one rank, or no collective;"
+			 " a job's runs together: xpcorr merge)", xp_view_wait },
 };
 
 void xp_rep_bind_filter(void *ctx, sqlite3_stmt *s)

@@ -93,7 +93,16 @@ def check_trace(db, trace, since=0, until=0, pid=None):
           "flow ids: one s and one f each (%d s, %d f)" % (sum(starts.values()), sum(ends.values())))
     launch_flows = {e["id"] for e in ev if e["ph"] == "s" and e.get("cat") == "ac2g"}
     check(len(launch_flows) == flows, "flows: %d in the trace, %d launch->GPU pairs in the database" % (len(launch_flows), flows))
-    check(all(e.get("bp") == "e" and e["cat"] == "ac2g" for e in ev if e["ph"] == "f"), "flow ends bind to the enclosing slice")
+    check(all(e.get("bp") == "e" and e["cat"] in ("ac2g", "blame") for e in ev if e["ph"] == "f"), "flow ends bind to the enclosing slice")
+    # a job's blame flows: from a "waiting for rank N" slice to a GPU idle
+    # slice, or to the late rank's own wait for another
+    idle = [e for e in ev if e.get("cat") == "gpu_idle"]
+    inside = lambda e: [s["name"] for s in idle if (s["pid"], s["tid"]) == (e["pid"], e["tid"])
+                        and s["ts"] <= e["ts"] < s["ts"] + s["dur"]]
+    blame = [e for e in ev if e.get("cat") == "blame"]
+    check(all(len(inside(e)) == 1 and (inside(e)[0].startswith("waiting for rank") or
+                                       (e["ph"] == "f" and inside(e) == ["GPU idle"])) for e in blame),
+          "blame flows: %d, each from a rank wait to a GPU idle slice or a rank wait" % len(blame))
     gpu_pids = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"
                 and str(e["args"]["name"]).startswith("GPU ")}
     gpu_tracks = {(e["pid"], e["tid"]) for e in ev if e.get("cat") in gpu}

@@ -77,8 +77,9 @@ with tempfile.TemporaryDirectory() as tmp:
     kind = dict(t["sampled"])
     kind["log_metrics"] -= t["last_log_ns"]
     load, native = t["first_load_ns"], t["native_ns_per_step"]
-    kind["load_batch"] -= load * 3 // 4 - native
-    kind["tokenize"] -= load // 4
+    tok = t["tokenize_ns_per_step"]
+    kind["load_batch"] -= load - tok - native
+    kind["tokenize"] -= tok
     kind["native"] -= native
     sampled = sum(kind.values())
     for fn in ("load_batch", "tokenize", "log_metrics"):

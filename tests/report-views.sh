@@ -63,6 +63,7 @@ done
 "$xpcorr" export --format chrome -o tp2.json tp2.db
 "$xpcorr" report --by rank --format json tp2.db > tp2-rank.json
 "$xpcorr" report --by idle --format json tp2.db > tp2-idle.json
+"$xpcorr" report --by wait --format json --top 0 tp2.db > tp2-wait.json
 # recorded with 8 KiB stack copies: part of the GPU time stops short of Python
 "$xpcorr" report --format json --top 3 --stacks 1 uprobe.db > out/uprobe-kernel.json
 
@@ -187,6 +188,12 @@ assert coll and all(r["slowest_rank"] == 1 and r["waited_for_slowest_ns"] > 0.8 
                     for r in coll), coll
 idle = json.dumps(json.load(open("tp2-idle.json")))
 assert "rank 1 (the last to start the collective)" in idle
+# --by wait charges the same waits, all of them, most to rank 1's host; the
+# trace draws them as flows from the waiting slices
+wait = json.load(open("tp2-wait.json"))
+assert wait["total_wait_ns"] > 0 and sum(r["ns"] for r in wait["blame"]) == wait["total_wait_ns"], wait
+assert sum(r["ns"] for r in wait["blame"] if r["late_rank"] == 1) > 0.8 * wait["total_wait_ns"], wait
+assert any(e.get("cat") == "blame" for e in json.load(open("tp2.json"))["traceEvents"])
 doc = json.load(open("tp2-all.json"))
 nccl = [r for r in doc["rows"] if r["name"].startswith("ncclDevKernel")]
 assert nccl and all(s["frames"].startswith("distributed_c10d.py:") for r in nccl for s in r["stacks"]), nccl

@@ -3,7 +3,8 @@
  * test of `xpcorr report --by idle` (tests/idle-truth.py). Each 10 ms step
  * (an NVTX range ProfilerStep#N) on the rank's one thread:
  *   - Python loads a batch (py::load_batch, then py::tokenize for its last
- *     quarter): 2 ms, 3.6 ms on the last rank (the straggler); the GPU idles;
+ *     500 us): 2 ms, 3.6 ms on the last rank (the straggler: its 1.6 ms more
+ *     all in load_batch); the GPU idles;
  *     its first 500 us sampled in a library only (libcublasLt.so.13, not on
  *     disk: "host native code", named by the nearest Python sample);
  *   - a gemm launched (xp_compute) runs 3 ms from 10 us after its call;
@@ -43,13 +44,15 @@
 #define PY(off) (XP_SYNTH_JIT_BASE + (off))
 #define LIB_BASE 0x7f0000000000ull  /* a library without frame pointers */
 #define NATIVE_US 500ull
+#define TOKENIZE_US 500ull          /* a batch's tokenizing, on every rank */
 
-enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY, S_SYNC, S_BLOCKING, S_STEP0 };
+enum { S_LAUNCH = 1, S_EXE, S_GEMM, S_NCCL, S_MEMCPY, S_SYNC, S_BLOCKING, S_GATHER, S_STEP0 };
 
 static const char *const strings[] = {
 	[S_LAUNCH] = "cudaLaunchKernel", [S_EXE] = "/usr/bin/python3",
 	[S_GEMM] = "_Z4gemmPfS_i", [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
 	[S_MEMCPY] = "cudaMemcpyAsync", [S_SYNC] = "cudaStreamSynchronize", [S_BLOCKING] = "cudaMemcpy",
+	[S_GATHER] = "ncclDevKernel_AllGather_RING_LL",
 };
 
 struct gap_truth {
@@ -170,7 +173,7 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 				xp_synth_return_ip(s, "main") };
 	uint64_t nccl_at[3] = { xp_synth_ip(s, "xp_parse", 4), gemm_at[1], gemm_at[2] };
 	uint64_t sync_at[3] = { xp_synth_ip(s, "_ZN2xp6Widget4drawEi", 4), gemm_at[1], gemm_at[2] };
-	uint64_t slow = 3600 * US, fast = 2000 * US;
+	uint64_t slow = 3600 * US, fast = 2000 * US, tok = TOKENIZE_US * US;
 	uint64_t load = r->rank == r->world - 1 ? slow : fast, last = r->world > 1 ? slow : load;
 	uint64_t l1 = t + load, start = l1 + 3010 * US, end = t + last + 3510 * US;
 	struct xp_gpu_memcpy m = { .start = end, .end = end + 20 * US, .bytes = 4, .context = 1,
@@ -185,8 +188,8 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 
 	if (!hole) {
 		err = err ?: samples(r, t, t + NATIVE_US * US, LIB_BASE + 0x1234, LIB_BASE + 0x5678);
-		err = err ?: samples(r, t + NATIVE_US * US, t + load * 3 / 4, PY(0x110), PY(0x410));
-		err = err ?: samples(r, t + load * 3 / 4, l1, PY(0x210), PY(0x110));
+		err = err ?: samples(r, t + NATIVE_US * US, l1 - tok, PY(0x110), PY(0x410));
+		err = err ?: samples(r, l1 - tok, l1, PY(0x210), PY(0x110));
 	}
 	r->corr++;
 	err = err ?: api(r, l1, l1 + 5 * US, S_LAUNCH, 211, gemm_at);
@@ -233,9 +236,9 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	if (hole) {
 		r->t.unseen += load;
 	} else {
-		r->t.load_batch += load * 3 / 4 - NATIVE_US * US;
+		r->t.load_batch += load - tok - NATIVE_US * US;
 		r->t.native += NATIVE_US * US;
-		r->t.tokenize += load / 4;
+		r->t.tokenize += tok;
 	}
 	r->t.launch += 10 * US;
 	*(r->rank == r->world - 1 ? &r->t.sync_nearest : &r->t.sync) += 380 * US;
@@ -253,6 +256,41 @@ static int step(struct gap_rank *r, unsigned i, uint64_t t)
 	if (!i)
 		r->t.first_gap = load + 10 * US, r->t.loop_first = l1, r->t.first_load = load;
 	r->t.loop_last = end + 20 * US;
+	return err;
+}
+
+/* "chain" mode, world 3, a step from t: every rank loads a batch
+ * (py::load_batch, 2 ms, 4 ms on rank 2) and launches an all-gather, which
+ * ends 50 us after rank 2 starts it; ranks 0 and 2 then launch an
+ * all-reduce at once, rank 1 only once its host has waited for the
+ * all-gather (cudaStreamSynchronize) and run py::tokenize 60 us. So in the
+ * all-reduce rank 0 waits for rank 1, which waited for rank 2's loader. */
+static int step_chain(struct gap_rank *r, unsigned i, uint64_t t)
+{
+	const struct xp_synth *s = r->s;
+	uint64_t at[3] = { xp_synth_ip(s, "xp_parse", 4), xp_synth_return_ip(s, "xp_run"),
+			   xp_synth_return_ip(s, "main") };
+	uint64_t l1 = t + (r->rank == 2 ? 4000 : 2000) * US, b_end = t + 4060 * US;
+	uint64_t a_at = r->rank == 1 ? b_end + 70 * US : l1 + 20 * US, a_end = b_end + 600 * US;
+	int err = nvtx(r, t, XP_NVTX_START, i + 1, S_STEP0 + i);
+
+	err = err ?: samples(r, t, l1, PY(0x110), PY(0x410));
+	r->corr++;
+	err = err ?: api(r, l1, l1 + 5 * US, S_LAUNCH, 211, at);
+	err = err ?: kernel(r, l1 + 10 * US, b_end, S_GATHER, 7);
+	if (r->rank == 1) {
+		r->corr++;
+		err = err ?: api(r, l1 + 10 * US, b_end + 10 * US, S_SYNC, 131, at);
+		err = err ?: samples(r, b_end + 10 * US, a_at, PY(0x210), PY(0x410));
+	}
+	r->corr++;
+	err = err ?: api(r, a_at, a_at + 5 * US, S_LAUNCH, 211, at);
+	err = err ?: kernel(r, a_at + 10 * US, a_end, S_NCCL, 13);
+	r->corr++;
+	err = err ?: api(r, a_at + 20 * US, a_end + 20 * US, S_SYNC, 131, at);
+	err = err ?: samples(r, a_end + 20 * US, t + GAP_STEP, PY(0x310), PY(0x410));
+	err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
+	r->site = 0;
 	return err;
 }
 
@@ -336,7 +374,7 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		" \"sampled\": {\"load_batch\": %llu, \"tokenize\": %llu, \"log_metrics\": %llu,"
 		" \"native\": %llu}, \"wait_ns\": %llu, \"unseen_ns\": %llu,"
 		" \"wait_stackless_ns\": %llu, \"preempted_ns\": %llu, \"first_load_ns\": %llu,"
-		" \"native_ns_per_step\": %llu, \"last_log_ns\": %llu}\n",
+		" \"native_ns_per_step\": %llu, \"last_log_ns\": %llu, \"tokenize_ns_per_step\": %llu}\n",
 		r->rank, r->world, steps, (unsigned long long)GAP_STEP, (unsigned long long)t->compute,
 		(unsigned long long)t->comm, (unsigned long long)t->memory,
 		(unsigned long long)t->rank_wait, (unsigned long long)t->idle,
@@ -353,7 +391,7 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		(unsigned long long)t->wait, (unsigned long long)t->unseen,
 		(unsigned long long)t->wait_stackless, (unsigned long long)t->preempted,
 		(unsigned long long)t->first_load, (unsigned long long)(NATIVE_US * US),
-		(unsigned long long)t->last_log);
+		(unsigned long long)t->last_log, (unsigned long long)(TOKENIZE_US * US));
 	bad = ferror(f);
 	return fclose(f) || bad ? -EIO : 0;
 }
@@ -400,7 +438,7 @@ static int py_open(struct gap_rank *r, const struct xp_pyfixture *fx, struct gap
 }
 
 /* py: NULL (NVTX steps), "waits" (NVTX steps with a sleep and unsampled
- * gaps), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
+ * gaps), "chain" (step_chain: world 3), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
  * at the launches over FIXTURE's line tables, no NVTX). */
 int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank, int world,
 			     unsigned steps, const char *truth, const char *py)
@@ -409,6 +447,7 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 			      .waits = py && !strcmp(py, "waits"), .steps = steps };
 	struct xp_pyfixture *fx = NULL;
 	struct gap_py gp = { .flat = py && !strncmp(py, "flat:", 5) };
+	int chain = py && !strcmp(py, "chain");
 	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
 	uint64_t end = GAP_T0 + steps * GAP_STEP;
 	int err;
@@ -425,7 +464,7 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 	err = err ?: python_frames(&r, dir);
 	err = err ?: xp_synth_add_mmap(r.cpu, GAP_T0 - 1000000, r.pid, LIB_BASE, 0x100000, 0,
 				       "/usr/lib/libcublasLt.so.13", NULL, 0, 0);
-	if (r.waits)
+	if (r.waits || chain)
 		py = NULL;
 	if (!err && py) {
 		err = strchr(py, ':') ? xp_pyfixture_load(&fx, strchr(py, ':') + 1) : -EINVAL;
@@ -433,7 +472,7 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 		r.py = &gp;
 	}
 	for (unsigned i = 0; i < steps && !err; i++)
-		err = step(&r, i, GAP_T0 + i * GAP_STEP);
+		err = chain ? step_chain(&r, i, GAP_T0 + i * GAP_STEP) : step(&r, i, GAP_T0 + i * GAP_STEP);
 	done.ts = end;
 	err = err ?: xp_writer_append(r.g, XP_REC_GPU_STATUS, &done, sizeof(done), NULL, 0);
 	err = (r.cpu ? xp_writer_close(r.cpu) : 0) ?: err;

@@ -6,7 +6,8 @@ merged by xpcorr merge), with its NVTX step ranges and again without them
 (steps from the Python loop): every rank has STEPS steps; rank 1's top idle
 cause is its loader (load_batch); every other rank waited for rank 1 in its
 all-reduces (a quarter of 6 ms a step at least); --by overlap: every rank's
-communication partly under compute, the straggler's least exposed.
+communication partly under compute, the straggler's least exposed; --by
+wait: >= 90% of the others' wait charged to rank 1's load_batch line.
   python3 tests/gpu/check-straggler.py build/bin/xpcorr 150 job/xpcorr.db"""
 import json
 import os
@@ -32,6 +33,22 @@ def report(view, db):
     return {d["rank"]: d for d in json.loads(p.stdout)["devices"]}
 
 
+def blame(db, label):
+    p = subprocess.run([xpcorr, "report", "--by", "wait", "--format", "json", "--top", "0", db],
+                       capture_output=True, text=True, check=True)
+    b = json.loads(p.stdout)
+    rows = [r for r in b["blame"] if r["waiting_rank"] != 1]
+    waited = sum(r["ns"] for r in rows)
+    loader = sum(r["ns"] for r in rows if r["cause_rank"] == 1 and r["cause"] in ("host", "host_native")
+                 and "load_batch" in r["where"])
+    top = sorted(rows, key=lambda r: -r["ns"])[:3]
+    print(f"  --by wait: the others waited {waited / 1e6:.1f} ms, {100 * loader / max(waited, 1):.1f}%"
+          f" charged to rank 1's load_batch; top: " +
+          "; ".join(f"{r['share_percent']:.1f}% rank {r['cause_rank']} {r['cause']} {r['where'][:50]}" for r in top))
+    say(waited > 0 and loader >= 0.9 * waited, f"{label}: blame charges >= 90% of the others' wait to"
+        " rank 1's load_batch")
+
+
 def check(db, label, want_from):
     idle, over = report("idle", db), report("overlap", db)
     print(f"== {label}: ranks {sorted(idle)}")
@@ -51,6 +68,7 @@ def check(db, label, want_from):
         say(o["overlapped_ns"] > 0, f"rank {r}: communication partly under compute")
     say(all(over[1]["exposed_ns"] < o["exposed_ns"] for r, o in over.items() if r != 1),
         "the straggler's communication is the least exposed")
+    blame(db, label)
 
 
 with tempfile.TemporaryDirectory() as tmp:

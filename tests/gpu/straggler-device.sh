@@ -8,7 +8,7 @@
 #     aligns the ranks' clocks on their collectives.
 # The databases and meta.json come back in OUT/straggler-NPROC.tar (with
 # MERGE=1 every rank's run and the merged job); --by idle and --by overlap
-# are checked where they are read (tests/gpu/check-straggler.py).
+# and --by wait are checked where they are read (tests/gpu/check-straggler.py).
 #   CARRY=.devcarry/e2e OUT=/tmp/out NPROC=4 MERGE=1 bash tests/gpu/straggler-device.sh
 NPROC=${NPROC:-2}; STEPS=${STEPS:-100}
 . "$(dirname "$(realpath "$0")")/device-env.sh" straggler-$NPROC
@@ -31,7 +31,7 @@ else
 		"$G/straggler_nccl.py" --steps "$STEPS"
 	"$X" ingest -q "$R/job"
 fi
-for view in idle overlap; do "$X" report --by $view --top 6 "$R/job"; done
+for view in idle overlap wait; do "$X" report --by $view --top 6 "$R/job"; done
 mkdir -p "$R/back/job"; cp "$R/job/meta.json" "$R/back/job/"
 xz -6 -T4 -c "$R/job/xpcorr.db" > "$R/back/job/device.db.xz"
 ls -lR "$R/back"
