@@ -97,6 +97,9 @@ const volatile bool protect = true;
 const volatile bool owner_only = false;
 const volatile __u32 owner_uid = 0;
 const volatile __u32 owner_gid = 0;
+/* set by xpcap as it stops: no marker record after that, while the uprobe
+ * is detached beside the end of the run (bpfsampler.c) */
+volatile __u32 marker_off = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -479,7 +482,7 @@ int xp_marker(struct pt_regs *ctx)
 	struct sampler_event *e;
 	struct xp_launch *l;
 
-	if (!tracked(id >> 32))
+	if (marker_off || !tracked(id >> 32))
 		return 0;
 	if (current_privileged()) {
 		count_loss(SAMPLER_LOSS_PRIV_LAUNCH);
