@@ -1,11 +1,15 @@
 /* bpfsampler.c - loads the sampler.bpf.c skeleton, attaches the process
  * tree tracepoints, opens one cpu-clock perf event per CPU carrying the
  * sampling program, and the marker uprobe. See bpfsampler.h for usage.
- * Cleanup is the skeleton's: destroying it detaches every link. */
+ * Cleanup is the skeleton's: destroying it detaches every link. The
+ * marker's uprobe is the exception: closing it waits on the kernel's grace
+ * periods (tens of ms), so it goes on a thread of its own as recording
+ * stops, beside the end of the run, and is joined at close. */
 #include "capture/bpfsampler.h"
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +22,21 @@
 
 #include "src/marker.h"
 #include "capture/sampler.skel.h"
+#include "capture/uprobemulti.h"
 
 struct xp_sampler {
 	struct sampler_bpf *skel;
 	int ncpus;
 	int *perf_fds;              /* per CPU, -1 where none */
 	struct bpf_link **perf_links;
-	struct bpf_link *marker;
+	struct bpf_link *marker;    /* as a perf event (kernels before 6.6) */
+	int marker_fd;              /* as a uprobe_multi link, or -1 */
+	bool marker_multi;          /* xp_marker loaded for a uprobe_multi link */
+	/* the marker being detached on its own thread (detach_marker) */
+	pthread_t detacher;
+	bool detaching;
+	struct bpf_link *detach_link;
+	int detach_fd;
 	enum xp_sampler_step failed;
 };
 
@@ -99,6 +111,7 @@ int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->marker_fd = s->detach_fd = -1;
 	*out = s;
 	s->failed = SAMPLER_STEP_LOAD;
 	s->skel = sampler_bpf__open();
@@ -125,6 +138,10 @@ int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c)
 		goto cleanup;
 	/* not even loaded without --off-cpu: sched_switch is the hottest tracepoint */
 	bpf_program__set_autoload(s->skel->progs.xp_switch, c->off_cpu);
+	/* a uprobe_multi link where the kernel has them: detached much faster */
+	s->marker_multi = uprobe_multi_supported() &&
+		!bpf_program__set_expected_attach_type(s->skel->progs.xp_marker,
+			(enum bpf_attach_type)XP_BPF_TRACE_UPROBE_MULTI);
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto cleanup;
@@ -239,10 +256,17 @@ int xp_sampler__attach_marker(struct xp_sampler *s, int fd)
 	char self[64];
 	int err = 0;
 
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, self, 0, &opts);
-	if (!s->marker)
-		err = -errno ? -errno : -EINVAL;
+	if (s->marker_multi) {
+		s->marker_fd = uprobe_multi_attach(bpf_program__fd(s->skel->progs.xp_marker), fd,
+						   XP_MARKER_SYMBOL);
+		err = s->marker_fd < 0 ? s->marker_fd : 0;
+	} else {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		s->marker = bpf_program__attach_uprobe_opts(s->skel->progs.xp_marker, -1, self, 0,
+							    &opts);
+		if (!s->marker)
+			err = -errno ? -errno : -EINVAL;
+	}
 	if (err)
 		s->failed = SAMPLER_STEP_UPROBE;
 	return err;
@@ -294,10 +318,38 @@ enum xp_sampler_step xp_sampler__failed_step(const struct xp_sampler *s)
 	return s ? s->failed : SAMPLER_STEP_LOAD;
 }
 
+static void *detach_marker(void *arg)
+{
+	struct xp_sampler *s = arg;
+
+	bpf_link__destroy(s->detach_link);
+	if (s->detach_fd >= 0)
+		close(s->detach_fd);
+	return NULL;
+}
+
+/* The marker off at once (its program returns from here on), its uprobe
+ * detached on a thread; where none can start, now. */
+static void stop_marker(struct xp_sampler *s)
+{
+	if (s->skel && s->skel->bss)
+		__atomic_store_n(&s->skel->bss->marker_off, 1, __ATOMIC_SEQ_CST);
+	if (s->detaching || (!s->marker && s->marker_fd < 0))
+		return;
+	s->detach_link = s->marker;
+	s->detach_fd = s->marker_fd;
+	s->marker = NULL;
+	s->marker_fd = -1;
+	s->detaching = !pthread_create(&s->detacher, NULL, detach_marker, s);
+	if (!s->detaching)
+		detach_marker(s);
+}
+
 void xp_sampler__stop(struct xp_sampler *s)
 {
 	if (!s)
 		return;
+	stop_marker(s);
 	/* a perf link owns its event fd and closes it when destroyed */
 	for (int cpu = 0; s->perf_fds && s->perf_links && cpu < s->ncpus; cpu++) {
 		if (s->perf_links[cpu])
@@ -307,8 +359,6 @@ void xp_sampler__stop(struct xp_sampler *s)
 		s->perf_links[cpu] = NULL;
 		s->perf_fds[cpu] = -1;
 	}
-	bpf_link__destroy(s->marker);
-	s->marker = NULL;
 	if (s->skel)
 		sampler_bpf__detach(s->skel);
 }
@@ -318,6 +368,8 @@ void xp_sampler__close(struct xp_sampler *s)
 	if (!s)
 		return;
 	xp_sampler__stop(s);
+	if (s->detaching)
+		pthread_join(s->detacher, NULL);
 	sampler_bpf__destroy(s->skel);
 	free(s->perf_fds);
 	free(s->perf_links);

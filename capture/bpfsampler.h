@@ -70,7 +70,10 @@ int xp_sampler__losses(const struct xp_sampler *s, uint64_t out[SAMPLER_LOSS_N])
  * summed over CPUs; 0 or a negative errno. */
 int xp_sampler__seen(const struct xp_sampler *s, uint64_t *out);
 enum xp_sampler_step xp_sampler__failed_step(const struct xp_sampler *s);
-/* Detaches every probe and closes the perf events; idempotent. */
+/* Detaches every probe and closes the perf events; idempotent. The
+ * marker's program returns at once from here on, while its uprobe is
+ * detached on a thread (tens of ms of kernel grace periods) that
+ * xp_sampler__close joins. */
 void xp_sampler__stop(struct xp_sampler *s);
 /* Stops and frees; accepts NULL. */
 void xp_sampler__close(struct xp_sampler *s);

@@ -100,9 +100,9 @@ static void hide_kernel_addresses(struct xp_recorder *r)
 
 /* The uprobe's launch stack copy. Where the injection library takes launch
  * stacks itself (inproc, its 64 KiB copies) the uprobe is only its
- * fallback, and copies what the uprobe mode copies by default: the BPF
- * verifier walks the copy's halving loops once per exact size, and 65528
- * bytes took it 0.6-1.25 s of xpcap's start-up (8192: milliseconds). */
+ * fallback, and copies what the uprobe mode copies by default. (The cap
+ * came from the BPF verifier's cost, 0.6-1.25 s at 65528 bytes; since
+ * sampler.bpf.c forgets the copy's length it verifies in ms at any size.) */
 static uint32_t uprobe_copy(const struct xp_record_opts *o)
 {
 	if (o->launch_inproc && o->launch_copy > XP_RECORD_DEFAULT_COPY)

@@ -148,14 +148,16 @@ static void note_gpu_problem(struct xp_recorder *r)
  * writer's error (already said). */
 static int close_cpu_stream(struct xp_recorder *r)
 {
-	int err = pyreader_stop(r->pyreader);
+	int err;
 
+	/* first: the marker's uprobe detaches beside all that follows */
+	xp_sampler__stop(r->sampler);
+	err = pyreader_stop(r->pyreader);
 	r->pyreader = NULL;
 	if (err)
 		xp_recorder_say(r, XP_SAY_WARN, "cannot write %s/pyframes.xpr: %s (CPU samples "
 				"lack Python frames from there on)", r->rd.path, strerror(-err));
 	drain_stop(r->drain);
-	xp_sampler__stop(r->sampler);
 	err = drain_final(r->drain);
 	xp_waitend_reap(&r->we);
 	r->meta.have_exit = r->we.exited;

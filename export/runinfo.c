@@ -135,6 +135,30 @@ static json_t *processes(sqlite3 *db)
 		" FROM PROCESSES p ORDER BY p.pid");
 }
 
+/* --capture-range that xpcap could not bound (no uprobe: a normal user):
+ * what ingest cut outside the windows (ingest/rangecut.h). */
+static void range_cut(json_t *run, sqlite3 *db)
+{
+	int64_t samples = scalar(db, "SELECT value FROM META_DATA_EXPORT"
+				 " WHERE name = 'xp.range_samples_cut'", -1);
+	int64_t switches = scalar(db, "SELECT value FROM META_DATA_EXPORT"
+				  " WHERE name = 'xp.range_switches_cut'", 0);
+	int64_t windows = scalar(db, "SELECT value FROM META_DATA_EXPORT"
+				 " WHERE name = 'xp.range_windows'", 0);
+	char *range = meta(db, "meta.capture_window.range"), text[320];
+
+	if (samples >= 0) {
+		snprintf(text, sizeof(text), "%" PRId64 " CPU samples and %" PRId64 " off-CPU"
+			 " intervals outside the %" PRId64 " window%s of --capture-range %s, cut at"
+			 " ingest (xpcap had no uprobe to leave them out)", samples, switches,
+			 windows, windows == 1 ? "" : "s", range ? range : "?");
+		json_object_set_new(run, "range_cut", json_string(text));
+		json_object_set_new(run, "range_samples_cut", json_integer(samples));
+		json_object_set_new(run, "range_switches_cut", json_integer(switches));
+	}
+	free(range);
+}
+
 /* The run: what xpcap wrote in meta.json, and how long it recorded. */
 static json_t *run_facts(sqlite3 *db)
 {
@@ -173,6 +197,7 @@ static json_t *run_facts(sqlite3 *db)
 		free(s);
 	}
 	set_meta(run, db, "off_cpu_error", "meta.off_cpu.error");
+	range_cut(run, db);
 	set_meta(run, db, "exit_code", "meta.exit.code");
 	set_meta(run, db, "exit_signal", "meta.exit.signal");
 	/* duration: the capture's own start/stop if meta.json had them, else

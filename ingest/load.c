@@ -8,6 +8,7 @@
  */
 #include "ingest/loader.h"
 #include "ingest/metarank.h"
+#include "ingest/rangecut.h"
 
 #include <sys/resource.h>
 
@@ -780,6 +781,20 @@ static int read_streams(struct loader *L, struct dirent **names, int n)
 	return 0;
 }
 
+/* --capture-range that xpcap could not bound: the CPU records outside the
+ * windows go now, before anything counts or joins them. */
+static int cut_to_range(struct loader *L)
+{
+	struct xp_range_cut c;
+	int err = xp_range_cut(L->db, &c);
+
+	if (err == -EIO)
+		return db_fail(L, "xp_samples (capture range)");
+	if (!err)
+		L->res->samples -= c.samples < L->res->samples ? c.samples : L->res->samples;
+	return err;
+}
+
 int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
 {
 	struct loader *L = calloc(1, sizeof(*L));
@@ -799,7 +814,8 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	xp_stacktree_init(&L->tree);
 	if (!(err = loader_alloc(L)) && !(err = loader_prepare(L)) &&
 	    !(err = list_streams(L, &names, &n)) && !(err = load_meta(L)) &&
-	    !(err = load_kallsyms(L)) && !(err = read_streams(L, names, n))) {
+	    !(err = load_kallsyms(L)) && !(err = read_streams(L, names, n)) &&
+	    !(err = cut_to_range(L))) {
 		announce(o, "writing modules, threads and Python code");
 		err = finish(L);
 	}

@@ -5,7 +5,7 @@ which must ingest to the same hot functions as root's eBPF run of the same
 program; --gpu-only and --call-graph dwarf without root; waits (off-CPU
 intervals) from perf's context-switch records, by default where GPU capture
 is armed and with --off-cpu; -a, the uprobe and another user's pid refused
-in one line.
+in one line; --capture-range's CPU samples outside the windows cut at ingest.
 
     XPCAP=build/bin/xpcap XPCORR=build/bin/xpcorr \
     PROGDIR=build/tests/programs python3 tests/record/nonroot_test.py hotspots
@@ -18,6 +18,8 @@ normal user.
 import os
 import re
 import shutil
+import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -435,6 +437,61 @@ def t_caps(tmp):
     owned_by_nobody(run)
     leaves, _ = hot_functions(run, AS_NOBODY)
     check(top(leaves, 1) == ["hot_a"], "hot_a on top (%s)" % top(leaves, 3))
+
+
+def gpu_status(ts, code, detail, text):
+    """A status record of the injection library (struct xp_gpu_status, type 36)."""
+    body = struct.pack("<QIIiHH", ts, code, 0, detail, len(text), 0) + text
+    body += bytes((-(8 + len(body))) % 8)
+    return struct.pack("<II", 36, 8 + len(body)) + body
+
+
+def t_range(tmp):
+    # --capture-range as a normal user: no uprobe, so xpcap writes CPU
+    # samples outside the program's windows (meta.json cpu_in_range
+    # false); ingest cuts them by the windows the injection library's
+    # status records give. The library needs a GPU: its stream is written
+    # here as window.c writes it (closed, opened at t0, closed at t1, end)
+    times = os.path.join(tmp, "times")
+    script = ("import os, time\n"
+              "def spin(s):\n"         # CPU time: as many samples under any load
+              "    end = time.process_time() + s\n"
+              "    while time.process_time() < end: pass\n"
+              "spin(0.3); t0 = time.monotonic_ns(); spin(0.5); t1 = time.monotonic_ns()\n"
+              "spin(0.3)\n"
+              "open(%r, 'w').write('%%d %%d %%d' %% (os.getpid(), t0, t1))\n" % times)
+    lib = os.path.realpath(os.path.join(rt.MARKERDIR, "libxpmarker-test.so"))
+    run = os.path.join(tmp, "range")
+    rc, err = record_nobody(run, ["-q", "-F", "999", "--capture-range", "cudaProfilerApi",
+                                  "--cupti-lib", XPCUPTI or lib], ["python3", "-c", script])
+    check(rc == 0, "recorded as nobody (%d %r)" % (rc, err[-300:]))
+    check(rt.meta(run)["capture_window"]["cpu_in_range"] is False,
+          "meta.json: CPU records not bounded by the range (no uprobe)")
+    pid, t0, t1 = (int(x) for x in open(times).read().split())
+    written = [int(r["ts"]) for r in rt.samples(rt.dump(run))]
+    check(any(t < t0 for t in written) and any(t > t1 for t in written),
+          "xpcap wrote samples before and after the window (%d)" % len(written))
+    with open(os.path.join(run, "gpu-%d.xpr" % pid), "wb") as f:
+        f.write(b"XPCAPRAW" + struct.pack("<IIIIIIQ", 1, 40, 2, 1, pid, 0, t0 - 10**9))
+        f.write(gpu_status(t0 - 10**8, 9, 0, b"capture window 0 closed (until cudaProfilerStart)"))
+        f.write(gpu_status(t0, 9, 1, b"capture window 1 opened (cudaProfilerStart)"))
+        f.write(gpu_status(t1, 9, 0, b"capture window 1 closed (cudaProfilerStop)"))
+        f.write(gpu_status(t1 + 10**8, 6, 0, b"stopped"))
+    os.chown(os.path.join(run, "gpu-%d.xpr" % pid), NOBODY, NOBODY)
+    rc, out, e = as_nobody([rt.XPCORR, "info", run])
+    check(rc == 0, "xpcorr info as nobody (%d %s)" % (rc, e.strip()[-300:]))
+    db = sqlite3.connect(os.path.join(run, "xpcorr.db"))
+    kept = [t for (t,) in db.execute("SELECT ts FROM xp_samples")]
+    db.close()
+    print("written %d, kept %d, window %.3f s" % (len(written), len(kept), (t1 - t0) / 1e9))
+    check(len(kept) > 20 and all(t0 <= t <= t1 for t in kept),
+          "after ingest only samples inside the window (%d kept, %d outside)" % (
+              len(kept), sum(1 for t in kept if not t0 <= t <= t1)))
+    cut = len(written) - len(kept)
+    check(re.search(r"^range_cut +%d CPU samples and \d+ off-CPU intervals outside the 1 window "
+                    r"of --capture-range cudaProfilerApi, cut at ingest" % cut, out, re.M),
+          "info says %d samples were cut (%s)" % (
+              cut, [l for l in out.splitlines() if "range" in l]))
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
