@@ -314,3 +314,13 @@ EXPORT void lc_last(uint64_t out[3])
 	out[1] = last_p99;
 	out[2] = last_copy;
 }
+
+/* Launches that lost their copy or their record so far (the writer fell
+ * behind): the bench says how many of them fell in its timed rounds. */
+EXPORT uint64_t lc_dropped(void)
+{
+	struct xpc_stacks_stats st;
+
+	xpc_stacks_stats(&st);
+	return st.lost + st.copy_dropped;
+}

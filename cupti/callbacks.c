@@ -201,20 +201,27 @@ static struct {
 	uint64_t enter_ns, exit_ns, calls;      /* atomic */
 } self_time;
 static int self_time_all;               /* XPCAP_BENCH=selftime_all */
-static __thread uint32_t time_draw;     /* xpc_self_time_draw's state */
-static __thread int timed;              /* the open outermost call is timed */
 
-static __thread int depth;              /* tracked calls open on this thread */
-static __thread uint64_t open_corr;     /* the outermost one's correlation id */
-static __thread pid_t my_tid;
-static __thread struct batch *my_batch;
-static __thread uint32_t my_window_gen; /* the capture window this thread last saw */
+/* A thread's state, in one thread-local struct whose address a callback
+ * takes once: in a shared library each access to a thread-local variable
+ * after a call is a call of __tls_get_addr (some 15 a launch, 6% of our
+ * time in bench/launch-cost). */
+struct thread_state {
+	uint32_t time_draw;             /* xpc_self_time_draw's state */
+	int timed;                      /* the open outermost call is timed */
+	int depth;                      /* tracked calls open on this thread */
+	uint32_t window_gen;            /* the capture window this thread last saw */
+	uint64_t open_corr;             /* the outermost one's correlation id */
+	pid_t tid;
+	struct batch *batch;
+};
+static __thread struct thread_state me;
 
-static pid_t tid_now(void)
+static pid_t tid_now(struct thread_state *t)
 {
-	if (!my_tid)
-		my_tid = (pid_t)syscall(SYS_gettid);
-	return my_tid;
+	if (!t->tid)
+		t->tid = (pid_t)syscall(SYS_gettid);
+	return t->tid;
 }
 
 /* Appends the batched records to the stream (once it is closed, drops
@@ -259,12 +266,12 @@ static void batch_release(void *arg)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-static struct batch *batch_get(void)
+static struct batch *batch_get(struct thread_state *t)
 {
 	struct batch *b;
 
-	if (my_batch || !have_batch_key)
-		return my_batch;
+	if (t->batch || !have_batch_key)
+		return t->batch;
 	pthread_mutex_lock(&registry_lock);
 	for (b = registry; b && b->in_use; b = b->next)
 		;
@@ -280,7 +287,7 @@ static struct batch *batch_get(void)
 		batch_release(b);
 		b = NULL;
 	}
-	my_batch = b;
+	t->batch = b;
 	return b;
 }
 
@@ -297,9 +304,10 @@ void xpc_callbacks_drain_all(void)
 
 /* Outermost EXIT: one API record, batched (written directly if this thread
  * could not get a batch). */
-static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+static void write_api(struct thread_state *t, int is_driver, CUpti_CallbackId cbid,
+		      const CUpti_CallbackData *cb)
 {
-	struct batch *b = batch_get();
+	struct batch *b = batch_get(t);
 	struct batch one;
 	struct pending *p;
 	uint32_t h;
@@ -319,7 +327,7 @@ static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_Callback
 	p->r.start = cb->correlationData ? *cb->correlationData : p->r.end;
 	p->r.correlation_id = cb->correlationId;
 	p->r.pid = (uint32_t)xpc.pid;
-	p->r.tid = (uint32_t)tid_now();
+	p->r.tid = (uint32_t)tid_now(t);
 	p->r.cbid = XP_CBID(is_driver, cbid);
 	p->r.ret = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
 	p->fname = cb->functionName;
@@ -333,6 +341,7 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 {
 	const CUpti_CallbackData *cb = cbdata;
 	int is_driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+	struct thread_state *t;
 
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -347,18 +356,20 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	if (domain == CUPTI_CB_DOMAIN_NVTX)
 		return;
+	t = &me;
+	__asm__("" : "+r"(t));          /* kept, not looked up again after each call */
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		uint64_t now;
 
 		/* a window closed while a call of this thread was open: its
 		 * EXIT never came, and must not hide the calls of the next */
-		if (xpc.window_on && my_window_gen != __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE)) {
-			my_window_gen = __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE);
-			depth = 0;
+		if (xpc.window_on && t->window_gen != __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE)) {
+			t->window_gen = __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE);
+			t->depth = 0;
 		}
-		if (depth++ > 0)
+		if (t->depth++ > 0)
 			return;
-		open_corr = cb->correlationId;
+		t->open_corr = cb->correlationId;
 		now = xpc_now();
 		if (cb->correlationData)
 			*cb->correlationData = now;
@@ -368,25 +379,25 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 				       kernel_name(is_driver, cbid, cb));
 		else
 			xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
-		timed = self_time_all || xpc_self_time_draw(&time_draw, (uint32_t)tid_now());
-		if (timed)
+		t->timed = self_time_all || xpc_self_time_draw(&t->time_draw, (uint32_t)tid_now(t));
+		if (t->timed)
 			__atomic_add_fetch(&self_time.enter_ns, xpc_now() - now, __ATOMIC_RELAXED);
 		return;
 	}
 	/* EXIT. depth 0 here means the ENTER came before tracing began. */
-	if (depth == 0 || --depth > 0)
+	if (t->depth == 0 || --t->depth > 0)
 		return;
-	open_corr = 0;
-	if (timed) {
+	t->open_corr = 0;
+	if (t->timed) {
 		uint64_t t0 = xpc_now();
 
-		write_api(is_driver, cbid, cb);
+		write_api(t, is_driver, cbid, cb);
 		__atomic_add_fetch(&self_time.exit_ns, xpc_now() - t0, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&self_time.calls, 1, __ATOMIC_RELAXED);
-		timed = 0;
+		t->timed = 0;
 		return;
 	}
-	write_api(is_driver, cbid, cb);
+	write_api(t, is_driver, cbid, cb);
 }
 
 void xpc_callbacks_time_all(int on)
@@ -403,7 +414,7 @@ void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *ca
 
 uint64_t xpc_open_correlation(void)
 {
-	return depth > 0 ? open_corr : 0;
+	return me.depth > 0 ? me.open_corr : 0;
 }
 
 static CUpti_SubscriberHandle enabled_sub;
