@@ -108,7 +108,7 @@ EXPORT int lc_autograd_on(void)
 	       (((struct xp_autograd_info *)buf)->flags & XP_AUTOGRAD_INFO_ON);
 }
 
-EXPORT void lc_finish(uint64_t out[6])
+EXPORT void lc_finish(uint64_t out[7])
 {
 	struct xpc_stacks_stats s;
 
@@ -117,7 +117,7 @@ EXPORT void lc_finish(uint64_t out[6])
 	xpc_stacks_finish();
 	xpc_out_finish();
 	xpc_stacks_stats(&s);
-	xpc_callbacks_self_time(&out[0], &out[1], &out[2]);
+	xpc_callbacks_self_time(&out[0], &out[1], &out[2], &out[6]);
 	out[3] = s.taken;
 	out[4] = s.borrowed;
 	out[5] = s.lost + s.copy_dropped;

@@ -195,10 +195,11 @@ static int have_batch_key;
 /* The library's own time on one outermost call in XPC_SELF_TIME_EVERY on
  * average, drawn at random (selftime.h says why; two more clock reads on
  * those): what our code adds to a launch, apart from CUPTI's share,
- * reported at exit (xpc_callbacks_self_time). XPCAP_BENCH=selftime_all
+ * reported at exit (xpc_callbacks_self_time). A timed call over
+ * XPC_SELF_TIME_CAP_NS is counted in slow instead. XPCAP_BENCH=selftime_all
  * times every call, to check the estimate against. */
 static struct {
-	uint64_t enter_ns, exit_ns, calls;      /* atomic */
+	uint64_t enter_ns, exit_ns, calls, slow;        /* atomic */
 } self_time;
 static int self_time_all;               /* XPCAP_BENCH=selftime_all */
 
@@ -209,6 +210,7 @@ static int self_time_all;               /* XPCAP_BENCH=selftime_all */
 struct thread_state {
 	uint32_t time_draw;             /* xpc_self_time_draw's state */
 	int timed;                      /* the open outermost call is timed */
+	uint64_t timed_enter_ns;        /* ... and its time at the call */
 	int depth;                      /* tracked calls open on this thread */
 	uint32_t window_gen;            /* the capture window this thread last saw */
 	uint64_t open_corr;             /* the outermost one's correlation id */
@@ -302,10 +304,10 @@ void xpc_callbacks_drain_all(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-/* Outermost EXIT: one API record, batched (written directly if this thread
- * could not get a batch). */
+/* Outermost EXIT: one API record that ended at end, batched (written
+ * directly if this thread could not get a batch). */
 static void write_api(struct thread_state *t, int is_driver, CUpti_CallbackId cbid,
-		      const CUpti_CallbackData *cb)
+		      const CUpti_CallbackData *cb, uint64_t end)
 {
 	struct batch *b = batch_get(t);
 	struct batch one;
@@ -323,7 +325,7 @@ static void write_api(struct thread_state *t, int is_driver, CUpti_CallbackId cb
 	h = b->head;
 	p = &b->recs[h % BATCH];
 	memset(&p->r, 0, sizeof(p->r));
-	p->r.end = xpc_now();
+	p->r.end = end;
 	p->r.start = cb->correlationData ? *cb->correlationData : p->r.end;
 	p->r.correlation_id = cb->correlationId;
 	p->r.pid = (uint32_t)xpc.pid;
@@ -342,6 +344,7 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 	const CUpti_CallbackData *cb = cbdata;
 	int is_driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
 	struct thread_state *t;
+	uint64_t end;
 
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -381,23 +384,31 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 			xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
 		t->timed = self_time_all || xpc_self_time_draw(&t->time_draw, (uint32_t)tid_now(t));
 		if (t->timed)
-			__atomic_add_fetch(&self_time.enter_ns, xpc_now() - now, __ATOMIC_RELAXED);
+			t->timed_enter_ns = xpc_now() - now;
 		return;
 	}
 	/* EXIT. depth 0 here means the ENTER came before tracing began. */
 	if (t->depth == 0 || --t->depth > 0)
 		return;
 	t->open_corr = 0;
+	end = xpc_now();
 	if (t->timed) {
-		uint64_t t0 = xpc_now();
+		uint64_t at_exit;
 
-		write_api(t, is_driver, cbid, cb);
-		__atomic_add_fetch(&self_time.exit_ns, xpc_now() - t0, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&self_time.calls, 1, __ATOMIC_RELAXED);
+		write_api(t, is_driver, cbid, cb, end);
+		at_exit = xpc_now() - end;
+		/* preempted, or waiting on the kernel: counted, not averaged */
+		if (t->timed_enter_ns + at_exit > XPC_SELF_TIME_CAP_NS) {
+			__atomic_add_fetch(&self_time.slow, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_add_fetch(&self_time.enter_ns, t->timed_enter_ns, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&self_time.exit_ns, at_exit, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&self_time.calls, 1, __ATOMIC_RELAXED);
+		}
 		t->timed = 0;
 		return;
 	}
-	write_api(t, is_driver, cbid, cb);
+	write_api(t, is_driver, cbid, cb, end);
 }
 
 void xpc_callbacks_time_all(int on)
@@ -405,8 +416,10 @@ void xpc_callbacks_time_all(int on)
 	self_time_all = on;
 }
 
-void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls)
+void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls,
+			     uint64_t *slow)
 {
+	*slow = __atomic_load_n(&self_time.slow, __ATOMIC_RELAXED);
 	*calls = __atomic_load_n(&self_time.calls, __ATOMIC_RELAXED);
 	*enter_ns = __atomic_load_n(&self_time.enter_ns, __ATOMIC_RELAXED);
 	*exit_ns = __atomic_load_n(&self_time.exit_ns, __ATOMIC_RELAXED);

@@ -78,7 +78,11 @@ void xpc_callbacks_switch(int on);
 void xpc_callbacks_drain_all(void);
 /* The library's own ns on the outermost calls it timed (one in 64): at the
  * call (the launch stack) and at its return (the API record). */
-void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls);
+/* Our own ns at the call and at its return, summed over the calls timed
+ * (selftime.h), and how many timed calls took over XPC_SELF_TIME_CAP_NS
+ * (left out of the sums) */
+void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls,
+			     uint64_t *slow);
 void xpc_callbacks_time_all(int on);   /* time every call, not one in 64 at random */
 
 /* The correlation id of the outermost tracked CUDA call open on this
