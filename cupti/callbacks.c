@@ -157,14 +157,16 @@ static const char *kernel_name(int is_driver, CUpti_CallbackId cbid, const CUpti
 }
 
 #define MAX_CBID 1024                   /* above every id in the tables */
-#define BATCH 64                        /* API records a thread keeps before writing */
+#define BATCH XPC_API_BATCH
 
 /* String id of each API's name, written once per (domain, cbid), always
  * under out_lock and before the first record that uses it. */
 static uint32_t api_name_id[2][MAX_CBID];
 
-/* API records wait in a per-thread batch, so a launching thread takes the
- * shared out_lock once per BATCH calls instead of once per call. A batch
+/* API records wait in a per-thread batch, which the flusher drains every
+ * XPC_API_DRAIN_MS (a thread drains it itself only when it fills: at over
+ * BATCH calls in that time), so a launching thread seldom takes the
+ * shared out_lock, and seldom writes the stream's MiB to the file. A batch
  * is a ring with one producer, its owner, which queues a record with plain
  * stores and takes no lock (a locked instruction per call waited for the
  * launch record's stores to reach the cache); whoever drains it (the
@@ -227,13 +229,13 @@ static pid_t tid_now(struct thread_state *t)
 }
 
 /* Appends the batched records to the stream (once it is closed, drops
- * them). Caller holds b->lock. */
-static void drain(struct batch *b)
+ * them); how many. Caller holds b->lock. */
+static uint32_t drain(struct batch *b)
 {
-	uint32_t t = b->tail, h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	uint32_t t = b->tail, h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), n = h - t;
 
 	if (t == h)
-		return;
+		return 0;
 	pthread_mutex_lock(&xpc.out_lock);
 	for (; t != h && xpc.w && !xpc.out_closed; t++) {
 		struct pending *p = &b->recs[t % BATCH];
@@ -253,6 +255,7 @@ static void drain(struct batch *b)
 	}
 	pthread_mutex_unlock(&xpc.out_lock);
 	__atomic_store_n(&b->tail, h, __ATOMIC_RELEASE);      /* the owner may reuse them */
+	return n;
 }
 
 /* Thread exit: write what is left and hand the batch to the next thread. */
@@ -293,15 +296,18 @@ static struct batch *batch_get(struct thread_state *t)
 	return b;
 }
 
-void xpc_callbacks_drain_all(void)
+uint64_t xpc_callbacks_drain_all(void)
 {
+	uint64_t n = 0;
+
 	pthread_mutex_lock(&registry_lock);
 	for (struct batch *b = registry; b; b = b->next) {
 		pthread_mutex_lock(&b->lock);
-		drain(b);
+		n += drain(b);
 		pthread_mutex_unlock(&b->lock);
 	}
 	pthread_mutex_unlock(&registry_lock);
+	return n;
 }
 
 /* Outermost EXIT: one API record that ended at end, batched (written
