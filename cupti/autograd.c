@@ -260,7 +260,7 @@ uint32_t xpc_autograd_take(void *dst, uint64_t correlation_id, uint32_t tid)
 	struct xp_autograd *a = dst;
 	struct shared_ptr_abi cur = { NULL, NULL };
 	uint32_t len = sizeof(*a);
-	uint64_t next;
+	uint64_t next, *mine;
 
 	if (__atomic_load_n(&A.state, __ATOMIC_ACQUIRE) != ON)
 		return 0;
@@ -268,12 +268,14 @@ uint32_t xpc_autograd_take(void *dst, uint64_t correlation_id, uint32_t tid)
 	A.current_node(&cur);
 	if (!next && !cur.ctrl)
 		return 0;
-	if (next && !my_thread_id)
-		my_thread_id = A.thread_id();
+	mine = &my_thread_id;
+	__asm__("" : "+r"(mine));       /* one __tls_get_addr, not one an access */
+	if (next && !*mine)
+		*mine = A.thread_id();
 	a->correlation_id = correlation_id;
 	a->tid = tid;
 	a->flags = 0;
-	a->thread_id = my_thread_id;
+	a->thread_id = *mine;
 	a->seq_next = next;
 	if (cur.ctrl) {
 		uint32_t n = cur.ptr ? read_node(&cur, (unsigned char *)(a + 1)) : 0;

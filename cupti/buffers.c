@@ -9,7 +9,10 @@
  *
  * The flusher thread calls cuptiActivityFlushAll every XP_GPU_FLUSH_PERIOD_MS and
  * writes what is buffered, so that a SIGKILL or a crash loses at most about
- * that much: atexit handlers do not run then. At exit it makes the last,
+ * that much: atexit handlers do not run then. While threads launch (and
+ * XPC_API_DRAIN_HOLD_MS after), it also drains their API records
+ * (callbacks.c) every XPC_API_DRAIN_MS, so that they do not write them
+ * (and the GPU stream's MiB) on their own time. At exit it makes the last,
  * forced flush, and the exit handler waits for it at most FLUSHER_JOIN_MS:
  * every CUPTI call of ours that can block (on CUPTI's threads, on the
  * completion callback's conv_lock, on a write()) runs on this thread, which
@@ -72,29 +75,43 @@ static pthread_cond_t flusher_cond;
 static void *flusher_main(void *arg)
 {
 	struct timespec until;
+	uint64_t flushed = xpc_now();
+	uint64_t found = 0;             /* when a drain last found API records */
 
 	(void)arg;
 	pthread_mutex_lock(&flusher_lock);
 	while (!flusher_stop) {
-		uint64_t now = xpc_now(), next = now + XP_GPU_FLUSH_PERIOD_MS * 1000000ull;
+		uint64_t now = xpc_now(), next = flushed + XP_GPU_FLUSH_PERIOD_MS * 1000000ull;
 		uint64_t bound = xpc_window_deadline(now);
+		int drain_only = 0;
 
-		/* wake at the capture window's next time bound too */
+		/* wake at the capture window's next time bound too, and to
+		 * drain the launching threads' API records */
 		if (bound && bound < next)
 			next = bound;
+		if (found && now - found < XPC_API_DRAIN_HOLD_MS * 1000000ull &&
+		    now + XPC_API_DRAIN_MS * 1000000ull < next) {
+			next = now + XPC_API_DRAIN_MS * 1000000ull;
+			drain_only = 1;
+		}
 		until.tv_sec = (time_t)(next / 1000000000ull);
 		until.tv_nsec = (long)(next % 1000000000ull);
 		pthread_cond_timedwait(&flusher_cond, &flusher_lock, &until);
 		if (flusher_stop)
 			break;
 		pthread_mutex_unlock(&flusher_lock);
-		if (xpc.window_on)
+		if (xpc.window_on && !drain_only)
 			xpc_window_tick(xpc_now());
 		if (__atomic_load_n(&xpc.active, __ATOMIC_RELAXED)) {
-			cuptiActivityFlushAll(0);
-			xpc_callbacks_drain_all();
-			xpc_out_flush();
+			if (!drain_only)
+				cuptiActivityFlushAll(0);
+			if (xpc_callbacks_drain_all())
+				found = xpc_now();
+			if (!drain_only)
+				xpc_out_flush();
 		}
+		if (!drain_only)
+			flushed = xpc_now();
 		pthread_mutex_lock(&flusher_lock);
 	}
 	pthread_mutex_unlock(&flusher_lock);

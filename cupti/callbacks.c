@@ -157,14 +157,16 @@ static const char *kernel_name(int is_driver, CUpti_CallbackId cbid, const CUpti
 }
 
 #define MAX_CBID 1024                   /* above every id in the tables */
-#define BATCH 64                        /* API records a thread keeps before writing */
+#define BATCH XPC_API_BATCH
 
 /* String id of each API's name, written once per (domain, cbid), always
  * under out_lock and before the first record that uses it. */
 static uint32_t api_name_id[2][MAX_CBID];
 
-/* API records wait in a per-thread batch, so a launching thread takes the
- * shared out_lock once per BATCH calls instead of once per call. A batch
+/* API records wait in a per-thread batch, which the flusher drains every
+ * XPC_API_DRAIN_MS (a thread drains it itself only when it fills: at over
+ * BATCH calls in that time), so a launching thread seldom takes the
+ * shared out_lock, and seldom writes the stream's MiB to the file. A batch
  * is a ring with one producer, its owner, which queues a record with plain
  * stores and takes no lock (a locked instruction per call waited for the
  * launch record's stores to reach the cache); whoever drains it (the
@@ -195,36 +197,45 @@ static int have_batch_key;
 /* The library's own time on one outermost call in XPC_SELF_TIME_EVERY on
  * average, drawn at random (selftime.h says why; two more clock reads on
  * those): what our code adds to a launch, apart from CUPTI's share,
- * reported at exit (xpc_callbacks_self_time). XPCAP_BENCH=selftime_all
+ * reported at exit (xpc_callbacks_self_time). A timed call over
+ * XPC_SELF_TIME_CAP_NS is counted in slow instead. XPCAP_BENCH=selftime_all
  * times every call, to check the estimate against. */
 static struct {
-	uint64_t enter_ns, exit_ns, calls;      /* atomic */
+	uint64_t enter_ns, exit_ns, calls, slow;        /* atomic */
 } self_time;
 static int self_time_all;               /* XPCAP_BENCH=selftime_all */
-static __thread uint32_t time_draw;     /* xpc_self_time_draw's state */
-static __thread int timed;              /* the open outermost call is timed */
 
-static __thread int depth;              /* tracked calls open on this thread */
-static __thread uint64_t open_corr;     /* the outermost one's correlation id */
-static __thread pid_t my_tid;
-static __thread struct batch *my_batch;
-static __thread uint32_t my_window_gen; /* the capture window this thread last saw */
+/* A thread's state, in one thread-local struct whose address a callback
+ * takes once: in a shared library each access to a thread-local variable
+ * after a call is a call of __tls_get_addr (some 15 a launch, 6% of our
+ * time in bench/launch-cost). */
+struct thread_state {
+	uint32_t time_draw;             /* xpc_self_time_draw's state */
+	int timed;                      /* the open outermost call is timed */
+	uint64_t timed_enter_ns;        /* ... and its time at the call */
+	int depth;                      /* tracked calls open on this thread */
+	uint32_t window_gen;            /* the capture window this thread last saw */
+	uint64_t open_corr;             /* the outermost one's correlation id */
+	pid_t tid;
+	struct batch *batch;
+};
+static __thread struct thread_state me;
 
-static pid_t tid_now(void)
+static pid_t tid_now(struct thread_state *t)
 {
-	if (!my_tid)
-		my_tid = (pid_t)syscall(SYS_gettid);
-	return my_tid;
+	if (!t->tid)
+		t->tid = (pid_t)syscall(SYS_gettid);
+	return t->tid;
 }
 
 /* Appends the batched records to the stream (once it is closed, drops
- * them). Caller holds b->lock. */
-static void drain(struct batch *b)
+ * them); how many. Caller holds b->lock. */
+static uint32_t drain(struct batch *b)
 {
-	uint32_t t = b->tail, h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	uint32_t t = b->tail, h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), n = h - t;
 
 	if (t == h)
-		return;
+		return 0;
 	pthread_mutex_lock(&xpc.out_lock);
 	for (; t != h && xpc.w && !xpc.out_closed; t++) {
 		struct pending *p = &b->recs[t % BATCH];
@@ -244,6 +255,7 @@ static void drain(struct batch *b)
 	}
 	pthread_mutex_unlock(&xpc.out_lock);
 	__atomic_store_n(&b->tail, h, __ATOMIC_RELEASE);      /* the owner may reuse them */
+	return n;
 }
 
 /* Thread exit: write what is left and hand the batch to the next thread. */
@@ -259,12 +271,12 @@ static void batch_release(void *arg)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-static struct batch *batch_get(void)
+static struct batch *batch_get(struct thread_state *t)
 {
 	struct batch *b;
 
-	if (my_batch || !have_batch_key)
-		return my_batch;
+	if (t->batch || !have_batch_key)
+		return t->batch;
 	pthread_mutex_lock(&registry_lock);
 	for (b = registry; b && b->in_use; b = b->next)
 		;
@@ -280,26 +292,30 @@ static struct batch *batch_get(void)
 		batch_release(b);
 		b = NULL;
 	}
-	my_batch = b;
+	t->batch = b;
 	return b;
 }
 
-void xpc_callbacks_drain_all(void)
+uint64_t xpc_callbacks_drain_all(void)
 {
+	uint64_t n = 0;
+
 	pthread_mutex_lock(&registry_lock);
 	for (struct batch *b = registry; b; b = b->next) {
 		pthread_mutex_lock(&b->lock);
-		drain(b);
+		n += drain(b);
 		pthread_mutex_unlock(&b->lock);
 	}
 	pthread_mutex_unlock(&registry_lock);
+	return n;
 }
 
-/* Outermost EXIT: one API record, batched (written directly if this thread
- * could not get a batch). */
-static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+/* Outermost EXIT: one API record that ended at end, batched (written
+ * directly if this thread could not get a batch). */
+static void write_api(struct thread_state *t, int is_driver, CUpti_CallbackId cbid,
+		      const CUpti_CallbackData *cb, uint64_t end)
 {
-	struct batch *b = batch_get();
+	struct batch *b = batch_get(t);
 	struct batch one;
 	struct pending *p;
 	uint32_t h;
@@ -315,11 +331,11 @@ static void write_api(int is_driver, CUpti_CallbackId cbid, const CUpti_Callback
 	h = b->head;
 	p = &b->recs[h % BATCH];
 	memset(&p->r, 0, sizeof(p->r));
-	p->r.end = xpc_now();
+	p->r.end = end;
 	p->r.start = cb->correlationData ? *cb->correlationData : p->r.end;
 	p->r.correlation_id = cb->correlationId;
 	p->r.pid = (uint32_t)xpc.pid;
-	p->r.tid = (uint32_t)tid_now();
+	p->r.tid = (uint32_t)tid_now(t);
 	p->r.cbid = XP_CBID(is_driver, cbid);
 	p->r.ret = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
 	p->fname = cb->functionName;
@@ -333,6 +349,8 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 {
 	const CUpti_CallbackData *cb = cbdata;
 	int is_driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+	struct thread_state *t;
+	uint64_t end;
 
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -347,18 +365,20 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	if (domain == CUPTI_CB_DOMAIN_NVTX)
 		return;
+	t = &me;
+	__asm__("" : "+r"(t));          /* kept, not looked up again after each call */
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		uint64_t now;
 
 		/* a window closed while a call of this thread was open: its
 		 * EXIT never came, and must not hide the calls of the next */
-		if (xpc.window_on && my_window_gen != __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE)) {
-			my_window_gen = __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE);
-			depth = 0;
+		if (xpc.window_on && t->window_gen != __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE)) {
+			t->window_gen = __atomic_load_n(&xpc.window_gen, __ATOMIC_ACQUIRE);
+			t->depth = 0;
 		}
-		if (depth++ > 0)
+		if (t->depth++ > 0)
 			return;
-		open_corr = cb->correlationId;
+		t->open_corr = cb->correlationId;
 		now = xpc_now();
 		if (cb->correlationData)
 			*cb->correlationData = now;
@@ -368,25 +388,33 @@ void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 				       kernel_name(is_driver, cbid, cb));
 		else
 			xpcap_correlation_marker(cb->correlationId, XP_CBID(is_driver, cbid));
-		timed = self_time_all || xpc_self_time_draw(&time_draw, (uint32_t)tid_now());
-		if (timed)
-			__atomic_add_fetch(&self_time.enter_ns, xpc_now() - now, __ATOMIC_RELAXED);
+		t->timed = self_time_all || xpc_self_time_draw(&t->time_draw, (uint32_t)tid_now(t));
+		if (t->timed)
+			t->timed_enter_ns = xpc_now() - now;
 		return;
 	}
 	/* EXIT. depth 0 here means the ENTER came before tracing began. */
-	if (depth == 0 || --depth > 0)
+	if (t->depth == 0 || --t->depth > 0)
 		return;
-	open_corr = 0;
-	if (timed) {
-		uint64_t t0 = xpc_now();
+	t->open_corr = 0;
+	end = xpc_now();
+	if (t->timed) {
+		uint64_t at_exit;
 
-		write_api(is_driver, cbid, cb);
-		__atomic_add_fetch(&self_time.exit_ns, xpc_now() - t0, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&self_time.calls, 1, __ATOMIC_RELAXED);
-		timed = 0;
+		write_api(t, is_driver, cbid, cb, end);
+		at_exit = xpc_now() - end;
+		/* preempted, or waiting on the kernel: counted, not averaged */
+		if (t->timed_enter_ns + at_exit > XPC_SELF_TIME_CAP_NS) {
+			__atomic_add_fetch(&self_time.slow, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_add_fetch(&self_time.enter_ns, t->timed_enter_ns, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&self_time.exit_ns, at_exit, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&self_time.calls, 1, __ATOMIC_RELAXED);
+		}
+		t->timed = 0;
 		return;
 	}
-	write_api(is_driver, cbid, cb);
+	write_api(t, is_driver, cbid, cb, end);
 }
 
 void xpc_callbacks_time_all(int on)
@@ -394,8 +422,10 @@ void xpc_callbacks_time_all(int on)
 	self_time_all = on;
 }
 
-void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls)
+void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls,
+			     uint64_t *slow)
 {
+	*slow = __atomic_load_n(&self_time.slow, __ATOMIC_RELAXED);
 	*calls = __atomic_load_n(&self_time.calls, __ATOMIC_RELAXED);
 	*enter_ns = __atomic_load_n(&self_time.enter_ns, __ATOMIC_RELAXED);
 	*exit_ns = __atomic_load_n(&self_time.exit_ns, __ATOMIC_RELAXED);
@@ -403,7 +433,7 @@ void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *ca
 
 uint64_t xpc_open_correlation(void)
 {
-	return depth > 0 ? open_corr : 0;
+	return me.depth > 0 ? me.open_corr : 0;
 }
 
 static CUpti_SubscriberHandle enabled_sub;

@@ -35,6 +35,7 @@
 #include "cupti/pyframes.h"
 #include "cupti/stacks.h"
 #include "cupti/window.h"
+#include "cupti/selftime.h"
 #include "cupti/xpcupti.h"
 
 struct xpc_state xpc = {
@@ -268,17 +269,19 @@ static void stacks_finish(void)
  * 64 at random, or every one under XPCAP_BENCH=selftime_all): the part of the recording's cost that is ours, not CUPTI's. */
 static void self_time_status(void)
 {
-	uint64_t at_call, at_return, calls, per_call;
-	char text[240];
+	uint64_t at_call, at_return, calls, slow, per_call;
+	char text[320];
 
-	xpc_callbacks_self_time(&at_call, &at_return, &calls);
+	xpc_callbacks_self_time(&at_call, &at_return, &calls, &slow);
 	if (!calls)
 		return;
 	per_call = (at_call + at_return) / calls;
 	snprintf(text, sizeof(text), "library code per launch-class call %llu ns: %llu at the call"
 		 " (the launch stack), %llu at its return (the API record); %llu calls timed,"
-		 " one in 64 at random", (unsigned long long)per_call, (unsigned long long)(at_call / calls),
-		 (unsigned long long)(at_return / calls), (unsigned long long)calls);
+		 " one in 64 at random; %llu more took over %u us (preempted, or waiting on the"
+		 " kernel), left out", (unsigned long long)per_call, (unsigned long long)(at_call / calls),
+		 (unsigned long long)(at_return / calls), (unsigned long long)calls,
+		 (unsigned long long)slow, XPC_SELF_TIME_CAP_NS / 1000);
 	xpc_status(XP_GPU_ST_SELF_TIME, XP_GPU_STATUS_INFO,
 		   (int32_t)(per_call < INT32_MAX ? per_call : INT32_MAX), text);
 }

@@ -492,11 +492,13 @@ static uintptr_t thread_state(void)
 
 #define WALK_STEPS (2 * XP_PY_MAX_FRAMES + 2)   /* Python frames and C-stack shims */
 
-/* 3.11+: _PyInterpreterFrame chain. Frames written, or -1 when unreadable;
- * 3.12+: *entry, the first frame the C stack owns (xpc_py_take's eval). */
-static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags, uintptr_t *entry)
+/* 3.11+: _PyInterpreterFrame chain with o's offsets. Frames written, or
+ * -1 when unreadable; 3.12+: *entry, the first frame the C stack owns
+ * (xpc_py_take's eval). */
+static inline __attribute__((always_inline))
+int walk_3x(const struct xp_py_offsets *o, uintptr_t f, struct xp_pyframe *out, uint16_t *flags,
+	    uintptr_t *entry)
 {
-	const struct xp_py_offsets *o = &P.o;
 	int n = 0;
 
 	for (int step = 0; f; step++) {
@@ -553,6 +555,23 @@ static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags, uintpt
 		f = prev;
 	}
 	return n;
+}
+
+/* The walk with one minor's offsets known when it is compiled (P.o is
+ * table[minor - 10], checked against _Py_DebugOffsets on 3.13): fixed
+ * displacements and no tests of the minor a frame, where loading each
+ * offset from P.o and testing the minor made the walk some 15 ns a
+ * frame with the caches warm. */
+static int walk_311(uintptr_t f, struct xp_pyframe *out, uint16_t *flags, uintptr_t *entry)
+{
+	switch (P.o.minor) {
+	case 11:
+		return walk_3x(&table[1], f, out, flags, entry);
+	case 12:
+		return walk_3x(&table[2], f, out, flags, entry);
+	default:
+		return walk_3x(&table[3], f, out, flags, entry);
+	}
 }
 
 /* 3.10: PyFrameObject chain (f_back), f_lasti in code units. */

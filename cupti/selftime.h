@@ -13,6 +13,13 @@
 #include <stdint.h>
 
 #define XPC_SELF_TIME_EVERY 64
+/* A timed call that took longer was preempted, or waited on the kernel
+ * (a page fault, the GPU stream's write of a MiB): counted apart, not
+ * averaged. Some such calls among the ~1000 a short run times had made
+ * the mean several times the typical call (3.8 us a launch against
+ * 0.5-0.9, issue 42; bench/launch-cost: calls take 0.4-1 us, a few in a
+ * hundred up to 10 us, a preempted one milliseconds). */
+#define XPC_SELF_TIME_CAP_NS 50000u
 
 /* 1 for about one call in XPC_SELF_TIME_EVERY: xorshift32 on *state,
  * seeded from seed (a thread id) when *state is 0. */

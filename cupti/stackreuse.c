@@ -97,8 +97,10 @@ uint64_t xpc_reuse_key(uint32_t cbid, const char *symbol, uint64_t depth,
 
 static struct reuse_slot *my_table(void)
 {
-	if (table || table_failed)
-		return table;
+	struct reuse_slot *t = table;
+
+	if (t || table_failed)
+		return t;
 	table = calloc(TABLE_SLOTS, sizeof(*table));
 	if (!table || pthread_setspecific(table_key, table)) {
 		free(table);

@@ -131,30 +131,32 @@ static struct {
 } S;
 
 /* A thread's launch in the making, off its stack: the copy starts at our
- * own frame, which stays small this way (it was 3 KiB more a copy). */
+ * own frame, which stays small this way (it was 3 KiB more a copy). With
+ * the thread's own fields, in one thread-local struct whose address a take
+ * looks up once (each thread-local access after a call is a call of
+ * __tls_get_addr in a shared library). */
 struct scratch {
+	pid_t tid;
+	int stack_looked;
+	uintptr_t stack_lo, stack_hi;   /* 0, 0: unknown (or not a plain stack) */
 	uint64_t py[XPC_PYSTACK_MAX / 8];
 	uint64_t ag[XPC_AUTOGRAD_MAX / 8];
 	struct launch_plan pl;
 };
 static __thread struct scratch scratch;
 
-static __thread pid_t my_tid;
-static __thread uintptr_t stack_lo, stack_hi;  /* 0, 0: unknown (or not a plain stack) */
-static __thread int stack_looked;
-
-static void find_stack(void)
+static void find_stack(struct scratch *t)
 {
 	pthread_attr_t a;
 	void *lo;
 	size_t size;
 
-	stack_looked = 1;
+	t->stack_looked = 1;
 	if (pthread_getattr_np(pthread_self(), &a))
 		return;
 	if (!pthread_attr_getstack(&a, &lo, &size)) {
-		stack_lo = (uintptr_t)lo;
-		stack_hi = (uintptr_t)lo + size;
+		t->stack_lo = (uintptr_t)lo;
+		t->stack_hi = (uintptr_t)lo + size;
 	}
 	pthread_attr_destroy(&a);
 }
@@ -186,7 +188,7 @@ static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
 #endif
 
 /* Frame-pointer walk from bp, kept inside [sp, stack_hi): IPs, leaf first. */
-static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
+static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp, uintptr_t stack_hi)
 {
 	uint16_t n = 0;
 
@@ -207,13 +209,14 @@ static uint16_t walk_fp(uint64_t *ips, uint64_t ip, uint64_t sp, uint64_t bp)
 
 /* The launch record of this call, all but the stack bytes a copy reads
  * straight into the ring (plan->r.size of them from sp). */
-static void plan(struct launch_plan *pl, uint64_t ts, uint64_t corr, uint32_t cbid,
+static void plan(struct scratch *t, struct launch_plan *pl, uint64_t ts, uint64_t corr, uint32_t cbid,
 		 const char *symbol, const unsigned char *py, uint32_t pylen, uint64_t eval,
 		 uint64_t ip, uint64_t sp, uint64_t bp)
 {
 	struct xp_launch *l = &pl->l;
 	struct xp_user_regs_copy *r = &pl->r;
 	uint64_t avail;
+	uintptr_t stack_hi;
 	uint32_t id = 0;
 	enum xpc_reuse_what reuse = XPC_REUSE_OFF;
 
@@ -221,17 +224,18 @@ static void plan(struct launch_plan *pl, uint64_t ts, uint64_t corr, uint32_t cb
 	l->ts = ts;
 	l->correlation_id = corr;
 	l->pid = (uint32_t)S.pid;
-	l->tid = (uint32_t)my_tid;
+	l->tid = (uint32_t)t->tid;
 	l->cpu = (uint32_t)sched_getcpu();
 	l->cbid = cbid;
 	pl->key = 0;
-	if (!stack_looked)
-		find_stack();
-	avail = sp >= stack_lo && sp < stack_hi ? (stack_hi - sp) & ~7ull : 0;
+	if (!t->stack_looked)
+		find_stack(t);
+	stack_hi = t->stack_hi;
+	avail = sp >= t->stack_lo && sp < stack_hi ? (stack_hi - sp) & ~7ull : 0;
 	if (!avail)
 		__atomic_add_fetch(&S.stats.no_copy, 1, __ATOMIC_RELAXED);
 	if (!S.copy) {
-		l->stack.user_depth = avail ? walk_fp(pl->ips, ip, sp, bp) : 1;
+		l->stack.user_depth = avail ? walk_fp(pl->ips, ip, sp, bp, stack_hi) : 1;
 		pl->ips[0] = ip;
 		pl->len = (uint32_t)(sizeof(*l) + l->stack.user_depth * sizeof(uint64_t));
 		return;
@@ -317,8 +321,9 @@ static int drop_copy(struct launch_plan *pl, struct xp_pystack *ps, uint32_t pyl
 __attribute__((noinline))
 void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const char *symbol)
 {
-	struct launch_plan *pl = &scratch.pl;
-	uint64_t ip, sp, bp, pos, *py = scratch.py;
+	struct scratch *t;
+	struct launch_plan *pl;
+	uint64_t ip, sp, bp, pos, *py;
 	unsigned char *p;
 	uintptr_t eval;
 	uint32_t pylen, aglen;
@@ -333,15 +338,19 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	 * the unwinder where our caller's frame is */
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(ip), "=r"(sp), "=r"(bp));
-	if (!my_tid)
-		my_tid = (pid_t)syscall(SYS_gettid);
+	t = &scratch;
+	__asm__("" : "+r"(t));          /* kept, not looked up again after each call */
+	pl = &t->pl;
+	py = t->py;
+	if (!t->tid)
+		t->tid = (pid_t)syscall(SYS_gettid);
 	/* the Python frames first: they are part of the launch's key, which
 	 * decides its size (xpc_py_take counts a launch without them) */
-	pylen = xpc_py_take(py, ts, correlation_id, (uint32_t)my_tid, &eval);
-	plan(pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
+	pylen = xpc_py_take(py, ts, correlation_id, (uint32_t)t->tid, &eval);
+	plan(t, pl, ts, correlation_id, cbid, symbol, (const unsigned char *)py, pylen, eval,
 	     ip, sp, bp);
 	pylen = name_earlier_python((struct xp_pystack *)py, pylen, pl);
-	aglen = xpc_autograd_take(scratch.ag, correlation_id, (uint32_t)my_tid);
+	aglen = xpc_autograd_take(t->ag, correlation_id, (uint32_t)t->tid);
 	/* a copy leaves room for launches without one (drop_copy) */
 	p = xpc_ring_reserve_spare(&S.ring, pylen + aglen + pl->len,
 				   (uint16_t)(pylen | aglen / 8 << NOTE_PY_BITS),
@@ -358,7 +367,7 @@ void xpc_stack_take(uint64_t ts, uint64_t correlation_id, uint32_t cbid, const c
 	}
 	memcpy(p, py, pylen);
 	p += pylen;
-	memcpy(p, scratch.ag, aglen);
+	memcpy(p, t->ag, aglen);
 	p += aglen;
 	memcpy(p, &pl->l, sizeof(pl->l));
 	if (!S.copy) {

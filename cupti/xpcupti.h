@@ -64,6 +64,16 @@ void xpc_status(uint32_t code, uint32_t severity, int32_t detail, const char *te
 uint64_t xpc_now(void);
 
 /* callbacks.c */
+/* API records a thread keeps before writing them itself: the flusher
+ * (buffers.c) drains them every XPC_API_DRAIN_MS until XPC_API_DRAIN_HOLD_MS
+ * after its last drain that found some (at its 500 ms period before), so
+ * a thread fills its batch (and then takes out_lock, maybe writes a MiB)
+ * only at over 256k launch-class calls a second, or in the first period.
+ * Before: 64, drained by the thread itself, 7% of its time in our code
+ * (bench/launch-cost), a write() included. */
+#define XPC_API_BATCH 512
+#define XPC_API_DRAIN_MS 2
+#define XPC_API_DRAIN_HOLD_MS 1000
 void CUPTIAPI xpc_api_callback(void *userdata, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *cbdata);
 enum xpc_callback_level {
@@ -75,10 +85,14 @@ int xpc_callbacks_enable(CUpti_SubscriberHandle sub, enum xpc_callback_level lev
 /* The launch-class callbacks on or off (the capture window, window.c). */
 void xpc_callbacks_switch(int on);
 /* Writes the API records every thread has batched (flusher, exit). */
-void xpc_callbacks_drain_all(void);
+uint64_t xpc_callbacks_drain_all(void);     /* records written */
 /* The library's own ns on the outermost calls it timed (one in 64): at the
  * call (the launch stack) and at its return (the API record). */
-void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls);
+/* Our own ns at the call and at its return, summed over the calls timed
+ * (selftime.h), and how many timed calls took over XPC_SELF_TIME_CAP_NS
+ * (left out of the sums) */
+void xpc_callbacks_self_time(uint64_t *enter_ns, uint64_t *exit_ns, uint64_t *calls,
+			     uint64_t *slow);
 void xpc_callbacks_time_all(int on);   /* time every call, not one in 64 at random */
 
 /* The correlation id of the outermost tracked CUDA call open on this
