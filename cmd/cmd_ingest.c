@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/jobsum_file.h"
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
 #include "cmd/stopsig.h"
@@ -112,6 +113,21 @@ static void say_done(const struct xp_load_opts *o, const struct xp_load_result *
 			" pointers in %.2f s\n", res->stacks_unwound, (double)res->unwind_ns / 1e9);
 }
 
+/* A job's rank gets its summary beside its database (jobsum_file.h):
+ * `xpcorr job` reads the summaries alone. */
+static int summarize(const char *run_dir)
+{
+	sqlite3 *db = NULL;
+	int rc;
+
+	if ((rc = xp_cmd_reopen_db("xpcorr ingest", run_dir, &db)))
+		return rc;
+	if (xp_cmd_has_rank(db))
+		rc = xp_cmd_write_summary("xpcorr ingest", run_dir, db);
+	sqlite3_close(db);
+	return rc;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -190,5 +206,5 @@ int cmd_ingest(int argc, char **argv)
 	}
 	if (!quiet)
 		say_done(&o, &res);
-	return XP_EXIT_OK;
+	return o.out_db ? XP_EXIT_OK : summarize(o.run_dir);
 }

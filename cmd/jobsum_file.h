@@ -1,0 +1,22 @@
+/* jobsum_file.h - RUN/xpsum.db, a run's job summary (export/jobsum.h), made
+ * beside its database: at `xpcorr ingest` of a run with a rank, and by
+ * `xpcorr job` for a run whose summary is missing or older than its
+ * database. Prints, as cmd/ alone may.
+ *
+ *   if (xp_cmd_write_summary("xpcorr ingest", "run/", db)) return XP_EXIT_FAIL;
+ */
+#ifndef XP_CMD_JOBSUM_FILE_H
+#define XP_CMD_JOBSUM_FILE_H
+
+#include <stddef.h>
+#include <sqlite3.h>
+
+/* RUN_DIR/xpsum.db from db (written aside and renamed). XP_EXIT_OK, or
+ * XP_EXIT_FAIL after saying why. */
+int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db);
+/* Whether db holds a process with a rank (a job's rank: worth a summary). */
+int xp_cmd_has_rank(sqlite3 *db);
+/* RUN_DIR/xpsum.db into path. */
+void xp_cmd_summary_path(const char *run_dir, char *path, size_t len);
+
+#endif
