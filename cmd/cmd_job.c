@@ -27,6 +27,7 @@
 
 struct job_opts {
 	struct xp_jobview_opts view;
+	int clock;                  /* --by clock: each run's shift, not a view of the summaries */
 	const char *by, *format;
 	long rank;                  /* --rank: -1 none */
 	const char *reference;      /* NULL: the run of rank 0, else the first */
@@ -35,7 +36,7 @@ struct job_opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: xpcorr job [--by rank|idle|kernel|source] [--format text|csv] [--top N]"
+	fprintf(f, "usage: xpcorr job [--by rank|idle|kernel|source|clock] [--format text|csv] [--top N]"
 		" [--rank N] [--reference RUN] [--no-refine] [-q] RUN...\n"
 		"The views of a distributed job from its runs' summaries (RUN/xpsum.db, written by\n"
 		"xpcorr ingest): clocks aligned on the collectives, no database of every row.\n"
@@ -47,13 +48,15 @@ static int parse_by(struct job_opts *o, const char *by)
 	static const char *const names[] = { [XP_JOB_RANK] = "rank", [XP_JOB_IDLE] = "idle",
 					      [XP_JOB_KERNEL] = "kernel", [XP_JOB_SOURCE] = "source" };
 
+	o->by = by;
+	if ((o->clock = !strcmp(by, "clock")))
+		return 0;
 	for (int i = 0; i < 4; i++)
 		if (!strcmp(by, names[i])) {
 			o->view.by = (enum xp_jobview_by)i;
-			o->by = by;
 			return 0;
 		}
-	fprintf(stderr, "xpcorr job: --by %s: one of rank, idle, kernel, source\n", by);
+	fprintf(stderr, "xpcorr job: --by %s: one of rank, idle, kernel, source, clock\n", by);
 	return XP_EXIT_USAGE;
 }
 
@@ -203,7 +206,7 @@ static int read_clock(const char *path, struct xc_clock_run *c, int wall_only)
 static int align_all(struct xp_jobrun *runs, size_t n, int wall_only, int64_t *worst)
 {
 	struct xc_clock_run ref, c;
-	struct xc_clock_shift s;
+	struct xc_clock_shift s = { 0 };
 	int rc = read_clock(runs[0].path, &ref, wall_only);
 
 	*worst = 0;
@@ -216,6 +219,8 @@ static int align_all(struct xp_jobrun *runs, size_t n, int wall_only, int64_t *w
 		}
 		if (i)
 			xc_clock_run_free(&c);
+		runs[i].method = s.method;
+		runs[i].matched = s.matched;
 		runs[i].shift_ns = s.shift_ns;
 		runs[i].spread_ns = s.spread_ns;
 		if (s.spread_ns > *worst)
@@ -307,6 +312,31 @@ static int rank_detail(struct xp_jobrun *runs, char **dirs, size_t n, const stru
 	return cmd_report(argc, argv);
 }
 
+/* --by clock: how each run was put onto the reference's clock. */
+static void put_clocks(const struct xp_jobrun *runs, char **dirs, size_t n, int csv)
+{
+	if (csv)
+		puts("\"Run\",\"Path\",\"Method\",\"Shift (ns)\",\"Spread (ns)\",\"Matched\"");
+	else
+		printf("  %-5s  %-12s  %20s  %12s  %8s  %s\n", "Run", "Clock", "Shift (ns)",
+		       "Spread (ns)", "Matched", "Path");
+	for (size_t i = 0; i < n; i++) {
+		if (csv) {
+			printf("%zu,\"", i);
+			for (const char *p = dirs[i]; *p; p++)
+				printf(*p == '"' ? "\"\"" : "%c", *p);
+			printf("\",\"%s\",%lld,", runs[i].method, (long long)runs[i].shift_ns);
+			if (runs[i].spread_ns >= 0)
+				printf("%lld", (long long)runs[i].spread_ns);
+			printf(",%u\n", runs[i].matched);
+		} else {
+			printf("  %-5zu  %-12s  %20lld  %12lld  %8u  %s\n", i, runs[i].method,
+			       (long long)runs[i].shift_ns, (long long)runs[i].spread_ns, runs[i].matched,
+			       xp_esc(dirs[i]));
+		}
+	}
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -328,7 +358,9 @@ static int run_job(struct xp_jobrun *runs, char **dirs, size_t n, const struct j
 		rc = align_all(runs, n, o->wall_only, &worst);
 	if (rc)
 		return rc;
-	if (xp_jobview(runs, n, &o->view, stdout, err, sizeof(err))) {
+	if (o->clock)
+		put_clocks(runs, dirs, n, o->view.csv);
+	else if (xp_jobview(runs, n, &o->view, stdout, err, sizeof(err))) {
 		fprintf(stderr, "xpcorr job: %s\n", err);
 		return XP_EXIT_FAIL;
 	}

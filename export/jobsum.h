@@ -29,6 +29,8 @@ struct xp_jobrun {
 	const char *path;           /* its summary database */
 	int64_t shift_ns;           /* its clock + shift = the job's clock */
 	int64_t spread_ns;          /* what the alignment left, -1 unknown */
+	const char *method;         /* how: clockalign.h's xc_clock_shift.method */
+	uint32_t matched;           /* collectives matched with the reference */
 };
 
 enum xp_jobview_by { XP_JOB_RANK, XP_JOB_IDLE, XP_JOB_KERNEL, XP_JOB_SOURCE };
