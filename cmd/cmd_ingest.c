@@ -20,6 +20,7 @@
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
 #include "cmd/stopsig.h"
+#include "db/rundb.h"
 #include "src/textesc.h"
 
 /* The terminal's progress line: how far the reading is, and which step runs
@@ -115,15 +116,22 @@ static void say_done(const struct xp_load_opts *o, const struct xp_load_result *
 
 /* A job's rank gets its summary beside its database (jobsum_file.h):
  * `xpcorr job` reads the summaries alone. */
-static int summarize(const char *run_dir)
+static int summarize(const char *run_dir, int trust)
 {
+	struct xp_rundir d = { .fd = -1 };
+	char err[PATH_MAX + 256];
 	sqlite3 *db = NULL;
-	int rc;
+	int rc = XP_EXIT_OK;
 
-	if ((rc = xp_cmd_reopen_db("xpcorr ingest", run_dir, &db)))
-		return rc;
+	/* its database as ingest opens one: through the directory, checked */
+	if (xp_rundir_open(&d, run_dir, err, sizeof(err)) || xp_rundir_open_db(&d, &db, err, sizeof(err))) {
+		xp_rundir_close(&d);
+		fprintf(stderr, "xpcorr: %s\n", xp_esc(err));
+		return XP_EXIT_FAIL;
+	}
+	xp_rundir_close(&d);
 	if (xp_cmd_has_rank(db))
-		rc = xp_cmd_write_summary("xpcorr ingest", run_dir, db);
+		rc = xp_cmd_write_summary("xpcorr ingest", run_dir, db, trust);
 	sqlite3_close(db);
 	return rc;
 }
@@ -206,5 +214,5 @@ int cmd_ingest(int argc, char **argv)
 	}
 	if (!quiet)
 		say_done(&o, &res);
-	return o.out_db ? XP_EXIT_OK : summarize(o.run_dir);
+	return o.out_db ? XP_EXIT_OK : summarize(o.run_dir, o.trust_run_dir);
 }

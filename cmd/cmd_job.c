@@ -146,7 +146,7 @@ static int ensure_summary(const char *run, char *sum, size_t len, int quiet)
 	if (!quiet)
 		fprintf(stderr, "xpcorr job: %s: %s summary\n", run, t_sum < 0 ? "writing its" :
 			"its database is newer: writing its");
-	rc = xp_cmd_write_summary("xpcorr job", run, db);
+	rc = xp_cmd_write_summary("xpcorr job", run, db, 0);
 	sqlite3_close(db);
 	return rc;
 }

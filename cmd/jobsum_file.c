@@ -5,10 +5,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "correlate/clocksum.h"
+#include "db/rundb.h"
 #include "export/jobsum.h"
 #include "src/textesc.h"
 
@@ -46,36 +46,52 @@ static int fill(sqlite3 *db, sqlite3 *sum)
 	return err;
 }
 
-int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db)
+/* The summary into the directory's temporary database, renamed: 0 or
+ * -errno with the line in err. */
+static int write_in(struct xp_rundir *d, sqlite3 *db, char *err, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	struct xp_tmpdb t = { .fd = -1 };
 	sqlite3 *sum = NULL;
-	int err;
+	int e;
 
-	xp_cmd_summary_path(run_dir, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
-	unlink(tmp);
-	if (sqlite3_open_v2(tmp, &sum, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		fprintf(stderr, "%s: cannot create %s: %s\n", who, xp_esc(tmp),
-			sum ? sqlite3_errmsg(sum) : "out of memory");
+	if ((e = xp_tmpdb_create(d, &t)) || xp_tmpdb_open(d, &t, &sum) != SQLITE_OK) {
+		snprintf(err, len, "cannot create a database in %s: %s", d->name,
+			 e ? strerror(-e) : sum ? sqlite3_errmsg(sum) : "out of memory");
 		sqlite3_close(sum);
-		return XP_EXIT_FAIL;
+		xp_tmpdb_discard(d, &t);
+		return e ? e : -EIO;
 	}
-	err = fill(db, sum);
-	if (err)
-		fprintf(stderr, "%s: cannot write %s: %s\n", who, xp_esc(path),
-			err == -ENOMEM ? "out of memory" :
-			sqlite3_errcode(sum) != SQLITE_OK ? sqlite3_errmsg(sum) : sqlite3_errmsg(db));
-	if (sqlite3_close(sum) != SQLITE_OK && !err) {
-		fprintf(stderr, "%s: cannot close %s\n", who, xp_esc(tmp));
-		err = -EIO;
+	if ((e = fill(db, sum)))
+		snprintf(err, len, "cannot write %s/%s: %s", d->name, XP_JOBSUM_NAME,
+			 e == -ENOMEM ? "out of memory" : sqlite3_errcode(sum) != SQLITE_OK ?
+			 sqlite3_errmsg(sum) : sqlite3_errmsg(db));
+	if (sqlite3_close(sum) != SQLITE_OK && !e) {
+		snprintf(err, len, "cannot close the summary in %s", d->name);
+		e = -EIO;
 	}
-	if (!err && rename(tmp, path)) {
-		fprintf(stderr, "%s: cannot rename %s to %s: %s\n", who, xp_esc(tmp), xp_esc(path),
-			strerror(errno));
-		err = -errno;
+	if (!e && (e = xp_tmpdb_commit(d, &t)))
+		snprintf(err, len, "cannot rename %s/%s to %s: %s", d->name, t.name, XP_JOBSUM_NAME,
+			 strerror(-e));
+	if (e)
+		xp_tmpdb_discard(d, &t);
+	return e;
+}
+
+int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db, int trust)
+{
+	struct xp_rundir d = { .fd = -1 };
+	char err[PATH_MAX + 256];
+	int e;
+
+	/* made as ingest makes xpcorr.db: as the directory's owner, a file
+	 * of our own, locked, renamed */
+	if (!(e = xp_rundir_open(&d, run_dir, err, sizeof(err))) &&
+	    !(e = xp_rundir_check_write(&d, trust, err, sizeof(err)))) {
+		d.db_name = XP_JOBSUM_NAME;
+		e = write_in(&d, db, err, sizeof(err));
 	}
-	if (err)
-		unlink(tmp);
-	return err ? XP_EXIT_FAIL : XP_EXIT_OK;
+	xp_rundir_close(&d);
+	if (e)
+		fprintf(stderr, "%s: %s\n", who, xp_esc(err));
+	return e ? XP_EXIT_FAIL : XP_EXIT_OK;
 }

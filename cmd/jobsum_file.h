@@ -3,7 +3,7 @@
  * `xpcorr job` for a run whose summary is missing or older than its
  * database. Prints, as cmd/ alone may.
  *
- *   if (xp_cmd_write_summary("xpcorr ingest", "run/", db)) return XP_EXIT_FAIL;
+ *   if (xp_cmd_write_summary("xpcorr ingest", "run/", db, 0)) return XP_EXIT_FAIL;
  */
 #ifndef XP_CMD_JOBSUM_FILE_H
 #define XP_CMD_JOBSUM_FILE_H
@@ -11,9 +11,10 @@
 #include <stddef.h>
 #include <sqlite3.h>
 
-/* RUN_DIR/xpsum.db from db (written aside and renamed). XP_EXIT_OK, or
- * XP_EXIT_FAIL after saying why. */
-int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db);
+/* RUN_DIR/xpsum.db from db, written as ingest writes xpcorr.db (rundb.h:
+ * as the directory's owner, aside, renamed; trust: --trust-run-dir).
+ * XP_EXIT_OK, or XP_EXIT_FAIL after saying why. */
+int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db, int trust);
 /* Whether db holds a process with a rank (a job's rank: worth a summary). */
 int xp_cmd_has_rank(sqlite3 *db);
 /* RUN_DIR/xpsum.db into path. */
