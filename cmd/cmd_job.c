@@ -153,10 +153,12 @@ static int ensure_summary(const char *run, char *sum, size_t len, int quiet)
 
 static int open_summary(const char *path, sqlite3 **db)
 {
-	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+	int err = xp_jobsum_open(path, db);
+
+	if (!err)
 		return 0;
 	fprintf(stderr, "xpcorr job: cannot open %s: %s\n", xp_esc(path),
-		*db ? sqlite3_errmsg(*db) : "out of memory");
+		*db ? sqlite3_errmsg(*db) : strerror(-err));
 	sqlite3_close(*db);
 	*db = NULL;
 	return XP_EXIT_FAIL;

@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "db/db_schema.h"
+#include "db/dbcheck.h"
 #include "db/dbmerge.h"
 #include "export/launchsite.h"
 #include "export/report.h"
@@ -328,4 +330,20 @@ int xp_jobsum_write(sqlite3 *db, sqlite3 *sum)
 	if (!err)
 		err = exec2(sum, "COMMIT;");
 	return err;
+}
+
+int xp_jobsum_open(const char *path, sqlite3 **db)
+{
+	struct stat st;
+
+	*db = NULL;
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENXIO;
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
+		return -EIO;
+	xp_db_limit_received(*db);
+	xp_db_limit_work(*db, (uint64_t)st.st_size);
+	return 0;
 }

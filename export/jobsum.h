@@ -25,6 +25,11 @@
  * 0, -EIO (the message on db or sum) or -ENOMEM. */
 int xp_jobsum_write(sqlite3 *db, sqlite3 *sum);
 
+/* A summary opened read-only as received input is (db/dbcheck.h: SQLite's
+ * limits low, views and triggers off, its statements' work bounded by its
+ * size). 0 or -errno; *db closed by the caller either way. */
+int xp_jobsum_open(const char *path, sqlite3 **db);
+
 struct xp_jobrun {
 	const char *path;           /* its summary database */
 	int64_t shift_ns;           /* its clock + shift = the job's clock */

@@ -423,9 +423,9 @@ static int each_run(struct jv *J, const struct xp_jobrun *runs, size_t n, const 
 		struct jv_run R = { .r = &runs[i], .index = i, .first = first[i], .nranks = count[i] };
 
 		xp_u64map_init(&R.name_of);
-		if (sqlite3_open_v2(runs[i].path, &R.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-			err = fail(J, -EIO, "cannot open %s: %s", runs[i].path,
-				   R.db ? sqlite3_errmsg(R.db) : "out of memory");
+		if ((err = xp_jobsum_open(runs[i].path, &R.db)))
+			err = fail(J, err, "cannot open %s: %s", runs[i].path,
+				   R.db ? sqlite3_errmsg(R.db) : strerror(-err));
 		for (size_t f = 0; f < nfns && !err; f++)
 			err = fns[f](J, &R);
 		first[i] = R.first;
