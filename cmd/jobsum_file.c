@@ -46,11 +46,26 @@ static int fill(sqlite3 *db, sqlite3 *sum)
 	return err;
 }
 
-/* The summary into the directory's temporary database, renamed: 0 or
- * -errno with the line in err. */
-static int write_in(struct xp_rundir *d, sqlite3 *db, char *err, size_t len)
+int xp_cmd_make_summary(sqlite3 *db, sqlite3 **mem, char *err, size_t len)
+{
+	int e;
+
+	if (sqlite3_open(":memory:", mem) != SQLITE_OK) {
+		snprintf(err, len, "cannot make the job summary: out of memory");
+		return -ENOMEM;
+	}
+	if ((e = fill(db, *mem)))
+		snprintf(err, len, "cannot make the job summary: %s", e == -ENOMEM ? "out of memory" :
+			 sqlite3_errcode(*mem) != SQLITE_OK ? sqlite3_errmsg(*mem) : sqlite3_errmsg(db));
+	return e;
+}
+
+/* mem into the directory's temporary database, renamed: 0 or -errno with
+ * the line in err. */
+static int save_in(struct xp_rundir *d, sqlite3 *mem, char *err, size_t len)
 {
 	struct xp_tmpdb t = { .fd = -1 };
+	sqlite3_backup *b;
 	sqlite3 *sum = NULL;
 	int e;
 
@@ -61,10 +76,14 @@ static int write_in(struct xp_rundir *d, sqlite3 *db, char *err, size_t len)
 		xp_tmpdb_discard(d, &t);
 		return e ? e : -EIO;
 	}
-	if ((e = fill(db, sum)))
+	if (!(b = sqlite3_backup_init(sum, "main", mem, "main")) ||
+	    sqlite3_backup_step(b, -1) != SQLITE_DONE)
+		e = -EIO;
+	if (sqlite3_backup_finish(b) != SQLITE_OK)
+		e = -EIO;
+	if (e)
 		snprintf(err, len, "cannot write %s/%s: %s", d->name, XP_JOBSUM_NAME,
-			 e == -ENOMEM ? "out of memory" : sqlite3_errcode(sum) != SQLITE_OK ?
-			 sqlite3_errmsg(sum) : sqlite3_errmsg(db));
+			 sqlite3_errmsg(sum));
 	if (sqlite3_close(sum) != SQLITE_OK && !e) {
 		snprintf(err, len, "cannot close the summary in %s", d->name);
 		e = -EIO;
@@ -77,7 +96,7 @@ static int write_in(struct xp_rundir *d, sqlite3 *db, char *err, size_t len)
 	return e;
 }
 
-int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db, int trust)
+int xp_cmd_save_summary(const char *who, const char *run_dir, sqlite3 *mem, int trust)
 {
 	struct xp_rundir d = { .fd = -1 };
 	char err[PATH_MAX + 256];
@@ -88,10 +107,24 @@ int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db, int 
 	if (!(e = xp_rundir_open(&d, run_dir, err, sizeof(err))) &&
 	    !(e = xp_rundir_check_write(&d, trust, err, sizeof(err)))) {
 		d.db_name = XP_JOBSUM_NAME;
-		e = write_in(&d, db, err, sizeof(err));
+		e = save_in(&d, mem, err, sizeof(err));
 	}
 	xp_rundir_close(&d);
 	if (e)
 		fprintf(stderr, "%s: %s\n", who, xp_esc(err));
 	return e ? XP_EXIT_FAIL : XP_EXIT_OK;
+}
+
+int xp_cmd_write_summary(const char *who, const char *run_dir, sqlite3 *db, int trust)
+{
+	char err[512];
+	sqlite3 *mem = NULL;
+	int rc = XP_EXIT_FAIL;
+
+	if (xp_cmd_make_summary(db, &mem, err, sizeof(err)))
+		fprintf(stderr, "%s: %s: %s\n", who, xp_esc(run_dir), xp_esc(err));
+	else
+		rc = xp_cmd_save_summary(who, run_dir, mem, trust);
+	sqlite3_close(mem);
+	return rc;
 }
