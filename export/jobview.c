@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,23 @@ static int load_names(struct jv *J, struct jv_run *R)
 	return err ? fail(J, err, "out of memory") : 0;
 }
 
+/* A rank in two runs would be counted twice (a run given twice, or a
+ * copy of it): said in J->err. */
+static int seen_twice(struct jv *J, const struct jv_run *R, int64_t rank)
+{
+	uint64_t *slot;
+	int fresh;
+
+	if (xp_u64map_upsert(&J->rank_at, (uint64_t)rank, 0, &slot, &fresh))
+		return fail(J, -ENOMEM, "out of memory");
+	if (fresh) {
+		*slot = R->index;
+		return 0;
+	}
+	return fail(J, -EINVAL, "rank %lld is in %s and in %s: give each rank's run once",
+		    (long long)rank, R->r[(ptrdiff_t)*slot - (ptrdiff_t)R->index].path, R->r->path);
+}
+
 static int load_ranks(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
@@ -145,6 +163,10 @@ static int load_ranks(struct jv *J, struct jv_run *R)
 		if (xp_array__reserve((void **)&J->ranks, &J->rank_cap, J->nranks + 1, sizeof(*k), 64)) {
 			sqlite3_finalize(st);
 			return fail(J, -ENOMEM, "out of memory");
+		}
+		if (seen_twice(J, R, sqlite3_column_int64(st, 1))) {
+			sqlite3_finalize(st);
+			return -EINVAL;
 		}
 		k = &J->ranks[J->nranks++];
 		*k = (struct jv_rank){ .pid = sqlite3_column_int64(st, 0),
@@ -455,6 +477,7 @@ static void jv_free(struct jv *J)
 	xp_u64map_free(&J->site_at);
 	xp_u64map_free(&J->cause_at);
 	xp_u64map_free(&J->inst_at);
+	xp_u64map_free(&J->rank_at);
 }
 
 int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_opts *o,
@@ -471,6 +494,7 @@ int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_o
 	xp_u64map_init(&J.site_at);
 	xp_u64map_init(&J.cause_at);
 	xp_u64map_init(&J.inst_at);
+	xp_u64map_init(&J.rank_at);
 	for (size_t i = 0; i < n; i++)
 		if (runs[i].spread_ns > J.clock_err)
 			J.clock_err = runs[i].spread_ns;

@@ -62,6 +62,7 @@ struct jv {
 	struct jv_pair *sites, *causes;
 	size_t nsites, site_cap, ncauses, cause_cap;
 	struct xp_u64map site_at, cause_at, inst_at;
+	struct xp_u64map rank_at;   /* rank number -> the run it is in */
 	struct jv_dev *devs;
 	size_t ndevs, dev_cap;
 	struct jv_inst *inst;
