@@ -105,7 +105,7 @@ static int kern_reserve(struct jv *J, int64_t id)
 		return -ENOMEM;
 	memset(J->kern + J->nkern, 0, ((size_t)id + 1 - J->nkern) * sizeof(*J->kern));
 	for (size_t i = J->nkern; i <= (size_t)id; i++)
-		J->kern[i].late_rank = J->kern[i].max_rank = -1;
+		J->kern[i].late_rank = J->kern[i].max_rank = J->kern[i].site = -1;
 	J->nkern = (size_t)id + 1;
 	return 0;
 }
@@ -433,6 +433,43 @@ static int collective_waits(struct jv *J)
 	return 0;
 }
 
+/* The slowest rank of a kernel (a collective's: the one waited for). */
+static int64_t slowest_of(const struct jv_kernel *k)
+{
+	return k->coll && k->late_rank >= 0 ? k->late_rank : k->max_rank;
+}
+
+/* Pass two: where each kernel's slowest rank launched most of it. */
+static int slow_sites(struct jv *J, struct jv_run *R)
+{
+	sqlite3_stmt *st;
+	int64_t site;
+	int err = 0;
+
+	for (size_t i = R->first; i < R->first + R->nranks; i++)
+		if (J->ranks[i].slowest)
+			break;
+		else if (i + 1 == R->first + R->nranks)
+			return 0;
+	if (!R->nranks || (err = prep(J, R->db, R->r->path, "SELECT pid, name, site, sum(ns) FROM xs_kernel"
+				      " GROUP BY 1, 2, 3", &st)))
+		return err;
+	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+		int64_t rank = rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+		int64_t name = job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
+		struct jv_kernel *k = name >= 0 ? &J->kern[name] : NULL;
+
+		if (rank < 0 || !k || slowest_of(k) != rank || (k->site >= 0 && ns <= k->site_ns))
+			continue;
+		if ((err = jv_intern(&J->names, (const char *)sqlite3_column_text(st, 2), &site)))
+			break;
+		k->site = site;
+		k->site_ns = ns;
+	}
+	sqlite3_finalize(st);
+	return err ? fail(J, err, "out of memory") : 0;
+}
+
 typedef int (*jv_pass_fn)(struct jv *J, struct jv_run *R);
 
 /* fns over every run's summary, one open at a time. */
@@ -485,7 +522,7 @@ int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_o
 {
 	static const jv_pass_fn first_pass[] = { load_names, load_ranks, load_kernels, load_sites,
 						 load_devices, load_causes, load_instances };
-	static const jv_pass_fn second_pass[] = { load_names, charge_waits };
+	static const jv_pass_fn second_pass[] = { load_names, charge_waits, slow_sites };
 	struct jv J = { .o = o, .err = err, .errlen = errlen };
 	size_t *first = calloc(n ? n : 1, sizeof(*first)), *count = calloc(n ? n : 1, sizeof(*count));
 	int rc = first && count ? 0 : fail(&J, -ENOMEM, "out of memory");
@@ -502,9 +539,12 @@ int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_o
 		rc = each_run(&J, runs, n, first_pass, 7, first, count);
 	if (!rc)
 		rc = collective_waits(&J);
+	for (size_t i = 0; !rc && i < J.nkern; i++)
+		if (slowest_of(&J.kern[i]) >= 0)
+			J.ranks[slowest_of(&J.kern[i])].slowest = 1;
 	/* the names again: the second pass maps each run's ids anew */
 	if (!rc)
-		rc = each_run(&J, runs, n, second_pass, 2, first, count);
+		rc = each_run(&J, runs, n, second_pass, 3, first, count);
 	if (!rc)
 		rc = jv_print(&J, out);
 	jv_free(&J);

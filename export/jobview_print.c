@@ -99,18 +99,18 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 		fprintf(out, "  %11lld  %7lld  %s\n", (long long)(k->max - k->min), slow_rank, brief);
 	else
 		fprintf(out, "  %11lld  %7s  %s\n", (long long)(k->max - k->min), "?", brief);
-	if (!k->coll)
-		return;
-	if (slow >= 0)
+	if (k->coll && slow >= 0)
 		fprintf(out, "%24sthe others waited %lld ns, %.1f%% of it for rank %lld", "",
 			(long long)k->wait, k->wait ? 100.0 * (double)k->late_ns / (double)k->wait : 0,
 			slow_rank);
-	else
+	else if (k->coll)
 		fprintf(out, "%24sthe others waited %lld ns", "", (long long)k->wait);
-	if (k->unsure)
+	if (k->coll && k->unsure)
 		fprintf(out, " (%lld ns where the ranks started within the clocks' error)",
 			(long long)k->unsure);
-	fputc('\n', out);
+	if (k->coll)
+		fputc('\n', out);
+	fprintf(out, "%24s%s\n", "", k->site >= 0 ? J->names.v[k->site] : "(no launch stack)");
 }
 
 /* Kernels every rank ran, collectives first, by spread. */
@@ -126,7 +126,8 @@ static int put_spread(const struct jv *J, FILE *out)
 	sort_J = J;
 	qsort(v, n, sizeof(*v), cmp_spread);
 	if (!J->o->csv) {
-		fprintf(out, "\n  Spread (ns)  Slowest  Kernel (collectives first; run by every rank)\n"
+		fprintf(out, "\n  Spread (ns)  Slowest  Kernel (collectives first; run by every rank) / where"
+			" the slowest rank launched it\n"
 			"  -----------  -------  ------\n");
 		fprintf(out, "  (a collective's Slowest is the rank the others waited for: the last to"
 			" start it; %zu instances every rank entered)\n", J->complete);

@@ -24,6 +24,7 @@ struct jv_rank {
 	int64_t gpu, kernels, coll, sync;
 	int64_t wait;               /* in collectives before the last rank entered them */
 	int64_t waited_on;          /* the others' wait for it */
+	int slowest;                /* the slowest rank of some kernel: its sites are read */
 };
 
 struct jv_kernel {                  /* by name id */
@@ -32,6 +33,7 @@ struct jv_kernel {                  /* by name id */
 	int64_t min, max, max_rank; /* the ranks' totals: the least, the most and whose */
 	int64_t wait, unsure;       /* collectives: the others' wait, within the clock error */
 	int64_t late_rank, late_ns; /* the rank they waited for most */
+	int64_t site, site_ns;      /* where the slowest rank launched most of it (name id, -1) */
 	int64_t *late_by;           /* per rank index: wait charged to it (its own - unsure) */
 	int64_t *unsure_by;
 };

@@ -66,6 +66,7 @@ with tempfile.TemporaryDirectory() as tmp:
     run(xpcorr, "merge", "-q", "-o", job, *runs)
     full = {v: run(xpcorr, "report", "--by", v, "--format", "csv", "--top", "0", job)
             for v in ("rank", "kernel", "idle")}
+    full_text = run(xpcorr, "report", "--by", "rank", "--top", "0", job)
     # the views read the summaries alone: the ranks' databases are away
     for d in runs:
         os.rename(os.path.join(d, "xpcorr.db"), os.path.join(d, "away.db"))
@@ -74,6 +75,16 @@ with tempfile.TemporaryDirectory() as tmp:
     summ = {v: run(xpcorr, "job", "-q", "--by", v, "--format", "csv", "--top", "0", *given)
             for v in ("rank", "kernel", "idle", "source", "clock")}
 
+    summ_text = run(xpcorr, "job", "-q", "--by", "rank", "--top", "0", *given)
+
+    def spread_lines(text):
+        lines = text[text.index("  Spread (ns)"):].splitlines()
+        return [l for l in lines if l.strip() and not l.startswith("  (a collective's")
+                and not l.startswith(("GPU time", "  exact", "Losses", "Clock skew"))]
+
+    check("--by rank text: the spread table (kernels, slowest, waits, sites) differs:\n"
+          + "\n".join(spread_lines(summ_text)) + "\nmerged:\n" + "\n".join(spread_lines(full_text)),
+          len(spread_lines(full_text)) >= 6 and spread_lines(full_text) == spread_lines(summ_text))
     a, b = rows(full["rank"]), rows(summ["rank"])
     check(f"--by rank: {len(b)} rows, the merged job's {len(a)}", len(a) == len(b) and len(a) > RANKS)
     for x, y in zip(a, b):
