@@ -16,6 +16,7 @@ static const struct xp_cmd commands[] = {
 	{ "report", cmd_report, "GPU time per kernel (or stack, API, ...) with the CPU stacks that launched it" },
 	{ "diff", cmd_diff, "what got slower, faster, appeared or vanished between two runs" },
 	{ "merge", cmd_merge, "the runs of one job (hosts, ranks) into one, clocks aligned" },
+	{ "job", cmd_job, "a job's views from its runs' summaries: thousands of ranks, no merge" },
 	{ "ls", cmd_ls, "archived runs in a directory: date, command, duration, GPU time" },
 	{ NULL, NULL, NULL },
 };

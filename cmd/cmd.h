@@ -45,5 +45,6 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_job(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/jobsum_file.h"
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
 #include "cmd/stopsig.h"
@@ -112,6 +113,57 @@ static void say_done(const struct xp_load_opts *o, const struct xp_load_result *
 			" pointers in %.2f s\n", res->stacks_unwound, (double)res->unwind_ns / 1e9);
 }
 
+/* A job's rank gets its summary beside its database (jobsum_file.h),
+ * made in the load (after the correlation, on the load's connection) and
+ * written once the database is. */
+struct summary_step {
+	int (*correlate)(void *ctx, sqlite3 *db, char *err, size_t errlen);
+	void *ctx;
+	sqlite3 *mem;               /* the summary made, NULL: none (no rank) */
+};
+
+static int correlate_and_summarize(void *ctx, sqlite3 *db, char *err, size_t errlen)
+{
+	struct summary_step *s = ctx;
+	int rc = s->correlate ? s->correlate(s->ctx, db, err, errlen) : 0;
+
+	if (!rc && xp_cmd_has_rank(db))
+		rc = xp_cmd_make_summary(db, &s->mem, err, errlen);
+	return rc;
+}
+
+static void add_summary_step(struct xp_load_opts *o, struct summary_step *s)
+{
+	s->correlate = o->after_load;
+	s->ctx = o->after_load_ctx;
+	o->after_load = correlate_and_summarize;
+	o->after_load_ctx = s;
+}
+
+/* What is left after the load: its warnings, its error or its figures,
+ * the job summary. */
+static int finish(const struct xp_load_opts *o, const struct xp_load_result *res, int err,
+		  int quiet, struct summary_step *sum)
+{
+	xp_print_load_warnings(res);
+	if (err) {
+		fprintf(stderr, "xpcorr: %s%s\n", xp_esc(res->error),
+			err == -ECANCELED ? "; the previous database, if any, is unchanged" :
+			!o->out_db && (err == -EACCES || err == -EROFS || err == -EPERM) &&
+			!strncmp(res->error, "cannot create ", 14) ? " (xpcorr ingest -o FILE.db RUN "
+			"writes the database elsewhere)" : "");
+		sqlite3_close(sum->mem);
+		return XP_EXIT_FAIL;
+	}
+	if (!quiet)
+		say_done(o, res);
+	/* every ingest loads anew: no summary made, no rank recorded */
+	if (sum->mem && !o->out_db)
+		err = xp_cmd_save_summary("xpcorr ingest", o->run_dir, sum->mem, o->trust_run_dir);
+	sqlite3_close(sum->mem);
+	return err ? XP_EXIT_FAIL : XP_EXIT_OK;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -128,6 +180,7 @@ int cmd_ingest(int argc, char **argv)
 	struct xp_load_opts o;
 	struct xp_load_result res;
 	struct xp_stopsig stop;
+	struct summary_step sum = { 0 };
 	int c, quiet = 0, err;
 
 	xp_cmd_load_opts(&o, NULL);
@@ -173,22 +226,13 @@ int cmd_ingest(int argc, char **argv)
 	if (!quiet && isatty(STDERR_FILENO))
 		show_steps(&o);
 	/* the load stops at the next record, the temporary database is removed */
+	if (!o.out_db)
+		add_summary_step(&o, &sum);
 	xp_stopsig_catch(&stop);
 	o.cancel = xp_stopsig_flag();
 	err = xp_ingest(&o, &res);
 	xp_stopsig_restore(&stop);
 	if (o.progress)
 		fprintf(stderr, "\r\033[K");
-	xp_print_load_warnings(&res);
-	if (err) {
-		fprintf(stderr, "xpcorr: %s%s\n", xp_esc(res.error),
-			err == -ECANCELED ? "; the previous database, if any, is unchanged" :
-			!o.out_db && (err == -EACCES || err == -EROFS || err == -EPERM) &&
-			!strncmp(res.error, "cannot create ", 14) ? " (xpcorr ingest -o FILE.db RUN "
-			"writes the database elsewhere)" : "");
-		return XP_EXIT_FAIL;
-	}
-	if (!quiet)
-		say_done(&o, &res);
-	return XP_EXIT_OK;
+	return finish(&o, &res, err, quiet, &sum);
 }
