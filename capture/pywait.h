@@ -1,0 +1,38 @@
+/* pywait.h - the call a blocked thread waits in, for a normal user's waits
+ * (perf gives them no stack): /proc/PID/task/TID/syscall (system call
+ * number, user sp and pc of a thread off CPU in the kernel; "running"
+ * otherwise; ptrace read rights, which a user has on its own dumpable
+ * processes) read by the Python frame reader right after a thread's
+ * frames, within a budget of reads a second, into an XP_REC_PYWAIT.
+ *   struct pywait_budget b;
+ *   pywait_budget_init(&b, 500, now);
+ *   struct xp_pywait w;
+ *   if (pywait_take(&b, now) && pywait_read(pid, tid, &w) == 1) ... blocked at w.pc
+ */
+#ifndef XP_CAPTURE_PYWAIT_H
+#define XP_CAPTURE_PYWAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "src/runfmt_py.h"
+
+struct pywait_budget {
+	uint64_t per_sec;           /* reads a second at most */
+	uint64_t tokens;            /* reads left, times 1e9 */
+	uint64_t at;                /* ns, when tokens were last added */
+};
+
+void pywait_budget_init(struct pywait_budget *b, uint64_t per_sec, uint64_t now);
+/* Whether a read may be made now (one is taken if so). */
+bool pywait_take(struct pywait_budget *b, uint64_t now);
+/* Parses the text of /proc/.../syscall into w's syscall, sp and pc: 1 if
+ * the thread is off CPU (in a system call, or -1: blocked outside one), 0
+ * if it is running, -EBADMSG if the text is neither. */
+int pywait_parse(const char *text, struct xp_pywait *w);
+/* Reads it for thread tid of pid: 1 blocked (w's syscall, sp, pc set), 0
+ * running, -errno when unreadable. */
+int pywait_read(pid_t pid, uint32_t tid, struct xp_pywait *w);
+
+#endif
