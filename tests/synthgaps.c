@@ -366,7 +366,7 @@ static int write_truth(const char *path, const struct gap_rank *r, unsigned step
 		" \"rank_wait_ns\": %llu, \"idle_ns\": %llu, \"kernel_ns\": %llu, \"overlapped_ns\": %llu,"
 		" \"causes\": {"
 		"\"host:load_batch\": %llu, \"host:tokenize\": %llu, \"host:log_metrics\": %llu,"
-		" \"host_native:data.py load_batch\": %llu, \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu,"
+		" \"host_native:data.py:? load_batch\": %llu, \"launch:xp_compute\": %llu, \"sync:Widget::draw\": %llu,"
 		" \"sync:xp_parse\": %llu,"
 		" \"rank:rank %d\": %llu},"
 		" \"drained\": {\"sync:%s\": %llu, \"none:\": %llu},"
