@@ -99,7 +99,7 @@ struct pyreader {
 	uintptr_t page_base;            /* the page copied into page, 0: none */
 	unsigned char page[4096];       /* one page of the thread being walked */
 	unsigned char *scratch;         /* a code record */
-	struct pywait_budget wait_budget;
+	struct pywait_cache *waits;     /* with c.waits: the calls threads block in */
 };
 
 static uint64_t now_ns(void)
@@ -540,14 +540,19 @@ static void refused(struct pyreader *r, struct proc *p)
 }
 
 /* With waits from perf's switch records (no stack): the call thread tid
- * is blocked in as its frames were read at ts, if it is, within the
- * budget. The chain of a blocked thread does not move: the two belong
- * together. */
-static void blocked_in(struct pyreader *r, struct proc *p, uint32_t tid, uint64_t ts)
+ * is blocked in as its frames f were read at ts, if it is (pywait.h says
+ * when it is asked). The chain of a blocked thread does not move: the two
+ * belong together. */
+static void blocked_in(struct pyreader *r, struct proc *p, uint32_t tid, uint64_t ts,
+		       const struct xp_pyframe *f, int n)
 {
 	struct xp_pywait w = { .ts = ts, .pid = (uint32_t)p->pid, .tid = tid };
+	uint64_t chain = (uint64_t)n;
 
-	if (pywait_take(&r->wait_budget, ts) && pywait_read(p->pid, tid, &w) == 1)
+	for (int i = 0; i < n; i++)
+		chain = (chain ^ f[i].code_id ^ (uint64_t)f[i].instr_offset << 40) *
+			0x9e3779b97f4a7c15ull;
+	if (pywait_check(r->waits, p->pid, tid, chain, ts, &w) == 1)
 		put(r, XP_REC_PYWAIT, &w, sizeof(w), NULL, 0);
 }
 
@@ -607,8 +612,8 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 			rec.h.nframes = (uint16_t)n;
 			rec.h.flags = flags;
 			put(r, XP_REC_PYSAMPLE, &rec, sizeof(rec.h) + (size_t)n * sizeof(rec.f[0]), NULL, 0);
-			if (r->c.waits)
-				blocked_in(r, p, tid, ts);
+			if (r->waits)
+				blocked_in(r, p, tid, ts, rec.f, n);
 		}
 		ts_addr = ptr_at(tb, o->ts_next);
 	}
@@ -751,7 +756,9 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		return -ENOMEM;
 	}
 	r->c = *c;
-	pywait_budget_init(&r->wait_budget, PYWAIT_PER_SEC, now_ns());
+	/* without it the waits only lack the call they blocked in */
+	if (c->waits && !c->off)
+		r->waits = pywait_cache_new(PYWAIT_PER_SEC, now_ns());
 	/* four reads a sampling period, up to 1 kHz: a sample takes the
 	 * nearest read, and at one read a period (10 ms at 99 Hz) a 6 ms
 	 * phase of the program often got its neighbour's frames (a normal
@@ -769,6 +776,7 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		err = -pthread_create(&r->th, NULL, run, r);
 	if (err) {
 		xp_writer_close(r->w);
+		pywait_cache_free(r->waits);
 		free(r->scratch);
 		free(r);
 		return err;
@@ -790,6 +798,7 @@ int pyreader_stop(struct pyreader *r)
 		err = r->werr;
 	for (unsigned i = 0; i < r->nprocs; i++)
 		free(r->procs[i].codes);
+	pywait_cache_free(r->waits);
 	free(r->scratch);
 	free(r);
 	return err;
