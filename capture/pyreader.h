@@ -5,8 +5,9 @@
  * XP_REC_PYSAMPLE per thread and tick, XP_REC_PYCODE once per code object,
  * XP_REC_PYINFO per process (how its frames were read, or why not;
  * runfmt_py.h), and with waits, XP_REC_PYWAIT where a thread read was
- * blocked (the call it waits in, pywait.h). Ingest gives each CPU sample the chain of its thread read
- * nearest in time and splices it in at the interpreter's frames.
+ * blocked (the call it waits in, pywait.h). Ingest gives each CPU sample
+ * the chain of its thread read nearest in time and splices it in at the
+ * interpreter's frames.
  *
  * The traced processes are the roots (the command, -p pids) and their
  * descendants, found in /proc every 250 ms. Under sudo the thread takes the

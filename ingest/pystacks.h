@@ -105,8 +105,8 @@ int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 		      struct xp_pystack_view *v);
 /* The chain xpcap's reader took of thread (pid, tid) for a CPU sample at
  * ts or an off-CPU interval from ts to off_until (else 0; a sample is
- * counted for pid, an interval is not): the first read inside the interval (the thread ran nothing in it),
- * else the read nearest to ts within window ns either side (or the
+ * counted for pid, an interval is not): the first read inside the
+ * interval (the thread ran nothing in it), else the read nearest to ts within window ns either side (or the
  * reader's median period for the thread, where longer). 1 and *v, 0 none,
  * -ENOMEM. */
 int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_t ts,

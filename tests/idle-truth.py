@@ -162,7 +162,8 @@ with tempfile.TemporaryDirectory() as tmp:
                 ok = (re.fullmatch(r"\S+\.py:(\d+|\?) \S+", where) or
                       re.fullmatch(r"\S.* \([^ ()]+\)", where) or
                       re.fullmatch(r"rank \d+( \(.*\))?|\(.*\)|\S+\+0x[0-9a-f]+|", where))
-                assert ok, f"{c['cause']} at {c['where']!r}: not file.py:LINE qualname or function (module)"
+                assert ok, (f"{c['cause']} at {c['where']!r}: not file.py:LINE qualname or"
+                            " function (module)")
     print("ok   one naming: file.py:LINE qualname, function (module)")
     # the Chrome trace: rank 0's waits for rank 1 as slices on its GPU idle track
     trace = os.path.join(tmp, "trace.json")

@@ -275,7 +275,8 @@ def t_pywaits(tmp):
     p = subprocess.run(AS_NOBODY + [rt.XPCORR, "export", "--format", "folded", "--weight",
                                     "offcpu", run], capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, "export --weight offcpu as nobody (%r)" % p.stderr[-300:])
-    at_line = re.compile(r"pysleep\.py:%d save_checkpoint;(\[[^;]*\];)?clock_nanosleep[^;]*$" % line)
+    at_line = re.compile(r"pysleep\.py:%d save_checkpoint;(\[[^;]*\];)?clock_nanosleep[^;]*$"
+                         % line)
     named = 0
     for l in p.stdout.splitlines():
         stack, _, ns = l.rpartition(" ")
