@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "capture/pyfind.h"
+#include "capture/pywait.h"
 #include "src/runfile.h"
 #include "src/runfile_zstd.h"
 #include "src/runfmt_py.h"
@@ -50,6 +51,7 @@
 #define PROBE_FAST_NS 20000000ull       /* a process that just exec'd: libpython comes soon */
 #define PROBE_SLOW_NS 1000000000ull
 #define FLUSH_NS 1000000000ull
+#define PYWAIT_PER_SEC 1000u          /* /proc/.../syscall reads a second at most */
 #define GLIBC_PTHREAD_TID 0x2d0         /* x86-64 glibc: struct pthread's tid (3.10 only) */
 
 struct code_slot {
@@ -97,6 +99,7 @@ struct pyreader {
 	uintptr_t page_base;            /* the page copied into page, 0: none */
 	unsigned char page[4096];       /* one page of the thread being walked */
 	unsigned char *scratch;         /* a code record */
+	struct pywait_cache *waits;     /* with c.waits: the calls threads block in */
 };
 
 static uint64_t now_ns(void)
@@ -536,6 +539,23 @@ static void refused(struct pyreader *r, struct proc *p)
 	write_info(r, p, 0, why);
 }
 
+/* With waits from perf's switch records (no stack): the call thread tid
+ * is blocked in as its frames f were read at ts, if it is (pywait.h says
+ * when it is asked). The chain of a blocked thread does not move: the two
+ * belong together. */
+static void blocked_in(struct pyreader *r, struct proc *p, uint32_t tid, uint64_t ts,
+		       const struct xp_pyframe *f, int n)
+{
+	struct xp_pywait w = { .ts = ts, .pid = (uint32_t)p->pid, .tid = tid };
+	uint64_t chain = (uint64_t)n;
+
+	for (int i = 0; i < n; i++)
+		chain = (chain ^ f[i].code_id ^ (uint64_t)f[i].instr_offset << 40) *
+			0x9e3779b97f4a7c15ull;
+	if (pywait_check(r->waits, p->pid, tid, chain, ts, &w) == 1)
+		put(r, XP_REC_PYWAIT, &w, sizeof(w), NULL, 0);
+}
+
 /* One tick of one process: every thread's chain. */
 static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 {
@@ -592,6 +612,8 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 			rec.h.nframes = (uint16_t)n;
 			rec.h.flags = flags;
 			put(r, XP_REC_PYSAMPLE, &rec, sizeof(rec.h) + (size_t)n * sizeof(rec.f[0]), NULL, 0);
+			if (r->waits)
+				blocked_in(r, p, tid, ts, rec.f, n);
 		}
 		ts_addr = ptr_at(tb, o->ts_next);
 	}
@@ -734,6 +756,9 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		return -ENOMEM;
 	}
 	r->c = *c;
+	/* without it the waits only lack the call they blocked in */
+	if (c->waits && !c->off)
+		r->waits = pywait_cache_new(PYWAIT_PER_SEC, now_ns());
 	/* four reads a sampling period, up to 1 kHz: a sample takes the
 	 * nearest read, and at one read a period (10 ms at 99 Hz) a 6 ms
 	 * phase of the program often got its neighbour's frames (a normal
@@ -751,6 +776,7 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		err = -pthread_create(&r->th, NULL, run, r);
 	if (err) {
 		xp_writer_close(r->w);
+		pywait_cache_free(r->waits);
 		free(r->scratch);
 		free(r);
 		return err;
@@ -772,6 +798,7 @@ int pyreader_stop(struct pyreader *r)
 		err = r->werr;
 	for (unsigned i = 0; i < r->nprocs; i++)
 		free(r->procs[i].codes);
+	pywait_cache_free(r->waits);
 	free(r->scratch);
 	free(r);
 	return err;

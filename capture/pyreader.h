@@ -4,8 +4,10 @@
  * austin do; the target is never stopped), into run/pyframes.xpr:
  * XP_REC_PYSAMPLE per thread and tick, XP_REC_PYCODE once per code object,
  * XP_REC_PYINFO per process (how its frames were read, or why not;
- * runfmt_py.h). Ingest gives each CPU sample the chain of its thread read
- * nearest in time and splices it in at the interpreter's frames.
+ * runfmt_py.h), and with waits, XP_REC_PYWAIT where a thread read was
+ * blocked (the call it waits in, pywait.h). Ingest gives each CPU sample
+ * the chain of its thread read nearest in time and splices it in at the
+ * interpreter's frames.
  *
  * The traced processes are the roots (the command, -p pids) and their
  * descendants, found in /proc every 250 ms. Under sudo the thread takes the
@@ -41,6 +43,9 @@ struct pyreader_config {
 					 * processes that are not dumpable */
 	bool off;                       /* --no-python-frames: only say, per Python
 					 * process, that its frames were not read */
+	bool waits;                     /* waits come without a stack (perf switch
+					 * records): after a thread's frames, the call
+					 * it is blocked in (pywait.h) */
 };
 
 /* Starts the thread: 0 or -errno (fd closed either way). */

@@ -285,7 +285,9 @@ static void arm_pyreader(struct xp_recorder *r)
 	struct pyreader_config c = { .roots = r->pids, .nroots = r->npids, .freq = r->o.freq,
 				     .uid = r->uid, .gid = r->gid, .compress = r->o.compress,
 				     .record_privileged = r->o.record_privileged,
-				     .off = r->o.no_python_frames };
+				     .off = r->o.no_python_frames,
+				     /* a normal user's waits (perfswitch.h) */
+				     .waits = !r->bpf && r->o.off_cpu && r->sb };
 	int err;
 
 	if (r->o.system_wide || r->o.gpu_only || !r->npids || strcmp(r->meta.sampler, "none") == 0)

@@ -99,6 +99,15 @@ int xp_dump_py_record(const struct xp_record_header *h)
 		       xp_escn((const char *)(in + 1), in->reason_len));
 		return 1;
 	}
+	case XP_REC_PYWAIT: {
+		const struct xp_pywait *w = p;
+
+		if (len < sizeof(*w))
+			return -EBADMSG;
+		printf(" ts=%" PRIu64 " pid=%" PRIu32 " tid=%" PRIu32 " syscall=%" PRId32
+		       " pc=0x%" PRIx64 " sp=0x%" PRIx64, w->ts, w->pid, w->tid, w->syscall, w->pc, w->sp);
+		return 1;
+	}
 	default:
 		return 0;
 	}

@@ -6,7 +6,7 @@
 
 #include "src/runfmt.h"
 
-/* Prints the fields of an XP_REC_PYSTACK, PYSAMPLE, PYCODE, PYINFO,
+/* Prints the fields of an XP_REC_PYSTACK, PYSAMPLE, PYWAIT, PYCODE, PYINFO,
  * AUTOGRAD or AUTOGRAD_INFO record after
  * its name (no newline): 1, 0 for another type (nothing printed), or
  * -EBADMSG when the record is too short for what it claims. */

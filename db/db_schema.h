@@ -34,6 +34,14 @@ enum xp_frame_kind {
 				     * "[DDP bucket 2]" (ingest/ddpbuckets.h) */
 };
 
+/* Python frames in CPU samples per process (ingest/pystacks_db.c), in the
+ * databases of runs with pyframes.xpr only; merge makes it in a job whose
+ * runs have it (db/dbmerge.c). */
+#define XP_PYTHON_SAMPLED_SQL \
+	"CREATE TABLE IF NOT EXISTS xp_python_sampled(pid INTEGER NOT NULL, python TEXT," \
+	" supported INTEGER NOT NULL, reason TEXT, samples INTEGER, python_samples INTEGER," \
+	" with_frames INTEGER, snapshots INTEGER)"
+
 /* The correlation's index (correlate/db_join.c), made after its rows: the
  * report joins GPU rows to their attribution. */
 #define XP_SQL_ATTRIBUTION_INDEX \

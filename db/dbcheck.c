@@ -20,7 +20,7 @@
 /* Our schema in a memory database: the objects every ingest makes, listed
  * in temp.required, then those only some databases have (a merged job's
  * xp_job_runs, the correlation's index, which an ingest without the
- * correlation lacks). */
+ * correlation lacks, xp_python_sampled of runs with pyframes.xpr). */
 static int reference(sqlite3 **ref)
 {
 	if (sqlite3_open_v2(":memory:", ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
@@ -28,7 +28,8 @@ static int reference(sqlite3 **ref)
 	if (xp_db_create_schema(*ref) != SQLITE_OK || xp_gpu_schema_create(*ref) ||
 	    xp_db_create_indexes(*ref) != SQLITE_OK ||
 	    sqlite3_exec(*ref, "CREATE TEMP TABLE required AS SELECT name FROM main.sqlite_master;"
-			 XP_JOB_RUNS_SQL ";" XP_SQL_ATTRIBUTION_INDEX ";", NULL, NULL, NULL) != SQLITE_OK)
+			 XP_JOB_RUNS_SQL ";" XP_SQL_ATTRIBUTION_INDEX ";" XP_PYTHON_SAMPLED_SQL ";",
+			 NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }

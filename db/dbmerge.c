@@ -48,6 +48,12 @@ struct table_rule {
 	struct col_rule cols[8];
 };
 
+/* Tables only some runs have: made in the job (by our statement, never
+ * the run's) when a run has one. */
+static const struct { const char *table, *sql; } made_when_had[] = {
+	{ "xp_python_sampled", XP_PYTHON_SAMPLED_SQL },
+};
+
 #define TS2 { "start", MAP_TS }, { "end", MAP_TS }
 
 static const struct table_rule rules[] = {
@@ -72,6 +78,7 @@ static const struct table_rule rules[] = {
 	{ "xp_losses", T_ROWS, { { "ts", MAP_TS }, { "source", MAP_LABEL } } },
 	{ "xp_warnings", T_ROWS, { { "file", MAP_LABEL } } },
 	{ "xp_python_processes", T_ROWS, { { "pid", MAP_PID } } },
+	{ "xp_python_sampled", T_ROWS, { { "pid", MAP_PID } } },
 	{ "CUPTI_ACTIVITY_KIND_KERNEL", T_ROWS, { TS2, { "globalPid", MAP_GPID },
 		{ "demangledName", MAP_STR }, { "shortName", MAP_STR }, { "mangledName", MAP_STR } } },
 	{ "CUPTI_ACTIVITY_KIND_MEMCPY", T_ROWS, { TS2, { "globalPid", MAP_GPID } } },
@@ -266,6 +273,10 @@ static int copy_table(struct xp_dbmerge *m, sqlite3 *run, const struct table_rul
 
 	if (!xp_db_has_table(run, t->table))
 		return 0;
+	for (size_t i = 0; i < sizeof(made_when_had) / sizeof(made_when_had[0]); i++)
+		if (!strcmp(made_when_had[i].table, t->table) &&
+		    sqlite3_exec(m->job, made_when_had[i].sql, NULL, NULL, NULL) != SQLITE_OK)
+			return xp_dbmerge_fail(m, m->job, t->table);
 	err = prepare_copy(m, run, t, &sel, &ins, maps, &n);
 	while (!err && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
 		for (int c = 0; c < n && !err; c++)

@@ -673,6 +673,7 @@ int xp_idle_open(struct rep *R, struct xp_idle **out)
 	S->walk = xp_sites_walk(S->sites);
 	S->python = rc;
 	xp_sites_prefer_own(S->sites);
+	xp_sites_host_names(S->sites);
 	return 0;
 }
 

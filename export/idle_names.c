@@ -10,8 +10,7 @@
 #include "src/array.h"
 #include "db/launch.h"
 #include "db/db_schema.h"
-#include "db/pypath.h"
-#include "export/elidename.h"
+#include "export/framename.h"
 #include "export/idle_priv.h"
 #include "export/pyreach.h"
 #include "export/report_priv.h"
@@ -114,42 +113,6 @@ const char *xp_idle__site_of(struct xp_idle *S, int64_t stack, const char *none)
 	return m->site;
 }
 
-/* "data.py load_batch" of CPython's perf map "py::load_batch:/app/data.py"
- * (no line there), a Python line as it is, into out; 1 if library code. */
-static int python_name(const struct xp_frame_row *fr, char *out, size_t len)
-{
-	const char *fn, *colon, *base;
-
-	if (fr->kind == XP_FRAME_PYTHON || strncmp(fr->sym, "py::", 4)) {
-		snprintf(out, len, "%s", fr->sym);
-		return fr->module && xp_pypath_is_library(fr->module);
-	}
-	fn = fr->sym + 4;
-	colon = strchr(fn, ':');
-	if (!colon) {
-		snprintf(out, len, "%s", fn);
-		return 0;
-	}
-	base = strrchr(colon + 1, '/');
-	base = base ? base + 1 : colon + 1;
-	snprintf(out, len, "%s %.*s", base, (int)(colon - fn), fn);
-	return xp_pypath_is_library(colon + 1);
-}
-
-/* "function (module)" of a native frame. */
-static void native_name(const struct xp_frame_row *fr, char *out, size_t len)
-{
-	char fn[224];
-	const char *base = fr->module ? strrchr(fr->module, '/') : NULL;
-
-	xp_elide_name(fr->sym, fn, sizeof(fn));
-	base = base ? base + 1 : fr->module;
-	if (base && *base)
-		snprintf(out, len, "%s (%s)", fn, base);
-	else
-		snprintf(out, len, "%s", fn);
-}
-
 /* Where a CPU sample (wait 0) or an off-CPU stack (wait 1) was, named as
  * every host cause is: the innermost Python line of the program's own
  * files ("train.py:42 step"), else of a library's, else the innermost
@@ -167,7 +130,9 @@ static void name_host(struct xp_idle *S, int64_t id, int wait, char *buf, size_t
 		    fr.kind == XP_FRAME_NOTE || fr.kind == XP_FRAME_GAP)
 			continue;
 		if (xp_is_python_frame(fr.kind, fr.sym)) {
-			int lib = python_name(&fr, n, sizeof(n));
+			int lib = xp_frame_python_library(&fr);
+
+			xp_frame_name(&fr, n, sizeof(n));
 
 			if (!leaf[0])
 				memcpy(leaf, n, sizeof(leaf));
@@ -180,9 +145,9 @@ static void name_host(struct xp_idle *S, int64_t id, int wait, char *buf, size_t
 		/* named only where it may be used: a stack is walked to its
 		 * root when it has no Python frame */
 		if (!leaf[0])
-			native_name(&fr, leaf, sizeof(leaf));
+			xp_frame_name(&fr, leaf, sizeof(leaf));
 		if (!own[0] && !xp_is_cuda_layer(fr.sym, fr.module) && !xp_is_library_frame(fr.sym, fr.module))
-			native_name(&fr, own, sizeof(own));
+			xp_frame_name(&fr, own, sizeof(own));
 	}
 	xp_stackwalk_done(S->walk);
 	site = py[0] ? py : pylib[0] ? pylib : own[0] ? own : leaf[0] ? leaf : "?";

@@ -9,6 +9,7 @@
 #include "src/array.h"
 #include "db/db_schema.h"
 #include "export/elidename.h"
+#include "export/framename.h"
 #include "db/launch.h"
 #include "export/launcher.h"
 #include "export/pyreach.h"
@@ -22,6 +23,7 @@ struct xp_sites {
 	char **names;
 	size_t n, cap;
 	int own_python;             /* xp_sites_prefer_own */
+	int host_names;             /* xp_sites_host_names */
 };
 
 int xp_framework_op(const char *sym, char *op, size_t len)
@@ -65,10 +67,21 @@ struct xp_stackwalk *xp_sites_walk(struct xp_sites *s)
 	return s->walk;
 }
 
+/* A native frame's name into out: shortened, or with host_names as the
+ * idle view's host causes are named. */
+static void native_name(const struct xp_sites *s, const struct xp_frame_row *fr, char *out,
+			size_t len)
+{
+	if (s->host_names)
+		xp_frame_name(fr, out, len);
+	else
+		xp_elide_name(fr->sym, out, len);
+}
+
 /* Walks a stack from its leaf and writes its site into buf. */
 static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 {
-	char op[128] = "", first[256] = "", own[256] = "", pylib[256] = "";
+	char op[128] = "", first[256] = "", own[256] = "", pylib[256] = "", py[256];
 	struct xp_launcher_scan who;
 	struct xp_frame_row fr;
 	enum xp_launcher w;
@@ -81,6 +94,10 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 		xp_launcher_frame(&who, fr.kind, sym, fr.module);
 		xp_framework_op(sym, op, sizeof(op));
 		if (xp_is_python_frame(fr.kind, sym)) {
+			if (s->host_names) {
+				xp_frame_name(&fr, py, sizeof(py));
+				sym = py;
+			}
 			/* a library's line is kept only until the program's own comes */
 			if (s->own_python && fr.module && xp_pypath_is_library(fr.module)) {
 				if (!pylib[0])
@@ -100,10 +117,10 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 			continue;
 		past_cuda = 1;
 		if (!first[0])
-			xp_elide_name(sym, first, sizeof(first));
+			native_name(s, &fr, first, sizeof(first));
 		/* a native program's own code, below cuBLAS and the like, names it */
 		if (!own[0] && !xp_is_library_frame(sym, fr.module))
-			xp_elide_name(sym, own, sizeof(own));
+			native_name(s, &fr, own, sizeof(own));
 	}
 	xp_stackwalk_done(s->walk);
 	w = xp_launcher_end(&who);
@@ -140,6 +157,11 @@ const char *xp_sites_get(struct xp_sites *s, int64_t stack_id)
 void xp_sites_prefer_own(struct xp_sites *s)
 {
 	s->own_python = 1;
+}
+
+void xp_sites_host_names(struct xp_sites *s)
+{
+	s->host_names = 1;
 }
 
 void xp_sites_free(struct xp_sites *s)

@@ -39,6 +39,10 @@ struct xp_stackwalk *xp_sites_walk(struct xp_sites *s);
  * is one: `with torch.cuda.graph(g):` in the program, not torch's
  * graphs.py under it. */
 void xp_sites_prefer_own(struct xp_sites *s);
+/* Sites named from here on as the idle view names host causes
+ * (framename.h): a perf-map frame "data.py:? load", a native function
+ * "function (module)". */
+void xp_sites_host_names(struct xp_sites *s);
 
 /* "aten::mul.Tensor" of a PyTorch dispatcher frame "at::_ops::mul_Tensor::call(...)"
  * (an overload name starts upper-case), in op; 0 if sym is no such frame. */

@@ -159,6 +159,46 @@ static void range_cut(json_t *run, sqlite3 *db)
 	free(range);
 }
 
+/* Where the off-CPU intervals' frames came from (xp.waits.*, pywaits.h):
+ * "off_cpu_frames", a line, and "off_cpu_waits", the counts. */
+static void wait_frames(json_t *run, sqlite3 *db)
+{
+	static const char *const keys[] = { "intervals", "blocked", "native_stacks",
+					     "python_frames", "blocked_call" };
+	json_int_t n[5];
+	json_t *o = json_object();
+	char line[400], name[40];
+	int len;
+
+	for (int i = 0; i < 5; i++) {
+		char *v;
+
+		snprintf(name, sizeof(name), "xp.waits.%s", keys[i]);
+		if (!(v = meta(db, name))) {
+			json_decref(o);
+			return;     /* no intervals, or a database of an older xpcorr */
+		}
+		n[i] = strtoll(v, NULL, 10);
+		free(v);
+		json_object_set_new(o, keys[i], json_integer(n[i]));
+	}
+	json_object_set_new(run, "off_cpu_waits", o);
+	len = snprintf(line, sizeof(line), "%" JSON_INTEGER_FORMAT " intervals: %" JSON_INTEGER_FORMAT
+		       " blocked, %" JSON_INTEGER_FORMAT " preempted", n[0], n[1], n[0] - n[1]);
+	if (n[2])
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "; %" JSON_INTEGER_FORMAT
+				" with the stack where they went off CPU (sched_switch)", n[2]);
+	if (n[3])
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "; %" JSON_INTEGER_FORMAT
+				" with Python frames (xpcap's frame reader, read while off CPU)",
+				n[3]);
+	if (n[4])
+		snprintf(line + len, sizeof(line) - (size_t)len, "; %" JSON_INTEGER_FORMAT " with the"
+			 " call they blocked in (/proc/PID/task/TID/syscall, read with the frames)",
+			 n[4]);
+	json_object_set_new(run, "off_cpu_frames", json_string(line));
+}
+
 /* The run: what xpcap wrote in meta.json, and how long it recorded. */
 static json_t *run_facts(sqlite3 *db)
 {
@@ -196,6 +236,7 @@ static json_t *run_facts(sqlite3 *db)
 		set_meta(run, db, "off_cpu_min_us", "meta.off_cpu.min_us");
 		free(s);
 	}
+	wait_frames(run, db);
 	set_meta(run, db, "off_cpu_error", "meta.off_cpu.error");
 	range_cut(run, db);
 	set_meta(run, db, "exit_code", "meta.exit.code");

@@ -582,8 +582,8 @@ static int finish(struct loader *L)
 		err = xp_loader_warn(L, "kallsyms", 0, "%s/kallsyms: truncated (%s): %" PRIu64 " kernel"
 			   " addresses past its last symbol stay addresses", L->o->run_dir,
 			   L->ksyms_cut, L->ksyms_beyond);
-	if (!err)
-		err = xp_pystore_save(L->db, L->py);
+	if (!err && !(err = xp_pystore_save(L->db, L->py)))
+		err = xp_pywaits_save(L->db, L->pyw);
 	if (!err)
 		err = xp_agstore_save(L->db, L->ag);
 	if (err == -EIO)
@@ -655,6 +655,7 @@ static void loader_free(struct loader *L)
 	xp_u64map_free(&L->procs);
 	free(L->stream_records);
 	xp_pystore_free(L->py);
+	xp_pywaits_free(L->pyw);
 	xp_agstore_free(L->ag);
 }
 
@@ -667,9 +668,10 @@ static int loader_alloc(struct loader *L)
 	L->uw = L->maps && L->sym ? xp_unwinder_new(L->maps, L->sym) : NULL;
 	L->inl = calloc(XP_INLINE_MAX, sizeof(*L->inl));
 	L->py = xp_pystore_new();
+	L->pyw = xp_pywaits_new();
 	L->ag = xp_agstore_new();
 	L->borrowed = xp_borrowed_new();
-	return L->strs && L->maps && L->sym && L->uw && L->inl && L->py && L->ag && L->borrowed ?
+	return L->strs && L->maps && L->sym && L->uw && L->inl && L->py && L->pyw && L->ag && L->borrowed ?
 		0 : -ENOMEM;
 }
 

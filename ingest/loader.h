@@ -33,6 +33,7 @@
 #include "ingest/pysplice.h"
 #include "ingest/pystacks.h"
 #include "ingest/pystacks_db.h"
+#include "ingest/pywaits.h"
 #include "src/runfile.h"
 #include "src/runfmt_gpu.h"
 #include "src/runfmt_py.h"
@@ -114,6 +115,7 @@ struct loader {
 	char (*inl)[XP_INLINE_NAME_LEN]; /* scratch for inline names */
 	int64_t kernel_module, unknown_module, jit_module;
 	struct xp_pystore *py;      /* Python stacks of launches (pystacks.h) */
+	struct xp_pywaits *pyw;     /* the calls a normal user's waits blocked in (pywaits.h) */
 	struct xp_agstore *ag;      /* PyTorch autograd at launches (backward.h) */
 	uint32_t stream_pid;        /* header pid of the stream being read */
 	int64_t gap_frame;          /* the gap frame of pysplice.h, 0 until needed */

@@ -513,11 +513,13 @@ int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_
 		return 0;
 	if (!(p = proc(s, pid)))
 		return -ENOMEM;
-	p->samples++;
+	/* an off-CPU interval is no CPU sample: waits are counted apart
+	 * (pywaits.h) */
+	p->samples += !off_until;
 	slot = xp_u64map_find(&s->thread_ids, pid, tid);
 	if (!slot || !*slot)
 		return 0;
-	p->python_samples++;
+	p->python_samples += !off_until;
 	t = &s->threads[*slot - 1];
 	if (median_gap(t) > window)
 		window = t->gap;
@@ -546,7 +548,7 @@ int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_
 	    !(lo > 0 && lo < t->n && same_calls(s, t->stack[lo - 1], t->stack[lo])))
 		return 0;
 found:
-	p->sampled_with++;
+	p->sampled_with += !off_until;
 	stack_view(s, pid, t->stack[best], v);
 	v->sampled = 1;
 	return 1;

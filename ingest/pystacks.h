@@ -65,7 +65,8 @@ struct xp_pyproc_stats {
 	int sampler_supported;      /* ... and it read this process's frames */
 	char sampler_reason[400];   /* how it read them, or why not */
 	uint64_t snapshots;         /* XP_REC_PYSAMPLE records */
-	uint64_t samples;           /* CPU samples and off-CPU intervals of the process */
+	uint64_t samples;           /* CPU samples of the process (off-CPU intervals are
+				     * counted apart, pywaits.h) */
 	uint64_t python_samples;    /* of which on a thread the reader saw run Python */
 	uint64_t sampled_with;      /* of those, given a chain read within one period */
 };
@@ -103,9 +104,9 @@ int xp_pystore_any(const struct xp_pystore *s);
 int xp_pystore_launch(struct xp_pystore *s, uint32_t pid, uint64_t corr,
 		      struct xp_pystack_view *v);
 /* The chain xpcap's reader took of thread (pid, tid) for a CPU sample at
- * ts or an off-CPU interval from ts to off_until (else 0), counted for
- * pid: the first read inside the interval (the thread ran nothing in it),
- * else the read nearest to ts within window ns either side (or the
+ * ts or an off-CPU interval from ts to off_until (else 0; a sample is
+ * counted for pid, an interval is not): the first read inside the
+ * interval (the thread ran nothing in it), else the read nearest to ts within window ns either side (or the
  * reader's median period for the thread, where longer). 1 and *v, 0 none,
  * -ENOMEM. */
 int xp_pystore_sampled(struct xp_pystore *s, uint32_t pid, uint32_t tid, uint64_t ts,

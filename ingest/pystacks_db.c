@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "db/db_schema.h"
 #include "ingest/pystacks_db.h"
 
 static int save_proc(sqlite3_stmt *st, const struct xp_pyproc_stats *p)
@@ -49,10 +50,7 @@ static int save_sampled(sqlite3 *db, const struct xp_pystore *s)
 	sqlite3_stmt *st = NULL;
 	int err = 0;
 
-	if (sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS xp_python_sampled(pid INTEGER NOT NULL,"
-			 " python TEXT, supported INTEGER NOT NULL, reason TEXT, samples INTEGER,"
-			 " python_samples INTEGER, with_frames INTEGER, snapshots INTEGER)",
-			 NULL, NULL, NULL) != SQLITE_OK ||
+	if (sqlite3_exec(db, XP_PYTHON_SAMPLED_SQL, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO xp_python_sampled VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;

@@ -153,6 +153,9 @@ int xp_loader_pass1_record(struct loader *L, const struct xp_record_header *h)
 	case XP_REC_AUTOGRAD_INFO:
 		/* PyTorch's autograd at launches, joined after the load */
 		return xp_agstore_record(L->ag, L->stream_pid, h);
+	case XP_REC_PYWAIT:
+		/* where a normal user's waits blocked, for their intervals */
+		return xp_pywaits_record(L->pyw, h);
 	default:
 		/* Python stacks, code objects and facts, for the launches of pass 2 */
 		return xp_pystore_record(L->py, L->stream_pid, h);
@@ -304,16 +307,19 @@ static int launch_row(struct loader *L, const struct xp_record_header *h, const 
 	return xp_loader_step(L, STMT_LAUNCH) ?: 1;
 }
 
-/* An off-CPU interval with the stack that went to sleep. */
+/* An off-CPU interval with the stack that went to sleep. Without one (a
+ * normal user's, from perf's switch records), the call the frame reader
+ * saw the thread blocked in during the interval is its innermost frame. */
 static int switch_row(struct loader *L, const struct xp_record_header *h, const struct xp_switch *w,
 		      uint32_t len)
 {
 	sqlite3_stmt *st = L->st[STMT_SWITCH];
 	struct xp_pystack_view py;
 	const uint64_t *ips;
+	uint64_t pc;
 	unsigned nu;
 	int64_t stack;
-	int err, has_py;
+	int err, has_py, call = 0;
 
 	if (len < sizeof(*w) || !(ips = stack_ips(L, h, sizeof(*w), &w->stack, w->pid, w->ts, &nu)))
 		return -EBADMSG;
@@ -321,7 +327,14 @@ static int switch_row(struct loader *L, const struct xp_record_header *h, const 
 	has_py = sampled_py(L, w->pid, w->tid, w->ts, w->ts + w->duration_ns, &py);
 	if (has_py < 0)
 		return has_py;
-	err = xp_loader_stack_id(L, w->pid, w->ts, ips, w->stack.kernel_depth, nu,
+	if (!nu && !w->stack.kernel_depth &&
+	    (call = xp_pywaits_in(L->pyw, w->pid, w->tid, w->ts, w->ts + w->duration_ns, &pc))) {
+		ips = &pc;
+		nu = 1;
+	}
+	xp_pywaits_count(L->pyw, w->prev_state != 0, w->stack.kernel_depth || (nu && !call), has_py,
+			 call);
+	err = xp_loader_stack_id(L, w->pid, w->ts, ips, call ? 0 : w->stack.kernel_depth, nu,
 				 has_py ? &py : NULL, &stack);
 	if (err)
 		return err;

@@ -36,6 +36,8 @@ enum xp_py_record_type {
 	XP_REC_AUTOGRAD_INFO = 13,  /* struct xp_autograd_info + reason: what the library found */
 	XP_REC_PYSAMPLE = 20,       /* struct xp_pystack + frames: a thread's Python frames read
 				     * by xpcap at a sampling tick (pyframes.xpr) */
+	XP_REC_PYWAIT = 21,         /* struct xp_pywait: the call that thread was blocked
+				     * in at that read (pyframes.xpr) */
 };
 
 /* Loss reasons for XP_REC_PYSTACK (xp_lost.kind = XP_REC_PYSTACK). */
@@ -74,6 +76,22 @@ struct xp_pystack {
 	uint32_t key;               /* the launch's stack key (xp_user_regs_copy.key) when
 				     * it was XP_STACK_KEYED or _BORROWED, else 0 */
 	/* struct xp_pyframe frames[nframes] */
+};
+
+/* A normal user's waits have no stack (perf_event_paranoid 2 gives no
+ * sample in the kernel): where a thread of a traced process was off CPU in
+ * a system call when the reader read its frames, the reader also read
+ * /proc/PID/task/TID/syscall and writes this after that XP_REC_PYSAMPLE
+ * (same ts and thread). Ingest gives an off-CPU interval around ts pc as
+ * its innermost native frame, under the Python frames of the same read. */
+struct xp_pywait {
+	uint64_t ts;                /* ns, the XP_REC_PYSAMPLE read of the thread */
+	uint64_t pc;                /* user instruction pointer (the system call's return) */
+	uint64_t sp;                /* user stack pointer */
+	uint32_t pid;
+	uint32_t tid;
+	int32_t syscall;            /* system call number; -1: blocked outside one */
+	uint32_t pad;               /* 0 */
 };
 
 struct xp_pycode {

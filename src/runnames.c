@@ -46,6 +46,8 @@ const struct xp_rec_kind xp_rec_kinds[] = {
 	  "ts pid flags nodes rejected reason" },
 	{ XP_REC_PYSAMPLE, "pysample", XP_STREAM_CPU, 0, F(xp_pystack), NO_TIMES,
 	  "ts pid tid corr flags [key] frames" },
+	{ XP_REC_PYWAIT, "pywait", XP_STREAM_CPU, 0, F(xp_pywait), NO_TIMES,
+	  "ts pid tid syscall pc sp" },
 	{ XP_REC_GPU_STRING, "gpu_string", XP_STREAM_GPU, 0, F(xp_gpu_string), NO_TIMES, "id text" },
 	{ XP_REC_GPU_PROCESS, "gpu_process", XP_STREAM_GPU, 0, F(xp_gpu_process), NO_TIMES,
 	  "ts pid ns_pid ns_depth ppid init_tid cupti driver cuda clock flags exe" },

@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -150,7 +151,20 @@ with tempfile.TemporaryDirectory() as tmp:
     text = run(xpcorr, "report", "--by", "idle", job)
     wide = [line for line in text.splitlines() if len(line) > 120]
     assert not wide, f"text wider than 120 columns: {wide[0]}"
-    assert "waiting for rank" in text and "data.py load_batch" in text, text
+    assert "waiting for rank" in text and "data.py:? load_batch" in text, text
+    # one naming everywhere (issue 39): host causes, launch and sync sites
+    # alike, a Python frame "file.py:LINE qualname" (LINE ? where CPython's
+    # perf map has none), a native function "function (module)"
+    for d in report["devices"]:
+        for c in d["causes"] + d["drained_by"]:
+            for where in c["where"].split(" at "):
+                where = where.split(" \u203a")[0].split(" \u2039")[0]
+                ok = (re.fullmatch(r"\S+\.py:(\d+|\?) \S+", where) or
+                      re.fullmatch(r"\S.* \([^ ()]+\)", where) or
+                      re.fullmatch(r"rank \d+( \(.*\))?|\(.*\)|\S+\+0x[0-9a-f]+|", where))
+                assert ok, (f"{c['cause']} at {c['where']!r}: not file.py:LINE qualname or"
+                            " function (module)")
+    print("ok   one naming: file.py:LINE qualname, function (module)")
     # the Chrome trace: rank 0's waits for rank 1 as slices on its GPU idle track
     trace = os.path.join(tmp, "trace.json")
     run(xpcorr, "export", "--format", "chrome", "-o", trace, job)

@@ -5,7 +5,7 @@ py::save_checkpoint every 4th step (an off-CPU interval, as xpcap records
 waits) and whose gaps from step 4k's synchronize to step 4k+1's launch hold
 no sample at all:
   - the sleep is "host waiting" at where it blocked, within 1% of its time:
-    "xp_idle (EXE) at ckpt.py save_checkpoint", and no logging time is
+    "xp_idle (EXE) at ckpt.py:? save_checkpoint", and no logging time is
     charged in its stead; a wait without a stack (a normal user's) is named
     by the thread's last sample, a preemption said;
   - the unsampled gaps' time is estimated from the samples of the gaps of
@@ -57,14 +57,14 @@ with tempfile.TemporaryDirectory() as tmp:
     def ns(kind, where=""):
         return sum(c["ns"] for c in causes if c["cause"] == kind and where in c["where"])
 
-    want = f"xp_idle ({os.path.basename(exe)}) at ckpt.py save_checkpoint"
+    want = f"xp_idle ({os.path.basename(exe)}) at ckpt.py:? save_checkpoint"
     waits = {c["where"]: c["ns"] for c in causes if c["cause"] == "wait"}
     check("three wait rows", len(waits) == 3, str(waits))
     close("host waiting, where it blocked: " + want, waits.get(want, 0), t["wait_ns"])
     # without a stack (a normal user's): the thread's last sample before it
-    close("host waiting, no stack: last seen at train.py log_metrics",
-          waits.get("last seen at train.py log_metrics", 0), t["wait_stackless_ns"])
-    close("host waiting, preempted", waits.get("preempted, last seen at train.py log_metrics", 0),
+    close("host waiting, no stack: last seen at train.py:? log_metrics",
+          waits.get("last seen at train.py:? log_metrics", 0), t["wait_stackless_ns"])
+    close("host waiting, preempted", waits.get("preempted, last seen at train.py:? log_metrics", 0),
           t["preempted_ns"])
     close("host running log_metrics (the sleep not in it)", ns("host", "log_metrics"),
           t["sampled"]["log_metrics"])

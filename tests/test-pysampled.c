@@ -101,6 +101,9 @@ START_TEST(off_cpu_takes_a_read_inside)
 	ck_assert_int_eq(take(1800, 0, 1000), 14);     /* a sample: the nearest */
 	ck_assert_int_eq(take(1200, 5000, 1000), 14);  /* off CPU 1200..5000 */
 	ck_assert_int_eq(take(1200, 0, 1000), 2);      /* a sample at 1200 */
+	/* the interval is no CPU sample in the counts info prints */
+	ck_assert_int_eq(xp_pystore_proc(s, 0)->samples, 2);
+	ck_assert_int_eq(xp_pystore_proc(s, 0)->sampled_with, 2);
 }
 END_TEST
 

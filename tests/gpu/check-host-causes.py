@@ -37,8 +37,10 @@ for cause in ("augment", "save_checkpoint"):
           f" {want:.1f} ms ({100 * (got - want) / want:+.1f}%)")
 # unnamed: nothing of the host seen in the gap (no sample, no wait, no
 # kind of gap sampled elsewhere: only the launch after it), or a "where"
-# with no file.py:LINE, no Python function and no native function
-named = re.compile(r"\.py|\w+ \(|\(\w|\w+\(\)|rank \d")
+# with no file.py:LINE, no Python function and no native function (an
+# address in a module without symbols, "libcuda.so.1+0x5066f4", is native
+# code of a named module)
+named = re.compile(r"\.py|\w+ \(|\(\w|\w+\(\)|rank \d|\+0x[0-9a-f]+")
 unnamed = sum(c["ns"] for c in dev["causes"] if c["cause"] == "host_unsampled" or
               not c["where"] or not named.search(c["where"]))
 ok = unnamed < 0.05 * idle

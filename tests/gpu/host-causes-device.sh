@@ -16,13 +16,13 @@ rc=0
 echo "== root (eBPF)"
 "$C/xpcap" record -q -o "$R/root" -- python3 "$G/host_causes.py" --steps "$STEPS" --truth "$R/root-truth.json"
 "$X" ingest --quiet "$R/root"
-"$X" info "$R/root" | grep -i -E "python|off-cpu|wait" | head -8
+"$X" info "$R/root" | grep -E "^python in|^off_cpu|^ +[0-9]+ Python" | head -8
 "$X" report --by idle --top 12 --skip-steps 8 "$R/root"
 python3 "$G/check-host-causes.py" "$X" "$R/root" "$R/root-truth.json" || rc=1
 echo "== nobody (perf events)"
 $NB "$C/xpcap" record -q -o "$R/u/run" -- python3 "$G/host_causes.py" --steps "$STEPS" --truth "$R/u/truth.json"
 $NB "$X" ingest --quiet "$R/u/run"
-$NB "$X" info "$R/u/run" | grep -i -E "python|off-cpu|wait" | head -8
+$NB "$X" info "$R/u/run" | grep -E "^python in|^off_cpu|^ +[0-9]+ Python" | head -8
 python3 "$G/check-host-causes.py" "$X" "$R/u/run" "$R/u/truth.json" || rc=1
 mkdir -p "$R/fixture"
 cp "$R/root/meta.json" "$R/fixture/"; cp "$R/root-truth.json" "$R/fixture/truth.json"

@@ -252,6 +252,50 @@ def t_waits(tmp):
           not rt.meta(run)["off_cpu"]["enabled"], "--no-off-cpu: no switch records")
 
 
+def t_pywaits(tmp):
+    # issue 39: perf gives a normal user's waits no stack; xpcap's Python
+    # frame reader reads a blocked thread's frames and the call it waits
+    # in (/proc/PID/task/TID/syscall), so the wait is named where it slept,
+    # as root's sched_switch stack names it: clock_nanosleep under
+    # pysleep.py:LINE save_checkpoint
+    py = "/usr/bin/python3"         # pyenv's live under /root: not nobody's
+    if not os.access(py, os.X_OK) or not nobody_can_run(py):
+        rt.skip_or_fail("%s is not executable by nobody" % py)
+    prog = os.path.join(tmp, "pysleep.py")
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pysleep.py"), prog)
+    os.chmod(prog, 0o644)
+    with open(prog) as f:
+        line = next(n for n, text in enumerate(f, 1) if "# SLEEP-LINE" in text)
+    out = os.path.join(tmp, "asleep.txt")
+    run = os.path.join(tmp, "pywaits")
+    rc, err = record_nobody(run, ["-q", "--off-cpu", "--no-gpu"], [py, prog, "60", out])
+    check(rc == 0, "pysleep.py as nobody exits 0 (%d %r)" % (rc, err[-300:]))
+    with open(out) as f:
+        asleep = int(f.read())
+    p = subprocess.run(AS_NOBODY + [rt.XPCORR, "export", "--format", "folded", "--weight",
+                                    "offcpu", run], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "export --weight offcpu as nobody (%r)" % p.stderr[-300:])
+    at_line = re.compile(r"pysleep\.py:%d save_checkpoint;(\[[^;]*\];)?clock_nanosleep[^;]*$"
+                         % line)
+    named = 0
+    for l in p.stdout.splitlines():
+        stack, _, ns = l.rpartition(" ")
+        if at_line.search(stack):
+            named += int(ns)
+    hottest = sorted(p.stdout.splitlines(), key=lambda s: -int(s.rpartition(" ")[2]))[:3]
+    # the first sleeps may come before the reader finds the process
+    check(0.8 * asleep <= named <= 1.1 * asleep,
+          "%.0f ms off CPU in clock_nanosleep at pysleep.py:%d save_checkpoint, %.0f ms "
+          "measured; the heaviest stacks:\n%s" % (named / 1e6, line, asleep / 1e6,
+                                                  "\n".join(hottest)))
+    p = subprocess.run(AS_NOBODY + [rt.XPCORR, "info", run], capture_output=True, text=True)
+    m = re.search(r"^off_cpu_frames +\d+ intervals: (\d+) blocked.* (\d+) with the call they "
+                  r"blocked in \(/proc/PID/task/TID/syscall", p.stdout, re.M)
+    check(m and int(m.group(2)) >= 30, "info says how the waits got their frames:\n" + p.stdout)
+    print("nobody: %.0f of %.0f ms asleep named at pysleep.py:%d; %s" % (
+        named / 1e6, asleep / 1e6, line, m.group(0)))
+
+
 def one_error_line(err, what):
     lines = [l for l in err.splitlines() if l.strip()]
     check(len(lines) == 1 and lines[0].startswith("xpcap: cannot "),

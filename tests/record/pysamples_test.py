@@ -201,6 +201,35 @@ def t_off(tmp):
     check("mode off (--no-python-frames)" in info, "info says the mode is off:\n%s" % info)
 
 
+def t_merge(tmp):
+    """A merged job keeps each run's Python-frames coverage (xp_python_sampled)."""
+    rt.require_bpf()
+    spin = os.path.join(HERE, "pyspin.py")
+    runs = [os.path.join(tmp, "node%d" % i) for i in range(2)]
+    for run in runs:
+        rc, err = rt.record(run, ["-q", "-F", "999", "--no-gpu"], ["/usr/bin/python3", spin, "0.3"])
+        check(rc == 0, "xpcap exits 0 (rc %d, %s)" % (rc, err.strip()))
+    job = os.path.join(tmp, "job")
+    p = subprocess.run([rt.XPCORR, "merge", "-q", "-o", job] + runs, capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, "xpcorr merge exits 0 (rc %d, %s)" % (p.returncode, p.stderr))
+    want = []
+    for run in runs:
+        info = subprocess.run([rt.XPCORR, "info", run], capture_output=True, text=True,
+                              timeout=60).stdout
+        m = re.search(r"^python in samples: (\d+) of (\d+) CPU samples", info, re.M)
+        check(m, "%s: info has the python-in-samples line:\n%s" % (run, info))
+        want.append((int(m.group(1)), int(m.group(2))))
+    info = subprocess.run([rt.XPCORR, "info", job], capture_output=True, text=True,
+                          timeout=60).stdout
+    m = re.search(r"^python in samples: (\d+) of (\d+) CPU samples", info, re.M)
+    check(m and (int(m.group(1)), int(m.group(2))) == tuple(map(sum, zip(*want))),
+          "the job's python-in-samples line sums its runs' %s:\n%s" % (want, info))
+    rows = re.findall(r"^ +\d+ Python [\d.]+: \d+ of \d+ samples on Python threads", info, re.M)
+    check(len(rows) == 2, "a coverage line per run's process:\n" + info)
+    print(m.group(0))
+
+
 def t_sudo(tmp):
     """Under sudo the reader reads as the invoking user (nobody here)."""
     rt.require_bpf()
