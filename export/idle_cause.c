@@ -151,6 +151,38 @@ static void add_unseen(struct xp_idle *S, int64_t ns)
 	k->last_gap = S->gap_no;
 }
 
+/* A kind of gap none of whose gaps was sampled (short gaps at 99 Hz): its
+ * unseen time as the samples of every kind of gap that the same launch
+ * ended shared theirs, the host's way to that launch seen elsewhere. 1
+ * when estimated, 0 when no such kind had a sample either. */
+static int estimate_by_next_site(struct xp_idle *S, const struct gap_kind *k)
+{
+	int64_t pooled = 0;
+
+	/* interned names: one site, one pointer */
+	for (size_t i = 0; i < S->nshares; i++)
+		if (S->kinds[S->shares[i].kind].next_site == k->next_site)
+			pooled = xp_sat_add(pooled, S->shares[i].ns);
+	if (!pooled)
+		return 0;
+	for (size_t i = 0; i < S->nshares; i++) {
+		const struct kind_share *sh = &S->shares[i];
+		int64_t ns;
+		size_t row;
+
+		if (S->kinds[sh->kind].next_site != k->next_site)
+			continue;
+		ns = (int64_t)((double)k->unseen_ns * (double)sh->ns / (double)pooled + 0.5);
+		S->gap_no++;
+		row = add_cause_to(S, &S->causes, sh->cause == C_HOST ? C_HOST_EST : C_NATIVE_EST,
+				   sh->where, ns);
+		if (row)
+			S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
+		S->est_ns = xp_sat_add(S->est_ns, ns);
+	}
+	return 1;
+}
+
 /* Each kind of gap's unseen time, as the samples of its kind shared the
  * sampled time (estimated rows); a kind without a sample leaves it "host
  * not seen" before its launch. */
@@ -178,7 +210,7 @@ void xp_idle__estimate(struct xp_idle *S)
 		const struct gap_kind *k = &S->kinds[i];
 		size_t row;
 
-		if (!k->unseen_ns || k->sampled_ns)
+		if (!k->unseen_ns || k->sampled_ns || estimate_by_next_site(S, k))
 			continue;
 		S->gap_no++;
 		row = add_cause_to(S, &S->causes, C_NOSAMPLE, k->next_site, k->unseen_ns);
