@@ -4,7 +4,8 @@
  * in a CUDA synchronize call (the line that called it), off CPU (where it
  * blocked) or running (its CPU samples in the gap share the time: the
  * hottest functions, time without a sample shared as the samples of gaps
- * between the same launch sites); from the launch to the start the work
+ * between the same launch sites, else before the same launch, else of the
+ * same launching thread); from the launch to the start the work
  * was on its way ("launch to start"). A collective's kernel that ran before
  * the last rank started the same collective was waiting for that rank. Each
  * gap also has what drained the queue before it: the blocking call the
@@ -80,7 +81,7 @@ static void add_cause(struct xp_idle *S, int kind, const char *where, int64_t ns
 
 /* The kind of the gap between the launches of stacks before and after
  * (index + 1 into S->kinds; 0 when out of memory). */
-static size_t gap_kind_of(struct xp_idle *S, int64_t before, int64_t after)
+static size_t gap_kind_of(struct xp_idle *S, int64_t before, int64_t after, int64_t gtid)
 {
 	const char *a = xp_idle__site_of(S, before, "(no launch stack)"), *b = xp_idle__site_of(S, after,
 									"(no launch stack)");
@@ -94,7 +95,7 @@ static size_t gap_kind_of(struct xp_idle *S, int64_t before, int64_t after)
 		if (xp_array__reserve((void **)&S->kinds, &S->kind_cap, S->nkinds + 1, sizeof(*S->kinds),
 				      16))
 			return 0;
-		S->kinds[S->nkinds] = (struct gap_kind){ .next_site = b };
+		S->kinds[S->nkinds] = (struct gap_kind){ .next_site = b, .gtid = gtid };
 		*slot = ++S->nkinds;
 	}
 	return (size_t)*slot;
@@ -151,17 +152,25 @@ static void add_unseen(struct xp_idle *S, int64_t ns)
 	k->last_gap = S->gap_no;
 }
 
+/* Whether kinds a and b pool their samples for an unsampled kind: the same
+ * launch ended them, or (by_thread) the same thread made that launch. */
+static int pooled_with(const struct gap_kind *a, const struct gap_kind *b, int by_thread)
+{
+	/* interned names: one site, one pointer */
+	return by_thread ? a->gtid >= 0 && a->gtid == b->gtid : a->next_site == b->next_site;
+}
+
 /* A kind of gap none of whose gaps was sampled (short gaps at 99 Hz): its
- * unseen time as the samples of every kind of gap that the same launch
- * ended shared theirs, the host's way to that launch seen elsewhere. 1
- * when estimated, 0 when no such kind had a sample either. */
-static int estimate_by_next_site(struct xp_idle *S, const struct gap_kind *k)
+ * unseen time as the samples of the kinds it pools with shared theirs (the
+ * host's way to the same launch seen elsewhere; failing that, what the
+ * same launching thread ran between its launches). 1 when estimated, 0
+ * when no such kind had a sample either. */
+static int estimate_pooled(struct xp_idle *S, const struct gap_kind *k, int by_thread)
 {
 	int64_t pooled = 0;
 
-	/* interned names: one site, one pointer */
 	for (size_t i = 0; i < S->nshares; i++)
-		if (S->kinds[S->shares[i].kind].next_site == k->next_site)
+		if (pooled_with(&S->kinds[S->shares[i].kind], k, by_thread))
 			pooled = xp_sat_add(pooled, S->shares[i].ns);
 	if (!pooled)
 		return 0;
@@ -170,7 +179,7 @@ static int estimate_by_next_site(struct xp_idle *S, const struct gap_kind *k)
 		int64_t ns;
 		size_t row;
 
-		if (S->kinds[sh->kind].next_site != k->next_site)
+		if (!pooled_with(&S->kinds[sh->kind], k, by_thread))
 			continue;
 		ns = (int64_t)((double)k->unseen_ns * (double)sh->ns / (double)pooled + 0.5);
 		S->gap_no++;
@@ -210,7 +219,8 @@ void xp_idle__estimate(struct xp_idle *S)
 		const struct gap_kind *k = &S->kinds[i];
 		size_t row;
 
-		if (!k->unseen_ns || k->sampled_ns || estimate_by_next_site(S, k))
+		if (!k->unseen_ns || k->sampled_ns || estimate_pooled(S, k, 0) ||
+		    estimate_pooled(S, k, 1))
 			continue;
 		S->gap_no++;
 		row = add_cause_to(S, &S->causes, C_NOSAMPLE, k->next_site, k->unseen_ns);
@@ -530,7 +540,7 @@ static void attribute_gaps(struct xp_idle *S)
 				  b - (launch > a ? launch : a));
 		/* the gap's kind: the launch sites before and after it */
 		S->next_stack = stack;
-		S->gap_kind = gap_kind_of(S, next > 0 ? S->tl->ops[next - 1].stack : -1, stack);
+		S->gap_kind = gap_kind_of(S, next > 0 ? S->tl->ops[next - 1].stack : -1, stack, gtid);
 		if (!S->gap_kind)
 			S->err = -ENOMEM;
 		if (launch > a)

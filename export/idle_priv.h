@@ -57,6 +57,7 @@ struct stack_memo {
  * distribution that time without a sample or a wait takes. */
 struct gap_kind {
 	const char *next_site;      /* the launch that ended them */
+	int64_t gtid;               /* the thread that made it (the first gap's) */
 	int64_t sampled_ns;         /* time their samples stand for */
 	int64_t unseen_ns;          /* time with no sample and no wait */
 	uint64_t unseen_gaps, last_gap;

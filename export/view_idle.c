@@ -271,7 +271,8 @@ static void print_notes(struct xp_idle *S)
 		return;
 	if (S->est_ns && idle) {
 		snprintf(line, sizeof(line), "    Estimated: %.1f%% of idle time (gaps unsampled, shared as the"
-			 " samples of gaps between the same launches)",
+			 " samples of gaps between the same launches, else before the same"
+			 " launch, else of the same thread)",
 			 100.0 * (double)S->est_ns / (double)idle);
 		xp_rep_put_row(S->R, line);
 	}
