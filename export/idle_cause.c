@@ -152,6 +152,24 @@ static void add_unseen(struct xp_idle *S, int64_t ns)
 	k->last_gap = S->gap_no;
 }
 
+/* Kind k's unseen time, the share sh of sampled (what sh's samples stood
+ * for among them) as an estimated row. The row has a number of its own:
+ * it counts one piece here, the kind's gaps in all (kinds that name one
+ * place add up). */
+static void add_estimate(struct xp_idle *S, const struct gap_kind *k, const struct kind_share *sh,
+			 int64_t sampled)
+{
+	int64_t ns = (int64_t)((double)k->unseen_ns * (double)sh->ns / (double)sampled + 0.5);
+	size_t row;
+
+	S->gap_no++;
+	row = add_cause_to(S, &S->causes, sh->cause == C_HOST ? C_HOST_EST : C_NATIVE_EST,
+			   sh->where, ns);
+	if (row)
+		S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
+	S->est_ns = xp_sat_add(S->est_ns, ns);
+}
+
 /* Whether kinds a and b pool their samples for an unsampled kind: the same
  * launch ended them, or (by_thread) the same thread made that launch. */
 static int pooled_with(const struct gap_kind *a, const struct gap_kind *b, int by_thread)
@@ -174,46 +192,22 @@ static int estimate_pooled(struct xp_idle *S, const struct gap_kind *k, int by_t
 			pooled = xp_sat_add(pooled, S->shares[i].ns);
 	if (!pooled)
 		return 0;
-	for (size_t i = 0; i < S->nshares; i++) {
-		const struct kind_share *sh = &S->shares[i];
-		int64_t ns;
-		size_t row;
-
-		if (!pooled_with(&S->kinds[sh->kind], k, by_thread))
-			continue;
-		ns = (int64_t)((double)k->unseen_ns * (double)sh->ns / (double)pooled + 0.5);
-		S->gap_no++;
-		row = add_cause_to(S, &S->causes, sh->cause == C_HOST ? C_HOST_EST : C_NATIVE_EST,
-				   sh->where, ns);
-		if (row)
-			S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
-		S->est_ns = xp_sat_add(S->est_ns, ns);
-	}
+	for (size_t i = 0; i < S->nshares; i++)
+		if (pooled_with(&S->kinds[S->shares[i].kind], k, by_thread))
+			add_estimate(S, k, &S->shares[i], pooled);
 	return 1;
 }
 
 /* Each kind of gap's unseen time, as the samples of its kind shared the
- * sampled time (estimated rows); a kind without a sample leaves it "host
- * not seen" before its launch. */
+ * sampled time (estimated rows); a kind without a sample pools with others
+ * (estimate_pooled), else leaves it "host not seen" before its launch. */
 void xp_idle__estimate(struct xp_idle *S)
 {
 	for (size_t i = 0; i < S->nshares; i++) {
-		const struct kind_share *sh = &S->shares[i];
-		const struct gap_kind *k = &S->kinds[sh->kind];
-		int64_t ns;
-		size_t row;
+		const struct gap_kind *k = &S->kinds[S->shares[i].kind];
 
-		if (!k->unseen_ns || !k->sampled_ns)
-			continue;
-		ns = (int64_t)((double)k->unseen_ns * (double)sh->ns / (double)k->sampled_ns + 0.5);
-		/* a row of its own number: it counts one piece here, the
-		 * kind's gaps in all (kinds that name one place add up) */
-		S->gap_no++;
-		row = add_cause_to(S, &S->causes, sh->cause == C_HOST ? C_HOST_EST : C_NATIVE_EST,
-				   sh->where, ns);
-		if (row)
-			S->causes.v[row - 1].pieces += k->unseen_gaps - 1;
-		S->est_ns = xp_sat_add(S->est_ns, ns);
+		if (k->unseen_ns && k->sampled_ns)
+			add_estimate(S, k, &S->shares[i], k->sampled_ns);
 	}
 	for (size_t i = 0; i < S->nkinds; i++) {
 		const struct gap_kind *k = &S->kinds[i];
