@@ -5,12 +5,15 @@
  */
 #include "ingest/loader.h"
 
-/* xp_gpu_sink_ops for the GPU loader: our string table and stack tree. */
+/* xp_gpu_sink_ops for the GPU loader: our string table and stack tree; an
+ * id or the loader's -errno (-EIO: a database failure, which stops the load
+ * rather than being taken as damage in the stream). */
 static int64_t sink_string(void *ctx, const char *s)
 {
 	int64_t id;
+	int err = xp_loader_intern_str(ctx, s, &id);
 
-	return xp_loader_intern_str(ctx, s, &id) ? -1 : id;
+	return err ? err : id;
 }
 
 static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *kips,
@@ -18,12 +21,14 @@ static int64_t sink_stack(void *ctx, uint32_t pid, uint64_t ts, const uint64_t *
 {
 	uint64_t ips[2 * XP_MAX_STACK_DEPTH];
 	int64_t id;
+	int err;
 
 	if (nk > XP_MAX_STACK_DEPTH || nu > XP_MAX_STACK_DEPTH)
-		return -1;
+		return -EBADMSG;
 	memcpy(ips, kips, nk * sizeof(*ips));
 	memcpy(ips + nk, uips, nu * sizeof(*ips));
-	return xp_loader_stack_id(ctx, pid, ts, ips, nk, nu, NULL, &id) ? -1 : id;
+	err = xp_loader_stack_id(ctx, pid, ts, ips, nk, nu, NULL, &id);
+	return err ? err : id;
 }
 
 static struct xp_read_budget *sink_budget(void *ctx)
