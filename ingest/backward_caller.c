@@ -63,28 +63,30 @@ static int caller_line(struct xp_stackwalk *w, int64_t stack, char *line, size_t
 	return found;
 }
 
+/* The note frame of text: its id, or -EIO (sqlite3_errmsg says why). */
 static int64_t note_of(sqlite3 *db, int64_t module, const char *text)
 {
 	sqlite3_stmt *st;
-	int64_t sym = -1, frame = -1;
+	int64_t sym = -EIO, frame;
 
 	if (sqlite3_prepare_v2(db, "INSERT INTO StringIds(value) VALUES (?1)", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
-		sym = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -1;
+		sym = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -EIO;
 		sqlite3_finalize(st);
 	}
 	if (sym < 0 || sqlite3_prepare_v2(db, "INSERT INTO xp_frames(symbol, module, kind)"
 					  " VALUES (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return -EIO;
 	sqlite3_bind_int64(st, 1, sym);
 	sqlite3_bind_int64(st, 2, module);
 	sqlite3_bind_int(st, 3, XP_FRAME_NOTE);
-	frame = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -1;
+	frame = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -EIO;
 	sqlite3_finalize(st);
 	return frame;
 }
 
-/* The note frame of a stack's caller line (made once per stack), 0: none. */
+/* The note frame of a stack's caller line (made once per stack), 0: none,
+ * -ENOMEM or -EIO. */
 static int64_t stack_note(sqlite3 *db, struct xp_stackwalk *w, struct xp_u64map *seen,
 			  int64_t module, int64_t stack)
 {
@@ -93,7 +95,7 @@ static int64_t stack_note(sqlite3 *db, struct xp_stackwalk *w, struct xp_u64map 
 	int fresh;
 
 	if (xp_u64map_upsert(seen, (uint64_t)stack, 0, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	if (!fresh)
 		return (int64_t)*slot;
 	*slot = 0;
@@ -101,7 +103,7 @@ static int64_t stack_note(sqlite3 *db, struct xp_stackwalk *w, struct xp_u64map 
 		int64_t f = note_of(db, module, line);
 
 		if (f < 0)
-			return -1;
+			return f;
 		*xp_u64map_find(seen, (uint64_t)stack, 0) = (uint64_t)f;
 		return f;
 	}
@@ -127,7 +129,7 @@ int xp_bwcallers_load(sqlite3 *db, int64_t module, struct xp_bwcallers **out)
 		int64_t f = stack_note(db, w, &seen, module, sqlite3_column_int64(st, 2));
 
 		if (f < 0)
-			rc = -EIO;
+			rc = (int)f;
 		else if (f && !(rc = xp_array__reserve((void **)&c->v, &c->cap, c->n + 1,
 						       sizeof(*c->v), 64)))
 			c->v[c->n++] = (struct call){ sqlite3_column_int64(st, 0),

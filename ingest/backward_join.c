@@ -71,12 +71,15 @@ struct joiner {
 	} prev;
 };
 
+/* The new row's id, or -EIO (sqlite3_errmsg says why). Every function
+ * below returns an id, a count or 0, or a negative errno: -EIO from the
+ * database, -ENOMEM from a map or an array. */
 static int64_t insert_id(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(sqlite3_db_handle(st)) : -1;
+	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(sqlite3_db_handle(st)) : -EIO;
 }
 
 static uint64_t text_hash(const char *s)
@@ -99,17 +102,17 @@ static int64_t note_frame(struct joiner *J, const char *node)
 
 	snprintf(text, sizeof(text), "\u2039backward: %s\u203a", node);
 	if (xp_u64map_upsert(&J->frames, text_hash(text), 0, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	if (!fresh)
 		return (int64_t)*slot;
 	sqlite3_bind_text(J->st[INS_STRING], 1, text, -1, SQLITE_TRANSIENT);
 	if ((sym = insert_id(J->st[INS_STRING])) < 0)
-		return -1;
+		return sym;
 	sqlite3_bind_int64(J->st[INS_FRAME], 1, sym);
 	sqlite3_bind_int64(J->st[INS_FRAME], 2, J->module);
 	sqlite3_bind_int(J->st[INS_FRAME], 3, XP_FRAME_NOTE);
 	if ((frame = insert_id(J->st[INS_FRAME])) < 0)
-		return -1;
+		return frame;
 	*xp_u64map_find(&J->frames, text_hash(text), 0) = (uint64_t)frame;
 	return frame;
 }
@@ -123,7 +126,7 @@ static int64_t under_leaf(struct joiner *J, int64_t stack, int64_t frame)
 	int fresh;
 
 	if (xp_u64map_upsert(&J->nodes, (uint64_t)stack, (uint64_t)frame, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	if (!fresh)
 		return (int64_t)*slot;
 	sqlite3_bind_int64(ins, 1, stack);
@@ -145,11 +148,15 @@ static int64_t under_caller(struct joiner *J, int64_t note, int64_t stack)
 		sqlite3_stmt *get = J->st[GET_NODE];
 
 		sqlite3_bind_int64(get, 1, stack);
-		if (sqlite3_step(get) != SQLITE_ROW ||
-		    xp_array__reserve((void **)&frames, &cap, n + 1, sizeof(*frames), 64)) {
+		if (sqlite3_step(get) != SQLITE_ROW) {
 			sqlite3_reset(get);
 			free(frames);
-			return -1;
+			return -EIO;
+		}
+		if (xp_array__reserve((void **)&frames, &cap, n + 1, sizeof(*frames), 64)) {
+			sqlite3_reset(get);
+			free(frames);
+			return -ENOMEM;
 		}
 		frames[n++] = sqlite3_column_int64(get, 1);
 		stack = sqlite3_column_int64(get, 0);
@@ -174,8 +181,8 @@ static int is_op_frame(const char *sym)
 }
 
 /* The innermost op frame of a backward launch's own stack (the engine
- * thread's: aten::mm under AddmmBackward0), 0 if none, -1 on an error;
- * once per stack. */
+ * thread's: aten::mm under AddmmBackward0), 0 if none, or -errno; once
+ * per stack. */
 static int64_t own_op_frame(struct joiner *J, int64_t stack)
 {
 	sqlite3_stmt *get = J->st[GET_SYM];
@@ -184,14 +191,14 @@ static int64_t own_op_frame(struct joiner *J, int64_t stack)
 	int fresh, depth = 0;
 
 	if (xp_u64map_upsert(&J->own_ops, (uint64_t)stack, 0, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	if (!fresh)
 		return (int64_t)*slot - 1;
 	while (id > 0 && !frame && depth++ < 4096) {
 		sqlite3_bind_int64(get, 1, id);
 		if (sqlite3_step(get) != SQLITE_ROW) {
 			sqlite3_reset(get);
-			return -1;
+			return -EIO;
 		}
 		if (is_op_frame((const char *)sqlite3_column_text(get, 2)))
 			frame = sqlite3_column_int64(get, 1);
@@ -208,7 +215,7 @@ static int64_t own_op_frame(struct joiner *J, int64_t stack)
  * bucket is full, all-reduces the whole bucket (NCCL, or gloo's copies to
  * the host): work of every parameter in the bucket, made by no forward op,
  * so at no forward line. 1 when the launch's own stack is a bucket's
- * all-reduce, 0 if not, -1 on an error; once per stack. */
+ * all-reduce, 0 if not, or -errno; once per stack. */
 static int bucket_comm(struct joiner *J, int64_t stack)
 {
 	sqlite3_stmt *get = J->st[GET_SYM];
@@ -217,7 +224,7 @@ static int bucket_comm(struct joiner *J, int64_t stack)
 	int fresh, depth = 0, found = 0;
 
 	if (xp_u64map_upsert(&J->comms, (uint64_t)stack, 0, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	if (!fresh)
 		return *slot == 2;
 	while (id > 0 && !found && depth++ < 4096) {
@@ -226,7 +233,7 @@ static int bucket_comm(struct joiner *J, int64_t stack)
 		sqlite3_bind_int64(get, 1, id);
 		if (sqlite3_step(get) != SQLITE_ROW) {
 			sqlite3_reset(get);
-			return -1;
+			return -EIO;
 		}
 		sym = (const char *)sqlite3_column_text(get, 2);
 		found = sym && !strncmp(sym, "c10d::Reducer::all_reduce_bucket(", 33);
@@ -249,7 +256,7 @@ static int ends_with(const char *s, const char *tail)
  * Function.apply, whose forward may launch many kernels: the node belongs
  * to that call, not to its first launch, so its forward stack ends at the
  * innermost Function.apply frame (torch/autograd/function.py). The stack
- * itself when it has none; -1 on an error; once per stack. *inner: the
+ * itself when it has none, or -errno; once per stack. *inner: the
  * Python frame apply called (the Function's forward), 0 if none. */
 static int64_t at_apply(struct joiner *J, int64_t stack, int64_t *inner)
 {
@@ -259,7 +266,7 @@ static int64_t at_apply(struct joiner *J, int64_t stack, int64_t *inner)
 	int fresh, depth = 0;
 
 	if (xp_u64map_upsert(&J->applies, (uint64_t)stack, 0, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	if (!fresh) {
 		uint64_t *in = xp_u64map_find(&J->inside, (uint64_t)stack, 0);
 
@@ -270,7 +277,7 @@ static int64_t at_apply(struct joiner *J, int64_t stack, int64_t *inner)
 		sqlite3_bind_int64(get, 1, id);
 		if (sqlite3_step(get) != SQLITE_ROW) {
 			sqlite3_reset(get);
-			return -1;
+			return -EIO;
 		}
 		if (sqlite3_column_int(get, 1) == XP_FRAME_PYTHON) {
 			if (!strcmp((const char *)sqlite3_column_text(get, 2) ?: "", "Function.apply") &&
@@ -285,7 +292,7 @@ static int64_t at_apply(struct joiner *J, int64_t stack, int64_t *inner)
 	*inner = cut ? py : 0;
 	*xp_u64map_find(&J->applies, (uint64_t)stack, 0) = (uint64_t)(cut ? cut : stack);
 	if (xp_u64map_upsert(&J->inside, (uint64_t)stack, 0, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	*slot = (uint64_t)*inner + 1;
 	return cut ? cut : stack;
 }
@@ -366,7 +373,7 @@ static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const c
 
 /* A node whose forward op launched nothing: the Python frames the launches
  * around its number share (backward_bracket.c), as a stack; 1 when found,
- * 0 if not, -1 on an error. */
+ * 0 if not, or -errno. */
 static int bracketed(struct joiner *J, sqlite3_stmt *row, const char *node, char *note, size_t len,
 		     int64_t *stack, int64_t *ts, const char **how)
 {
@@ -379,11 +386,11 @@ static int bracketed(struct joiner *J, sqlite3_stmt *row, const char *node, char
 	r = xp_bwbracket_find(&J->bracket, sqlite3_column_int64(row, 8), sqlite3_column_int64(row, 12),
 			      sqlite3_column_int64(row, 3), node, &b);
 	if (r <= 0)
-		return r < 0 ? -1 : 0;
+		return r;
 	for (int i = 0; i < b.n && node_stack >= 0; i++)
 		node_stack = under_leaf(J, node_stack, b.frames[i]);
 	if (node_stack <= 0)
-		return -1;
+		return node_stack < 0 ? (int)node_stack : -EIO;
 	snprintf(note, len, "%s", b.note);
 	*stack = node_stack;
 	*ts = b.before_ts;
@@ -404,6 +411,13 @@ static void remember(struct joiner *J, sqlite3_stmt *row, const char *note, int6
 	snprintf(J->prev.node, sizeof(J->prev.node), "%s", note);
 }
 
+/* A step's failure as an errno: its own, or -EIO for a stack node id of 0
+ * (no row made). */
+static int failed(int64_t r)
+{
+	return r < 0 ? (int)r : -EIO;
+}
+
 /* A DDP bucket's all-reduce (bucket_comm): its own stack (the reducer's
  * frames, its "[DDP bucket K]" note) under the line that called backward()
  * and over the note of the node whose hook ran it; no forward line. */
@@ -419,10 +433,12 @@ static int bucket_one(struct joiner *J, sqlite3_stmt *row, const char *node, int
 	if ((caller = xp_bwcallers_at(J->callers, pid, same ? J->prev.ts : 0,
 				      sqlite3_column_int64(row, 10))) &&
 	    (base = under_caller(J, caller, own)) <= 0)
-		return -EIO;
+		return failed(base);
 	snprintf(note, sizeof(note), "%s, DDP reducer hook", node);
-	if ((frame = note_frame(J, note)) < 0 || (stack = under_leaf(J, base, frame)) <= 0)
-		return -EIO;
+	if ((frame = note_frame(J, note)) < 0)
+		return failed(frame);
+	if ((stack = under_leaf(J, base, frame)) <= 0)
+		return failed(stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, sqlite3_column_int64(row, 1));
 	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : 0;
@@ -431,8 +447,8 @@ static int bucket_one(struct joiner *J, sqlite3_stmt *row, const char *node, int
 /* One backward launch: its new stack and its row's outcome. */
 static int join_one(struct joiner *J, sqlite3_stmt *row)
 {
-	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack, caller, op;
-	int64_t own = sqlite3_column_type(row, 4) != SQLITE_NULL ? sqlite3_column_int64(row, 4) : 0;
+	int64_t launch = sqlite3_column_int64(row, 1), forward = 0, base = 0, frame, stack, caller;
+	int64_t op = 0, own = sqlite3_column_type(row, 4) != SQLITE_NULL ? sqlite3_column_int64(row, 4) : 0;
 	int64_t fwd_ts = 0;
 	const char *node = (const char *)sqlite3_column_text(row, 2), *how = "node";
 	char note[200];
@@ -440,7 +456,7 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 
 	snprintf(note, sizeof(note), "%s", node ? node : "?");
 	if (own > 0 && (comm = bucket_comm(J, own)))
-		return comm < 0 ? -EIO : bucket_one(J, row, note, own);
+		return comm < 0 ? comm : bucket_one(J, row, note, own);
 	if (joined) {
 		forward = sqlite3_column_int64(row, 5);
 		base = sqlite3_column_int64(row, 6);
@@ -449,7 +465,7 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 			int64_t inner;
 
 			if ((base = at_apply(J, base, &inner)) < 0)
-				return -EIO;
+				return failed(base);
 			function_node_name(J, inner, note, sizeof(note));
 		}
 		remember(J, row, note, forward, base, fwd_ts);
@@ -459,7 +475,7 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 	} else if ((joined = bracketed(J, row, node ? node : "?", note, sizeof(note), &base, &fwd_ts,
 				       &how))) {
 		if (joined < 0)
-			return -EIO;
+			return joined;
 		remember(J, row, note, 0, base, fwd_ts);
 	} else {
 		base = own;
@@ -472,13 +488,16 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 	if (how && (caller = xp_bwcallers_at(J->callers, sqlite3_column_int64(row, 8), fwd_ts,
 					     sqlite3_column_int64(row, 10))) &&
 	    (base = under_caller(J, caller, base)) <= 0)
-		return -EIO;
-	if ((frame = note_frame(J, note)) < 0 || (stack = under_leaf(J, base, frame)) <= 0)
-		return -EIO;
+		return failed(base);
+	if ((frame = note_frame(J, note)) < 0)
+		return failed(frame);
+	if ((stack = under_leaf(J, base, frame)) <= 0)
+		return failed(stack);
 	/* the op it ran in stays its innermost op (--by op): under the note */
-	if (base != own && own > 0 && ((op = own_op_frame(J, own)) < 0 ||
-				       (op && (stack = under_leaf(J, stack, op)) <= 0)))
-		return -EIO;
+	if (base != own && own > 0 && (op = own_op_frame(J, own)) < 0)
+		return failed(op);
+	if (base != own && own > 0 && op && (stack = under_leaf(J, stack, op)) <= 0)
+		return failed(stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, launch);
 	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : joined;

@@ -22,16 +22,17 @@ static const char rival_sql[] =
 	"    OR s.value LIKE 'libkineto::%'"
 	" ORDER BY f.line IS NULL, f.id LIMIT 1";
 
+/* 1 when the run recorded with GPU capture armed, 0 if not, -EIO. */
 static int gpu_armed(sqlite3 *db)
 {
 	sqlite3_stmt *s;
-	int armed = 0;
+	int armed, rc;
 
 	if (sqlite3_prepare_v2(db, "SELECT value FROM META_DATA_EXPORT"
 			       " WHERE name = 'meta.gpu_capture_armed'", -1, &s, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		armed = sqlite3_column_int(s, 0) == 1;
+		return -EIO;
+	rc = sqlite3_step(s);
+	armed = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) == 1 : rc == SQLITE_DONE ? 0 : -EIO;
 	sqlite3_finalize(s);
 	return armed;
 }
@@ -43,7 +44,7 @@ int xp_note_cupti_rivals(sqlite3 *db)
 	int armed = gpu_armed(db), rc;
 
 	if (armed <= 0)
-		return armed < 0 ? -EIO : 0;
+		return armed;
 	if (sqlite3_prepare_v2(db, rival_sql, -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	rc = sqlite3_step(s);

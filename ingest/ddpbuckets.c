@@ -92,17 +92,18 @@ static int number_launches(sqlite3 *db, struct noted **out, size_t *n)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* The new row's id, or -EIO (sqlite3_errmsg says why). */
 static int64_t insert_id(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 	sqlite3 *db = sqlite3_db_handle(st);
 
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -1;
+	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -EIO;
 }
 
 /* The note node of (stack, bucket): its frame "[DDP bucket K]" under the
- * stack's leaf; made once for each pair. */
+ * stack's leaf; made once for each pair. -ENOMEM or -EIO on a failure. */
 static int64_t note_node(sqlite3_stmt *const ins[3], struct xp_u64map *nodes, int64_t module,
 			 int64_t stack, uint32_t bucket)
 {
@@ -112,18 +113,18 @@ static int64_t note_node(sqlite3_stmt *const ins[3], struct xp_u64map *nodes, in
 	int fresh;
 
 	if (xp_u64map_upsert(nodes, (uint64_t)stack, bucket, &slot, &fresh))
-		return -1;
+		return -ENOMEM;
 	if (!fresh)
 		return (int64_t)*slot;
 	snprintf(text, sizeof(text), "[DDP bucket %u]", bucket);
 	sqlite3_bind_text(ins[0], 1, text, -1, SQLITE_TRANSIENT);
 	if ((sym = insert_id(ins[0])) < 0)
-		return -1;
+		return sym;
 	sqlite3_bind_int64(ins[1], 1, sym);
 	sqlite3_bind_int64(ins[1], 2, module);
 	sqlite3_bind_int(ins[1], 3, XP_FRAME_NOTE);
 	if ((frame = insert_id(ins[1])) < 0)
-		return -1;
+		return frame;
 	sqlite3_bind_int64(ins[2], 1, stack);
 	sqlite3_bind_int64(ins[2], 2, frame);
 	node = insert_id(ins[2]);
@@ -151,13 +152,13 @@ static int apply_notes(sqlite3 *db, const struct noted *v, size_t n)
 	if (!err) {             /* the notes' module: a name, not a file */
 		sqlite3_bind_text(st[0], 1, "[ddp]", -1, SQLITE_STATIC);
 		module = insert_id(st[0]);
-		err = module < 0 ? -EIO : 0;
+		err = module < 0 ? (int)module : 0;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
 		int64_t node = note_node(st, &nodes, module, v[i].stack, v[i].bucket);
 
 		if (node < 0) {
-			err = -EIO;
+			err = (int)node;
 			break;
 		}
 		sqlite3_bind_int64(st[3], 1, node);

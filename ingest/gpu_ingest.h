@@ -24,9 +24,9 @@
 #include "src/runfmt.h"
 
 struct xp_gpu_sink_ops {          /* provided by the main loader */
-	/* -> StringIds.id, <0 error */
+	/* -> StringIds.id, or a negative errno (-EIO: sqlite3_errmsg) */
 	int64_t (*intern_string)(void *ctx, const char *s);
-	/* symbolize + insert; -> leaf stack id (xp_stacks.id), <0 error */
+	/* symbolize + insert; -> leaf stack id (xp_stacks.id), or a negative errno */
 	int64_t (*intern_stack)(void *ctx, uint32_t pid, uint64_t ts,
 				const uint64_t *kernel_ips, unsigned nk,
 				const uint64_t *user_ips, unsigned nu);

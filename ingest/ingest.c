@@ -228,21 +228,23 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
  * launch that made their autograd node. 0 or a negative errno. */
 static int name_launches(sqlite3 *db, struct xp_load_result *res)
 {
-	int err;
+	const char *what = "DDP buckets";
+	int err = xp_ddp_buckets(db);
 
-	if ((err = xp_ddp_buckets(db)) < 0) {
-		snprintf(res->error, sizeof(res->error), "DDP buckets: %s", sqlite3_errmsg(db));
-		return err;
+	if (err >= 0) {
+		what = "autograd join";
+		err = xp_autograd_join(db);
 	}
-	if ((err = xp_autograd_join(db)) < 0) {
-		snprintf(res->error, sizeof(res->error), "autograd join: %s", sqlite3_errmsg(db));
-		return err;
+	if (err >= 0) {
+		what = "CUPTI clients";
+		err = xp_note_cupti_rivals(db);
 	}
-	if ((err = xp_note_cupti_rivals(db)) < 0) {
-		snprintf(res->error, sizeof(res->error), "CUPTI clients: %s", sqlite3_errmsg(db));
-		return err;
-	}
-	return 0;
+	if (err >= 0)
+		return 0;
+	/* -EIO: the database's message; -ENOMEM has none there */
+	snprintf(res->error, sizeof(res->error), "%s: %s", what,
+		 err == -EIO ? sqlite3_errmsg(db) : strerror(-err));
+	return err;
 }
 
 /* A signal during the steps after the reading: nothing is kept either. */

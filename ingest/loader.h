@@ -1,7 +1,9 @@
 /* loader.h - what the files of the run loader share (load.c puts a run
  * together, frames.c names addresses, stacks.c builds the stack tree,
- * records.c turns records into rows): the loader state and the helpers
- * they call in each other (ld_*). Private to ingest/. */
+ * records.c turns records into rows; load.c's parts are loader_db.c,
+ * load_meta.c, load_stream.c, load_gpu.c and load_finish.c): the loader
+ * state and the helpers they call in each other (xp_loader_*). Private to
+ * ingest/. */
 #ifndef XP_LOADER_H
 #define XP_LOADER_H
 
@@ -129,11 +131,28 @@ struct loader {
 	char name[NAME_MAX_LEN + 64];
 };
 
-/* load.c */
+/* loader_db.c: 0 or -errno; a database failure is -EIO with res->error set */
+int xp_loader_prepare(struct loader *L);
+int xp_loader_db_fail(struct loader *L, const char *what);   /* res->error, -EIO */
 int xp_loader_intern_str(struct loader *L, const char *s, int64_t *id);
 int xp_loader_step(struct loader *L, int which);
 int xp_loader_warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* load_meta.c: meta.json and the kallsyms copy, before the streams */
+int xp_loader_meta(struct loader *L);
+int xp_loader_kallsyms(struct loader *L);
+
+/* load_stream.c: one CPU-side stream in one pass (1 or 2); index in
+ * L->stream_records. The hint names the budget that stopped a reader. */
+int xp_loader_stream(struct loader *L, const char *path, const char *file, int pass, int index);
+const char *xp_loader_budget_hint(struct loader *L, int err);
+
+/* load_gpu.c: one gpu-PID.xpr (pass 3) */
+int xp_loader_gpu_stream(struct loader *L, const char *path, const char *file);
+
+/* load_finish.c: modules, tasks, stores and facts after the streams */
+int xp_loader_finish(struct loader *L);
 
 /* frames.c */
 int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
+#include "db/db_schema.h"
 #include "ingest/ingest.h"
 #include "src/runfmt.h"
 #include "synthrun.h"
@@ -483,6 +484,34 @@ START_TEST(database_that_is_no_regular_file)
 }
 END_TEST
 
+/* A database failure while a GPU stream is loaded stops the load with the
+ * database's message: it is no damage in the stream, to be warned about
+ * and skipped (the loader's string sink once returned -1, read as -EPERM). */
+START_TEST(gpu_stream_database_failure_is_an_error)
+{
+	char run[128];
+	struct xp_load_opts o = { .run_dir = run };
+	struct xp_load_result res;
+	sqlite3 *db;
+
+	snprintf(run, sizeof(run), "%s/scale", dir);
+	ck_assert_int_eq(mkdir(run, 0700), 0);
+	ck_assert_int_eq(xp_synth_write_scale(&fx, run, 200, 1), 0);
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(xp_db_create_schema(db), SQLITE_OK);
+	ck_assert_int_eq(xp_gpu_schema_create(db), SQLITE_OK);
+	/* kernel names come only from the GPU streams (pass 3) */
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TEMP TRIGGER no_kernels BEFORE INSERT ON StringIds"
+				      " WHEN NEW.value LIKE '_Z8gemm_%' BEGIN"
+				      " SELECT RAISE(ABORT, 'kernel names refused'); END; BEGIN;",
+				      NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(xp_load_run(db, &o, &res), -EIO);
+	ck_assert_msg(strstr(res.error, "kernel names refused"), "error: %s", res.error);
+	ck_assert_msg(!has_warning(&res, "Operation not permitted"), "warning: %s", res.warnings[0]);
+	sqlite3_close(db);
+}
+END_TEST
+
 Suite *ingest_suite(void)
 {
 	Suite *s = suite_create("ingest");
@@ -503,6 +532,7 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, temporary_database_is_ours_locked_and_checked);
 	tcase_add_test(tc, killed_ingests_temporary_database_removed_by_a_reader);
 	tcase_add_test(tc, database_that_is_no_regular_file);
+	tcase_add_test(tc, gpu_stream_database_failure_is_an_error);
 	suite_add_tcase(s, tc);
 	return s;
 }

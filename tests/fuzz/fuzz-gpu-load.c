@@ -4,7 +4,7 @@
  * whatever was loaded.
  *   scripts/fuzz gpu-load 60
  */
-// fuzz-sources: ingest/gpu_load.c db/db_schema.c db/gpu_schema.c src/u64map.c db/launch.c src/jobrank.c ingest/demangle.c correlate/join.c correlate/db_join.c correlate/report_groups.c correlate/row_batch.c db/groups.c db/stats.c tests/gpu-testdb.c
+// fuzz-sources: ingest/gpu_load.c ingest/gpu_strings.c ingest/gpu_rows.c ingest/gpu_clock.c ingest/launch_writer.c db/db_schema.c db/gpu_schema.c src/u64map.c db/launch.c src/jobrank.c ingest/demangle.c correlate/join.c correlate/db_join.c correlate/report_groups.c correlate/row_batch.c db/groups.c db/stats.c tests/gpu-testdb.c
 // fuzz-libs: -Icorrelate -Itests -lsqlite3 -lstdc++
 #include <stdio.h>
 #include <string.h>
