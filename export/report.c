@@ -31,6 +31,7 @@
 #include "export/launcher.h"
 #include "export/launchsite.h"
 #include "src/textesc.h"
+#include "export/table.h"
 #include "export/views.h"
 #include "src/satmath.h"
 
@@ -703,10 +704,8 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 	if (prepare_kernel_stacks(R, limit, &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":key"), g->key);
-	if (o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "stacks");
+	if (o->format == XP_FMT_JSON)        /* the table wrote its key */
 		jsonw_arr_begin(&R->json);
-	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(s, 0), t = sqlite3_column_int64(s, 3);
 		const char *how = (const char *)sqlite3_column_text(s, 1);
@@ -742,16 +741,52 @@ static int kernel_stacks(struct rep *R, const struct group *g, int indent_text, 
 	return rc == SQLITE_DONE ? 0 : rc == -ENOMEM ? -ENOMEM : -EIO;
 }
 
-static const char *const cols[] = { "Time (%)", "Total Time (ns)", "Instances", "Avg (ns)",
-				    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name" };
+/* The kernel's launching stacks as a column of its row (table.h). */
+static int stacks_cell(struct xp_table *t, const struct xp_cell *c)
+{
+	int first = 1;
+
+	return kernel_stacks(t->ctx, c->p, 12, t->fmt == XP_FMT_CSV ? &first : NULL);
+}
+
+/* nsys' columns, then the view's name; --by kernel adds the stacks, --by
+ * stack the stack's id for scripts. */
+#define GROUP_COLS \
+	{ .head = "Time (%)", .json = "time_pct", .kind = XP_COL_FIXED, .width = 8, .rule = 8, .prec = 1 }, \
+	{ .head = "Total Time (ns)", .json = "total_ns", .kind = XP_COL_INT, .width = 15, .rule = 15 }, \
+	{ .head = "Instances", .json = "instances", .kind = XP_COL_UINT, .width = 9, .rule = 9 }, \
+	{ .head = "Avg (ns)", .json = "avg_ns", .kind = XP_COL_FIXED, .width = 12, .rule = 8, .prec = 1 }, \
+	{ .head = "Med (ns)", .json = "med_ns", .kind = XP_COL_FIXED, .width = 12, .rule = 8, .prec = 1 }, \
+	{ .head = "Min (ns)", .json = "min_ns", .kind = XP_COL_INT, .width = 10, .rule = 8 }, \
+	{ .head = "Max (ns)", .json = "max_ns", .kind = XP_COL_INT, .width = 10, .rule = 8 }, \
+	{ .head = "StdDev (ns)", .json = "stddev_ns", .kind = XP_COL_FIXED, .width = 12, .rule = 11, .prec = 1 }, \
+	{ .head = "Name", .json = "name", .kind = XP_COL_TEXT, .width = 0, .rule = 4 }
+
+static const struct xp_col group_cols[] = { GROUP_COLS };
+static const struct xp_col kernel_cols[] = {
+	GROUP_COLS, { .head = "Launching CPU Stacks", .json = "stacks", .kind = XP_COL_CALL,
+			.call = stacks_cell },
+};
+static const struct xp_col stack_cols[] = {
+	GROUP_COLS, { .head = "Stack Id", .json = "stack_id", .kind = XP_COL_INT,
+			.json_only = 1 },
+};
 
 /* One group's row in R's format (a kernel's with its launching stacks). */
-static int print_row(struct rep *R, struct group *g)
+static int print_row(struct rep *R, struct xp_table *t, struct group *g)
 {
 	const struct xp_report_opts *o = R->o;
 	int rc = 0;
 	double pct = R->all_total ? 100.0 * (double)g->total / (double)R->all_total : 0;
-	char name[1024];
+	char name[1024], brief[512];
+	struct xp_cell c[10] = {
+		{ .d = pct }, { .i = g->total }, { .u = g->n }, { .d = g->avg }, { .d = g->med },
+		{ .i = g->min }, { .i = g->max }, { .d = g->sd }, { .s = g->name },
+	};
+
+	if (t->n > 9)       /* the view's own column: a kernel's stacks, a stack's id */
+		c[9] = t->cols[9].kind == XP_COL_CALL ? (struct xp_cell){ .p = g, .absent = !o->stacks } :
+			(struct xp_cell){ .i = g->key, .absent = g->key < 0 };
 
 	if (o->by == XP_BY_STACK) {
 		if ((rc = format_stack(R, g->key, name, sizeof(name))) < 0)
@@ -762,98 +797,31 @@ static int print_row(struct rep *R, struct group *g)
 		g->name = strdup(name);
 		if (!g->name)
 			return -ENOMEM;
+		c[8].s = g->name;
 	}
-	if (o->format == XP_FMT_TEXT) {
-		char brief[512];
-		const char *shown_name = g->name;
-
-		char line[1200];
-		int n, cut;
-
-		if (o->by == XP_BY_KERNEL && short_names(o) && g->name) {
-			xp_elide_name(g->name, brief, sizeof(brief));
-			shown_name = brief;
-		}
-		n = snprintf(line, sizeof(line), " %8.1f  %15lld  %9llu  %12.1f  %12.1f  %10lld"
-			     "  %10lld  %12.1f  ", pct, (long long)g->total,
-			     (unsigned long long)g->n, g->avg, g->med, (long long)g->min,
-			     (long long)g->max, g->sd);
-		/* a name that does not fit beside the numbers gets a line of its own */
-		snprintf(line + n, sizeof(line) - (size_t)n, "%s", shown_name);
-		if (o->width && (xp_rep_fit_bytes(line, o->width, &cut), cut) && n > 0) {
-			line[n - 2] = '\0';
-			xp_rep_put_row(R, line);
-			snprintf(line, sizeof(line), "  %s", shown_name);
-		}
-		xp_rep_put_row(R, line);
-		if (o->by == XP_BY_KERNEL && o->stacks)
-			rc = kernel_stacks(R, g, 12, NULL);
-	} else if (o->format == XP_FMT_CSV) {
-		int first = 1;
-
-		fprintf(R->out, "%.1f,%lld,%llu,%.1f,%.1f,%lld,%lld,%.1f,", pct,
-			(long long)g->total, (unsigned long long)g->n, g->avg, g->med,
-			(long long)g->min, (long long)g->max, g->sd);
-		xp_rep_csv_str(R->out, g->name);
-		if (o->by == XP_BY_KERNEL) {
-			fputs(",\"", R->out);
-			if (o->stacks)
-				rc = kernel_stacks(R, g, 0, &first);
-			fputc('"', R->out);
-		}
-		fputc('\n', R->out);
-	} else {
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "time_pct"); jsonw_fixed(w, pct, 1);
-		jsonw_key(w, "total_ns"); jsonw_int(w, g->total);
-		jsonw_key(w, "instances"); jsonw_uint(w, g->n);
-		jsonw_key(w, "avg_ns"); jsonw_fixed(w, g->avg, 1);
-		jsonw_key(w, "med_ns"); jsonw_fixed(w, g->med, 1);
-		jsonw_key(w, "min_ns"); jsonw_int(w, g->min);
-		jsonw_key(w, "max_ns"); jsonw_int(w, g->max);
-		jsonw_key(w, "stddev_ns"); jsonw_fixed(w, g->sd, 1);
-		jsonw_key(w, "name"); jsonw_str(w, g->name);
-		if (o->by == XP_BY_STACK && g->key >= 0) {
-			jsonw_key(w, "stack_id"); jsonw_int(w, g->key);
-		}
-		if (o->by == XP_BY_KERNEL && o->stacks)
-			rc = kernel_stacks(R, g, 0, NULL);
-		jsonw_obj_end(w);
+	if (o->by == XP_BY_KERNEL && short_names(o) && g->name) {
+		xp_elide_name(g->name, brief, sizeof(brief));
+		c[8].s = brief;
 	}
-	return rc;
+	return xp_table_row(t, c);
 }
 
 static int print_table(struct rep *R, size_t shown)
 {
 	const struct xp_report_opts *o = R->o;
+	struct xp_table t = { group_cols, 9, o->format, R->out, &R->json, o->width, R };
+	char title[256];
 	int rc = 0;
 
-	if (o->format == XP_FMT_TEXT) {
-		char head[256];
-
-		xp_rep_put_title(R);
-		xp_rep_put_row(R, "");
-		snprintf(head, sizeof(head), " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s", cols[0],
-			 cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8]);
-		xp_rep_put_row(R, head);
-		snprintf(head, sizeof(head), " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %12s  %s",
-			 "--------", "---------------", "---------", "--------", "--------", "--------",
-			 "--------", "-----------", "----");
-		xp_rep_put_row(R, head);
-	} else if (o->format == XP_FMT_CSV) {
-		for (size_t i = 0; i < 9; i++)
-			fprintf(R->out, "%s\"%s\"", i ? "," : "", cols[i]);
-		fprintf(R->out, o->by == XP_BY_KERNEL ? ",\"Launching CPU Stacks\"\n" : "\n");
-	} else {
-		jsonw_key(&R->json, "rows");
-		jsonw_arr_begin(&R->json);
-	}
+	if (o->by == XP_BY_KERNEL)
+		t.cols = kernel_cols, t.n = 10;
+	else if (o->by == XP_BY_STACK)
+		t.cols = stack_cols, t.n = 10;
+	snprintf(title, sizeof(title), "** %s:", xp_rep_title(o->by));
+	xp_table_begin(&t, title);
 	for (size_t i = 0; i < shown && rc == 0; i++)
-		rc = print_row(R, &R->g[i]);
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+		rc = print_row(R, &t, &R->g[i]);
+	xp_table_end(&t, shown, R->n);
 	return rc;
 }
 
@@ -1467,8 +1435,6 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 	    (rc = xp_db_task_join(fresh)) < 0)
 		goto out;
 	fresh = NULL;
-	if (shown < R.n && o->format == XP_FMT_TEXT)
-		fprintf(out, " (%zu more rows; --top 0 shows all)\n", R.n - shown);
 	if (cpu_samples(o))
 		rc = footer_cpu(&R);
 	else if ((rc = footer_coverage(&R)) >= 0 && (rc = footer_python(&R)) >= 0 &&
