@@ -50,7 +50,7 @@ void xp_table_begin(struct xp_table *t, const char *title)
 		}
 		fputc('\n', t->out);
 	} else {
-		jsonw_key(t->json, "rows");
+		jsonw_key(t->json, t->key ? t->key : "rows");
 		jsonw_arr_begin(t->json);
 	}
 }

@@ -67,6 +67,7 @@ struct xp_table {
 	struct jsonw *json;         /* json: the report's writer, inside its object */
 	unsigned width;             /* text: rows cut to this many columns; 0: whole */
 	void *ctx;                  /* the view's, for the calls */
+	const char *key;            /* json: the rows' key; NULL: "rows" */
 };
 
 /* Text: the title line (NULL: none), a blank line, the heads and their
