@@ -106,6 +106,8 @@ int xp_view_launch(struct rep *R, size_t *rows);
 int xp_view_overlap(struct rep *R, size_t *rows);
 /* --by wait (view_wait.c): every collective wait charged to its late rank's cause. */
 int xp_view_wait(struct rep *R, size_t *rows);
+/* --by stream (view_stream.c): GPU time per CUDA stream. */
+int xp_view_stream(struct rep *R, size_t *rows);
 /* --by cpu (view_cpu.c): CPU samples by function and Python line. */
 int xp_view_cpu(struct rep *R, size_t *rows);
 /* --by source on CPU samples (source_cpu.c); its title. */
