@@ -7,33 +7,52 @@
 
 /* Text: " " then each field right-aligned, two spaces apart; the last
  * column (width 0) as it is. */
-static int text_field(char *line, size_t len, int n, const struct xp_col *c, const char *v)
+static int text_field(const struct xp_table *t, char *line, size_t len, int n,
+		      const struct xp_col *c, const char *v)
 {
 	if ((size_t)n >= len)
 		return n;
-	return n + snprintf(line + n, len - (size_t)n, "%s%*s", n ? "  " : " ", c->width, v);
+	return n + snprintf(line + n, len - (size_t)n, "%s%*s", n ? "  " : t->lead ? t->lead : " ",
+			    c->width, v);
+}
+
+#define TEXT_MAX 32                 /* columns of a text row */
+
+/* Text's columns, indices into t->cols, in their order: how many. */
+static size_t text_cols(const struct xp_table *t, size_t idx[TEXT_MAX])
+{
+	size_t n = 0;
+
+	if (t->text_order) {
+		for (; n < t->text_n && n < TEXT_MAX; n++)
+			idx[n] = t->text_order[n];
+		return n;
+	}
+	for (size_t i = 0; i < t->n && n < TEXT_MAX; i++)
+		if (!t->cols[i].json_only && !t->cols[i].csv_only && t->cols[i].kind != XP_COL_CALL)
+			idx[n++] = i;
+	return n;
 }
 
 void xp_table_begin(struct xp_table *t, const char *title)
 {
 	if (t->fmt == XP_FMT_TEXT) {
 		char head[1024], rule[1024], dash[64];
+		size_t idx[TEXT_MAX], nt = text_cols(t, idx);
 		int n = 0, m = 0;
 
 		if (title) {
 			xp_rep_put_line(t->out, title, t->width);
 			xp_rep_put_line(t->out, "", t->width);
 		}
-		for (size_t i = 0; i < t->n; i++) {
-			const struct xp_col *c = &t->cols[i];
+		for (size_t j = 0; j < nt; j++) {
+			const struct xp_col *c = &t->cols[idx[j]];
 			int r = c->rule < (int)sizeof(dash) - 1 ? c->rule : (int)sizeof(dash) - 1;
 
-			if (c->json_only || c->kind == XP_COL_CALL)
-				continue;
 			memset(dash, '-', (size_t)r);
 			dash[r] = '\0';
-			n = text_field(head, sizeof(head), n, c, c->head);
-			m = text_field(rule, sizeof(rule), m, c, dash);
+			n = text_field(t, head, sizeof(head), n, c, c->head);
+			m = text_field(t, rule, sizeof(rule), m, c, dash);
 		}
 		xp_rep_put_line(t->out, head, t->width);
 		xp_rep_put_line(t->out, rule, t->width);
@@ -43,7 +62,7 @@ void xp_table_begin(struct xp_table *t, const char *title)
 		for (size_t i = 0; i < t->n; i++) {
 			const struct xp_col *c = &t->cols[i];
 
-			if (c->json_only)
+			if (c->json_only || c->text_only)
 				continue;
 			fprintf(t->out, "%s\"%s\"", first ? "" : ",", c->csv ? c->csv : c->head);
 			first = 0;
@@ -71,26 +90,25 @@ static void cell_text(const struct xp_col *c, const struct xp_cell *v, char *buf
 static int row_text(struct xp_table *t, const struct xp_cell *cells)
 {
 	char line[1200], v[1024];
+	size_t idx[TEXT_MAX], nt = text_cols(t, idx);
 	int n = 0, last = -1, cut, rc = 0;
 
-	for (size_t i = 0; i < t->n; i++) {
-		const struct xp_col *c = &t->cols[i];
+	for (size_t j = 0; j < nt; j++) {
+		const struct xp_col *c = &t->cols[idx[j]];
 
-		if (c->json_only || c->kind == XP_COL_CALL)
-			continue;
-		cell_text(c, &cells[i], v, sizeof(v));
+		cell_text(c, &cells[idx[j]], v, sizeof(v));
 		if (!c->width) {
-			last = (int)i;
-			n = text_field(line, sizeof(line), n, c, "");
+			last = (int)idx[j];
+			n = text_field(t, line, sizeof(line), n, c, "");
 			break;
 		}
-		n = text_field(line, sizeof(line), n, c, v);
+		n = text_field(t, line, sizeof(line), n, c, v);
 	}
 	if (last >= 0) {
 		cell_text(&t->cols[last], &cells[last], v, sizeof(v));
 		if ((size_t)n < sizeof(line))
 			snprintf(line + n, sizeof(line) - (size_t)n, "%s", v);
-		if (t->width && (xp_rep_fit_bytes(line, t->width, &cut), cut) && n > 2) {
+		if (t->width && !t->no_split && (xp_rep_fit_bytes(line, t->width, &cut), cut) && n > 2) {
 			line[n - 2] = '\0';
 			xp_rep_put_line(t->out, line, t->width);
 			snprintf(line, sizeof(line), "  %s", v);
@@ -111,13 +129,14 @@ static int row_csv(struct xp_table *t, const struct xp_cell *cells)
 	for (size_t i = 0; i < t->n && rc == 0; i++) {
 		const struct xp_col *c = &t->cols[i];
 
-		if (c->json_only)
+		if (c->json_only || c->text_only)
 			continue;
 		if (!first)
 			fputc(',', t->out);
 		first = 0;
 		if (c->kind == XP_COL_TEXT) {
-			xp_rep_csv_str(t->out, cells[i].absent ? "" : cells[i].s ? cells[i].s : "");
+			if (!cells[i].absent)
+				xp_rep_csv_str(t->out, cells[i].s ? cells[i].s : "");
 		} else if (c->kind == XP_COL_CALL) {
 			fputc('"', t->out);
 			if (!cells[i].absent)
@@ -142,7 +161,7 @@ static int row_json(struct xp_table *t, const struct xp_cell *cells)
 		const struct xp_col *c = &t->cols[i];
 		const struct xp_cell *v = &cells[i];
 
-		if (v->absent)
+		if (v->absent || c->csv_only || c->text_only)
 			continue;
 		jsonw_key(w, c->json);
 		switch (c->kind) {

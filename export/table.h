@@ -43,6 +43,8 @@ struct xp_col {
 	int rule;                   /* text: dashes under the head */
 	int prec;                   /* XP_COL_FIXED: decimals */
 	unsigned json_only : 1;     /* not in text nor csv (an id for scripts) */
+	unsigned csv_only : 1;      /* csv's alone (a section's name, another section's fields) */
+	unsigned text_only : 1;     /* text's alone (a share the others can compute) */
 	/* XP_COL_CALL: writes the cell. Text: after the row's line; csv: inside
 	 * its quoted field; json: the value after the key. 0 or a negative errno. */
 	int (*call)(struct xp_table *t, const struct xp_cell *c);
@@ -56,7 +58,7 @@ struct xp_cell {
 		double d;
 		void *p;            /* XP_COL_CALL's argument */
 	};
-	int absent;                 /* json: key left out; csv: an empty field; text: nothing */
+	int absent;                 /* json: key left out; csv: an empty field (a call's: ""); text: nothing */
 };
 
 struct xp_table {
@@ -68,6 +70,10 @@ struct xp_table {
 	unsigned width;             /* text: rows cut to this many columns; 0: whole */
 	void *ctx;                  /* the view's, for the calls */
 	const char *key;            /* json: the rows' key; NULL: "rows" */
+	const char *lead;           /* text: before a row's first field; NULL: " " */
+	int no_split;               /* text: a long last field is cut, not put on its own line */
+	const unsigned char *text_order; /* text: the columns shown, in this order; NULL: all */
+	size_t text_n;
 };
 
 /* Text: the title line (NULL: none), a blank line, the heads and their

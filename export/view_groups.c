@@ -223,7 +223,8 @@ int xp_rep_group_table(struct rep *R, size_t shown)
 {
 	const struct xp_report_opts *o = R->o;
 	const struct group_view *v = &group_views[o->by];
-	struct xp_table t = { v->cols, v->ncols, o->format, R->out, &R->json, o->width, R, NULL };
+	struct xp_table t = { .cols = v->cols, .n = v->ncols, .fmt = o->format, .out = R->out,
+			      .json = &R->json, .width = o->width, .ctx = R };
 	char title[256];
 	int rc = 0;
 

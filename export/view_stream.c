@@ -66,8 +66,8 @@ static int read_streams(struct rep *R, struct stream_row **v, size_t *n, int64_t
 int xp_view_stream(struct rep *R, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
-	struct xp_table t = { cols, sizeof(cols) / sizeof(cols[0]), o->format, R->out, &R->json,
-			      o->width, R, "streams" };
+	struct xp_table t = { .cols = cols, .n = sizeof(cols) / sizeof(cols[0]), .fmt = o->format,
+			      .out = R->out, .json = &R->json, .width = o->width, .key = "streams" };
 	struct stream_row *v = NULL;
 	size_t n = 0, shown;
 	int64_t all = 0;
