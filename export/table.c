@@ -24,8 +24,9 @@ static size_t text_cols(const struct xp_table *t, size_t idx[TEXT_MAX])
 	size_t n = 0;
 
 	if (t->text_order) {
-		for (; n < t->text_n && n < TEXT_MAX; n++)
-			idx[n] = t->text_order[n];
+		for (size_t i = 0; i < t->text_n && n < TEXT_MAX; i++)
+			if (t->cols[t->text_order[i]].kind != XP_COL_CALL)
+				idx[n++] = t->text_order[i];
 		return n;
 	}
 	for (size_t i = 0; i < t->n && n < TEXT_MAX; i++)
@@ -56,7 +57,7 @@ void xp_table_begin(struct xp_table *t, const char *title)
 		}
 		xp_rep_put_line(t->out, head, t->width);
 		xp_rep_put_line(t->out, rule, t->width);
-	} else if (t->fmt == XP_FMT_CSV) {
+	} else if (t->fmt == XP_FMT_CSV && !t->csv_continues) {
 		int first = 1;
 
 		for (size_t i = 0; i < t->n; i++) {
@@ -68,7 +69,7 @@ void xp_table_begin(struct xp_table *t, const char *title)
 			first = 0;
 		}
 		fputc('\n', t->out);
-	} else {
+	} else if (t->fmt == XP_FMT_JSON) {
 		jsonw_key(t->json, t->key ? t->key : "rows");
 		jsonw_arr_begin(t->json);
 	}
@@ -76,11 +77,16 @@ void xp_table_begin(struct xp_table *t, const char *title)
 
 static void cell_text(const struct xp_col *c, const struct xp_cell *v, char *buf, size_t len)
 {
+	if (v->null) {
+		snprintf(buf, len, "?");
+		return;
+	}
 	switch (c->kind) {
 	case XP_COL_TEXT: snprintf(buf, len, "%s", v->s ? v->s : ""); break;
 	case XP_COL_INT: snprintf(buf, len, "%lld", (long long)v->i); break;
 	case XP_COL_UINT: snprintf(buf, len, "%llu", (unsigned long long)v->u); break;
 	case XP_COL_FIXED: snprintf(buf, len, "%.*f", c->prec, v->d); break;
+	case XP_COL_BOOL: snprintf(buf, len, "%d", v->i != 0); break;
 	case XP_COL_CALL: buf[0] = '\0'; break;
 	}
 }
@@ -116,7 +122,8 @@ static int row_text(struct xp_table *t, const struct xp_cell *cells)
 	}
 	xp_rep_put_line(t->out, line, t->width);
 	for (size_t i = 0; i < t->n && rc == 0; i++)
-		if (t->cols[i].kind == XP_COL_CALL && !cells[i].absent)
+		if (t->cols[i].kind == XP_COL_CALL && !cells[i].absent && !t->cols[i].csv_only &&
+		    !t->cols[i].json_only)
 			rc = t->cols[i].call(t, &cells[i]);
 	return rc;
 }
@@ -134,7 +141,9 @@ static int row_csv(struct xp_table *t, const struct xp_cell *cells)
 		if (!first)
 			fputc(',', t->out);
 		first = 0;
-		if (c->kind == XP_COL_TEXT) {
+		if (cells[i].null) {
+			continue;
+		} else if (c->kind == XP_COL_TEXT) {
 			if (!cells[i].absent)
 				xp_rep_csv_str(t->out, cells[i].s ? cells[i].s : "");
 		} else if (c->kind == XP_COL_CALL) {
@@ -164,11 +173,16 @@ static int row_json(struct xp_table *t, const struct xp_cell *cells)
 		if (v->absent || c->csv_only || c->text_only)
 			continue;
 		jsonw_key(w, c->json);
+		if (v->null) {
+			jsonw_null(w);
+			continue;
+		}
 		switch (c->kind) {
 		case XP_COL_TEXT: jsonw_str(w, v->s ? v->s : ""); break;
 		case XP_COL_INT: jsonw_int(w, v->i); break;
 		case XP_COL_UINT: jsonw_uint(w, v->u); break;
 		case XP_COL_FIXED: jsonw_fixed(w, v->d, c->prec); break;
+		case XP_COL_BOOL: jsonw_bool(w, v->i != 0); break;
 		case XP_COL_CALL: rc = c->call(t, v); break;
 		}
 	}

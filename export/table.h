@@ -28,6 +28,7 @@ enum xp_col_kind {
 	XP_COL_INT,                 /* int64_t */
 	XP_COL_UINT,                /* uint64_t */
 	XP_COL_FIXED,               /* double with prec decimals (ns averages, percents) */
+	XP_COL_BOOL,                /* int: json true/false, else 1/0 */
 	XP_COL_CALL,                /* written by the column's call (a row's stacks) */
 };
 
@@ -59,6 +60,7 @@ struct xp_cell {
 		void *p;            /* XP_COL_CALL's argument */
 	};
 	int absent;                 /* json: key left out; csv: an empty field (a call's: ""); text: nothing */
+	int null;                   /* not known: json null, csv an empty field, text "?" */
 };
 
 struct xp_table {
@@ -74,6 +76,7 @@ struct xp_table {
 	int no_split;               /* text: a long last field is cut, not put on its own line */
 	const unsigned char *text_order; /* text: the columns shown, in this order; NULL: all */
 	size_t text_n;
+	int csv_continues;          /* csv: rows of the table above, under its header */
 };
 
 /* Text: the title line (NULL: none), a blank line, the heads and their
