@@ -150,6 +150,45 @@ START_TEST(per_format_columns)
 }
 END_TEST
 
+/* Unknown values (null) and flags (bool); csv rows that continue the
+ * table above print no header of their own. */
+START_TEST(null_bool_and_continued_csv)
+{
+	static const struct xp_col c[] = {
+		{ .head = "Rank", .json = "rank", .kind = XP_COL_INT, .width = 4, .rule = 4 },
+		{ .head = "Coll", .json = "coll", .kind = XP_COL_BOOL, .width = 0, .rule = 4 },
+	};
+	struct xp_cell row[] = { { .null = 1 }, { .i = 5 } };
+	const char *want[] = {
+		"    ?  1\n",
+		",1\n",
+		"{\"rows\":[{\"rank\":null,\"coll\":true}]}",
+	};
+
+	for (int f = XP_FMT_TEXT; f <= XP_FMT_JSON; f++) {
+		struct jsonw w;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		struct xp_table t = { .cols = c, .n = 2, .fmt = f, .out = out, .json = &w,
+				      .csv_continues = 1 };
+
+		jsonw_init(&w, out);
+		if (f == XP_FMT_JSON)
+			jsonw_obj_begin(&w);
+		if (f != XP_FMT_TEXT)   /* text: the heads would come first */
+			xp_table_begin(&t, NULL);
+		xp_table_row(&t, row);
+		xp_table_end(&t, 1, 1);
+		if (f == XP_FMT_JSON)
+			jsonw_obj_end(&w);
+		fclose(out);
+		ck_assert_str_eq(buf, want[f]);
+		free(buf);
+	}
+}
+END_TEST
+
 static Suite *table_suite(void)
 {
 	Suite *s = suite_create("table");
@@ -159,6 +198,7 @@ static Suite *table_suite(void)
 	tcase_add_test(tc, csv_rows);
 	tcase_add_test(tc, json_rows);
 	tcase_add_test(tc, per_format_columns);
+	tcase_add_test(tc, null_bool_and_continued_csv);
 	suite_add_tcase(s, tc);
 	return s;
 }
