@@ -170,7 +170,7 @@ static int row_json(struct xp_table *t, const struct xp_cell *cells)
 		const struct xp_col *c = &t->cols[i];
 		const struct xp_cell *v = &cells[i];
 
-		if (v->absent || c->csv_only || c->text_only)
+		if (v->absent || c->csv_only || c->text_only || !c->json)
 			continue;
 		jsonw_key(w, c->json);
 		if (v->null) {

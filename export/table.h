@@ -38,7 +38,7 @@ struct xp_cell;
 struct xp_col {
 	const char *head;           /* text's head; csv's too unless csv is set */
 	const char *csv;            /* csv's header name, NULL: head */
-	const char *json;           /* json's key */
+	const char *json;           /* json's key; NULL: not in json */
 	enum xp_col_kind kind;
 	int width;                  /* text: right-aligned in width; 0: the row's last field, as is */
 	int rule;                   /* text: dashes under the head */
