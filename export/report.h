@@ -33,6 +33,7 @@ enum xp_report_by {
 	XP_BY_OVERLAP,              /* communication overlapped with compute, exposed collectives */
 	XP_BY_CPU,                  /* CPU samples by function and Python line, self and total */
 	XP_BY_WAIT,                 /* collective waits charged to the late rank's causes */
+	XP_BY_STREAM,               /* GPU time per CUDA stream of each device */
 	XP_BY_COUNT                 /* views.c lists them all, with their names */
 };
 

@@ -38,6 +38,11 @@ struct rep {
 	int groups;                 /* read the correlation's precomputed groups */
 };
 
+/* Whether --pid, --since or --until leave rows out. */
+int xp_rep_filtered(const struct xp_report_opts *o);
+/* Text reports name C++ functions and kernels short (elidename.h); csv
+ * and json keep the names whole for scripts. */
+int xp_rep_short_names(const struct xp_report_opts *o);
 /* The WHERE text for --pid/--since/--until on the given columns. */
 void xp_rep_filter(const struct xp_report_opts *o, const char *gp, const char *start, char *buf,
 		   size_t len);
@@ -69,6 +74,23 @@ int xp_rep_recording_cost(struct rep *R);
 
 /* Opens R->walk once. 0, -EIO or -ENOMEM. */
 int xp_rep_frame_stmt(struct rep *R);
+/* A launch stack in a line, as the report shows it (report_stack.c):
+ * "(no stack)" for id < 0. 0 or -EIO. */
+int xp_rep_format_stack(struct rep *R, int64_t id, char *buf, size_t len);
+/* A kernel's launching stacks in R's format: text, lines indented by
+ * indent_text after its row; csv, items inside the open quoted field
+ * (*first_csv: none yet); json, the array. 0, -EIO or -ENOMEM. */
+int xp_rep_kernel_stacks(struct rep *R, const struct group *g, int indent_text, int *first_csv);
+
+/* The nsys-style views (view_groups.c): the view's (name, key, duration)
+ * query, -ENOENT for a view with a file of its own; its groups' name in
+ * xp_report_groups or NULL; its first shown groups as a table. */
+int xp_rep_group_query(struct rep *R, char *sql, size_t len);
+const char *xp_rep_groups_view(const struct xp_report_opts *o);
+int xp_rep_group_table(struct rep *R, size_t shown);
+/* The footer (report_footer.c): coverage, Python reach, rejected evidence,
+ * losses, clock skew, the no-GPU warning; cpu: a CPU-sample view's. */
+int xp_rep_footer(struct rep *R, int cpu);
 
 /* --by source (report_source.c): its table in R's format; rows: the
  * functions found (and the no-Python-line row). 0 or a negative errno. */
@@ -84,6 +106,8 @@ int xp_view_launch(struct rep *R, size_t *rows);
 int xp_view_overlap(struct rep *R, size_t *rows);
 /* --by wait (view_wait.c): every collective wait charged to its late rank's cause. */
 int xp_view_wait(struct rep *R, size_t *rows);
+/* --by stream (view_stream.c): GPU time per CUDA stream. */
+int xp_view_stream(struct rep *R, size_t *rows);
 /* --by cpu (view_cpu.c): CPU samples by function and Python line. */
 int xp_view_cpu(struct rep *R, size_t *rows);
 /* --by source on CPU samples (source_cpu.c); its title. */

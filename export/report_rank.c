@@ -22,73 +22,51 @@
 #include "export/launchsite.h"
 #include "export/timeline.h"
 #include "export/report_priv.h"
+#include "export/table.h"
 
 /* kernels of a collective library: NCCL's and gloo's CUDA kernels */
 /* (for snprintf formats: the LIKE patterns' percent signs doubled) */
 #define IS_COLLECTIVE(name) "(" name " LIKE 'nccl%%' OR " name " LIKE '%%gloo%%')"
 
-/* The ranks table's head in R's format. */
-static void rank_header(struct rep *R)
-{
-	const struct xp_report_opts *o = R->o;
-
-	if (o->format == XP_FMT_TEXT) {
-		xp_rep_put_title(R);
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, "  Rank  World   GPU Time (ns)  Kernels  Collectives (ns)  Coll (%)"
-			       "  Sync Wait (ns)      PID  Host");
-		xp_rep_put_row(R, "  ----  -----   -------------  -------  ----------------  --------"
-			       "  --------------      ---  ----");
-	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"Section\",\"Rank\",\"World\",\"PID\",\"Host\",\"GPU Time (ns)\",\"Kernels\","
-		      "\"Collectives (ns)\",\"Sync Wait (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\","
-		      "\"Waited (ns)\",\"Waited Within Clock Error (ns)\"\n",
-		      R->out);
-	} else {
-		jsonw_key(&R->json, "ranks");
-		jsonw_arr_begin(&R->json);
-	}
-}
+/* The ranks table. csv's header also names the spread's fields (its rows
+ * follow in the same table, "Section" telling them apart); text shows the
+ * share in collectives and puts the process last. */
+static const struct xp_col rank_cols[] = {
+	{ .head = "Section", .kind = XP_COL_TEXT, .csv_only = 1 },
+	{ .head = "Rank", .json = "rank", .kind = XP_COL_INT, .width = 4, .rule = 4 },
+	{ .head = "World", .json = "world_size", .kind = XP_COL_INT, .width = 5, .rule = 5 },
+	{ .head = "PID", .json = "pid", .kind = XP_COL_INT, .width = 7, .rule = 3 },
+	{ .head = "Host", .json = "host", .kind = XP_COL_TEXT, .width = 0, .rule = 4 },
+	{ .head = "GPU Time (ns)", .json = "gpu_ns", .kind = XP_COL_INT, .width = 14, .rule = 13 },
+	{ .head = "Kernels", .json = "kernels", .kind = XP_COL_INT, .width = 7, .rule = 7 },
+	{ .head = "Collectives (ns)", .json = "collective_ns", .kind = XP_COL_INT, .width = 16,
+	  .rule = 16 },
+	{ .head = "Sync Wait (ns)", .json = "sync_wait_ns", .kind = XP_COL_INT, .width = 14,
+	  .rule = 14 },
+	{ .head = "Name", .kind = XP_COL_TEXT, .csv_only = 1 },
+	{ .head = "Spread (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Slowest Rank", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Waited (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Waited Within Clock Error (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Coll (%)", .kind = XP_COL_FIXED, .width = 8, .rule = 8, .prec = 1, .text_only = 1 },
+};
+static const unsigned char rank_text[] = { 1, 2, 5, 6, 7, 14, 8, 3, 4 };
 
 /* One rank's row (per_rank's statement) in R's format. */
-static void rank_row(struct rep *R, sqlite3_stmt *s)
+static int rank_row(struct xp_table *t, sqlite3_stmt *s)
 {
-	const struct xp_report_opts *o = R->o;
 	/* a merged job's pids carry their run in the high bits (gtid.h) */
-	int64_t rank = sqlite3_column_int64(s, 0), pid = xp_pid_local((uint64_t)sqlite3_column_int64(s, 2));
-	int64_t world = sqlite3_column_int64(s, 3), gpu = sqlite3_column_int64(s, 4);
-	int64_t kernels = sqlite3_column_int64(s, 5), coll = sqlite3_column_int64(s, 6);
-	int64_t wait = sqlite3_column_int64(s, 7);
-	const char *host = (const char *)sqlite3_column_text(s, 1);
-	double pct = gpu ? 100.0 * (double)coll / (double)gpu : 0;
+	int64_t gpu = sqlite3_column_int64(s, 4), coll = sqlite3_column_int64(s, 6);
+	struct xp_cell c[] = {
+		{ .s = "rank" }, { .i = sqlite3_column_int64(s, 0) }, { .i = sqlite3_column_int64(s, 3) },
+		{ .i = xp_pid_local((uint64_t)sqlite3_column_int64(s, 2)) },
+		{ .s = (const char *)sqlite3_column_text(s, 1) }, { .i = gpu },
+		{ .i = sqlite3_column_int64(s, 5) }, { .i = coll }, { .i = sqlite3_column_int64(s, 7) },
+		{ .s = "" }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
+		{ .d = gpu ? 100.0 * (double)coll / (double)gpu : 0 },
+	};
 
-	if (o->format == XP_FMT_TEXT) {
-		char line[512];
-
-		snprintf(line, sizeof(line), "  %4lld  %5lld  %14lld  %7lld  %16lld  %8.1f  %14lld"
-			 "  %7lld  %s", (long long)rank, (long long)world, (long long)gpu,
-			 (long long)kernels, (long long)coll, pct, (long long)wait, (long long)pid, host);
-		xp_rep_put_row(R, line);
-	} else if (o->format == XP_FMT_CSV) {
-		fprintf(R->out, "\"rank\",%lld,%lld,%lld,", (long long)rank, (long long)world,
-			(long long)pid);
-		xp_rep_csv_str(R->out, host);
-		fprintf(R->out, ",%lld,%lld,%lld,%lld,\"\",,,,\n", (long long)gpu, (long long)kernels,
-			(long long)coll, (long long)wait);
-	} else {
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "rank"); jsonw_int(w, rank);
-		jsonw_key(w, "world_size"); jsonw_int(w, world);
-		jsonw_key(w, "pid"); jsonw_int(w, pid);
-		jsonw_key(w, "host"); jsonw_str(w, host);
-		jsonw_key(w, "gpu_ns"); jsonw_int(w, gpu);
-		jsonw_key(w, "kernels"); jsonw_int(w, kernels);
-		jsonw_key(w, "collective_ns"); jsonw_int(w, coll);
-		jsonw_key(w, "sync_wait_ns"); jsonw_int(w, wait);
-		jsonw_obj_end(w);
-	}
+	return xp_table_row(t, c);
 }
 
 /* The ranks table: each rank's GPU time, kernels, collectives, sync wait. */
@@ -96,7 +74,11 @@ static int per_rank(struct rep *R, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
 	sqlite3_stmt *s;
-	char sql[2048], f[256], fa[256], who[256];
+	struct xp_table t = { .cols = rank_cols, .n = sizeof(rank_cols) / sizeof(rank_cols[0]),
+			      .fmt = o->format, .out = R->out, .json = &R->json, .width = o->width,
+			      .key = "ranks", .lead = "  ", .no_split = 1, .text_order = rank_text,
+			      .text_n = sizeof(rank_text) };
+	char sql[2048], f[256], fa[256], who[256], title[256];
 	int step;
 
 	xp_rep_filter(o, "k.globalPid", "k.start", f, sizeof(f));
@@ -117,14 +99,14 @@ static int per_rank(struct rep *R, size_t *rows)
 		 " WHERE %s GROUP BY r.pid ORDER BY r.rank, r.pid", f, fa, who);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
-	rank_header(R);
+	snprintf(title, sizeof(title), "** %s:", xp_rep_title(o->by));
+	xp_table_begin(&t, title);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		(*rows)++;
-		rank_row(R, s);
+		rank_row(&t, s);
 	}
 	sqlite3_finalize(s);
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+	xp_table_end(&t, *rows, *rows);
 	return step == SQLITE_DONE ? 0 : -EIO;
 }
 
@@ -239,73 +221,82 @@ static void put_wait_line(struct rep *R, const struct coll_wait *cw)
 	xp_rep_put_row(R, line);
 }
 
-/* One row of the spread table (spread's statement at a row) in R's format;
- * cw: the collective's waits, NULL for other kernels. */
-static void spread_row(struct rep *R, sqlite3_stmt *s, struct xp_sites *sites,
+/* What text shows under a spread row: the others' wait (a collective)
+ * and where the slowest rank launched the kernel. */
+struct spread_more {
+	struct rep *R;
+	const struct coll_wait *cw;
+	const char *site;
+};
+
+static int spread_lines(struct xp_table *t, const struct xp_cell *c)
+{
+	const struct spread_more *m = c->p;
+	char line[700];
+
+	(void)t;
+	if (m->cw)
+		put_wait_line(m->R, m->cw);
+	/* the site as the kernel report names it (a line, "NCCL: DDP
+	 * reducer, bucket 1"), cut to the width with the row */
+	snprintf(line, sizeof(line), "%24s%s", "", m->site ? m->site : "(no launch stack)");
+	xp_rep_put_row(m->R, line);
+	return 0;
+}
+
+/* The spread table: in csv, rows of the ranks table (its last fields). */
+static const struct xp_col spread_cols[] = {
+	{ .head = "Section", .kind = XP_COL_TEXT, .csv_only = 1 },
+	{ .head = "Rank", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "World", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "PID", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Host", .kind = XP_COL_TEXT, .csv_only = 1 },
+	{ .head = "GPU Time (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Kernels", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Collectives (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Sync Wait (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Kernel (collectives first; run by every rank) / where the slowest rank launched it",
+	  .csv = "Name", .json = "kernel", .kind = XP_COL_TEXT, .width = 0, .rule = 6 },
+	{ .head = "Spread (ns)", .json = "spread_ns", .kind = XP_COL_INT, .width = 11, .rule = 11 },
+	{ .head = "Slowest", .csv = "Slowest Rank", .json = "slowest_rank", .kind = XP_COL_INT,
+	  .width = 7, .rule = 7 },
+	{ .head = "Waited (ns)", .json = "waited_ns", .kind = XP_COL_INT },
+	{ .head = "Waited For Slowest (ns)", .json = "waited_for_slowest_ns", .kind = XP_COL_INT,
+	  .json_only = 1 },
+	{ .head = "Waited Within Clock Error (ns)", .json = "waited_within_clock_error_ns",
+	  .kind = XP_COL_INT },
+	{ .head = "Slowest Site", .json = "slowest_site", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .head = "Collective", .json = "collective", .kind = XP_COL_BOOL, .json_only = 1 },
+	{ .head = "Then", .kind = XP_COL_CALL, .text_only = 1, .call = spread_lines },
+};
+static const unsigned char spread_text[] = { 10, 11, 9 };
+
+/* One row of the spread table (spread's statement at a row); cw: the
+ * collective's waits, NULL for other kernels. */
+static void spread_row(struct rep *R, struct xp_table *t, sqlite3_stmt *s, struct xp_sites *sites,
 		       const struct coll_wait *cw)
 {
-	const struct xp_report_opts *o = R->o;
 	const char *name = (const char *)sqlite3_column_text(s, 0);
 	int64_t ns = sqlite3_column_int64(s, 1), slow = sqlite3_column_int64(s, 2);
-	const char *site;
-	char brief[512], line[700];
+	struct spread_more more = { R, cw, NULL };
+	char brief[512];
 
 	/* a collective: the rank the others waited for, not the one
 	 * whose kernel lasted longest (that one waited) */
 	if (cw)
 		slow = cw->late_rank;
-	site = slow >= 0 ? slowest_site(R, sites, sqlite3_column_int64(s, 4), slow) : NULL;
-	if (o->format == XP_FMT_TEXT) {
+	more.site = slow >= 0 ? slowest_site(R, sites, sqlite3_column_int64(s, 4), slow) : NULL;
+	if (R->o->format == XP_FMT_TEXT)
 		xp_elide_name(name ? name : "?", brief, sizeof(brief));
-		if (slow >= 0)
-			snprintf(line, sizeof(line), "  %11lld  %7lld  %s", (long long)ns,
-				 (long long)slow, brief);
-		else
-			snprintf(line, sizeof(line), "  %11lld  %7s  %s", (long long)ns, "?", brief);
-		xp_rep_put_row(R, line);
-		if (cw)
-			put_wait_line(R, cw);
-		/* the site as the kernel report names it (a line, "NCCL: DDP
-		 * reducer, bucket 1"), cut to the width with the row */
-		snprintf(line, sizeof(line), "%24s%s", "", site ? site : "(no launch stack)");
-		xp_rep_put_row(R, line);
-	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"spread\",,,,,,,,,", R->out);
-		xp_rep_csv_str(R->out, name ? name : "?");
-		fprintf(R->out, ",%lld,", (long long)ns);
-		if (slow >= 0)
-			fprintf(R->out, "%lld", (long long)slow);
-		if (cw)
-			fprintf(R->out, ",%lld,%lld\n", (long long)cw->wait_ns,
-				(long long)cw->unsure_ns);
-		else
-			fputs(",,\n", R->out);
-	} else {
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "kernel"); jsonw_str(w, name);
-		jsonw_key(w, "spread_ns"); jsonw_int(w, ns);
-		jsonw_key(w, "slowest_rank");
-		if (slow >= 0)
-			jsonw_int(w, slow);
-		else
-			jsonw_null(w);
-		if (cw) {
-			jsonw_key(w, "waited_ns"); jsonw_int(w, cw->wait_ns);
-			jsonw_key(w, "waited_for_slowest_ns"); jsonw_int(w, cw->late_ns);
-			jsonw_key(w, "waited_within_clock_error_ns"); jsonw_int(w, cw->unsure_ns);
-		}
-		jsonw_key(w, "slowest_site");
-		if (site)
-			jsonw_str(w, site);
-		else
-			jsonw_null(w);
-		jsonw_key(w, "collective"); jsonw_bool(w, sqlite3_column_int(s, 3));
-		jsonw_obj_end(w);
-	}
+	xp_table_row(t, (struct xp_cell[]){
+		{ .s = "spread" }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
+		{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
+		{ .s = R->o->format == XP_FMT_TEXT ? brief : name ? name : "?" }, { .i = ns },
+		{ .i = slow, .null = slow < 0 }, { .i = cw ? cw->wait_ns : 0, .absent = !cw },
+		{ .i = cw ? cw->late_ns : 0, .absent = !cw }, { .i = cw ? cw->unsure_ns : 0, .absent = !cw },
+		{ .s = more.site, .null = !more.site }, { .i = sqlite3_column_int(s, 3) }, { .p = &more },
+	});
 }
-
 
 /* An empty spread table of a run that holds fewer ranks than its world:
  * the spread and the waits for other ranks need the other ranks' runs. */
@@ -337,6 +328,10 @@ static int spread(struct rep *R)
 	struct xp_sites *sites = NULL;
 	struct coll_wait *waits = NULL;
 	size_t nwaits = 0;
+	struct xp_table t = { .cols = spread_cols, .n = sizeof(spread_cols) / sizeof(spread_cols[0]),
+			      .fmt = o->format, .out = R->out, .json = &R->json, .width = o->width,
+			      .key = "spread", .lead = "  ", .no_split = 1, .text_order = spread_text,
+			      .text_n = sizeof(spread_text), .csv_continues = 1 };
 	sqlite3_stmt *s;
 	char sql[2048], f[256];
 	unsigned shown = 0;
@@ -363,28 +358,21 @@ static int spread(struct rep *R)
 		return -EIO;
 	}
 	xp_sites_prefer_own(sites);
-	if (o->format == XP_FMT_TEXT) {
+	if (o->format == XP_FMT_TEXT)
 		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, "  Spread (ns)  Slowest  Kernel (collectives first; run by every rank)"
-			       " / where the slowest rank launched it");
-		xp_rep_put_row(R, "  -----------  -------  ------");
-		if (nwaits)
-			xp_rep_put_row(R, "  (a collective's Slowest is the rank the others waited for: the last"
-				       " to start it)");
-	} else if (o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "spread");
-		jsonw_arr_begin(&R->json);
-	}
+	xp_table_begin(&t, NULL);
+	if (nwaits && o->format == XP_FMT_TEXT)
+		xp_rep_put_row(R, "  (a collective's Slowest is the rank the others waited for: the last"
+			       " to start it)");
 	while ((step = sqlite3_step(s)) == SQLITE_ROW && (!o->top || shown < o->top)) {
 		shown++;
-		spread_row(R, s, sites, sqlite3_column_int(s, 3) ?
+		spread_row(R, &t, s, sites, sqlite3_column_int(s, 3) ?
 			   find_wait(waits, nwaits, sqlite3_column_int64(s, 4)) : NULL);
 	}
 	sqlite3_finalize(s);
 	xp_sites_free(sites);
 	free(waits);
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+	xp_table_end(&t, shown, shown);
 	if (!shown && o->format == XP_FMT_TEXT && step == SQLITE_DONE)
 		alone_note(R);
 	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -EIO;

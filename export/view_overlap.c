@@ -16,6 +16,7 @@
 #include "src/gtid.h"
 #include "export/launchsite.h"
 #include "export/report_priv.h"
+#include "export/table.h"
 #include "export/timeline.h"
 
 struct time_span {
@@ -152,53 +153,61 @@ static void print_head(struct rep *R, int64_t rank, int64_t gpid, int64_t dev, c
 	}
 }
 
+/* A device's collectives, most exposed first. csv: rows of the view's
+ * table (its last fields); text: the name and its site in one field. */
+static const struct xp_col exposed_cols[] = {
+	{ .head = "Section", .kind = XP_COL_TEXT, .csv_only = 1 },
+	{ .head = "Rank", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Device", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "PID", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Compute (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Communication (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Overlapped (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Exposed (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Calls", .kind = XP_COL_UINT, .width = 9, .rule = 9 },
+	{ .head = "Kernel", .json = "kernel", .kind = XP_COL_TEXT },
+	{ .head = "Launch Site", .json = "site", .kind = XP_COL_TEXT },
+	{ .head = "Calls", .json = "calls", .kind = XP_COL_UINT, .json_only = 1 },
+	{ .head = "Comm (ns)", .csv = "Collective (ns)", .json = "ns", .kind = XP_COL_INT,
+	  .width = 13, .rule = 13 },
+	{ .head = "Exposed (ns)", .csv = "Collective Exposed (ns)", .json = "exposed_ns",
+	  .kind = XP_COL_INT, .width = 13, .rule = 13 },
+	{ .head = "Exposed (%)", .kind = XP_COL_FIXED, .width = 11, .rule = 11, .prec = 1,
+	  .text_only = 1 },
+	{ .head = "Collective  \u2039 launched at", .kind = XP_COL_TEXT, .width = 0, .rule = 10,
+	  .text_only = 1 },
+};
+static const unsigned char exposed_text[] = { 8, 12, 13, 14, 15 };
+
 static void print_exposed(struct rep *R, const struct exposed *e, size_t n, int64_t rank,
 			  int64_t dev)
 {
 	size_t shown = R->o->top && R->o->top < n ? R->o->top : n;
+	struct xp_table t = { .cols = exposed_cols, .n = sizeof(exposed_cols) / sizeof(exposed_cols[0]),
+			      .fmt = R->o->format, .out = R->out, .json = &R->json,
+			      .width = R->o->width, .key = "collectives", .lead = "    ", .no_split = 1,
+			      .text_order = exposed_text, .text_n = sizeof(exposed_text),
+			      .csv_continues = 1 };
 
-	if (R->o->format == XP_FMT_TEXT && shown) {
-		xp_rep_put_row(R, "        Calls      Comm (ns)   Exposed (ns)  Exposed (%)  Collective"
-			       "  \u2039 launched at");
-		xp_rep_put_row(R, "    ---------  -------------  -------------  -----------  ----------");
-	} else if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "collectives");
-		jsonw_arr_begin(&R->json);
-	}
+	if (shown || R->o->format != XP_FMT_TEXT)
+		xp_table_begin(&t, NULL);
 	for (size_t i = 0; i < shown; i++) {
-		char name[1024], brief[512], line[1400];
+		char name[1024], brief[512], both[1400];
 		double pct = e[i].ns ? 100.0 * (double)e[i].exposed_ns / (double)e[i].ns : 0;
 
 		kernel_name(R, e[i].name, name, sizeof(name));
-		if (R->o->format == XP_FMT_TEXT) {
-			xp_elide_name(name, brief, sizeof(brief));
-			snprintf(line, sizeof(line), "    %9llu  %13lld  %13lld  %11.1f  %s  \u2039 %s",
-				 (unsigned long long)e[i].n, (long long)e[i].ns, (long long)e[i].exposed_ns,
-				 pct, R->o->full_names ? name : brief, e[i].site);
-			xp_rep_put_row(R, line);
-		} else if (R->o->format == XP_FMT_CSV) {
-			fprintf(R->out, "\"collective\",%lld,%lld,,,,,,%llu,", (long long)rank, (long long)dev,
-				(unsigned long long)e[i].n);
-			xp_rep_csv_str(R->out, name);
-			fputc(',', R->out);
-			xp_rep_csv_str(R->out, e[i].site);
-			fprintf(R->out, ",%lld,%lld\n", (long long)e[i].ns, (long long)e[i].exposed_ns);
-		} else {
-			struct jsonw *w = &R->json;
-
-			jsonw_obj_begin(w);
-			jsonw_key(w, "kernel"); jsonw_str(w, name);
-			jsonw_key(w, "site"); jsonw_str(w, e[i].site);
-			jsonw_key(w, "calls"); jsonw_uint(w, e[i].n);
-			jsonw_key(w, "ns"); jsonw_int(w, e[i].ns);
-			jsonw_key(w, "exposed_ns"); jsonw_int(w, e[i].exposed_ns);
-			jsonw_obj_end(w);
-		}
+		xp_elide_name(name, brief, sizeof(brief));
+		snprintf(both, sizeof(both), "%s  \u2039 %s", R->o->full_names ? name : brief, e[i].site);
+		xp_table_row(&t, (struct xp_cell[]){
+			{ .s = "collective" }, { .i = rank }, { .i = dev }, { .absent = 1 }, { .absent = 1 },
+			{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .u = e[i].n }, { .s = name },
+			{ .s = e[i].site }, { .u = e[i].n }, { .i = e[i].ns }, { .i = e[i].exposed_ns },
+			{ .d = pct }, { .s = both },
+		});
 	}
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_arr_end(&R->json);
+	xp_table_end(&t, shown, shown);
+	if (R->o->format == XP_FMT_JSON)
 		jsonw_obj_end(&R->json);
-	}
 }
 
 /* One device: its totals (compute, communication, exposed) and collectives. */

@@ -48,6 +48,8 @@ const struct xp_view xp_views[XP_BY_COUNT] = {
 			 " waited for and to what that rank did meanwhile",
 			 "no rank waited in a collective for another (one rank, or no collective;"
 			 " a job's runs together: xpcorr merge)", xp_view_wait },
+	[XP_BY_STREAM] = { "stream", "GPU Time per CUDA Stream (kernels, copies and sets)",
+			   "no GPU work ran", xp_view_stream },
 };
 
 void xp_rep_bind_filter(void *ctx, sqlite3_stmt *s)
