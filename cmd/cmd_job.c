@@ -36,7 +36,7 @@ struct job_opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: xpcorr job [--by rank|idle|kernel|source|clock] [--format text|csv] [--top N]"
+	fprintf(f, "usage: xpcorr job [--by rank|idle|kernel|source|wait|clock] [--format text|csv|json] [--top N]"
 		" [--rank N] [--reference RUN] [--no-refine] [-q] RUN...\n"
 		"The views of a distributed job from its runs' summaries (RUN/xpsum.db, written by\n"
 		"xpcorr ingest): clocks aligned on the collectives, no database of every row.\n"
@@ -46,17 +46,18 @@ static void usage(FILE *f)
 static int parse_by(struct job_opts *o, const char *by)
 {
 	static const char *const names[] = { [XP_JOB_RANK] = "rank", [XP_JOB_IDLE] = "idle",
-					      [XP_JOB_KERNEL] = "kernel", [XP_JOB_SOURCE] = "source" };
+					      [XP_JOB_KERNEL] = "kernel", [XP_JOB_SOURCE] = "source",
+					      [XP_JOB_WAIT] = "wait" };
 
 	o->by = by;
 	if ((o->clock = !strcmp(by, "clock")))
 		return 0;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (!strcmp(by, names[i])) {
 			o->view.by = (enum xp_jobview_by)i;
 			return 0;
 		}
-	fprintf(stderr, "xpcorr job: --by %s: one of rank, idle, kernel, source, clock\n", by);
+	fprintf(stderr, "xpcorr job: --by %s: one of rank, idle, kernel, source, wait, clock\n", by);
 	return XP_EXIT_USAGE;
 }
 
@@ -96,8 +97,10 @@ static int parse_options(int argc, char **argv, struct job_opts *o)
 		case 'f':
 			o->format = optarg;
 			o->view.csv = !strcmp(optarg, "csv");
-			if (!o->view.csv && strcmp(optarg, "text")) {
-				fprintf(stderr, "xpcorr job: --format %s: text or csv\n", optarg);
+			o->view.format = o->view.csv ? XP_JOB_CSV : !strcmp(optarg, "json") ? XP_JOB_JSON :
+					 XP_JOB_TEXT;
+			if (!o->view.csv && strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				fprintf(stderr, "xpcorr job: --format %s: text, csv or json\n", optarg);
 				rc = XP_EXIT_USAGE;
 			}
 			break;
@@ -109,6 +112,10 @@ static int parse_options(int argc, char **argv, struct job_opts *o)
 		case 'h': usage(stdout); return -1;
 		default: return XP_EXIT_USAGE;
 		}
+	}
+	if (!rc && o->view.format == XP_JOB_JSON && (o->clock || o->view.by != XP_JOB_WAIT)) {
+		fprintf(stderr, "xpcorr job: --format json: only --by wait so far\n");
+		rc = XP_EXIT_USAGE;
 	}
 	if (!rc && optind >= argc) {
 		fprintf(stderr, "xpcorr job: expected the job's run directories\n");

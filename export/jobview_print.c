@@ -138,6 +138,27 @@ static int put_spread(const struct jv *J, FILE *out)
 	return 0;
 }
 
+static int cmp_matters(const void *a, const void *b)
+{
+	const struct jv_rank *x = &sort_J->ranks[*(const size_t *)a], *y = &sort_J->ranks[*(const size_t *)b];
+
+	if (x->waited_on != y->waited_on)
+		return x->waited_on > y->waited_on ? -1 : 1;
+	if (x->gpu != y->gpu)
+		return x->gpu > y->gpu ? -1 : 1;
+	return cmp_rank(a, b);
+}
+
+/* Text with --top N of more ranks: the N the others waited for most (then
+ * the most GPU time) first, in rank order: a job of thousands of ranks
+ * shows its stragglers, not its first ranks. */
+static void keep_top(const struct jv *J, size_t *order)
+{
+	sort_J = J;
+	qsort(order, J->nranks, sizeof(*order), cmp_matters);
+	qsort(order, J->o->top, sizeof(*order), cmp_rank);
+}
+
 static int view_rank(const struct jv *J, FILE *out)
 {
 	size_t *order = rank_order(J);
@@ -155,8 +176,13 @@ static int view_rank(const struct jv *J, FILE *out)
 			"  Rank Wait (ns)      PID  Host\n"
 			"  ----  -----   -------------  -------  ----------------  --------  --------------"
 			"  --------------      ---  ----\n", J->nranks, (double)J->clock_err / 1e3);
+	if (!J->o->csv && J->o->top && J->o->top < J->nranks)
+		keep_top(J, order);
 	for (size_t i = 0; i < J->nranks; i++)
-		put_rank_row(J, &J->ranks[order[i]], out);
+		if (J->o->csv || !J->o->top || i < J->o->top)
+			put_rank_row(J, &J->ranks[order[i]], out);
+	if (!J->o->csv && J->o->top && J->o->top < J->nranks)
+		fprintf(out, "  (%zu more ranks; --top 0 shows all)\n", J->nranks - J->o->top);
 	free(order);
 	return put_spread(J, out);
 }
@@ -465,6 +491,7 @@ int jv_print(struct jv *J, FILE *out)
 	case XP_JOB_RANK: err = view_rank(J, out); break;
 	case XP_JOB_KERNEL: err = view_kernel(J, out); break;
 	case XP_JOB_SOURCE: err = view_source(J, out); break;
+	case XP_JOB_WAIT: err = jv_wait_print(J, out); break;
 	default: err = view_idle(J, out); break;
 	}
 	if (err)

@@ -1,0 +1,260 @@
+/* jobwait.c - `xpcorr job --by wait`: report --by wait's cross-rank blame
+ * from the ranks' summaries. Each wait in a collective instance every rank
+ * entered (jobview.c found its last entry on the job's clock) is charged
+ * to the last rank and shared among the causes that rank spent more time
+ * in than the waiting one since each finished its latest earlier
+ * collective (the summaries' xs_span stretches, jobsum_wait.c), by the
+ * rule --by wait uses (wait_share.c); an instance whose last two entries,
+ * or a wait, is within the clock alignment's error is "too close to call".
+ * Memory: the late rank's stretch of each instance (a few rows each),
+ * never a rank's rows. Unlike report --by wait, a late rank's own wait for
+ * a third rank is not followed there: the summary keeps its collectives'
+ * time as GPU communication.
+ *
+ *   xpcorr job --by wait runs/rank-*
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/idle_cause.h"
+#include "export/jobview_priv.h"
+#include "export/report_priv.h"
+#include "export/wait_blame.h"
+#include "src/array.h"
+
+struct jv_wait {
+	struct xp_wait_row *pool;   /* the late ranks' stretches */
+	size_t npool, pool_cap;
+	size_t *first, *n;          /* per instance: its late rank's rows in pool */
+	struct xp_wait_row *own;    /* the waiting rank's stretch being read */
+	size_t nown, own_cap;
+	struct xp_wait_table out;
+	int64_t *rank;              /* per rank index: its rank */
+	const char *close, *none;   /* interned */
+	int err;
+};
+
+static int wait_init(struct jv *J)
+{
+	struct jv_wait *W;
+	int64_t id;
+
+	if (J->wait)
+		return 0;
+	if (!(W = J->wait = calloc(1, sizeof(*W))))
+		return -ENOMEM;
+	xp_u64map_init(&W->out.at);
+	if (!(W->first = calloc(J->ninst ? J->ninst : 1, sizeof(*W->first))) ||
+	    !(W->n = calloc(J->ninst ? J->ninst : 1, sizeof(*W->n))) ||
+	    !(W->rank = calloc(J->nranks ? J->nranks : 1, sizeof(*W->rank))))
+		return -ENOMEM;
+	for (size_t r = 0; r < J->nranks; r++)
+		W->rank[r] = J->ranks[r].rank;
+	if (jv_intern(&J->names, "too close to call", &id))
+		return -ENOMEM;
+	W->close = J->names.v[id];
+	if (jv_intern(&J->names, "(nothing took the late rank longer)", &id))
+		return -ENOMEM;
+	W->none = J->names.v[id];
+	return 0;
+}
+
+void jv_wait_free(struct jv *J)
+{
+	struct jv_wait *W = J->wait;
+
+	if (!W)
+		return;
+	free(W->pool);
+	free(W->first);
+	free(W->n);
+	free(W->own);
+	free(W->rank);
+	free(W->out.v);
+	xp_u64map_free(&W->out.at);
+	free(W);
+	J->wait = NULL;
+}
+
+/* The instance of a run's (pid, name, nth) that every rank entered, and
+ * the rank index of pid; NULL when not one. */
+static const struct jv_inst *instance(const struct jv *J, const struct jv_run *R, sqlite3_stmt *st,
+				      int64_t *rank, size_t *at)
+{
+	int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
+	const uint64_t *slot = name < 0 ? NULL :
+		xp_u64map_find(&J->inst_at, (uint64_t)name, (uint64_t)sqlite3_column_int64(st, 2));
+
+	*rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+	if (!slot || *rank < 0 || J->inst[*slot].cnt != J->nranks)
+		return NULL;
+	*at = (size_t)*slot;
+	return &J->inst[*slot];
+}
+
+/* A row of a stretch (kind, site, ns at columns c..c+2) with its where interned. */
+static int read_row(struct jv *J, sqlite3_stmt *st, int c, struct xp_wait_row *r)
+{
+	int64_t id;
+	int kind = sqlite3_column_int(st, c);
+
+	if (jv_intern(&J->names, (const char *)sqlite3_column_text(st, c + 1), &id))
+		return -ENOMEM;
+	*r = (struct xp_wait_row){ .kind = kind >= 0 && kind < XP_WAIT_KINDS ? kind : XP_WAIT_NONE,
+				   .where = J->names.v[id], .ns = sqlite3_column_int64(st, c + 2),
+				   .slot = -1, .inst = -1 };
+	return 0;
+}
+
+static int no_spans(struct jv *J, const struct jv_run *R)
+{
+	return jv_fail(J, -EINVAL, "cannot read %s: it has no collectives' stretches (written by an"
+		       " older xpcorr): run xpcorr ingest on its run again", R->r->path);
+}
+
+/* Pass: the stretches of the instances this run's ranks entered last. */
+int jv_wait_late(struct jv *J, struct jv_run *R)
+{
+	sqlite3_stmt *st;
+	struct jv_wait *W;
+	int err;
+
+	if (wait_init(J))
+		return jv_fail(J, -ENOMEM, "out of memory");
+	W = J->wait;
+	if (sqlite3_prepare_v2(R->db, "SELECT pid, name, nth, kind, site, ns FROM xs_span"
+			       " ORDER BY pid, name, nth", -1, &st, NULL) != SQLITE_OK)
+		return no_spans(J, R);
+	while ((err = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank;
+		size_t at;
+		const struct jv_inst *in = instance(J, R, st, &rank, &at);
+
+		if (!in || in->late != (uint32_t)rank)
+			continue;
+		if (xp_array__reserve((void **)&W->pool, &W->pool_cap, W->npool + 1, sizeof(*W->pool), 256) ||
+		    read_row(J, st, 3, &W->pool[W->npool])) {
+			sqlite3_finalize(st);
+			return jv_fail(J, -ENOMEM, "out of memory");
+		}
+		if (!W->n[at])
+			W->first[at] = W->npool;
+		W->n[at]++;
+		W->npool++;
+	}
+	sqlite3_finalize(st);
+	return err == SQLITE_DONE ? 0 : jv_fail(J, -EIO, "cannot read %s: %s", R->r->path,
+						 sqlite3_errmsg(R->db));
+}
+
+struct part_ctx {
+	struct jv_wait *W;
+	size_t waiter, late;
+	uint64_t wid;
+};
+
+static void on_part(void *ctx, const struct xp_wait_row *r, int64_t ns)
+{
+	struct part_ctx *p = ctx;
+
+	if (xp_wait_table_add(&p->W->out, p->waiter, p->late, p->late, r->kind, r->where, ns, p->wid))
+		p->W->err = -ENOMEM;
+}
+
+/* One wait of rank index w in instance at (its stretch in W->own). */
+static void charge_one(struct jv *J, size_t w, size_t at, int64_t start)
+{
+	struct jv_wait *W = J->wait;
+	const struct jv_inst *in = &J->inst[at];
+	int64_t ns = in->last - start;
+	struct part_ctx p = { W, w, in->late, 0 };
+
+	if (ns <= 0 || in->late == w)
+		return;
+	p.wid = ++W->out.nwaits;
+	W->out.total_ns += ns;
+	if (ns <= J->clock_err || (in->second != INT64_MIN && in->last - in->second <= J->clock_err)) {
+		on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_CLOSE, .where = W->close }, ns);
+		return;
+	}
+	if (!xp_wait_share(W->own, W->nown, W->pool + W->first[at], W->n[at], ns, on_part, &p))
+		on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_NONE, .where = W->none }, ns);
+}
+
+/* Pass: every wait of this run's ranks against its late rank's stretch. */
+int jv_wait_charge(struct jv *J, struct jv_run *R)
+{
+	struct jv_wait *W = J->wait;
+	sqlite3_stmt *st;
+	int64_t cur[3] = { -1, -1, -1 }, start = 0, rank = -1;
+	size_t at = 0;
+	const struct jv_inst *in = NULL;
+	int step;
+
+	if (sqlite3_prepare_v2(R->db, "SELECT c.pid, c.name, c.nth, c.start, s.kind, s.site, s.ns"
+			       " FROM xs_coll c LEFT JOIN xs_span s ON s.pid = c.pid AND s.name = c.name"
+			       " AND s.nth = c.nth ORDER BY 1, 2, 3", -1, &st, NULL) != SQLITE_OK)
+		return no_spans(J, R);
+	while (!W->err) {
+		int row = (step = sqlite3_step(st)) == SQLITE_ROW;
+		int same = row && sqlite3_column_int64(st, 0) == cur[0] &&
+			   sqlite3_column_int64(st, 1) == cur[1] && sqlite3_column_int64(st, 2) == cur[2];
+
+		if (!same && in)
+			charge_one(J, (size_t)rank, at, start);
+		if (!row)
+			break;
+		if (!same) {
+			for (int c = 0; c < 3; c++)
+				cur[c] = sqlite3_column_int64(st, c);
+			W->nown = 0;
+			start = sqlite3_column_int64(st, 3) + R->r->shift_ns;
+			in = instance(J, R, st, &rank, &at);
+		}
+		if (!in || sqlite3_column_type(st, 4) == SQLITE_NULL)
+			continue;
+		if (xp_array__reserve((void **)&W->own, &W->own_cap, W->nown + 1, sizeof(*W->own), 16) ||
+		    read_row(J, st, 4, &W->own[W->nown]))
+			W->err = -ENOMEM;
+		else
+			W->nown++;
+	}
+	sqlite3_finalize(st);
+	if (W->err)
+		return jv_fail(J, W->err, "out of memory");
+	return step == SQLITE_DONE ? 0 : jv_fail(J, -EIO, "cannot read %s: %s", R->r->path,
+						  sqlite3_errmsg(R->db));
+}
+
+int jv_wait_print(struct jv *J, FILE *out)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	struct rep R = { .o = &o, .out = out };
+	struct jv_wait *W = J->wait;
+
+	if (!W && wait_init(J))
+		return -ENOMEM;
+	W = J->wait;
+	o.by = XP_BY_WAIT;
+	o.top = J->o->top;
+	o.format = J->o->format == XP_JOB_JSON ? XP_FMT_JSON : J->o->format == XP_JOB_CSV ?
+		   XP_FMT_CSV : XP_FMT_TEXT;
+	if (o.format == XP_FMT_JSON) {
+		jsonw_init(&R.json, out);
+		jsonw_obj_begin(&R.json);
+		jsonw_key(&R.json, "report");
+		jsonw_str(&R.json, "wait");
+		jsonw_key(&R.json, "title");
+		jsonw_str(&R.json, xp_rep_title(XP_BY_WAIT));
+		jsonw_key(&R.json, "ranks");
+		jsonw_uint(&R.json, J->nranks);
+	}
+	xp_wait_print(&R, &W->out, W->rank, J->clock_err);
+	if (o.format == XP_FMT_JSON) {
+		jsonw_obj_end(&R.json);
+		fputc('\n', out);
+		return jsonw_error(&R.json) ? -EIO : 0;
+	}
+	return 0;
+}
