@@ -23,6 +23,7 @@
 #include "cmd/opendb.h"
 #include "correlate/clocksum.h"
 #include "export/jobsum.h"
+#include "export/jsonw.h"
 #include "src/textesc.h"
 
 struct job_opts {
@@ -112,10 +113,6 @@ static int parse_options(int argc, char **argv, struct job_opts *o)
 		case 'h': usage(stdout); return -1;
 		default: return XP_EXIT_USAGE;
 		}
-	}
-	if (!rc && o->view.format == XP_JOB_JSON && (o->clock || o->view.by != XP_JOB_WAIT)) {
-		fprintf(stderr, "xpcorr job: --format json: only --by wait so far\n");
-		rc = XP_EXIT_USAGE;
 	}
 	if (!rc && optind >= argc) {
 		fprintf(stderr, "xpcorr job: expected the job's run directories\n");
@@ -322,8 +319,34 @@ static int rank_detail(struct xp_jobrun *runs, char **dirs, size_t n, const stru
 }
 
 /* --by clock: how each run was put onto the reference's clock. */
-static void put_clocks(const struct xp_jobrun *runs, char **dirs, size_t n, int csv)
+static void put_clocks(const struct xp_jobrun *runs, char **dirs, size_t n, int csv, int json)
 {
+	if (json) {
+		struct jsonw j;
+
+		jsonw_init(&j, stdout);
+		jsonw_obj_begin(&j);
+		jsonw_key(&j, "job"), jsonw_str(&j, "clock");
+		jsonw_key(&j, "runs"), jsonw_arr_begin(&j);
+		for (size_t i = 0; i < n; i++) {
+			jsonw_obj_begin(&j);
+			jsonw_key(&j, "run"), jsonw_uint(&j, i);
+			jsonw_key(&j, "path"), jsonw_str(&j, dirs[i]);
+			jsonw_key(&j, "method"), jsonw_str(&j, runs[i].method);
+			jsonw_key(&j, "shift_ns"), jsonw_int(&j, runs[i].shift_ns);
+			jsonw_key(&j, "spread_ns");
+			if (runs[i].spread_ns >= 0)
+				jsonw_int(&j, runs[i].spread_ns);
+			else
+				jsonw_null(&j);
+			jsonw_key(&j, "matched"), jsonw_uint(&j, runs[i].matched);
+			jsonw_obj_end(&j);
+		}
+		jsonw_arr_end(&j);
+		jsonw_obj_end(&j);
+		putchar('\n');
+		return;
+	}
 	if (csv)
 		puts("\"Run\",\"Path\",\"Method\",\"Shift (ns)\",\"Spread (ns)\",\"Matched\"");
 	else
@@ -368,7 +391,7 @@ static int run_job(struct xp_jobrun *runs, char **dirs, size_t n, const struct j
 	if (rc)
 		return rc;
 	if (o->clock)
-		put_clocks(runs, dirs, n, o->view.csv);
+		put_clocks(runs, dirs, n, o->view.csv, o->view.format == XP_JOB_JSON);
 	else if (xp_jobview(runs, n, &o->view, stdout, err, sizeof(err))) {
 		fprintf(stderr, "xpcorr job: %s\n", err);
 		return XP_EXIT_FAIL;

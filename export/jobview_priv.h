@@ -56,6 +56,7 @@ struct jv_inst {                    /* one collective instance across the ranks 
 	uint32_t late;              /* rank index of the last to enter */
 };
 
+struct jsonw;
 struct jv_wait;                     /* --by wait's (jobwait.c) */
 
 struct jv {
@@ -76,6 +77,7 @@ struct jv {
 	int64_t clock_err;          /* the runs' largest alignment spread */
 	size_t complete;            /* instances every rank entered */
 	struct jv_wait *wait;
+	struct jsonw *json;         /* json output, else NULL */
 	char *err;
 	size_t errlen;
 };

@@ -243,7 +243,7 @@ int jv_wait_print(struct jv *J, FILE *out)
 	if (o.format == XP_FMT_JSON) {
 		jsonw_init(&R.json, out);
 		jsonw_obj_begin(&R.json);
-		jsonw_key(&R.json, "report");
+		jsonw_key(&R.json, "job");
 		jsonw_str(&R.json, "wait");
 		jsonw_key(&R.json, "title");
 		jsonw_str(&R.json, xp_rep_title(XP_BY_WAIT));

@@ -9,6 +9,7 @@ writes RUN/xpsum.db), the databases are moved away, then:
     within 2 points of the merged job's, and the first row the same;
   - >= 90% of the wait charged to rank 3's load_batch;
   - csv and text say the same totals; --by rank text honours --top;
+  - every view's json says what its csv says;
   - a summary without the collectives' stretches (an older xpcorr's) is
     refused with one line saying to ingest again.
 
@@ -91,6 +92,23 @@ with tempfile.TemporaryDirectory() as tmp:
     check("--by rank --top 2: two ranks, the straggler among them, and how many not shown",
           len(shown) == 2 and any(l.split()[0] == str(RANKS - 1) for l in shown)
           and "2 more ranks" in table, table)
+
+    # json for every view, saying what csv says
+    for v, key, col, field in (("rank", "ranks_table", "GPU Time (ns)", "gpu_ns"),
+                               ("kernel", "kernels", "Total Time (ns)", "total_ns"),
+                               ("idle", "devices", "Rank Wait (ns)", "rank_wait_ns"),
+                               ("clock", "runs", "Shift (ns)", "shift_ns")):
+        # --top 1: ranks and devices all the same (as csv), kernels cut (as csv)
+        top = "0" if v == "kernel" else "1"
+        j = json.loads(run(xpcorr, "job", "-q", "--by", v, "--format", "json", "--top", top, *given))
+        c = [r for r in csv.DictReader(io.StringIO(run(xpcorr, "job", "-q", "--by", v, "--format", "csv",
+                                                       "--top", "0", *given)))
+             if r.get("Section", "rank" if v == "rank" else "device") in ("rank", "device")]
+        check(f"--by {v} json", j.get("job") == v and sorted(r[field] for r in j[key]) ==
+              sorted(int(r[col]) for r in c), f"{len(j[key])} rows, csv {len(c)}")
+    j = json.loads(run(xpcorr, "job", "-q", "--by", "source", "--format", "json", *given))
+    check("--by source json: the sites' kernels add up to the GPU time",
+          sum(k["ns"] for s in j["sites"] for k in s["kernels"]) == sum(s["site_ns"] for s in j["sites"]) > 0)
 
     old = os.path.join(runs[1], "xpsum.db")
     db = sqlite3.connect(old)
