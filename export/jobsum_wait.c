@@ -97,22 +97,76 @@ static int64_t first_work(sqlite3 *db, const struct xp_coll_job *J, size_t sl)
 	return t;
 }
 
-/* One rank's collectives' stretches. */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The rank's timeline cut at its collectives' starts and ends, from its
+ * first work to its last entry: each piece by cause (xs_piece), so that
+ * the job view can take a late rank's stretch from wherever the waiting
+ * rank was last in step with it, as report --by wait does. */
+static int slot_pieces(struct spans *S, const struct xp_coll_job *J, size_t sl, int64_t t0,
+		       sqlite3_stmt *ins)
+{
+	const struct xp_tl *tl = J->tl[sl];
+	size_t n = 0, nc = J->ncoll[sl];
+	int64_t *cut = malloc((2 * nc + 1) * sizeof(*cut)), last = INT64_MIN;
+	int rc = 0;
+
+	if (!cut)
+		return -ENOMEM;
+	cut[n++] = t0;
+	for (size_t k = 0; k < nc; k++) {
+		const struct xp_tl_op *op = &tl->ops[J->coll[sl][k]];
+
+		cut[n++] = op->start;
+		cut[n++] = op->end;
+		last = op->start > last ? op->start : last;
+	}
+	qsort(cut, n, sizeof(*cut), cmp_i64);
+	for (size_t i = 0; i + 1 < n && !rc && cut[i + 1] <= last; i++) {
+		struct xp_idle_row row;
+
+		if (cut[i + 1] <= cut[i] || cut[i] < t0)
+			continue;
+		S->n = 0;
+		if ((rc = xp_idle_span(S->I, cut[i], cut[i + 1], on_busy, S)) < 0)
+			break;
+		for (size_t r = 0; xp_idle_row(S->I, r, &row); r++)
+			add_row(S, row.kind, row.where, row.ns);
+		if ((rc = S->err))
+			break;
+		sqlite3_bind_int64(ins, 7, cut[i + 1]);
+		rc = put_rows(S, ins, J->pid[sl], cut[i], -1);
+	}
+	free(cut);
+	return rc;
+}
+
+/* One rank's collectives' stretches, each with the instance it starts
+ * from (-1, -1: the rank's first work), then its pieces. */
 static int slot_spans(struct spans *S, sqlite3 *db, const struct xp_coll_job *J, size_t sl,
-		      sqlite3_stmt *ins)
+		      sqlite3_stmt *ins, sqlite3_stmt *piece)
 {
 	int64_t t0 = first_work(db, J, sl);
-
 	const struct xp_tl *tl = J->tl[sl];
 	struct xp_u64map count;
+	int64_t *nth_of = malloc((J->ninst ? J->ninst : 1) * sizeof(*nth_of));
 	int rc;
 
-	if ((rc = xp_idle_use(S->I, tl)) < 0)
+	if (!nth_of)
+		return -ENOMEM;
+	if ((rc = xp_idle_use(S->I, tl)) < 0) {
+		free(nth_of);
 		return rc;
+	}
 	xp_u64map_init(&count);
 	for (size_t k = 0; k < J->ncoll[sl] && !rc; k++) {
 		size_t i = (size_t)J->coll[sl][k];
-		const struct xp_tl_op *op = &tl->ops[i];
+		const struct xp_tl_op *op = &tl->ops[i], *from = NULL;
 		struct xp_idle_row row;
 		uint64_t *nth;
 		int64_t a, unused;
@@ -122,18 +176,25 @@ static int slot_spans(struct spans *S, sqlite3 *db, const struct xp_coll_job *J,
 			rc = -ENOMEM;
 			break;
 		}
+		nth_of[J->inst[sl][i]] = (int64_t)*nth;
 		xp_coll_in_step(J, sl, i, sl, &a, &unused);
-		if (a == J->t0)
+		for (size_t b = k; b-- > 0 && k - b <= 64 && !from;)
+			if (tl->ops[J->coll[sl][b]].end == a)
+				from = &tl->ops[J->coll[sl][b]];
+		if (!from)
 			a = t0;
 		S->n = 0;
 		if ((rc = xp_idle_span(S->I, a, a < op->start ? op->start : a, on_busy, S)) < 0)
 			break;
 		for (size_t r = 0; xp_idle_row(S->I, r, &row); r++)
 			add_row(S, row.kind, row.where, row.ns);
+		sqlite3_bind_int64(ins, 7, from ? from->name : -1);
+		sqlite3_bind_int64(ins, 8, from ? nth_of[J->inst[sl][from - tl->ops]] : -1);
 		rc = S->err ? S->err : put_rows(S, ins, J->pid[sl], op->name, (int64_t)(*nth)++);
 	}
 	xp_u64map_free(&count);
-	return rc;
+	free(nth_of);
+	return rc ? rc : slot_pieces(S, J, sl, t0, piece);
 }
 
 int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum)
@@ -143,20 +204,24 @@ int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum)
 	struct xp_tl_set set = { 0 };
 	struct xp_coll_job J = { 0 };
 	struct spans S = { 0 };
-	sqlite3_stmt *ins = NULL;
-	int rc;
+	sqlite3_stmt *ins = NULL, *piece = NULL;
+	int rc = -EIO;
 
 	o.top = 0;
-	if (sqlite3_prepare_v2(sum, "INSERT INTO xs_span VALUES(?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK)
-		return -EIO;
+	if (sqlite3_prepare_v2(sum, "INSERT INTO xs_span VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL)
+	    != SQLITE_OK ||
+	    sqlite3_prepare_v2(sum, "INSERT INTO xs_piece VALUES(?1, ?2, ?7, ?4, ?5, ?6)",
+			       -1, &piece, NULL) != SQLITE_OK)
+		goto out;
 	if ((rc = xp_idle_open(&R, &S.I)) < 0)
 		goto out;
 	if ((rc = xp_tl_load_all(db, &set)) < 0 || (rc = xp_coll_job_load(db, &set, &J)) < 0)
 		goto out;
 	for (size_t sl = 0; sl < J.nslots && rc >= 0; sl++)
-		rc = slot_spans(&S, db, &J, sl, ins);
+		rc = slot_spans(&S, db, &J, sl, ins, piece);
 out:
 	sqlite3_finalize(ins);
+	sqlite3_finalize(piece);
 	xp_idle_close(S.I);
 	xp_coll_job_free(&J);
 	xp_tl_set_free(&set);

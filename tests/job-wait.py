@@ -10,6 +10,9 @@ writes RUN/xpsum.db), the databases are moved away, then:
   - >= 90% of the wait charged to rank 3's load_batch;
   - csv and text say the same totals; --by rank text honours --top;
   - every view's json says what its csv says;
+  - 32 ranks of gen-run job whose rank 0 runs instances ahead of the
+    straggler: the late rank's stretch taken from where the waiting rank's
+    starts, the rows within 1 point of the merged job's;
   - a summary without the collectives' stretches (an older xpcorr's) is
     refused with one line saying to ingest again.
 
@@ -118,6 +121,33 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(xpcorr, "job", "-q", "--by", "wait", *given, ok=False)
     check("an older summary: refused in one line", p.returncode != 0 and not p.stdout and
           "ingest" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr.strip())
+
+    # gen-run job, 32 ranks: rank 0 runs ahead of the straggler (rank 31,
+    # its compute the longest), its collectives ending after its next ones
+    # start, so its stretch before a collective starts instances back; the
+    # late rank's must start at the end of the same instance on it
+    ahead = [os.path.join(tmp, "ahead%02d" % r) for r in range(32)]
+    for r, d in enumerate(ahead):
+        run(gen_run, "job", exe, lib, d, str(r), "32", "node-%02d" % r, str(r * 7919000),
+            str(r * 733331 % 6000000 - 3000000), "20")
+        run(xpcorr, "ingest", "-q", d)
+    db = sqlite3.connect(os.path.join(ahead[0], "xpsum.db"))
+    back = db.execute("SELECT max(nth - from_nth) FROM xs_span WHERE from_nth >= 0").fetchone()[0]
+    db.close()
+    check("ahead: rank 0's stretches start instances back", back and back >= 2, f"{back} back")
+    merged = os.path.join(tmp, "ahead")
+    run(xpcorr, "merge", "-q", "-o", merged, *ahead)
+    full = json.loads(run(xpcorr, "report", "--by", "wait", "--top", "0", "--format", "json", merged))
+    for d in ahead:
+        os.rename(os.path.join(d, "xpcorr.db"), os.path.join(d, "away.db"))
+    summ = json.loads(run(xpcorr, "job", "-q", "--by", "wait", "--top", "0", "--format", "json", *ahead))
+    a, b = shares(full), shares(summ)
+    far = {k: (round(a.get(k, 0), 2), round(b.get(k, 0), 2)) for k in a.keys() | b.keys()
+           if abs(a.get(k, 0) - b.get(k, 0)) > 1.0}
+    check("ahead: every row within 1 point of the merged job's", not far and
+          summ["total_wait_ns"] == full["total_wait_ns"], far)
+    got = sum(v for k, v in b.items() if k[:3] == (31, 31, "gpu_compute"))
+    check("ahead: rank 31's GPU compute", got >= 90, f"{got:.1f}% of the wait")
 
 if failed:
     sys.exit(f"FAIL: {', '.join(failed)}")
