@@ -57,13 +57,25 @@ static void on_busy(void *ctx, int64_t a, int64_t b, int cls, const struct xp_tl
 		add_row(S, XP_WAIT_GPU + cls, xp_idle_site(S->I, op->stack), b - a);
 }
 
-static int put_rows(struct spans *S, sqlite3_stmt *ins, int64_t pid, int64_t name, int64_t nth)
+/* The rows of S; with marker, at least one (an empty stretch still says
+ * where it starts). */
+static int put_rows(struct spans *S, sqlite3_stmt *ins, int64_t pid, int64_t name, int64_t nth,
+		    int marker)
 {
-	for (size_t i = 0; i < S->n; i++) {
+	size_t put = marker ? 0 : 1;
+
+	if (xp_array__reserve((void **)&S->rows, &S->cap, S->n + 1, sizeof(*S->rows), 16))
+		return -ENOMEM;
+	for (size_t i = 0; i <= S->n; i++) {
 		int rc;
 
-		if (S->rows[i].ns <= 0)
+		if (i == S->n && put)
+			break;
+		if (i == S->n)
+			S->rows[i] = (struct xp_wait_row){ .kind = XP_WAIT_NONE, .where = "" };
+		else if (S->rows[i].ns <= 0)
 			continue;
+		put++;
 		sqlite3_bind_int64(ins, 1, pid);
 		sqlite3_bind_int64(ins, 2, name);
 		sqlite3_bind_int64(ins, 3, nth);
@@ -140,7 +152,7 @@ static int slot_pieces(struct spans *S, const struct xp_coll_job *J, size_t sl, 
 		if ((rc = S->err))
 			break;
 		sqlite3_bind_int64(ins, 7, cut[i + 1]);
-		rc = put_rows(S, ins, J->pid[sl], cut[i], -1);
+		rc = put_rows(S, ins, J->pid[sl], cut[i], -1, 0);
 	}
 	free(cut);
 	return rc;
@@ -190,7 +202,7 @@ static int slot_spans(struct spans *S, sqlite3 *db, const struct xp_coll_job *J,
 			add_row(S, row.kind, row.where, row.ns);
 		sqlite3_bind_int64(ins, 7, from ? from->name : -1);
 		sqlite3_bind_int64(ins, 8, from ? nth_of[J->inst[sl][from - tl->ops]] : -1);
-		rc = S->err ? S->err : put_rows(S, ins, J->pid[sl], op->name, (int64_t)(*nth)++);
+		rc = S->err ? S->err : put_rows(S, ins, J->pid[sl], op->name, (int64_t)(*nth)++, 1);
 	}
 	xp_u64map_free(&count);
 	free(nth_of);

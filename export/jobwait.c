@@ -111,18 +111,24 @@ void jv_wait_free(struct jv *J)
 
 /* The instance of a run's (pid, name, nth) that every rank entered, and
  * the rank index of pid; NULL when not one. */
-static const struct jv_inst *instance(const struct jv *J, const struct jv_run *R, sqlite3_stmt *st,
-				      int64_t *rank, size_t *at)
+static const struct jv_inst *instance_of(const struct jv *J, const struct jv_run *R,
+					 sqlite3_stmt *st, int64_t *rank, size_t *at, int complete)
 {
 	int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 	const uint64_t *slot = name < 0 ? NULL :
 		xp_u64map_find(&J->inst_at, (uint64_t)name, (uint64_t)sqlite3_column_int64(st, 2));
 
 	*rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
-	if (!slot || *rank < 0 || J->inst[*slot].cnt != J->nranks)
+	if (!slot || *rank < 0 || (complete && J->inst[*slot].cnt != J->nranks))
 		return NULL;
 	*at = (size_t)*slot;
 	return &J->inst[*slot];
+}
+
+static const struct jv_inst *instance(const struct jv *J, const struct jv_run *R, sqlite3_stmt *st,
+				      int64_t *rank, size_t *at)
+{
+	return instance_of(J, R, st, rank, at, 1);
 }
 
 /* A row of a stretch (kind, site, ns at columns c..c+2) with its where interned. */
@@ -163,7 +169,8 @@ int jv_wait_late(struct jv *J, struct jv_run *R)
 		int64_t rank;
 		size_t at;
 
-		if (!instance(J, R, st, &rank, &at) || !W->late[rank])
+		/* any instance: the waiting rank's stretch may start at one not all entered */
+		if (!instance_of(J, R, st, &rank, &at, 0) || !W->late[rank])
 			continue;
 		W->late[rank]->start[at] = sqlite3_column_int64(st, 3);
 		W->late[rank]->end[at] = sqlite3_column_int64(st, 4);
