@@ -23,6 +23,7 @@
 #include "cmd/opendb.h"
 #include "correlate/clocksum.h"
 #include "export/jobsum.h"
+#include "export/jsonw.h"
 #include "src/textesc.h"
 
 struct job_opts {
@@ -36,7 +37,7 @@ struct job_opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: xpcorr job [--by rank|idle|kernel|source|clock] [--format text|csv] [--top N]"
+	fprintf(f, "usage: xpcorr job [--by rank|idle|kernel|source|wait|clock] [--format text|csv|json] [--top N]"
 		" [--rank N] [--reference RUN] [--no-refine] [-q] RUN...\n"
 		"The views of a distributed job from its runs' summaries (RUN/xpsum.db, written by\n"
 		"xpcorr ingest): clocks aligned on the collectives, no database of every row.\n"
@@ -46,17 +47,18 @@ static void usage(FILE *f)
 static int parse_by(struct job_opts *o, const char *by)
 {
 	static const char *const names[] = { [XP_JOB_RANK] = "rank", [XP_JOB_IDLE] = "idle",
-					      [XP_JOB_KERNEL] = "kernel", [XP_JOB_SOURCE] = "source" };
+					      [XP_JOB_KERNEL] = "kernel", [XP_JOB_SOURCE] = "source",
+					      [XP_JOB_WAIT] = "wait" };
 
 	o->by = by;
 	if ((o->clock = !strcmp(by, "clock")))
 		return 0;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (!strcmp(by, names[i])) {
 			o->view.by = (enum xp_jobview_by)i;
 			return 0;
 		}
-	fprintf(stderr, "xpcorr job: --by %s: one of rank, idle, kernel, source, clock\n", by);
+	fprintf(stderr, "xpcorr job: --by %s: one of rank, idle, kernel, source, wait, clock\n", by);
 	return XP_EXIT_USAGE;
 }
 
@@ -96,8 +98,10 @@ static int parse_options(int argc, char **argv, struct job_opts *o)
 		case 'f':
 			o->format = optarg;
 			o->view.csv = !strcmp(optarg, "csv");
-			if (!o->view.csv && strcmp(optarg, "text")) {
-				fprintf(stderr, "xpcorr job: --format %s: text or csv\n", optarg);
+			o->view.format = o->view.csv ? XP_JOB_CSV : !strcmp(optarg, "json") ? XP_JOB_JSON :
+					 XP_JOB_TEXT;
+			if (!o->view.csv && strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				fprintf(stderr, "xpcorr job: --format %s: text, csv or json\n", optarg);
 				rc = XP_EXIT_USAGE;
 			}
 			break;
@@ -315,8 +319,34 @@ static int rank_detail(struct xp_jobrun *runs, char **dirs, size_t n, const stru
 }
 
 /* --by clock: how each run was put onto the reference's clock. */
-static void put_clocks(const struct xp_jobrun *runs, char **dirs, size_t n, int csv)
+static void put_clocks(const struct xp_jobrun *runs, char **dirs, size_t n, int csv, int json)
 {
+	if (json) {
+		struct jsonw j;
+
+		jsonw_init(&j, stdout);
+		jsonw_obj_begin(&j);
+		jsonw_key(&j, "job"), jsonw_str(&j, "clock");
+		jsonw_key(&j, "runs"), jsonw_arr_begin(&j);
+		for (size_t i = 0; i < n; i++) {
+			jsonw_obj_begin(&j);
+			jsonw_key(&j, "run"), jsonw_uint(&j, i);
+			jsonw_key(&j, "path"), jsonw_str(&j, dirs[i]);
+			jsonw_key(&j, "method"), jsonw_str(&j, runs[i].method);
+			jsonw_key(&j, "shift_ns"), jsonw_int(&j, runs[i].shift_ns);
+			jsonw_key(&j, "spread_ns");
+			if (runs[i].spread_ns >= 0)
+				jsonw_int(&j, runs[i].spread_ns);
+			else
+				jsonw_null(&j);
+			jsonw_key(&j, "matched"), jsonw_uint(&j, runs[i].matched);
+			jsonw_obj_end(&j);
+		}
+		jsonw_arr_end(&j);
+		jsonw_obj_end(&j);
+		putchar('\n');
+		return;
+	}
 	if (csv)
 		puts("\"Run\",\"Path\",\"Method\",\"Shift (ns)\",\"Spread (ns)\",\"Matched\"");
 	else
@@ -361,7 +391,7 @@ static int run_job(struct xp_jobrun *runs, char **dirs, size_t n, const struct j
 	if (rc)
 		return rc;
 	if (o->clock)
-		put_clocks(runs, dirs, n, o->view.csv);
+		put_clocks(runs, dirs, n, o->view.csv, o->view.format == XP_JOB_JSON);
 	else if (xp_jobview(runs, n, &o->view, stdout, err, sizeof(err))) {
 		fprintf(stderr, "xpcorr job: %s\n", err);
 		return XP_EXIT_FAIL;

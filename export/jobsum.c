@@ -33,7 +33,16 @@ static const char schema[] =
 	"CREATE TABLE xs_device(rank INTEGER, device INTEGER, pid INTEGER, steps INTEGER,"
 	" window_ns INTEGER, compute_ns INTEGER, comm_ns INTEGER, mem_ns INTEGER, idle_ns INTEGER);"
 	"CREATE TABLE xs_idle(rank INTEGER, device INTEGER, cause TEXT, site TEXT, ns INTEGER,"
-	" gaps INTEGER);";
+	" gaps INTEGER);"
+	/* per collective op (xs_coll's pid, name, nth): what the rank did from
+	 * the end of its latest earlier collective to its entry, by cause
+	 * (kind: wait_blame.h's, where: a line, call or launch site), from
+	 * the end of its collective (from_name, from_nth), -1: its first work */
+	"CREATE TABLE xs_span(pid INTEGER, name INTEGER, nth INTEGER, kind INTEGER, site TEXT,"
+	" ns INTEGER, from_name INTEGER, from_nth INTEGER);"
+	/* the rank's time cut at its collectives' starts and ends, [a, b) by cause */
+	"CREATE TABLE xs_piece(pid INTEGER, a INTEGER, b INTEGER, kind INTEGER, site TEXT,"
+	" ns INTEGER);";
 
 static int exec2(sqlite3 *db, const char *sql)
 {
@@ -323,6 +332,11 @@ int xp_jobsum_write(sqlite3 *db, sqlite3 *sum)
 		err = put_kernels(db, sum);
 	if (!err && xp_db_has_table(db, "xp_ranks"))
 		err = put_collectives(db, sum);
+	if (!err && xp_db_has_table(db, "xp_ranks"))
+		err = xp_jobsum_put_spans(db, sum);
+	if (!err)
+		err = exec2(sum, "CREATE INDEX xs_span_at ON xs_span(pid, name, nth);"
+			    "CREATE INDEX xs_piece_at ON xs_piece(pid, a);");
 	if (!err)
 		err = put_names(db, sum);
 	if (!err)

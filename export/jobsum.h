@@ -19,11 +19,15 @@
 #include <sqlite3.h>
 
 #define XP_JOBSUM_NAME "xpsum.db"
-#define XP_JOBSUM_VERSION 1
+#define XP_JOBSUM_VERSION 2
 
 /* The summary of the run in db into sum (an empty database): tables xs_*.
  * 0, -EIO (the message on db or sum) or -ENOMEM. */
 int xp_jobsum_write(sqlite3 *db, sqlite3 *sum);
+
+/* Its xs_span rows (jobsum_wait.c): each collective op's stretch before it,
+ * by cause. 0, -EIO or -ENOMEM. */
+int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum);
 
 /* A summary opened read-only as received input is (db/dbcheck.h: SQLite's
  * limits low, views and triggers off, its statements' work bounded by its
@@ -38,11 +42,13 @@ struct xp_jobrun {
 	uint32_t matched;           /* collectives matched with the reference */
 };
 
-enum xp_jobview_by { XP_JOB_RANK, XP_JOB_IDLE, XP_JOB_KERNEL, XP_JOB_SOURCE };
+enum xp_jobview_by { XP_JOB_RANK, XP_JOB_IDLE, XP_JOB_KERNEL, XP_JOB_SOURCE, XP_JOB_WAIT };
+enum xp_jobview_fmt { XP_JOB_TEXT, XP_JOB_CSV, XP_JOB_JSON };
 
 struct xp_jobview_opts {
 	enum xp_jobview_by by;
-	int csv;                    /* csv, else text */
+	int csv;                    /* csv, else text (json: format) */
+	enum xp_jobview_fmt format;
 	unsigned top;               /* table rows shown (not ranks); 0: all */
 };
 

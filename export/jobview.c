@@ -14,9 +14,7 @@
 
 #include "src/array.h"
 
-static int fail(struct jv *J, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(struct jv *J, int err, const char *fmt, ...)
+int jv_fail(struct jv *J, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -58,22 +56,14 @@ int jv_intern(struct jv_names *t, const char *s, int64_t *id)
 	return 0;
 }
 
-static int prep(struct jv *J, sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **st)
+int jv_prep(struct jv *J, sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK)
 		return 0;
-	return fail(J, -EIO, "cannot read %s: %s", path, sqlite3_errmsg(db));
+	return jv_fail(J, -EIO, "cannot read %s: %s", path, sqlite3_errmsg(db));
 }
 
-/* A run's local ids (its StringIds) and pids onto the job's. */
-struct jv_run {
-	sqlite3 *db;
-	const struct xp_jobrun *r;
-	size_t index, first, nranks;   /* its ranks: J->ranks[first..first + nranks) */
-	struct xp_u64map name_of;      /* local name id -> job name id + 1 */
-};
-
-static int64_t job_name(const struct jv_run *R, int64_t local)
+int64_t jv_job_name(const struct jv_run *R, int64_t local)
 {
 	const uint64_t *v = xp_u64map_find(&R->name_of, (uint64_t)local, 0);
 
@@ -81,7 +71,7 @@ static int64_t job_name(const struct jv_run *R, int64_t local)
 }
 
 /* The rank index of pid in R (-1: not a ranked process). */
-static int64_t rank_of_pid(const struct jv *J, const struct jv_run *R, int64_t pid)
+int64_t jv_rank_of_pid(const struct jv *J, const struct jv_run *R, int64_t pid)
 {
 	for (size_t i = R->first; i < R->first + R->nranks; i++)
 		if (J->ranks[i].pid == pid)
@@ -117,7 +107,7 @@ static int load_names(struct jv *J, struct jv_run *R)
 	int64_t id;
 	int fresh, err = 0;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT id, value FROM xs_name", &st)))
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT id, value FROM xs_name", &st)))
 		return err;
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
 		if ((err = jv_intern(&J->names, (const char *)sqlite3_column_text(st, 1), &id)) ||
@@ -128,7 +118,7 @@ static int load_names(struct jv *J, struct jv_run *R)
 		*slot = (uint64_t)id + 1;
 	}
 	sqlite3_finalize(st);
-	return err ? fail(J, err, "out of memory") : 0;
+	return err ? jv_fail(J, err, "out of memory") : 0;
 }
 
 /* A rank in two runs would be counted twice (a run given twice, or a
@@ -139,12 +129,12 @@ static int seen_twice(struct jv *J, const struct jv_run *R, int64_t rank)
 	int fresh;
 
 	if (xp_u64map_upsert(&J->rank_at, (uint64_t)rank, 0, &slot, &fresh))
-		return fail(J, -ENOMEM, "out of memory");
+		return jv_fail(J, -ENOMEM, "out of memory");
 	if (fresh) {
 		*slot = R->index;
 		return 0;
 	}
-	return fail(J, -EINVAL, "rank %lld is in %s and in %s: give each rank's run once",
+	return jv_fail(J, -EINVAL, "rank %lld is in %s and in %s: give each rank's run once",
 		    (long long)rank, R->r[(ptrdiff_t)*slot - (ptrdiff_t)R->index].path, R->r->path);
 }
 
@@ -153,7 +143,7 @@ static int load_ranks(struct jv *J, struct jv_run *R)
 	sqlite3_stmt *st;
 	int err;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT pid, rank, world, host, gpu_ns, kernels, coll_ns,"
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, rank, world, host, gpu_ns, kernels, coll_ns,"
 			" sync_ns FROM xs_rank ORDER BY rank, pid", &st)))
 		return err;
 	R->first = J->nranks;
@@ -162,7 +152,7 @@ static int load_ranks(struct jv *J, struct jv_run *R)
 
 		if (xp_array__reserve((void **)&J->ranks, &J->rank_cap, J->nranks + 1, sizeof(*k), 64)) {
 			sqlite3_finalize(st);
-			return fail(J, -ENOMEM, "out of memory");
+			return jv_fail(J, -ENOMEM, "out of memory");
 		}
 		if (seen_twice(J, R, sqlite3_column_int64(st, 1))) {
 			sqlite3_finalize(st);
@@ -208,12 +198,12 @@ static int load_kernels(struct jv *J, struct jv_run *R)
 	sqlite3_stmt *st;
 	int err;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT pid, name, max(coll), sum(ns), sum(n) FROM xs_kernel"
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, max(coll), sum(ns), sum(n) FROM xs_kernel"
 			" GROUP BY pid, name", &st)))
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t rank = rank_of_pid(J, R, sqlite3_column_int64(st, 0));
-		int64_t name = job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
+		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
 		struct jv_kernel *k;
 
 		if (name < 0)
@@ -242,11 +232,11 @@ static int load_sites(struct jv *J, struct jv_run *R)
 	int64_t site;
 	int err;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT site, name, sum(ns), sum(n) FROM xs_kernel"
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT site, name, sum(ns), sum(n) FROM xs_kernel"
 			" GROUP BY site, name", &st)))
 		return err;
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t name = job_name(R, sqlite3_column_int64(st, 1));
+		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 		struct jv_pair *p;
 
 		if (name < 0)
@@ -261,7 +251,7 @@ static int load_sites(struct jv *J, struct jv_run *R)
 		p->ranks++;
 	}
 	sqlite3_finalize(st);
-	return err ? fail(J, err, "out of memory") : 0;
+	return err ? jv_fail(J, err, "out of memory") : 0;
 }
 
 static int load_devices(struct jv *J, struct jv_run *R)
@@ -269,7 +259,7 @@ static int load_devices(struct jv *J, struct jv_run *R)
 	sqlite3_stmt *st;
 	int err;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT rank, device, steps, window_ns, compute_ns,"
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT rank, device, steps, window_ns, compute_ns,"
 			" comm_ns, mem_ns, idle_ns FROM xs_device", &st)))
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -279,7 +269,7 @@ static int load_devices(struct jv *J, struct jv_run *R)
 			continue;
 		if (xp_array__reserve((void **)&J->devs, &J->dev_cap, J->ndevs + 1, sizeof(*J->devs), 64)) {
 			sqlite3_finalize(st);
-			return fail(J, -ENOMEM, "out of memory");
+			return jv_fail(J, -ENOMEM, "out of memory");
 		}
 		J->devs[J->ndevs++] = (struct jv_dev){ .rank = (size_t)rank,
 			.device = sqlite3_column_int64(st, 1), .steps = sqlite3_column_int64(st, 2),
@@ -298,7 +288,7 @@ static int load_causes(struct jv *J, struct jv_run *R)
 	int64_t cause, where;
 	int err;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT cause, ifnull(site, ''), sum(ns), sum(gaps),"
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT cause, ifnull(site, ''), sum(ns), sum(gaps),"
 			" count(DISTINCT rank) FROM xs_idle GROUP BY 1, 2", &st)))
 		return err;
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
@@ -315,7 +305,7 @@ static int load_causes(struct jv *J, struct jv_run *R)
 		p->ranks += sqlite3_column_int64(st, 4);
 	}
 	sqlite3_finalize(st);
-	return err ? fail(J, err, "out of memory") : 0;
+	return err ? jv_fail(J, err, "out of memory") : 0;
 }
 
 /* One rank's entry into an instance: its last entry, the one before, and
@@ -344,11 +334,11 @@ static int load_instances(struct jv *J, struct jv_run *R)
 	sqlite3_stmt *st;
 	int err;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT pid, name, nth, start FROM xs_coll", &st)))
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, nth, start FROM xs_coll", &st)))
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t rank = rank_of_pid(J, R, sqlite3_column_int64(st, 0));
-		int64_t name = job_name(R, sqlite3_column_int64(st, 1));
+		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 		uint64_t *slot;
 		int fresh;
 
@@ -359,7 +349,7 @@ static int load_instances(struct jv *J, struct jv_run *R)
 		    (fresh && xp_array__reserve((void **)&J->inst, &J->inst_cap, J->ninst + 1,
 						sizeof(*J->inst), 256))) {
 			sqlite3_finalize(st);
-			return fail(J, -ENOMEM, "out of memory");
+			return jv_fail(J, -ENOMEM, "out of memory");
 		}
 		if (fresh)
 			J->inst[*slot = J->ninst++] = (struct jv_inst){ .name = name };
@@ -375,11 +365,11 @@ static int charge_waits(struct jv *J, struct jv_run *R)
 	sqlite3_stmt *st;
 	int err;
 
-	if ((err = prep(J, R->db, R->r->path, "SELECT pid, name, nth, start FROM xs_coll", &st)))
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, nth, start FROM xs_coll", &st)))
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t rank = rank_of_pid(J, R, sqlite3_column_int64(st, 0));
-		int64_t name = job_name(R, sqlite3_column_int64(st, 1));
+		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 		const uint64_t *slot = name < 0 ? NULL :
 			xp_u64map_find(&J->inst_at, (uint64_t)name, (uint64_t)sqlite3_column_int64(st, 2));
 		const struct jv_inst *in = slot ? &J->inst[*slot] : NULL;
@@ -411,7 +401,7 @@ static int collective_waits(struct jv *J)
 		J->complete++;
 		if (!k->late_by && (!(k->late_by = calloc(J->nranks, sizeof(int64_t))) ||
 				    !(k->unsure_by = calloc(J->nranks, sizeof(int64_t)))))
-			return fail(J, -ENOMEM, "out of memory");
+			return jv_fail(J, -ENOMEM, "out of memory");
 		k->wait += w;
 		k->late_by[in->late] += unsure ? 0 : w;
 		if (unsure) {
@@ -451,12 +441,12 @@ static int slow_sites(struct jv *J, struct jv_run *R)
 			break;
 		else if (i + 1 == R->first + R->nranks)
 			return 0;
-	if (!R->nranks || (err = prep(J, R->db, R->r->path, "SELECT pid, name, site, sum(ns) FROM xs_kernel"
+	if (!R->nranks || (err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, site, sum(ns) FROM xs_kernel"
 				      " GROUP BY 1, 2, 3", &st)))
 		return err;
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t rank = rank_of_pid(J, R, sqlite3_column_int64(st, 0));
-		int64_t name = job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
+		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
 		struct jv_kernel *k = name >= 0 ? &J->kern[name] : NULL;
 
 		if (rank < 0 || !k || slowest_of(k) != rank || (k->site >= 0 && ns <= k->site_ns))
@@ -467,7 +457,7 @@ static int slow_sites(struct jv *J, struct jv_run *R)
 		k->site_ns = ns;
 	}
 	sqlite3_finalize(st);
-	return err ? fail(J, err, "out of memory") : 0;
+	return err ? jv_fail(J, err, "out of memory") : 0;
 }
 
 typedef int (*jv_pass_fn)(struct jv *J, struct jv_run *R);
@@ -483,7 +473,7 @@ static int each_run(struct jv *J, const struct xp_jobrun *runs, size_t n, const 
 
 		xp_u64map_init(&R.name_of);
 		if ((err = xp_jobsum_open(runs[i].path, &R.db)))
-			err = fail(J, err, "cannot open %s: %s", runs[i].path,
+			err = jv_fail(J, err, "cannot open %s: %s", runs[i].path,
 				   R.db ? sqlite3_errmsg(R.db) : strerror(-err));
 		for (size_t f = 0; f < nfns && !err; f++)
 			err = fns[f](J, &R);
@@ -515,6 +505,7 @@ static void jv_free(struct jv *J)
 	xp_u64map_free(&J->cause_at);
 	xp_u64map_free(&J->inst_at);
 	xp_u64map_free(&J->rank_at);
+	jv_wait_free(J);
 }
 
 int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_opts *o,
@@ -523,9 +514,12 @@ int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_o
 	static const jv_pass_fn first_pass[] = { load_names, load_ranks, load_kernels, load_sites,
 						 load_devices, load_causes, load_instances };
 	static const jv_pass_fn second_pass[] = { load_names, charge_waits, slow_sites };
+	/* --by wait: the late ranks' stretches, then each wait against its late rank's */
+	static const jv_pass_fn late_pass[] = { load_names, jv_wait_late };
+	static const jv_pass_fn charge_pass[] = { load_names, jv_wait_charge };
 	struct jv J = { .o = o, .err = err, .errlen = errlen };
 	size_t *first = calloc(n ? n : 1, sizeof(*first)), *count = calloc(n ? n : 1, sizeof(*count));
-	int rc = first && count ? 0 : fail(&J, -ENOMEM, "out of memory");
+	int rc = first && count ? 0 : jv_fail(&J, -ENOMEM, "out of memory");
 
 	xp_u64map_init(&J.names.at);
 	xp_u64map_init(&J.site_at);
@@ -545,6 +539,8 @@ int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_o
 	/* the names again: the second pass maps each run's ids anew */
 	if (!rc)
 		rc = each_run(&J, runs, n, second_pass, 3, first, count);
+	if (!rc && o->by == XP_JOB_WAIT && !(rc = each_run(&J, runs, n, late_pass, 2, first, count)))
+		rc = each_run(&J, runs, n, charge_pass, 2, first, count);
 	if (!rc)
 		rc = jv_print(&J, out);
 	jv_free(&J);

@@ -8,6 +8,24 @@
 #include <string.h>
 
 #include "export/elidename.h"
+#include "export/jsonw.h"
+
+/* json: every view an object, its rows arrays (J->json set by jv_print) */
+#define JSON(J) ((J)->json != NULL)
+/* csv and json show every rank and device; text --top of them */
+#define EVERY(J) ((J)->o->csv || JSON(J))
+
+static void jint(struct jsonw *j, const char *key, int64_t v)
+{
+	jsonw_key(j, key);
+	jsonw_int(j, v);
+}
+
+static void jstr(struct jsonw *j, const char *key, const char *v)
+{
+	jsonw_key(j, key);
+	jsonw_str(j, v);
+}
 
 static const struct jv *sort_J;     /* qsort's context */
 
@@ -49,6 +67,16 @@ static void put_rank_row(const struct jv *J, const struct jv_rank *k, FILE *out)
 {
 	double pct = k->gpu ? 100.0 * (double)k->coll / (double)k->gpu : 0;
 
+	if (JSON(J)) {
+		jsonw_obj_begin(J->json);
+		jint(J->json, "rank", k->rank), jint(J->json, "world", k->world);
+		jint(J->json, "pid", k->pid), jstr(J->json, "host", k->host);
+		jint(J->json, "gpu_ns", k->gpu), jint(J->json, "kernels", k->kernels);
+		jint(J->json, "collectives_ns", k->coll), jint(J->json, "sync_wait_ns", k->sync);
+		jint(J->json, "rank_wait_ns", k->wait), jint(J->json, "waited_on_ns", k->waited_on);
+		jsonw_obj_end(J->json);
+		return;
+	}
 	if (J->o->csv) {
 		fprintf(out, "\"rank\",%lld,%lld,%lld,", (long long)k->rank, (long long)k->world,
 			(long long)k->pid);
@@ -82,6 +110,22 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 	long long slow_rank = slow >= 0 ? (long long)J->ranks[slow].rank : -1;
 	char brief[512];
 
+	if (JSON(J)) {
+		jsonw_obj_begin(J->json);
+		jstr(J->json, "name", J->names.v[name]);
+		jint(J->json, "spread_ns", k->max - k->min);
+		jsonw_key(J->json, "slowest_rank");
+		if (slow >= 0)
+			jsonw_int(J->json, slow_rank);
+		else
+			jsonw_null(J->json);
+		jsonw_key(J->json, "collective"), jsonw_bool(J->json, k->coll);
+		if (k->coll)
+			jint(J->json, "waited_ns", k->wait), jint(J->json, "waited_within_clock_error_ns", k->unsure);
+		jstr(J->json, "slowest_rank_site", k->site >= 0 ? J->names.v[k->site] : "(no launch stack)");
+		jsonw_obj_end(J->json);
+		return;
+	}
 	if (J->o->csv) {
 		fputs("\"spread\",,,,,,,,,", out);
 		csv_str(out, J->names.v[name]);
@@ -125,7 +169,11 @@ static int put_spread(const struct jv *J, FILE *out)
 			v[n++] = i;
 	sort_J = J;
 	qsort(v, n, sizeof(*v), cmp_spread);
-	if (!J->o->csv) {
+	if (JSON(J)) {
+		jint(J->json, "instances_every_rank_entered", (int64_t)J->complete);
+		jsonw_key(J->json, "spread");
+		jsonw_arr_begin(J->json);
+	} else if (!J->o->csv) {
 		fprintf(out, "\n  Spread (ns)  Slowest  Kernel (collectives first; run by every rank) / where"
 			" the slowest rank launched it\n"
 			"  -----------  -------  ------\n");
@@ -134,8 +182,31 @@ static int put_spread(const struct jv *J, FILE *out)
 	}
 	for (size_t i = 0; i < n && (!J->o->top || i < J->o->top); i++)
 		put_spread_row(J, v[i], out);
+	if (JSON(J))
+		jsonw_arr_end(J->json);
 	free(v);
 	return 0;
+}
+
+static int cmp_matters(const void *a, const void *b)
+{
+	const struct jv_rank *x = &sort_J->ranks[*(const size_t *)a], *y = &sort_J->ranks[*(const size_t *)b];
+
+	if (x->waited_on != y->waited_on)
+		return x->waited_on > y->waited_on ? -1 : 1;
+	if (x->gpu != y->gpu)
+		return x->gpu > y->gpu ? -1 : 1;
+	return cmp_rank(a, b);
+}
+
+/* Text with --top N of more ranks: the N the others waited for most (then
+ * the most GPU time) first, in rank order: a job of thousands of ranks
+ * shows its stragglers, not its first ranks. */
+static void keep_top(const struct jv *J, size_t *order)
+{
+	sort_J = J;
+	qsort(order, J->nranks, sizeof(*order), cmp_matters);
+	qsort(order, J->o->top, sizeof(*order), cmp_rank);
 }
 
 static int view_rank(const struct jv *J, FILE *out)
@@ -144,7 +215,11 @@ static int view_rank(const struct jv *J, FILE *out)
 
 	if (!order)
 		return -ENOMEM;
-	if (J->o->csv)
+	if (JSON(J)) {
+		jint(J->json, "clock_error_ns", J->clock_err);
+		jsonw_key(J->json, "ranks_table");
+		jsonw_arr_begin(J->json);
+	} else if (J->o->csv)
 		fputs("\"Section\",\"Rank\",\"World\",\"PID\",\"Host\",\"GPU Time (ns)\",\"Kernels\","
 		      "\"Collectives (ns)\",\"Sync Wait (ns)\",\"Name\",\"Spread (ns)\",\"Slowest Rank\","
 		      "\"Waited (ns)\",\"Waited Within Clock Error (ns)\"\n", out);
@@ -155,8 +230,15 @@ static int view_rank(const struct jv *J, FILE *out)
 			"  Rank Wait (ns)      PID  Host\n"
 			"  ----  -----   -------------  -------  ----------------  --------  --------------"
 			"  --------------      ---  ----\n", J->nranks, (double)J->clock_err / 1e3);
+	if (!EVERY(J) && J->o->top && J->o->top < J->nranks)
+		keep_top(J, order);
 	for (size_t i = 0; i < J->nranks; i++)
-		put_rank_row(J, &J->ranks[order[i]], out);
+		if (EVERY(J) || !J->o->top || i < J->o->top)
+			put_rank_row(J, &J->ranks[order[i]], out);
+	if (JSON(J))
+		jsonw_arr_end(J->json);
+	if (!EVERY(J) && J->o->top && J->o->top < J->nranks)
+		fprintf(out, "  (%zu more ranks; --top 0 shows all)\n", J->nranks - J->o->top);
 	free(order);
 	return put_spread(J, out);
 }
@@ -185,7 +267,10 @@ static int view_kernel(const struct jv *J, FILE *out)
 		}
 	sort_J = J;
 	qsort(v, n, sizeof(*v), cmp_kernel);
-	if (J->o->csv)
+	if (JSON(J)) {
+		jsonw_key(J->json, "kernels");
+		jsonw_arr_begin(J->json);
+	} else if (J->o->csv)
 		fputs("\"Time (%)\",\"Total Time (ns)\",\"Instances\",\"Ranks\",\"Min Rank (ns)\","
 		      "\"Max Rank (ns)\",\"Slowest Rank\",\"Name\"\n", out);
 	else
@@ -201,6 +286,17 @@ static int view_kernel(const struct jv *J, FILE *out)
 		long long slow = s >= 0 ? (long long)J->ranks[s].rank : -1;
 		char brief[512];
 
+		if (JSON(J)) {
+			jsonw_obj_begin(J->json);
+			jsonw_key(J->json, "time_percent"), jsonw_fixed(J->json, pct, 1);
+			jint(J->json, "total_ns", k->ns), jint(J->json, "instances", k->n);
+			jint(J->json, "ranks", k->nranks), jint(J->json, "min_rank_ns", k->min);
+			jint(J->json, "max_rank_ns", k->max), jint(J->json, "slowest_rank", slow);
+			jsonw_key(J->json, "collective"), jsonw_bool(J->json, k->coll);
+			jstr(J->json, "name", J->names.v[v[i]]);
+			jsonw_obj_end(J->json);
+			continue;
+		}
 		if (J->o->csv) {
 			fprintf(out, "%.1f,%lld,%lld,%lld,%lld,%lld,%lld,", pct, (long long)k->ns,
 				(long long)k->n, (long long)k->nranks, (long long)k->min, (long long)k->max, slow);
@@ -213,6 +309,8 @@ static int view_kernel(const struct jv *J, FILE *out)
 			(long long)k->ns, (long long)k->n, (long long)k->nranks, (long long)k->min,
 			(long long)k->max, slow, brief);
 	}
+	if (JSON(J))
+		jsonw_arr_end(J->json);
 	free(v);
 	return 0;
 }
@@ -262,7 +360,10 @@ static int view_source(const struct jv *J, FILE *out)
 
 	if (!v)
 		return -ENOMEM;
-	if (J->o->csv)
+	if (JSON(J)) {
+		jsonw_key(J->json, "sites");
+		jsonw_arr_begin(J->json);
+	} else if (J->o->csv)
 		fputs("\"Site\",\"Site Time (ns)\",\"Kernel\",\"GPU Time (ns)\",\"Instances\"\n", out);
 	else
 		fprintf(out, "** GPU Time of the Job by Launch Site (from %zu ranks' summaries), and"
@@ -274,6 +375,22 @@ static int view_source(const struct jv *J, FILE *out)
 
 		if (new_site && J->o->top && shown++ >= J->o->top)
 			break;
+		if (JSON(J)) {
+			if (new_site && i)
+				jsonw_arr_end(J->json), jsonw_obj_end(J->json);
+			if (new_site) {
+				jsonw_obj_begin(J->json);
+				jstr(J->json, "site", J->names.v[v[i].a]);
+				jint(J->json, "site_ns", v[i].ranks);
+				jsonw_key(J->json, "kernels");
+				jsonw_arr_begin(J->json);
+			}
+			jsonw_obj_begin(J->json);
+			jstr(J->json, "name", J->names.v[v[i].b]);
+			jint(J->json, "ns", v[i].ns), jint(J->json, "instances", v[i].n);
+			jsonw_obj_end(J->json);
+			continue;
+		}
 		if (J->o->csv) {
 			csv_str(out, J->names.v[v[i].a]);
 			fprintf(out, ",%lld,", (long long)v[i].ranks);
@@ -288,6 +405,10 @@ static int view_source(const struct jv *J, FILE *out)
 		fprintf(out, "  %14s  %14lld  %9lld    %s\n", "", (long long)v[i].ns, (long long)v[i].n,
 			brief);
 	}
+	if (JSON(J) && J->nsites && shown)
+		jsonw_arr_end(J->json), jsonw_obj_end(J->json);
+	if (JSON(J))
+		jsonw_arr_end(J->json);
 	free(v);
 	return 0;
 }
@@ -299,6 +420,17 @@ static void put_device(const struct jv *J, const struct jv_dev *d, int64_t wait,
 	const struct jv_rank *k = &J->ranks[d->rank];
 	int64_t comm = d->comm - wait;
 
+	if (JSON(J)) {
+		jsonw_obj_begin(J->json);
+		jint(J->json, "rank", k->rank), jint(J->json, "device", d->device);
+		jint(J->json, "pid", k->pid), jstr(J->json, "host", k->host);
+		jint(J->json, "steps", d->steps), jint(J->json, "window_ns", d->window);
+		jint(J->json, "compute_ns", d->compute), jint(J->json, "communication_ns", comm);
+		jint(J->json, "memory_ns", d->mem), jint(J->json, "rank_wait_ns", wait);
+		jint(J->json, "idle_ns", d->idle);
+		jsonw_obj_end(J->json);
+		return;
+	}
 	if (J->o->csv) {
 		fprintf(out, "\"device\",%lld,%lld,%lld,", (long long)k->rank, (long long)d->device,
 			(long long)k->pid);
@@ -351,15 +483,25 @@ static void put_causes(const struct jv *J, struct jv_pair *c, size_t n, FILE *ou
 
 	for (size_t i = 0; i < n; i++)
 		total += c[i].ns;
-	if (!J->o->csv)
+	if (JSON(J)) {
+		jsonw_key(J->json, "causes");
+		jsonw_arr_begin(J->json);
+	} else if (!J->o->csv)
 		fprintf(out, "\n  Across the ranks: what the host did while its GPU was idle, and whom the"
 			" ranks waited for in collectives\n    Idle (%%)       Idle (ns)      Gaps  Ranks"
 			"  Cause              Where\n    --------  --------------  --------  -----"
 			"  -----------------  -----\n");
-	for (size_t i = 0; i < n && (J->o->csv || !J->o->top || i < J->o->top); i++) {
+	for (size_t i = 0; i < n && (EVERY(J) || !J->o->top || i < J->o->top); i++) {
 		double share = total ? 100.0 * (double)c[i].ns / (double)total : 0;
 
-		if (J->o->csv) {
+		if (JSON(J)) {
+			jsonw_obj_begin(J->json);
+			jsonw_key(J->json, "idle_percent"), jsonw_fixed(J->json, share, 1);
+			jstr(J->json, "cause", J->names.v[c[i].a]), jstr(J->json, "where", J->names.v[c[i].b]);
+			jint(J->json, "ns", c[i].ns), jint(J->json, "gaps", c[i].n);
+			jint(J->json, "ranks", c[i].ranks);
+			jsonw_obj_end(J->json);
+		} else if (J->o->csv) {
 			fputs("\"cause\",,,,,,,,,,,,", out);
 			csv_str(out, J->names.v[c[i].a]);
 			fputc(',', out);
@@ -372,6 +514,8 @@ static void put_causes(const struct jv *J, struct jv_pair *c, size_t n, FILE *ou
 				J->names.v[c[i].a], J->names.v[c[i].b]);
 		}
 	}
+	if (JSON(J))
+		jsonw_arr_end(J->json);
 }
 
 static int cmp_ns(const void *a, const void *b)
@@ -431,7 +575,13 @@ static int view_idle(struct jv *J, FILE *out)
 	idle_sort_wait = wait;
 	if (!J->o->csv)
 		qsort(v, J->ndevs, sizeof(*v), cmp_lost);
-	if (J->o->csv) {
+	if (JSON(J)) {
+		jint(J->json, "window_ns", sum[0]), jint(J->json, "compute_ns", sum[1]);
+		jint(J->json, "communication_ns", sum[2]), jint(J->json, "memory_ns", sum[3]);
+		jint(J->json, "rank_wait_ns", sum[4]), jint(J->json, "idle_ns", sum[5]);
+		jsonw_key(J->json, "devices");
+		jsonw_arr_begin(J->json);
+	} else if (J->o->csv) {
 		fputs("\"Section\",\"Rank\",\"Device\",\"PID\",\"Host\",\"Steps\",\"Window (ns)\","
 		      "\"Compute (ns)\",\"Communication (ns)\",\"Memory (ns)\",\"Rank Wait (ns)\","
 		      "\"Idle (ns)\",\"Cause\",\"Where\",\"Cause (ns)\",\"Gaps\",\"Ranks\"\n", out);
@@ -448,8 +598,10 @@ static int view_idle(struct jv *J, FILE *out)
 			"  Idle(%%)  Host\n   ----  ------      -----------  -------  -------  -------"
 			"  -------  -------  ----\n");
 	}
-	for (size_t i = 0; i < J->ndevs && (J->o->csv || !J->o->top || i < J->o->top); i++)
+	for (size_t i = 0; i < J->ndevs && (EVERY(J) || !J->o->top || i < J->o->top); i++)
 		put_device(J, &J->devs[v[i]], wait[v[i]], out);
+	if (JSON(J))
+		jsonw_arr_end(J->json);
 	put_causes(J, c, nc, out);
 	free(c);
 	free(wait);
@@ -459,15 +611,34 @@ static int view_idle(struct jv *J, FILE *out)
 
 int jv_print(struct jv *J, FILE *out)
 {
+	static const char *const names[] = { [XP_JOB_RANK] = "rank", [XP_JOB_IDLE] = "idle",
+					      [XP_JOB_KERNEL] = "kernel", [XP_JOB_SOURCE] = "source" };
+	struct jsonw j;
 	int err;
 
+	if (J->o->format == XP_JOB_JSON && J->o->by != XP_JOB_WAIT) {
+		jsonw_init(&j, out);
+		J->json = &j;
+		jsonw_obj_begin(&j);
+		jstr(&j, "job", names[J->o->by]);
+		jsonw_key(&j, "ranks");
+		jsonw_uint(&j, J->nranks);
+	}
 	switch (J->o->by) {
 	case XP_JOB_RANK: err = view_rank(J, out); break;
 	case XP_JOB_KERNEL: err = view_kernel(J, out); break;
 	case XP_JOB_SOURCE: err = view_source(J, out); break;
+	case XP_JOB_WAIT: err = jv_wait_print(J, out); break;
 	default: err = view_idle(J, out); break;
 	}
+	if (J->json) {
+		jsonw_obj_end(&j);
+		fputc('\n', out);
+		if (!err && jsonw_error(&j))
+			err = -EIO;
+		J->json = NULL;
+	}
 	if (err)
-		snprintf(J->err, J->errlen, "out of memory");
+		snprintf(J->err, J->errlen, err == -EIO ? "cannot write the json" : "out of memory");
 	return err;
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "export/jobsum.h"
+#include <sqlite3.h>
+
 #include "src/u64map.h"
 
 struct jv_names {
@@ -54,6 +56,9 @@ struct jv_inst {                    /* one collective instance across the ranks 
 	uint32_t late;              /* rank index of the last to enter */
 };
 
+struct jsonw;
+struct jv_wait;                     /* --by wait's (jobwait.c) */
+
 struct jv {
 	const struct xp_jobview_opts *o;
 	struct jv_names names;
@@ -71,12 +76,38 @@ struct jv {
 	size_t ninst, inst_cap;
 	int64_t clock_err;          /* the runs' largest alignment spread */
 	size_t complete;            /* instances every rank entered */
+	struct jv_wait *wait;
+	struct jsonw *json;         /* json output, else NULL */
 	char *err;
 	size_t errlen;
 };
 
+/* A run's local ids (its StringIds) and pids onto the job's. */
+struct jv_run {
+	sqlite3 *db;
+	const struct xp_jobrun *r;
+	size_t index, first, nranks;   /* its ranks: J->ranks[first..first + nranks) */
+	struct xp_u64map name_of;      /* local name id -> job name id + 1 */
+};
+
+/* The line in J->err; err returned. */
+int jv_fail(struct jv *J, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* sql prepared on a run's summary, else the line said. */
+int jv_prep(struct jv *J, sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **st);
+/* The job's name id of a run's, -1 unknown; the rank index of a run's pid, -1 none. */
+int64_t jv_job_name(const struct jv_run *R, int64_t local);
+int64_t jv_rank_of_pid(const struct jv *J, const struct jv_run *R, int64_t pid);
+
 /* 0 or -ENOMEM; *id the string's. */
 int jv_intern(struct jv_names *t, const char *s, int64_t *id);
 int jv_print(struct jv *J, FILE *out);
+
+/* --by wait (jobwait.c), two passes over the runs after the first: the
+ * stretches of each instance's late rank kept, then every wait shared
+ * among its late rank's causes; printed as report --by wait prints. */
+int jv_wait_late(struct jv *J, struct jv_run *R);
+int jv_wait_charge(struct jv *J, struct jv_run *R);
+int jv_wait_print(struct jv *J, FILE *out);
+void jv_wait_free(struct jv *J);
 
 #endif

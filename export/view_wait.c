@@ -196,38 +196,8 @@ static int plan_spans(struct blame *B)
 static void charge(struct blame *B, const struct req *q, size_t culprit, int kind,
 		   const char *where, int64_t ns)
 {
-	struct xp_wait_table *t = &B->out;
-	uint64_t *slot;
-	int fresh;
-
-	if (ns <= 0)
-		return;
-	if (!where || xp_u64map_upsert(&t->at, (uint64_t)kind << 58 | (uint64_t)q->chain[0] << 38 |
-				       (uint64_t)q->chain[1] << 19 | culprit,
-				       (uint64_t)(uintptr_t)where, &slot, &fresh)) {
+	if (xp_wait_table_add(&B->out, q->chain[0], q->chain[1], culprit, kind, where, ns, q->wid))
 		B->err = -ENOMEM;
-		return;
-	}
-	if (fresh) {
-		if (xp_array__reserve((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 64)) {
-			B->err = -ENOMEM;
-			return;
-		}
-		t->v[t->n] = (struct xp_wait_total){ .waiter = q->chain[0], .late = q->chain[1],
-						     .culprit = culprit, .kind = kind, .where = where };
-		*slot = ++t->n;
-	}
-	t->v[*slot - 1].ns += ns;
-	t->v[*slot - 1].waits += t->v[*slot - 1].last != q->wid;
-	t->v[*slot - 1].last = q->wid;
-}
-
-static int64_t ns_in(const struct blame *B, const struct span *sp, int kind, const char *where)
-{
-	for (size_t i = sp->first; i < sp->first + sp->n; i++)
-		if (B->pool[i].kind == kind && B->pool[i].where == where)
-			return B->pool[i].ns;
-	return 0;
 }
 
 static int in_chain(const struct req *q, size_t slot)
@@ -264,68 +234,30 @@ static void follow(struct blame *B, const struct req *q, const struct xp_wait_ro
 	n->chain[++n->depth + 1] = (size_t)row->slot;
 }
 
-/* The late rank's excess over the waiting one per kind of cause (net: a
- * blocking call named differently on the two is no excess), into net[],
- * and per kind the sum of its places' positive excess, into pos[]. The sum
- * of the positive kinds' net excess: 0 when there is none. */
-static double excess(const struct blame *B, const struct span *w, const struct span *l,
-		     double net[XP_WAIT_KINDS], double pos[XP_WAIT_KINDS])
+struct part_ctx {
+	struct blame *B;
+	const struct req *q;
+};
+
+static void on_part(void *ctx, const struct xp_wait_row *r, int64_t ns)
 {
-	double sum = 0;
+	struct part_ctx *p = ctx;
 
-	memset(net, 0, XP_WAIT_KINDS * sizeof(*net));
-	memset(pos, 0, XP_WAIT_KINDS * sizeof(*pos));
-	for (size_t i = l->first; i < l->first + l->n; i++) {
-		const struct xp_wait_row *r = &B->pool[i];
-		int64_t e = r->ns - ns_in(B, w, r->kind, r->where);
-
-		net[r->kind] += (double)r->ns;
-		pos[r->kind] += e > 0 ? (double)e : 0;
-	}
-	for (size_t i = w->first; i < w->first + w->n; i++)
-		net[B->pool[i].kind] -= (double)B->pool[i].ns;
-	for (int k = 0; k < XP_WAIT_KINDS; k++)
-		sum += net[k] > 0 && pos[k] > 0 ? net[k] : 0;
-	return sum;
+	if (r->kind == XP_WAIT_RANK)
+		follow(p->B, p->q, r, ns);
+	else
+		charge(p->B, p->q, p->q->l, r->kind, r->where, ns);
 }
 
-/* A request's wait shared among the causes the late rank spent more time
- * in than the waiting one: among kinds by their net excess, within a kind
- * among its places by theirs. */
+/* A request's wait shared among the late rank's causes (wait_share.c). */
 static void share(struct blame *B, const struct req *q)
 {
 	const struct span *w = &B->spans[q->sw], *l = &B->spans[q->sl];
-	double net[XP_WAIT_KINDS], pos[XP_WAIT_KINDS], sum = excess(B, w, l, net, pos);
-	int64_t left = q->ns;
-	size_t last = 0;
+	struct part_ctx p = { B, q };
 
-	for (size_t i = l->first; i < l->first + l->n; i++) {
-		const struct xp_wait_row *r = &B->pool[i];
-
-		if (net[r->kind] > 0 && pos[r->kind] > 0 && r->ns > ns_in(B, w, r->kind, r->where))
-			last = i + 1;
-	}
-	if (sum <= 0 || !last) {
+	if (!xp_wait_share(B->pool + w->first, w->n, B->pool + l->first, l->n, q->ns, on_part, &p))
 		charge(B, q, q->l, XP_WAIT_NONE,
 		       xp_idle_intern(B->I, "(nothing took the late rank longer)"), q->ns);
-		return;
-	}
-	for (size_t i = l->first; i < last && !B->err; i++) {
-		const struct xp_wait_row *r = &B->pool[i];
-		int64_t e = r->ns - ns_in(B, w, r->kind, r->where), ns;
-
-		if (e <= 0 || net[r->kind] <= 0 || pos[r->kind] <= 0)
-			continue;
-		/* the last takes the rounding: the parts add up to the wait */
-		ns = i + 1 == last ? left : (int64_t)((double)q->ns * net[r->kind] / sum *
-						       (double)e / pos[r->kind] + 0.5);
-		ns = ns > left ? left : ns;
-		left -= ns;
-		if (r->kind == XP_WAIT_RANK)
-			follow(B, q, r, ns);
-		else
-			charge(B, q, q->l, r->kind, r->where, ns);
-	}
 }
 
 /* The first round: every collective wait of the selected ranks. */

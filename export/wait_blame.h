@@ -48,6 +48,23 @@ struct xp_wait_table {
 	uint64_t nwaits;
 };
 
+/* One part of a wait: ns of it charged to the late rank's row r. */
+typedef void (*xp_wait_part_fn)(void *ctx, const struct xp_wait_row *r, int64_t ns);
+
+/* A wait of ns shared among the causes the late rank (rows l[0..nl)) spent
+ * more time in than the waiting one (w[0..nw)) since they were last in
+ * step: among kinds by their net excess, within a kind among its places
+ * by theirs (rows' where compared as pointers: interned). part gets each
+ * share, the parts adding up to ns; 0 (no call) when nothing took the
+ * late rank longer. */
+int xp_wait_share(const struct xp_wait_row *w, size_t nw, const struct xp_wait_row *l, size_t nl,
+		  int64_t ns, xp_wait_part_fn part, void *ctx);
+
+/* ns of wait wid more to (waiter, late, culprit, kind, where). 0 or -ENOMEM
+ * (where NULL: out of memory already). */
+int xp_wait_table_add(struct xp_wait_table *t, size_t waiter, size_t late, size_t culprit, int kind,
+		      const char *where, int64_t ns, uint64_t wid);
+
 /* The totals printed in R's format, ranks by rank[slot]; clock_err: the
  * job's clock alignment error. */
 void xp_wait_print(struct rep *R, struct xp_wait_table *t, const int64_t *rank, int64_t clock_err);
