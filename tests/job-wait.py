@@ -87,7 +87,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check("csv: the waiting ranks' rows add up", sum(int(r["Wait (ns)"]) for r in c if r["Section"] == "rank")
           == summ["total_wait_ns"], f"{len(c)} rows")
     text = run(xpcorr, "job", "-q", "--by", "wait", *given)
-    check("text names the line", "data.py load_batch" in text and f"{summ['total_wait_ns']} ns in all" in text)
+    check("text names the line", "data.py:? load_batch" in text and f"{summ['total_wait_ns']} ns in all" in text)
 
     text = run(xpcorr, "job", "-q", "--by", "rank", "--top", "2", *given)
     table = text[:text.index("  Spread (ns)")]

@@ -27,7 +27,16 @@ ln -s "$(realpath "$xpcorr")" "$tmp/bin/xpcorr"
 cat > "$tmp/bin/srun" <<'EOF'
 #!/bin/sh
 # no Slurm here: the job's two ranks, one after the other, on this host
-SLURM_PROCID=0 "$@" && SLURM_PROCID=1 "$@"
+# (--ntasks-per-node=1: one task for the one node; other options ignored)
+one=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--ntasks-per-node=1) one=1; shift;;
+	-*) shift;;
+	*) break;;
+	esac
+done
+if [ -n "$one" ]; then SLURM_PROCID=0 "$@"; else SLURM_PROCID=0 "$@" && SLURM_PROCID=1 "$@"; fi
 EOF
 chmod 755 "$tmp/bin/srun"
 path="$tmp/bin:/usr/local/bin:/usr/bin:/bin"
