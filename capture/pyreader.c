@@ -28,13 +28,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "capture/pyfind.h"
+#include "capture/pyprivs.h"
 #include "capture/pywait.h"
 #include "src/runfile.h"
 #include "src/runfile_zstd.h"
@@ -621,48 +621,6 @@ static void read_proc(struct pyreader *r, struct proc *p, uint64_t ts)
 
 /* ---- the thread ---- */
 
-/* Root for root: CAP_SYS_PTRACE leaves this thread's effective set (unless
- * --record-privileged), so the kernel refuses it what the samplers drop: a
- * process that is not dumpable, or of another user. It stays permitted:
- * the check that a target has no capability the reader lacks reads that. */
-static void drop_ptrace_cap(struct pyreader *r)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	if (r->c.record_privileged)
-		return;
-	if (syscall(SYS_capget, &h, d)) {
-		r->cannot_drop = true;
-		return;
-	}
-	for (int i = 0; i < 2; i++) {
-		uint32_t bit = i == CAP_TO_INDEX(CAP_SYS_PTRACE) ? CAP_TO_MASK(CAP_SYS_PTRACE) : 0;
-
-		d[i].effective &= ~bit;
-	}
-	if (syscall(SYS_capset, &h, d))
-		r->cannot_drop = true;
-}
-
-/* Under sudo: this thread only (raw system calls, not glibc's
- * process-wide set*id) becomes the invoking user, capabilities gone. */
-static void become_user(struct pyreader *r)
-{
-	if (geteuid() == 0 && r->c.uid == 0)
-		drop_ptrace_cap(r);
-	if (geteuid() != 0 || r->c.uid == 0) {
-		snprintf(r->mode, sizeof(r->mode), "read by xpcap with process_vm_readv as uid %u",
-			 (unsigned)geteuid());
-		return;
-	}
-	if (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, r->c.gid, r->c.gid, r->c.gid) ||
-	    syscall(SYS_setresuid, r->c.uid, r->c.uid, r->c.uid))
-		r->cannot_drop = true;
-	snprintf(r->mode, sizeof(r->mode), "read by xpcap with process_vm_readv as uid %u (the "
-		 "invoking user)", (unsigned)r->c.uid);
-}
-
 /* One tick: new processes (each scan), execs, probes, reads. */
 static void tick(struct pyreader *r, uint64_t t, uint64_t *next_scan)
 {
@@ -719,7 +677,8 @@ static void *run(void *arg)
 	struct pyreader *r = arg;
 	uint64_t next = now_ns(), next_scan = 0, next_flush = next + FLUSH_NS;
 
-	become_user(r);
+	r->cannot_drop = pyreader_become_user(r->c.uid, r->c.gid, r->c.record_privileged,
+						 r->mode, sizeof(r->mode)) < 0;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t t = now_ns(), period;
 		bool reading = false;
