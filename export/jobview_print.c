@@ -535,7 +535,8 @@ static int job_causes(struct jv *J, struct jv_pair **out, size_t *n)
 
 	if (!c || jv_intern(&J->names, "rank", &cause))
 		return free(c), -ENOMEM;
-	memcpy(c, J->causes, J->ncauses * sizeof(*c));
+	if (J->ncauses)	/* no causes: no array to copy (memcpy from NULL) */
+		memcpy(c, J->causes, J->ncauses * sizeof(*c));
 	*n = J->ncauses;
 	for (size_t r = 0; r < J->nranks; r++) {
 		if (J->ranks[r].waited_on <= 0)
