@@ -9,7 +9,7 @@
  * The first byte picks the reader; then each mutation is 12 bytes: op,
  * table, column, row selector, 8 value bytes.
  */
-// fuzz-sources: db/*.c export/*.c src/fsident.c src/jobrank.c src/readline.c src/runnames.c src/strtab.c src/textesc.c src/u64map.c src/utf8.c
+// fuzz-sources: db/*.c export/*.c src/fsident.c src/jobrank.c src/readline.c src/strtab.c src/textesc.c src/u64map.c src/utf8.c
 // fuzz-cflags: -DXP_VERSION="fuzz"
 // fuzz-libs: -lsqlite3 -lm -ljansson
 // fuzz-seeds: tests/fuzz/corpus/db/*
