@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "export/diff.h"
+#include "export/diff/diff.h"
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
 #include "cmd/output.h"
-#include "export/weights.h"
+#include "export/render/weights.h"
 
 static int weight_given;               /* --weight: else the runs decide */
 

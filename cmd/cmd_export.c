@@ -13,17 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/chrome.h"
+#include "export/chrome/chrome.h"
 #include "cmd/cmd.h"
-#include "export/folded.h"
+#include "export/render/folded.h"
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
 #include "cmd/output.h"
 #include "db/runfacts.h"
-#include "export/selection.h"
-#include "export/svg.h"
+#include "export/analysis/selection.h"
+#include "export/render/svg.h"
 #include "cmd/timearg.h"
-#include "export/weights.h"
+#include "export/render/weights.h"
 
 static void usage(FILE *out)
 {

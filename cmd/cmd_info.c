@@ -1,5 +1,5 @@
 /* cmd_info.c - `xpcorr info run/`: what was captured, what was lost, how
- * well it symbolized. Built as one JSON document (export/runinfo.h),
+ * well it symbolized. Built as one JSON document (export/runinfo/runinfo.h),
  * printed as text or JSON.
  *   xpcorr info run/
  *   xpcorr info --format json run/ | jq .symbolization
@@ -18,7 +18,7 @@
 #include "cmd/info_gpu.h"
 #include "cmd/info_python.h"
 #include "cmd/opendb.h"
-#include "export/runinfo.h"
+#include "export/runinfo/runinfo.h"
 
 /* A merged job's runs (xpcorr merge): how each clock was put on the job's. */
 static void print_job_runs(json_t *runs)

@@ -1,5 +1,5 @@
 /* cmd_job.c - `xpcorr job RUN...`: the views of a distributed job read from
- * its ranks' summaries (export/jobsum.h), not from one database of every
+ * its ranks' summaries (export/job/jobsum.h), not from one database of every
  * row: each rank's run is ingested where it was recorded (its summary,
  * RUN/xpsum.db, written then), the clocks are aligned on the summaries'
  * collective anchors (correlate/clockalign.h, as merge does), and the
@@ -22,8 +22,8 @@
 #include "cmd/jobsum_file.h"
 #include "cmd/opendb.h"
 #include "correlate/clocksum.h"
-#include "export/jobsum.h"
-#include "export/jsonw.h"
+#include "export/job/jobsum.h"
+#include "export/render/jsonw.h"
 #include "src/textesc.h"
 
 struct job_opts {

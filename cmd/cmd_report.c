@@ -12,12 +12,12 @@
 #include "ingest/ingest.h"
 #include "cmd/opendb.h"
 #include "cmd/output.h"
-#include "export/report.h"
+#include "export/report/report.h"
 #include "db/runfacts.h"
-#include "export/selection.h"
+#include "export/analysis/selection.h"
 #include "src/textesc.h"
-#include "export/views.h"
-#include "export/weights.h"
+#include "export/report/views.h"
+#include "export/render/weights.h"
 #include "cmd/timearg.h"
 
 static const char usage[] =

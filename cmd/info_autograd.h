@@ -1,5 +1,5 @@
 /* info_autograd.h - backward kernels in `xpcorr info` printed as text (the
- * JSON is built by export/runinfo.h): how much backward GPU
+ * JSON is built by export/runinfo/runinfo.h): how much backward GPU
  * time ingest put at the forward line that made its autograd node, how much
  * it could not and why, and what the injection library found in each
  * process (xp_autograd, xp_autograd_processes: ingest/backward.h).

@@ -1,5 +1,5 @@
 /* info_gpu.h - the GPU part of `xpcorr info` printed as text (the
- * JSON is built by export/runinfo.h): whether GPU capture was armed
+ * JSON is built by export/runinfo/runinfo.h): whether GPU capture was armed
  * and, if the run holds no GPU work, why and what to do (from meta.json,
  * as xpcap recorded it); then devices, kernels, copies, memsets, GPU time,
  * launch records and their Python stacks, and the capture window.

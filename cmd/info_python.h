@@ -1,5 +1,5 @@
 /* info_python.h - the Python part of `xpcorr info` printed as text (the
- * JSON is built by export/runinfo.h): how many launches had a
+ * JSON is built by export/runinfo/runinfo.h): how many launches had a
  * Python stack, how many could have (thread runs Python), and why the others
  * had none, from xp_python_processes (xpcorr-db(5)).
  *

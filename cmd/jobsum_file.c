@@ -9,7 +9,7 @@
 #include "cmd/cmd.h"
 #include "correlate/clocksum.h"
 #include "db/rundb.h"
-#include "export/jobsum.h"
+#include "export/job/jobsum.h"
 #include "src/textesc.h"
 
 void xp_cmd_summary_path(const char *run_dir, char *path, size_t len)

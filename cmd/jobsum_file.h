@@ -1,4 +1,4 @@
-/* jobsum_file.h - RUN/xpsum.db, a run's job summary (export/jobsum.h), made
+/* jobsum_file.h - RUN/xpsum.db, a run's job summary (export/job/jobsum.h), made
  * beside its database: at `xpcorr ingest` of a run with a rank, and by
  * `xpcorr job` for a run whose summary is missing or older than its
  * database. Prints, as cmd/ alone may.

@@ -1,5 +1,5 @@
 /* clocksum.h - a run's clock evidence (clockalign.h) kept in its job
- * summary (export/jobsum.h) and read back from there: `xpcorr job` aligns
+ * summary (export/job/jobsum.h) and read back from there: `xpcorr job` aligns
  * thousands of ranks on their summaries' collective anchors without
  * opening a rank's database.
  *

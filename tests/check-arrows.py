@@ -19,7 +19,19 @@ Fails (exit 1, one line per finding: file:line and the rule) when
     stdout, stderr, printf, puts, perror, exit (library code returns codes
     and messages; export writes only to the FILE * it is handed);
   - a project header is named like a system header (<strings.h>): with
-    -I on its folder it would shadow the real one for every file.
+    -I on its folder it would shadow the real one for every file;
+  - inside export/, a file includes a header of a sub-folder above its own
+    (EXPORT_ALLOWED, drawn in export/README.md):
+
+        names <- {render, analysis} <- report <- views
+        render, analysis <- chrome;  analysis <- idle <- {views, job};
+        report <- {job, diff};  names, analysis <- runinfo
+
+    renderers and analyses include no report, view or job; report/ (the
+    driver, its context report_priv.h and the table of views) includes no
+    view: it runs them through the table. A file directly in export/ is
+    not allowed, every one has its sub-folder. EXPORT_BACK lists the
+    arrows that still run back up, one by one, to be fixed.
     python3 tests/check-arrows.py .
 """
 import os
@@ -43,6 +55,26 @@ ALLOWED = {
     'export': {'src', 'db', 'export'},
     'cmd': {'src', 'db', 'capture', 'ingest', 'correlate', 'export', 'cmd'},
     'bin': {'src', 'db', 'capture', 'ingest', 'correlate', 'export', 'cmd', 'bin'},
+}
+# export/'s sub-folders -> the sub-folders whose headers they may include
+EXPORT_ALLOWED = {
+    'names': {'names'},
+    'render': {'names', 'render'},
+    'analysis': {'names', 'analysis'},
+    'idle': {'names', 'analysis', 'idle'},
+    'chrome': {'names', 'render', 'analysis', 'chrome'},
+    'report': {'names', 'render', 'analysis', 'report'},
+    'views': {'names', 'render', 'analysis', 'idle', 'report', 'views'},
+    'job': {'names', 'render', 'analysis', 'idle', 'report', 'job'},
+    'diff': {'names', 'render', 'analysis', 'report', 'diff'},
+    'runinfo': {'names', 'analysis', 'runinfo'},
+}
+# arrows inside export/ that still run back up: (file, header). The idle
+# engine reads the report's context (struct rep) for its db and --pid only;
+# xp_idle_open(db, pid) would end them.
+EXPORT_BACK = {
+    ('export/idle/idle_cause.c', 'export/report/report_priv.h'),
+    ('export/idle/idle_names.c', 'export/report/report_priv.h'),
 }
 # meson dependency objects -> the layer that declares them
 DEP_LAYER = [
@@ -79,6 +111,26 @@ def layer_of(rel):
             if best is None or len(d) > len(best[0]):
                 best = (d, layer)
     return best[1] if best else None
+
+
+def export_sub(rel):
+    """export/render/jsonw.h -> 'render'; None for a file directly in export/."""
+    parts = rel.split('/')
+    return parts[1] if len(parts) > 2 and parts[0] == 'export' else None
+
+
+def export_arrow(rel, target):
+    """The error of an include inside export/, or None."""
+    if rel.split('/')[0] != 'export' or target.split('/')[0] != 'export':
+        return None
+    sub, tsub = export_sub(rel), export_sub(target)
+    if sub not in EXPORT_ALLOWED or tsub not in EXPORT_ALLOWED:
+        return ('export/ files live in its sub-folders (%s)'
+                % ', '.join(sorted(EXPORT_ALLOWED)))
+    if tsub in EXPORT_ALLOWED[sub] or (rel, target) in EXPORT_BACK:
+        return None
+    return ('export/%s includes export/%s: export/%s may use only %s (export/README.md)'
+            % (sub, tsub, sub, ', '.join(sorted(EXPORT_ALLOWED[sub]))))
 
 
 def sources():
@@ -139,8 +191,12 @@ def main():
         del layers
     byname = {name: sorted(where)[0][1] for name, where in defined.items()}
 
+    back_seen = set()
     for rel in files:
         layer = layer_of(rel)
+        if layer == 'export' and export_sub(rel) not in EXPORT_ALLOWED:
+            errors.append('%s: not in a sub-folder of export/ (%s)'
+                          % (rel, ', '.join(sorted(EXPORT_ALLOWED))))
         with open(os.path.join(ROOT, rel), encoding='utf-8', errors='replace') as f:
             text = f.read()
         for no, line in enumerate(text.split('\n'), 1):
@@ -164,6 +220,11 @@ def main():
                 if tl not in ALLOWED[layer]:
                     errors.append('%s:%d: %s includes %s (%s): %s may use only %s'
                                   % (rel, no, layer, target, tl, layer, ', '.join(sorted(ALLOWED[layer]))))
+                if (rel, target) in EXPORT_BACK:
+                    back_seen.add((rel, target))
+                why = export_arrow(rel, target)
+                if why:
+                    errors.append('%s:%d: %s' % (rel, no, why))
             for dep, hdr in FORBIDDEN_EXT.get(layer, {}).items():
                 if inc == hdr or (hdr.endswith('/') and inc.startswith(hdr)):
                     errors.append('%s:%d: %s includes <%s>: %s is kept out of %s'
@@ -174,6 +235,9 @@ def main():
                 if m:
                     errors.append('%s:%d: %s prints or exits (%s): only cmd/ may'
                                   % (rel, no, layer, m.group(1)))
+
+    for rel, target in sorted(EXPORT_BACK - back_seen):
+        errors.append('%s: no longer includes %s: drop it from EXPORT_BACK' % (rel, target))
 
     # link dependencies, from each layer's meson.build files
     for d, layer in LAYER_OF_DIR.items():

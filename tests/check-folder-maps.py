@@ -2,7 +2,8 @@
 """check-folder-maps.py ROOT - each folder's README.md is a map of its files:
 every source file of src/, capture/, cupti/, ingest/ and export/ is named in
 the README of its folder (a subfolder without one: its parent's, as
-`sub/name.c`), and every file a README names in its tables still exists. A file is named as `name.c`, `sub/name.c`, or,
+`sub/name.c`; export/'s sub-folders each have their own, and export/
+holds no source file itself), and every file a README names in its tables still exists. A file is named as `name.c`, `sub/name.c`, or,
 for a pair, `name.c/.h`; a header beside its .c goes with it.
 """
 import os
@@ -10,6 +11,8 @@ import re
 import sys
 
 FOLDERS = ["src", "capture", "cupti", "ingest", "export"]
+# folders split into sub-folders: every sub-folder maps its own files
+SPLIT = ["export"]
 SOURCE = re.compile(r"\.(c|h|inc)$")
 
 
@@ -59,6 +62,10 @@ def main():
             for name in fs:
                 if SOURCE.search(name):
                     o = owner(top, d)
+                    if folder in SPLIT and o == top:
+                        bad.append(f"{os.path.relpath(os.path.join(d, name), ROOT)}: "
+                                   f"not in a sub-folder of {folder}/ with a README.md")
+                        continue
                     maps.setdefault(o, set()).add(os.path.relpath(os.path.join(d, name), o))
         maps.setdefault(top, set())
         for o in sorted(maps):

@@ -14,7 +14,7 @@
 #include "check-main.h"
 #include "ingest/ddpbuckets.h"
 #include "db/db_schema.h"
-#include "export/launchsite.h"
+#include "export/names/launchsite.h"
 #include "src/runfile.h"
 #include "src/runfmt_py.h"
 

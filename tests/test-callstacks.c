@@ -1,4 +1,4 @@
-/* test-callstacks.c - export/callstacks.c against SQLite's own LEFT JOIN of
+/* test-callstacks.c - export/analysis/callstacks.c against SQLite's own LEFT JOIN of
  * the calls to xp_launches (the query it replaces), on launches a real run
  * has (a process's dense correlation ids) and ones only a hostile database
  * has: ids far apart (the map), a key recorded twice, a tid shared by two
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "export/callstacks.h"
+#include "export/analysis/callstacks.h"
 #include "check-main.h"
 #include "gpu-testdb.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "export/chrome.h"
-#include "export/chrome_names.h"
+#include "export/chrome/chrome.h"
+#include "export/chrome/chrome_names.h"
 #include "correlate/db_join.h"
 #include "gpu-testdb.h"
 

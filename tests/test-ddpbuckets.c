@@ -9,7 +9,7 @@
 #include "check-main.h"
 #include "db/db_schema.h"
 #include "ingest/ddpbuckets.h"
-#include "export/launchsite.h"
+#include "export/names/launchsite.h"
 
 static sqlite3 *db;
 

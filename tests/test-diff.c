@@ -12,12 +12,12 @@
 #include "db/archive.h"
 #include "check-main.h"
 #include "correlate/db_join.h"
-#include "export/diff.h"
-#include "export/diffname.h"
-#include "export/folded.h"
+#include "export/diff/diff.h"
+#include "export/diff/diffname.h"
+#include "export/render/folded.h"
 #include "gpu-testdb.h"
-#include "export/svg.h"
-#include "export/wtab.h"
+#include "export/render/svg.h"
+#include "export/render/wtab.h"
 
 static char dir[] = "/tmp/xp-diff-XXXXXX";
 static sqlite3 *db[2];

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "export/elidename.h"
+#include "export/names/elidename.h"
 
 static const char *shorten(const char *in)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "export/jsonw.h"
+#include "export/render/jsonw.h"
 
 static char *buf;
 static size_t len;

@@ -13,16 +13,16 @@
 #include "db/db_schema.h"
 #include "correlate/db_join.h"
 #include "gpu-testdb.h"
-#include "export/report.h"
+#include "export/report/report.h"
 #include "db/pypath.h"
 #include "db/pyframe.h"
-#include "export/launcher.h"
+#include "export/names/launcher.h"
 #include "db/launch.h"
 #include "db/groups.h"
 #include "correlate/report_groups.h"
 #include "db/dbtask.h"
 #include "db/rundb.h"
-#include "export/thread_samples.h"
+#include "export/idle/thread_samples.h"
 
 static char dir[] = "/tmp/xp-report-XXXXXX";
 static sqlite3 *db;

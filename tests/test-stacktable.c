@@ -8,7 +8,7 @@
 #include "check-main.h"
 #include "db/db_schema.h"
 #include "db/stacktable.h"
-#include "export/pyreach.h"
+#include "export/names/pyreach.h"
 #include "gpu-testdb.h"
 
 static sqlite3 *db;

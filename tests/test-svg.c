@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "export/pyreach.h"
-#include "export/svg.h"
+#include "export/names/pyreach.h"
+#include "export/render/svg.h"
 #include "src/utf8.h"
 
 static char *render_min(const char *folded, uint64_t *bad, double min_width)

@@ -1,11 +1,11 @@
-/* test-table.c - a declared table (export/table.h) in text, csv and json:
+/* test-table.c - a declared table (export/report/table.h) in text, csv and json:
  * widths and rules, the last field moved or cut at --width, --top's line,
  * absent cells, columns of one format only, a call column. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check-main.h"
-#include "export/table.h"
+#include "export/report/table.h"
 
 static int calls;
 

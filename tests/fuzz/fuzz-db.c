@@ -9,7 +9,7 @@
  * The first byte picks the reader; then each mutation is 12 bytes: op,
  * table, column, row selector, 8 value bytes.
  */
-// fuzz-sources: db/*.c export/*.c src/fsident.c src/jobrank.c src/readline.c src/strtab.c src/textesc.c src/u64map.c src/utf8.c
+// fuzz-sources: db/*.c export/*/*.c src/fsident.c src/jobrank.c src/readline.c src/strtab.c src/textesc.c src/u64map.c src/utf8.c
 // fuzz-cflags: -DXP_VERSION="fuzz"
 // fuzz-libs: -lsqlite3 -lm -ljansson
 // fuzz-seeds: tests/fuzz/corpus/db/*
@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/chrome.h"
+#include "export/chrome/chrome.h"
 #include "db/dbcheck.h"
-#include "export/folded.h"
-#include "export/report.h"
+#include "export/render/folded.h"
+#include "export/report/report.h"
 
 #define MAX_TABLES 64
 #define WORK_LIMIT 20000000         /* VM steps per input: what the readers may take */

@@ -171,7 +171,7 @@ for line in p.stdout.splitlines():
 
 
 def is_python_text(f):
-    """export/pyreach.h's xp_is_python_text: a ":LINE " before any '('."""
+    """export/names/pyreach.h's xp_is_python_text: a ":LINE " before any '('."""
     m = re.match(r"[^(]*?[^:]:(\d+|\?) ", f)
     return bool(m) and m.start() == 0
 

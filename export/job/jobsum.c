@@ -1,0 +1,363 @@
+/* jobsum.c - a run's job summary (jobsum.h): the few tables the job's
+ * views read, written from the run's correlated database. Each is small:
+ * rows per rank, per (launch site, kernel), per idle cause, and one per
+ * collective instance (a step has a few). */
+#include "export/job/jobsum.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db/db_schema.h"
+#include "db/dbcheck.h"
+#include "db/dbmerge.h"
+#include "export/names/launchsite.h"
+#include "export/report/report.h"
+#include "export/analysis/timeline.h"
+#include "src/gtid.h"
+
+static const char schema[] =
+	"CREATE TABLE xs_meta(key TEXT PRIMARY KEY, value);"
+	/* one row per process with a rank: what `report --by rank` shows of it */
+	"CREATE TABLE xs_rank(pid INTEGER, rank INTEGER, world INTEGER, host TEXT, gpu_ns INTEGER,"
+	" kernels INTEGER, coll_ns INTEGER, sync_ns INTEGER);"
+	"CREATE TABLE xs_name(id INTEGER PRIMARY KEY, value TEXT);"
+	/* GPU time of each kernel (xs_name) per launch site (launchsite.h) */
+	"CREATE TABLE xs_kernel(pid INTEGER, site TEXT, name INTEGER, coll INTEGER, ns INTEGER,"
+	" n INTEGER, UNIQUE(pid, site, name));"
+	/* every collective kernel: the nth of its name in its process */
+	"CREATE TABLE xs_coll(pid INTEGER, name INTEGER, nth INTEGER, launch INTEGER, start INTEGER,"
+	" end INTEGER);"
+	/* report --by idle of the run alone, per device (its steps together) */
+	"CREATE TABLE xs_device(rank INTEGER, device INTEGER, pid INTEGER, steps INTEGER,"
+	" window_ns INTEGER, compute_ns INTEGER, comm_ns INTEGER, mem_ns INTEGER, idle_ns INTEGER);"
+	"CREATE TABLE xs_idle(rank INTEGER, device INTEGER, cause TEXT, site TEXT, ns INTEGER,"
+	" gaps INTEGER);"
+	/* per collective op (xs_coll's pid, name, nth): what the rank did from
+	 * the end of its latest earlier collective to its entry, by cause
+	 * (kind: wait_blame.h's, where: a line, call or launch site), from
+	 * the end of its collective (from_name, from_nth), -1: its first work */
+	"CREATE TABLE xs_span(pid INTEGER, name INTEGER, nth INTEGER, kind INTEGER, site TEXT,"
+	" ns INTEGER, from_name INTEGER, from_nth INTEGER);"
+	/* the rank's time cut at its collectives' starts and ends, [a, b) by cause */
+	"CREATE TABLE xs_piece(pid INTEGER, a INTEGER, b INTEGER, kind INTEGER, site TEXT,"
+	" ns INTEGER);";
+
+static int exec2(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Rows of sel (on db) into ins (on sum), column for column. */
+static int copy_rows(sqlite3 *db, const char *sel_sql, sqlite3 *sum, const char *ins_sql)
+{
+	sqlite3_stmt *sel = NULL, *ins = NULL;
+	int rc = SQLITE_DONE, step;
+
+	if (sqlite3_prepare_v2(db, sel_sql, -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sum, ins_sql, -1, &ins, NULL) != SQLITE_OK) {
+		sqlite3_finalize(sel);
+		return -EIO;
+	}
+	while (rc == SQLITE_DONE && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+		for (int c = 0; c < sqlite3_column_count(sel); c++)
+			sqlite3_bind_value(ins, c + 1, sqlite3_column_value(sel, c));
+		rc = sqlite3_step(ins);
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	return rc == SQLITE_DONE && step == SQLITE_DONE ? 0 : -EIO;
+}
+
+static int put_meta(sqlite3 *db, sqlite3 *sum)
+{
+	int err = copy_rows(db, "SELECT 'host', value FROM META_DATA_EXPORT WHERE name = 'meta.hostname'"
+			    " UNION ALL SELECT 'run_id', (" XP_RUN_ID_SQL ")",
+			    sum, "INSERT INTO xs_meta VALUES(?, ?)");
+
+	if (!err) {
+		char sql[96];
+
+		snprintf(sql, sizeof(sql), "INSERT INTO xs_meta VALUES('version', %d)", XP_JOBSUM_VERSION);
+		err = exec2(sum, sql);
+	}
+	return err;
+}
+
+/* As report_rank.c's ranks table, unfiltered. */
+static int put_ranks(sqlite3 *db, sqlite3 *sum)
+{
+	return copy_rows(db, "SELECT r.pid, r.rank, ifnull(r.world_size, -1), ifnull(r.host, '?'),"
+		" ifnull(sum(k.end - k.start), 0), count(k.rowid),"
+		" ifnull(sum(CASE WHEN " XP_SQL_IS_COLLECTIVE("n.value") " THEN k.end - k.start END), 0),"
+		" ifnull(max(w.ns), 0)"
+		" FROM xp_ranks r LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k"
+		" ON " XP_SQL_GTID_PID("k.globalPid") " = r.pid"
+		" LEFT JOIN StringIds n ON n.id = k.demangledName"
+		" LEFT JOIN (SELECT " XP_SQL_GTID_PID("a.globalTid") " AS pid, sum(a.end - a.start) AS ns"
+		"  FROM CUPTI_ACTIVITY_KIND_RUNTIME a JOIN StringIds an ON an.id = a.nameId"
+		"  WHERE an.value LIKE '%Synchronize%' GROUP BY 1) w ON w.pid = r.pid"
+		" WHERE r.rank IS NOT NULL GROUP BY r.pid ORDER BY r.rank, r.pid",
+		sum, "INSERT INTO xs_rank VALUES(?,?,?,?,?,?,?,?)");
+}
+
+/* GPU time per (process, launch stack, kernel), each stack named by its site. */
+static int put_kernels(sqlite3 *db, sqlite3 *sum)
+{
+	struct xp_sites *sites = NULL;
+	sqlite3_stmt *sel = NULL, *ins = NULL;
+	int rc = SQLITE_DONE, step = SQLITE_DONE, err;
+
+	if ((err = xp_sites_new(db, &sites)))
+		return err;
+	xp_sites_prefer_own(sites);
+	if (sqlite3_prepare_v2(db, "SELECT " XP_SQL_GTID_PID("k.globalPid") ", ifnull(a.stack_id, -1),"
+			       " k.demangledName, " XP_SQL_IS_COLLECTIVE("n.value") ","
+			       " sum(k.end - k.start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+			       " JOIN StringIds n ON n.id = k.demangledName"
+			       " LEFT JOIN xp_attribution a ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid"
+			       " GROUP BY 1, 2, 3", -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sum, "INSERT INTO xs_kernel VALUES(?1, ?2, ?3, ?4, ?5, ?6)"
+			       " ON CONFLICT(pid, site, name) DO UPDATE SET ns = ns + excluded.ns,"
+			       " n = n + excluded.n", -1, &ins, NULL) != SQLITE_OK)
+		err = -EIO;
+	while (!err && rc == SQLITE_DONE && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+		int64_t stack = sqlite3_column_int64(sel, 1);
+		const char *site = stack > 0 ? xp_sites_get(sites, stack) : "(no launch stack)";
+
+		if (!site) {
+			err = -EIO;
+			break;
+		}
+		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(sel, 0));
+		sqlite3_bind_text(ins, 2, site, -1, SQLITE_TRANSIENT);
+		for (int c = 2; c <= 5; c++)
+			sqlite3_bind_value(ins, c + 1, sqlite3_column_value(sel, c));
+		rc = sqlite3_step(ins);
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	xp_sites_free(sites);
+	if (!err && (rc != SQLITE_DONE || step != SQLITE_DONE))
+		err = -EIO;
+	return err;
+}
+
+/* Every collective kernel, its launching call's start (-1 without one). */
+static int put_collectives(sqlite3 *db, sqlite3 *sum)
+{
+	return copy_rows(db, "SELECT " XP_SQL_GTID_PID("c.gp") ", c.nm, c.i - 1, ifnull(r.start, -1),"
+		" c.start, k.end FROM (" XP_SQL_COLL_KERNELS ") c"
+		" JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.rowid = c.id"
+		" LEFT JOIN xp_attribution a ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = c.id"
+		" LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
+		" ORDER BY c.nm, c.i, 1", sum, "INSERT INTO xs_coll VALUES(?,?,?,?,?,?)");
+}
+
+/* The names xs_kernel and xs_coll use. */
+static int put_names(sqlite3 *db, sqlite3 *sum)
+{
+	sqlite3_stmt *sel, *ins;
+	int rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(sum, "SELECT name FROM xs_kernel UNION SELECT name FROM xs_coll", -1,
+			       &sel, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM StringIds WHERE id = ?", -1, &ins, NULL)
+	    != SQLITE_OK) {
+		sqlite3_finalize(sel);
+		return -EIO;
+	}
+	/* names are few: one lookup each */
+	while (rc == SQLITE_DONE && sqlite3_step(sel) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(sel, 0);
+		sqlite3_stmt *put;
+
+		sqlite3_bind_int64(ins, 1, id);
+		if (sqlite3_step(ins) != SQLITE_ROW) {
+			sqlite3_reset(ins);
+			continue;
+		}
+		if (sqlite3_prepare_v2(sum, "INSERT INTO xs_name VALUES(?, ?)", -1, &put, NULL) != SQLITE_OK) {
+			rc = SQLITE_ERROR;
+			break;
+		}
+		sqlite3_bind_int64(put, 1, id);
+		sqlite3_bind_value(put, 2, sqlite3_column_value(ins, 0));
+		rc = sqlite3_step(put);
+		sqlite3_finalize(put);
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+enum { C_SECTION, C_RANK, C_DEVICE, C_PID, C_STEPS, C_WINDOW, C_COMPUTE, C_COMM, C_MEM, C_IDLE,
+       C_CAUSE, C_WHERE, C_CAUSE_NS, C_GAPS, C_NCOLS };
+
+/* --by idle's csv columns this summary keeps, by their heads */
+static const char *const idle_heads[C_NCOLS] = {
+	"Section", "Rank", "Device", "PID", "Steps", "Window (ns)", "Compute (ns)",
+	"Communication (ns)", "Memory (ns)", "Idle (ns)", "Cause", "Where", "Cause (ns)", "Gaps",
+};
+
+/* The fields of one csv line into f[0..max) (unquoted in place); their count. */
+static int csv_fields(char *line, char **f, int max)
+{
+	int n = 0;
+	char *p = line;
+
+	while (n < max) {
+		char *w = p;
+
+		f[n++] = p;
+		if (*p == '"') {
+			for (p++; *p && !(*p == '"' && p[1] != '"'); p++)
+				*w++ = *p == '"' ? *++p : *p;
+			if (*p == '"')
+				p++;
+		} else {
+			while (*p && *p != ',' && *p != '\n')
+				w = ++p;
+		}
+		if (*p != ',') {
+			*w = '\0';
+			break;
+		}
+		*w = '\0';
+		p++;
+	}
+	return n;
+}
+
+/* Which field holds each column of idle_heads, -1 when missing. */
+static void map_heads(char *line, int *col)
+{
+	char *f[64];
+	int n = csv_fields(line, f, 64);
+
+	for (int c = 0; c < C_NCOLS; c++) {
+		col[c] = -1;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(f[i], idle_heads[c]))
+				col[c] = i;
+	}
+}
+
+static int bind_field(sqlite3_stmt *st, int at, char **f, int nf, int i, int text)
+{
+	if (i < 0 || i >= nf || !*f[i])
+		return sqlite3_bind_null(st, at);
+	return text ? sqlite3_bind_text(st, at, f[i], -1, SQLITE_TRANSIENT) :
+		sqlite3_bind_int64(st, at, strtoll(f[i], NULL, 10));
+}
+
+/* One csv row: a device's row into xs_device, a cause's into xs_idle. */
+static int put_idle_row(char *line, const int *col, sqlite3_stmt *dev, sqlite3_stmt *cause)
+{
+	static const int dev_cols[] = { C_RANK, C_DEVICE, C_PID, C_STEPS, C_WINDOW, C_COMPUTE,
+					C_COMM, C_MEM, C_IDLE };
+	static const int cause_cols[] = { C_RANK, C_DEVICE, C_CAUSE, C_WHERE, C_CAUSE_NS, C_GAPS };
+	char *f[64];
+	int nf = csv_fields(line, f, 64), rc;
+	const char *sec = col[C_SECTION] >= 0 && col[C_SECTION] < nf ? f[col[C_SECTION]] : "";
+	sqlite3_stmt *st = !strcmp(sec, "device") ? dev : !strcmp(sec, "cause") ? cause : NULL;
+
+	if (!st)
+		return 0;
+	if (st == dev)
+		for (int i = 0; i < 9; i++)
+			bind_field(st, i + 1, f, nf, col[dev_cols[i]], 0);
+	else
+		for (int i = 0; i < 6; i++)
+			bind_field(st, i + 1, f, nf, col[cause_cols[i]], i == 2 || i == 3);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* `report --by idle` of the run, read back from its csv: the one place
+ * that decides the idle causes stays view_idle.c. */
+static int put_idle(sqlite3 *db, sqlite3 *sum)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	sqlite3_stmt *dev = NULL, *cause = NULL;
+	char *text = NULL, *line, *next;
+	size_t len = 0;
+	int col[C_NCOLS], err;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return -ENOMEM;
+	o.by = XP_BY_IDLE;
+	o.format = XP_FMT_CSV;
+	o.top = 0;
+	err = xp_report(db, &o, f, NULL);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (!err && (sqlite3_prepare_v2(sum, "INSERT INTO xs_device VALUES(?,?,?,?,?,?,?,?,?)", -1,
+					&dev, NULL) != SQLITE_OK ||
+		     sqlite3_prepare_v2(sum, "INSERT INTO xs_idle VALUES(?,?,?,?,?,?)", -1, &cause,
+					NULL) != SQLITE_OK))
+		err = -EIO;
+	for (line = text; !err && line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if (line == text)
+			map_heads(line, col);
+		else
+			err = put_idle_row(line, col, dev, cause);
+	}
+	sqlite3_finalize(dev);
+	sqlite3_finalize(cause);
+	free(text);
+	return err;
+}
+
+int xp_jobsum_write(sqlite3 *db, sqlite3 *sum)
+{
+	int err = exec2(sum, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
+
+	if (!err)
+		err = exec2(sum, schema);
+	if (!err)
+		err = put_meta(db, sum);
+	if (!err && xp_db_has_table(db, "xp_ranks"))
+		err = put_ranks(db, sum);
+	if (!err)
+		err = put_kernels(db, sum);
+	if (!err && xp_db_has_table(db, "xp_ranks"))
+		err = put_collectives(db, sum);
+	if (!err && xp_db_has_table(db, "xp_ranks"))
+		err = xp_jobsum_put_spans(db, sum);
+	if (!err)
+		err = exec2(sum, "CREATE INDEX xs_span_at ON xs_span(pid, name, nth);"
+			    "CREATE INDEX xs_piece_at ON xs_piece(pid, a);");
+	if (!err)
+		err = put_names(db, sum);
+	if (!err)
+		err = put_idle(db, sum);
+	if (!err)
+		err = exec2(sum, "COMMIT;");
+	return err;
+}
+
+int xp_jobsum_open(const char *path, sqlite3 **db)
+{
+	struct stat st;
+
+	*db = NULL;
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENXIO;
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
+		return -EIO;
+	xp_db_limit_received(*db);
+	xp_db_limit_work(*db, (uint64_t)st.st_size);
+	return 0;
+}

@@ -1,0 +1,359 @@
+/* jobwait.c - `xpcorr job --by wait`: report --by wait's cross-rank blame
+ * from the ranks' summaries. Each wait in a collective instance every rank
+ * entered (jobview.c found its last entry on the job's clock) is charged
+ * to the last rank and shared among the causes that rank spent more time
+ * in than the waiting one since each finished its latest earlier
+ * collective (the waiting rank's xs_span stretch, jobsum_wait.c; the late
+ * rank's from the end of the same instance on it, added up from its
+ * xs_piece pieces), by the rule --by wait uses (wait_share.c); an instance
+ * whose last two entries, or a wait, is within the clock alignment's error
+ * is "too close to call". Memory: the pieces of the ranks some instance
+ * waited for (a few rows per collective), never a rank's rows. Unlike report --by wait, a late rank's own wait for
+ * a third rank is not followed there: the summary keeps its collectives'
+ * time as GPU communication.
+ *
+ *   xpcorr job --by wait runs/rank-*
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/idle/idle_cause.h"
+#include "export/job/jobview_priv.h"
+#include "export/report/report_priv.h"
+#include "export/analysis/wait_blame.h"
+#include "src/array.h"
+
+/* A late rank's time in pieces (jobsum_wait.c's xs_piece), and where each
+ * instance started and ended on its clock. */
+struct piece {
+	int64_t a, b;
+	struct xp_wait_row row;
+};
+
+struct late_rank {
+	struct piece *v;            /* by a */
+	size_t n, cap;
+	int64_t *start, *end;       /* per instance, on the rank's clock; INT64_MIN: none */
+};
+
+struct jv_wait {
+	struct late_rank **late;    /* per rank index: NULL unless late somewhere */
+	struct xp_wait_row *own;    /* the waiting rank's stretch being read */
+	size_t nown, own_cap;
+	int64_t from_name, from_nth; /* where that stretch starts (local ids), -1 */
+	struct xp_wait_row *lrows;  /* the late rank's stretch, from the same place */
+	size_t nl, l_cap;
+	struct xp_wait_table out;
+	int64_t *rank;              /* per rank index: its rank */
+	const char *close, *none;   /* interned */
+	int err;
+};
+
+static int wait_init(struct jv *J)
+{
+	struct jv_wait *W;
+	int64_t id;
+
+	if (J->wait)
+		return 0;
+	if (!(W = J->wait = calloc(1, sizeof(*W))))
+		return -ENOMEM;
+	xp_u64map_init(&W->out.at);
+	if (!(W->late = calloc(J->nranks ? J->nranks : 1, sizeof(*W->late))) ||
+	    !(W->rank = calloc(J->nranks ? J->nranks : 1, sizeof(*W->rank))))
+		return -ENOMEM;
+	for (size_t i = 0; i < J->ninst; i++) {
+		struct late_rank **L = &W->late[J->inst[i].late];
+
+		if (J->inst[i].cnt != J->nranks || *L)
+			continue;
+		if (!(*L = calloc(1, sizeof(**L))) ||
+		    !((*L)->start = malloc(J->ninst * sizeof(int64_t))) ||
+		    !((*L)->end = malloc(J->ninst * sizeof(int64_t))))
+			return -ENOMEM;
+		for (size_t k = 0; k < J->ninst; k++)
+			(*L)->start[k] = (*L)->end[k] = INT64_MIN;
+	}
+	for (size_t r = 0; r < J->nranks; r++)
+		W->rank[r] = J->ranks[r].rank;
+	if (jv_intern(&J->names, "too close to call", &id))
+		return -ENOMEM;
+	W->close = J->names.v[id];
+	if (jv_intern(&J->names, "(nothing took the late rank longer)", &id))
+		return -ENOMEM;
+	W->none = J->names.v[id];
+	return 0;
+}
+
+void jv_wait_free(struct jv *J)
+{
+	struct jv_wait *W = J->wait;
+
+	if (!W)
+		return;
+	for (size_t r = 0; W->late && r < J->nranks; r++)
+		if (W->late[r]) {
+			free(W->late[r]->v);
+			free(W->late[r]->start);
+			free(W->late[r]->end);
+			free(W->late[r]);
+		}
+	free(W->late);
+	free(W->own);
+	free(W->lrows);
+	free(W->rank);
+	free(W->out.v);
+	xp_u64map_free(&W->out.at);
+	free(W);
+	J->wait = NULL;
+}
+
+/* The instance of a run's (pid, name, nth) that every rank entered, and
+ * the rank index of pid; NULL when not one. */
+static const struct jv_inst *instance_of(const struct jv *J, const struct jv_run *R,
+					 sqlite3_stmt *st, int64_t *rank, size_t *at, int complete)
+{
+	int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
+	const uint64_t *slot = name < 0 ? NULL :
+		xp_u64map_find(&J->inst_at, (uint64_t)name, (uint64_t)sqlite3_column_int64(st, 2));
+
+	*rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+	if (!slot || *rank < 0 || (complete && J->inst[*slot].cnt != J->nranks))
+		return NULL;
+	*at = (size_t)*slot;
+	return &J->inst[*slot];
+}
+
+static const struct jv_inst *instance(const struct jv *J, const struct jv_run *R, sqlite3_stmt *st,
+				      int64_t *rank, size_t *at)
+{
+	return instance_of(J, R, st, rank, at, 1);
+}
+
+/* A row of a stretch (kind, site, ns at columns c..c+2) with its where interned. */
+static int read_row(struct jv *J, sqlite3_stmt *st, int c, struct xp_wait_row *r)
+{
+	int64_t id;
+	int kind = sqlite3_column_int(st, c);
+
+	if (jv_intern(&J->names, (const char *)sqlite3_column_text(st, c + 1), &id))
+		return -ENOMEM;
+	*r = (struct xp_wait_row){ .kind = kind >= 0 && kind < XP_WAIT_KINDS ? kind : XP_WAIT_NONE,
+				   .where = J->names.v[id], .ns = sqlite3_column_int64(st, c + 2),
+				   .slot = -1, .inst = -1 };
+	return 0;
+}
+
+static int no_spans(struct jv *J, const struct jv_run *R)
+{
+	return jv_fail(J, -EINVAL, "cannot read %s: it has no collectives' stretches (written by an"
+		       " older xpcorr): run xpcorr ingest on its run again", R->r->path);
+}
+
+/* Pass: the pieces and collectives' times of this run's ranks that some
+ * instance waited for. */
+int jv_wait_late(struct jv *J, struct jv_run *R)
+{
+	sqlite3_stmt *st;
+	struct jv_wait *W;
+	int err;
+
+	if (wait_init(J))
+		return jv_fail(J, -ENOMEM, "out of memory");
+	W = J->wait;
+	if (sqlite3_prepare_v2(R->db, "SELECT pid, name, nth, start, end FROM xs_coll", -1, &st, NULL)
+	    != SQLITE_OK)
+		return jv_fail(J, -EIO, "cannot read %s: %s", R->r->path, sqlite3_errmsg(R->db));
+	while ((err = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank;
+		size_t at;
+
+		/* any instance: the waiting rank's stretch may start at one not all entered */
+		if (!instance_of(J, R, st, &rank, &at, 0) || !W->late[rank])
+			continue;
+		W->late[rank]->start[at] = sqlite3_column_int64(st, 3);
+		W->late[rank]->end[at] = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(R->db, "SELECT pid, a, b, kind, site, ns FROM xs_piece ORDER BY pid, a",
+			       -1, &st, NULL) != SQLITE_OK)
+		return no_spans(J, R);
+	while ((err = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+		struct late_rank *L = rank >= 0 ? W->late[rank] : NULL;
+
+		if (!L)
+			continue;
+		if (xp_array__reserve((void **)&L->v, &L->cap, L->n + 1, sizeof(*L->v), 64) ||
+		    read_row(J, st, 3, &L->v[L->n].row)) {
+			sqlite3_finalize(st);
+			return jv_fail(J, -ENOMEM, "out of memory");
+		}
+		L->v[L->n].a = sqlite3_column_int64(st, 1);
+		L->v[L->n++].b = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return err == SQLITE_DONE ? 0 : jv_fail(J, -EIO, "cannot read %s: %s", R->r->path,
+						 sqlite3_errmsg(R->db));
+}
+
+/* The late rank's stretch from where the waiting one's starts (the end of
+ * the same instance on the late rank, else the late rank's first work) to
+ * its entry into instance at: its pieces in between, into W->lrows. */
+static int late_stretch(struct jv *J, const struct jv_run *R, size_t late, size_t at)
+{
+	struct jv_wait *W = J->wait;
+	const struct late_rank *L = W->late[late];
+	int64_t name = W->from_name >= 0 ? jv_job_name(R, W->from_name) : -1, from = INT64_MIN;
+	const uint64_t *x = name < 0 ? NULL : xp_u64map_find(&J->inst_at, (uint64_t)name,
+							      (uint64_t)W->from_nth);
+	int64_t to = L->start[at];
+	size_t lo = 0, hi = L->n;
+
+	if (x && L->end[*x] != INT64_MIN)
+		from = L->end[*x];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (L->v[mid].a < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	W->nl = 0;
+	for (size_t i = lo; i < L->n && L->v[i].b <= to; i++) {
+		const struct xp_wait_row *r = &L->v[i].row;
+		size_t k = 0;
+
+		while (k < W->nl && (W->lrows[k].kind != r->kind || W->lrows[k].where != r->where))
+			k++;
+		if (k == W->nl) {
+			if (xp_array__reserve((void **)&W->lrows, &W->l_cap, W->nl + 1, sizeof(*W->lrows), 16))
+				return -ENOMEM;
+			W->lrows[W->nl++] = *r;
+		} else {
+			W->lrows[k].ns += r->ns;
+		}
+	}
+	return 0;
+}
+
+struct part_ctx {
+	struct jv_wait *W;
+	size_t waiter, late;
+	uint64_t wid;
+};
+
+static void on_part(void *ctx, const struct xp_wait_row *r, int64_t ns)
+{
+	struct part_ctx *p = ctx;
+
+	if (xp_wait_table_add(&p->W->out, p->waiter, p->late, p->late, r->kind, r->where, ns, p->wid))
+		p->W->err = -ENOMEM;
+}
+
+/* One wait of rank index w in instance at (its stretch in W->own). */
+static void charge_one(struct jv *J, const struct jv_run *R, size_t w, size_t at, int64_t start)
+{
+	struct jv_wait *W = J->wait;
+	const struct jv_inst *in = &J->inst[at];
+	int64_t ns = in->last - start;
+	struct part_ctx p = { W, w, in->late, 0 };
+
+	if (ns <= 0 || in->late == w)
+		return;
+	p.wid = ++W->out.nwaits;
+	W->out.total_ns += ns;
+	if (ns <= J->clock_err || (in->second != INT64_MIN && in->last - in->second <= J->clock_err)) {
+		on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_CLOSE, .where = W->close }, ns);
+		return;
+	}
+	if (late_stretch(J, R, in->late, at)) {
+		W->err = -ENOMEM;
+		return;
+	}
+	if (!xp_wait_share(W->own, W->nown, W->lrows, W->nl, ns, on_part, &p))
+		on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_NONE, .where = W->none }, ns);
+}
+
+/* Pass: every wait of this run's ranks against its late rank's stretch. */
+int jv_wait_charge(struct jv *J, struct jv_run *R)
+{
+	struct jv_wait *W = J->wait;
+	sqlite3_stmt *st;
+	int64_t cur[3] = { -1, -1, -1 }, start = 0, rank = -1;
+	size_t at = 0;
+	const struct jv_inst *in = NULL;
+	int step;
+
+	if (sqlite3_prepare_v2(R->db, "SELECT c.pid, c.name, c.nth, c.start, s.kind, s.site, s.ns,"
+			       " s.from_name, s.from_nth"
+			       " FROM xs_coll c LEFT JOIN xs_span s ON s.pid = c.pid AND s.name = c.name"
+			       " AND s.nth = c.nth ORDER BY 1, 2, 3", -1, &st, NULL) != SQLITE_OK)
+		return no_spans(J, R);
+	while (!W->err) {
+		int row = (step = sqlite3_step(st)) == SQLITE_ROW;
+		int same = row && sqlite3_column_int64(st, 0) == cur[0] &&
+			   sqlite3_column_int64(st, 1) == cur[1] && sqlite3_column_int64(st, 2) == cur[2];
+
+		if (!same && in)
+			charge_one(J, R, (size_t)rank, at, start);
+		if (!row)
+			break;
+		if (!same) {
+			for (int c = 0; c < 3; c++)
+				cur[c] = sqlite3_column_int64(st, c);
+			W->nown = 0;
+			W->from_name = W->from_nth = -1;
+			start = sqlite3_column_int64(st, 3) + R->r->shift_ns;
+			in = instance(J, R, st, &rank, &at);
+		}
+		if (!in || sqlite3_column_type(st, 4) == SQLITE_NULL)
+			continue;
+		W->from_name = sqlite3_column_int64(st, 7);
+		W->from_nth = sqlite3_column_int64(st, 8);
+		if (xp_array__reserve((void **)&W->own, &W->own_cap, W->nown + 1, sizeof(*W->own), 16) ||
+		    read_row(J, st, 4, &W->own[W->nown]))
+			W->err = -ENOMEM;
+		else
+			W->nown++;
+	}
+	sqlite3_finalize(st);
+	if (W->err)
+		return jv_fail(J, W->err, "out of memory");
+	return step == SQLITE_DONE ? 0 : jv_fail(J, -EIO, "cannot read %s: %s", R->r->path,
+						  sqlite3_errmsg(R->db));
+}
+
+int jv_wait_print(struct jv *J, FILE *out)
+{
+	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	struct rep R = { .o = &o, .out = out };
+	struct jv_wait *W = J->wait;
+
+	if (!W && wait_init(J))
+		return -ENOMEM;
+	W = J->wait;
+	o.by = XP_BY_WAIT;
+	o.top = J->o->top;
+	o.format = J->o->format == XP_JOB_JSON ? XP_FMT_JSON : J->o->format == XP_JOB_CSV ?
+		   XP_FMT_CSV : XP_FMT_TEXT;
+	if (o.format == XP_FMT_JSON) {
+		jsonw_init(&R.json, out);
+		jsonw_obj_begin(&R.json);
+		jsonw_key(&R.json, "job");
+		jsonw_str(&R.json, "wait");
+		jsonw_key(&R.json, "title");
+		jsonw_str(&R.json, xp_rep_title(XP_BY_WAIT));
+		jsonw_key(&R.json, "ranks");
+		jsonw_uint(&R.json, J->nranks);
+	}
+	xp_wait_print(&R, &W->out, W->rank, J->clock_err);
+	if (o.format == XP_FMT_JSON) {
+		jsonw_obj_end(&R.json);
+		fputc('\n', out);
+		return jsonw_error(&R.json) ? -EIO : 0;
+	}
+	return 0;
+}

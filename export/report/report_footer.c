@@ -1,0 +1,617 @@
+/* report_footer.c - what every report ends with: how much GPU time has its
+ * launch stack (and a Python one), the evidence the join refused, what was
+ * lost while recording, the clock skew, why a run has no GPU work, and
+ * (report_cost.c) what recording cost. Text and csv's notes as lines, json
+ * as keys of the report's object.
+ *
+ *   xp_rep_footer(R, 0);        // a GPU view's footer
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/array.h"
+#include "db/db_schema.h"
+#include "db/launch.h"
+#include "export/names/launcher.h"
+#include "export/names/pyreach.h"
+#include "export/report/report_priv.h"
+#include "src/gtid.h"
+#include "src/satmath.h"
+#include "src/textesc.h"
+
+/* The GPU rows of every kind, each with its attribution (or NULLs). */
+#define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
+
+/* Prose (the footer) wrapped at o->width columns on spaces, the following
+ * lines indented under the first's text. */
+static void put_wrapped(struct rep *R, FILE *to, const char *text)
+{
+	unsigned width = R->o->width, indent = (unsigned)strspn(text, " ") + 4;
+	const char *p = text;
+	int first = 1, cut;
+
+	while (width > indent + 20) {
+		size_t room = first ? width : width - indent, n = xp_rep_fit_bytes(p, (unsigned)room, &cut);
+		size_t brk = n;
+
+		if (!cut)
+			break;
+		while (brk > 0 && p[brk] != ' ')
+			brk--;
+		if (brk == 0)
+			brk = n;        /* one long word: cut it */
+		fprintf(to, "%*s%.*s\n", first ? 0 : (int)indent, "", (int)brk, p);
+		p += brk;
+		p += strspn(p, " ");
+		first = 0;
+	}
+	fprintf(to, "%*s%s\n", first ? 0 : (int)indent, "", p);
+}
+
+
+
+void xp_rep_foot_line(struct rep *R, const char *fmt, ...)
+{
+	FILE *to = R->o->format == XP_FMT_CSV ? R->o->notes : R->out;
+	char text[2048];
+	va_list ap;
+
+	if (R->o->format == XP_FMT_JSON || !to)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (R->o->format == XP_FMT_TEXT && R->o->width)
+		put_wrapped(R, to, xp_esc(text));
+	else
+		fprintf(to, "%s\n", xp_esc(text));
+}
+
+/* A loss's reason as a person reads it: the GPU loader stores CUPTI's
+ * numbers, the CPU loader the names of src/runnames.c. */
+static const char *loss_reason(const char *r)
+{
+	static const struct { const char *key, *text; } names[] = {
+		{ "1", "BPF ring buffer full" },
+		{ "2", "perf side-band buffer overflowed" },
+		{ "3", "stacks unreadable, or left out for a full ring (records kept)" },
+		{ "4", "disk write failed" },
+		{ "16", "CUPTI dropped records (no host buffer)" },
+		{ "17", "GPU records without timestamps (device buffer full)" },
+		{ "ringbuf_full", "BPF ring buffer full" },
+		{ "perf_lost", "perf side-band buffer overflowed" },
+		{ "stack_unreadable", "stacks unreadable, or left out for a full ring (records kept)" },
+		{ "write_failed", "disk write failed" },
+		{ "no_memory", "out of memory while recording" },
+		{ "privileged", "setuid/setgid or non-dumpable tasks, not recorded (counted only)" },
+		{ "python_unsupported", "Python lines: interpreter version not supported" },
+		{ "python_unreadable", "Python lines: frames unreadable" },
+	};
+
+	for (size_t i = 0; r && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(r, names[i].key))
+			return names[i].text;
+	return r && *r ? r : "other";
+}
+
+struct cov {
+	char how[16];
+	char why[160];
+	int64_t n, t;
+};
+
+/* One pass over the GPU rows (the query costs seconds on big runs); the
+ * (how, reason) groups are few. */
+static int footer_coverage(struct rep *R)
+{
+	char sql[1400], f[256];
+	sqlite3_stmt *s;
+	struct cov *c = NULL;
+	size_t nc = 0, cap = 0;
+	int64_t total = 0, rows = 0;
+	int rc;
+	struct jsonw *w = &R->json;
+
+	xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));
+	if (R->groups)
+		snprintf(sql, sizeof(sql), "SELECT how, reason, records, gpu_ns FROM xp_report_coverage"
+			 " ORDER BY CASE 1 WHEN 'exact' THEN 0 WHEN 'inferred' THEN 1 ELSE 2 END, 4 DESC, 2");
+	else
+		snprintf(sql, sizeof(sql), "SELECT ifnull(a.how, 'none'), ifnull(a.reason, 'not"
+			 " correlated yet (run the correlation)'), count(*), sum(g.end - g.start) FROM "
+			 GPU_ROWS " WHERE %s GROUP BY 1, 2 ORDER BY CASE 1 WHEN 'exact' THEN 0"
+			 " WHEN 'inferred' THEN 1 ELSE 2 END, 4 DESC, 2", f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *how = (const char *)sqlite3_column_text(s, 0);
+		const char *why = (const char *)sqlite3_column_text(s, 1);
+
+		if (xp_array__reserve((void **)&c, &cap, nc + 1, sizeof(*c), 8)) {
+			free(c);
+			sqlite3_finalize(s);
+			return -ENOMEM;
+		}
+		snprintf(c[nc].how, sizeof(c[nc].how), "%s", how ? how : "none");
+		snprintf(c[nc].why, sizeof(c[nc].why), "%s", why ? why : "?");
+		c[nc].n = sqlite3_column_int64(s, 2);
+		c[nc].t = sqlite3_column_int64(s, 3);
+		total = xp_sat_add(total, c[nc].t);
+		rows += c[nc].n;
+		nc++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(c);
+		return -EIO;
+	}
+	xp_rep_foot_line(R, "%s", "");
+	xp_rep_foot_line(R, "GPU time attribution: %lld ns in %lld records (kernels, memcpy, memset)",
+		  (long long)total, (long long)rows);
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(w, "coverage");
+		jsonw_obj_begin(w);
+		jsonw_key(w, "gpu_ns"); jsonw_int(w, total);
+		jsonw_key(w, "records"); jsonw_int(w, rows);
+		jsonw_key(w, "by_how");
+		jsonw_arr_begin(w);
+	}
+	for (size_t i = 0; i < nc; i++) {
+		double pct = total ? 100.0 * (double)c[i].t / (double)total : 0;
+
+		if (R->o->format == XP_FMT_JSON) {
+			jsonw_obj_begin(w);
+			jsonw_key(w, "how"); jsonw_str(w, c[i].how);
+			jsonw_key(w, "reason"); jsonw_str(w, c[i].why);
+			jsonw_key(w, "records"); jsonw_int(w, c[i].n);
+			jsonw_key(w, "gpu_ns"); jsonw_int(w, c[i].t);
+			jsonw_key(w, "pct"); jsonw_fixed(w, pct, 1);
+			jsonw_obj_end(w);
+		} else {
+			xp_rep_foot_line(R, "  %-13s %5.1f%%  %12lld ns  %6lld records  %s",
+				  !strcmp(c[i].how, "none") ? "unattributed" : c[i].how, pct,
+				  (long long)c[i].t, (long long)c[i].n,
+				  strcmp(c[i].how, "exact") ? c[i].why : "launch record of the call");
+		}
+	}
+	free(c);
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_arr_end(w);
+		jsonw_obj_end(w);
+	}
+	return 0;
+}
+
+/* For Python programs: how much of the exactly attributed GPU time has a
+ * launch stack that reaches the Python code, and what to do when some stops
+ * short (the C++ frames below it outgrew the stack copy). */
+/* Why the rest of the GPU time has no Python frame, by who launched it
+ * (launcher.h), each with what to do about it. */
+static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
+{
+	int64_t ns[XP_LAUNCHER_KINDS];
+	int inproc = xp_launcher_inproc(R->db), rc;
+	sqlite3_stmt *s;
+
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	rc = xp_launcher_shares(R->db, s, ns);
+	sqlite3_finalize(s);
+	if (rc)
+		return rc;
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "not_python");
+		jsonw_arr_begin(&R->json);
+	}
+	for (int w = XP_LAUNCHER_AUTOGRAD; w < XP_LAUNCHER_KINDS; w++) {
+		double pct = exact_ns ? 100.0 * (double)ns[w] / (double)exact_ns : 0;
+		char why[400];
+
+		if (!ns[w])
+			continue;
+		xp_launcher_why(w, inproc, why, sizeof(why));
+		if (R->o->format == XP_FMT_JSON) {
+			jsonw_obj_begin(&R->json);
+			jsonw_key(&R->json, "reason"); jsonw_str(&R->json, xp_launcher_key(w));
+			jsonw_key(&R->json, "gpu_ns"); jsonw_int(&R->json, ns[w]);
+			jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
+			jsonw_key(&R->json, "why"); jsonw_str(&R->json, why);
+			jsonw_obj_end(&R->json);
+		} else {
+			xp_rep_foot_line(R, "  %.1f%%: %s", pct, why);
+		}
+	}
+	if (R->o->format == XP_FMT_JSON)
+		jsonw_arr_end(&R->json);
+	return 0;
+}
+
+static int footer_python(struct rep *R)
+{
+	char sql[1400], f[256];
+	struct xp_python_reach r;
+	sqlite3_stmt *s;
+	double pct, line_pct;
+	int rc;
+
+	xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT a.stack_id, sum(g.end - g.start) FROM " GPU_ROWS
+		 " WHERE a.how = 'exact' AND %s GROUP BY a.stack_id", f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	rc = xp_python_reach(R->db, s, &r);
+	sqlite3_finalize(s);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	pct = r.gpu_ns ? 100.0 * (double)r.python_ns / (double)r.gpu_ns : 0;
+	line_pct = r.gpu_ns ? 100.0 * (double)r.line_ns / (double)r.gpu_ns : 0;
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "python");
+		jsonw_obj_begin(&R->json);
+		jsonw_key(&R->json, "exact_gpu_ns"); jsonw_int(&R->json, r.gpu_ns);
+		jsonw_key(&R->json, "python_gpu_ns"); jsonw_int(&R->json, r.python_ns);
+		jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
+		if (r.has_lines) {
+			jsonw_key(&R->json, "python_line_gpu_ns"); jsonw_int(&R->json, r.line_ns);
+			jsonw_key(&R->json, "line_pct"); jsonw_fixed(&R->json, line_pct, 1);
+		}
+		jsonw_obj_end(&R->json);
+	} else if (r.gpu_ns) {
+		xp_rep_foot_line(R, "Python: %.1f%% of the exactly attributed GPU time was launched from a"
+			  " Python function", pct);
+		if (r.has_lines)
+			xp_rep_foot_line(R, "  %.1f%% with its Python line (Python stacks taken at the launch)",
+				  line_pct);
+	}
+	if (r.python_ns < r.gpu_ns)
+		return footer_not_python(R, sql, r.gpu_ns);
+	return 0;
+}
+
+/* Evidence the join threw away. Filtered: the refused launch records of the
+ * view's processes and times (xp_launch_rejects); samples out of order are
+ * only counted, so that line stays about the whole run and says so. */
+static int footer_rejected(struct rep *R)
+{
+	const struct xp_report_opts *o = R->o;
+	struct jsonw *w = &R->json;
+	int json = o->format == XP_FMT_JSON, per_view = xp_rep_filtered(o) &&
+		xp_db_has_table(R->db, "xp_launch_rejects");
+	char sql[700], f[256];
+	sqlite3_stmt *s;
+
+	xp_rep_filter(o, XP_SQL_GPID("l.pid"), "l.ts", f, sizeof(f));
+	if (per_view)
+		snprintf(sql, sizeof(sql), "SELECT j.reason, count(*), 0 FROM xp_launch_rejects j"
+			 " JOIN xp_launches l ON l.rowid = j.launch_rowid WHERE %s GROUP BY 1"
+			 " UNION ALL SELECT reason, count, 1 FROM xp_correlation_counts WHERE count > 0"
+			 " AND reason LIKE 'samples out%%' ORDER BY 1", f);
+	else
+		snprintf(sql, sizeof(sql), "SELECT reason, count, %d FROM xp_correlation_counts"
+			 " WHERE count > 0 AND (reason LIKE 'launch%%' OR reason LIKE 'second%%'"
+			 " OR reason LIKE 'samples out%%') ORDER BY reason", xp_rep_filtered(o));
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	if (json) {
+		jsonw_key(w, "rejected");
+		jsonw_arr_begin(w);
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *why = (const char *)sqlite3_column_text(s, 0);
+		int64_t n = sqlite3_column_int64(s, 1);
+		int whole = sqlite3_column_int(s, 2);
+
+		if (json) {
+			jsonw_obj_begin(w);
+			jsonw_key(w, "reason"); jsonw_str(w, why);
+			jsonw_key(w, "count"); jsonw_int(w, n);
+			if (whole) {
+				jsonw_key(w, "whole_run"); jsonw_bool(w, 1);
+			}
+			jsonw_obj_end(w);
+		} else {
+			xp_rep_foot_line(R, "Rejected evidence: %s: %lld%s", why, (long long)n,
+				  whole ? " (whole run, not filtered)" : "");
+		}
+	}
+	sqlite3_finalize(s);
+	if (json)
+		jsonw_arr_end(w);
+	return 0;
+}
+
+/* Losses carry a time (when known) but no process: a time filter applies to
+ * those with a time; under --pid every line is about the whole run. */
+static int footer_losses(struct rep *R)
+{
+	const struct xp_report_opts *o = R->o;
+	struct jsonw *w = &R->json;
+	int json = o->format == XP_FMT_JSON, any = 0;
+	char sql[600], f[256];
+	sqlite3_stmt *s;
+
+	/* the scope column: 0 in the view, 1 untimed (whole run), 2 not per process */
+	xp_rep_filter(&(struct xp_report_opts){ .since = o->since, .until = o->until }, "0", "ts", f,
+	       sizeof(f));
+	if (o->pid)
+		snprintf(sql, sizeof(sql), "SELECT reason, kind, sum(count), ifnull(source, ''), 2"
+			 " FROM xp_losses GROUP BY 1, 2, 4 ORDER BY 4, 1, 2");
+	else
+		snprintf(sql, sizeof(sql), "SELECT reason, kind, sum(count), ifnull(source, ''),"
+			 " %s FROM xp_losses WHERE ts IS NULL OR (%s) GROUP BY 1, 2, 4, 5"
+			 " ORDER BY 4, 1, 2, 5", o->since || o->until ? "ts IS NULL" : "0", f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	if (json) {
+		jsonw_key(w, "losses");
+		jsonw_arr_begin(w);
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *reason = (const char *)sqlite3_column_text(s, 0);
+		const char *kind = (const char *)sqlite3_column_text(s, 1);
+		int64_t n = sqlite3_column_int64(s, 2);
+		const char *src = (const char *)sqlite3_column_text(s, 3);
+		int whole = sqlite3_column_int(s, 4);   /* 1 untimed, 2 not per process */
+		int known = kind && *kind && strcmp(kind, "0");
+
+		/* a launch from a thread with no Python lost nothing: there was none
+		 * (the Python footer gives who launched it) */
+		if (reason && !strcmp(reason, "python_no_thread"))
+			continue;
+		any = 1;
+		if (json) {
+			jsonw_obj_begin(w);
+			jsonw_key(w, "reason"); jsonw_str(w, loss_reason(reason));
+			jsonw_key(w, "record_type"); jsonw_str(w, kind ? kind : "");
+			jsonw_key(w, "count"); jsonw_int(w, n);
+			jsonw_key(w, "source"); jsonw_str(w, src);
+			if (whole) {
+				jsonw_key(w, "whole_run"); jsonw_bool(w, 1);
+			}
+			jsonw_obj_end(w);
+		} else {
+			xp_rep_foot_line(R, "Losses: %s: %lld %s%s%s%s%s", loss_reason(reason), (long long)n,
+				  known ? kind : "", known ? " records" : "records", *src ? " in " : "", src,
+				  whole == 2 ? " (whole run: losses are not recorded per process)" :
+				  whole ? " (whole run: no time recorded)" : "");
+		}
+	}
+	sqlite3_finalize(s);
+	if (json)
+		jsonw_arr_end(w);
+	else if (!any)
+		xp_rep_foot_line(R, xp_rep_filtered(o) ? "Losses: none recorded in this time range" :
+			  "Losses: none recorded");
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Kernel start - API call start over the kernels of the filtered view, as
+ * the correlation measures it over the whole run. */
+static int skew_of_view(struct rep *R, int64_t v[4])
+{
+	char sql[800], f[256];
+	sqlite3_stmt *s;
+	int64_t *d = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	xp_rep_filter(R->o, "k.globalPid", "k.start", f, sizeof(f));
+	snprintf(sql, sizeof(sql), "SELECT k.start - r.start FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+		 " JOIN xp_attribution a ON a.gpu_table = 'KERNEL' AND a.gpu_rowid = k.rowid"
+		 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.rowid = a.api_rowid"
+		 " WHERE k.start > 0 AND %s", f);
+	if (xp_rep_prepare(R, sql, &s) < 0)
+		return -EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (xp_array__reserve((void **)&d, &cap, n + 1, sizeof(*d), 1024)) {
+			free(d);
+			sqlite3_finalize(s);
+			return -ENOMEM;
+		}
+		d[n++] = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(d);
+		return -EIO;
+	}
+	memset(v, 0, 4 * sizeof(*v));
+	if (n) {
+		qsort(d, n, sizeof(*d), cmp_i64);
+		v[0] = (int64_t)n;
+		v[1] = d[0];
+		v[2] = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+		for (size_t i = 0; i < n && d[i] < 0; i++)
+			v[3]++;
+	}
+	free(d);
+	return 0;
+}
+
+static int footer_skew(struct rep *R)
+{
+	struct jsonw *w = &R->json;
+	int json = R->o->format == XP_FMT_JSON, rc;
+	int64_t v[4] = { 0 };          /* kernels, min, median, negative */
+	sqlite3_stmt *s;
+
+	if (xp_rep_filtered(R->o)) {
+		if ((rc = skew_of_view(R, v)) < 0)
+			return rc;
+	} else {
+		if (xp_rep_prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_kernels'),"
+			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_min_ns'),"
+			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_median_ns'),"
+			    " (SELECT value FROM META_DATA_EXPORT WHERE name = 'xp_clock_skew_negative')",
+			    &s) < 0)
+			return -EIO;
+		if (sqlite3_step(s) == SQLITE_ROW)
+			for (int i = 0; i < 4; i++)
+				v[i] = sqlite3_column_int64(s, i);
+		sqlite3_finalize(s);
+	}
+	if (json) {
+		jsonw_key(w, "clock_skew");
+		jsonw_obj_begin(w);
+		jsonw_key(w, "kernels"); jsonw_int(w, v[0]);
+		jsonw_key(w, "min_ns"); jsonw_int(w, v[1]);
+		jsonw_key(w, "median_ns"); jsonw_int(w, v[2]);
+		jsonw_key(w, "negative"); jsonw_int(w, v[3]);
+		jsonw_obj_end(w);
+	} else if (v[0] == 0) {
+		xp_rep_foot_line(R, "Clock skew: not measured (no kernel with its API call%s)",
+			  xp_rep_filtered(R->o) ? " in this view" : "");
+	} else {
+		xp_rep_foot_line(R, "Clock skew (kernel start - API call start, >= 0 when clocks agree):"
+			  " min %lld ns, median %lld ns over %lld kernels%s", (long long)v[1],
+			  (long long)v[2], (long long)v[0], v[3] ? "; NEGATIVE: clocks disagree" : "");
+	}
+	return 0;
+}
+
+static int footer_rest(struct rep *R)
+{
+	int rc;
+
+	if ((rc = footer_rejected(R)) < 0 || (rc = footer_losses(R)) < 0 ||
+	    (rc = footer_skew(R)) < 0)
+		return rc;
+	return xp_rep_recording_cost(R);
+}
+
+/* What xpcap wrote in meta.json about why GPU capture was off or failed
+ * (gpu_problem, gpu_not_armed, cuda_library), with the remedy. */
+static void why_from_meta(struct rep *R, char *why, size_t len)
+{
+	sqlite3_stmt *s;
+
+	if (xp_rep_prepare(R, "SELECT (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.gpu_problem.text'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.gpu_not_armed'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.cuda_library.path'), (SELECT value FROM META_DATA_EXPORT WHERE name ="
+		    " 'meta.capture_window.range')", &s) < 0)
+		return;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *problem = (const char *)sqlite3_column_text(s, 0);
+		const char *not_armed = (const char *)sqlite3_column_text(s, 1);
+		const char *cuda = (const char *)sqlite3_column_text(s, 2);
+		const char *range = (const char *)sqlite3_column_text(s, 3);
+
+		if (problem)
+			snprintf(why, len, "the injection library could not trace: %s", problem);
+		else if (not_armed && cuda)
+			snprintf(why, len, "the program loaded %s, but GPU capture was not armed: %s",
+				 cuda, not_armed);
+		else if (not_armed)
+			snprintf(why, len, "GPU capture was not armed: %s", not_armed);
+		else if (range)
+			snprintf(why, len, "--capture-range %s: no GPU work inside the range (did the"
+				 " program reach it? %s)", range, strncmp(range, "nvtx:", 5) ?
+				 "cudaProfilerStart, torch.cuda.profiler.start()" :
+				 "an NVTX range of exactly that name, pushed or started");
+	}
+	sqlite3_finalize(s);
+}
+
+/* A fatal status of the injection library (runs of an older xpcap say
+ * it only there). */
+static int status_why(struct rep *R, char *why, size_t len)
+{
+	sqlite3_stmt *s;
+
+	if (xp_rep_prepare(R, "SELECT code, severity, ifnull(text, '') FROM xp_gpu_status"
+		    " WHERE code = 2 OR severity = 2 ORDER BY code = 2 DESC, ts LIMIT 1", &s) < 0)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(s, 2);
+
+		if (sqlite3_column_int64(s, 0) == 2)
+			snprintf(why, len, "another CUPTI subscriber held the subscription"
+				 " (%s): close torch.profiler/nsys/other tools and run again", t);
+		else
+			snprintf(why, len, "GPU tracing stopped: %s", t);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+/* Why a run has no GPU rows at all, from what xpcap and the injection
+ * library said, after lead ("WARNING: no GPU activity in this run"). */
+static int no_activity_note(struct rep *R, const char *lead)
+{
+	sqlite3_stmt *s;
+	char why[1024] = "";
+	int64_t gpu = 0, procs = 0;
+
+	/* whether there are rows, not how many: count(*) reads every row */
+	if (xp_rep_prepare(R, "SELECT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL) OR"
+		    " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY) OR"
+		    " EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET),"
+		    " EXISTS (SELECT 1 FROM xp_gpu_processes)", &s) < 0)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		gpu = sqlite3_column_int64(s, 0);
+		procs = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (gpu)
+		return 0;
+	why_from_meta(R, why, sizeof(why));
+	if (!why[0] && status_why(R, why, sizeof(why)) < 0)
+		return -EIO;
+	if (!why[0])
+		snprintf(why, sizeof(why), procs ?
+			 "the traced processes loaded CUDA but ran no GPU work while traced" :
+			 "no GPU stream in the run: not a CUDA program, or the injection library"
+			 " was blocked (setuid program, CUDA_INJECTION64_PATH overridden, static"
+			 " CUDA without injection support)");
+	if (R->o->format == XP_FMT_JSON) {
+		jsonw_key(&R->json, "warning");
+		jsonw_str(&R->json, why);
+	} else {
+		xp_rep_foot_line(R, "%s: %s", lead, why);
+	}
+	return 0;
+}
+
+static int no_activity_warning(struct rep *R)
+{
+	return no_activity_note(R, "WARNING: no GPU activity in this run");
+}
+
+/* The CPU views' footer after their own: the losses (samples lost too);
+ * json keeps the keys every report has (report-schema.json). */
+static int footer_cpu(struct rep *R)
+{
+	int rc = 0;
+
+	if (R->o->format == XP_FMT_JSON && ((rc = footer_coverage(R)) < 0 ||
+					     (rc = footer_rejected(R)) < 0))
+		return rc;
+	if ((rc = footer_losses(R)) < 0)
+		return rc;
+	/* why a run has no GPU side, as the GPU views say it; not a warning here */
+	return no_activity_note(R, "No GPU work in this run");
+}
+
+
+int xp_rep_footer(struct rep *R, int cpu)
+{
+	int rc;
+
+	if (cpu)
+		return footer_cpu(R);
+	if ((rc = footer_coverage(R)) >= 0 && (rc = footer_python(R)) >= 0 &&
+	    (rc = footer_rest(R)) >= 0)
+		rc = no_activity_warning(R);
+	return rc;
+}
