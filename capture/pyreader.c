@@ -50,6 +50,7 @@
 #define SCAN_MAX 4096                   /* new pids per scan */
 #define PROBE_FAST_NS 20000000ull       /* a process that just exec'd: libpython comes soon */
 #define PROBE_SLOW_NS 1000000000ull
+#define YOUNG_NS 2000000000ull          /* after an exec: probed at PROBE_FAST_NS */
 #define FLUSH_NS 1000000000ull
 #define PYWAIT_PER_SEC 1000u          /* /proc/.../syscall reads a second at most */
 #define GLIBC_PTHREAD_TID 0x2d0         /* x86-64 glibc: struct pthread's tid (3.10 only) */
@@ -276,11 +277,17 @@ static void probe(struct pyreader *r, struct proc *p, uint64_t now)
 	 * command is root's until it takes the user's ids and execs) */
 	if (found == 0 || (found < 0 && (strstr(p->f.reason, "no _PyRuntime") ||
 					 strstr(p->f.reason, "cannot read its mappings")))) {
-		/* soon again only where libpython may come: a python3.X
-		 * without the runtime, or a command not yet the user's */
+		/* at once again where libpython may come: a python3.X
+		 * without the runtime, or a command not yet the user's;
+		 * soon again for 2 s after any exec: the kernel renames a
+		 * process before it maps the new program, and a loaded
+		 * machine can stall it in between for longer than a short
+		 * program lives */
+		bool young = now - p->exec_ns < YOUNG_NS;
+
 		p->state = P_NONE;
-		p->pending = found && now - p->exec_ns < 2000000000ull;
-		p->next_probe = now + (p->pending ? 0 : PROBE_SLOW_NS);
+		p->pending = found && young;
+		p->next_probe = now + (p->pending ? 0 : young ? PROBE_FAST_NS : PROBE_SLOW_NS);
 		return;
 	}
 	if (found < 0) {
@@ -635,7 +642,7 @@ static void tick(struct pyreader *r, uint64_t t, uint64_t *next_scan)
 
 		/* an exec: looked for at each scan, and at each tick while a
 		 * young process may yet become Python */
-		if ((scanned || (p->state == P_NONE && t - p->exec_ns < 2000000000ull) ||
+		if ((scanned || (p->state == P_NONE && t - p->exec_ns < YOUNG_NS) ||
 		     p->state == P_PROBE) && exe_changed(p)) {
 			p->exec_ns = t;
 			p->state = P_PROBE;

@@ -284,6 +284,26 @@ def t_off(tmp):
     check("mode off (--no-python-frames)" in info, "info says the mode is off:\n%s" % info)
 
 
+def t_exec(tmp):
+    """A process renamed before its exec of Python (a script named python3
+    that sleeps, then execs the interpreter: the name does not change at
+    the exec) is probed again soon, not in a second: the kernel renames a
+    process before it maps the new program, and a loaded machine can stall
+    an exec in between; the program here ends before a second has passed."""
+    rt.require_bpf()
+    spin = os.path.join(HERE, "pyspin.py")
+    bindir = os.path.join(tmp, "bin")
+    os.mkdir(bindir)
+    wrapper = os.path.join(bindir, "python3")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nsleep 0.2\nexec /usr/bin/python3 "$@"\n')
+    os.chmod(wrapper, 0o755)
+    run = os.path.join(tmp, "exec")
+    rc, err = rt.record(run, ["-q", "-F", "999", "--no-gpu"], [wrapper, spin, "0.5"])
+    check(rc == 0, "xpcap exits 0 (rc %d, %s)" % (rc, err.strip()))
+    check_run("exec", run, [], marker_lines(spin))
+
+
 def t_merge(tmp):
     """A merged job keeps each run's Python-frames coverage (xp_python_sampled)."""
     rt.require_bpf()
