@@ -26,7 +26,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 XPCORR, GEN_RUN, EXE, LIB = sys.argv[1:5]
@@ -209,30 +208,30 @@ def not_regular(tmp, good):
         refused(rc, err, name + " (--by wait)", runs[1] + "/xpsum.db")
 
 
+# the swapper: a FIFO and the summary (a hard link: no copying) renamed
+# in turn onto its name, tens of microseconds apart
+SWAP = """
+import os, sys
+p, real = sys.argv[1:3]
+tmp = p + ".swap"
+while os.path.exists(real):
+    for make in (os.mkfifo, lambda t: os.link(real, t)):
+        try:
+            make(tmp)
+            os.rename(tmp, p)
+        except OSError:
+            pass
+"""
+
+
 def fifo_race(tmp, good):
     """A FIFO swapped in for the summary, back and forth while the job
-    opens it: never a hang (a reader blocked in open() of a FIFO)."""
+    opens it (a process of its own, as fast as it can): never a hang (a
+    reader that checked the name, then opened it, blocks in open())."""
     runs, p = variant(tmp, good, "race")
-    real, fifo = p + ".real", p + ".fifo"
+    real = p + ".real"
     shutil.copy(p, real)
-    stop = threading.Event()
-
-    def swap():
-        n = 0
-        while not stop.is_set():
-            n += 1
-            try:
-                if n % 2:
-                    os.mkfifo(fifo)
-                    os.rename(fifo, p)
-                else:
-                    shutil.copy(real, fifo)
-                    os.rename(fifo, p)
-            except OSError:
-                pass
-
-    t = threading.Thread(target=swap, daemon=True)
-    t.start()
+    swapper = subprocess.Popen([sys.executable, "-c", SWAP, p, real])
     hung, outcomes, end = 0, set(), time.monotonic() + (6 if SANITIZED else 3)
     while time.monotonic() < end:
         rc, _, err = job(*runs, timeout=5)
@@ -243,8 +242,8 @@ def fifo_race(tmp, good):
         if rc not in (0, 1) or (rc == 1 and len(err) != 1):
             check(False, "FIFO race: exit %s: %s" % (rc, err[:2]))
             break
-    stop.set()
-    t.join()
+    os.unlink(real)
+    swapper.wait(timeout=10)
     check(not hung, "FIFO swapped in while the job opens the summary: no hang (exits %s)"
           % sorted(outcomes))
 
