@@ -35,7 +35,8 @@ int main(int argc, char **argv)
 	/* a bounded database stopped answering (db/dbcheck.h): whatever the
 	 * command made of its failed queries, say why once, and fail */
 	if (xp_db_work_exhausted(why, sizeof(why))) {
-		fprintf(stderr, "xpcorr: %s\n", why);
+		if (!xp_db_work_was_said())
+			fprintf(stderr, "xpcorr: %s\n", why);
 		rc = 1;
 	}
 	return rc;

@@ -9,6 +9,7 @@
  *   xpcorr job --rank 3 --by kernel runs/rank-0 runs/rank-1 ...
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@
 #include "cmd/jobsum_file.h"
 #include "cmd/opendb.h"
 #include "correlate/clocksum.h"
+#include "db/dbcheck.h"
 #include "export/job/jobsum.h"
 #include "export/render/jsonw.h"
 #include "src/textesc.h"
@@ -121,12 +123,14 @@ static int parse_options(int argc, char **argv, struct job_opts *o)
 	return rc;
 }
 
+/* What is at path itself (a link is not followed: the summary's open
+ * refuses one); -1 when nothing is, -2 (errno set) when it cannot be looked at. */
 static int64_t mtime_ns(const char *path)
 {
 	struct stat st;
 
-	if (stat(path, &st))
-		return -1;
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT || errno == ENOTDIR ? -1 : -2;
 	return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 }
 
@@ -142,6 +146,11 @@ static int ensure_summary(const char *run, char *sum, size_t len, int quiet)
 	xp_cmd_summary_path(run, sum, len);
 	snprintf(db_path, sizeof(db_path), "%s/xpcorr.db", run);
 	t_sum = mtime_ns(sum);
+	if (t_sum == -2) {
+		/* a link loop, a directory we may not search: said, not ingested */
+		fprintf(stderr, "xpcorr job: cannot open %s: %s\n", xp_esc(sum), strerror(errno));
+		return XP_EXIT_FAIL;
+	}
 	t_db = mtime_ns(db_path);
 	if (t_sum >= 0 && t_sum >= t_db)
 		return XP_EXIT_OK;
@@ -157,15 +166,26 @@ static int ensure_summary(const char *run, char *sum, size_t len, int quiet)
 
 static int open_summary(const char *path, sqlite3 **db)
 {
-	int err = xp_jobsum_open(path, db);
+	char err[PATH_MAX + 256];
 
-	if (!err)
+	if (!xp_jobsum_open(path, db, err, sizeof(err)))
 		return 0;
-	fprintf(stderr, "xpcorr job: cannot open %s: %s\n", xp_esc(path),
-		*db ? sqlite3_errmsg(*db) : strerror(-err));
+	fprintf(stderr, "xpcorr job: %s\n", xp_esc(err));
 	sqlite3_close(*db);
 	*db = NULL;
 	return XP_EXIT_FAIL;
+}
+
+/* "cannot read PATH: why", the work limit's line when it stopped the query. */
+static void read_failed(const char *path, sqlite3 *db)
+{
+	char msg[256];
+
+	if (xp_db_work_exhausted(msg, sizeof(msg)))
+		xp_db_work_said();
+	else
+		snprintf(msg, sizeof(msg), "%s", sqlite3_errmsg(db));
+	fprintf(stderr, "xpcorr job: cannot read %s: %s\n", xp_esc(path), xp_esc(msg));
 }
 
 /* Whether the summary at path holds rank (a process of that rank). */
@@ -179,15 +199,18 @@ static int holds_rank(const char *path, long rank, int *yes)
 	if (rc)
 		return rc;
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM xs_rank WHERE rank = ?", -1, &st, NULL) != SQLITE_OK) {
-		fprintf(stderr, "xpcorr job: cannot read %s: %s\n", xp_esc(path), sqlite3_errmsg(db));
+		read_failed(path, db);
 		sqlite3_close(db);
 		return XP_EXIT_FAIL;
 	}
 	sqlite3_bind_int64(st, 1, rank);
-	*yes = sqlite3_step(st) == SQLITE_ROW;
+	rc = sqlite3_step(st);
+	*yes = rc == SQLITE_ROW;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		read_failed(path, db);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
-	return 0;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : XP_EXIT_FAIL;
 }
 
 /* A run's clock evidence from its summary. */
@@ -198,9 +221,10 @@ static int read_clock(const char *path, struct xc_clock_run *c, int wall_only)
 
 	if (rc)
 		return rc;
-	if ((err = xc_clock_run_read(db, c)))
-		fprintf(stderr, "xpcorr job: cannot read the clock of %s: %s\n", xp_esc(path),
-			err == -ENOMEM ? "out of memory" : sqlite3_errmsg(db));
+	if ((err = xc_clock_run_read(db, c)) == -ENOMEM)
+		fprintf(stderr, "xpcorr job: out of memory\n");
+	else if (err)
+		read_failed(path, db);
 	sqlite3_close(db);
 	if (!err && wall_only)
 		xc_clock_run_free(c);
@@ -393,13 +417,58 @@ static int run_job(struct xp_jobrun *runs, char **dirs, size_t n, const struct j
 	if (o->clock)
 		put_clocks(runs, dirs, n, o->view.csv, o->view.format == XP_JOB_JSON);
 	else if (xp_jobview(runs, n, &o->view, stdout, err, sizeof(err))) {
-		fprintf(stderr, "xpcorr job: %s\n", err);
+		fprintf(stderr, "xpcorr job: %s\n", xp_esc(err));
 		return XP_EXIT_FAIL;
 	}
 	if (!o->quiet)
 		fprintf(stderr, "xpcorr job: %zu runs' summaries, clocks onto %s's within +-%.1f us,"
 			" %.2f s\n", n, xp_esc(dirs[0]), (double)worst / 1e3, now_s() - t0);
 	return XP_EXIT_OK;
+}
+
+struct dir_id {
+	dev_t dev;
+	ino_t ino;
+	size_t i;                   /* its place on the command line */
+};
+
+static int cmp_dir(const void *a, const void *b)
+{
+	const struct dir_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* A run directory named twice (a trailing /, a link, a copy of the list)
+ * would count its ranks twice: refused, whatever the view. Directories
+ * that cannot be looked at are left to the summary's open to say why. */
+static int given_twice(char **dirs, size_t n)
+{
+	struct dir_id *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t m = 0;
+	struct stat st;
+	int rc = 0;
+
+	if (!v) {
+		fprintf(stderr, "xpcorr job: out of memory\n");
+		return XP_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!stat(dirs[i], &st))
+			v[m++] = (struct dir_id){ st.st_dev, st.st_ino, i };
+	qsort(v, m, sizeof(*v), cmp_dir);
+	for (size_t k = 1; !rc && k < m; k++)
+		if (v[k].dev == v[k - 1].dev && v[k].ino == v[k - 1].ino) {
+			fprintf(stderr, "xpcorr job: %s is %s given twice: give each rank's run once\n",
+				xp_esc(dirs[v[k].i]), xp_esc(dirs[v[k - 1].i]));
+			rc = XP_EXIT_USAGE;
+		}
+	free(v);
+	return rc;
 }
 
 int cmd_job(int argc, char **argv)
@@ -414,6 +483,8 @@ int cmd_job(int argc, char **argv)
 		return rc < 0 ? XP_EXIT_OK : rc;
 	n = (size_t)(argc - optind);
 	dirs = argv + optind;
+	if ((rc = given_twice(dirs, n)))
+		return rc;
 	runs = calloc(n, sizeof(*runs));
 	paths = calloc(n, sizeof(*paths));
 	for (size_t i = 0; runs && paths && !rc && i < n; i++) {

@@ -358,6 +358,33 @@ void xp_db_limit_work(sqlite3 *db, uint64_t file_bytes)
 	sqlite3_progress_handler(db, WORK_TICK, on_progress, NULL);
 }
 
+int xp_db_work_spend(uint64_t steps)
+{
+	unsigned long long budget = atomic_load(&work_budget);
+
+	/* no bounded database opened: nothing to spend */
+	return budget && atomic_fetch_add(&work_used, steps) + steps > budget;
+}
+
+static _Atomic int work_said;
+
+void xp_db_work_said(void)
+{
+	atomic_store(&work_said, 1);
+}
+
+int xp_db_work_was_said(void)
+{
+	return atomic_load(&work_said);
+}
+
+void xp_db_work_reset(void)
+{
+	atomic_store(&work_budget, 0);
+	atomic_store(&work_used, 0);
+	atomic_store(&work_said, 0);
+}
+
 int xp_db_work_exhausted(char *msg, size_t len)
 {
 	unsigned long long budget = atomic_load(&work_budget);

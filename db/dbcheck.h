@@ -51,7 +51,18 @@ void xp_db_limit_received(sqlite3 *db);
  * bounds db's statements by it (0: another connection to a file counted
  * already, xp_db_open_again's). */
 void xp_db_limit_work(sqlite3 *db, uint64_t file_bytes);
+/* Work done outside SQLite on what a bounded database gave (a loop over
+ * pairs of its rows): steps added to the same budget. 1 once it is spent
+ * (xp_db_work_exhausted then says so, and statements fail), else 0. */
+int xp_db_work_spend(uint64_t steps);
 /* 1 with msg set once the budget is spent (statements now fail), else 0. */
 int xp_db_work_exhausted(char *msg, size_t len);
+/* A command put that message in its own line, naming the file it was
+ * reading: xpcorr's closing line (bin/xpcorr.c) does not say it again. */
+void xp_db_work_said(void);
+int xp_db_work_was_said(void);
+/* Nothing spent, no database counted: a process that reads one input
+ * after another (a fuzzer) starts each afresh. */
+void xp_db_work_reset(void);
 
 #endif

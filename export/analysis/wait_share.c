@@ -8,6 +8,7 @@
 #include "src/array.h"
 
 #include "export/analysis/wait_blame.h"
+#include "src/satmath.h"
 
 static int64_t ns_in(const struct xp_wait_row *v, size_t n, int kind, const char *where)
 {
@@ -29,7 +30,7 @@ static double excess(const struct xp_wait_row *w, size_t nw, const struct xp_wai
 	memset(net, 0, XP_WAIT_KINDS * sizeof(*net));
 	memset(pos, 0, XP_WAIT_KINDS * sizeof(*pos));
 	for (size_t i = 0; i < nl; i++) {
-		int64_t e = l[i].ns - ns_in(w, nw, l[i].kind, l[i].where);
+		int64_t e = xp_sat_sub(l[i].ns, ns_in(w, nw, l[i].kind, l[i].where));
 
 		net[l[i].kind] += (double)l[i].ns;
 		pos[l[i].kind] += e > 0 ? (double)e : 0;
@@ -54,14 +55,15 @@ int xp_wait_share(const struct xp_wait_row *w, size_t nw, const struct xp_wait_r
 	if (sum <= 0 || !last)
 		return 0;
 	for (size_t i = 0; i < last; i++) {
-		int64_t e = l[i].ns - ns_in(w, nw, l[i].kind, l[i].where), part_ns;
+		int64_t e = xp_sat_sub(l[i].ns, ns_in(w, nw, l[i].kind, l[i].where)), part_ns;
+		double d;
 
 		if (e <= 0 || net[l[i].kind] <= 0 || pos[l[i].kind] <= 0)
 			continue;
 		/* the last takes the rounding: the parts add up to the wait */
-		part_ns = i + 1 == last ? left : (int64_t)((double)ns * net[l[i].kind] / sum *
-							   (double)e / pos[l[i].kind] + 0.5);
-		part_ns = part_ns > left ? left : part_ns;
+		d = (double)ns * net[l[i].kind] / sum * (double)e / pos[l[i].kind] + 0.5;
+		/* at most what is left (a double of 2^63 is no int64) */
+		part_ns = i + 1 == last || !(d < (double)left) ? left : (int64_t)d;
 		left -= part_ns;
 		part(ctx, &l[i], part_ns);
 	}

@@ -1,21 +1,27 @@
 /* jobsum.c - a run's job summary (jobsum.h): the few tables the job's
  * views read, written from the run's correlated database. Each is small:
  * rows per rank, per (launch site, kernel), per idle cause, and one per
- * collective instance (a step has a few). */
+ * collective instance (a step has a few). Read back as received input:
+ * a regular file, our tables and columns, a version we know. */
 #include "export/job/jobsum.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "db/db_schema.h"
 #include "db/dbcheck.h"
 #include "db/dbmerge.h"
+#include "db/fddb.h"
+#include "db/rundb.h"
 #include "export/names/launchsite.h"
 #include "export/report/report.h"
 #include "export/analysis/timeline.h"
 #include "src/gtid.h"
+#include "src/safeopen.h"
 
 static const char schema[] =
 	"CREATE TABLE xs_meta(key TEXT PRIMARY KEY, value);"
@@ -346,18 +352,197 @@ int xp_jobsum_write(sqlite3 *db, sqlite3 *sum)
 	return err;
 }
 
-int xp_jobsum_open(const char *path, sqlite3 **db)
+/* The tables a summary is read through, with the columns read: since
+ * version 1, but xs_span and xs_piece (version 2's, missing from an older
+ * one: job --by wait says so). */
+static const struct {
+	const char *name, *cols;
+	int optional;
+} sum_tables[] = {
+	{ "xs_meta", "key value", 0 },
+	{ "xs_rank", "pid rank world host gpu_ns kernels coll_ns sync_ns", 0 },
+	{ "xs_name", "id value", 0 },
+	{ "xs_kernel", "pid site name coll ns n", 0 },
+	{ "xs_coll", "pid name nth launch start end", 0 },
+	{ "xs_device", "rank device pid steps window_ns compute_ns comm_ns mem_ns idle_ns", 0 },
+	{ "xs_idle", "rank device cause site ns gaps", 0 },
+	{ "xs_span", "pid name nth kind site ns from_name from_nth", 1 },
+	{ "xs_piece", "pid a b kind site ns", 1 },
+	{ "xs_clock", "has_pair mono_ns real_ns kind", 0 },
+	{ "xs_marker", "name nth ts", 0 },
+};
+
+/* Each column of cols (space-separated) in the table, none generated or
+ * hidden (a generated one computes what it likes on every read). */
+static int check_columns(sqlite3 *db, const char *table, const char *cols, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	char want[128];
+	int rc, e = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT name, hidden FROM pragma_table_xinfo(?)", -1, &st, NULL)
+	    != SQLITE_OK) {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		if (sqlite3_column_int(st, 1) && name) {
+			snprintf(err, len, "column %s.%s is %s", table, name,
+				 sqlite3_column_int(st, 1) == 1 ? "hidden" : "generated");
+			e = -EBADMSG;
+		}
+	}
+	if (!e && rc != SQLITE_DONE) {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
+		e = -EIO;
+	}
+	for (const char *c = cols; !e && *c;) {
+		size_t n = strcspn(c, " ");
+		int found = 0;
+
+		snprintf(want, sizeof(want), "%.*s", (int)n, c);
+		sqlite3_reset(st);
+		while (!found && sqlite3_step(st) == SQLITE_ROW)
+			found = sqlite3_column_text(st, 0) &&
+				!sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), want);
+		if (!found) {
+			snprintf(err, len, "table %s has no column %s", table, want);
+			e = -EBADMSG;
+		}
+		c += n + (c[n] == ' ');
+	}
+	sqlite3_finalize(st);
+	return e;
+}
+
+/* What the schema holds under name: 0 a table (*present set), else
+ * -EBADMSG with err (a view, trigger, index or virtual table) or -EIO. */
+static int check_table(sqlite3 *db, const char *name, int *present, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int rc, e = 0;
+
+	*present = 0;
+	/* names are case-blind in SQL: XS_RANK would be read as xs_rank */
+	if (sqlite3_prepare_v2(db, "SELECT type, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_schema"
+			       " WHERE name = ?1 COLLATE NOCASE ORDER BY type <> 'table'", -1, &st,
+			       NULL) != SQLITE_OK) {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(st, 0);
+
+		*present = 1;
+		if (!type || strcmp(type, "table") || sqlite3_column_int(st, 1)) {
+			snprintf(err, len, "%s is a %s, not a table", name,
+				 type && strcmp(type, "table") ? type : "virtual table");
+			e = -EBADMSG;
+		}
+	} else if (rc != SQLITE_DONE) {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
+		e = -EIO;
+	}
+	sqlite3_finalize(st);
+	return e;
+}
+
+/* xs_meta's version: one this xpcorr reads. */
+static int check_version(sqlite3 *db, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int rc, e = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM xs_meta WHERE key = 'version'", -1, &st, NULL)
+	    != SQLITE_OK) {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+	    sqlite3_column_int64(st, 0) >= 1 && sqlite3_column_int64(st, 0) <= XP_JOBSUM_VERSION) {
+		e = 0;
+	} else if (rc == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+
+		snprintf(err, len, "summary version %.20s, where this xpcorr reads 1 to %d",
+			 v ? v : "NULL", XP_JOBSUM_VERSION);
+		e = -EPROTO;
+	} else if (rc == SQLITE_DONE) {
+		snprintf(err, len, "no version in its xs_meta");
+		e = -EBADMSG;
+	} else {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
+		e = -EIO;
+	}
+	sqlite3_finalize(st);
+	return e;
+}
+
+int xp_jobsum_check(sqlite3 *db, char *err, size_t len)
+{
+	int e = 0, present;
+
+	for (size_t i = 0; !e && i < sizeof(sum_tables) / sizeof(sum_tables[0]); i++) {
+		e = check_table(db, sum_tables[i].name, &present, err, len);
+		if (!e && !present && !sum_tables[i].optional) {
+			snprintf(err, len, "no table %s", sum_tables[i].name);
+			e = -EBADMSG;
+		}
+		if (!e && present)
+			e = check_columns(db, sum_tables[i].name, sum_tables[i].cols, err, len);
+	}
+	return e ? e : check_version(db, err, len);
+}
+
+/* "PATH is a FIFO, not a job summary" and the like: what is at path. */
+static int not_regular(const char *path, int e, char *err, size_t len)
 {
 	struct stat st;
 
-	*db = NULL;
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
+	if (e == -ELOOP || e == -ENXIO) {
+		if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+			snprintf(err, len, "%s is %s, not a job summary", path, xp_file_kind(st.st_mode));
+			return -ENXIO;
+		}
+		snprintf(err, len, "cannot open %s: it was replaced while being opened", path);
 		return -ENXIO;
-	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
+	}
+	snprintf(err, len, "cannot open %s: %s", path, strerror(-e));
+	return e;
+}
+
+int xp_jobsum_open(const char *path, sqlite3 **db, char *err, size_t len)
+{
+	char why[256];
+	struct stat st;
+	int fd, e;
+
+	*db = NULL;
+	/* a regular file, opened without following a link or blocking (a
+	 * FIFO), and SQLite on that descriptor: never on the name again */
+	if ((fd = xp_open_regular(AT_FDCWD, path, 0, &st)) < 0)
+		return not_regular(path, fd, err, len);
+	if (!st.st_size) {
+		close(fd);
+		snprintf(err, len, "%s is empty, not a job summary", path);
+		return -EBADMSG;
+	}
+	e = xp_db_open_fd(fd, path, db);
+	close(fd);
+	if (e != SQLITE_OK) {
+		snprintf(err, len, "cannot open %s: %s", path, *db ? sqlite3_errmsg(*db) : "out of memory");
 		return -EIO;
+	}
 	xp_db_limit_received(*db);
 	xp_db_limit_work(*db, (uint64_t)st.st_size);
-	return 0;
+	if ((e = xp_jobsum_check(*db, why, sizeof(why))) == -EIO)
+		snprintf(err, len, "cannot read %s: %s", path, why);
+	else if (e)
+		snprintf(err, len, "%s is not a job summary of this xpcorr: %s%s", path, why,
+			 e == -EPROTO ? " (run xpcorr ingest on its run again)" : "");
+	return e;
 }

@@ -29,10 +29,18 @@ int xp_jobsum_write(sqlite3 *db, sqlite3 *sum);
  * by cause. 0, -EIO or -ENOMEM. */
 int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum);
 
-/* A summary opened read-only as received input is (db/dbcheck.h: SQLite's
- * limits low, views and triggers off, its statements' work bounded by its
- * size). 0 or -errno; *db closed by the caller either way. */
-int xp_jobsum_open(const char *path, sqlite3 **db);
+/* A summary opened as received input is: a regular file (no link, FIFO
+ * or device; SQLite reads the descriptor checked, fddb.h), SQLite's limits
+ * low, views and triggers off, its statements' work bounded by its size
+ * (db/dbcheck.h), and its form ours (xp_jobsum_check). 0, or -errno with
+ * the line in err ("PATH is a FIFO, not a job summary"): -ENOENT, -ENXIO
+ * (not a regular file), -EBADMSG (not a summary), -EPROTO (another
+ * version), -EIO. *db closed by the caller either way. */
+int xp_jobsum_open(const char *path, sqlite3 **db, char *err, size_t len);
+/* 0 when db has the tables and columns a summary is read through (tables,
+ * not views; no generated column) and a version this xpcorr reads; else
+ * -EBADMSG / -EPROTO with err saying the first difference, -EIO. */
+int xp_jobsum_check(sqlite3 *db, char *err, size_t len);
 
 struct xp_jobrun {
 	const char *path;           /* its summary database */

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/dbcheck.h"
 #include "src/array.h"
+#include "src/satmath.h"
 
 int jv_fail(struct jv *J, int err, const char *fmt, ...)
 {
@@ -63,6 +65,36 @@ int jv_prep(struct jv *J, sqlite3 *db, const char *path, const char *sql, sqlite
 	return jv_fail(J, -EIO, "cannot read %s: %s", path, sqlite3_errmsg(db));
 }
 
+/* The line of a statement that failed, the work limit's when it was that. */
+static int read_failed(struct jv *J, const struct jv_run *R)
+{
+	char msg[256];
+
+	if (!xp_db_work_exhausted(msg, sizeof(msg)))
+		return jv_fail(J, -EIO, "cannot read %s: %s", R->r->path, sqlite3_errmsg(R->db));
+	xp_db_work_said();          /* the line names the summary: xpcorr adds none */
+	return jv_fail(J, -EIO, "cannot read %s: %s", R->r->path, msg);
+}
+
+int jv_end(struct jv *J, const struct jv_run *R, sqlite3_stmt *st, int step)
+{
+	int err = step == SQLITE_DONE ? 0 : read_failed(J, R);
+
+	sqlite3_finalize(st);
+	return err;
+}
+
+int jv_spend(struct jv *J, const char *path, uint64_t steps)
+{
+	char msg[256];
+
+	if (!xp_db_work_spend(steps))
+		return 0;
+	xp_db_work_exhausted(msg, sizeof(msg));
+	xp_db_work_said();
+	return jv_fail(J, -EIO, "cannot read %s: %s", path, msg);
+}
+
 int64_t jv_job_name(const struct jv_run *R, int64_t local)
 {
 	const uint64_t *v = xp_u64map_find(&R->name_of, (uint64_t)local, 0);
@@ -70,21 +102,42 @@ int64_t jv_job_name(const struct jv_run *R, int64_t local)
 	return v ? (int64_t)*v - 1 : -1;
 }
 
-/* The rank index of pid in R (-1: not a ranked process). */
+/* The rank index of pid in R (-1: not a ranked process); the first of
+ * the run's ranks with it, in a summary that repeats a pid. */
 int64_t jv_rank_of_pid(const struct jv *J, const struct jv_run *R, int64_t pid)
 {
-	for (size_t i = R->first; i < R->first + R->nranks; i++)
-		if (J->ranks[i].pid == pid)
-			return (int64_t)i;
-	return -1;
+	const uint64_t *v = xp_u64map_find(&R->pid_of, (uint64_t)pid, 0);
+
+	(void)J;
+	return v ? (int64_t)*v - 1 : -1;
 }
 
 static int64_t rank_of_number(const struct jv *J, const struct jv_run *R, int64_t rank)
 {
-	for (size_t i = R->first; i < R->first + R->nranks; i++)
-		if (J->ranks[i].rank == rank)
-			return (int64_t)i;
-	return -1;
+	const uint64_t *v = xp_u64map_find(&R->num_of, (uint64_t)rank, 0);
+
+	(void)J;
+	return v ? (int64_t)*v - 1 : -1;
+}
+
+/* A run's ranks by pid and by number: a look-up per row, not a scan of
+ * the run's ranks (a summary may hold thousands). */
+static int index_ranks(struct jv *J, struct jv_run *R)
+{
+	uint64_t *slot;
+	int fresh;
+
+	for (size_t i = R->first; i < R->first + R->nranks; i++) {
+		if (xp_u64map_upsert(&R->pid_of, (uint64_t)J->ranks[i].pid, 0, &slot, &fresh))
+			return jv_fail(J, -ENOMEM, "out of memory");
+		if (fresh)
+			*slot = i + 1;
+		if (xp_u64map_upsert(&R->num_of, (uint64_t)J->ranks[i].rank, 0, &slot, &fresh))
+			return jv_fail(J, -ENOMEM, "out of memory");
+		if (fresh)
+			*slot = i + 1;
+	}
+	return 0;
 }
 
 static int kern_reserve(struct jv *J, int64_t id)
@@ -105,11 +158,11 @@ static int load_names(struct jv *J, struct jv_run *R)
 	sqlite3_stmt *st;
 	uint64_t *slot;
 	int64_t id;
-	int fresh, err = 0;
+	int fresh, err = 0, step;
 
 	if ((err = jv_prep(J, R->db, R->r->path, "SELECT id, value FROM xs_name", &st)))
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		if ((err = jv_intern(&J->names, (const char *)sqlite3_column_text(st, 1), &id)) ||
 		    (err = kern_reserve(J, id)) ||
 		    (err = xp_u64map_upsert(&R->name_of, (uint64_t)sqlite3_column_int64(st, 0), 0,
@@ -117,8 +170,11 @@ static int load_names(struct jv *J, struct jv_run *R)
 			break;
 		*slot = (uint64_t)id + 1;
 	}
-	sqlite3_finalize(st);
-	return err ? jv_fail(J, err, "out of memory") : 0;
+	if (err) {
+		sqlite3_finalize(st);
+		return jv_fail(J, err, "out of memory");
+	}
+	return jv_end(J, R, st, step);
 }
 
 /* A rank in two runs would be counted twice (a run given twice, or a
@@ -141,13 +197,13 @@ static int seen_twice(struct jv *J, const struct jv_run *R, int64_t rank)
 static int load_ranks(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
-	int err;
+	int err, step;
 
 	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, rank, world, host, gpu_ns, kernels, coll_ns,"
 			" sync_ns FROM xs_rank ORDER BY rank, pid", &st)))
 		return err;
 	R->first = J->nranks;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		struct jv_rank *k;
 
 		if (xp_array__reserve((void **)&J->ranks, &J->rank_cap, J->nranks + 1, sizeof(*k), 64)) {
@@ -169,9 +225,8 @@ static int load_ranks(struct jv *J, struct jv_run *R)
 		snprintf(k->host, sizeof(k->host), "%s",
 			 sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?");
 	}
-	sqlite3_finalize(st);
 	R->nranks = J->nranks - R->first;
-	return 0;
+	return (err = jv_end(J, R, st, step)) ? err : index_ranks(J, R);
 }
 
 /* A (a, b) pair's totals in map/array: found or added. */
@@ -196,12 +251,14 @@ static struct jv_pair *pair_at(struct xp_u64map *at, struct jv_pair **v, size_t 
 static int load_kernels(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
-	int err;
+	int err, step;
 
-	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, max(coll), sum(ns), sum(n) FROM xs_kernel"
-			" GROUP BY pid, name", &st)))
+	/* total(): a float where sum() would fail on overflow (the rows' own
+	 * numbers at the int64 limits), clamped when read */
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, max(coll), total(ns), total(n)"
+			" FROM xs_kernel GROUP BY pid, name", &st)))
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
 		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
 		struct jv_kernel *k;
@@ -209,9 +266,9 @@ static int load_kernels(struct jv *J, struct jv_run *R)
 		if (name < 0)
 			continue;
 		k = &J->kern[name];
-		k->coll |= sqlite3_column_int(st, 2);
-		k->ns += ns;
-		k->n += sqlite3_column_int64(st, 4);
+		k->coll |= sqlite3_column_int(st, 2) != 0;
+		k->ns = xp_sat_add(k->ns, ns);
+		k->n = xp_sat_add(k->n, sqlite3_column_int64(st, 4));
 		if (rank < 0)
 			continue;
 		if (!k->nranks++ || ns < k->min)
@@ -222,20 +279,19 @@ static int load_kernels(struct jv *J, struct jv_run *R)
 			k->max_rank = rank;
 		}
 	}
-	sqlite3_finalize(st);
-	return 0;
+	return jv_end(J, R, st, step);
 }
 
 static int load_sites(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
 	int64_t site;
-	int err;
+	int err, step;
 
-	if ((err = jv_prep(J, R->db, R->r->path, "SELECT site, name, sum(ns), sum(n) FROM xs_kernel"
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT site, name, total(ns), total(n) FROM xs_kernel"
 			" GROUP BY site, name", &st)))
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 		struct jv_pair *p;
 
@@ -246,23 +302,26 @@ static int load_sites(struct jv *J, struct jv_run *R)
 			err = -ENOMEM;
 			break;
 		}
-		p->ns += sqlite3_column_int64(st, 2);
-		p->n += sqlite3_column_int64(st, 3);
+		p->ns = xp_sat_add(p->ns, sqlite3_column_int64(st, 2));
+		p->n = xp_sat_add(p->n, sqlite3_column_int64(st, 3));
 		p->ranks++;
 	}
-	sqlite3_finalize(st);
-	return err ? jv_fail(J, err, "out of memory") : 0;
+	if (err) {
+		sqlite3_finalize(st);
+		return jv_fail(J, err, "out of memory");
+	}
+	return jv_end(J, R, st, step);
 }
 
 static int load_devices(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
-	int err;
+	int err, step;
 
 	if ((err = jv_prep(J, R->db, R->r->path, "SELECT rank, device, steps, window_ns, compute_ns,"
 			" comm_ns, mem_ns, idle_ns FROM xs_device", &st)))
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = rank_of_number(J, R, sqlite3_column_int64(st, 0));
 
 		if (rank < 0)
@@ -277,8 +336,7 @@ static int load_devices(struct jv *J, struct jv_run *R)
 			.comm = sqlite3_column_int64(st, 5), .mem = sqlite3_column_int64(st, 6),
 			.idle = sqlite3_column_int64(st, 7) };
 	}
-	sqlite3_finalize(st);
-	return 0;
+	return jv_end(J, R, st, step);
 }
 
 /* The idle causes of the ranks' own views, added up by (cause, where). */
@@ -286,12 +344,12 @@ static int load_causes(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
 	int64_t cause, where;
-	int err;
+	int err, step;
 
-	if ((err = jv_prep(J, R->db, R->r->path, "SELECT cause, ifnull(site, ''), sum(ns), sum(gaps),"
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT cause, ifnull(site, ''), total(ns), total(gaps),"
 			" count(DISTINCT rank) FROM xs_idle GROUP BY 1, 2", &st)))
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		struct jv_pair *p;
 
 		if ((err = jv_intern(&J->names, (const char *)sqlite3_column_text(st, 0), &cause)) ||
@@ -300,12 +358,15 @@ static int load_causes(struct jv *J, struct jv_run *R)
 			err = -ENOMEM;
 			break;
 		}
-		p->ns += sqlite3_column_int64(st, 2);
-		p->n += sqlite3_column_int64(st, 3);
-		p->ranks += sqlite3_column_int64(st, 4);
+		p->ns = xp_sat_add(p->ns, sqlite3_column_int64(st, 2));
+		p->n = xp_sat_add(p->n, sqlite3_column_int64(st, 3));
+		p->ranks = xp_sat_add(p->ranks, sqlite3_column_int64(st, 4));
 	}
-	sqlite3_finalize(st);
-	return err ? jv_fail(J, err, "out of memory") : 0;
+	if (err) {
+		sqlite3_finalize(st);
+		return jv_fail(J, err, "out of memory");
+	}
+	return jv_end(J, R, st, step);
 }
 
 /* One rank's entry into an instance: its last entry, the one before, and
@@ -317,7 +378,7 @@ static void enter(struct jv *J, struct jv_inst *in, size_t rank, int64_t start)
 					.late = (uint32_t)rank };
 		return;
 	}
-	in->sumoff += start - in->base;
+	in->sumoff = xp_sat_add(in->sumoff, xp_sat_sub(start, in->base));
 	/* ties: the rank given first, as the merged job's lower pid */
 	if (start > in->last || (start == in->last && rank < in->late)) {
 		in->second = in->last;
@@ -332,11 +393,11 @@ static void enter(struct jv *J, struct jv_inst *in, size_t rank, int64_t start)
 static int load_instances(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
-	int err;
+	int err, step;
 
 	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, nth, start FROM xs_coll", &st)))
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
 		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 		uint64_t *slot;
@@ -353,21 +414,21 @@ static int load_instances(struct jv *J, struct jv_run *R)
 		}
 		if (fresh)
 			J->inst[*slot = J->ninst++] = (struct jv_inst){ .name = name };
-		enter(J, &J->inst[*slot], (size_t)rank, sqlite3_column_int64(st, 3) + R->r->shift_ns);
+		enter(J, &J->inst[*slot], (size_t)rank,
+		      xp_sat_add(sqlite3_column_int64(st, 3), R->r->shift_ns));
 	}
-	sqlite3_finalize(st);
-	return 0;
+	return jv_end(J, R, st, step);
 }
 
 /* Pass two: each rank's wait in the instances every rank entered. */
 static int charge_waits(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
-	int err;
+	int err, step;
 
 	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, nth, start FROM xs_coll", &st)))
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
 		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 		const uint64_t *slot = name < 0 ? NULL :
@@ -377,12 +438,11 @@ static int charge_waits(struct jv *J, struct jv_run *R)
 
 		if (rank < 0 || !in || in->cnt != J->nranks)
 			continue;
-		w = in->last - (sqlite3_column_int64(st, 3) + R->r->shift_ns);
-		J->ranks[rank].wait += w;
-		J->ranks[in->late].waited_on += w;
+		w = xp_sat_sub(in->last, xp_sat_add(sqlite3_column_int64(st, 3), R->r->shift_ns));
+		J->ranks[rank].wait = xp_sat_add(J->ranks[rank].wait, w);
+		J->ranks[in->late].waited_on = xp_sat_add(J->ranks[in->late].waited_on, w);
 	}
-	sqlite3_finalize(st);
-	return 0;
+	return jv_end(J, R, st, step);
 }
 
 /* Per collective: the others' wait in each instance every rank entered,
@@ -393,8 +453,8 @@ static int collective_waits(struct jv *J)
 	for (size_t i = 0; i < J->ninst; i++) {
 		const struct jv_inst *in = &J->inst[i];
 		struct jv_kernel *k = &J->kern[in->name];
-		int64_t w = (int64_t)in->cnt * (in->last - in->base) - in->sumoff;
-		int unsure = in->cnt > 1 && in->last - in->second <= J->clock_err;
+		int64_t w = xp_sat_sub(xp_sat_mul(in->cnt, xp_sat_sub(in->last, in->base)), in->sumoff);
+		int unsure = in->cnt > 1 && xp_sat_sub(in->last, in->second) <= J->clock_err;
 
 		if (in->cnt != J->nranks)
 			continue;
@@ -402,11 +462,11 @@ static int collective_waits(struct jv *J)
 		if (!k->late_by && (!(k->late_by = calloc(J->nranks, sizeof(int64_t))) ||
 				    !(k->unsure_by = calloc(J->nranks, sizeof(int64_t)))))
 			return jv_fail(J, -ENOMEM, "out of memory");
-		k->wait += w;
-		k->late_by[in->late] += unsure ? 0 : w;
+		k->wait = xp_sat_add(k->wait, w);
+		k->late_by[in->late] = xp_sat_add(k->late_by[in->late], unsure ? 0 : w);
 		if (unsure) {
-			k->unsure += w;
-			k->unsure_by[in->late] += w;
+			k->unsure = xp_sat_add(k->unsure, w);
+			k->unsure_by[in->late] = xp_sat_add(k->unsure_by[in->late], w);
 		}
 	}
 	for (size_t n = 0; n < J->nkern; n++) {
@@ -434,17 +494,17 @@ static int slow_sites(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
 	int64_t site;
-	int err = 0;
+	int err = 0, step;
 
 	for (size_t i = R->first; i < R->first + R->nranks; i++)
 		if (J->ranks[i].slowest)
 			break;
 		else if (i + 1 == R->first + R->nranks)
 			return 0;
-	if (!R->nranks || (err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, site, sum(ns) FROM xs_kernel"
-				      " GROUP BY 1, 2, 3", &st)))
+	if (!R->nranks || (err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, site, total(ns)"
+				      " FROM xs_kernel GROUP BY 1, 2, 3", &st)))
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
 		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
 		struct jv_kernel *k = name >= 0 ? &J->kern[name] : NULL;
@@ -456,8 +516,11 @@ static int slow_sites(struct jv *J, struct jv_run *R)
 		k->site = site;
 		k->site_ns = ns;
 	}
-	sqlite3_finalize(st);
-	return err ? jv_fail(J, err, "out of memory") : 0;
+	if (err) {
+		sqlite3_finalize(st);
+		return jv_fail(J, err, "out of memory");
+	}
+	return jv_end(J, R, st, step);
 }
 
 typedef int (*jv_pass_fn)(struct jv *J, struct jv_run *R);
@@ -472,14 +535,18 @@ static int each_run(struct jv *J, const struct xp_jobrun *runs, size_t n, const 
 		struct jv_run R = { .r = &runs[i], .index = i, .first = first[i], .nranks = count[i] };
 
 		xp_u64map_init(&R.name_of);
-		if ((err = xp_jobsum_open(runs[i].path, &R.db)))
-			err = jv_fail(J, err, "cannot open %s: %s", runs[i].path,
-				   R.db ? sqlite3_errmsg(R.db) : strerror(-err));
+		xp_u64map_init(&R.pid_of);
+		xp_u64map_init(&R.num_of);
+		err = xp_jobsum_open(runs[i].path, &R.db, J->err, J->errlen);
+		if (!err)
+			err = index_ranks(J, &R);
 		for (size_t f = 0; f < nfns && !err; f++)
 			err = fns[f](J, &R);
 		first[i] = R.first;
 		count[i] = R.nranks;
 		xp_u64map_free(&R.name_of);
+		xp_u64map_free(&R.pid_of);
+		xp_u64map_free(&R.num_of);
 		sqlite3_close(R.db);
 	}
 	return err;

@@ -9,6 +9,9 @@
 
 #include "export/names/elidename.h"
 #include "export/render/jsonw.h"
+#include "export/report/report_priv.h"
+#include "src/satmath.h"
+#include "src/textesc.h"
 
 /* json: every view an object, its rows arrays (J->json set by jv_print) */
 #define JSON(J) ((J)->json != NULL)
@@ -29,15 +32,11 @@ static void jstr(struct jsonw *j, const char *key, const char *v)
 
 static const struct jv *sort_J;     /* qsort's context */
 
+/* A run's names in csv as every view writes them (quoted, invalid UTF-8
+ * as U+FFFD); in text through xp_esc (src/textesc.h). */
 static void csv_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	xp_rep_csv_str(f, s ? s : "");
 }
 
 static int cmp_rank(const void *a, const void *b)
@@ -87,14 +86,14 @@ static void put_rank_row(const struct jv *J, const struct jv_rank *k, FILE *out)
 		fprintf(out, "  %4lld  %5lld  %14lld  %7lld  %16lld  %8.1f  %14lld  %14lld  %7lld  %s\n",
 			(long long)k->rank, (long long)k->world, (long long)k->gpu, (long long)k->kernels,
 			(long long)k->coll, pct, (long long)k->sync, (long long)k->wait, (long long)k->pid,
-			k->host);
+			xp_esc(k->host));
 	}
 }
 
 static int cmp_spread(const void *a, const void *b)
 {
 	const struct jv_kernel *x = &sort_J->kern[*(const size_t *)a], *y = &sort_J->kern[*(const size_t *)b];
-	int64_t sx = x->max - x->min, sy = y->max - y->min;
+	int64_t sx = xp_sat_sub(x->max, x->min), sy = xp_sat_sub(y->max, y->min);
 
 	if (x->coll != y->coll)
 		return y->coll - x->coll;
@@ -113,7 +112,7 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 	if (JSON(J)) {
 		jsonw_obj_begin(J->json);
 		jstr(J->json, "name", J->names.v[name]);
-		jint(J->json, "spread_ns", k->max - k->min);
+		jint(J->json, "spread_ns", xp_sat_sub(k->max, k->min));
 		jsonw_key(J->json, "slowest_rank");
 		if (slow >= 0)
 			jsonw_int(J->json, slow_rank);
@@ -129,7 +128,7 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 	if (J->o->csv) {
 		fputs("\"spread\",,,,,,,,,", out);
 		csv_str(out, J->names.v[name]);
-		fprintf(out, ",%lld,", (long long)(k->max - k->min));
+		fprintf(out, ",%lld,", (long long)xp_sat_sub(k->max, k->min));
 		if (slow >= 0)
 			fprintf(out, "%lld", slow_rank);
 		if (k->coll)
@@ -140,9 +139,11 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 	}
 	xp_elide_name(J->names.v[name], brief, sizeof(brief));
 	if (slow >= 0)
-		fprintf(out, "  %11lld  %7lld  %s\n", (long long)(k->max - k->min), slow_rank, brief);
+		fprintf(out, "  %11lld  %7lld  %s\n", (long long)xp_sat_sub(k->max, k->min), slow_rank,
+			xp_esc(brief));
 	else
-		fprintf(out, "  %11lld  %7s  %s\n", (long long)(k->max - k->min), "?", brief);
+		fprintf(out, "  %11lld  %7s  %s\n", (long long)xp_sat_sub(k->max, k->min), "?",
+			xp_esc(brief));
 	if (k->coll && slow >= 0)
 		fprintf(out, "%24sthe others waited %lld ns, %.1f%% of it for rank %lld", "",
 			(long long)k->wait, k->wait ? 100.0 * (double)k->late_ns / (double)k->wait : 0,
@@ -154,7 +155,7 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 			(long long)k->unsure);
 	if (k->coll)
 		fputc('\n', out);
-	fprintf(out, "%24s%s\n", "", k->site >= 0 ? J->names.v[k->site] : "(no launch stack)");
+	fprintf(out, "%24s%s\n", "", k->site >= 0 ? xp_esc(J->names.v[k->site]) : "(no launch stack)");
 }
 
 /* Kernels every rank ran, collectives first, by spread. */
@@ -263,7 +264,7 @@ static int view_kernel(const struct jv *J, FILE *out)
 	for (size_t i = 0; i < J->nkern; i++)
 		if (J->kern[i].n) {
 			v[n++] = i;
-			total += J->kern[i].ns;
+			total = xp_sat_add(total, J->kern[i].ns);
 		}
 	sort_J = J;
 	qsort(v, n, sizeof(*v), cmp_kernel);
@@ -307,7 +308,7 @@ static int view_kernel(const struct jv *J, FILE *out)
 		xp_elide_name(J->names.v[v[i]], brief, sizeof(brief));
 		fprintf(out, " %8.1f  %15lld  %9lld  %5lld  %13lld  %13lld  %7lld  %s\n", pct,
 			(long long)k->ns, (long long)k->n, (long long)k->nranks, (long long)k->min,
-			(long long)k->max, slow, brief);
+			(long long)k->max, slow, xp_esc(brief));
 	}
 	if (JSON(J))
 		jsonw_arr_end(J->json);
@@ -340,7 +341,7 @@ static struct jv_pair *grouped(const struct jv *J, const struct jv_pair *p, size
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		sum[p[i].a] += p[i].ns;
+		sum[p[i].a] = xp_sat_add(sum[p[i].a], p[i].ns);
 	for (size_t i = 0; i < n; i++) {
 		v[i] = p[i];
 		v[i].ranks = sum[p[i].a];
@@ -373,7 +374,8 @@ static int view_source(const struct jv *J, FILE *out)
 		char brief[512];
 		int new_site = !i || v[i].a != v[i - 1].a;
 
-		if (new_site && J->o->top && shown++ >= J->o->top)
+		/* counted whatever --top: json closes the last site shown */
+		if (new_site && shown++ >= J->o->top && J->o->top)
 			break;
 		if (JSON(J)) {
 			if (new_site && i)
@@ -400,10 +402,10 @@ static int view_source(const struct jv *J, FILE *out)
 		}
 		if (new_site)
 			fprintf(out, "  %14lld  %14s  %9s  %s\n", (long long)v[i].ranks, "", "",
-				J->names.v[v[i].a]);
+				xp_esc(J->names.v[v[i].a]));
 		xp_elide_name(J->names.v[v[i].b], brief, sizeof(brief));
 		fprintf(out, "  %14s  %14lld  %9lld    %s\n", "", (long long)v[i].ns, (long long)v[i].n,
-			brief);
+			xp_esc(brief));
 	}
 	if (JSON(J) && J->nsites && shown)
 		jsonw_arr_end(J->json), jsonw_obj_end(J->json);
@@ -418,7 +420,7 @@ static int view_source(const struct jv *J, FILE *out)
 static void put_device(const struct jv *J, const struct jv_dev *d, int64_t wait, FILE *out)
 {
 	const struct jv_rank *k = &J->ranks[d->rank];
-	int64_t comm = d->comm - wait;
+	int64_t comm = xp_sat_sub(d->comm, wait);
 
 	if (JSON(J)) {
 		jsonw_obj_begin(J->json);
@@ -446,7 +448,7 @@ static void put_device(const struct jv *J, const struct jv_dev *d, int64_t wait,
 		100.0 * (double)comm / (double)(d->window ? d->window : 1),
 		100.0 * (double)d->mem / (double)(d->window ? d->window : 1),
 		100.0 * (double)wait / (double)(d->window ? d->window : 1),
-		100.0 * (double)d->idle / (double)(d->window ? d->window : 1), k->host);
+		100.0 * (double)d->idle / (double)(d->window ? d->window : 1), xp_esc(k->host));
 }
 
 static const struct jv_dev *idle_sort_devs;
@@ -455,7 +457,8 @@ static const int64_t *idle_sort_wait;
 static int cmp_lost(const void *a, const void *b)
 {
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int64_t x = idle_sort_devs[i].idle + idle_sort_wait[i], y = idle_sort_devs[j].idle + idle_sort_wait[j];
+	int64_t x = xp_sat_add(idle_sort_devs[i].idle, idle_sort_wait[i]);
+	int64_t y = xp_sat_add(idle_sort_devs[j].idle, idle_sort_wait[j]);
 
 	return x != y ? (x > y ? -1 : 1) : (i > j) - (i < j);
 }
@@ -482,7 +485,7 @@ static void put_causes(const struct jv *J, struct jv_pair *c, size_t n, FILE *ou
 	int64_t total = 0;
 
 	for (size_t i = 0; i < n; i++)
-		total += c[i].ns;
+		total = xp_sat_add(total, c[i].ns);
 	if (JSON(J)) {
 		jsonw_key(J->json, "causes");
 		jsonw_arr_begin(J->json);
@@ -511,7 +514,7 @@ static void put_causes(const struct jv *J, struct jv_pair *c, size_t n, FILE *ou
 		} else {
 			fprintf(out, "    %8.1f  %14lld  %8lld  %5lld  %-17s  %s\n", share,
 				(long long)c[i].ns, (long long)c[i].n, (long long)c[i].ranks,
-				J->names.v[c[i].a], J->names.v[c[i].b]);
+				xp_esc(J->names.v[c[i].a]), xp_esc(J->names.v[c[i].b]));
 		}
 	}
 	if (JSON(J))
@@ -569,8 +572,10 @@ static int view_idle(struct jv *J, FILE *out)
 		const struct jv_dev *d = &J->devs[i];
 
 		v[i] = i;
-		sum[0] += d->window, sum[1] += d->compute, sum[2] += d->comm - wait[i];
-		sum[3] += d->mem, sum[4] += wait[i], sum[5] += d->idle;
+		sum[0] = xp_sat_add(sum[0], d->window), sum[1] = xp_sat_add(sum[1], d->compute);
+		sum[2] = xp_sat_add(sum[2], xp_sat_sub(d->comm, wait[i]));
+		sum[3] = xp_sat_add(sum[3], d->mem), sum[4] = xp_sat_add(sum[4], wait[i]);
+		sum[5] = xp_sat_add(sum[5], d->idle);
 	}
 	idle_sort_devs = J->devs;
 	idle_sort_wait = wait;

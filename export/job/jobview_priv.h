@@ -88,12 +88,21 @@ struct jv_run {
 	const struct xp_jobrun *r;
 	size_t index, first, nranks;   /* its ranks: J->ranks[first..first + nranks) */
 	struct xp_u64map name_of;      /* local name id -> job name id + 1 */
+	struct xp_u64map pid_of, num_of; /* its pid, its rank number -> rank index + 1 */
 };
 
 /* The line in J->err; err returned. */
 int jv_fail(struct jv *J, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* sql prepared on a run's summary, else the line said. */
 int jv_prep(struct jv *J, sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **st);
+/* st finalized after its last step (step: what that returned): 0 when the
+ * query ran to its end, else -EIO with the line said, the work limit's
+ * when it stopped the query (a view of half the rows is never printed). */
+int jv_end(struct jv *J, const struct jv_run *R, sqlite3_stmt *st, int step);
+/* steps of work outside SQLite on the summaries' rows (pairs of them)
+ * charged to their budget (db/dbcheck.h): 0, or -EIO with the line said,
+ * naming path (the summary whose rows took it), once it is spent. */
+int jv_spend(struct jv *J, const char *path, uint64_t steps);
 /* The job's name id of a run's, -1 unknown; the rank index of a run's pid, -1 none. */
 int64_t jv_job_name(const struct jv_run *R, int64_t local);
 int64_t jv_rank_of_pid(const struct jv *J, const struct jv_run *R, int64_t pid);

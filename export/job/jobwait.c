@@ -23,6 +23,7 @@
 #include "export/report/report_priv.h"
 #include "export/analysis/wait_blame.h"
 #include "src/array.h"
+#include "src/satmath.h"
 
 /* A late rank's time in pieces (jobsum_wait.c's xs_piece), and where each
  * instance started and ended on its clock. */
@@ -34,11 +35,17 @@ struct piece {
 struct late_rank {
 	struct piece *v;            /* by a */
 	size_t n, cap;
-	int64_t *start, *end;       /* per instance, on the rank's clock; INT64_MIN: none */
+};
+
+struct span_at {                    /* a late rank's collective instance, on its clock */
+	int64_t start, end;
 };
 
 struct jv_wait {
 	struct late_rank **late;    /* per rank index: NULL unless late somewhere */
+	struct span_at *times;      /* the late ranks' instances (a row each, not */
+	size_t ntimes, times_cap;   /* late ranks x instances: a summary may hold */
+	struct xp_u64map times_at;  /* millions), (rank index, instance) -> index + 1 */
 	struct xp_wait_row *own;    /* the waiting rank's stretch being read */
 	size_t nown, own_cap;
 	int64_t from_name, from_nth; /* where that stretch starts (local ids), -1 */
@@ -60,6 +67,7 @@ static int wait_init(struct jv *J)
 	if (!(W = J->wait = calloc(1, sizeof(*W))))
 		return -ENOMEM;
 	xp_u64map_init(&W->out.at);
+	xp_u64map_init(&W->times_at);
 	if (!(W->late = calloc(J->nranks ? J->nranks : 1, sizeof(*W->late))) ||
 	    !(W->rank = calloc(J->nranks ? J->nranks : 1, sizeof(*W->rank))))
 		return -ENOMEM;
@@ -68,12 +76,8 @@ static int wait_init(struct jv *J)
 
 		if (J->inst[i].cnt != J->nranks || *L)
 			continue;
-		if (!(*L = calloc(1, sizeof(**L))) ||
-		    !((*L)->start = malloc(J->ninst * sizeof(int64_t))) ||
-		    !((*L)->end = malloc(J->ninst * sizeof(int64_t))))
+		if (!(*L = calloc(1, sizeof(**L))))
 			return -ENOMEM;
-		for (size_t k = 0; k < J->ninst; k++)
-			(*L)->start[k] = (*L)->end[k] = INT64_MIN;
 	}
 	for (size_t r = 0; r < J->nranks; r++)
 		W->rank[r] = J->ranks[r].rank;
@@ -95,8 +99,6 @@ void jv_wait_free(struct jv *J)
 	for (size_t r = 0; W->late && r < J->nranks; r++)
 		if (W->late[r]) {
 			free(W->late[r]->v);
-			free(W->late[r]->start);
-			free(W->late[r]->end);
 			free(W->late[r]);
 		}
 	free(W->late);
@@ -105,8 +107,35 @@ void jv_wait_free(struct jv *J)
 	free(W->rank);
 	free(W->out.v);
 	xp_u64map_free(&W->out.at);
+	free(W->times);
+	xp_u64map_free(&W->times_at);
 	free(W);
 	J->wait = NULL;
+}
+
+/* Where a late rank's instance at started and ended (INT64_MIN: not read). */
+static struct span_at times_of(const struct jv_wait *W, size_t rank, size_t at)
+{
+	const uint64_t *v = xp_u64map_find(&W->times_at, rank, at);
+
+	return v ? W->times[*v - 1] : (struct span_at){ INT64_MIN, INT64_MIN };
+}
+
+static int put_times(struct jv_wait *W, size_t rank, size_t at, int64_t start, int64_t end)
+{
+	uint64_t *slot;
+	int fresh;
+
+	if (xp_u64map_upsert(&W->times_at, rank, at, &slot, &fresh))
+		return -ENOMEM;
+	if (fresh) {
+		if (xp_array__reserve((void **)&W->times, &W->times_cap, W->ntimes + 1,
+				      sizeof(*W->times), 256))
+			return -ENOMEM;
+		*slot = ++W->ntimes;
+	}
+	W->times[*slot - 1] = (struct span_at){ start, end };
+	return 0;
 }
 
 /* The instance of a run's (pid, name, nth) that every rank entered, and
@@ -157,29 +186,32 @@ int jv_wait_late(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
 	struct jv_wait *W;
-	int err;
+	int step, err;
 
 	if (wait_init(J))
 		return jv_fail(J, -ENOMEM, "out of memory");
 	W = J->wait;
-	if (sqlite3_prepare_v2(R->db, "SELECT pid, name, nth, start, end FROM xs_coll", -1, &st, NULL)
-	    != SQLITE_OK)
-		return jv_fail(J, -EIO, "cannot read %s: %s", R->r->path, sqlite3_errmsg(R->db));
-	while ((err = sqlite3_step(st)) == SQLITE_ROW) {
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, nth, start, end FROM xs_coll", &st)))
+		return err;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank;
 		size_t at;
 
 		/* any instance: the waiting rank's stretch may start at one not all entered */
 		if (!instance_of(J, R, st, &rank, &at, 0) || !W->late[rank])
 			continue;
-		W->late[rank]->start[at] = sqlite3_column_int64(st, 3);
-		W->late[rank]->end[at] = sqlite3_column_int64(st, 4);
+		if (put_times(W, (size_t)rank, at, sqlite3_column_int64(st, 3),
+			      sqlite3_column_int64(st, 4))) {
+			sqlite3_finalize(st);
+			return jv_fail(J, -ENOMEM, "out of memory");
+		}
 	}
-	sqlite3_finalize(st);
+	if ((err = jv_end(J, R, st, step)))
+		return err;
 	if (sqlite3_prepare_v2(R->db, "SELECT pid, a, b, kind, site, ns FROM xs_piece ORDER BY pid, a",
 			       -1, &st, NULL) != SQLITE_OK)
 		return no_spans(J, R);
-	while ((err = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
 		struct late_rank *L = rank >= 0 ? W->late[rank] : NULL;
 
@@ -193,26 +225,34 @@ int jv_wait_late(struct jv *J, struct jv_run *R)
 		L->v[L->n].a = sqlite3_column_int64(st, 1);
 		L->v[L->n++].b = sqlite3_column_int64(st, 2);
 	}
-	sqlite3_finalize(st);
-	return err == SQLITE_DONE ? 0 : jv_fail(J, -EIO, "cannot read %s: %s", R->r->path,
-						 sqlite3_errmsg(R->db));
+	return jv_end(J, R, st, step);
+}
+
+/* The summary of the rank index late (R: a run of the same job). */
+static const char *late_path(const struct jv_run *R, const struct jv *J, size_t late)
+{
+	return (R->r - R->index + J->ranks[late].run)->path;
 }
 
 /* The late rank's stretch from where the waiting one's starts (the end of
  * the same instance on the late rank, else the late rank's first work) to
- * its entry into instance at: its pieces in between, into W->lrows. */
-static int late_stretch(struct jv *J, const struct jv_run *R, size_t late, size_t at)
+ * its entry into instance at: its pieces in between, into W->lrows. The
+ * steps it takes are charged as they add up (a crafted summary's stretches
+ * may each hold millions): -EIO with the line said once the budget is
+ * spent, -ENOMEM; *work: what is left to charge. */
+static int late_stretch(struct jv *J, const struct jv_run *R, size_t late, size_t at,
+			uint64_t *work)
 {
 	struct jv_wait *W = J->wait;
 	const struct late_rank *L = W->late[late];
 	int64_t name = W->from_name >= 0 ? jv_job_name(R, W->from_name) : -1, from = INT64_MIN;
 	const uint64_t *x = name < 0 ? NULL : xp_u64map_find(&J->inst_at, (uint64_t)name,
 							      (uint64_t)W->from_nth);
-	int64_t to = L->start[at];
+	int64_t to = times_of(W, late, at).start;
 	size_t lo = 0, hi = L->n;
 
-	if (x && L->end[*x] != INT64_MIN)
-		from = L->end[*x];
+	if (x && times_of(W, late, (size_t)*x).end != INT64_MIN)
+		from = times_of(W, late, (size_t)*x).end;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -228,12 +268,17 @@ static int late_stretch(struct jv *J, const struct jv_run *R, size_t late, size_
 
 		while (k < W->nl && (W->lrows[k].kind != r->kind || W->lrows[k].where != r->where))
 			k++;
+		if ((*work += k + 1) >= 1u << 16) {
+			if (jv_spend(J, late_path(R, J, late), *work))
+				return -EIO;
+			*work = 0;
+		}
 		if (k == W->nl) {
 			if (xp_array__reserve((void **)&W->lrows, &W->l_cap, W->nl + 1, sizeof(*W->lrows), 16))
 				return -ENOMEM;
 			W->lrows[W->nl++] = *r;
 		} else {
-			W->lrows[k].ns += r->ns;
+			W->lrows[k].ns = xp_sat_add(W->lrows[k].ns, r->ns);
 		}
 	}
 	return 0;
@@ -258,19 +303,27 @@ static void charge_one(struct jv *J, const struct jv_run *R, size_t w, size_t at
 {
 	struct jv_wait *W = J->wait;
 	const struct jv_inst *in = &J->inst[at];
-	int64_t ns = in->last - start;
+	int64_t ns = xp_sat_sub(in->last, start);
 	struct part_ctx p = { W, w, in->late, 0 };
+	uint64_t work = 0;
+	int err;
 
 	if (ns <= 0 || in->late == w)
 		return;
 	p.wid = ++W->out.nwaits;
-	W->out.total_ns += ns;
-	if (ns <= J->clock_err || (in->second != INT64_MIN && in->last - in->second <= J->clock_err)) {
+	W->out.total_ns = xp_sat_add(W->out.total_ns, ns);
+	if (ns <= J->clock_err ||
+	    (in->second != INT64_MIN && xp_sat_sub(in->last, in->second) <= J->clock_err)) {
 		on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_CLOSE, .where = W->close }, ns);
 		return;
 	}
-	if (late_stretch(J, R, in->late, at)) {
-		W->err = -ENOMEM;
+	if ((err = late_stretch(J, R, in->late, at, &work))) {
+		W->err = err;
+		return;
+	}
+	/* the share compares every row of one stretch with every row of the other */
+	if (jv_spend(J, late_path(R, J, in->late), work + (uint64_t)W->nown * W->nl)) {
+		W->err = -EIO;
 		return;
 	}
 	if (!xp_wait_share(W->own, W->nown, W->lrows, W->nl, ns, on_part, &p))
@@ -306,7 +359,7 @@ int jv_wait_charge(struct jv *J, struct jv_run *R)
 				cur[c] = sqlite3_column_int64(st, c);
 			W->nown = 0;
 			W->from_name = W->from_nth = -1;
-			start = sqlite3_column_int64(st, 3) + R->r->shift_ns;
+			start = xp_sat_add(sqlite3_column_int64(st, 3), R->r->shift_ns);
 			in = instance(J, R, st, &rank, &at);
 		}
 		if (!in || sqlite3_column_type(st, 4) == SQLITE_NULL)
@@ -319,11 +372,12 @@ int jv_wait_charge(struct jv *J, struct jv_run *R)
 		else
 			W->nown++;
 	}
-	sqlite3_finalize(st);
-	if (W->err)
-		return jv_fail(J, W->err, "out of memory");
-	return step == SQLITE_DONE ? 0 : jv_fail(J, -EIO, "cannot read %s: %s", R->r->path,
-						  sqlite3_errmsg(R->db));
+	if (W->err) {
+		sqlite3_finalize(st);
+		/* -EIO: jv_spend said it */
+		return W->err == -EIO ? W->err : jv_fail(J, W->err, "out of memory");
+	}
+	return jv_end(J, R, st, step);
 }
 
 int jv_wait_print(struct jv *J, FILE *out)

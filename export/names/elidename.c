@@ -24,6 +24,9 @@ static size_t operator_token(const char *p)
 		"operator<<", "operator>>", "operator<=>", "operator<=", "operator>=",
 		"operator->*", "operator->", "operator<", "operator>", "operator[]" };
 
+	/* one compare a character, not thirteen: a received name may be megabytes */
+	if (*p != 'o')
+		return 0;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (!strncmp(p, ops[i], strlen(ops[i])))
 			return strlen(ops[i]);
@@ -44,7 +47,7 @@ static const char *skip_return_type(const char *name)
 			p += op - 1;
 			continue;
 		}
-		if (!strncmp(p, "operator ", 9))
+		if (*p == 'o' && !strncmp(p, "operator ", 9))
 			break;          /* "operator new(...)", conversion operators */
 		if (*p == '<' || *p == '(')
 			depth++;
@@ -67,7 +70,8 @@ void xp_elide_name(const char *name, char *out, size_t len)
 	if (!len)
 		return;
 	out[0] = '\0';
-	while (*p) {
+	/* a full out takes nothing more */
+	while (*p && s.used + 1 < s.len) {
 		size_t op = angle || paren ? 0 : operator_token(p);
 
 		if (op) {
