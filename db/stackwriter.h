@@ -11,7 +11,7 @@
  *   if (xp_stackwriter_open(db, &w) == 0) {
  *           xp_stackwriter_string(w, "/usr/lib/libc.so.6", 18, &mod, NULL);
  *           xp_stackwriter_string(w, "main", 4, &sym, NULL);
- *           xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_USER },
+ *           xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_USER, 0, 0 },
  *                                &frame, NULL);
  *           xp_stackwriter_node(w, 0, frame, 1, &leaf, NULL);   // a root: depth 1
  *           xp_stackwriter_close(w);

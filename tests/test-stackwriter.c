@@ -112,15 +112,15 @@ START_TEST(strings_and_frames_once)
 	ck_assert_int_eq(again, mod);
 	ck_assert_str_eq(xp_stackwriter_text(w, sym), "step");
 	ck_assert_ptr_null(xp_stackwriter_text(w, 99));
-	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_PYTHON, 1, 42 },
-					      &f1, &fresh), 0);
+	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_PYTHON,
+							  1, 42 }, &f1, &fresh), 0);
 	ck_assert_int_eq(fresh, 1);
-	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_PYTHON, 1, 42 },
-					      &f2, &fresh), 0);
+	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_PYTHON,
+							  1, 42 }, &f2, &fresh), 0);
 	ck_assert_int_eq(fresh, 0);
 	ck_assert_int_eq(f2, f1);
-	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_PYTHON, 1, -1 },
-					      &f3, NULL), 0);
+	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_PYTHON,
+							  1, -1 }, &f3, NULL), 0);
 	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_PYTHON, 0, 0 },
 					      &f4, NULL), 0);
 	ck_assert_int_eq(xp_stackwriter_frame(w, &(struct xp_frame_key){ sym, mod, XP_FRAME_USER, 0, 0 },
