@@ -65,15 +65,16 @@ struct joiner {
 	} prev;
 };
 
-/* The new row's id, or -EIO (sqlite3_errmsg says why). Every function
+/* An UPDATE stepped: 0, or -EIO (sqlite3_errmsg says why). Every function
  * below returns an id, a count or 0, or a negative errno: -EIO from the
- * database, -ENOMEM from a map or an array. */
-static int64_t insert_id(sqlite3_stmt *st)
+ * database, -ENOMEM from a map or an array, -ENOENT for a stack node the
+ * database lacks. */
+static int update(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(sqlite3_db_handle(st)) : -EIO;
+	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 /* The note frame "‹backward: NODE›", made once per node name. */
@@ -331,7 +332,7 @@ static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const c
 				  -1, SQLITE_STATIC);
 	}
 	sqlite3_bind_int64(set, 3, sqlite3_column_int64(row, 0));
-	if (insert_id(set) < 0)
+	if (update(set))
 		return -EIO;
 	sqlite3_clear_bindings(set);
 	return 0;
@@ -407,7 +408,7 @@ static int bucket_one(struct joiner *J, sqlite3_stmt *row, const char *node, int
 		return failed(stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, sqlite3_column_int64(row, 1));
-	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : 0;
+	return update(J->st[SET_LAUNCH]);
 }
 
 /* One backward launch: its new stack and its row's outcome. */
@@ -466,7 +467,7 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 		return failed(stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, launch);
-	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : joined;
+	return update(J->st[SET_LAUNCH]) ? -EIO : joined;
 }
 
 static int join_all(struct joiner *J)
