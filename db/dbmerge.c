@@ -123,13 +123,9 @@ int xp_dbmerge_new(sqlite3 *job, struct xp_dbmerge **out)
 	struct xp_dbmerge *m = calloc(1, sizeof(*m));
 
 	*out = NULL;
-	if (!m || !(m->names = xp_strtab_new())) {
-		free(m);
+	if (!m)
 		return -ENOMEM;
-	}
 	m->job = job;
-	xp_u64map_init(&m->frames);
-	xp_u64map_init(&m->nodes);
 	xp_u64map_init(&m->map);
 	*out = m;
 	return 0;
@@ -139,9 +135,7 @@ void xp_dbmerge_free(struct xp_dbmerge *m)
 {
 	if (!m)
 		return;
-	xp_strtab_free(m->names);
-	xp_u64map_free(&m->frames);
-	xp_u64map_free(&m->nodes);
+	xp_stackwriter_close(m->w);
 	xp_u64map_free(&m->map);
 	free(m);
 }

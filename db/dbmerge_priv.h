@@ -9,7 +9,7 @@
 #include <sqlite3.h>
 
 #include "db/dbmerge.h"
-#include "src/strtab.h"
+#include "db/stackwriter.h"
 #include "src/u64map.h"
 
 /* keys of the run's old -> new id map (k1) */
@@ -17,11 +17,8 @@ enum { XP_MERGE_KEY_STR = 1, XP_MERGE_KEY_STACK, XP_MERGE_KEY_FRAME };
 
 struct xp_dbmerge {
 	sqlite3 *job;
-	struct xp_strtab *names;    /* the job's StringIds */
-	struct xp_u64map frames;    /* (symbol, module << 8 | kind) -> job frame id */
-	struct xp_u64map nodes;     /* (parent, frame) -> job stack node id */
+	struct xp_stackwriter *w;   /* the job's names, frames, stack nodes (from the first run) */
 	struct xp_u64map map;       /* (XP_MERGE_KEY_*, run's id) -> job's id, this run */
-	int64_t next_frame, next_node;
 	int64_t module_base;        /* this run's module ids move up by this */
 	int rules_checked;          /* every table of the job's schema has a rule */
 	const struct xp_merge_run *run;

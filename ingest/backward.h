@@ -47,10 +47,13 @@ int xp_agstore_save(sqlite3 *db, const struct xp_agstore *s);
 int xp_autograd_join(sqlite3 *db);
 /* The lines that called backward() (backward_caller.c): for the join. */
 struct xp_bwcallers;
+struct xp_stackwriter;
 /* Every launch of a forward thread made inside backward() or autograd.grad,
  * with a note frame "[backward() at train.py:88 train_step]" (module id
- * module) of the Python line that called it: 0, -EIO or -ENOMEM. */
-int xp_bwcallers_load(sqlite3 *db, int64_t module, struct xp_bwcallers **out);
+ * module, written by the join's sw) of the Python line that called it: 0,
+ * -EIO or -ENOMEM. */
+int xp_bwcallers_load(sqlite3 *db, struct xp_stackwriter *sw, int64_t module,
+		      struct xp_bwcallers **out);
 /* The note of the latest such call of pid in [after, ts], 0 if none. */
 int64_t xp_bwcallers_at(const struct xp_bwcallers *c, int64_t pid, int64_t after, int64_t ts);
 void xp_bwcallers_free(struct xp_bwcallers *c);

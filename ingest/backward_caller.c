@@ -18,6 +18,7 @@
 #include "src/array.h"
 #include "db/db_schema.h"
 #include "db/stackwalk.h"
+#include "db/stackwriter.h"
 #include "src/u64map.h"
 
 struct call {
@@ -63,54 +64,32 @@ static int caller_line(struct xp_stackwalk *w, int64_t stack, char *line, size_t
 	return found;
 }
 
-/* The note frame of text: its id, or -EIO (sqlite3_errmsg says why). */
-static int64_t note_of(sqlite3 *db, int64_t module, const char *text)
-{
-	sqlite3_stmt *st;
-	int64_t sym = -EIO, frame;
-
-	if (sqlite3_prepare_v2(db, "INSERT INTO StringIds(value) VALUES (?1)", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
-		sym = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -EIO;
-		sqlite3_finalize(st);
-	}
-	if (sym < 0 || sqlite3_prepare_v2(db, "INSERT INTO xp_frames(symbol, module, kind)"
-					  " VALUES (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, sym);
-	sqlite3_bind_int64(st, 2, module);
-	sqlite3_bind_int(st, 3, XP_FRAME_NOTE);
-	frame = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -EIO;
-	sqlite3_finalize(st);
-	return frame;
-}
-
-/* The note frame of a stack's caller line (made once per stack), 0: none,
- * -ENOMEM or -EIO. */
-static int64_t stack_note(sqlite3 *db, struct xp_stackwalk *w, struct xp_u64map *seen,
+/* The note frame of a stack's caller line (made once per stack, not per
+ * line: stacks that share a line have a note each, as they always had),
+ * 0: none, -ENOMEM or -EIO. */
+static int64_t stack_note(struct xp_stackwriter *sw, struct xp_stackwalk *w, struct xp_u64map *seen,
 			  int64_t module, int64_t stack)
 {
 	char line[400];
 	uint64_t *slot;
-	int fresh;
+	int64_t f;
+	int fresh, err;
 
 	if (xp_u64map_upsert(seen, (uint64_t)stack, 0, &slot, &fresh))
 		return -ENOMEM;
 	if (!fresh)
 		return (int64_t)*slot;
 	*slot = 0;
-	if (caller_line(w, stack, line, sizeof(line))) {
-		int64_t f = note_of(db, module, line);
-
-		if (f < 0)
-			return f;
-		*xp_u64map_find(seen, (uint64_t)stack, 0) = (uint64_t)f;
-		return f;
-	}
-	return 0;
+	if (!caller_line(w, stack, line, sizeof(line)))
+		return 0;
+	if ((err = xp_stackwriter_new_note(sw, line, module, &f)))
+		return err;
+	*xp_u64map_find(seen, (uint64_t)stack, 0) = (uint64_t)f;
+	return f;
 }
 
-int xp_bwcallers_load(sqlite3 *db, int64_t module, struct xp_bwcallers **out)
+int xp_bwcallers_load(sqlite3 *db, struct xp_stackwriter *sw, int64_t module,
+		      struct xp_bwcallers **out)
 {
 	struct xp_bwcallers *c = calloc(1, sizeof(*c));
 	struct xp_stackwalk *w = NULL;
@@ -126,7 +105,7 @@ int xp_bwcallers_load(sqlite3 *db, int64_t module, struct xp_bwcallers **out)
 			       -1, &st, NULL) != SQLITE_OK)
 		rc = c ? -EIO : -ENOMEM;
 	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t f = stack_note(db, w, &seen, module, sqlite3_column_int64(st, 2));
+		int64_t f = stack_note(sw, w, &seen, module, sqlite3_column_int64(st, 2));
 
 		if (f < 0)
 			rc = (int)f;

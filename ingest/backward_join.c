@@ -9,6 +9,7 @@
 
 #include "src/array.h"
 #include "db/db_schema.h"
+#include "db/stackwriter.h"
 #include "src/u64map.h"
 
 /* Every autograd record with its launch; per (process, forward thread,
@@ -33,15 +34,9 @@ static const char backward_sql[] =
 	" AND f.thread_id = x.node_thread AND f.seq = x.node_seq WHERE x.node IS NOT NULL"
 	" ORDER BY x.pid, x.tid, x.ts, x.launch";
 
-enum { INS_STRING, INS_FRAME, INS_STACK, INS_ROOT, GET_NODE, GET_SYM, GET_PY, SET_LAUNCH, SET_ROW,
-       NSTMT };
+enum { GET_NODE, GET_SYM, GET_PY, SET_LAUNCH, SET_ROW, NSTMT };
 
 static const char *const stmt_sql[NSTMT] = {
-	[INS_STRING] = "INSERT INTO StringIds(value) VALUES (?1)",
-	[INS_FRAME] = "INSERT INTO xp_frames(symbol, module, kind) VALUES (?1, ?2, ?3)",
-	[INS_STACK] = "INSERT INTO xp_stacks(parent, frame, depth) SELECT ?1, ?2, depth + 1"
-		      " FROM xp_stacks WHERE id = ?1",
-	[INS_ROOT] = "INSERT INTO xp_stacks(parent, frame, depth) VALUES (0, ?2, 0)",
 	[GET_NODE] = "SELECT parent, frame FROM xp_stacks WHERE id = ?1",
 	[GET_SYM] = "SELECT s.parent, s.frame, n.value FROM xp_stacks s JOIN xp_frames f ON f.id = s.frame"
 		    " JOIN StringIds n ON n.id = f.symbol WHERE s.id = ?1",
@@ -56,9 +51,8 @@ static const char *const stmt_sql[NSTMT] = {
 struct joiner {
 	sqlite3 *db;
 	sqlite3_stmt *st[NSTMT];
+	struct xp_stackwriter *w;   /* the note frames and the new nodes, each once */
 	int64_t module;             /* "[autograd]" */
-	struct xp_u64map frames;    /* note text's hash -> frame id (by text, below) */
-	struct xp_u64map nodes;     /* (stack, frame) -> stack node */
 	struct xp_u64map own_ops;   /* (launch's own stack, 0) -> its op's frame + 1 (1: none) */
 	struct xp_u64map applies;   /* (forward stack, 0) -> its Function.apply's stack node */
 	struct xp_u64map inside;    /* (forward stack, 0) -> the Python frame apply called + 1 */
@@ -71,70 +65,43 @@ struct joiner {
 	} prev;
 };
 
-/* The new row's id, or -EIO (sqlite3_errmsg says why). Every function
+/* An UPDATE stepped: 0, or -EIO (sqlite3_errmsg says why). Every function
  * below returns an id, a count or 0, or a negative errno: -EIO from the
- * database, -ENOMEM from a map or an array. */
-static int64_t insert_id(sqlite3_stmt *st)
+ * database, -ENOMEM from a map or an array, -ENOENT for a stack node the
+ * database lacks. */
+static int update(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(sqlite3_db_handle(st)) : -EIO;
+	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static uint64_t text_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-/* The note frame "‹backward: NODE›", made once per node name (a 64-bit
- * hash of the text names it: node names are a few dozen). */
+/* The note frame "‹backward: NODE›", made once per node name. */
 static int64_t note_frame(struct joiner *J, const char *node)
 {
 	char text[160];
-	uint64_t *slot;
 	int64_t sym, frame;
-	int fresh;
+	int err;
 
 	snprintf(text, sizeof(text), "\u2039backward: %s\u203a", node);
-	if (xp_u64map_upsert(&J->frames, text_hash(text), 0, &slot, &fresh))
-		return -ENOMEM;
-	if (!fresh)
-		return (int64_t)*slot;
-	sqlite3_bind_text(J->st[INS_STRING], 1, text, -1, SQLITE_TRANSIENT);
-	if ((sym = insert_id(J->st[INS_STRING])) < 0)
-		return sym;
-	sqlite3_bind_int64(J->st[INS_FRAME], 1, sym);
-	sqlite3_bind_int64(J->st[INS_FRAME], 2, J->module);
-	sqlite3_bind_int(J->st[INS_FRAME], 3, XP_FRAME_NOTE);
-	if ((frame = insert_id(J->st[INS_FRAME])) < 0)
-		return frame;
-	*xp_u64map_find(&J->frames, text_hash(text), 0) = (uint64_t)frame;
+	if ((err = xp_stackwriter_string(J->w, text, strlen(text), &sym, NULL)) ||
+	    (err = xp_stackwriter_frame(J->w, &(struct xp_frame_key){ .symbol = sym, .module = J->module,
+					.kind = XP_FRAME_NOTE }, &frame, NULL)))
+		return err;
 	return frame;
 }
 
-/* The stack node of frame under stack's leaf (0: a root), made once per pair. */
+/* The stack node of frame under stack's leaf (0: a root), made once per
+ * pair. A root is at depth 0, as this join has always written it, where
+ * xpcorr-db(5) and the loader count from 1; the nodes under it follow. */
 static int64_t under_leaf(struct joiner *J, int64_t stack, int64_t frame)
 {
-	sqlite3_stmt *ins = J->st[stack ? INS_STACK : INS_ROOT];
-	uint64_t *slot;
 	int64_t node;
-	int fresh;
+	int err = stack ? xp_stackwriter_child(J->w, stack, frame, &node)
+			: xp_stackwriter_node(J->w, 0, frame, 0, &node, NULL);
 
-	if (xp_u64map_upsert(&J->nodes, (uint64_t)stack, (uint64_t)frame, &slot, &fresh))
-		return -ENOMEM;
-	if (!fresh)
-		return (int64_t)*slot;
-	sqlite3_bind_int64(ins, 1, stack);
-	sqlite3_bind_int64(ins, 2, frame);
-	node = insert_id(ins);
-	if (node > 0)
-		*xp_u64map_find(&J->nodes, (uint64_t)stack, (uint64_t)frame) = (uint64_t)node;
-	return node;
+	return err ? err : node;
 }
 
 /* The forward stack with the note of its backward() call as its root (the
@@ -365,7 +332,7 @@ static int set_row(struct joiner *J, sqlite3_stmt *row, int64_t forward, const c
 				  -1, SQLITE_STATIC);
 	}
 	sqlite3_bind_int64(set, 3, sqlite3_column_int64(row, 0));
-	if (insert_id(set) < 0)
+	if (update(set))
 		return -EIO;
 	sqlite3_clear_bindings(set);
 	return 0;
@@ -441,7 +408,7 @@ static int bucket_one(struct joiner *J, sqlite3_stmt *row, const char *node, int
 		return failed(stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, sqlite3_column_int64(row, 1));
-	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : 0;
+	return update(J->st[SET_LAUNCH]);
 }
 
 /* One backward launch: its new stack and its row's outcome. */
@@ -500,7 +467,7 @@ static int join_one(struct joiner *J, sqlite3_stmt *row)
 		return failed(stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 1, stack);
 	sqlite3_bind_int64(J->st[SET_LAUNCH], 2, launch);
-	return insert_id(J->st[SET_LAUNCH]) < 0 ? -EIO : joined;
+	return update(J->st[SET_LAUNCH]) ? -EIO : joined;
 }
 
 static int join_all(struct joiner *J)
@@ -511,10 +478,10 @@ static int join_all(struct joiner *J)
 	for (int i = 0; i < NSTMT; i++)
 		if (sqlite3_prepare_v2(J->db, stmt_sql[i], -1, &J->st[i], NULL) != SQLITE_OK)
 			return -EIO;
-	sqlite3_bind_text(J->st[INS_STRING], 1, "[autograd]", -1, SQLITE_STATIC);
-	if ((J->module = insert_id(J->st[INS_STRING])) < 0)
-		return -EIO;
-	if ((err = xp_bwcallers_load(J->db, J->module, &J->callers)))
+	if ((err = xp_stackwriter_open(J->db, &J->w)) ||
+	    (err = xp_stackwriter_string(J->w, "[autograd]", 10, &J->module, NULL)))
+		return err;
+	if ((err = xp_bwcallers_load(J->db, J->w, J->module, &J->callers)))
 		return err;
 	if (xp_bwbracket_open(J->db, &J->bracket))
 		return -EIO;
@@ -546,8 +513,6 @@ int xp_autograd_join(sqlite3 *db)
 		return 0;
 	if (sqlite3_exec(db, prepare_sql, NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	xp_u64map_init(&J.frames);
-	xp_u64map_init(&J.nodes);
 	xp_u64map_init(&J.own_ops);
 	xp_u64map_init(&J.applies);
 	xp_u64map_init(&J.inside);
@@ -555,8 +520,7 @@ int xp_autograd_join(sqlite3 *db)
 	r = join_all(&J);
 	for (int i = 0; i < NSTMT; i++)
 		sqlite3_finalize(J.st[i]);
-	xp_u64map_free(&J.frames);
-	xp_u64map_free(&J.nodes);
+	xp_stackwriter_close(J.w);
 	xp_u64map_free(&J.own_ops);
 	xp_u64map_free(&J.applies);
 	xp_u64map_free(&J.inside);

@@ -9,6 +9,7 @@
 
 #include "src/array.h"
 #include "db/db_schema.h"
+#include "db/stackwriter.h"
 #include "src/u64map.h"
 
 /* The launch stacks through Reducer::all_reduce_bucket to an NCCL call: a
@@ -92,83 +93,57 @@ static int number_launches(sqlite3 *db, struct noted **out, size_t *n)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-/* The new row's id, or -EIO (sqlite3_errmsg says why). */
-static int64_t insert_id(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-	sqlite3 *db = sqlite3_db_handle(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : -EIO;
-}
-
 /* The note node of (stack, bucket): its frame "[DDP bucket K]" under the
- * stack's leaf; made once for each pair. -ENOMEM or -EIO on a failure. */
-static int64_t note_node(sqlite3_stmt *const ins[3], struct xp_u64map *nodes, int64_t module,
-			 int64_t stack, uint32_t bucket)
+ * stack's leaf; made once for each pair (a note frame of its own for each,
+ * as it always was: xp_stackwriter_new_note). 0 or a negative errno. */
+static int note_node(struct xp_stackwriter *w, struct xp_u64map *nodes, int64_t module,
+		     int64_t stack, uint32_t bucket, int64_t *node)
 {
 	uint64_t *slot;
 	char text[48];
-	int64_t sym, frame, node;
-	int fresh;
+	int64_t frame;
+	int fresh, err;
 
 	if (xp_u64map_upsert(nodes, (uint64_t)stack, bucket, &slot, &fresh))
 		return -ENOMEM;
-	if (!fresh)
-		return (int64_t)*slot;
+	if (!fresh) {
+		*node = (int64_t)*slot;
+		return 0;
+	}
 	snprintf(text, sizeof(text), "[DDP bucket %u]", bucket);
-	sqlite3_bind_text(ins[0], 1, text, -1, SQLITE_TRANSIENT);
-	if ((sym = insert_id(ins[0])) < 0)
-		return sym;
-	sqlite3_bind_int64(ins[1], 1, sym);
-	sqlite3_bind_int64(ins[1], 2, module);
-	sqlite3_bind_int(ins[1], 3, XP_FRAME_NOTE);
-	if ((frame = insert_id(ins[1])) < 0)
-		return frame;
-	sqlite3_bind_int64(ins[2], 1, stack);
-	sqlite3_bind_int64(ins[2], 2, frame);
-	node = insert_id(ins[2]);
-	*slot = (uint64_t)node;     /* no upsert since: slot still valid */
-	return node;
+	if ((err = xp_stackwriter_new_note(w, text, module, &frame)) ||
+	    (err = xp_stackwriter_child(w, stack, frame, node)))
+		return err;
+	*xp_u64map_find(nodes, (uint64_t)stack, bucket) = (uint64_t)*node;
+	return 0;
 }
 
 static int apply_notes(sqlite3 *db, const struct noted *v, size_t n)
 {
-	static const char *const sql[] = {
-		"INSERT INTO StringIds(value) VALUES (?1)",
-		"INSERT INTO xp_frames(symbol, module, kind) VALUES (?1, ?2, ?3)",
-		"INSERT INTO xp_stacks(parent, frame, depth) SELECT ?1, ?2, depth + 1 FROM xp_stacks"
-		" WHERE id = ?1",
-		"UPDATE xp_launches SET stack_id = ?1 WHERE id = ?2",
-	};
-	sqlite3_stmt *st[4] = { NULL };
+	struct xp_stackwriter *w = NULL;
+	sqlite3_stmt *set = NULL;
 	struct xp_u64map nodes;
 	int64_t module = -1;
-	int err = 0;
+	int err;
 
 	xp_u64map_init(&nodes);
-	for (int i = 0; i < 4 && !err; i++)
-		err = sqlite3_prepare_v2(db, sql[i], -1, &st[i], NULL) == SQLITE_OK ? 0 : -EIO;
-	if (!err) {             /* the notes' module: a name, not a file */
-		sqlite3_bind_text(st[0], 1, "[ddp]", -1, SQLITE_STATIC);
-		module = insert_id(st[0]);
-		err = module < 0 ? (int)module : 0;
-	}
+	err = sqlite3_prepare_v2(db, "UPDATE xp_launches SET stack_id = ?1 WHERE id = ?2", -1, &set,
+				 NULL) == SQLITE_OK ? 0 : -EIO;
+	if (!err && !(err = xp_stackwriter_open(db, &w)))   /* the notes' module: a name, not a file */
+		err = xp_stackwriter_string(w, "[ddp]", 5, &module, NULL);
 	for (size_t i = 0; i < n && !err; i++) {
-		int64_t node = note_node(st, &nodes, module, v[i].stack, v[i].bucket);
+		int64_t node;
 
-		if (node < 0) {
-			err = (int)node;
+		if ((err = note_node(w, &nodes, module, v[i].stack, v[i].bucket, &node)))
 			break;
-		}
-		sqlite3_bind_int64(st[3], 1, node);
-		sqlite3_bind_int64(st[3], 2, v[i].launch);
-		if (sqlite3_step(st[3]) != SQLITE_DONE)
+		sqlite3_bind_int64(set, 1, node);
+		sqlite3_bind_int64(set, 2, v[i].launch);
+		if (sqlite3_step(set) != SQLITE_DONE)
 			err = -EIO;
-		sqlite3_reset(st[3]);
+		sqlite3_reset(set);
 	}
-	for (int i = 0; i < 4; i++)
-		sqlite3_finalize(st[i]);
+	sqlite3_finalize(set);
+	xp_stackwriter_close(w);
 	xp_u64map_free(&nodes);
 	return err;
 }

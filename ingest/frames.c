@@ -5,48 +5,28 @@
 
 #include "src/array.h"
 
-/* has_line: a Python line's frame, whose line is part of what it is. */
+/* has_line: a Python line's frame, whose line is part of what it is. A
+ * new frame's classes (symbolized, Python role, the recorder's own) are
+ * kept by id for the stacks built on it. */
 static int frame_id(struct loader *L, const char *symbol, int64_t module, enum xp_frame_kind kind,
 		    int has_line, int line, int64_t *id)
 {
-	sqlite3_stmt *ins = L->st[STMT_FRAME];
-	int64_t sym;
-	uint64_t *slot, key2 = (uint64_t)module;
-	int fresh, err;
+	struct xp_frame_key f = { 0, module, kind, has_line, has_line ? line : 0 };
+	int fresh, err = xp_loader_intern_str(L, symbol, &f.symbol);
 
-	err = xp_loader_intern_str(L, symbol, &sym);
-	if (err)
+	if (!err)
+		err = xp_loader_written(L, xp_stackwriter_frame(L->w, &f, id, &fresh));
+	if (err || !fresh)
 		return err;
-	if (has_line) {
-		if (module < 0 || module > UINT32_MAX)
-			return -E2BIG;      /* string ids of one run never come near */
-		key2 = key2 << 32 | (uint32_t)line;
-	}
-	err = xp_u64map_upsert(&L->frames, (uint64_t)sym << 3 | kind, key2, &slot, &fresh);
-	if (err)
-		return err;
-	if (!fresh) {
-		*id = (int64_t)*slot;
-		return 0;
-	}
-	*id = *slot = (uint64_t)L->next_frame++;
 	if (xp_array__reserve((void **)&L->frame_resolved, &L->frame_cap, (size_t)*id + 1, 1, 4096) ||
 	    xp_array__reserve((void **)&L->frame_own, &L->own_cap, (size_t)*id + 1, 1, 4096))
 		return -ENOMEM;
-	L->frame_own[*id] = (uint8_t)xp_own_frame(kind, symbol, xp_strtab_get(L->strs, module));
+	L->frame_own[*id] = (uint8_t)xp_own_frame(kind, symbol, xp_stackwriter_text(L->w, module));
 	L->frame_resolved[*id] = (uint8_t)((kind == XP_FRAME_USER || kind == XP_FRAME_KERNEL ||
 					    kind == XP_FRAME_JIT || kind == XP_FRAME_INLINED ||
 					    kind == XP_FRAME_PYTHON) |
 					   xp_pyrole_of(kind, symbol) << 1);
-	sqlite3_bind_int64(ins, 1, *id);
-	sqlite3_bind_int64(ins, 2, sym);
-	sqlite3_bind_int64(ins, 3, module);
-	sqlite3_bind_int(ins, 4, kind);
-	if (has_line)
-		sqlite3_bind_int(ins, 5, line);
-	else
-		sqlite3_bind_null(ins, 5);
-	return xp_loader_step(L, STMT_FRAME);
+	return 0;
 }
 
 int xp_loader_frame_id(struct loader *L, const char *symbol, int64_t module,

@@ -52,11 +52,9 @@ static void loader_free(struct loader *L)
 {
 	for (int i = 0; i < NSTMT; i++)
 		sqlite3_finalize(L->st[i]);
-	xp_strtab_free(L->strs);
-	xp_u64map_free(&L->frames);
+	xp_stackwriter_close(L->w);
 	free(L->frame_resolved);
 	free(L->frame_own);
-	xp_stacktree_free(&L->tree);
 	free(L->nodes);
 	xp_u64map_free(&L->ipcache);
 	xp_u64map_free(&L->rawstacks);
@@ -83,7 +81,6 @@ static void loader_free(struct loader *L)
 /* The loader's tables and helpers (xp_load_run frees them): 0 or -ENOMEM. */
 static int loader_alloc(struct loader *L)
 {
-	L->strs = xp_strtab_new();
 	L->maps = xp_mappings_new();
 	L->sym = xp_symbolizer_new(L->o->symfs);
 	L->uw = L->maps && L->sym ? xp_unwinder_new(L->maps, L->sym) : NULL;
@@ -92,7 +89,7 @@ static int loader_alloc(struct loader *L)
 	L->pyw = xp_pywaits_new();
 	L->ag = xp_agstore_new();
 	L->borrowed = xp_borrowed_new();
-	return L->strs && L->maps && L->sym && L->uw && L->inl && L->py && L->pyw && L->ag && L->borrowed ?
+	return L->maps && L->sym && L->uw && L->inl && L->py && L->pyw && L->ag && L->borrowed ?
 		0 : -ENOMEM;
 }
 
@@ -215,11 +212,9 @@ int xp_load_run(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result
 	L->db = db;
 	L->o = o;
 	L->res = res;
-	L->next_frame = 1;
 	L->kallsyms_bytes = -1;
 	L->pm_budget = (struct xp_perfmap_budget){ XP_PERFMAP_RUN_BYTES, XP_PERFMAP_RUN_LINES };
 	budget_init(L);
-	xp_stacktree_init(&L->tree);
 	if (!(err = loader_alloc(L)) && !(err = xp_loader_prepare(L)) &&
 	    !(err = list_streams(L, &names, &n)) && !(err = xp_loader_meta(L)) &&
 	    !(err = xp_loader_kallsyms(L)) && !(err = read_streams(L, names, n)) &&

@@ -58,7 +58,7 @@ static int write_tasks(struct loader *L)
 	for (size_t i = 0; i < n && !err; i++) {
 		sqlite3_bind_int64(L->st[STMT_PROCESS], 1, xp_gpid(e[i].k1));
 		sqlite3_bind_int64(L->st[STMT_PROCESS], 2, (int64_t)e[i].k1);
-		sqlite3_bind_text(L->st[STMT_PROCESS], 3, xp_strtab_get(L->strs, (int64_t)e[i].value),
+		sqlite3_bind_text(L->st[STMT_PROCESS], 3, xp_stackwriter_text(L->w, (int64_t)e[i].value),
 				  -1, SQLITE_STATIC);
 		err = xp_loader_step(L, STMT_PROCESS);
 	}
@@ -111,9 +111,9 @@ int xp_loader_finish(struct loader *L)
 		return xp_loader_db_fail(L, "xp_python_processes");
 	if (!err && xp_meta_rank_save(L->db) < 0)
 		return xp_loader_db_fail(L, "xp_ranks");
-	L->res->stacks = (uint64_t)xp_stacktree_count(&L->tree);
-	L->res->frames = (uint64_t)(L->next_frame - 1);
-	L->res->strings = xp_strtab_count(L->strs);
+	L->res->stacks = xp_stackwriter_made(L->w, XP_SW_NODES);
+	L->res->frames = xp_stackwriter_made(L->w, XP_SW_FRAMES);
+	L->res->strings = xp_stackwriter_made(L->w, XP_SW_STRINGS);
 	{
 		const struct { const char *k; uint64_t v; } facts[] = {
 			{ "xp_schema_version", XP_DB_SCHEMA_VERSION },

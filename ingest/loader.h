@@ -39,8 +39,7 @@
 #include "src/runfile.h"
 #include "src/runfmt_gpu.h"
 #include "src/runfmt_py.h"
-#include "ingest/stacktree.h"
-#include "src/strtab.h"
+#include "db/stackwriter.h"
 #include "ingest/symbolize.h"
 #include "ingest/unwind.h"
 #include "src/utf8.h"
@@ -62,8 +61,7 @@
  * (start in L->chains) << 5 | frame count */
 #define CHAIN (1ull << 62)
 
-enum { STMT_STRING, STMT_FRAME, STMT_STACK, STMT_SAMPLE, STMT_TASK, STMT_MAPPING,
-       STMT_MODULE, STMT_LOSS, STMT_META, STMT_COUNT, STMT_WARNING, STMT_THREAD,
+enum { STMT_SAMPLE, STMT_TASK, STMT_MAPPING, STMT_MODULE, STMT_LOSS, STMT_META, STMT_COUNT, STMT_WARNING, STMT_THREAD,
        STMT_PROCESS, STMT_ENV, STMT_LAUNCH, STMT_SWITCH, NSTMT };
 
 struct node_info {
@@ -76,14 +74,11 @@ struct loader {
 	const struct xp_load_opts *o;
 	struct xp_load_result *res;
 	sqlite3_stmt *st[NSTMT];
-	struct xp_strtab *strs;
-	struct xp_u64map frames;    /* (symbol << 3 | kind, module) -> frame id */
-	int64_t next_frame;
+	struct xp_stackwriter *w;   /* StringIds, xp_frames, xp_stacks (db/stackwriter.h) */
 	uint8_t *frame_resolved;    /* by frame id: bit 0 symbolized, then enum xp_pyrole << 1 */
 	size_t frame_cap;
 	uint8_t *frame_own;         /* by frame id: enum xp_own (db/ownframes.h) */
 	size_t own_cap;
-	struct xp_stacktree tree;
 	struct node_info *nodes;    /* by stack node id */
 	size_t node_cap;
 	struct xp_u64map ipcache;   /* TAG_* keys -> frame id */
@@ -136,6 +131,7 @@ int xp_loader_prepare(struct loader *L);
 int xp_loader_db_fail(struct loader *L, const char *what);   /* res->error, -EIO */
 int xp_loader_intern_str(struct loader *L, const char *s, int64_t *id);
 int xp_loader_step(struct loader *L, int which);
+int xp_loader_written(struct loader *L, int err);     /* a stackwriter call's -EIO: res->error */
 int xp_loader_warn(struct loader *L, const char *file, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

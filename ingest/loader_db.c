@@ -1,14 +1,12 @@
 /* loader_db.c - the run loader's statements: prepared once, stepped with
- * the failing statement and sqlite3_errmsg in res->error; each distinct
- * string inserted once, as valid UTF-8; warnings into xp_warnings and the
- * first few into res. Everything load.c's parts write goes through here.
+ * the failing statement and sqlite3_errmsg in res->error; strings made
+ * valid UTF-8 for the stackwriter (db/stackwriter.h), which writes each
+ * name, frame and stack node once; warnings into xp_warnings and the first
+ * few into res. Everything load.c's parts write goes through here.
  */
 #include "ingest/loader.h"
 
 static const char *const stmt_sql[NSTMT] = {
-	[STMT_STRING] = "INSERT INTO StringIds(id, value) VALUES (?, ?)",
-	[STMT_FRAME] = "INSERT INTO xp_frames(id, symbol, module, kind, line) VALUES (?, ?, ?, ?, ?)",
-	[STMT_STACK] = "INSERT INTO xp_stacks(id, parent, frame, depth) VALUES (?, ?, ?, ?)",
 	[STMT_SAMPLE] = "INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period)"
 			" VALUES (?, ?, ?, ?, ?, ?)",
 	[STMT_TASK] = "INSERT INTO xp_tasks(ts, event, pid, tid, ppid, ptid, name)"
@@ -33,6 +31,13 @@ int xp_loader_db_fail(struct loader *L, const char *what)
 	snprintf(L->res->error, sizeof(L->res->error), "database: %s: %s", what,
 		 sqlite3_errmsg(L->db));
 	return -EIO;
+}
+
+/* A call of the writer's (db/stackwriter.h): its failure with the
+ * statement in res->error, as the loader's own. */
+int xp_loader_written(struct loader *L, int err)
+{
+	return err == -EIO ? xp_loader_db_fail(L, xp_stackwriter_what(L->w)) : err;
 }
 
 int xp_loader_step(struct loader *L, int which)
@@ -71,7 +76,7 @@ int xp_loader_warn(struct loader *L, const char *file, uint64_t offset, const ch
 static int intern(struct loader *L, const char *s, size_t len, int64_t *id)
 {
 	char *clean = NULL;
-	int fresh, err;
+	int err;
 
 	/* names from a received run (symbols, paths, perf maps, a name cut at
 	 * NAME_MAX_LEN) reach the database as valid UTF-8: U+FFFD for the rest */
@@ -82,12 +87,7 @@ static int intern(struct loader *L, const char *s, size_t len, int64_t *id)
 		len = xp_utf8_sanitize(clean, 3 * len + 1, s, len);
 		s = clean;
 	}
-	err = xp_strtab_intern(L->strs, s, len, id, &fresh);
-	if (!err && fresh) {
-		sqlite3_bind_int64(L->st[STMT_STRING], 1, *id);
-		sqlite3_bind_text(L->st[STMT_STRING], 2, s, (int)len, SQLITE_STATIC);
-		err = xp_loader_step(L, STMT_STRING);
-	}
+	err = xp_loader_written(L, xp_stackwriter_string(L->w, s, len, id, NULL));
 	free(clean);
 	return err;
 }
@@ -105,6 +105,8 @@ int xp_loader_prepare(struct loader *L)
 	for (int i = 0; i < NSTMT; i++)
 		if (sqlite3_prepare_v2(L->db, stmt_sql[i], -1, &L->st[i], NULL) != SQLITE_OK)
 			return xp_loader_db_fail(L, stmt_sql[i]);
+	if ((err = xp_stackwriter_open(L->db, &L->w)))
+		return err == -EIO ? xp_loader_db_fail(L, "StringIds, xp_frames, xp_stacks") : err;
 	if ((err = xp_loader_intern_str(L, "[kernel.kallsyms]", &L->kernel_module)) ||
 	    (err = xp_loader_intern_str(L, "[unknown]", &L->unknown_module)) ||
 	    (err = xp_loader_intern_str(L, "[jit]", &L->jit_module)))

@@ -1,31 +1,29 @@
 /* stacks.c - the stack prefix tree: a raw stack (kernel and user IPs,
  * with the Python frames taken at a launch spliced in) to a node id, each
- * node inserted once (loader.h). */
+ * node inserted once by the stackwriter (loader.h). */
 #include "ingest/loader.h"
 
 #include "src/array.h"
 
-/* Adds frame under parent in the prefix tree, inserting the node if new. */
+/* Adds frame under parent in the prefix tree (the stackwriter's nodes),
+ * keeping a new node's depth and symbolized frames by id. */
 static int tree_add(struct loader *L, int64_t parent, int64_t frame, int64_t *node)
 {
-	int fresh, err = xp_stacktree_add(&L->tree, parent, frame, node, &fresh);
 	struct node_info info = { 1, L->frame_resolved[frame] & 1 };
+	int fresh, err;
 
+	if (parent) {
+		info.depth = (uint16_t)(L->nodes[parent].depth + 1);
+		info.resolved = (uint16_t)(L->nodes[parent].resolved + info.resolved);
+	}
+	err = xp_loader_written(L, xp_stackwriter_node(L->w, parent, frame, info.depth, node, &fresh));
 	if (err || !fresh)
 		return err;
 	if (xp_array__reserve((void **)&L->nodes, &L->node_cap, (size_t)*node + 1,
 			      sizeof(*L->nodes), 4096))
 		return -ENOMEM;
-	if (parent) {
-		info.depth = (uint16_t)(L->nodes[parent].depth + 1);
-		info.resolved = (uint16_t)(L->nodes[parent].resolved + info.resolved);
-	}
 	L->nodes[*node] = info;
-	sqlite3_bind_int64(L->st[STMT_STACK], 1, *node);
-	sqlite3_bind_int64(L->st[STMT_STACK], 2, parent);
-	sqlite3_bind_int64(L->st[STMT_STACK], 3, frame);
-	sqlite3_bind_int(L->st[STMT_STACK], 4, info.depth);
-	return xp_loader_step(L, STMT_STACK);
+	return 0;
 }
 
 /* A user frame of a stack under construction: into the tree, or, while a
