@@ -615,8 +615,15 @@ static void report_losses(struct drain *d)
 static void drain_once(struct drain *d, int timeout_ms)
 {
 	struct epoll_event ev[16];
+	int n = epoll_wait(d->epfd, ev, 16, timeout_ms);
 
-	epoll_wait(d->epfd, ev, 16, timeout_ms);
+	/* a perf ring whose task is gone (children included) reports EPOLLHUP
+	 * from then on: left in the set, it woke this thread in a loop until
+	 * the end of the run (2500 times for `true`). Its ring is still read. */
+	for (int i = 0; i < n; i++)
+		if ((ev[i].events & (EPOLLHUP | EPOLLERR)) &&
+		    !(d->rb && ev[i].data.fd == ring_buffer__epoll_fd(d->rb)))
+			epoll_ctl(d->epfd, EPOLL_CTL_DEL, ev[i].data.fd, NULL);
 	if (d->dump)
 		dumpable_pass(d->dump);
 	if (d->rb)

@@ -1933,6 +1933,32 @@ def t_kallsyms(tmp):
     ingests(run, "again")
 
 
+def t_wakeups(tmp):
+    # a native program's recording wakes xpcap's threads for the work there
+    # is (issue 42): the drain thread does not spin on the perf rings of a
+    # command that has exited (it did, 2500 times for `true`)
+    if not shutil.which("strace"):
+        print("SKIP: strace not installed (it counts the threads' waits)")
+        sys.exit(77)
+    run = os.path.join(tmp, "run")
+    log = os.path.join(tmp, "strace")
+    p = subprocess.run(["strace", "-f", "-qq", "-o", log, "-e",
+                        "trace=epoll_wait,clock_nanosleep,poll", XPCAP, "record", "-q",
+                        "--no-gpu", "-o", run, "--", "sleep", "6"], **QUIET)
+    check(p.returncode == 0, "xpcap record -- sleep 6 under strace exits 0")
+    calls = {}
+    with open(log) as f:
+        for line in f:
+            m = re.match(r"(\d+) +(epoll_wait|clock_nanosleep|poll)\(", line)
+            if m:
+                calls.setdefault(m.group(2), {}).setdefault(m.group(1), 0)
+                calls[m.group(2)][m.group(1)] += 1
+    drain = max(calls.get("epoll_wait", {0: 0}).values())
+    print("waits: drain %d (%s)" % (drain, calls))
+    # 10 a second in the drain's poll
+    check(drain <= 100, "the drain thread waits about 10 times a second (%d in 6 s)" % drain)
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 
