@@ -23,11 +23,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -50,6 +52,7 @@
 #define SCAN_MAX 4096                   /* new pids per scan */
 #define PROBE_FAST_NS 20000000ull       /* a process that just exec'd: libpython comes soon */
 #define PROBE_SLOW_NS 1000000000ull
+#define YOUNG_NS 2000000000ull          /* after an exec: looked at each tick this long */
 #define FLUSH_NS 1000000000ull
 #define PYWAIT_PER_SEC 1000u          /* /proc/.../syscall reads a second at most */
 #define GLIBC_PTHREAD_TID 0x2d0         /* x86-64 glibc: struct pthread's tid (3.10 only) */
@@ -87,6 +90,7 @@ struct pyreader {
 	struct pyreader_config c;
 	pthread_t th;
 	int stop;                       /* atomic */
+	int wake;                       /* eventfd: written at stop, or -1 */
 	struct xp_writer *w;
 	int werr;
 	uint64_t period;
@@ -279,7 +283,7 @@ static void probe(struct pyreader *r, struct proc *p, uint64_t now)
 		/* soon again only where libpython may come: a python3.X
 		 * without the runtime, or a command not yet the user's */
 		p->state = P_NONE;
-		p->pending = found && now - p->exec_ns < 2000000000ull;
+		p->pending = found && now - p->exec_ns < YOUNG_NS;
 		p->next_probe = now + (p->pending ? 0 : PROBE_SLOW_NS);
 		return;
 	}
@@ -635,7 +639,7 @@ static void tick(struct pyreader *r, uint64_t t, uint64_t *next_scan)
 
 		/* an exec: looked for at each scan, and at each tick while a
 		 * young process may yet become Python */
-		if ((scanned || (p->state == P_NONE && t - p->exec_ns < 2000000000ull) ||
+		if ((scanned || (p->state == P_NONE && t - p->exec_ns < YOUNG_NS) ||
 		     p->state == P_PROBE) && exe_changed(p)) {
 			p->exec_ns = t;
 			p->state = P_PROBE;
@@ -672,6 +676,36 @@ static void sleep_until(uint64_t *next, uint64_t period)
 		;
 }
 
+/* With nothing read and no process young enough to turn Python at any
+ * tick, nothing is due before the next scan or slow probe: the time to
+ * sleep until, else 0. A native program's recording is then woken 4
+ * times a second, not 50 (each wakeup 50-100 us of CPU on a VM). */
+static uint64_t quiet_until(const struct pyreader *r, uint64_t t, uint64_t next_scan)
+{
+	uint64_t until = next_scan;
+
+	for (unsigned i = 0; i < r->nprocs; i++) {
+		const struct proc *p = &r->procs[i];
+
+		if (p->state == P_READ || p->state == P_PROBE ||
+		    (p->state == P_NONE && (p->pending || t - p->exec_ns < YOUNG_NS)))
+			return 0;
+		if (p->state == P_NONE && p->next_probe < until)
+			until = p->next_probe;
+	}
+	return until;
+}
+
+/* Sleeps until then, or until pyreader_stop. */
+static void sleep_quiet(struct pyreader *r, uint64_t until)
+{
+	struct pollfd p = { .fd = r->wake, .events = POLLIN };
+	uint64_t t = now_ns();
+
+	if (until > t)
+		poll(&p, 1, (int)((until - t + 999999) / 1000000));
+}
+
 static void *run(void *arg)
 {
 	struct pyreader *r = arg;
@@ -680,7 +714,7 @@ static void *run(void *arg)
 	r->cannot_drop = pyreader_become_user(r->c.uid, r->c.gid, r->c.record_privileged,
 						 r->mode, sizeof(r->mode)) < 0;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t t = now_ns(), period;
+		uint64_t t = now_ns(), period, quiet;
 		bool reading = false;
 
 		tick(r, t, &next_scan);
@@ -698,6 +732,12 @@ static void *run(void *arg)
 		 * looking for one
 		 * (a native program is not woken up for a thousand times a second) */
 		period = reading ? r->period : r->period > PROBE_FAST_NS ? r->period : PROBE_FAST_NS;
+		quiet = reading || r->wake < 0 ? 0 : quiet_until(r, t, next_scan);
+		if (quiet > t + period) {
+			sleep_quiet(r, quiet);
+			next = now_ns();        /* the ticks go on from here */
+			continue;
+		}
 		sleep_until(&next, period);
 	}
 	return NULL;
@@ -726,6 +766,8 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 	r->period = 1000000000ull / read_hz(c->freq ? c->freq : 99);
 	if (c->off)
 		r->period = SCAN_NS;    /* only finds the processes */
+	/* without it the ticks go on while nothing is due */
+	r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	err = xp_writer_open_fd(&r->w, c->fd, XP_STREAM_CPU, 0);
 	if (!err && c->compress)
 		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
@@ -735,6 +777,8 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		err = -pthread_create(&r->th, NULL, run, r);
 	if (err) {
 		xp_writer_close(r->w);
+		if (r->wake >= 0)
+			close(r->wake);
 		pywait_cache_free(r->waits);
 		free(r->scratch);
 		free(r);
@@ -751,7 +795,11 @@ int pyreader_stop(struct pyreader *r)
 	if (!r)
 		return 0;
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	if (r->wake >= 0)
+		(void)!eventfd_write(r->wake, 1);      /* fails only when already woken */
 	pthread_join(r->th, NULL);
+	if (r->wake >= 0)
+		close(r->wake);
 	err = xp_writer_close(r->w);
 	if (!err)
 		err = r->werr;

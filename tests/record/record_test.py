@@ -1936,7 +1936,9 @@ def t_kallsyms(tmp):
 def t_wakeups(tmp):
     # a native program's recording wakes xpcap's threads for the work there
     # is (issue 42): the drain thread does not spin on the perf rings of a
-    # command that has exited (it did, 2500 times for `true`)
+    # command that has exited (it did, 2500 times for `true`), and the
+    # frame reader, once the program is past its first 2 s and not Python,
+    # only looks for new processes (4 times a second, not 50)
     if not shutil.which("strace"):
         print("SKIP: strace not installed (it counts the threads' waits)")
         sys.exit(77)
@@ -1954,9 +1956,17 @@ def t_wakeups(tmp):
                 calls.setdefault(m.group(2), {}).setdefault(m.group(1), 0)
                 calls[m.group(2)][m.group(1)] += 1
     drain = max(calls.get("epoll_wait", {0: 0}).values())
-    print("waits: drain %d (%s)" % (drain, calls))
-    # 10 a second in the drain's poll
+    sleeps = {}
+    for name in ("clock_nanosleep", "poll"):
+        for tid, n in calls.get(name, {}).items():
+            sleeps[tid] = sleeps.get(tid, 0) + n
+    reader = max(sleeps.values() or [0])
+    print("waits: drain %d, frame reader %d (%s)" % (drain, reader, calls))
+    # 10 a second in the drain's poll; the reader 50 a second for 2 s, then
+    # 4 a second and a probe a second
     check(drain <= 100, "the drain thread waits about 10 times a second (%d in 6 s)" % drain)
+    check(reader <= 170, "the frame reader sleeps until the next scan when nothing is due "
+          "(%d waits in 6 s)" % reader)
 
 
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
