@@ -245,6 +245,26 @@ static void scan(struct pyreader *r)
 			proc_drop(r, i);
 }
 
+/* Every pid now as seen by a scan and not ours, without reading its
+ * parent: the roots, held before their exec, have no descendant yet. The
+ * first scan then reads the /proc/PID/stat of the roots alone, not of
+ * every process of the machine (110 here, thousands on a server). */
+static void mark_existing(struct pyreader *r)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *d;
+
+	while (dir && (d = readdir(dir))) {
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+
+		if (!*end && pid > r->scanned_max)
+			r->scanned_max = (pid_t)pid;
+	}
+	if (dir)
+		closedir(dir);
+}
+
 /* Whether pid exec'd since the last look: its name (comm) changed. Not
  * /proc/PID/exe, which asks for ptrace rights the reader may have given
  * up; an exec of a program of the same name shows as reads that fail. */
@@ -768,6 +788,8 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		r->period = SCAN_NS;    /* only finds the processes */
 	/* without it the ticks go on while nothing is due */
 	r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->roots_held)
+		mark_existing(r);
 	err = xp_writer_open_fd(&r->w, c->fd, XP_STREAM_CPU, 0);
 	if (!err && c->compress)
 		err = xp_writer_set_codec(r->w, &xp_zstd_codec);

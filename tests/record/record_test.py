@@ -1969,6 +1969,28 @@ def t_wakeups(tmp):
           "(%d waits in 6 s)" % reader)
 
 
+def t_firstscan(tmp):
+    # the frame reader reads the parent (/proc/PID/stat) only of a process
+    # that may descend from the command: none of those older than it (main
+    # read every process's at each start, 110 here, thousands on a server)
+    if not shutil.which("strace"):
+        print("SKIP: strace not installed (it lists the files xpcap opens)")
+        sys.exit(77)
+    before = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+    run = os.path.join(tmp, "run")
+    log = os.path.join(tmp, "strace")
+    p = subprocess.run(["strace", "-f", "-qq", "-o", log, "-e", "trace=open,openat", XPCAP,
+                        "record", "-q", "--no-gpu", "-o", run, "--", "sleep", "0.5"], **QUIET)
+    check(p.returncode == 0, "xpcap record -- sleep 0.5 under strace exits 0")
+    with open(log) as f:
+        read = {int(m) for m in re.findall(r'"/proc/(\d+)/stat"', f.read())}
+    old = read & before
+    # (a pid of those that ended and was given to a new process may be read)
+    check(len(old) <= max(3, len(before) // 20),
+          "the parents of %d of the %d processes older than the command read" %
+          (len(old), len(before)))
+
+
 def held_maps(pid):
     """(type, key size, value size, max entries) of each BPF map pid holds."""
     maps = []
