@@ -136,6 +136,15 @@ int xp_sampler__open(struct xp_sampler **out, const struct xp_sampler_config *c)
 	err = set_copy_sizes(s->skel, c);
 	if (err)
 		goto cleanup;
+	/* maps xpcap will not use cost their zeroed pages all the same (5 MiB
+	 * each, 5-10 ms of CPU to allocate): the verdicts are for runs
+	 * under sudo, the tracked set for runs of a command or -p */
+	if (!c->owner_only)
+		err = bpf_map__set_max_entries(s->skel->maps.verdicts, SAMPLER_FEW_ENTRIES);
+	if (!err && !c->filter)
+		err = bpf_map__set_max_entries(s->skel->maps.tgids, SAMPLER_FEW_ENTRIES);
+	if (err)
+		goto cleanup;
 	/* not even loaded without --off-cpu: sched_switch is the hottest tracepoint */
 	bpf_program__set_autoload(s->skel->progs.xp_switch, c->off_cpu);
 	/* a uprobe_multi link where the kernel has them: detached much faster */

@@ -66,6 +66,11 @@ int drain_final(struct drain *d);
 int drain_failed_fd(const struct drain *d);
 int drain_write_error(const struct drain *d);
 const struct xp_record_counts *drain_counts(const struct drain *d);
+/* After drain_final: the distinct kernel IPs of the stack records written,
+ * as sampled (before drain_rebase_kernel's delta), sorted, in an array the
+ * caller frees (*ips NULL when none). 0, -E2BIG (too many kept: the run
+ * needs every symbol) or -ENOMEM. */
+int drain_kernel_ips(const struct drain *d, uint64_t **ips, size_t *n);
 /* Processes seen in records (for /tmp/perf-PID.map copies); returns count. */
 unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max);
 void drain_close(struct drain *d);

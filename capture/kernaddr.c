@@ -4,15 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/ksymtab.h"
 #include "capture/rundir.h"
-#include "src/runfile.h"
-#include "src/runfmt.h"
 
 #define KERNADDR_KERNEL_HALF 0xffff000000000000ull
 
@@ -61,105 +59,112 @@ int kernaddr_rebase_delta(uint64_t *delta)
 	return 0;
 }
 
-/* "ADDR rest\n" with ADDR moved by delta, in the same width. */
-static int rebase_line(const char *line, uint64_t delta, FILE *out)
+/* Where the symbols come from: root's copy of this boot's (ksymtab.h)
+ * when it names every IP as /proc/kallsyms would; else /proc/kallsyms,
+ * which then replaces the copy (unless the modules changed meanwhile). */
+static int symbols(struct ksymtab **t, const uint64_t *ips, size_t n, bool all)
 {
-	char *end;
-	uint64_t addr = strtoull(line, &end, 16);
+	char *key = NULL, *again = NULL;
+	int dir = -1, err;
+	size_t i = 0;
 
-	/* an absolute symbol (a per-CPU offset, 0) is no address: moved, it
-	 * would give the delta away */
-	int n;
-
-	errno = 0;
-	if (end == line || *end != ' ' || addr < KERNADDR_KERNEL_HALF)
-		n = fputs(line, out);
-	else
-		n = fprintf(out, "%0*" PRIx64 "%s", (int)(end - line), addr + delta, end);
-	return n < 0 ? (errno ? -errno : -EIO) : 0;     /* ENOSPC, as the plain copy says */
+	if (ksymtab_key(&key))
+		key = NULL;
+	if (key && !all && (dir = ksymtab_dir(KSYMTAB_DIR, false)) >= 0 &&
+	    !ksymtab_load(t, dir, key)) {
+		while (i < n && ksymtab_stable(*t, ips[i]))
+			i++;
+		if (i == n)
+			goto out;
+		ksymtab_free(*t);
+		*t = NULL;
+	}
+	err = ksymtab_read(t, "/proc/kallsyms");
+	if (err) {
+		free(key);
+		if (dir >= 0)
+			close(dir);
+		return err;
+	}
+	if (key && geteuid() == 0 && !ksymtab_key(&again) && !strcmp(key, again)) {
+		if (dir < 0)
+			dir = ksymtab_dir(KSYMTAB_DIR, true);
+		if (dir >= 0)
+			ksymtab_save(*t, dir, key);     /* or the next run reads again */
+	}
+out:
+	free(again);
+	free(key);
+	if (dir >= 0)
+		close(dir);
+	return 0;
 }
 
-static int write_rebased(FILE *in, int fd, uint64_t delta, uint64_t *bytes)
+/* One symbol as /proc/kallsyms prints it, its address moved by delta (an
+ * absolute symbol, below the kernel half, is no address: moved, it would
+ * give the delta away). */
+static void put_sym(FILE *out, const struct ksymtab *t, size_t i, uint64_t delta)
+{
+	struct ksym s;
+
+	ksymtab_sym(t, i, &s);
+	if (delta && s.addr >= KERNADDR_KERNEL_HALF)
+		s.addr += delta;
+	fprintf(out, "%016" PRIx64 " %c %s%s%s%s\n", s.addr, s.type, s.name,
+		s.module[0] ? "\t[" : "", s.module, s.module[0] ? "]" : "");
+}
+
+/* ips sorted: their symbols come in address order, each group once. */
+static int write_symbols(const struct ksymtab *t, int fd, const uint64_t *ips, size_t n,
+			 bool all, uint64_t delta, uint64_t *bytes)
 {
 	FILE *out = fdopen(fd, "w");
-	size_t cap = 0;
-	char *line = NULL;
+	size_t first, count, done = 0;
 	int err = 0;
 
 	if (!out) {
 		close(fd);
 		return -errno;
 	}
-	while (!err && getline(&line, &cap, in) > 0)
-		err = rebase_line(line, delta, out);
-	free(line);
-	if (!err && ferror(in))
-		err = -EIO;
+	for (size_t i = 0; all && i < ksymtab_count(t); i++)
+		put_sym(out, t, i, delta);
+	for (size_t i = 0; !all && i < n; i++) {
+		if (ksymtab_find(t, ips[i], &first, &count) || first + count <= done)
+			continue;
+		for (size_t j = first; j < first + count; j++)
+			put_sym(out, t, j, delta);
+		done = first + count;
+	}
+	errno = 0;
+	if (ferror(out))
+		err = errno ? -errno : -EIO;
 	if (!err)
 		*bytes = (uint64_t)ftello(out);
 	errno = 0;
 	if (fclose(out) && !err)
-		err = errno ? -errno : -EIO;
+		err = errno ? -errno : -EIO;    /* ENOSPC, as a plain copy says */
 	return err;
 }
 
-int kernaddr_save_kallsyms(struct rundir *rd, uint64_t delta, uint64_t *bytes)
+int kernaddr_save_kallsyms(struct rundir *rd, uint64_t delta, const uint64_t *ips, size_t n,
+			   bool all, uint64_t *bytes)
 {
-	uint64_t n = 0;
+	struct ksymtab *t = NULL;
+	uint64_t size = 0;
 	int fd, err;
-	FILE *in;
 
-	if (!delta)
-		return rundir_copy_file(rd, "/proc/kallsyms", "kallsyms", bytes);
-	in = fopen("/proc/kallsyms", "re");
-	if (!in)
-		return -errno;
+	err = symbols(&t, ips, n, all);
+	if (err)
+		return err;
 	rundir_unlink(rd, "kallsyms.tmp");      /* left by a killed xpcap */
 	fd = rundir_open_file(rd, "kallsyms.tmp", O_WRONLY | O_CREAT);
-	err = fd < 0 ? fd : write_rebased(in, fd, delta, &n);
-	fclose(in);
+	err = fd < 0 ? fd : write_symbols(t, fd, ips, n, all, delta, &size);
+	ksymtab_free(t);
 	if (!err)
 		err = rundir_rename(rd, "kallsyms.tmp", "kallsyms");
 	if (err && fd >= 0)
 		rundir_unlink(rd, "kallsyms.tmp");
 	else if (!err)
-		*bytes = n;
+		*bytes = size;
 	return err;
-}
-
-/* The stack that ends the fixed part of a stack record, or NULL. */
-static const struct xp_stack *record_stack(const struct xp_record_header *h)
-{
-	size_t fixed;
-
-	switch (h->type) {
-	case XP_REC_SAMPLE: fixed = sizeof(struct xp_sample); break;
-	case XP_REC_LAUNCH: fixed = sizeof(struct xp_launch); break;
-	case XP_REC_SWITCH: fixed = sizeof(struct xp_switch); break;
-	default: return NULL;
-	}
-	if (xp_record_payload_len(h) < fixed)
-		return NULL;
-	return (const void *)((const char *)xp_record_payload(h) + fixed - sizeof(struct xp_stack));
-}
-
-int kernaddr_stream_has_kernel_frames(struct rundir *rd, const char *stream)
-{
-	const struct xp_record_header *h;
-	const struct xp_stack *st;
-	struct xp_reader *rdr;
-	char path[PATH_MAX];
-	int err, found = 0;
-
-	/* the reader follows no link: at worst another regular stream, for a
-	 * yes or no (the directory is the invoking user's) */
-	if (snprintf(path, sizeof(path), "%s/%s", rd->path, stream) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	err = xp_reader_open(&rdr, path);
-	if (err)
-		return err;
-	while (!found && xp_reader_next(rdr, &h) == 1)
-		found = (st = record_stack(h)) && st->kernel_depth > 0;
-	xp_reader_close(rdr);
-	return found;
 }

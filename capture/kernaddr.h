@@ -9,13 +9,14 @@
  *   uint64_t delta = 0;
  *   if (uid != 0 && !kernaddr_user_sees())
  *       kernaddr_rebase_delta(&delta);          // drain_rebase_kernel(d, delta)
- *   if (kernaddr_stream_has_kernel_frames(&rd, "cpu.xpr") > 0)   // at the end
- *       kernaddr_save_kallsyms(&rd, delta, &bytes);
+ *   if (drain_kernel_ips(d, &ips, &n) == 0 && n)                // at the end
+ *       kernaddr_save_kallsyms(&rd, delta, ips, n, false, &bytes);
  */
 #ifndef XP_CAPTURE_KERNADDR_H
 #define XP_CAPTURE_KERNADDR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Below the lowest x86-64 and arm64 kernel load address (16 MiB above
@@ -32,14 +33,14 @@ bool kernaddr_user_sees(void);
  * *delta, or -ENOENT (no such symbol: kernel addresses cannot be hidden by
  * moving them), -errno. */
 int kernaddr_rebase_delta(uint64_t *delta);
-/* /proc/kallsyms into the run as "kallsyms", each address plus delta (0:
- * as they are); written to kallsyms.tmp and renamed when whole. *bytes
- * gets its size. 0 or -errno. */
-int kernaddr_save_kallsyms(struct rundir *rd, uint64_t delta, uint64_t *bytes);
-/* Whether a stack record (sample, launch, off-CPU) of the run's stream
- * (closed) has a kernel frame, the copy's only use: 1 at the first, 0
- * none, -errno (unreadable; a damaged tail ends the search with what was
- * read). */
-int kernaddr_stream_has_kernel_frames(struct rundir *rd, const char *stream);
+/* The run's "kallsyms": the lines of /proc/kallsyms that name the kernel
+ * IPs ips[0..n-1] (sorted, as sampled): for each, every text symbol at
+ * the highest address at or below it, all a reader looks at (or with all,
+ * every text symbol); each address plus delta (0: as they are). From
+ * root's copy of this boot's symbols where it holds (ksymtab.h), else
+ * from /proc/kallsyms. Written to kallsyms.tmp and renamed when whole;
+ * *bytes gets its size. 0 or -errno. */
+int kernaddr_save_kallsyms(struct rundir *rd, uint64_t delta, const uint64_t *ips, size_t n,
+			   bool all, uint64_t *bytes);
 
 #endif

@@ -23,11 +23,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -50,7 +52,7 @@
 #define SCAN_MAX 4096                   /* new pids per scan */
 #define PROBE_FAST_NS 20000000ull       /* a process that just exec'd: libpython comes soon */
 #define PROBE_SLOW_NS 1000000000ull
-#define YOUNG_NS 2000000000ull          /* after an exec: probed at PROBE_FAST_NS */
+#define YOUNG_NS 2000000000ull          /* after an exec: looked at, probed, each tick this long */
 #define FLUSH_NS 1000000000ull
 #define PYWAIT_PER_SEC 1000u          /* /proc/.../syscall reads a second at most */
 #define GLIBC_PTHREAD_TID 0x2d0         /* x86-64 glibc: struct pthread's tid (3.10 only) */
@@ -88,6 +90,7 @@ struct pyreader {
 	struct pyreader_config c;
 	pthread_t th;
 	int stop;                       /* atomic */
+	int wake;                       /* eventfd: written at stop, or -1 */
 	struct xp_writer *w;
 	int werr;
 	uint64_t period;
@@ -240,6 +243,26 @@ static void scan(struct pyreader *r)
 	for (unsigned i = r->nprocs; i-- > 0;)
 		if (!r->procs[i].seen && kill(r->procs[i].pid, 0) && errno == ESRCH)
 			proc_drop(r, i);
+}
+
+/* Every pid now as seen by a scan and not ours, without reading its
+ * parent: the roots, held before their exec, have no descendant yet. The
+ * first scan then reads the /proc/PID/stat of the roots alone, not of
+ * every process of the machine (110 here, thousands on a server). */
+static void mark_existing(struct pyreader *r)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *d;
+
+	while (dir && (d = readdir(dir))) {
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+
+		if (!*end && pid > r->scanned_max)
+			r->scanned_max = (pid_t)pid;
+	}
+	if (dir)
+		closedir(dir);
 }
 
 /* Whether pid exec'd since the last look: its name (comm) changed. Not
@@ -679,6 +702,36 @@ static void sleep_until(uint64_t *next, uint64_t period)
 		;
 }
 
+/* With nothing read and no process young enough to turn Python at any
+ * tick, nothing is due before the next scan or slow probe: the time to
+ * sleep until, else 0. A native program's recording is then woken 4
+ * times a second, not 50 (each wakeup 50-100 us of CPU on a VM). */
+static uint64_t quiet_until(const struct pyreader *r, uint64_t t, uint64_t next_scan)
+{
+	uint64_t until = next_scan;
+
+	for (unsigned i = 0; i < r->nprocs; i++) {
+		const struct proc *p = &r->procs[i];
+
+		if (p->state == P_READ || p->state == P_PROBE ||
+		    (p->state == P_NONE && (p->pending || t - p->exec_ns < YOUNG_NS)))
+			return 0;
+		if (p->state == P_NONE && p->next_probe < until)
+			until = p->next_probe;
+	}
+	return until;
+}
+
+/* Sleeps until then, or until pyreader_stop. */
+static void sleep_quiet(struct pyreader *r, uint64_t until)
+{
+	struct pollfd p = { .fd = r->wake, .events = POLLIN };
+	uint64_t t = now_ns();
+
+	if (until > t)
+		poll(&p, 1, (int)((until - t + 999999) / 1000000));
+}
+
 static void *run(void *arg)
 {
 	struct pyreader *r = arg;
@@ -687,7 +740,7 @@ static void *run(void *arg)
 	r->cannot_drop = pyreader_become_user(r->c.uid, r->c.gid, r->c.record_privileged,
 						 r->mode, sizeof(r->mode)) < 0;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t t = now_ns(), period;
+		uint64_t t = now_ns(), period, quiet;
 		bool reading = false;
 
 		tick(r, t, &next_scan);
@@ -705,6 +758,12 @@ static void *run(void *arg)
 		 * looking for one
 		 * (a native program is not woken up for a thousand times a second) */
 		period = reading ? r->period : r->period > PROBE_FAST_NS ? r->period : PROBE_FAST_NS;
+		quiet = reading || r->wake < 0 ? 0 : quiet_until(r, t, next_scan);
+		if (quiet > t + period) {
+			sleep_quiet(r, quiet);
+			next = now_ns();        /* the ticks go on from here */
+			continue;
+		}
 		sleep_until(&next, period);
 	}
 	return NULL;
@@ -733,6 +792,10 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 	r->period = 1000000000ull / read_hz(c->freq ? c->freq : 99);
 	if (c->off)
 		r->period = SCAN_NS;    /* only finds the processes */
+	/* without it the ticks go on while nothing is due */
+	r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->roots_held)
+		mark_existing(r);
 	err = xp_writer_open_fd(&r->w, c->fd, XP_STREAM_CPU, 0);
 	if (!err && c->compress)
 		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
@@ -742,6 +805,8 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		err = -pthread_create(&r->th, NULL, run, r);
 	if (err) {
 		xp_writer_close(r->w);
+		if (r->wake >= 0)
+			close(r->wake);
 		pywait_cache_free(r->waits);
 		free(r->scratch);
 		free(r);
@@ -758,7 +823,11 @@ int pyreader_stop(struct pyreader *r)
 	if (!r)
 		return 0;
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	if (r->wake >= 0)
+		(void)!eventfd_write(r->wake, 1);      /* fails only when already woken */
 	pthread_join(r->th, NULL);
+	if (r->wake >= 0)
+		close(r->wake);
 	err = xp_writer_close(r->w);
 	if (!err)
 		err = r->werr;

@@ -46,6 +46,8 @@ struct pyreader_config {
 	bool waits;                     /* waits come without a stack (perf switch
 					 * records): after a thread's frames, the call
 					 * it is blocked in (pywait.h) */
+	bool roots_held;                /* the roots are a command held before its
+					 * exec: no process yet is their descendant */
 };
 
 /* Starts the thread: 0 or -errno (fd closed either way). */

@@ -286,6 +286,8 @@ static void arm_pyreader(struct xp_recorder *r)
 				     .uid = r->uid, .gid = r->gid, .compress = r->o.compress,
 				     .record_privileged = r->o.record_privileged,
 				     .off = r->o.no_python_frames,
+				     /* released only after this (recorder.c) */
+				     .roots_held = r->o.command != NULL,
 				     /* a normal user's waits (perfswitch.h) */
 				     .waits = !r->bpf && r->o.off_cpu && r->sb };
 	int err;

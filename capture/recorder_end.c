@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture/bpfsampler.h"
@@ -179,17 +180,26 @@ static int close_cpu_stream(struct xp_recorder *r)
 	return err;
 }
 
-/* /proc/kallsyms into the run (the largest file, MiBs, 0.1-0.3 s to copy)
- * only where a kernel frame needs it: `xpcap record -- true` pays nothing.
+/* The kernel symbols that the run's kernel frames fall in, only where
+ * there are some: `xpcap record -- true` pays nothing, and a run that
+ * sampled the kernel copies a few lines, not the 5 MB of /proc/kallsyms.
  * A partial copy is removed, the run goes on; under sudo the addresses are
  * moved where the user may not see them. */
 static void save_kallsyms(struct xp_recorder *r)
 {
-	if (!r->bpf || r->meta.kallsyms_err ||
-	    kernaddr_stream_has_kernel_frames(&r->rd, "cpu.xpr") <= 0)
+	uint64_t *ips = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!r->bpf || r->meta.kallsyms_err)
 		return;
-	r->meta.kallsyms_err = kernaddr_save_kallsyms(&r->rd, r->kernel_delta,
-						      &r->meta.kallsyms_bytes);
+	err = drain_kernel_ips(r->drain, &ips, &n);
+	if (!err && !n)
+		return;
+	r->meta.kallsyms_err = err == -ENOMEM ? err :
+		kernaddr_save_kallsyms(&r->rd, r->kernel_delta, ips, n, err == -E2BIG,
+				       &r->meta.kallsyms_bytes);
+	free(ips);
 	if (r->meta.kallsyms_err)
 		xp_recorder_say(r, XP_SAY_PROGRESS, "cannot save kallsyms into the run: %s (kernel "
 				"frames stay addresses; noted in meta.json)",

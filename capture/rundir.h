@@ -8,7 +8,7 @@
  *   struct rundir rd;
  *   if (rundir_open(&rd, "run", uid, gid, force) == -EBUSY) ... rd.holder
  *   int fd = rundir_open_file(&rd, "cpu.xpr", O_WRONLY | O_CREAT);
- *   rundir_copy_file(&rd, "/proc/kallsyms", "kallsyms", &bytes);
+ *   rundir_copy_file(&rd, format_path, "tracepoints/sched_switch.format", &bytes);
  *   rundir_abandon(&rd);      // capture never started: remove what we made
  *   rundir_close(&rd);
  */

@@ -11,6 +11,7 @@
 #define SAMPLER_PATH_MAX 256          /* exec path bytes kept */
 #define SAMPLER_MAX_TGIDS 65536       /* tracked processes */
 #define SAMPLER_MAX_VERDICTS 65536    /* processes judged under sudo (LRU) */
+#define SAMPLER_FEW_ENTRIES 64        /* either of the two when not used */
 #define SAMPLER_RINGBUF_BYTES (8u << 20)
 #define SAMPLER_MAX_COPY XP_USER_COPY_MAX   /* dwarf mode: user stack bytes */
 #define SAMPLER_OFFCPU_MAX_COPY 32768u      /* dwarf off-CPU: kept per thread while off */
