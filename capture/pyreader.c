@@ -20,7 +20,6 @@
 #endif
 #include "capture/pyreader.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/pidscan.h"
 #include "capture/pyfind.h"
 #include "capture/pyprivs.h"
 #include "capture/pywait.h"
@@ -98,7 +98,7 @@ struct pyreader {
 	bool cannot_drop;               /* root could not become the user: read nothing */
 	struct proc procs[MAX_PROCS];
 	unsigned nprocs;
-	pid_t scanned_max;              /* pids up to it were seen by a scan */
+	struct pidscan *pidscan;        /* the pids of /proc the scan before saw */
 	pid_t scan_pids[SCAN_MAX], scan_ppids[SCAN_MAX];
 	uintptr_t page_base;            /* the page copied into page, 0: none */
 	unsigned char page[4096];       /* one page of the thread being walked */
@@ -141,27 +141,6 @@ static void write_info(struct pyreader *r, const struct proc *p, int supported, 
 
 /* ---- which processes ---- */
 
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd, ppid;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return ppid;
-}
-
 static struct proc *proc_of(struct pyreader *r, pid_t pid)
 {
 	for (unsigned i = 0; i < r->nprocs; i++)
@@ -193,39 +172,26 @@ static void proc_drop(struct pyreader *r, unsigned i)
 	r->procs[i] = r->procs[--r->nprocs];
 }
 
+static bool is_ours(void *ctx, pid_t pid)
+{
+	return proc_of(ctx, pid) != NULL;
+}
+
 /* The roots and their descendants now: the parent of each pid not seen in
  * the scan before (a /proc/PID/stat each; the rest is one directory read),
  * repeated until nothing is added. */
 static void scan(struct pyreader *r)
 {
 	pid_t *pids = r->scan_pids, *ppids = r->scan_ppids;
-	unsigned n = 0;
+	unsigned n;
 	bool added = true;
-	struct dirent *d;
-	DIR *dir = opendir("/proc");
 
 	for (unsigned i = 0; i < r->nprocs; i++)
 		r->procs[i].seen = false;
 	for (unsigned i = 0; i < r->c.nroots; i++)
 		if (!kill(r->c.roots[i], 0) || errno == EPERM)
 			proc_add(r, r->c.roots[i]);
-	while (dir && (d = readdir(dir)) && n < SCAN_MAX) {
-		char *end;
-		long pid = strtol(d->d_name, &end, 10);
-
-		if (*end || pid <= 0)
-			continue;
-		if (pid <= r->scanned_max && !proc_of(r, (pid_t)pid))
-			continue;       /* seen before and not ours: its parent is old */
-		pids[n] = (pid_t)pid;
-		ppids[n] = parent_of((pid_t)pid);
-		n++;
-	}
-	if (dir)
-		closedir(dir);
-	for (unsigned i = 0; i < n; i++)
-		if (pids[i] > r->scanned_max)
-			r->scanned_max = pids[i];
+	n = pidscan_next(r->pidscan, pids, ppids, SCAN_MAX, is_ours, r);
 	while (added) {
 		added = false;
 		for (unsigned i = 0; i < n; i++) {
@@ -243,26 +209,6 @@ static void scan(struct pyreader *r)
 	for (unsigned i = r->nprocs; i-- > 0;)
 		if (!r->procs[i].seen && kill(r->procs[i].pid, 0) && errno == ESRCH)
 			proc_drop(r, i);
-}
-
-/* Every pid now as seen by a scan and not ours, without reading its
- * parent: the roots, held before their exec, have no descendant yet. The
- * first scan then reads the /proc/PID/stat of the roots alone, not of
- * every process of the machine (110 here, thousands on a server). */
-static void mark_existing(struct pyreader *r)
-{
-	DIR *dir = opendir("/proc");
-	struct dirent *d;
-
-	while (dir && (d = readdir(dir))) {
-		char *end;
-		long pid = strtol(d->d_name, &end, 10);
-
-		if (!*end && pid > r->scanned_max)
-			r->scanned_max = (pid_t)pid;
-	}
-	if (dir)
-		closedir(dir);
 }
 
 /* Whether pid exec'd since the last look: its name (comm) changed. Not
@@ -775,7 +721,9 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 	int err;
 
 	*out = NULL;
-	if (!r || !(r->scratch = malloc(XP_PYCODE_RECORD_MAX))) {
+	if (!r || !(r->scratch = malloc(XP_PYCODE_RECORD_MAX)) || pidscan_new(&r->pidscan)) {
+		if (r)
+			free(r->scratch);
 		free(r);
 		close(c->fd);
 		return -ENOMEM;
@@ -794,8 +742,11 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		r->period = SCAN_NS;    /* only finds the processes */
 	/* without it the ticks go on while nothing is due */
 	r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* the roots, held before their exec, have no descendant yet: the
+	 * first scan reads the /proc/PID/stat of the roots alone, not of
+	 * every process of the machine (110 here, thousands on a server) */
 	if (c->roots_held)
-		mark_existing(r);
+		pidscan_mark_all(r->pidscan);
 	err = xp_writer_open_fd(&r->w, c->fd, XP_STREAM_CPU, 0);
 	if (!err && c->compress)
 		err = xp_writer_set_codec(r->w, &xp_zstd_codec);
@@ -808,6 +759,7 @@ int pyreader_start(struct pyreader **out, const struct pyreader_config *c)
 		if (r->wake >= 0)
 			close(r->wake);
 		pywait_cache_free(r->waits);
+		pidscan_free(r->pidscan);
 		free(r->scratch);
 		free(r);
 		return err;
@@ -834,6 +786,7 @@ int pyreader_stop(struct pyreader *r)
 	for (unsigned i = 0; i < r->nprocs; i++)
 		free(r->procs[i].codes);
 	pywait_cache_free(r->waits);
+	pidscan_free(r->pidscan);
 	free(r->scratch);
 	free(r);
 	return err;

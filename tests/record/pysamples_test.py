@@ -304,6 +304,41 @@ def t_exec(tmp):
     check_run("exec", run, [], marker_lines(spin))
 
 
+def t_pidwrap(tmp):
+    """A descendant whose pid is below pids the reader saw before (the
+    counter wrapped: here ns_last_pid is set below the largest pid alive,
+    as a wrap would) is still found: "new" is "not in the scan before",
+    not "above the largest"."""
+    rt.require_bpf()
+    spin = os.path.join(HERE, "pyspin.py")
+    last = "/proc/sys/kernel/ns_last_pid"
+    if not os.access(last, os.W_OK):
+        rt.skip_or_fail("cannot write %s (needs root in the initial pid namespace)" % last)
+    top = max(int(d) for d in os.listdir("/proc") if d.isdigit())
+    if top < 400:
+        rt.skip_or_fail("no pid alive above 400 to start Python below (largest %d)" % top)
+    low = top // 2
+    with open(last) as f:
+        before = f.read().strip()
+    # the shell runs a while first, so that the reader's scans see the
+    # high pids; then the next pid is made low and Python started (found at
+    # a scan, every 250 ms: 1.5 s of spin keeps that under 15% of it)
+    cmd = ["/bin/sh", "-c", "sleep 0.6; echo %d > %s; /usr/bin/python3 \"$0\" 1.5; true"
+           % (low - 1, last), spin]
+    run = os.path.join(tmp, "pidwrap")
+    try:
+        rc, err = rt.record(run, ["-q", "-F", "999", "--no-gpu"], cmd)
+    finally:
+        with open(last, "w") as f:      # the counter back where it was
+            f.write(before)
+    check(rc == 0, "xpcap exits 0 (rc %d, %s)" % (rc, err.strip()))
+    pids = [int(p) for p in re.findall(r"^ +(\d+) python3 ", subprocess.run(
+        [rt.XPCORR, "info", run], capture_output=True, text=True, timeout=60).stdout, re.M)]
+    check(pids and max(pids) < top, "Python ran below the largest pid seen (%s, %d)" % (
+        pids, top))
+    check_run("pidwrap", run, [], marker_lines(spin))
+
+
 def t_merge(tmp):
     """A merged job keeps each run's Python-frames coverage (xp_python_sampled)."""
     rt.require_bpf()
