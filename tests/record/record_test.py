@@ -35,6 +35,12 @@ MARKERDIR = os.environ.get("MARKERDIR", "build/tests/marker")
 QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
 OUR_PROGS = ("xp_sample_cpu", "xp_fork", "xp_exit", "xp_exec", "xp_marker", "xp_switch")
 
+def strace(args):
+    """strace ARGS as a command line; under AddressSanitizer without its
+    leak check, which cannot run under ptrace (LeakSanitizer exits 1)."""
+    return ["env", "ASAN_OPTIONS=%s:detect_leaks=0" % os.environ.get("ASAN_OPTIONS", ""),
+            "strace"] + args
+
 
 class Failure(Exception):
     pass
@@ -1853,7 +1859,7 @@ def dd_traced(run, count):
     if not shutil.which("strace"):
         return subprocess.run(cmd, **QUIET).returncode, None
     log = run + ".strace"
-    rc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=open,openat", "-o", log] + cmd,
+    rc = subprocess.run(strace(["-f", "-qq", "-e", "trace=open,openat", "-o", log] + cmd),
                         **QUIET).returncode
     with open(log) as f:
         return rc, '"/proc/kallsyms"' in f.read()
@@ -1944,9 +1950,9 @@ def t_wakeups(tmp):
         sys.exit(77)
     run = os.path.join(tmp, "run")
     log = os.path.join(tmp, "strace")
-    p = subprocess.run(["strace", "-f", "-qq", "-o", log, "-e",
-                        "trace=epoll_wait,clock_nanosleep,poll", XPCAP, "record", "-q",
-                        "--no-gpu", "-o", run, "--", "sleep", "6"], **QUIET)
+    p = subprocess.run(strace(["-f", "-qq", "-o", log, "-e",
+                               "trace=epoll_wait,clock_nanosleep,poll", XPCAP, "record", "-q",
+                               "--no-gpu", "-o", run, "--", "sleep", "6"]), **QUIET)
     check(p.returncode == 0, "xpcap record -- sleep 6 under strace exits 0")
     calls = {}
     with open(log) as f:
@@ -1979,8 +1985,9 @@ def t_firstscan(tmp):
     before = {int(p) for p in os.listdir("/proc") if p.isdigit()}
     run = os.path.join(tmp, "run")
     log = os.path.join(tmp, "strace")
-    p = subprocess.run(["strace", "-f", "-qq", "-o", log, "-e", "trace=open,openat", XPCAP,
-                        "record", "-q", "--no-gpu", "-o", run, "--", "sleep", "0.5"], **QUIET)
+    p = subprocess.run(strace(["-f", "-qq", "-o", log, "-e", "trace=open,openat", XPCAP,
+                               "record", "-q", "--no-gpu", "-o", run, "--", "sleep", "0.5"]),
+                       **QUIET)
     check(p.returncode == 0, "xpcap record -- sleep 0.5 under strace exits 0")
     with open(log) as f:
         read = {int(m) for m in re.findall(r'"/proc/(\d+)/stat"', f.read())}
