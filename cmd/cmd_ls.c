@@ -53,13 +53,16 @@ static int load(struct run *r)
 	json_t *j, *cmd;
 	int line, err;
 
-	if (has(r->path, XP_DB_NAME)) {
+	/* the database opened once, whatever a check before found: a name
+	 * that changes between the two is no run's meta.json to fall back on */
+	err = xp_rundir_open(&d, r->path, why, sizeof(why));
+	if (!err) {
+		err = xp_rundir_open_db(&d, &db, why, sizeof(why));
+		xp_rundir_close(&d);
+	}
+	/* none, or a FIFO or link in a run that has its meta.json */
+	if (err != -ENOENT && !(err == -ENXIO && has(r->path, "meta.json"))) {
 		snprintf(path, sizeof(path), "%s/%s", r->path, XP_DB_NAME);
-		err = xp_rundir_open(&d, r->path, why, sizeof(why));
-		if (!err) {
-			err = xp_rundir_open_db(&d, &db, why, sizeof(why));
-			xp_rundir_close(&d);
-		}
 		if (err || xp_archive_read(db, &r->a)) {
 			if (err)
 				fprintf(stderr, "xpcorr: ls: %s\n", xp_esc(why));

@@ -15,7 +15,6 @@
 #include "cmd/cmd.h"
 #include "cmd/runcache.h"
 #include "correlate/db_join.h"
-#include "src/runfmt.h"
 #include "src/textesc.h"
 
 /* GPU work to the CPU stacks that launched it, in the load's database */
@@ -103,40 +102,6 @@ static int open_cached(const char *target, sqlite3 **db, int warn, char *why, si
 	return XP_EXIT_OK;
 }
 
-/* A regular file that is plainly no database (empty, a run's record
- * stream, not SQLite): what it is, said instead of a schema version; 0
- * when it may be one. */
-static int not_a_db(const char *path, const char *shown)
-{
-	char head[16] = { 0 };
-	size_t n = strlen(path);
-	struct stat st;
-	int fd;
-
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return 0;
-	if (st.st_size == 0) {
-		fprintf(stderr, "xpcorr: %s is an empty file, not a database: give a run "
-			"directory or its xpcorr.db\n", xp_esc(shown));
-		return 1;
-	}
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (read(fd, head, sizeof(head)) < 0)
-		head[0] = '\0';
-	close(fd);
-	if (!memcmp(head, "SQLite format 3", 16))
-		return 0;
-	if (!memcmp(head, XP_MAGIC, 8) || (n > 4 && !strcmp(path + n - 4, ".xpr")))
-		fprintf(stderr, "xpcorr: %s is a record stream of a run, not a database: give "
-			"its run directory\n", xp_esc(shown));
-	else
-		fprintf(stderr, "xpcorr: %s is not a database (no SQLite header): give a run "
-			"directory or its xpcorr.db\n", xp_esc(shown));
-	return 1;
-}
-
 static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 {
 	struct xp_load_result res;
@@ -158,9 +123,7 @@ static int open_db(const char *who, const char *target, sqlite3 **db, int warn)
 			fprintf(stderr, "xpcorr: cannot open %s: %s\n", target, strerror(errno));
 			return XP_EXIT_FAIL;
 		}
-		if (not_a_db(real, target))
-			return XP_EXIT_FAIL;
-		if (!xp_db_open_file(real, db, err, sizeof(err)))
+		if (!xp_db_open_given(real, target, db, err, sizeof(err)))
 			return XP_EXIT_OK;
 		fprintf(stderr, "xpcorr: %s\n", xp_esc(err));
 		return XP_EXIT_FAIL;

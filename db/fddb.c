@@ -218,6 +218,16 @@ static char *uri(const char *path, int fd)
 	return u;
 }
 
+int xp_db_fd(sqlite3 *db)
+{
+	sqlite3_file *f = NULL;
+
+	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK || !f ||
+	    f->pMethods != &fd_methods)
+		return -1;
+	return ((struct fd_file *)f)->fd;
+}
+
 int xp_db_open_fd(int fd, const char *path, sqlite3 **db)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;

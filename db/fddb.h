@@ -19,5 +19,9 @@
  * it): path only names it (sqlite3_db_filename, messages). SQLITE_OK or
  * SQLite's code; *db closed by the caller either way. */
 int xp_db_open_fd(int fd, const char *path, sqlite3 **db);
+/* The descriptor a connection made by xp_db_open_fd reads (its own, open
+ * while db is), for another connection to the same file; -1 for any other
+ * connection. */
+int xp_db_fd(sqlite3 *db);
 
 #endif

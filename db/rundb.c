@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "db/dbcheck.h"
+#include "db/fddb.h"
+#include "src/runfmt.h"
 #include "src/safeopen.h"
 
 const char *xp_file_kind(mode_t mode)
@@ -146,34 +148,6 @@ int xp_rundir_check_write(const struct xp_rundir *d, int trust, char *err, size_
 	return -EPERM;
 }
 
-/* file:PATH?immutable=1: ingest never changes a database in place (it
- * renames a new one over it), so a reader needs no lock and no -journal,
- * -wal or -shm file, which a run's owner could plant. */
-static int uri(const char *path, char *out, size_t len)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	static const char tail[] = "?immutable=1";
-	size_t n = 0;
-
-	n += (size_t)snprintf(out, len, "file:");
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-		if (n + 4 > len)
-			return -ENAMETOOLONG;
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("/-_.~", *p)) {
-			out[n++] = (char)*p;
-		} else {
-			out[n++] = '%';
-			out[n++] = hex[*p >> 4];
-			out[n++] = hex[*p & 15];
-		}
-	}
-	if (n + sizeof(tail) > len)
-		return -ENAMETOOLONG;
-	memcpy(out + n, tail, sizeof(tail));
-	return 0;
-}
-
 /* Our schema before any query (dbcheck.h), then bounded work. */
 static int checked(sqlite3 **db, uint64_t bytes, const char *shown, char *err, size_t len)
 {
@@ -194,66 +168,93 @@ static int checked(sqlite3 **db, uint64_t bytes, const char *shown, char *err, s
 	return e;
 }
 
-/* A database file to open: rel in dirfd, sqlite_path for SQLite, shown in
- * messages; again: a second connection to a file opened already, whose
- * queries' work is bounded by the budget the first one brought. */
+/* A database file to open: rel in dirfd, sqlite_path its name for
+ * SQLite, shown in messages; given: a file the user named, shown so where
+ * it plainly is no database. */
 struct db_place {
 	int dirfd;
-	const char *rel, *sqlite_path, *shown;
-	int again;
+	const char *rel, *sqlite_path, *shown, *given;
 };
 
+/* "PATH is a FIFO, not a database" and the like, after xp_open_regular's
+ * e: what is at the name now. */
+static int not_opened(const struct db_place *at, int e, char *err, size_t len)
+{
+	struct stat st;
+
+	if (e != -ELOOP && e != -ENXIO) {
+		snprintf(err, len, "cannot open %s: %s", at->shown, strerror(-e));
+		return e;
+	}
+	if (!fstatat(at->dirfd, at->rel, &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode))
+		snprintf(err, len, "%s is %s, not a database", at->shown, xp_file_kind(st.st_mode));
+	else
+		snprintf(err, len, "cannot open %s: it was replaced while being opened", at->shown);
+	return -ENXIO;
+}
+
+/* A file the user named that plainly is no database (empty, a run's
+ * record stream, no SQLite header): said instead of a schema version. */
+static int plainly_not(int fd, const struct stat *st, const struct db_place *at, char *err,
+		       size_t len)
+{
+	char head[16] = { 0 };
+	size_t n = strlen(at->rel);
+
+	if (st->st_size == 0) {
+		snprintf(err, len, "%s is an empty file, not a database: give a run directory or its "
+			 XP_DB_NAME, at->given);
+		return -EBADMSG;
+	}
+	if (pread(fd, head, sizeof(head), 0) < 0)
+		head[0] = '\0';
+	if (!memcmp(head, "SQLite format 3", 16))
+		return 0;
+	if (!memcmp(head, XP_MAGIC, 8) || (n > 4 && !strcmp(at->rel + n - 4, ".xpr")))
+		snprintf(err, len, "%s is a record stream of a run, not a database: give its run"
+			 " directory", at->given);
+	else
+		snprintf(err, len, "%s is not a database (no SQLite header): give a run directory or"
+			 " its " XP_DB_NAME, at->given);
+	return -EBADMSG;
+}
+
 /* Regular files only, opened without blocking (a FIFO) or following a
- * link; then SQLite, which must not follow one either. */
+ * link; then SQLite on that descriptor (fddb.h), never on the name: what
+ * is checked is what is read, whatever the name leads to by then. */
 static int open_db(const struct db_place *at, sqlite3 **db, char *err, size_t len)
 {
-	int dirfd = at->dirfd;
-	const char *rel = at->rel, *sqlite_path = at->sqlite_path, *shown = at->shown;
-	char path[3 * PATH_MAX + 32];
 	struct stat st;
 	int fd, e;
 
 	*db = NULL;
-	if (fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW)) {
-		e = -errno;
-		snprintf(err, len, "cannot open %s: %s", shown, strerror(errno));
+	fd = xp_open_regular(at->dirfd, at->rel, 0, &st);
+	if (fd < 0)
+		return not_opened(at, fd, err, len);
+	if (at->given && (e = plainly_not(fd, &st, at, err, len))) {
+		close(fd);
 		return e;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, len, "%s is %s, not a database", shown, xp_file_kind(st.st_mode));
-		return -ENXIO;
-	}
-	fd = xp_open_regular(dirfd, rel, 0, &st);
-	if (fd < 0) {
-		e = fd == -ELOOP ? -ENXIO : fd;
-		snprintf(err, len, "cannot open %s: %s", shown,
-			 e == -ENXIO ? "it was replaced while being opened" : strerror(-e));
-		return e;
-	}
-	/* our fd stays open until SQLite has its own: closing it later would
-	 * drop SQLite's POSIX locks, and it holds none yet */
-	e = uri(sqlite_path, path, sizeof(path)) ? SQLITE_CANTOPEN :
-		sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW |
-				SQLITE_OPEN_URI, NULL);
+	e = xp_db_open_fd(fd, at->sqlite_path, db);
 	close(fd);
 	if (e != SQLITE_OK) {
-		snprintf(err, len, "cannot open %s: %s", shown,
+		snprintf(err, len, "cannot open %s: %s", at->shown,
 			 *db ? sqlite3_errmsg(*db) : "out of memory");
 		sqlite3_close(*db);
 		*db = NULL;
 		return -EIO;
 	}
-	return checked(db, at->again ? 0 : (uint64_t)st.st_size, shown, err, len);
-}
-
-static int open_file(const char *path, int again, sqlite3 **db, char *err, size_t len)
-{
-	return open_db(&(struct db_place){ AT_FDCWD, path, path, path, again }, db, err, len);
+	return checked(db, (uint64_t)st.st_size, at->shown, err, len);
 }
 
 int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len)
 {
-	return open_file(path, 0, db, err, len);
+	return open_db(&(struct db_place){ AT_FDCWD, path, path, path, NULL }, db, err, len);
+}
+
+int xp_db_open_given(const char *path, const char *given, sqlite3 **db, char *err, size_t len)
+{
+	return open_db(&(struct db_place){ AT_FDCWD, path, path, path, given }, db, err, len);
 }
 
 static const char *db_name(const struct xp_rundir *d)
@@ -261,41 +262,33 @@ static const char *db_name(const struct xp_rundir *d)
 	return d->db_name ? d->db_name : XP_DB_NAME;
 }
 
-static int open_run_db(struct xp_rundir *d, int again, sqlite3 **db, char *err, size_t len)
+int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len)
 {
 	char path[2 * PATH_MAX], shown[2 * PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/%s", d->path, db_name(d));
 	snprintf(shown, sizeof(shown), "%s/%s", d->name, db_name(d));
-	return open_db(&(struct db_place){ d->fd, db_name(d), path, shown, again }, db, err, len);
-}
-
-int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len)
-{
-	return open_run_db(d, 0, db, err, len);
+	return open_db(&(struct db_place){ d->fd, db_name(d), path, shown, NULL }, db, err, len);
 }
 
 int xp_db_open_again(sqlite3 *db, sqlite3 **again)
 {
-	const char *path = sqlite3_db_filename(db, "main"), *base;
-	char dir[PATH_MAX], err[PATH_MAX + 128];
-	struct xp_rundir d;
-	int e;
+	const char *path = sqlite3_db_filename(db, "main");
+	char err[PATH_MAX + 128];
+	int fd = xp_db_fd(db);
 
 	*again = NULL;
-	if (!path || path[0] != '/' || sqlite3_db_readonly(db, "main") != 1)
+	/* not a file we opened (one just ingested, still writable) */
+	if (fd < 0 || !path)
 		return -ENOENT;
-	base = strrchr(path, '/') + 1;
-	if (strcmp(base, XP_DB_NAME))
-		return open_file(path, 1, again, err, sizeof(err));
-	if ((size_t)(base - path) >= sizeof(dir))
-		return -ENAMETOOLONG;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path - 1), path);
-	if ((e = xp_rundir_open(&d, dir[0] ? dir : "/", err, sizeof(err))) < 0)
-		return e;
-	e = open_run_db(&d, 1, again, err, sizeof(err));
-	xp_rundir_close(&d);
-	return e;
+	/* the very file db reads, through its descriptor: no name looked up;
+	 * its queries' work bounded by the budget the first connection brought */
+	if (xp_db_open_fd(fd, path, again) != SQLITE_OK) {
+		sqlite3_close(*again);
+		*again = NULL;
+		return -EIO;
+	}
+	return checked(again, 0, path, err, sizeof(err));
 }
 
 int xp_rundir_stat_db(const struct xp_rundir *d, struct stat *st)

@@ -2,9 +2,9 @@
  * once, every database opened and created through its fd. A run may come
  * from another user or another machine, so:
  *   - a run's xpcorr.db is opened read-only only when it is a regular file
- *     (O_NOFOLLOW|O_NONBLOCK, fstat), and SQLite gets SQLITE_OPEN_NOFOLLOW on
- *     the directory's canonical path: a FIFO, device or link never hangs or
- *     redirects a reader;
+ *     (O_NOFOLLOW|O_NONBLOCK, fstat), and SQLite reads that descriptor
+ *     (fddb.h), never the name again: a FIFO, device, link or directory put
+ *     there at any moment never hangs, redirects or confuses a reader;
  *   - the temporary database is made by us, exclusively, in the directory,
  *     flock'ed while the ingest lives, and SQLite only opens that existing
  *     file (never SQLITE_OPEN_CREATE): it can create nothing anywhere;
@@ -66,19 +66,23 @@ void xp_rundir_close(struct xp_rundir *d);
 int xp_rundir_check_write(const struct xp_rundir *d, int trust, char *err, size_t len);
 
 /* The one way to open an existing database read-only: the regular file
- * path (a canonical path: SQLite refuses links anywhere in it), then its
- * schema checked and its queries' work bounded (dbcheck.h). 0, or -ENOENT,
- * -ENXIO (not a regular file; err says what it is), -EPROTO (another
- * schema version), -EBADMSG (not our schema; err says how), -EIO. */
+ * path (its last component never followed; the caller resolved the links
+ * of a path the user gave), opened once and read through that descriptor,
+ * then its schema checked and its queries' work bounded (dbcheck.h). 0, or
+ * -ENOENT, -ENXIO (not a regular file; err says what it is), -EPROTO
+ * (another schema version), -EBADMSG (not our schema; err says how), -EIO. */
 int xp_db_open_file(const char *path, sqlite3 **db, char *err, size_t len);
+/* The same for a file the user named (given: as typed, path: resolved):
+ * one that plainly is no database (empty, a run's record stream, no SQLite
+ * header) is -EBADMSG, err saying so and what to give instead. */
+int xp_db_open_given(const char *path, const char *given, sqlite3 **db, char *err, size_t len);
 /* run/xpcorr.db (or d->db_name) through the directory fd, the same way. */
 int xp_rundir_open_db(struct xp_rundir *d, sqlite3 **db, char *err, size_t len);
 /* Another read-only connection to the file db reads, for another thread
- * (a connection is one thread's at a time): opened the way db was, a run's
- * xpcorr.db through its directory (as its owner when root), and checked
- * the same way, for the file may have been replaced since. 0, or a
- * negative errno: -ENOENT for a database without a file of its own (one
- * just ingested, still writable). */
+ * (a connection is one thread's at a time): on db's own descriptor (the
+ * same inode, whatever its name leads to now), its schema checked again.
+ * 0, or a negative errno: -ENOENT for a database not opened by the
+ * functions above (one just ingested, still writable). */
 int xp_db_open_again(sqlite3 *db, sqlite3 **again);
 /* run/xpcorr.db's lstat; 0 or -errno. */
 int xp_rundir_stat_db(const struct xp_rundir *d, struct stat *st);

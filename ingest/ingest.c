@@ -142,11 +142,11 @@ int xp_ingest_open(const struct xp_load_opts *o, sqlite3 **db, int *ingested,
 	xp_rundir_remove_stale(&d);
 	state = db_state(&d, why, sizeof(why));
 	if (state != DB_FRESH) {
-		if (state == DB_ALIEN && !has_inputs(&d)) {
+		if ((state == DB_ALIEN || state == DB_ODD) && !has_inputs(&d)) {
 			/* a merged job's, or a database alone: nothing to make it from */
 			snprintf(res->error, sizeof(res->error), "%s; %s holds no run to ingest again",
 				 why, run_dir);
-			err = -EBADMSG;
+			err = state == DB_ODD ? -ENXIO : -EBADMSG;
 			goto out;
 		}
 		err = xp_rundir_check_write(&d, 0, res->error, sizeof(res->error));

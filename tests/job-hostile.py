@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+import swaprace
+
 XPCORR, GEN_RUN, EXE, LIB = sys.argv[1:5]
 SANITIZED = os.environ.get("XP_SANITIZE", "none") not in ("", "none")
 TIMEOUT = 60 if SANITIZED else 20
@@ -208,44 +210,23 @@ def not_regular(tmp, good):
         refused(rc, err, name + " (--by wait)", runs[1] + "/xpsum.db")
 
 
-# the swapper: a FIFO and the summary (a hard link: no copying) renamed
-# in turn onto its name, tens of microseconds apart
-SWAP = """
-import os, sys
-p, real = sys.argv[1:3]
-tmp = p + ".swap"
-while os.path.exists(real):
-    for make in (os.mkfifo, lambda t: os.link(real, t)):
-        try:
-            make(tmp)
-            os.rename(tmp, p)
-        except OSError:
-            pass
-"""
-
-
 def fifo_race(tmp, good):
     """A FIFO swapped in for the summary, back and forth while the job
-    opens it (a process of its own, as fast as it can): never a hang (a
-    reader that checked the name, then opened it, blocks in open())."""
+    opens it (swaprace.py: a process of its own, as fast as it can): never
+    a hang (a reader that checked the name, then opened it, blocks in
+    open())."""
     runs, p = variant(tmp, good, "race")
-    real = p + ".real"
-    shutil.copy(p, real)
-    swapper = subprocess.Popen([sys.executable, "-c", SWAP, p, real])
-    hung, outcomes, end = 0, set(), time.monotonic() + (6 if SANITIZED else 3)
-    while time.monotonic() < end:
-        rc, _, err = job(*runs, timeout=5)
-        if rc == "timeout":
-            hung += 1
-            break
-        outcomes.add(rc)
-        if rc not in (0, 1) or (rc == 1 and len(err) != 1):
+    fifo = p + ".fifo"
+    os.mkfifo(fifo)
+    with swaprace.swapping(p, fifo):
+        outcomes = swaprace.repeat(lambda t: job(*runs, timeout=t), 6 if SANITIZED else 3, 5)
+    hung = outcomes[-1][0] == "timeout"
+    for rc, _, err in outcomes:
+        if rc not in (0, 1, "timeout") or (rc == 1 and len(err) != 1):
             check(False, "FIFO race: exit %s: %s" % (rc, err[:2]))
             break
-    os.unlink(real)
-    swapper.wait(timeout=10)
     check(not hung, "FIFO swapped in while the job opens the summary: no hang (exits %s)"
-          % sorted(outcomes))
+          % sorted({str(o[0]) for o in outcomes}))
 
 
 # ---- crafted summaries -----------------------------------------------------

@@ -494,15 +494,17 @@ static int see(sqlite3 *on, void *arg)
 }
 
 /* A task reads a database file over a connection of its own on a thread of
- * its own, opened as the first was (a link or FIFO put in its place since
- * is refused); one in memory, over the caller's at the join; a dropped task
- * reads nothing over the caller's. */
+ * its own, on the first one's descriptor: a link (to another database) or a
+ * FIFO put in its place since changes nothing it reads, nor blocks it; one
+ * in memory, over the caller's at the join; a dropped task reads nothing
+ * over the caller's. */
 START_TEST(db_task)
 {
 	char path[512], err[512];
 	struct task_seen t = { 0 };
 	struct xp_db_task *k;
-	sqlite3 *disk;
+	int64_t kernels = q1("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+	sqlite3 *disk, *other;
 
 	write_run_db(path, sizeof(path));
 	ck_assert_int_eq(xp_db_open_file(path, &disk, err, sizeof(err)), 0);
@@ -511,27 +513,34 @@ START_TEST(db_task)
 	ck_assert_ptr_nonnull(t.db);
 	ck_assert_ptr_ne(t.db, disk);
 	ck_assert(!pthread_equal(t.thread, pthread_self()));
-	ck_assert_int_eq(t.kernels, q1("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+	ck_assert_int_eq(t.kernels, kernels);
 	ck_assert_int_gt(t.kernels, 0);
 
-	/* the file replaced since by a link (to a database as good) or a FIFO:
-	 * the task's connection refuses it, without blocking, and the read runs
-	 * over the caller's connection */
 	for (int fifo = 0; fifo <= 1; fifo++) {
-		char swap[600], cmd[4096];
+		char swap[600], copy[600], cmd[4096];
 
 		snprintf(swap, sizeof(swap), "%s/swap", dir);
-		if (fifo)
+		snprintf(copy, sizeof(copy), "%s.copy", path);
+		if (fifo) {
 			snprintf(cmd, sizeof(cmd), "mkfifo %s && mv -f %s %s", swap, swap, path);
-		else
-			snprintf(cmd, sizeof(cmd), "cp %s %s.copy && ln -s %s.copy %s && mv -f %s %s",
-				 path, path, path, swap, swap, path);
+		} else {
+			/* a database as good, but of no kernel */
+			snprintf(cmd, sizeof(cmd), "cp %s %s", path, copy);
+			ck_assert_int_eq(system(cmd), 0);
+			ck_assert_int_eq(sqlite3_open(copy, &other), SQLITE_OK);
+			ck_assert_int_eq(sqlite3_exec(other, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL",
+						      NULL, NULL, NULL), SQLITE_OK);
+			sqlite3_close(other);
+			snprintf(cmd, sizeof(cmd), "ln -s %s %s && mv -f %s %s", copy, swap, swap, path);
+		}
 		ck_assert_int_eq(system(cmd), 0);
 		memset(&t, 0, sizeof(t));
 		ck_assert_int_eq(xp_db_task_start(disk, see, &t, &k), 0);
 		ck_assert_int_eq(xp_db_task_join(k), 7);
-		ck_assert_ptr_eq(t.db, disk);
-		ck_assert(pthread_equal(t.thread, pthread_self()));
+		ck_assert_ptr_nonnull(t.db);
+		ck_assert_ptr_ne(t.db, disk);
+		ck_assert(!pthread_equal(t.thread, pthread_self()));
+		ck_assert_int_eq(t.kernels, kernels);
 	}
 	sqlite3_close(disk);
 
