@@ -68,7 +68,8 @@ struct xp_cell {
 		double d;
 		void *p;            /* XP_COL_CALL's argument */
 	};
-	int absent;                 /* json: key left out; csv: an empty field (a call's: ""); text: nothing */
+	int absent;                 /* json: key left out; csv: an empty field (a call's: "");
+				     * text: nothing */
 	int null;                   /* not known: json null, csv an empty field, text "?" */
 };
 
