@@ -457,7 +457,8 @@ static struct xp_table table_of(struct src *S, const struct xp_col *c, size_t n)
 	const struct xp_report_opts *o = S->R->o;
 
 	return (struct xp_table){ .cols = c, .n = n, .fmt = o->format, .out = S->R->out,
-				  .json = &S->R->json, .width = o->width, .no_split = 1 };
+				  .json = &S->R->json, .width = o->width, .no_split = 1,
+				  .text_max = 2048 };
 }
 
 /* When libraries sit between the program and its GPU work (a model from
@@ -481,6 +482,7 @@ static int print_own(struct src *S, int json)
 			order[n++] = i;
 	qsort_r(order, n, sizeof(*order), cmp_own, S);
 	t.key = "own_code_lines";
+	t.text_max = 1024;
 	t.lead = "  ";
 	t.no_heads = 1;
 	t.text_order = own_text;

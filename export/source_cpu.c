@@ -119,7 +119,7 @@ static int print_all(struct rep *R, const struct xp_cpuprof *p, size_t *rows)
 	size_t *fo = NULL, *lo = NULL, *scratch = NULL, nf, nl, shown;
 	struct xp_table t = { .cols = cols, .n = C_N, .fmt = o->format, .out = R->out,
 			      .json = &R->json, .width = o->width, .ctx = R, .key = "cpu_source",
-			      .no_split = 1, .more = "functions",
+			      .no_split = 1, .more = "functions", .text_max = 2200,
 			      .text_order = text_cols, .text_n = sizeof(text_cols),
 			      .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
 			      .json_order = json_func, .json_n = sizeof(json_func) };

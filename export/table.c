@@ -50,12 +50,16 @@ static void text_heads(struct xp_table *t)
 	size_t idx[COLS_MAX], nt = fmt_cols(t, XP_FMT_TEXT, idx);
 	int n = 0, m = 0;
 
-	if (t->pending) {
-		xp_rep_put_line(t->out, t->pending, t->width);
-		if (nt && !t->no_heads)
-			xp_rep_put_line(t->out, "", t->width);
-		t->pending = NULL;
+	for (const char *p = t->pending, *nl; p; p = nl ? nl + 1 : NULL) {
+		char line[512];
+
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s", nl ? (int)(nl - p) : (int)strlen(p), p);
+		xp_rep_put_line(t->out, line, t->width);
 	}
+	if (t->pending && nt && !t->no_heads && !t->tight)
+		xp_rep_put_line(t->out, "", t->width);
+	t->pending = NULL;
 	if (!nt || t->no_heads)
 		return;
 	for (size_t j = 0; j < nt; j++) {
@@ -73,12 +77,13 @@ static void text_heads(struct xp_table *t)
 	xp_rep_put_line(t->out, rule, t->width);
 }
 
-/* Text: the title line (NULL: none), then, where the table has columns in
- * text, a blank line and the heads with their rules (at the first row
- * under text_lazy); csv: the header row; json: "rows": [. */
+/* Text: the title's lines (NULL: none), then, where the table has columns
+ * in text, a blank line (unless tight) and the heads with their rules (at
+ * the first row under text_lazy); csv: the header row; json: "rows": [. */
 void xp_table_begin(struct xp_table *t, const char *title)
 {
 	t->started = 0;
+	t->rows = 0;
 	if (t->fmt == XP_FMT_TEXT) {
 		t->pending = title;
 		if (!t->text_lazy)
@@ -125,8 +130,9 @@ static void cell_text(const struct xp_col *c, const struct xp_cell *v, char *buf
  * its own; the calls' lines follow. A table of calls alone has no line. */
 static int row_text(struct xp_table *t, const struct xp_cell *cells)
 {
-	char line[4096], v[2048];
+	char line[4096], v[3072];
 	size_t idx[COLS_MAX], nt = fmt_cols(t, XP_FMT_TEXT, idx);
+	size_t max = t->text_max && t->text_max < sizeof(line) ? t->text_max : 1200;
 	int n = 0, last = -1, cut, rc = 0;
 
 	if (t->text_lazy && !t->started)
@@ -138,15 +144,15 @@ static int row_text(struct xp_table *t, const struct xp_cell *cells)
 		cell_text(c, &cells[idx[j]], v, sizeof(v));
 		if (!c->width) {
 			last = (int)idx[j];
-			n = text_field(t, line, sizeof(line), n, c, "");
+			n = text_field(t, line, max, n, c, "");
 			break;
 		}
-		n = text_field(t, line, sizeof(line), n, c, v);
+		n = text_field(t, line, max, n, c, v);
 	}
 	if (last >= 0) {
 		cell_text(&t->cols[last], &cells[last], v, sizeof(v));
-		if ((size_t)n < sizeof(line))
-			snprintf(line + n, sizeof(line) - (size_t)n, "%s", v);
+		if ((size_t)n < max)
+			snprintf(line + n, max - (size_t)n, "%s", v);
 		if (t->width && !t->no_split && (xp_rep_fit_bytes(line, t->width, &cut), cut) && n > 2) {
 			line[n - 2] = '\0';
 			xp_rep_put_line(t->out, line, t->width);
@@ -236,8 +242,15 @@ static int json_keys(struct xp_table *t, const struct xp_cell *cells)
 	return rc;
 }
 
+int xp_table_wants(const struct xp_table *t, size_t i)
+{
+	return t->fmt != XP_FMT_TEXT || !t->capped || i < t->cap;
+}
+
 int xp_table_row_open(struct xp_table *t, const struct xp_cell *cells)
 {
+	if (!xp_table_wants(t, t->rows++))
+		return 0;
 	if (t->fmt == XP_FMT_TEXT)
 		return row_text(t, cells);
 	if (t->fmt == XP_FMT_CSV)

@@ -95,17 +95,24 @@ struct xp_table {
 	int text_lazy;              /* text: title and heads above a first row only (an empty
 				     * table writes nothing) */
 	int no_heads;               /* text: no heads (rows under another table's row) */
+	int tight;                  /* text: the heads right under the title, no blank line */
 	int csv_nested;             /* csv: the header only; the rows are the nested tables' */
+	size_t text_max;            /* text: a row's bytes before fitting it (0: 1200) */
+	int capped;                 /* text: cap rows at most, the others csv's and json's alone */
+	size_t cap;
 	/* table.c's */
 	const char *pending;        /* text_lazy: the title not written yet */
 	int started, in_rows;
+	size_t rows;                /* rows given since the beginning */
 };
 
-/* Text: the title line (NULL: none), a blank line, the heads and their
+/* Text: the title's lines (NULL: none), a blank line, the heads and their
  * rules; csv: the header row; json: "rows": [. */
 void xp_table_begin(struct xp_table *t, const char *title);
 /* One row of t->n cells. 0 or a call's negative errno. */
 int xp_table_row(struct xp_table *t, const struct xp_cell *cells);
+/* Whether the i-th row (from 0) is written in t's format (capped). */
+int xp_table_wants(const struct xp_table *t, size_t i);
 /* As xp_table_row, json's object left open: the keys and the tables that
  * follow, until xp_table_row_close, are the row's (nested tables begin with
  * their key). Text and csv: the row as xp_table_row writes it. */

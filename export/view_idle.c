@@ -454,6 +454,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	static const unsigned char none[1];
 	struct xp_table t = { .cols = cols, .n = IC_N, .fmt = R->o->format, .out = R->out,
 			      .json = &R->json, .width = R->o->width, .key = "devices", .no_split = 1,
+			      .text_max = 1024,
 			      .text_order = none, .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
 			      .json_order = device_json, .json_n = sizeof(device_json) };
 	struct xp_table st = { .cols = step_cols, .n = 1, .fmt = R->o->format, .json = &R->json };
