@@ -304,8 +304,10 @@ int xp_table_row_key(struct xp_table *t, const char *key, const struct xp_cell *
 {
 	int rc;
 
-	if (t->fmt != XP_FMT_JSON)
-		return xp_table_row(t, cells);
+	if (t->fmt == XP_FMT_TEXT)          /* not one of the rows: no cap */
+		return row_text(t, cells);
+	if (t->fmt == XP_FMT_CSV)
+		return row_csv(t, cells);
 	jsonw_key(t->json, key);
 	jsonw_obj_begin(t->json);
 	rc = json_keys(t, cells);
