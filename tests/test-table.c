@@ -1,6 +1,8 @@
 /* test-table.c - a declared table (export/report/table.h) in text, csv and json:
  * widths and rules, the last field moved or cut at --width, --top's line,
- * absent cells, columns of one format only, a call column. */
+ * absent cells, columns of one format only, a call column; a view's parts
+ * (rows holding nested tables, per-format orders, nested json objects,
+ * grouped heads, lone fields and keyed rows, text lines, caps). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +191,171 @@ START_TEST(null_bool_and_continued_csv)
 }
 END_TEST
 
+/* What a table wrote: run fn on a table of c in fmt (json inside an object). */
+static char *written(enum xp_report_format f, const struct xp_col *c, size_t n,
+		     void (*fn)(struct xp_table *t))
+{
+	struct jsonw w;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct xp_table t = { .cols = c, .n = n, .fmt = f, .out = out, .json = &w };
+
+	ck_assert_ptr_nonnull(out);
+	jsonw_init(&w, out);
+	if (f == XP_FMT_JSON)
+		jsonw_obj_begin(&w);
+	fn(&t);
+	if (f == XP_FMT_JSON)
+		jsonw_obj_end(&w);
+	fclose(out);
+	return buf;
+}
+
+/* A sheet of parents and their children: csv's Section rows in csv's own
+ * order under one header, json's children nested in their parent with a
+ * nested object per row, text's left-aligned name and a rule over two
+ * columns one space apart; an empty lazy child writes nothing in text. */
+static const struct xp_col sheet[] = {
+	{ .head = "Section", .kind = XP_COL_TEXT },
+	{ .head = "Name", .json = "name", .kind = XP_COL_TEXT, .width = -6, .rule = 4 },
+	{ .head = "Min", .json = "min", .obj = "ns", .kind = XP_COL_INT, .width = 3, .rule = 9 },
+	{ .head = "Max", .json = "max", .obj = "ns", .kind = XP_COL_INT, .width = 3, .gap = 1,
+	  .rule = -1 },
+	{ .head = "Note", .kind = XP_COL_TEXT, .rule = 4 },
+};
+static const unsigned char sheet_text[] = { 1, 2, 3, 4 }, sheet_csv[] = { 0, 2, 3, 1 },
+	sheet_json[] = { 1, 2, 3 };
+
+static void sheet_row(struct xp_table *t, const char *sec, const char *name, int64_t lo, int64_t hi)
+{
+	xp_table_row_open(t, (struct xp_cell[]){ { .s = sec }, { .s = name }, { .i = lo }, { .i = hi },
+						 { .s = "x" } });
+}
+
+static void sheet_fill(struct xp_table *t)
+{
+	struct xp_table kid;
+
+	t->text_order = sheet_text;
+	t->text_n = sizeof(sheet_text);
+	t->csv_order = sheet_csv;
+	t->csv_n = sizeof(sheet_csv);
+	t->json_order = sheet_json;
+	t->json_n = sizeof(sheet_json);
+	t->key = "parents";
+	t->tight = 1;
+	xp_table_begin(t, "** T:\n  sub");
+	kid = *t;
+	kid.key = "kids";
+	kid.lead = "   ";
+	kid.no_heads = 1;
+	kid.csv_continues = 1;
+	kid.text_lazy = 1;
+	sheet_row(t, "parent", "a", 1, 20);
+	xp_table_begin(&kid, NULL);
+	xp_table_row(&kid, (struct xp_cell[]){ { .s = "kid" }, { .s = "b" }, { .i = 3 }, { .i = 4 },
+					       { .s = "y" } });
+	xp_table_end(&kid, 1, 1);
+	xp_table_row_close(t);
+	sheet_row(t, "parent", "c", 5, 6);
+	xp_table_begin(&kid, "never");
+	xp_table_end(&kid, 0, 0);
+	xp_table_row_close(t);
+	xp_table_end(t, 2, 2);
+}
+
+START_TEST(nested_sheet)
+{
+	const char *want[] = {
+		"** T:\n  sub\n"
+		" Name    Min Max  Note\n"
+		" ----    ---------  ----\n"
+		" a         1  20  x\n"
+		"   b         3   4  y\n"
+		" c         5   6  x\n",
+		"\"Section\",\"Min\",\"Max\",\"Name\"\n"
+		"\"parent\",1,20,\"a\"\n"
+		"\"kid\",3,4,\"b\"\n"
+		"\"parent\",5,6,\"c\"\n",
+		"{\"parents\":[{\"name\":\"a\",\"ns\":{\"min\":1,\"max\":20},"
+		"\"kids\":[{\"name\":\"b\",\"ns\":{\"min\":3,\"max\":4}}]},"
+		"{\"name\":\"c\",\"ns\":{\"min\":5,\"max\":6},\"kids\":[]}]}",
+	};
+
+	for (int f = XP_FMT_TEXT; f <= XP_FMT_JSON; f++) {
+		char *s = written(f, sheet, 5, sheet_fill);
+
+		ck_assert_str_eq(s, want[f]);
+		free(s);
+	}
+}
+END_TEST
+
+/* A view's parts beside its rows: json-only fields, a keyed row after the
+ * array, text-only lines, a capped text table with its "more" line named
+ * and led, a table with no column in a format writing nothing there, and
+ * a row's bytes capped before fitting. */
+static const struct xp_col parts[] = {
+	{ .head = "N", .json = "n", .kind = XP_COL_INT, .width = 2, .rule = 2 },
+	{ .head = "What", .json = "what", .kind = XP_COL_TEXT, .rule = 4 },
+};
+static const struct xp_col totals[] = {
+	{ .json = "total", .kind = XP_COL_INT, .json_only = 1 },
+};
+
+static void parts_fill(struct xp_table *t)
+{
+	struct xp_table tt = *t;
+
+	tt.cols = totals;
+	tt.n = 1;
+	xp_table_fields(&tt, (struct xp_cell[]){ { .i = 9 } });
+	xp_table_text(t, "** %s:", "Parts");
+	t->capped = 1;
+	t->cap = 2;
+	t->more = "things";
+	t->more_lead = "  ";
+	t->text_max = 10;
+	t->no_split = 1;
+	xp_table_begin(t, NULL);
+	for (int i = 0; xp_table_wants(t, (size_t)i) && i < 5; i++)
+		xp_table_row(t, (struct xp_cell[]){ { .i = i }, { .s = "abcdefghij" } });
+	xp_table_end(t, 0, 0);
+	xp_table_row_key(t, "none", (struct xp_cell[]){ { .i = 7 }, { .s = "rest" } });
+	xp_table_more(t, 2, 5);
+	xp_table_begin(&tt, NULL);         /* json only: nothing elsewhere */
+	xp_table_row(&tt, (struct xp_cell[]){ { .i = 1 } });
+	xp_table_end(&tt, 1, 1);
+}
+
+START_TEST(view_parts)
+{
+	const char *want[] = {
+		"** Parts:\n"
+		"  N  What\n"
+		" --  ----\n"
+		"  0  abcd\n"
+		"  1  abcd\n"
+		"  7  rest\n"
+		"  (3 more things; --top 0 shows all)\n",
+		"\"N\",\"What\"\n0,\"abcdefghij\"\n1,\"abcdefghij\"\n2,\"abcdefghij\"\n"
+		"3,\"abcdefghij\"\n4,\"abcdefghij\"\n7,\"rest\"\n",
+		"{\"total\":9,\"rows\":[{\"n\":0,\"what\":\"abcdefghij\"},{\"n\":1,\"what\":\"abcdefghij\"},"
+		"{\"n\":2,\"what\":\"abcdefghij\"},{\"n\":3,\"what\":\"abcdefghij\"},"
+		"{\"n\":4,\"what\":\"abcdefghij\"}],\"none\":{\"n\":7,\"what\":\"rest\"},"
+		"\"rows\":[{\"total\":1}]}",
+	};
+
+	for (int f = XP_FMT_TEXT; f <= XP_FMT_JSON; f++) {
+		char *s = written(f, parts, 2, parts_fill);
+
+		ck_assert_str_eq(s, want[f]);
+		free(s);
+	}
+}
+END_TEST
+
 static Suite *table_suite(void)
 {
 	Suite *s = suite_create("table");
@@ -199,6 +366,8 @@ static Suite *table_suite(void)
 	tcase_add_test(tc, json_rows);
 	tcase_add_test(tc, per_format_columns);
 	tcase_add_test(tc, null_bool_and_continued_csv);
+	tcase_add_test(tc, nested_sheet);
+	tcase_add_test(tc, view_parts);
 	suite_add_tcase(s, tc);
 	return s;
 }

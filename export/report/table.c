@@ -1,77 +1,112 @@
 /* table.c - a declared table in text, csv or json (table.h). */
 #include "export/report/table.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "export/report/report_priv.h"
 
-/* Text: " " then each field right-aligned, two spaces apart; the last
- * column (width 0) as it is. */
+#define COLS_MAX 64                 /* columns of a table */
+
+/* The columns a format writes, indices into t->cols in their order: how
+ * many. Text leaves the calls out of its line (they follow it). */
+static size_t fmt_cols(const struct xp_table *t, enum xp_report_format fmt, size_t idx[COLS_MAX])
+{
+	const unsigned char *order = fmt == XP_FMT_TEXT ? t->text_order :
+				     fmt == XP_FMT_CSV ? t->csv_order : t->json_order;
+	size_t on = fmt == XP_FMT_TEXT ? t->text_n : fmt == XP_FMT_CSV ? t->csv_n : t->json_n;
+	size_t n = 0;
+
+	for (size_t i = 0; i < (order ? on : t->n) && n < COLS_MAX; i++) {
+		size_t k = order ? order[i] : i;
+		const struct xp_col *c = &t->cols[k];
+
+		if (fmt == XP_FMT_TEXT && c->kind == XP_COL_CALL)
+			continue;
+		if (!order && (fmt == XP_FMT_TEXT ? c->json_only || c->csv_only :
+			       fmt == XP_FMT_CSV ? c->json_only || c->text_only :
+			       c->csv_only || c->text_only || !c->json))
+			continue;
+		idx[n++] = k;
+	}
+	return n;
+}
+
+/* Text: the lead, else the column's gap, then the field right-aligned
+ * (left-aligned in a negative width); the last column (width 0) as it is. */
 static int text_field(const struct xp_table *t, char *line, size_t len, int n,
 		      const struct xp_col *c, const char *v)
 {
 	if ((size_t)n >= len)
 		return n;
-	return n + snprintf(line + n, len - (size_t)n, "%s%*s", n ? "  " : t->lead ? t->lead : " ",
-			    c->width, v);
+	if (!n)
+		return snprintf(line, len, "%s%*s", t->lead ? t->lead : " ", c->width, v);
+	return n + snprintf(line + n, len - (size_t)n, "%*s%*s", c->gap ? c->gap : 2, "", c->width, v);
 }
 
-#define TEXT_MAX 32                 /* columns of a text row */
-
-/* Text's columns, indices into t->cols, in their order: how many. */
-static size_t text_cols(const struct xp_table *t, size_t idx[TEXT_MAX])
+static void text_heads(struct xp_table *t)
 {
-	size_t n = 0;
+	char head[1024], rule[1024], dash[64];
+	size_t idx[COLS_MAX], nt = fmt_cols(t, XP_FMT_TEXT, idx);
+	int n = 0, m = 0;
 
-	if (t->text_order) {
-		for (size_t i = 0; i < t->text_n && n < TEXT_MAX; i++)
-			if (t->cols[t->text_order[i]].kind != XP_COL_CALL)
-				idx[n++] = t->text_order[i];
-		return n;
+	for (const char *p = t->pending, *nl; p; p = nl ? nl + 1 : NULL) {
+		char line[512];
+
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s", nl ? (int)(nl - p) : (int)strlen(p), p);
+		xp_rep_put_line(t->out, line, t->width);
 	}
-	for (size_t i = 0; i < t->n && n < TEXT_MAX; i++)
-		if (!t->cols[i].json_only && !t->cols[i].csv_only && t->cols[i].kind != XP_COL_CALL)
-			idx[n++] = i;
-	return n;
+	if (t->pending && nt && !t->no_heads && !t->tight)
+		xp_rep_put_line(t->out, "", t->width);
+	t->pending = NULL;
+	if (!nt || t->no_heads)
+		return;
+	for (size_t j = 0; j < nt; j++) {
+		const struct xp_col *c = &t->cols[idx[j]];
+		int r = c->rule < (int)sizeof(dash) - 1 ? c->rule : (int)sizeof(dash) - 1;
+
+		n = text_field(t, head, sizeof(head), n, c, c->head);
+		if (r < 0)
+			continue;
+		memset(dash, '-', (size_t)r);
+		dash[r] = '\0';
+		m = text_field(t, rule, sizeof(rule), m, c, dash);
+	}
+	xp_rep_put_line(t->out, head, t->width);
+	xp_rep_put_line(t->out, rule, t->width);
 }
 
+/* Text: the title's lines (NULL: none), then, where the table has columns
+ * in text, a blank line (unless tight) and the heads with their rules (at
+ * the first row under text_lazy); csv: the header row; json: "rows": [. */
 void xp_table_begin(struct xp_table *t, const char *title)
 {
+	t->started = 0;
+	t->rows = 0;
 	if (t->fmt == XP_FMT_TEXT) {
-		char head[1024], rule[1024], dash[64];
-		size_t idx[TEXT_MAX], nt = text_cols(t, idx);
-		int n = 0, m = 0;
-
-		if (title) {
-			xp_rep_put_line(t->out, title, t->width);
-			xp_rep_put_line(t->out, "", t->width);
-		}
-		for (size_t j = 0; j < nt; j++) {
-			const struct xp_col *c = &t->cols[idx[j]];
-			int r = c->rule < (int)sizeof(dash) - 1 ? c->rule : (int)sizeof(dash) - 1;
-
-			memset(dash, '-', (size_t)r);
-			dash[r] = '\0';
-			n = text_field(t, head, sizeof(head), n, c, c->head);
-			m = text_field(t, rule, sizeof(rule), m, c, dash);
-		}
-		xp_rep_put_line(t->out, head, t->width);
-		xp_rep_put_line(t->out, rule, t->width);
+		t->pending = title;
+		if (!t->text_lazy)
+			text_heads(t);
 	} else if (t->fmt == XP_FMT_CSV && !t->csv_continues) {
-		int first = 1;
+		size_t idx[COLS_MAX], nc = fmt_cols(t, XP_FMT_CSV, idx);
 
-		for (size_t i = 0; i < t->n; i++) {
-			const struct xp_col *c = &t->cols[i];
+		if (!nc)
+			return;
+		for (size_t j = 0; j < nc; j++) {
+			const struct xp_col *c = &t->cols[idx[j]];
 
-			if (c->json_only || c->text_only)
-				continue;
-			fprintf(t->out, "%s\"%s\"", first ? "" : ",", c->csv ? c->csv : c->head);
-			first = 0;
+			fprintf(t->out, "%s\"%s\"", j ? "," : "", c->csv ? c->csv : c->head);
 		}
 		fputc('\n', t->out);
 	} else if (t->fmt == XP_FMT_JSON) {
+		size_t idx[COLS_MAX];
+
+		if (!fmt_cols(t, XP_FMT_JSON, idx))
+			return;
 		jsonw_key(t->json, t->key ? t->key : "rows");
 		jsonw_arr_begin(t->json);
+		t->in_rows = 1;
 	}
 }
 
@@ -92,35 +127,40 @@ static void cell_text(const struct xp_col *c, const struct xp_cell *v, char *buf
 }
 
 /* Text: a last field that does not fit beside the numbers gets a line of
- * its own; the calls' lines follow. */
+ * its own; the calls' lines follow. A table of calls alone has no line. */
 static int row_text(struct xp_table *t, const struct xp_cell *cells)
 {
-	char line[1200], v[1024];
-	size_t idx[TEXT_MAX], nt = text_cols(t, idx);
+	char line[4096], v[3072];
+	size_t idx[COLS_MAX], nt = fmt_cols(t, XP_FMT_TEXT, idx);
+	size_t max = t->text_max && t->text_max < sizeof(line) ? t->text_max : 1200;
 	int n = 0, last = -1, cut, rc = 0;
 
+	if (t->text_lazy && !t->started)
+		text_heads(t);
+	t->started = 1;
 	for (size_t j = 0; j < nt; j++) {
 		const struct xp_col *c = &t->cols[idx[j]];
 
 		cell_text(c, &cells[idx[j]], v, sizeof(v));
 		if (!c->width) {
 			last = (int)idx[j];
-			n = text_field(t, line, sizeof(line), n, c, "");
+			n = text_field(t, line, max, n, c, "");
 			break;
 		}
-		n = text_field(t, line, sizeof(line), n, c, v);
+		n = text_field(t, line, max, n, c, v);
 	}
 	if (last >= 0) {
 		cell_text(&t->cols[last], &cells[last], v, sizeof(v));
-		if ((size_t)n < sizeof(line))
-			snprintf(line + n, sizeof(line) - (size_t)n, "%s", v);
+		if ((size_t)n < max)
+			snprintf(line + n, max - (size_t)n, "%s", v);
 		if (t->width && !t->no_split && (xp_rep_fit_bytes(line, t->width, &cut), cut) && n > 2) {
 			line[n - 2] = '\0';
 			xp_rep_put_line(t->out, line, t->width);
 			snprintf(line, sizeof(line), "  %s", v);
 		}
 	}
-	xp_rep_put_line(t->out, line, t->width);
+	if (nt)
+		xp_rep_put_line(t->out, line, t->width);
 	for (size_t i = 0; i < t->n && rc == 0; i++)
 		if (t->cols[i].kind == XP_COL_CALL && !cells[i].absent && !t->cols[i].csv_only &&
 		    !t->cols[i].json_only)
@@ -131,28 +171,29 @@ static int row_text(struct xp_table *t, const struct xp_cell *cells)
 static int row_csv(struct xp_table *t, const struct xp_cell *cells)
 {
 	char v[64];
-	int first = 1, rc = 0;
+	size_t idx[COLS_MAX], nc = fmt_cols(t, XP_FMT_CSV, idx);
+	int rc = 0;
 
-	for (size_t i = 0; i < t->n && rc == 0; i++) {
-		const struct xp_col *c = &t->cols[i];
+	if (t->csv_nested || !nc)
+		return 0;
+	for (size_t j = 0; j < nc && rc == 0; j++) {
+		const struct xp_col *c = &t->cols[idx[j]];
+		const struct xp_cell *cell = &cells[idx[j]];
 
-		if (c->json_only || c->text_only)
-			continue;
-		if (!first)
+		if (j)
 			fputc(',', t->out);
-		first = 0;
-		if (cells[i].null) {
+		if (cell->null) {
 			continue;
 		} else if (c->kind == XP_COL_TEXT) {
-			if (!cells[i].absent)
-				xp_rep_csv_str(t->out, cells[i].s ? cells[i].s : "");
+			if (!cell->absent)
+				xp_rep_csv_str(t->out, cell->s ? cell->s : "");
 		} else if (c->kind == XP_COL_CALL) {
 			fputc('"', t->out);
-			if (!cells[i].absent)
-				rc = c->call(t, &cells[i]);
+			if (!cell->absent)
+				rc = c->call(t, cell);
 			fputc('"', t->out);
-		} else if (!cells[i].absent) {
-			cell_text(c, &cells[i], v, sizeof(v));
+		} else if (!cell->absent) {
+			cell_text(c, cell, v, sizeof(v));
 			fputs(v, t->out);
 		}
 	}
@@ -160,18 +201,28 @@ static int row_csv(struct xp_table *t, const struct xp_cell *cells)
 	return rc;
 }
 
-static int row_json(struct xp_table *t, const struct xp_cell *cells)
+/* json: the row's keys in the enclosing object (nested objects by obj). */
+static int json_keys(struct xp_table *t, const struct xp_cell *cells)
 {
 	struct jsonw *w = t->json;
+	size_t idx[COLS_MAX], nj = fmt_cols(t, XP_FMT_JSON, idx);
+	const char *obj = NULL;
 	int rc = 0;
 
-	jsonw_obj_begin(w);
-	for (size_t i = 0; i < t->n && rc == 0; i++) {
-		const struct xp_col *c = &t->cols[i];
-		const struct xp_cell *v = &cells[i];
+	for (size_t j = 0; j < nj && rc == 0; j++) {
+		const struct xp_col *c = &t->cols[idx[j]];
+		const struct xp_cell *v = &cells[idx[j]];
 
-		if (v->absent || c->csv_only || c->text_only || !c->json)
+		if (v->absent)
 			continue;
+		if (obj && (!c->obj || strcmp(c->obj, obj))) {
+			jsonw_obj_end(w);
+			obj = NULL;
+		}
+		if (c->obj && !obj) {
+			jsonw_key(w, obj = c->obj);
+			jsonw_obj_begin(w);
+		}
 		jsonw_key(w, c->json);
 		if (v->null) {
 			jsonw_null(w);
@@ -186,21 +237,93 @@ static int row_json(struct xp_table *t, const struct xp_cell *cells)
 		case XP_COL_CALL: rc = c->call(t, v); break;
 		}
 	}
-	jsonw_obj_end(w);
+	if (obj)
+		jsonw_obj_end(w);
 	return rc;
+}
+
+int xp_table_wants(const struct xp_table *t, size_t i)
+{
+	return t->fmt != XP_FMT_TEXT || !t->capped || i < t->cap;
+}
+
+int xp_table_row_open(struct xp_table *t, const struct xp_cell *cells)
+{
+	if (!xp_table_wants(t, t->rows++))
+		return 0;
+	if (t->fmt == XP_FMT_TEXT)
+		return row_text(t, cells);
+	if (t->fmt == XP_FMT_CSV)
+		return row_csv(t, cells);
+	if (!t->in_rows)            /* no json columns: not in json */
+		return 0;
+	jsonw_obj_begin(t->json);
+	return json_keys(t, cells);
+}
+
+void xp_table_row_close(struct xp_table *t)
+{
+	if (t->fmt == XP_FMT_JSON && t->in_rows)
+		jsonw_obj_end(t->json);
 }
 
 int xp_table_row(struct xp_table *t, const struct xp_cell *cells)
 {
-	if (t->fmt == XP_FMT_TEXT)
-		return row_text(t, cells);
-	return t->fmt == XP_FMT_CSV ? row_csv(t, cells) : row_json(t, cells);
+	int rc = xp_table_row_open(t, cells);
+
+	xp_table_row_close(t);
+	return rc;
+}
+
+void xp_table_more(struct xp_table *t, size_t shown, size_t rows)
+{
+	char line[128];
+
+	if (t->fmt != XP_FMT_TEXT || shown >= rows)
+		return;
+	snprintf(line, sizeof(line), "%s(%zu more %s; --top 0 shows all)",
+		 t->more_lead ? t->more_lead : " ", rows - shown, t->more ? t->more : "rows");
+	xp_rep_put_line(t->out, line, t->width);
 }
 
 void xp_table_end(struct xp_table *t, size_t shown, size_t rows)
 {
-	if (t->fmt == XP_FMT_JSON)
+	if (t->fmt == XP_FMT_JSON && t->in_rows)
 		jsonw_arr_end(t->json);
-	else if (t->fmt == XP_FMT_TEXT && shown < rows)
-		fprintf(t->out, " (%zu more rows; --top 0 shows all)\n", rows - shown);
+	t->in_rows = 0;
+	xp_table_more(t, shown, rows);
+}
+
+void xp_table_fields(struct xp_table *t, const struct xp_cell *cells)
+{
+	if (t->fmt == XP_FMT_JSON)
+		json_keys(t, cells);
+}
+
+int xp_table_row_key(struct xp_table *t, const char *key, const struct xp_cell *cells)
+{
+	int rc;
+
+	if (t->fmt == XP_FMT_TEXT)          /* not one of the rows: no cap */
+		return row_text(t, cells);
+	if (t->fmt == XP_FMT_CSV)
+		return row_csv(t, cells);
+	jsonw_key(t->json, key);
+	jsonw_obj_begin(t->json);
+	rc = json_keys(t, cells);
+	jsonw_obj_end(t->json);
+	return rc;
+}
+
+void xp_table_text(struct xp_table *t, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (t->fmt != XP_FMT_TEXT)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	xp_rep_put_line(t->out, line, t->width);
 }

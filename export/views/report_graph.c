@@ -22,6 +22,7 @@
 #include "src/gtid.h"
 #include "export/names/launchsite.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "db/stats.h"
 #include "src/satmath.h"
 
@@ -212,12 +213,29 @@ static int cmp_exec(const void *pa, const void *pb, void *ctx)
 	return (a->exec > b->exec) - (a->exec < b->exec);
 }
 
+/* An exec's nodes (json's node_list; text: lines under the exec, its
+ * kernel and the line that captured it). */
+enum { N_ID, N_KERNEL, N_NS, N_COUNT, N_SITE, N_TEXT };
+static const struct xp_col node_cols[] = {
+	[N_ID] = { .json = "node_id", .kind = XP_COL_INT, .json_only = 1 },
+	[N_KERNEL] = { .json = "kernel", .kind = XP_COL_TEXT, .json_only = 1 },
+	[N_NS] = { .json = "total_ns", .kind = XP_COL_INT, .json_only = 1 },
+	[N_COUNT] = { .json = "instances", .kind = XP_COL_INT, .json_only = 1 },
+	[N_SITE] = { .json = "capture_site", .kind = XP_COL_TEXT, .json_only = 1 },
+	[N_TEXT] = { .kind = XP_COL_TEXT, .text_only = 1 },
+};
+
 /* The exec's nodes: kernel, time over the replays, and the line that
- * captured each (the NODE_CLONED -> NODE_CREATED -> launch record chain). */
-static int print_nodes(struct graphs *G, const struct exec_row *e, unsigned most)
+ * captured each (the NODE_CLONED -> NODE_CREATED -> launch record chain);
+ * text: the first most. */
+static int print_nodes(struct graphs *G, const struct xp_table *et, const struct exec_row *e,
+		       unsigned most)
 {
 	struct rep *R = G->R;
-	struct jsonw *w = &R->json;
+	struct xp_table t = { .cols = node_cols, .n = sizeof(node_cols) / sizeof(node_cols[0]),
+			      .fmt = et->fmt, .out = et->out, .json = et->json, .width = et->width,
+			      .key = "node_list", .lead = "            ", .no_split = 1, .no_heads = 1,
+			      .text_max = 1400, .capped = 1, .cap = most, .csv_nested = 1 };
 	sqlite3_stmt *s;
 	unsigned shown = 0;
 	int step;
@@ -233,11 +251,8 @@ static int print_nodes(struct graphs *G, const struct exec_row *e, unsigned most
 		return 0;           /* no graph events table: no node lines */
 	sqlite3_bind_int64(s, 1, e->exec);
 	sqlite3_bind_int64(s, 2, e->pid);
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(w, "node_list");
-		jsonw_arr_begin(w);
-	}
-	while ((step = sqlite3_step(s)) == SQLITE_ROW && (R->o->format == XP_FMT_JSON || shown < most)) {
+	xp_table_begin(&t, NULL);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW && xp_table_wants(&t, shown)) {
 		const char *name = (const char *)sqlite3_column_text(s, 1);
 		int64_t ns = sqlite3_column_int64(s, 2), count = sqlite3_column_int64(s, 3);
 		int64_t stack = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
@@ -245,107 +260,99 @@ static int print_nodes(struct graphs *G, const struct exec_row *e, unsigned most
 		char line[1400], brief[512];
 
 		shown++;
-		if (R->o->format == XP_FMT_JSON) {
-			jsonw_obj_begin(w);
-			jsonw_key(w, "node_id"); jsonw_int(w, sqlite3_column_int64(s, 0));
-			jsonw_key(w, "kernel"); jsonw_str(w, name);
-			jsonw_key(w, "total_ns"); jsonw_int(w, ns);
-			jsonw_key(w, "instances"); jsonw_int(w, count);
-			jsonw_key(w, "capture_site"); jsonw_str(w, site);
-			jsonw_obj_end(w);
-			continue;
-		}
 		xp_elide_name(name ? name : "?", brief, sizeof(brief));
 		/* CUPTI numbers a node (graph << 32 | index): the index reads best */
-		snprintf(line, sizeof(line), "            %5.1f%%  node %lld  %s: %s",
+		snprintf(line, sizeof(line), "%5.1f%%  node %lld  %s: %s",
 			 e->total ? 100.0 * (double)ns / (double)e->total : 0.0,
 			 (long long)(sqlite3_column_int64(s, 0) & 0xffffffff), site, brief);
-		xp_rep_put_row(R, line);
+		xp_table_row(&t, (struct xp_cell[]){ { .i = sqlite3_column_int64(s, 0) }, { .s = name },
+						     { .i = ns }, { .i = count }, { .s = site },
+						     { .s = line } });
 	}
 	sqlite3_finalize(s);
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_arr_end(w);
+	xp_table_end(&t, 0, 0);
 	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -EIO;
 }
 
-static const char *const cols = " Time (%)  Total Time (ns)  Replays      Avg (ns)      Med (ns)"
-				"    Min (ns)    Max (ns)  Nodes  Capture (ns)  Exec";
+/* One row per exec: nsys' columns, then where it was captured and
+ * replayed (text: lines under it; json: its nodes too). */
+enum { E_PID, E_EXEC, E_GRAPH_ID, E_CAPTURE_SITE, E_CAPTURE_NS, E_NODES, E_REPLAYS, E_PCT,
+       E_TOTAL, E_AVG, E_MED, E_MIN, E_MAX, E_REPLAY_SITE, E_GRAPH, E_CAPTURE_TEXT, E_N };
+static const struct xp_col exec_cols[E_N] = {
+	[E_PID] = { .json = "pid", .kind = XP_COL_INT },
+	[E_EXEC] = { .head = "Exec", .json = "exec_id", .kind = XP_COL_INT, .rule = 4 },
+	[E_GRAPH_ID] = { .json = "graph_id", .kind = XP_COL_INT },
+	[E_CAPTURE_SITE] = { .head = "Capture Site", .json = "capture_site", .kind = XP_COL_TEXT },
+	[E_CAPTURE_NS] = { .head = "Capture Time (ns)", .json = "capture_ns", .kind = XP_COL_INT },
+	[E_NODES] = { .head = "Nodes", .json = "nodes", .kind = XP_COL_INT, .width = 5, .rule = 5 },
+	[E_REPLAYS] = { .head = "Replays", .json = "replays", .kind = XP_COL_UINT, .width = 7,
+			.rule = 7 },
+	[E_PCT] = { .head = "Time (%)", .json = "time_pct", .kind = XP_COL_FIXED, .width = 8,
+		    .rule = 8, .prec = 1 },
+	[E_TOTAL] = { .head = "Total Time (ns)", .json = "total_ns", .kind = XP_COL_INT, .width = 15,
+		      .rule = 15 },
+	[E_AVG] = { .head = "Avg (ns)", .json = "avg_ns", .kind = XP_COL_FIXED, .width = 12,
+		    .rule = 8, .prec = 1 },
+	[E_MED] = { .head = "Med (ns)", .json = "med_ns", .kind = XP_COL_FIXED, .width = 12,
+		    .rule = 8, .prec = 1 },
+	[E_MIN] = { .head = "Min (ns)", .json = "min_ns", .kind = XP_COL_INT, .width = 10, .rule = 8 },
+	[E_MAX] = { .head = "Max (ns)", .json = "max_ns", .kind = XP_COL_INT, .width = 10, .rule = 8 },
+	[E_REPLAY_SITE] = { .head = "Replay Site", .json = "replay_site", .kind = XP_COL_TEXT },
+	[E_GRAPH] = { .head = "Graph", .kind = XP_COL_INT },
+	[E_CAPTURE_TEXT] = { .head = "Capture (ns)", .kind = XP_COL_TEXT, .width = 12, .rule = 12 },
+};
+static const unsigned char exec_text[] = { E_PCT, E_TOTAL, E_REPLAYS, E_AVG, E_MED, E_MIN, E_MAX,
+	E_NODES, E_CAPTURE_TEXT, E_EXEC };
+static const unsigned char exec_csv[] = { E_PCT, E_TOTAL, E_REPLAYS, E_AVG, E_MED, E_MIN, E_MAX,
+	E_NODES, E_CAPTURE_NS, E_GRAPH, E_EXEC, E_CAPTURE_SITE, E_REPLAY_SITE };
+static const unsigned char exec_json[] = { E_PID, E_EXEC, E_GRAPH_ID, E_CAPTURE_SITE,
+	E_CAPTURE_NS, E_NODES, E_REPLAYS, E_PCT, E_TOTAL, E_AVG, E_MED, E_MIN, E_MAX, E_REPLAY_SITE };
 
-static int print_exec(struct graphs *G, const struct exec_row *e)
+static int print_exec(struct graphs *G, struct xp_table *t, const struct exec_row *e)
 {
-	struct rep *R = G->R;
-	const struct xp_report_opts *o = R->o;
+	const struct xp_report_opts *o = G->R->o;
 	double pct = G->all ? 100.0 * (double)e->total / (double)G->all : 0;
 	const char *capture = e->graph < 0 ? "(capture not recorded)" :
 			      e->capture_stack > 0 ? xp_sites_get(G->capture, e->capture_stack) :
 			      "(capture call not recorded)";
-	char name[64], line[1400], site[600];
+	char site[600], capture_ns[24] = "-";
+	int rc;
 
 	snprintf(site, sizeof(site), "%s", capture ? capture : "?");
-	snprintf(name, sizeof(name), "%lld", (long long)e->exec);
-	if (o->format == XP_FMT_JSON) {
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "pid"); jsonw_int(w, xp_gtid_pid(e->pid));
-		jsonw_key(w, "exec_id"); jsonw_int(w, e->exec);
-		jsonw_key(w, "graph_id");
-		if (e->graph >= 0)
-			jsonw_int(w, e->graph);
-		else
-			jsonw_null(w);
-		jsonw_key(w, "capture_site"); jsonw_str(w, site);
-		jsonw_key(w, "capture_ns"); jsonw_int(w, e->capture_ns);
-		jsonw_key(w, "nodes"); jsonw_int(w, e->nodes);
-		jsonw_key(w, "replays"); jsonw_uint(w, e->n);
-		jsonw_key(w, "time_pct"); jsonw_fixed(w, pct, 1);
-		jsonw_key(w, "total_ns"); jsonw_int(w, e->total);
-		jsonw_key(w, "avg_ns"); jsonw_fixed(w, e->st.avg, 1);
-		jsonw_key(w, "med_ns"); jsonw_fixed(w, e->st.med, 1);
-		jsonw_key(w, "min_ns"); jsonw_int(w, e->min);
-		jsonw_key(w, "max_ns"); jsonw_int(w, e->max);
-		jsonw_key(w, "replay_site"); jsonw_str(w, replay_site(G, e));
-		print_nodes(G, e, 0);
-		jsonw_obj_end(w);
-		return 0;
-	}
-	if (o->format == XP_FMT_CSV) {
-		fprintf(R->out, "%.1f,%lld,%zu,%.1f,%.1f,%lld,%lld,%lld,%lld,%lld,%lld,", pct,
-			(long long)e->total, e->n, e->st.avg, e->st.med, (long long)e->min,
-			(long long)e->max, (long long)e->nodes, (long long)e->capture_ns,
-			(long long)e->graph, (long long)e->exec);
-		xp_rep_csv_str(R->out, site);
-		fputc(',', R->out);
-		xp_rep_csv_str(R->out, replay_site(G, e));
-		fputc('\n', R->out);
-		return 0;
-	}
-	{
-		char capture_ns[24] = "-";
-
-		if (e->capture_ns >= 0)
-			snprintf(capture_ns, sizeof(capture_ns), "%lld", (long long)e->capture_ns);
-		snprintf(line, sizeof(line), " %8.1f  %15lld  %7zu  %12.1f  %12.1f  %10lld  %10lld"
-			 "  %5lld  %12s  %s", pct, (long long)e->total, e->n, e->st.avg, e->st.med,
-			 (long long)e->min, (long long)e->max, (long long)e->nodes, capture_ns, name);
-	}
-	xp_rep_put_row(R, line);
+	if (e->capture_ns >= 0)
+		snprintf(capture_ns, sizeof(capture_ns), "%lld", (long long)e->capture_ns);
+	xp_table_row_open(t, (struct xp_cell[E_N]){
+		[E_PID] = { .i = xp_gtid_pid(e->pid) }, [E_EXEC] = { .i = e->exec },
+		[E_GRAPH_ID] = { .i = e->graph, .null = e->graph < 0 },
+		[E_CAPTURE_SITE] = { .s = site }, [E_CAPTURE_NS] = { .i = e->capture_ns },
+		[E_NODES] = { .i = e->nodes }, [E_REPLAYS] = { .u = e->n }, [E_PCT] = { .d = pct },
+		[E_TOTAL] = { .i = e->total }, [E_AVG] = { .d = e->st.avg }, [E_MED] = { .d = e->st.med },
+		[E_MIN] = { .i = e->min }, [E_MAX] = { .i = e->max },
+		[E_REPLAY_SITE] = { .s = replay_site(G, e) }, [E_GRAPH] = { .i = e->graph },
+		[E_CAPTURE_TEXT] = { .s = capture_ns },
+	});
 	if (e->graph >= 0)
-		snprintf(line, sizeof(line), "            captured at %s (graph %lld)", site,
-			 (long long)e->graph);
+		xp_table_text(t, "            captured at %s (graph %lld)", site, (long long)e->graph);
 	else
-		snprintf(line, sizeof(line), "            captured at %s", site);
-	xp_rep_put_row(R, line);
-	snprintf(line, sizeof(line), "            replayed at %s", replay_site(G, e));
-	xp_rep_put_row(R, line);
-	return print_nodes(G, e, o->stacks ? o->stacks : 0);
+		xp_table_text(t, "            captured at %s", site);
+	xp_table_text(t, "            replayed at %s", replay_site(G, e));
+	rc = print_nodes(G, t, e, o->stacks ? o->stacks : 0);    /* text: --stacks N; json: all */
+	xp_table_row_close(t);
+	return rc;
 }
 
 int xp_report_graph(struct rep *R, size_t *rows)
 {
 	struct graphs G = { .R = R };
 	const struct xp_report_opts *o = R->o;
+	struct xp_table t = { .cols = exec_cols, .n = E_N, .fmt = o->format, .out = R->out,
+			      .json = &R->json, .width = o->width, .key = "graphs", .no_split = 1,
+			      .text_max = 1400, .more = "graph execs",
+			      .text_order = exec_text, .text_n = sizeof(exec_text),
+			      .csv_order = exec_csv, .csv_n = sizeof(exec_csv),
+			      .json_order = exec_json, .json_n = sizeof(exec_json) };
 	size_t shown;
+	char title[256];
 	int rc;
 
 	*rows = 0;
@@ -361,26 +368,11 @@ int xp_report_graph(struct rep *R, size_t *rows)
 	if (G.n)
 		qsort_r(G.e, G.n, sizeof(*G.e), cmp_exec, NULL);
 	shown = o->top && o->top < G.n ? o->top : G.n;
-	if (o->format == XP_FMT_TEXT) {
-		xp_rep_put_title(R);
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, cols);
-		xp_rep_put_row(R, " --------  ---------------  -------      --------      --------"
-			       "    --------    --------  -----  ------------  ----");
-	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"Time (%)\",\"Total Time (ns)\",\"Replays\",\"Avg (ns)\",\"Med (ns)\",\"Min (ns)\","
-		      "\"Max (ns)\",\"Nodes\",\"Capture Time (ns)\",\"Graph\",\"Exec\",\"Capture Site\","
-		      "\"Replay Site\"\n", R->out);
-	} else {
-		jsonw_key(&R->json, "graphs");
-		jsonw_arr_begin(&R->json);
-	}
+	snprintf(title, sizeof(title), "** %s:", xp_rep_title(o->by));
+	xp_table_begin(&t, title);
 	for (size_t i = 0; i < shown && rc == 0; i++)
-		rc = print_exec(&G, &G.e[i]);
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
-	if (shown < G.n && o->format == XP_FMT_TEXT)
-		fprintf(R->out, " (%zu more graph execs; --top 0 shows all)\n", G.n - shown);
+		rc = print_exec(&G, &t, &G.e[i]);
+	xp_table_end(&t, shown, G.n);
 	*rows = G.n;
 out:
 	graphs_free(&G);

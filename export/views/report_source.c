@@ -21,6 +21,7 @@
 #include "export/names/launcher.h"
 #include "db/pypath.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "src/array.h"
 #include "src/strtab.h"
 #include "src/u64map.h"
@@ -354,7 +355,7 @@ static double pct(const struct src *S, int64_t ns)
 /* "kernel ×1250, other ×25" into buf: names short in text (elidename.h). */
 static void kernel_list(const struct src *S, const struct src_line *l, char *buf, size_t len)
 {
-	int text_short = S->R->o->format == XP_FMT_TEXT && !S->R->o->full_names;
+	int text_short = xp_rep_short_names(S->R->o);
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -383,19 +384,96 @@ static int cmp_own(const void *pa, const void *pb, void *ctx)
 	return (a->own < b->own) - (a->own > b->own);
 }
 
-/* When libraries sit between the program and its GPU work (a model from
- * transformers), the lines of the program's own files that lead to it:
- * the innermost such line of each launch stack. Text and json only. */
-static int print_own(struct src *S)
+/* The view's columns: functions and lines (json: a function's lines and a
+ * line's kernels nested; csv: a Level column), Backward where the run has
+ * backward kernels on forward lines. */
+enum { C_LEVEL, C_FILE, C_FUNC, C_LINE, C_SELF_PCT, C_SELF, C_TOTAL_PCT, C_TOTAL, C_BWD_PCT,
+       C_BWD, C_INST, C_KERNELS, C_SOURCE, C_N };
+
+static const struct xp_col cols[C_N] = {
+	[C_LEVEL] = { .head = "Level", .kind = XP_COL_TEXT },
+	[C_FILE] = { .head = "File", .json = "file", .kind = XP_COL_TEXT },
+	[C_FUNC] = { .head = "Function", .json = "function", .kind = XP_COL_TEXT },
+	[C_LINE] = { .head = "Line", .json = "line", .kind = XP_COL_INT },
+	[C_SELF_PCT] = { .head = "Self (%)", .kind = XP_COL_FIXED, .width = 8, .rule = 8, .prec = 1 },
+	[C_SELF] = { .head = "Self (ns)", .json = "self_ns", .kind = XP_COL_INT, .width = 12,
+		     .rule = 12 },
+	[C_TOTAL_PCT] = { .head = "Total (%)", .kind = XP_COL_FIXED, .width = 9, .rule = 9, .prec = 1 },
+	[C_TOTAL] = { .head = "Total (ns)", .json = "total_ns", .kind = XP_COL_INT, .width = 12,
+		      .rule = 12 },
+	[C_BWD_PCT] = { .head = "Backward (%)", .kind = XP_COL_FIXED, .width = 12, .rule = 12,
+			.prec = 1 },
+	[C_BWD] = { .head = "Backward (ns)", .json = "backward_ns", .kind = XP_COL_INT },
+	[C_INST] = { .head = "Instances", .json = "instances", .kind = XP_COL_UINT, .width = 9,
+		     .rule = 9 },
+	[C_KERNELS] = { .head = "Kernels", .kind = XP_COL_TEXT },
+	[C_SOURCE] = { .head = "Source", .kind = XP_COL_TEXT, .rule = 6 },
+};
+/* [0]: without Backward, [1]: with */
+static const unsigned char text_cols[2][7] = {
+	{ C_SELF_PCT, C_SELF, C_TOTAL_PCT, C_TOTAL, C_INST, C_SOURCE },
+	{ C_SELF_PCT, C_SELF, C_TOTAL_PCT, C_TOTAL, C_BWD_PCT, C_INST, C_SOURCE },
+};
+static const unsigned char csv_cols[2][9] = {
+	{ C_LEVEL, C_FILE, C_FUNC, C_LINE, C_SELF, C_TOTAL, C_INST, C_KERNELS },
+	{ C_LEVEL, C_FILE, C_FUNC, C_LINE, C_SELF, C_TOTAL, C_BWD, C_INST, C_KERNELS },
+};
+static const unsigned char json_cols[2][6] = {
+	{ C_FILE, C_FUNC, C_SELF, C_TOTAL, C_INST },
+	{ C_FILE, C_FUNC, C_SELF, C_TOTAL, C_BWD, C_INST },
+};
+static const unsigned char json_line_cols[2][5] = {
+	{ C_LINE, C_SELF, C_TOTAL, C_INST },
+	{ C_LINE, C_SELF, C_TOTAL, C_BWD, C_INST },
+};
+static const unsigned char json_lineless[] = { C_SELF, C_INST };
+
+/* A line's kernels (json's alone), and the view's totals (json keys). */
+static const struct xp_col kernel_cols[] = {
+	{ .json = "name", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "self_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "instances", .kind = XP_COL_UINT, .json_only = 1 },
+};
+static const struct xp_col total_cols[] = {
+	{ .json = "total_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "backward_ns", .kind = XP_COL_INT, .json_only = 1 },
+};
+
+/* The program's own lines nearest the GPU work: text shows the first five
+ * above the table's heads, json all of them after the functions. */
+enum { OWN_FILE, OWN_LINE, OWN_FUNC, OWN_NS, OWN_TEXT };
+static const struct xp_col own_cols[] = {
+	[OWN_FILE] = { .json = "file", .kind = XP_COL_TEXT },
+	[OWN_LINE] = { .json = "line", .kind = XP_COL_INT },
+	[OWN_FUNC] = { .json = "function", .kind = XP_COL_TEXT },
+	[OWN_NS] = { .json = "gpu_ns", .kind = XP_COL_INT },
+	[OWN_TEXT] = { .kind = XP_COL_TEXT, .text_only = 1 },
+};
+static const unsigned char own_text[] = { OWN_TEXT }, own_json[] = { OWN_FILE, OWN_LINE,
+	OWN_FUNC, OWN_NS };
+
+static struct xp_table table_of(struct src *S, const struct xp_col *c, size_t n)
 {
 	const struct xp_report_opts *o = S->R->o;
+
+	return (struct xp_table){ .cols = c, .n = n, .fmt = o->format, .out = S->R->out,
+				  .json = &S->R->json, .width = o->width, .no_split = 1,
+				  .text_max = 2048 };
+}
+
+/* When libraries sit between the program and its GPU work (a model from
+ * transformers), the lines of the program's own files that lead to it:
+ * the innermost such line of each launch stack. Text (json: 0) or json. */
+static int print_own(struct src *S, int json)
+{
+	struct xp_table t = table_of(S, own_cols, sizeof(own_cols) / sizeof(own_cols[0]));
 	size_t *order, n = 0, shown;
 	int64_t lib_self = 0;
 
 	for (size_t i = 0; i < S->nlines; i++)
 		if (S->lines[i].library)
 			lib_self = xp_sat_add(lib_self, S->lines[i].self);
-	if (!lib_self || o->format == XP_FMT_CSV)
+	if (!lib_self)
 		return 0;
 	if (!(order = malloc(S->nlines * sizeof(*order))))
 		return -ENOMEM;
@@ -403,213 +481,125 @@ static int print_own(struct src *S)
 		if (S->lines[i].own)
 			order[n++] = i;
 	qsort_r(order, n, sizeof(*order), cmp_own, S);
-	shown = n < 5 ? n : 5;
-	if (o->format == XP_FMT_JSON) {
-		jsonw_key(&S->R->json, "own_code_lines");
-		jsonw_arr_begin(&S->R->json);
-	} else {
-		xp_rep_put_row(S->R, "Your code's lines nearest the GPU work (innermost frame outside"
-			       " site-packages and the standard library):");
-	}
-	for (size_t i = 0; i < (o->format == XP_FMT_JSON ? n : shown); i++) {
+	t.key = "own_code_lines";
+	t.text_max = 1024;
+	t.lead = "  ";
+	t.no_heads = 1;
+	t.text_order = own_text;
+	t.text_n = json ? 0 : 1;
+	t.json_order = own_json;
+	t.json_n = json ? sizeof(own_json) : 0;
+	t.csv_order = own_json;     /* csv: none */
+	shown = json ? n : n < 5 ? n : 5;
+	if (!json)
+		xp_table_text(&t, "Your code's lines nearest the GPU work (innermost frame outside"
+			      " site-packages and the standard library):");
+	xp_table_begin(&t, NULL);
+	for (size_t i = 0; i < shown; i++) {
 		const struct src_line *l = &S->lines[order[i]];
 		const struct src_func *f = &S->funcs[l->fn];
 		char line[1024];
 
-		if (o->format == XP_FMT_JSON) {
-			struct jsonw *w = &S->R->json;
-
-			jsonw_obj_begin(w);
-			jsonw_key(w, "file"); jsonw_str(w, f->file);
-			jsonw_key(w, "line"); jsonw_int(w, l->line);
-			jsonw_key(w, "function"); jsonw_str(w, f->name);
-			jsonw_key(w, "gpu_ns"); jsonw_int(w, l->own);
-			jsonw_obj_end(w);
-			continue;
-		}
-		snprintf(line, sizeof(line), "  %6.1f%%  %s:%d %s", pct(S, l->own), f->file, l->line,
+		snprintf(line, sizeof(line), "%6.1f%%  %s:%d %s", pct(S, l->own), f->file, l->line,
 			 f->name);
-		xp_rep_put_row(S->R, line);
+		xp_table_row(&t, (struct xp_cell[]){ { .s = f->file }, { .i = l->line }, { .s = f->name },
+						     { .i = l->own }, { .s = line } });
 	}
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&S->R->json);
-	else
-		xp_rep_put_row(S->R, "");
+	xp_table_end(&t, shown, shown);
+	if (!json)
+		xp_table_text(&t, "%s", "");
 	free(order);
 	return 0;
 }
 
-static void text_head(struct src *S)
+/* One row of the view: a function (l NULL), one of its lines, or GPU time
+ * no line launched itself (f NULL). */
+static void fill(struct src *S, struct xp_cell *c, const char *level, const struct src_func *f,
+		 const struct src_line *l, const char *kernels, const char *source)
 {
-	struct rep *R = S->R;
-	char head[256];
+	int64_t self = l ? l->self : f->self, total = l ? l->total : f->total;
+	int64_t bwd = l ? l->bwd : f->bwd;
 
-	snprintf(head, sizeof(head), "** %s:", xp_rep_title(R->o->by));
-	xp_rep_put_row(R, head);
-	xp_rep_put_row(R, "");
+	c[C_LEVEL] = (struct xp_cell){ .s = level };
+	c[C_FILE] = (struct xp_cell){ .s = f->file };
+	c[C_FUNC] = (struct xp_cell){ .s = f->name };
+	c[C_LINE] = (struct xp_cell){ .i = l ? l->line : 0, .absent = !l, .null = l && l->line < 0 };
+	c[C_SELF_PCT] = (struct xp_cell){ .d = pct(S, self) };
+	c[C_SELF] = (struct xp_cell){ .i = self };
+	c[C_TOTAL_PCT] = (struct xp_cell){ .d = pct(S, total) };
+	c[C_TOTAL] = (struct xp_cell){ .i = total };
+	c[C_BWD_PCT] = (struct xp_cell){ .d = total ? 100.0 * (double)bwd / (double)total : 0 };
+	c[C_BWD] = (struct xp_cell){ .i = bwd };
+	c[C_INST] = (struct xp_cell){ .u = l ? l->total_n : f->total_n };
+	c[C_KERNELS] = (struct xp_cell){ .s = kernels };
+	c[C_SOURCE] = (struct xp_cell){ .s = source };
 }
 
-static void text_columns(struct src *S)
+/* A line's kernels: json's, under the line. */
+static void print_kernels(struct src *S, const struct src_line *l)
 {
-	struct rep *R = S->R;
+	struct xp_table t = table_of(S, kernel_cols, sizeof(kernel_cols) / sizeof(kernel_cols[0]));
 
-	if (S->bwd_all) {
-		xp_rep_put_row(R, " Self (%)     Self (ns)  Total (%)    Total (ns)  Backward (%)"
-			       "  Instances  Source");
-		xp_rep_put_row(R, " --------  ------------  ---------  ------------  ------------"
-			       "  ---------  ------");
-		return;
-	}
-	xp_rep_put_row(R, " Self (%)     Self (ns)  Total (%)    Total (ns)  Instances  Source");
-	xp_rep_put_row(R, " --------  ------------  ---------  ------------  ---------  ------");
+	t.key = "kernels";
+	xp_table_begin(&t, NULL);
+	for (size_t i = 0; i < l->nk; i++)
+		xp_table_row(&t, (struct xp_cell[]){ { .s = l->k[i].name }, { .i = l->k[i].ns },
+						     { .u = l->k[i].n } });
+	xp_table_end(&t, l->nk, l->nk);
 }
 
-/* Backward (%): the share of the row's total that backward kernels are. */
-static void text_row(struct src *S, int64_t self, int64_t total, int64_t bwd, uint64_t n,
-		     const char *what)
+/* One function and its lines (those that launched or called), in line
+ * order: json's "lines" under the function, text's and csv's rows after it. */
+static void print_func(struct src *S, struct xp_table *ft, size_t fi, const size_t *order,
+		       size_t nlines)
 {
-	char line[2048], share[24] = "";
-
-	if (S->bwd_all)
-		snprintf(share, sizeof(share), "  %12.1f", total ? 100.0 * (double)bwd /
-			 (double)total : 0);
-	snprintf(line, sizeof(line), " %8.1f  %12lld  %9.1f  %12lld%s  %9llu  %s", pct(S, self),
-		 (long long)self, pct(S, total), (long long)total, share, (unsigned long long)n,
-		 what);
-	xp_rep_put_row(S->R, line);
-}
-
-static void csv_row(struct src *S, const char *level, const struct src_func *f, int line,
-		    int64_t self, int64_t total, int64_t bwd, uint64_t n, const char *kernels)
-{
-	FILE *out = S->R->out;
-
-	fprintf(out, "\"%s\",", level);
-	xp_rep_csv_str(out, f ? f->file : "");
-	fputc(',', out);
-	xp_rep_csv_str(out, f ? f->name : "");
-	if (line >= 0)
-		fprintf(out, ",%d", line);
-	else
-		fputs(",", out);
-	fprintf(out, ",%lld,%lld,", (long long)self, (long long)total);
-	if (S->bwd_all)
-		fprintf(out, "%lld,", (long long)bwd);
-	fprintf(out, "%llu,", (unsigned long long)n);
-	xp_rep_csv_str(out, kernels);
-	fputc('\n', out);
-}
-
-static void json_line(struct src *S, const struct src_line *l)
-{
-	struct jsonw *w = &S->R->json;
-
-	jsonw_obj_begin(w);
-	jsonw_key(w, "line");
-	if (l->line >= 0)
-		jsonw_int(w, l->line);
-	else
-		jsonw_null(w);
-	jsonw_key(w, "self_ns"); jsonw_int(w, l->self);
-	jsonw_key(w, "total_ns"); jsonw_int(w, l->total);
-	if (S->bwd_all) {
-		jsonw_key(w, "backward_ns"); jsonw_int(w, l->bwd);
-	}
-	jsonw_key(w, "instances"); jsonw_uint(w, l->total_n);
-	jsonw_key(w, "kernels");
-	jsonw_arr_begin(w);
-	for (size_t i = 0; i < l->nk; i++) {
-		jsonw_obj_begin(w);
-		jsonw_key(w, "name"); jsonw_str(w, l->k[i].name);
-		jsonw_key(w, "self_ns"); jsonw_int(w, l->k[i].ns);
-		jsonw_key(w, "instances"); jsonw_uint(w, l->k[i].n);
-		jsonw_obj_end(w);
-	}
-	jsonw_arr_end(w);
-	jsonw_obj_end(w);
-}
-
-/* One function and its lines (those that launched or called), in line order. */
-static void print_func(struct src *S, size_t fi, const size_t *order, size_t nlines)
-{
-	const struct xp_report_opts *o = S->R->o;
 	const struct src_func *f = &S->funcs[fi];
+	struct xp_table lt = *ft;
+	struct xp_cell c[C_N];
 	char what[1024], kernels[1024];
 
-	if (o->format == XP_FMT_TEXT) {
-		snprintf(what, sizeof(what), "%s  (%s)", f->name, f->file);
-		text_row(S, f->self, f->total, f->bwd, f->total_n, what);
-	} else if (o->format == XP_FMT_CSV) {
-		csv_row(S, "function", f, -1, f->self, f->total, f->bwd, f->total_n, "");
-	} else {
-		struct jsonw *w = &S->R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "file"); jsonw_str(w, f->file);
-		jsonw_key(w, "function"); jsonw_str(w, f->name);
-		jsonw_key(w, "self_ns"); jsonw_int(w, f->self);
-		jsonw_key(w, "total_ns"); jsonw_int(w, f->total);
-		if (S->bwd_all) {
-			jsonw_key(w, "backward_ns"); jsonw_int(w, f->bwd);
-		}
-		jsonw_key(w, "instances"); jsonw_uint(w, f->total_n);
-		jsonw_key(w, "lines");
-		jsonw_arr_begin(w);
-	}
+	snprintf(what, sizeof(what), "%s  (%s)", f->name, f->file);
+	fill(S, c, "function", f, NULL, "", what);
+	xp_table_row_open(ft, c);
+	lt.key = "lines";
+	lt.json_order = json_line_cols[S->bwd_all != 0];
+	lt.json_n = S->bwd_all ? 5 : 4;
+	lt.no_heads = 1;
+	lt.csv_continues = 1;
+	xp_table_begin(&lt, NULL);
 	for (size_t i = 0; i < nlines; i++) {
 		const struct src_line *l = &S->lines[order[i]];
 
 		if (l->fn != fi || !l->total)
 			continue;
 		kernel_list(S, l, kernels, sizeof(kernels));
-		if (o->format == XP_FMT_TEXT) {
-			snprintf(what, sizeof(what), "    %s:%d  %s", f->file, l->line,
-				 l->nk ? kernels : "(calls)");
-			text_row(S, l->self, l->total, l->bwd, l->total_n, what);
-		} else if (o->format == XP_FMT_CSV) {
-			csv_row(S, "line", f, l->line, l->self, l->total, l->bwd, l->total_n, kernels);
-		} else {
-			json_line(S, l);
-		}
+		snprintf(what, sizeof(what), "    %s:%d  %s", f->file, l->line, l->nk ? kernels : "(calls)");
+		fill(S, c, "line", f, l, kernels, what);
+		xp_table_row_open(&lt, c);
+		print_kernels(S, l);
+		xp_table_row_close(&lt);
 	}
-	if (o->format == XP_FMT_JSON) {
-		jsonw_arr_end(&S->R->json);
-		jsonw_obj_end(&S->R->json);
-	}
+	xp_table_end(&lt, 0, 0);
+	xp_table_row_close(ft);
 }
 
 /* A row of GPU time no line launched itself: none on the stack (kind
  * "none", key no_python_line), or a view's backward made somewhere under
  * the lines that hold it in their totals ("under", under_enclosing_line). */
-static void print_lineless(struct src *S, const char *kind, const char *key, const char *what,
-			   int64_t ns, int64_t bwd, uint64_t n)
+static void print_lineless(struct src *S, struct xp_table *t, const char *kind, const char *key,
+			   const char *what, int64_t ns, int64_t bwd, uint64_t n)
 {
-	const struct xp_report_opts *o = S->R->o;
+	struct src_func none = { .file = "", .name = "", .self = ns, .total = ns, .bwd = bwd,
+				 .total_n = n };
+	struct xp_table kt = *t;
+	struct xp_cell c[C_N];
 
 	if (!n)
 		return;
-	if (o->format == XP_FMT_TEXT) {
-		text_row(S, ns, ns, bwd, n, what);
-	} else if (o->format == XP_FMT_CSV) {
-		csv_row(S, kind, NULL, -1, ns, ns, bwd, n, "");
-	} else {
-		struct jsonw *w = &S->R->json;
-
-		jsonw_key(w, key);
-		jsonw_obj_begin(w);
-		jsonw_key(w, "self_ns"); jsonw_int(w, ns);
-		jsonw_key(w, "instances"); jsonw_uint(w, n);
-		jsonw_obj_end(w);
-	}
-}
-
-static void print_none(struct src *S)
-{
-	print_lineless(S, "none", "no_python_line", "(no Python line on the launch stack)",
-		       S->none, 0, S->none_n);
-	print_lineless(S, "under", "under_enclosing_line", "(backward of views made under the"
-		       " lines above, at no line of their own: in their totals)", S->under, S->under,
-		       S->under_n);
+	fill(S, c, kind, &none, NULL, "", what);
+	kt.json_order = json_lineless;
+	kt.json_n = sizeof(json_lineless);
+	xp_table_row_key(&kt, key, c);
 }
 
 static int print_all(struct src *S, size_t *shown_out)
@@ -617,6 +607,8 @@ static int print_all(struct src *S, size_t *shown_out)
 	const struct xp_report_opts *o = S->R->o;
 	size_t *fo = malloc((S->nfuncs + 1) * sizeof(*fo)), *lo = malloc((S->nlines + 1) * sizeof(*lo));
 	size_t nf = 0, shown;
+	int b = S->bwd_all != 0;
+	struct xp_table t = table_of(S, cols, C_N), tt = table_of(S, total_cols, 2);
 
 	if (!fo || !lo) {
 		free(fo);
@@ -634,35 +626,31 @@ static int print_all(struct src *S, size_t *shown_out)
 		if (S->lines[i].nk)
 			qsort(S->lines[i].k, S->lines[i].nk, sizeof(*S->lines[i].k), cmp_kernel);
 	shown = o->top && o->top < nf ? o->top : nf;
-	if (o->format == XP_FMT_TEXT) {
-		text_head(S);
-		if (print_own(S) < 0)
-			goto nomem;
-		text_columns(S);
-	} else if (o->format == XP_FMT_CSV) {
-		fprintf(S->R->out, "\"Level\",\"File\",\"Function\",\"Line\",\"Self (ns)\","
-			"\"Total (ns)\",%s\"Instances\",\"Kernels\"\n",
-			S->bwd_all ? "\"Backward (ns)\"," : "");
-	} else {
-		jsonw_key(&S->R->json, "total_ns");
-		jsonw_int(&S->R->json, S->all);
-		if (S->bwd_all) {
-			jsonw_key(&S->R->json, "backward_ns");
-			jsonw_int(&S->R->json, S->bwd_all);
-		}
-		jsonw_key(&S->R->json, "functions");
-		jsonw_arr_begin(&S->R->json);
-	}
+	t.text_order = text_cols[b];
+	t.text_n = b ? 7 : 6;
+	t.csv_order = csv_cols[b];
+	t.csv_n = b ? 9 : 8;
+	t.json_order = json_cols[b];
+	t.json_n = b ? 6 : 5;
+	t.key = "functions";
+	t.more = "functions";
+	xp_table_fields(&tt, (struct xp_cell[]){ { .i = S->all }, { .i = S->bwd_all, .absent = !b } });
+	xp_table_text(&t, "** %s:", xp_rep_title(o->by));
+	xp_table_text(&t, "%s", "");
+	if (print_own(S, 0) < 0)
+		goto nomem;
+	xp_table_begin(&t, NULL);
 	for (size_t i = 0; i < shown; i++)
-		print_func(S, fo[i], lo, S->nlines);
-	if (o->format == XP_FMT_JSON) {
-		jsonw_arr_end(&S->R->json);
-		if (print_own(S) < 0)
-			goto nomem;
-	}
-	print_none(S);
-	if (shown < nf && o->format == XP_FMT_TEXT)
-		fprintf(S->R->out, " (%zu more functions; --top 0 shows all)\n", nf - shown);
+		print_func(S, &t, fo[i], lo, S->nlines);
+	xp_table_end(&t, 0, 0);
+	if (print_own(S, 1) < 0)
+		goto nomem;
+	print_lineless(S, &t, "none", "no_python_line", "(no Python line on the launch stack)",
+		       S->none, 0, S->none_n);
+	print_lineless(S, &t, "under", "under_enclosing_line", "(backward of views made under the"
+		       " lines above, at no line of their own: in their totals)", S->under, S->under,
+		       S->under_n);
+	xp_table_more(&t, shown, nf);
 	*shown_out = nf;
 	free(fo);
 	free(lo);

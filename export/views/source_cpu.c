@@ -15,6 +15,7 @@
 
 #include "export/analysis/cpuprof.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 
 const char xp_source_cpu_title[] = "CPU Samples by Source (self: at the innermost Python line,"
 	" else the leaf function; total: also in what it calls)";
@@ -24,46 +25,47 @@ static double pct(const struct xp_cpuprof *p, uint64_t k)
 	return p->samples ? 100.0 * (double)k / (double)p->samples : 0;
 }
 
-static void text_row(struct rep *R, const struct xp_cpuprof *p, uint64_t self, uint64_t total,
-		     const char *what)
+/* Functions and their lines (json: a function's lines nested; csv: a
+ * Level column); kind: a function's, Python or native. */
+enum { C_LEVEL, C_FILE, C_FUNC, C_LINE, C_KIND, C_SELF_PCT, C_SELF, C_TOTAL_PCT, C_TOTAL,
+       C_SOURCE, C_N };
+
+static const struct xp_col cols[C_N] = {
+	[C_LEVEL] = { .head = "Level", .kind = XP_COL_TEXT },
+	[C_FILE] = { .head = "File", .json = "file", .kind = XP_COL_TEXT },
+	[C_FUNC] = { .head = "Function", .json = "function", .kind = XP_COL_TEXT },
+	[C_LINE] = { .head = "Line", .json = "line", .kind = XP_COL_INT },
+	[C_KIND] = { .json = "kind", .kind = XP_COL_TEXT },
+	[C_SELF_PCT] = { .head = "Self (%)", .kind = XP_COL_FIXED, .width = 8, .rule = 8, .prec = 1 },
+	[C_SELF] = { .head = "Self (samples)", .json = "self_samples", .kind = XP_COL_UINT,
+		     .width = 14, .rule = 14 },
+	[C_TOTAL_PCT] = { .head = "Total (%)", .kind = XP_COL_FIXED, .width = 9, .rule = 9,
+			  .prec = 1 },
+	[C_TOTAL] = { .head = "Total (samples)", .json = "total_samples", .kind = XP_COL_UINT,
+		      .width = 15, .rule = 15 },
+	[C_SOURCE] = { .head = "Source", .kind = XP_COL_TEXT, .rule = 6 },
+};
+static const unsigned char text_cols[] = { C_SELF_PCT, C_SELF, C_TOTAL_PCT, C_TOTAL, C_SOURCE };
+static const unsigned char csv_cols[] = { C_LEVEL, C_FILE, C_FUNC, C_LINE, C_SELF, C_TOTAL };
+static const unsigned char json_func[] = { C_FILE, C_FUNC, C_KIND, C_SELF, C_TOTAL };
+static const unsigned char json_line[] = { C_LINE, C_SELF, C_TOTAL };
+static const struct xp_col total_cols[] = {
+	{ .json = "total_samples", .kind = XP_COL_UINT, .json_only = 1 },
+};
+
+static void fill(const struct xp_cpuprof *p, struct xp_cell *c, const struct xp_cpu_row *r,
+		 const char *source)
 {
-	char line[2200];
-
-	snprintf(line, sizeof(line), " %8.1f  %14llu  %9.1f  %15llu  %s", pct(p, self),
-		 (unsigned long long)self, pct(p, total), (unsigned long long)total, what);
-	xp_rep_put_row(R, line);
-}
-
-static void csv_row(struct rep *R, const char *level, const struct xp_cpu_row *r)
-{
-	fprintf(R->out, "\"%s\",", level);
-	xp_rep_csv_str(R->out, r->file);
-	fputc(',', R->out);
-	xp_rep_csv_str(R->out, r->name);
-	if (r->is_line && r->line >= 0)
-		fprintf(R->out, ",%d", r->line);
-	else
-		fputc(',', R->out);
-	fprintf(R->out, ",%llu,%llu\n", (unsigned long long)r->self, (unsigned long long)r->total);
-}
-
-static void json_row(struct rep *R, const struct xp_cpu_row *r)
-{
-	struct jsonw *w = &R->json;
-
-	if (r->is_line) {
-		jsonw_key(w, "line");
-		if (r->line >= 0)
-			jsonw_int(w, r->line);
-		else
-			jsonw_null(w);
-	} else {
-		jsonw_key(w, "file"); jsonw_str(w, r->file);
-		jsonw_key(w, "function"); jsonw_str(w, r->name);
-		jsonw_key(w, "kind"); jsonw_str(w, r->kind == XP_CPU_PYTHON ? "python" : "native");
-	}
-	jsonw_key(w, "self_samples"); jsonw_uint(w, r->self);
-	jsonw_key(w, "total_samples"); jsonw_uint(w, r->total);
+	c[C_LEVEL] = (struct xp_cell){ .s = r->is_line ? "line" : "function" };
+	c[C_FILE] = (struct xp_cell){ .s = r->file };
+	c[C_FUNC] = (struct xp_cell){ .s = r->name };
+	c[C_LINE] = (struct xp_cell){ .i = r->line, .null = !r->is_line || r->line < 0 };
+	c[C_KIND] = (struct xp_cell){ .s = r->kind == XP_CPU_PYTHON ? "python" : "native" };
+	c[C_SELF_PCT] = (struct xp_cell){ .d = pct(p, r->self) };
+	c[C_SELF] = (struct xp_cell){ .u = r->self };
+	c[C_TOTAL_PCT] = (struct xp_cell){ .d = pct(p, r->total) };
+	c[C_TOTAL] = (struct xp_cell){ .u = r->total };
+	c[C_SOURCE] = (struct xp_cell){ .s = source };
 }
 
 static int cmp_line(const void *pa, const void *pb, void *ctx)
@@ -74,56 +76,54 @@ static int cmp_line(const void *pa, const void *pb, void *ctx)
 	return (a->line > b->line) - (a->line < b->line);
 }
 
-/* Function fi, then its lines in line order. */
-static void print_func(struct rep *R, const struct xp_cpuprof *p, size_t fi, size_t *lines,
+/* Function fi, then its lines in line order (json: its "lines"). */
+static void print_func(struct xp_table *ft, const struct xp_cpuprof *p, size_t fi, size_t *lines,
 		       size_t nlines)
 {
 	const struct xp_cpu_row *f = &p->rows[fi];
+	struct xp_table lt = *ft;
+	struct xp_cell c[C_N];
 	char what[2200];
 	size_t n = 0;
 
 	for (size_t i = 0; i < nlines; i++)
 		if (p->rows[lines[i]].func == fi)
 			lines[n++] = lines[i];      /* this function's, first: sorted apart */
-	if (R->o->format == XP_FMT_TEXT) {
-		if (f->kind == XP_CPU_PYTHON)
-			snprintf(what, sizeof(what), "%s  (%s)", f->name, f->file);
-		else
-			xp_cpu_row_name(f, R->o->full_names ? 0 : XP_CPU_NAME_SHORT, what, sizeof(what));
-		text_row(R, p, f->self, f->total, what);
-	} else if (R->o->format == XP_FMT_CSV) {
-		csv_row(R, "function", f);
-	} else {
-		jsonw_obj_begin(&R->json);
-		json_row(R, f);
-		jsonw_key(&R->json, "lines");
-		jsonw_arr_begin(&R->json);
-	}
+	if (f->kind == XP_CPU_PYTHON)
+		snprintf(what, sizeof(what), "%s  (%s)", f->name, f->file);
+	else
+		xp_cpu_row_name(f, ((const struct rep *)ft->ctx)->o->full_names ? 0 :
+				XP_CPU_NAME_SHORT, what, sizeof(what));
+	fill(p, c, f, what);
+	xp_table_row_open(ft, c);
+	lt.key = "lines";
+	lt.json_order = json_line;
+	lt.json_n = sizeof(json_line);
+	lt.no_heads = 1;
+	lt.csv_continues = 1;
+	xp_table_begin(&lt, NULL);
 	for (size_t i = 0; i < n; i++) {
 		const struct xp_cpu_row *l = &p->rows[lines[i]];
 
-		if (R->o->format == XP_FMT_TEXT) {
-			snprintf(what, sizeof(what), l->line >= 0 ? "    %s:%d" : "    %s:?", l->file,
-				 l->line);
-			text_row(R, p, l->self, l->total, what);
-		} else if (R->o->format == XP_FMT_CSV) {
-			csv_row(R, "line", l);
-		} else {
-			jsonw_obj_begin(&R->json);
-			json_row(R, l);
-			jsonw_obj_end(&R->json);
-		}
+		snprintf(what, sizeof(what), l->line >= 0 ? "    %s:%d" : "    %s:?", l->file, l->line);
+		fill(p, c, l, what);
+		xp_table_row(&lt, c);
 	}
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_arr_end(&R->json);
-		jsonw_obj_end(&R->json);
-	}
+	xp_table_end(&lt, 0, 0);
+	xp_table_row_close(ft);
 }
 
 static int print_all(struct rep *R, const struct xp_cpuprof *p, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
 	size_t *fo = NULL, *lo = NULL, *scratch = NULL, nf, nl, shown;
+	struct xp_table t = { .cols = cols, .n = C_N, .fmt = o->format, .out = R->out,
+			      .json = &R->json, .width = o->width, .ctx = R, .key = "cpu_source",
+			      .no_split = 1, .more = "functions", .text_max = 2200,
+			      .text_order = text_cols, .text_n = sizeof(text_cols),
+			      .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
+			      .json_order = json_func, .json_n = sizeof(json_func) };
+	struct xp_table tt = t;
 	char head[512];
 	int rc;
 
@@ -134,29 +134,17 @@ static int print_all(struct rep *R, const struct xp_cpuprof *p, size_t *rows)
 	}
 	qsort_r(lo, nl, sizeof(*lo), cmp_line, (void *)p);
 	shown = o->top && o->top < nf ? o->top : nf;
-	if (o->format == XP_FMT_TEXT) {
-		snprintf(head, sizeof(head), "** %s:", xp_source_cpu_title);
-		xp_rep_put_row(R, head);
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, " Self (%)  Self (samples)  Total (%)  Total (samples)  Source");
-		xp_rep_put_row(R, " --------  --------------  ---------  ---------------  ------");
-	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"Level\",\"File\",\"Function\",\"Line\",\"Self (samples)\",\"Total (samples)\"\n",
-		      R->out);
-	} else {
-		jsonw_key(&R->json, "total_samples");
-		jsonw_uint(&R->json, p->samples);
-		jsonw_key(&R->json, "cpu_source");
-		jsonw_arr_begin(&R->json);
-	}
+	tt.cols = total_cols;
+	tt.n = 1;
+	tt.json_order = NULL;
+	xp_table_fields(&tt, (struct xp_cell[]){ { .u = p->samples } });
+	snprintf(head, sizeof(head), "** %s:", xp_source_cpu_title);
+	xp_table_begin(&t, head);
 	for (size_t i = 0; i < shown; i++) {
 		memcpy(scratch, lo, nl * sizeof(*lo));
-		print_func(R, p, fo[i], scratch, nl);
+		print_func(&t, p, fo[i], scratch, nl);
 	}
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
-	else if (o->format == XP_FMT_TEXT && shown < nf)
-		fprintf(R->out, " (%zu more functions; --top 0 shows all)\n", nf - shown);
+	xp_table_end(&t, shown, nf);
 	*rows = nf;
 out:
 	free(fo);

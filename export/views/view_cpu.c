@@ -13,6 +13,7 @@
 
 #include "export/analysis/cpuprof.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "src/gtid.h"
 
 void xp_rep_cpu_filter(const struct xp_report_opts *o, char *buf, size_t len)
@@ -67,19 +68,20 @@ int xp_rep_cpu_footer(struct rep *R, const struct xp_cpuprof *p)
 		hz = sqlite3_column_int64(s, 2);
 	}
 	sqlite3_finalize(s);
-	if (R->o->format == XP_FMT_JSON) {
-		struct jsonw *w = &R->json;
+	{
+		static const struct xp_col c[] = {
+			{ .json = "samples", .kind = XP_COL_UINT, .json_only = 1 },
+			{ .json = "python_samples", .kind = XP_COL_UINT, .json_only = 1 },
+			{ .json = "no_frame_samples", .kind = XP_COL_UINT, .json_only = 1 },
+			{ .json = "processes", .kind = XP_COL_INT, .json_only = 1 },
+			{ .json = "threads", .kind = XP_COL_INT, .json_only = 1 },
+			{ .json = "frequency_hz", .kind = XP_COL_INT, .json_only = 1 },
+		};
+		struct xp_table t = { .cols = c, .n = 6, .fmt = R->o->format, .out = R->out,
+				      .json = &R->json };
 
-		jsonw_key(w, "cpu");
-		jsonw_obj_begin(w);
-		jsonw_key(w, "samples"); jsonw_uint(w, p->samples);
-		jsonw_key(w, "python_samples"); jsonw_uint(w, p->python);
-		jsonw_key(w, "no_frame_samples"); jsonw_uint(w, p->no_frame);
-		jsonw_key(w, "processes"); jsonw_int(w, procs);
-		jsonw_key(w, "threads"); jsonw_int(w, threads);
-		jsonw_key(w, "frequency_hz"); jsonw_int(w, hz);
-		jsonw_obj_end(w);
-		return 0;
+		xp_table_row_key(&t, "cpu", (struct xp_cell[]){ { .u = p->samples }, { .u = p->python },
+			{ .u = p->no_frame }, { .i = procs }, { .i = threads }, { .i = hz } });
 	}
 	xp_rep_foot_line(R, "%s", "");
 	xp_rep_foot_line(R, "CPU samples: %llu in %lld process%s, %lld thread%s, at %lld Hz",
@@ -94,95 +96,77 @@ int xp_rep_cpu_footer(struct rep *R, const struct xp_cpuprof *p)
 	return 0;
 }
 
-static void text_head(struct rep *R, const char *title, const char *what)
+/* Functions or Python lines, one table each under one csv header. */
+enum { P_LEVEL, P_SELF, P_SELF_PCT, P_TOTAL, P_TOTAL_PCT, P_NAME, P_FUNC, P_FILE, P_LINE, P_KIND,
+       P_NAME_F, P_NAME_L, P_N };
+static const struct xp_col cols[P_N] = {
+	[P_LEVEL] = { .head = "Level", .kind = XP_COL_TEXT },
+	[P_SELF] = { .head = "Self (samples)", .json = "self_samples", .kind = XP_COL_UINT,
+		     .width = 14, .rule = 14 },
+	[P_SELF_PCT] = { .head = "Self (%)", .json = "self_pct", .kind = XP_COL_FIXED, .prec = 1,
+			 .width = 8, .rule = 8 },
+	[P_TOTAL] = { .head = "Total (samples)", .json = "total_samples", .kind = XP_COL_UINT,
+		      .width = 15, .rule = 15 },
+	[P_TOTAL_PCT] = { .head = "Total (%)", .json = "total_pct", .kind = XP_COL_FIXED, .prec = 1,
+			  .width = 9, .rule = 9 },
+	[P_NAME] = { .head = "Name", .json = "name", .kind = XP_COL_TEXT },
+	[P_FUNC] = { .head = "Function", .json = "function", .kind = XP_COL_TEXT },
+	[P_FILE] = { .head = "File", .json = "file", .kind = XP_COL_TEXT },
+	[P_LINE] = { .head = "Line", .json = "line", .kind = XP_COL_INT },
+	[P_KIND] = { .json = "kind", .kind = XP_COL_TEXT },
+	[P_NAME_F] = { .head = "Function", .kind = XP_COL_TEXT, .rule = 8 },
+	[P_NAME_L] = { .head = "Line", .kind = XP_COL_TEXT, .rule = 4 },
+};
+static const unsigned char text_cols[2][5] = {
+	{ P_SELF_PCT, P_SELF, P_TOTAL_PCT, P_TOTAL, P_NAME_F },
+	{ P_SELF_PCT, P_SELF, P_TOTAL_PCT, P_TOTAL, P_NAME_L },
+};
+static const unsigned char csv_cols[] = { P_LEVEL, P_SELF, P_SELF_PCT, P_TOTAL, P_TOTAL_PCT,
+	P_NAME, P_FUNC, P_FILE, P_LINE };
+static const unsigned char json_cols[] = { P_NAME, P_FUNC, P_FILE, P_LINE, P_KIND, P_SELF,
+	P_SELF_PCT, P_TOTAL, P_TOTAL_PCT };
+
+static void row_out(struct xp_table *t, const struct xp_cpuprof *p, const struct xp_cpu_row *r)
 {
-	char line[256];
+	static const char *const kinds[] = { "python", "native", "kernel", "other" };
+	const struct rep *R = t->ctx;
+	char name[2048];
 
-	snprintf(line, sizeof(line), "** %s:", title);
-	xp_rep_put_row(R, line);
-	xp_rep_put_row(R, "");
-	snprintf(line, sizeof(line), " Self (%%)  Self (samples)  Total (%%)  Total (samples)  %s",
-		 what);
-	xp_rep_put_row(R, line);
-	snprintf(line, sizeof(line), " --------  --------------  ---------  ---------------  %.*s",
-		 (int)strlen(what), "------------");
-	xp_rep_put_row(R, line);
-}
-
-static void row_out(struct rep *R, const struct xp_cpuprof *p, const struct xp_cpu_row *r)
-{
-	int text = R->o->format == XP_FMT_TEXT;
-	char name[2048], line[2200];
-
-	xp_cpu_row_name(r, text && !R->o->full_names ? XP_CPU_NAME_SHORT : 0, name, sizeof(name));
-	if (text) {
-		snprintf(line, sizeof(line), " %8.1f  %14llu  %9.1f  %15llu  %s", pct(p, r->self),
-			 (unsigned long long)r->self, pct(p, r->total), (unsigned long long)r->total,
-			 name);
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "\"%s\",%llu,%.1f,%llu,%.1f,", r->is_line ? "line" : "function",
-			(unsigned long long)r->self, pct(p, r->self), (unsigned long long)r->total,
-			pct(p, r->total));
-		xp_rep_csv_str(R->out, name);
-		fputc(',', R->out);
-		xp_rep_csv_str(R->out, r->name);
-		fputc(',', R->out);
-		xp_rep_csv_str(R->out, r->file);
-		if (r->is_line && r->line >= 0)
-			fprintf(R->out, ",%d\n", r->line);
-		else
-			fputs(",\n", R->out);
-	} else {
-		static const char *const kinds[] = { "python", "native", "kernel", "other" };
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "name"); jsonw_str(w, name);
-		jsonw_key(w, "function"); jsonw_str(w, r->name);
-		jsonw_key(w, "file"); jsonw_str(w, r->file);
-		if (r->is_line) {
-			jsonw_key(w, "line");
-			if (r->line >= 0)
-				jsonw_int(w, r->line);
-			else
-				jsonw_null(w);
-		}
-		jsonw_key(w, "kind"); jsonw_str(w, kinds[r->kind]);
-		jsonw_key(w, "self_samples"); jsonw_uint(w, r->self);
-		jsonw_key(w, "self_pct"); jsonw_fixed(w, pct(p, r->self), 1);
-		jsonw_key(w, "total_samples"); jsonw_uint(w, r->total);
-		jsonw_key(w, "total_pct"); jsonw_fixed(w, pct(p, r->total), 1);
-		jsonw_obj_end(w);
-	}
+	xp_cpu_row_name(r, xp_rep_short_names(R->o) ? XP_CPU_NAME_SHORT : 0, name, sizeof(name));
+	xp_table_row(t, (struct xp_cell[P_N]){
+		[P_LEVEL] = { .s = r->is_line ? "line" : "function" }, [P_SELF] = { .u = r->self },
+		[P_SELF_PCT] = { .d = pct(p, r->self) }, [P_TOTAL] = { .u = r->total },
+		[P_TOTAL_PCT] = { .d = pct(p, r->total) }, [P_NAME] = { .s = name },
+		[P_FUNC] = { .s = r->name }, [P_FILE] = { .s = r->file },
+		[P_LINE] = { .i = r->line, .absent = !r->is_line, .null = r->line < 0 },
+		[P_KIND] = { .s = kinds[r->kind] }, [P_NAME_F] = { .s = name },
+		[P_NAME_L] = { .s = name } });
 }
 
 /* The functions' (lines 0) or Python lines' (1) table; *rows: rows found
- * (the first table of the report when *rows is 0). */
-static int table(struct rep *R, const struct xp_cpuprof *p, int lines, size_t *rows)
+ * (the first table of the report, with csv's header, when *rows is 0). */
+static int table(struct rep *R, const struct xp_cpuprof *p, int lines, int first, size_t *rows)
 {
 	const struct xp_report_opts *o = R->o;
+	struct xp_table t = { .cols = cols, .n = P_N, .fmt = o->format, .out = R->out,
+			      .json = &R->json, .width = o->width, .ctx = R, .no_split = 1,
+			      .text_max = 2200, .key = lines ? "cpu_lines" : "cpu_functions",
+			      .more = lines ? "lines" : "functions", .csv_continues = !first,
+			      .text_order = text_cols[lines], .text_n = 5,
+			      .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
+			      .json_order = json_cols, .json_n = sizeof(json_cols) };
 	size_t *order, n, shown;
+	char title[320];
 
 	if (xp_cpuprof_order(p, lines, &order, &n) < 0)
 		return -ENOMEM;
 	shown = o->top && o->top < n ? o->top : n;
-	if (o->format == XP_FMT_TEXT) {
-		if (*rows)
-			xp_rep_put_row(R, "");
-		text_head(R, lines ? "CPU Samples by Python Line" : xp_rep_title(o->by),
-			  lines ? "Line" : "Function");
-	} else if (o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, lines ? "cpu_lines" : "cpu_functions");
-		jsonw_arr_begin(&R->json);
-	}
+	snprintf(title, sizeof(title), "%s** %s:", *rows ? "\n" : "",
+		 lines ? "CPU Samples by Python Line" : xp_rep_title(o->by));
+	xp_table_begin(&t, title);
 	for (size_t i = 0; i < shown; i++)
-		row_out(R, p, &p->rows[order[i]]);
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
-	else if (o->format == XP_FMT_TEXT && shown < n)
-		fprintf(R->out, " (%zu more %s; --top 0 shows all)\n", n - shown,
-			lines ? "lines" : "functions");
+		row_out(&t, p, &p->rows[order[i]]);
+	xp_table_end(&t, shown, n);
 	*rows += n;
 	free(order);
 	return 0;
@@ -190,25 +174,23 @@ static int table(struct rep *R, const struct xp_cpuprof *p, int lines, size_t *r
 
 int xp_view_cpu(struct rep *R, size_t *rows)
 {
+	static const struct xp_col total[] = {
+		{ .json = "total_samples", .kind = XP_COL_UINT, .json_only = 1 } };
+	struct xp_table tt = { .cols = total, .n = 1, .fmt = R->o->format, .json = &R->json };
 	struct xp_cpuprof p = { 0 };
 	int rc;
 
 	*rows = 0;
 	if ((rc = xp_rep_cpu_collect(R, XP_CPU_SELF_LEAF, &p)) < 0)
 		goto out;
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "total_samples");
-		jsonw_uint(&R->json, p.samples);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fputs("\"Level\",\"Self (samples)\",\"Self (%)\",\"Total (samples)\",\"Total (%)\","
-		      "\"Name\",\"Function\",\"File\",\"Line\"\n", R->out);
-	}
+	xp_table_fields(&tt, (struct xp_cell[]){ { .u = p.samples } });
 	/* a program that is mostly Python: its lines first (py-spy top's
 	 * view), the native functions under them after */
 	if (p.lines && p.python * 2 > p.samples)
-		rc = table(R, &p, 1, rows) < 0 || table(R, &p, 0, rows) < 0 ? -ENOMEM : 0;
+		rc = table(R, &p, 1, 1, rows) < 0 || table(R, &p, 0, 0, rows) < 0 ? -ENOMEM : 0;
 	else
-		rc = table(R, &p, 0, rows) < 0 || (p.lines && table(R, &p, 1, rows) < 0) ? -ENOMEM : 0;
+		rc = table(R, &p, 0, 1, rows) < 0 || (p.lines && table(R, &p, 1, 0, rows) < 0) ?
+		     -ENOMEM : 0;
 	if (rc < 0)
 		goto out;
 	rc = xp_rep_cpu_footer(R, &p);

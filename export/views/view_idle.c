@@ -34,6 +34,7 @@
 #include "export/idle/idle_priv.h"
 #include "export/idle/idle_steps.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 
 static const char *const steps_key[] = { "nvtx", "python_loop", "run" };
 
@@ -175,10 +176,59 @@ static int cmp_cause(const void *pa, const void *pb)
 	return strcmp(a->where, b->where);
 }
 
-static const char csv_head[] =
-	"\"Section\",\"Rank\",\"Device\",\"PID\",\"Steps\",\"Window (ns)\",\"Compute (ns)\","
-	"\"Communication (ns)\",\"Memory (ns)\",\"Rank Wait (ns)\",\"Idle (ns)\",\"Cause\",\"Where\","
-	"\"Cause (ns)\",\"Share of Idle (%)\",\"Gaps\",\"Steps From\",\"Loop Line\"\n";
+/* The view's sheet: a device's row (its step window in parts), then its
+ * causes of idle time and the calls that drained the queue. json: the
+ * causes nested in the device; text: the device in words, tables under it. */
+enum { IC_SECTION, IC_RANK, IC_DEVICE, IC_PID, IC_STEPS, IC_STEPS_FROM, IC_LOOP, IC_LOOP_JSON,
+       IC_START, IC_END, IC_WINDOW, IC_COMPUTE, IC_COMM, IC_MEM, IC_RANK_WAIT, IC_IDLE, IC_EST,
+       IC_WARM, IC_WARM_IDLE, IC_SKIPPED, IC_CAUSE, IC_WHERE, IC_NS, IC_SHARE, IC_GAPS,
+       IC_SHARE_TEXT, IC_MEANWHILE, IC_BLOCKED, IC_DEVICE_TEXT, IC_N };
+
+static int device_text(struct xp_table *t, const struct xp_cell *c);
+
+static const struct xp_col cols[IC_N] = {
+	[IC_SECTION] = { .head = "Section", .kind = XP_COL_TEXT },
+	[IC_RANK] = { .head = "Rank", .json = "rank", .kind = XP_COL_INT },
+	[IC_DEVICE] = { .head = "Device", .json = "device", .kind = XP_COL_INT },
+	[IC_PID] = { .head = "PID", .json = "pid", .kind = XP_COL_INT },
+	[IC_STEPS] = { .head = "Steps", .json = "steps", .kind = XP_COL_UINT },
+	[IC_STEPS_FROM] = { .head = "Steps From", .json = "steps_from", .kind = XP_COL_TEXT },
+	[IC_LOOP] = { .head = "Loop Line", .kind = XP_COL_TEXT },
+	[IC_LOOP_JSON] = { .json = "loop_line", .kind = XP_COL_TEXT },
+	[IC_START] = { .json = "start_ns", .kind = XP_COL_INT },
+	[IC_END] = { .json = "end_ns", .kind = XP_COL_INT },
+	[IC_WINDOW] = { .head = "Window (ns)", .json = "window_ns", .kind = XP_COL_INT },
+	[IC_COMPUTE] = { .head = "Compute (ns)", .json = "compute_ns", .kind = XP_COL_INT },
+	[IC_COMM] = { .head = "Communication (ns)", .json = "communication_ns", .kind = XP_COL_INT },
+	[IC_MEM] = { .head = "Memory (ns)", .json = "memory_ns", .kind = XP_COL_INT },
+	[IC_RANK_WAIT] = { .head = "Rank Wait (ns)", .json = "rank_wait_ns", .kind = XP_COL_INT },
+	[IC_IDLE] = { .head = "Idle (ns)", .json = "idle_ns", .kind = XP_COL_INT },
+	[IC_EST] = { .json = "estimated_ns", .kind = XP_COL_INT },
+	[IC_WARM] = { .json = "warmup_steps", .kind = XP_COL_UINT },
+	[IC_WARM_IDLE] = { .json = "warmup_idle_ns", .kind = XP_COL_INT },
+	[IC_SKIPPED] = { .json = "skipped_steps", .kind = XP_COL_UINT },
+	[IC_CAUSE] = { .head = "Cause", .json = "cause", .kind = XP_COL_TEXT },
+	[IC_WHERE] = { .head = "Where", .json = "where", .kind = XP_COL_TEXT, .rule = 5 },
+	[IC_NS] = { .head = "Idle (ns)", .csv = "Cause (ns)", .json = "ns", .kind = XP_COL_INT,
+		   .width = 14, .rule = 14 },
+	[IC_SHARE] = { .head = "Share of Idle (%)", .json = "share_percent", .kind = XP_COL_FIXED,
+		      .prec = 2 },
+	[IC_GAPS] = { .head = "Gaps", .json = "gaps", .kind = XP_COL_UINT, .width = 6, .rule = 6 },
+	[IC_SHARE_TEXT] = { .head = "Idle (%)", .kind = XP_COL_FIXED, .width = 8, .rule = 8, .prec = 1 },
+	[IC_MEANWHILE] = { .head = "Host meanwhile", .kind = XP_COL_TEXT, .width = -17, .rule = 17 },
+	[IC_BLOCKED] = { .head = "Host blocked in", .kind = XP_COL_TEXT, .width = -17, .rule = 17 },
+	[IC_DEVICE_TEXT] = { .kind = XP_COL_CALL, .text_only = 1, .call = device_text },
+};
+static const unsigned char csv_cols[] = { IC_SECTION, IC_RANK, IC_DEVICE, IC_PID, IC_STEPS,
+	IC_WINDOW, IC_COMPUTE, IC_COMM, IC_MEM, IC_RANK_WAIT, IC_IDLE, IC_CAUSE, IC_WHERE, IC_NS,
+	IC_SHARE, IC_GAPS, IC_STEPS_FROM, IC_LOOP };
+static const unsigned char device_json[] = { IC_RANK, IC_DEVICE, IC_PID, IC_STEPS, IC_STEPS_FROM,
+	IC_LOOP_JSON, IC_START, IC_END, IC_WINDOW, IC_COMPUTE, IC_COMM, IC_MEM, IC_RANK_WAIT,
+	IC_IDLE, IC_EST, IC_WARM, IC_WARM_IDLE, IC_SKIPPED };
+static const unsigned char cause_json[] = { IC_CAUSE, IC_WHERE, IC_NS, IC_SHARE, IC_GAPS };
+static const unsigned char cause_text[] = { IC_SHARE_TEXT, IC_NS, IC_GAPS, IC_MEANWHILE, IC_WHERE };
+static const unsigned char drained_text[] = { IC_SHARE_TEXT, IC_NS, IC_GAPS, IC_BLOCKED, IC_WHERE };
+static const struct xp_col step_cols[] = { { .json = "step", .kind = XP_COL_INT, .json_only = 1 } };
 
 /* Where the steps came from, in words: "30 steps of NVTX ranges". */
 static void steps_text(const struct xp_idle *S, size_t steps, char *out, size_t len)
@@ -193,62 +243,56 @@ static void steps_text(const struct xp_idle *S, size_t steps, char *out, size_t 
 		snprintf(out, len, "%zu %s of NVTX ranges", steps, s);
 }
 
-static void print_device(struct xp_idle *S, int64_t rank, int64_t gpid, int64_t dev, size_t steps)
+/* A device's row in text: who, its steps and the window in parts. */
+struct device_row {
+	const struct xp_idle *S;
+	int64_t rank, dev;
+	long long pid;
+	size_t steps;
+};
+
+static int device_text(struct xp_table *t, const struct xp_cell *cell)
 {
-	struct rep *R = S->R;
+	const struct device_row *d = cell->p;
+	const int64_t *c = d->S->cls_ns;
+	double w = d->S->window_ns ? 100.0 / (double)d->S->window_ns : 0;
+	char who[48] = "", what[320];
+
+	if (d->rank >= 0)
+		snprintf(who, sizeof(who), "Rank %lld, ", (long long)d->rank);
+	steps_text(d->S, d->steps, what, sizeof(what));
+	xp_table_text(t, "%s", "");
+	xp_table_text(t, "  %sdevice %lld of process %lld: %s, %lld ns", who, (long long)d->dev,
+		      d->pid, what, (long long)d->S->window_ns);
+	xp_table_text(t, "    Compute %.1f%%  Communication %.1f%%  Memory %.1f%%  Waiting"
+		      " for another rank %.1f%%  Idle %.1f%%", w * (double)c[XP_TL_COMPUTE],
+		      w * (double)c[XP_TL_COMM], w * (double)c[XP_TL_MEM], w * (double)c[XP_TL_RANK],
+		      w * (double)c[XP_TL_IDLE]);
+	return 0;
+}
+
+static void print_device(struct xp_idle *S, struct xp_table *t, int64_t rank, int64_t gpid,
+			 int64_t dev, size_t steps)
+{
 	const int64_t *c = S->cls_ns;
-	double w = S->window_ns ? 100.0 / (double)S->window_ns : 0;
-	long long pid = (long long)xp_pid_local((uint64_t)gpid >> 24);
+	struct device_row d = { S, rank, dev, (long long)xp_pid_local((uint64_t)gpid >> 24), steps };
 	const char *loop = S->steps_from == STEPS_LOOP ? S->loop_line : "";
+	struct xp_cell v[IC_N] = {
+		[IC_SECTION] = { .s = "device" }, [IC_RANK] = { .i = rank }, [IC_DEVICE] = { .i = dev },
+		[IC_PID] = { .i = d.pid }, [IC_STEPS] = { .u = steps },
+		[IC_STEPS_FROM] = { .s = steps_key[S->steps_from] }, [IC_LOOP] = { .s = loop },
+		[IC_LOOP_JSON] = { .s = loop, .absent = !*loop }, [IC_START] = { .i = S->span[0] },
+		[IC_END] = { .i = S->span[1] }, [IC_WINDOW] = { .i = S->window_ns },
+		[IC_COMPUTE] = { .i = c[XP_TL_COMPUTE] }, [IC_COMM] = { .i = c[XP_TL_COMM] },
+		[IC_MEM] = { .i = c[XP_TL_MEM] }, [IC_RANK_WAIT] = { .i = c[XP_TL_RANK] },
+		[IC_IDLE] = { .i = c[XP_TL_IDLE] }, [IC_EST] = { .i = S->est_ns },
+		[IC_WARM] = { .u = S->warm_steps }, [IC_WARM_IDLE] = { .i = S->warm_idle_ns },
+		[IC_SKIPPED] = { .u = S->skipped }, [IC_CAUSE] = { .s = "" }, [IC_WHERE] = { .s = "" },
+		[IC_NS] = { .absent = 1 }, [IC_SHARE] = { .absent = 1 }, [IC_GAPS] = { .absent = 1 },
+		[IC_DEVICE_TEXT] = { .p = &d },
+	};
 
-	if (R->o->format == XP_FMT_TEXT) {
-		char line[512], who[48] = "", what[320];
-
-		xp_rep_put_row(R, "");
-		if (rank >= 0)
-			snprintf(who, sizeof(who), "Rank %lld, ", (long long)rank);
-		steps_text(S, steps, what, sizeof(what));
-		snprintf(line, sizeof(line), "  %sdevice %lld of process %lld: %s, %lld ns", who,
-			 (long long)dev, pid, what, (long long)S->window_ns);
-		xp_rep_put_row(R, line);
-		snprintf(line, sizeof(line), "    Compute %.1f%%  Communication %.1f%%  Memory %.1f%%  Waiting"
-			 " for another rank %.1f%%  Idle %.1f%%", w * (double)c[XP_TL_COMPUTE],
-			 w * (double)c[XP_TL_COMM], w * (double)c[XP_TL_MEM], w * (double)c[XP_TL_RANK],
-			 w * (double)c[XP_TL_IDLE]);
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "\"device\",%lld,%lld,%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,\"\",\"\",,,,\"%s\",",
-			(long long)rank, (long long)dev, pid, steps, (long long)S->window_ns,
-			(long long)c[XP_TL_COMPUTE], (long long)c[XP_TL_COMM], (long long)c[XP_TL_MEM],
-			(long long)c[XP_TL_RANK], (long long)c[XP_TL_IDLE], steps_key[S->steps_from]);
-		xp_rep_csv_str(R->out, loop);
-		fputc('\n', R->out);
-	} else {
-		struct jsonw *j = &R->json;
-
-		jsonw_obj_begin(j);
-		jsonw_key(j, "rank"); jsonw_int(j, rank);
-		jsonw_key(j, "device"); jsonw_int(j, dev);
-		jsonw_key(j, "pid"); jsonw_int(j, pid);
-		jsonw_key(j, "steps"); jsonw_uint(j, steps);
-		jsonw_key(j, "steps_from"); jsonw_str(j, steps_key[S->steps_from]);
-		if (*loop) {
-			jsonw_key(j, "loop_line");
-			jsonw_str(j, loop);
-		}
-		jsonw_key(j, "start_ns"); jsonw_int(j, S->span[0]);
-		jsonw_key(j, "end_ns"); jsonw_int(j, S->span[1]);
-		jsonw_key(j, "window_ns"); jsonw_int(j, S->window_ns);
-		jsonw_key(j, "compute_ns"); jsonw_int(j, c[XP_TL_COMPUTE]);
-		jsonw_key(j, "communication_ns"); jsonw_int(j, c[XP_TL_COMM]);
-		jsonw_key(j, "memory_ns"); jsonw_int(j, c[XP_TL_MEM]);
-		jsonw_key(j, "rank_wait_ns"); jsonw_int(j, c[XP_TL_RANK]);
-		jsonw_key(j, "idle_ns"); jsonw_int(j, c[XP_TL_IDLE]);
-		jsonw_key(j, "estimated_ns"); jsonw_int(j, S->est_ns);
-		jsonw_key(j, "warmup_steps"); jsonw_uint(j, S->warm_steps);
-		jsonw_key(j, "warmup_idle_ns"); jsonw_int(j, S->warm_idle_ns);
-		jsonw_key(j, "skipped_steps"); jsonw_uint(j, S->skipped);
-	}
+	xp_table_row_open(t, v);
 }
 
 /* "step", "3 steps". */
@@ -262,124 +306,96 @@ static const char *steps_count(size_t k, char *out, size_t len)
 }
 
 /* Text: the warm-up steps told apart, and the share estimated. */
-static void print_notes(struct xp_idle *S)
+static void print_notes(struct xp_idle *S, struct xp_table *t)
 {
 	int64_t idle = S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK];
-	char line[400], n[32];
+	char n[32];
 
-	if (S->R->o->format != XP_FMT_TEXT)
-		return;
-	if (S->est_ns && idle) {
-		snprintf(line, sizeof(line), "    Estimated: %.1f%% of idle time (gaps unsampled, shared as the"
-			 " samples of gaps between the same launches, else before the same"
-			 " launch, else of the same thread)",
-			 100.0 * (double)S->est_ns / (double)idle);
-		xp_rep_put_row(S->R, line);
-	}
-	if (S->warm_steps && S->cls_ns[XP_TL_IDLE]) {
-		snprintf(line, sizeof(line), "    Warm-up: the first %s, over twice the median step,"
-			 " hold%s %.1f%% of idle time (--skip-steps %zu: the steady state)",
-			 steps_count(S->warm_steps, n, sizeof(n)), S->warm_steps > 1 ? "" : "s",
-			 100.0 * (double)S->warm_idle_ns / (double)S->cls_ns[XP_TL_IDLE], S->warm_steps);
-		xp_rep_put_row(S->R, line);
-	}
-	if (S->skipped) {
-		snprintf(line, sizeof(line), "    Steady state: the first %s left out (--skip-steps)",
-			 steps_count(S->skipped, n, sizeof(n)));
-		xp_rep_put_row(S->R, line);
-	}
+	if (S->est_ns && idle)
+		xp_table_text(t, "    Estimated: %.1f%% of idle time (gaps unsampled, shared as the"
+			      " samples of gaps between the same launches, else before the same"
+			      " launch, else of the same thread)", 100.0 * (double)S->est_ns / (double)idle);
+	if (S->warm_steps && S->cls_ns[XP_TL_IDLE])
+		xp_table_text(t, "    Warm-up: the first %s, over twice the median step,"
+			      " hold%s %.1f%% of idle time (--skip-steps %zu: the steady state)",
+			      steps_count(S->warm_steps, n, sizeof(n)), S->warm_steps > 1 ? "" : "s",
+			      100.0 * (double)S->warm_idle_ns / (double)S->cls_ns[XP_TL_IDLE],
+			      S->warm_steps);
+	if (S->skipped)
+		xp_table_text(t, "    Steady state: the first %s left out (--skip-steps)",
+			      steps_count(S->skipped, n, sizeof(n)));
 }
 
-/* What a table of causes is called in each format. */
+/* What a table of causes is called: csv's section, json's key, text's
+ * columns and what --top's line calls its rows. */
 struct table_names {
-	const char *section, *json_key, *head, *more;
+	const char *section, *json_key;
+	const unsigned char *text;
+	const char *more;
 };
 
-static const struct table_names cause_names = {
-	"cause", "causes", "    Idle (%)       Idle (ns)    Gaps  Host meanwhile     Where", "causes",
-};
+static const struct table_names cause_names = { "cause", "causes", cause_text, "causes" };
+static const struct table_names drained_names = { "drained", "drained_by", drained_text, "calls" };
 
-static const struct table_names drained_names = {
-	"drained", "drained_by", "    Idle (%)       Idle (ns)    Gaps  Host blocked in    Where", "calls",
-};
-
-static void print_row(struct xp_idle *S, const struct table_names *tn, int64_t rank, int64_t dev,
-		      const struct cause *c, double share)
+/* One table of causes, most idle time first, shares of idle ns: rows of
+ * the sheet, nested in the device's. */
+static void print_table(struct xp_idle *S, const struct xp_table *dt, const struct table_names *tn,
+			struct cause_table *ct, int64_t idle, int64_t rank, int64_t dev)
 {
 	struct rep *R = S->R;
+	size_t shown = R->o->top && R->o->top < ct->n ? R->o->top : ct->n;
+	struct xp_table t = *dt;
 
-	if (R->o->format == XP_FMT_TEXT) {
-		char line[1024];
+	if (ct->n)
+		qsort(ct->v, ct->n, sizeof(*ct->v), cmp_cause);
+	t.key = tn->json_key;
+	t.text_order = tn->text;
+	t.text_n = sizeof(cause_text);
+	t.json_order = cause_json;
+	t.json_n = sizeof(cause_json);
+	t.lead = t.more_lead = "    ";
+	t.more = tn->more;
+	t.text_lazy = 1;
+	t.csv_continues = 1;
+	xp_table_begin(&t, NULL);
+	for (size_t i = 0; i < shown; i++) {
+		const struct cause *c = &ct->v[i];
+		double share = idle ? 100.0 * (double)c->ns / (double)idle : 0;
+		const char *label = xp_idle_kind(c->kind, 0);
+		struct xp_cell v[IC_N] = {
+			[IC_SECTION] = { .s = tn->section }, [IC_RANK] = { .i = rank },
+			[IC_DEVICE] = { .i = dev }, [IC_PID] = { .absent = 1 }, [IC_STEPS] = { .absent = 1 },
+			[IC_STEPS_FROM] = { .s = "" }, [IC_LOOP] = { .s = "" },
+			[IC_WINDOW] = { .absent = 1 }, [IC_COMPUTE] = { .absent = 1 },
+			[IC_COMM] = { .absent = 1 }, [IC_MEM] = { .absent = 1 },
+			[IC_RANK_WAIT] = { .absent = 1 }, [IC_IDLE] = { .absent = 1 },
+			[IC_CAUSE] = { .s = xp_idle_kind(c->kind, 1) }, [IC_WHERE] = { .s = c->where },
+			[IC_NS] = { .i = c->ns }, [IC_SHARE] = { .d = share }, [IC_GAPS] = { .u = c->pieces },
+			[IC_SHARE_TEXT] = { .d = share }, [IC_MEANWHILE] = { .s = label },
+			[IC_BLOCKED] = { .s = label }, [IC_DEVICE_TEXT] = { .absent = 1 },
+		};
 
-		snprintf(line, sizeof(line), "    %8.1f  %14lld  %6llu  %-17s  %s", share, (long long)c->ns,
-			 (unsigned long long)c->pieces, xp_idle_kind(c->kind, 0), c->where);
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "\"%s\",%lld,%lld,,,,,,,,,\"%s\",", tn->section, (long long)rank,
-			(long long)dev, xp_idle_kind(c->kind, 1));
-		xp_rep_csv_str(R->out, c->where);
-		fprintf(R->out, ",%lld,%.2f,%llu,\"\",\"\"\n", (long long)c->ns, share,
-			(unsigned long long)c->pieces);
-	} else {
-		struct jsonw *j = &R->json;
-
-		jsonw_obj_begin(j);
-		jsonw_key(j, "cause"); jsonw_str(j, xp_idle_kind(c->kind, 1));
-		jsonw_key(j, "where"); jsonw_str(j, c->where);
-		jsonw_key(j, "ns"); jsonw_int(j, c->ns);
-		jsonw_key(j, "share_percent"); jsonw_fixed(j, share, 2);
-		jsonw_key(j, "gaps"); jsonw_uint(j, c->pieces);
-		jsonw_obj_end(j);
+		xp_table_row(&t, v);
 	}
-}
-
-/* One table of causes, most idle time first, shares of idle ns. */
-static void print_table(struct xp_idle *S, const struct table_names *tn, struct cause_table *t,
-			int64_t idle, int64_t rank, int64_t dev)
-{
-	struct rep *R = S->R;
-	size_t shown = R->o->top && R->o->top < t->n ? R->o->top : t->n;
-
-	if (t->n)
-		qsort(t->v, t->n, sizeof(*t->v), cmp_cause);
-	if (R->o->format == XP_FMT_TEXT && shown) {
-		xp_rep_put_row(R, tn->head);
-		xp_rep_put_row(R, "    --------  --------------  ------  -----------------  -----");
-	} else if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, tn->json_key);
-		jsonw_arr_begin(&R->json);
-	}
-	for (size_t i = 0; i < shown; i++)
-		print_row(S, tn, rank, dev, &t->v[i], idle ? 100.0 * (double)t->v[i].ns / (double)idle : 0);
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_arr_end(&R->json);
-	} else if (R->o->format == XP_FMT_TEXT && shown < t->n) {
-		char line[96];
-
-		snprintf(line, sizeof(line), "    (%zu more %s; --top 0 shows all)", t->n - shown, tn->more);
-		xp_rep_put_row(R, line);
-	}
+	xp_table_end(&t, shown, ct->n);
 }
 
 /* The causes of idle time, then what drained the queue before each gap. */
-static void print_causes(struct xp_idle *S, int64_t rank, int64_t dev)
+static void print_causes(struct xp_idle *S, struct xp_table *dt, int64_t rank, int64_t dev)
 {
-	struct rep *R = S->R;
-
-	print_table(S, &cause_names, &S->causes, S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK], rank,
-		    dev);
-	print_notes(S);
-	if (R->o->format == XP_FMT_TEXT && S->drained.n)
-		xp_rep_put_row(R, "    Queue drained by: the call the host was blocked in when the GPU ran out"
-			       " of work before each gap");
-	print_table(S, &drained_names, &S->drained, S->cls_ns[XP_TL_IDLE], rank, dev);
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_obj_end(&R->json);
+	print_table(S, dt, &cause_names, &S->causes, S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK],
+		    rank, dev);
+	print_notes(S, dt);
+	if (S->drained.n)
+		xp_table_text(dt, "    Queue drained by: the call the host was blocked in when the GPU"
+			      " ran out of work before each gap");
+	print_table(S, dt, &drained_names, &S->drained, S->cls_ns[XP_TL_IDLE], rank, dev);
+	xp_table_row_close(dt);
 }
 
 /* One device: its steps swept and its gaps attributed, then printed. 1 if
  * it had a window, 0 if not (--step N that it lacks), or a negative errno. */
-static int one_device(struct xp_idle *S, const struct xp_tl *tl)
+static int one_device(struct xp_idle *S, struct xp_table *dt, const struct xp_tl *tl)
 {
 	int64_t gpid = tl->gpid, dev = tl->device;
 	const struct xp_report_opts *o = S->R->o;
@@ -425,36 +441,27 @@ static int one_device(struct xp_idle *S, const struct xp_tl *tl)
 	if (rc) {
 		int64_t rank = xp_tl_rank(S->R->db, gpid);
 
-		print_device(S, rank, gpid, dev, nw);
-		print_causes(S, rank, dev);
+		print_device(S, dt, rank, gpid, dev, nw);
+		print_causes(S, dt, rank, dev);
 	}
 out:
 	free(w);
 	return rc;
 }
 
-static void begin(struct rep *R)
-{
-	if (R->o->format == XP_FMT_TEXT) {
-		xp_rep_put_title(R);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fputs(csv_head, R->out);
-	} else {
-		jsonw_key(&R->json, "step");
-		if (R->o->step >= 0)
-			jsonw_int(&R->json, R->o->step);
-		else
-			jsonw_null(&R->json);
-		jsonw_key(&R->json, "devices");
-		jsonw_arr_begin(&R->json);
-	}
-}
-
 int xp_view_idle(struct rep *R, size_t *rows)
 {
+	static const unsigned char none[1];
+	struct xp_table t = { .cols = cols, .n = IC_N, .fmt = R->o->format, .out = R->out,
+			      .json = &R->json, .width = R->o->width, .key = "devices", .no_split = 1,
+			      .text_max = 1024,
+			      .text_order = none, .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
+			      .json_order = device_json, .json_n = sizeof(device_json) };
+	struct xp_table st = { .cols = step_cols, .n = 1, .fmt = R->o->format, .json = &R->json };
 	struct xp_tl_set set = { 0 };
 	struct xp_idle *S;
 	size_t ndev = 0;
+	char title[256];
 	int rc;
 
 	*rows = 0;
@@ -462,19 +469,20 @@ int xp_view_idle(struct rep *R, size_t *rows)
 		return rc;
 	if ((rc = xp_tl_load_all(R->db, &set)) < 0)
 		goto out;
-	begin(R);
+	xp_table_fields(&st, (struct xp_cell[]){ { .i = R->o->step, .null = R->o->step < 0 } });
+	snprintf(title, sizeof(title), "** %s:", xp_rep_title(R->o->by));
+	xp_table_begin(&t, title);
 	for (size_t i = 0; i < set.ndev; i++) {
 		if (!xp_tl_selected(set.dev[i].gpid, R->o->pid) ||
 		    !xp_tl_in_window(&set.dev[i], R->o->since, R->o->until))
 			continue;
 		ndev++;
-		if ((rc = one_device(S, &set.dev[i])) < 0)
+		if ((rc = one_device(S, &t, &set.dev[i])) < 0)
 			goto out;
 		*rows += (size_t)rc;
 	}
 	rc = 0;
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+	xp_table_end(&t, 0, 0);
 	if (R->o->step >= 0 && !*rows && ndev)
 		xp_rep_foot_line(R, "No step %lld: steps are NVTX ranges named ProfilerStep#N or"
 				 " \"step N\" on the process's threads, else the turns of its Python"

@@ -18,6 +18,7 @@
 #include "export/names/elidename.h"
 #include "src/gtid.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "export/analysis/timeline.h"
 #include "src/satmath.h"
 #include "src/u64map.h"
@@ -252,95 +253,105 @@ static const char *verdict(const struct lgroup *g)
 	       g->delay.med > 50000 ? "waits on other work" : "launch-bound (GPU waits)";
 }
 
-static void text_row(struct rep *R, int s, const struct lgroup *g, const char *name)
+/* The view's sheet: per device, its streams, kernels and CUDA calls with
+ * the delay, queue depth and call cost of their launches (csv: a Section
+ * column; json: min, median and p99 objects, the sections nested in the
+ * device; text: microseconds, under a head per group of columns). */
+enum { L_SECTION, L_RANK, L_DEVICE, L_PID, L_STREAM, L_VERDICT_JSON, L_NAME, L_LAUNCHES,
+       L_DELAY_MIN, L_DELAY_MED, L_DELAY_P99, L_Q_MIN, L_Q_MED, L_Q_P99, L_CALL_MIN, L_CALL_MED,
+       L_CALL_P99, L_DMIN_US, L_DMED_US, L_DP99_US, L_QMED_K, L_CALL_US, L_CMED_US, L_CP99_US,
+       L_VERDICT, L_KERNEL, L_API, L_DEVICE_TEXT, L_N };
+
+static int device_text(struct xp_table *t, const struct xp_cell *c);
+
+#define STAT(h, key, o) .csv = h, .json = key, .obj = o, .kind = XP_COL_INT
+#define US(h) .head = h, .kind = XP_COL_FIXED, .prec = 1, .width = 9
+
+static const struct xp_col cols[L_N] = {
+	[L_SECTION] = { .head = "Section", .kind = XP_COL_TEXT },
+	[L_RANK] = { .head = "Rank", .json = "rank", .kind = XP_COL_INT },
+	[L_DEVICE] = { .head = "Device", .json = "device", .kind = XP_COL_INT },
+	[L_PID] = { .json = "pid", .kind = XP_COL_INT },
+	[L_STREAM] = { .head = "Stream", .json = "stream", .kind = XP_COL_INT, .width = 6, .rule = 6 },
+	[L_VERDICT_JSON] = { .json = "verdict", .kind = XP_COL_TEXT },
+	[L_NAME] = { .head = "Name", .json = "name", .kind = XP_COL_TEXT },
+	[L_LAUNCHES] = { .head = "Launches", .json = "launches", .kind = XP_COL_UINT, .width = 9,
+			 .rule = 9 },
+	[L_DELAY_MIN] = { STAT("Delay Min (ns)", "min", "delay_ns") },
+	[L_DELAY_MED] = { STAT("Delay Med (ns)", "median", "delay_ns") },
+	[L_DELAY_P99] = { STAT("Delay P99 (ns)", "p99", "delay_ns") },
+	[L_Q_MIN] = { .head = "Q min", STAT("Queue Min", "min", "queue_depth"), .width = 5,
+		      .rule = 17 },
+	[L_Q_MED] = { .head = "Q med", STAT("Queue Med", "median", "queue_depth"), .width = 5,
+		      .gap = 1, .rule = -1 },
+	[L_Q_P99] = { .head = "Q p99", STAT("Queue P99", "p99", "queue_depth"), .width = 5,
+		      .gap = 1, .rule = -1 },
+	[L_CALL_MIN] = { STAT("Call Min (ns)", "min", "call_ns") },
+	[L_CALL_MED] = { STAT("Call Med (ns)", "median", "call_ns") },
+	[L_CALL_P99] = { STAT("Call P99 (ns)", "p99", "call_ns") },
+	[L_DMIN_US] = { US("Delay min"), .rule = 28 },
+	[L_DMED_US] = { US("median"), .gap = 1, .rule = -1 },
+	[L_DP99_US] = { US("p99 (us)"), .gap = 1, .rule = -1 },
+	[L_QMED_K] = { .head = "Q med", .kind = XP_COL_INT, .width = 5, .rule = 11 },
+	[L_CALL_US] = { US("Call (us)"), .rule = 9 },
+	[L_CMED_US] = { US("Call med"), .rule = 19 },
+	[L_CP99_US] = { US("p99 (us)"), .gap = 1, .rule = -1 },
+	[L_VERDICT] = { .head = "Verdict (median queue)", .kind = XP_COL_TEXT, .rule = 7 },
+	[L_KERNEL] = { .head = "Kernel (most delay first)", .kind = XP_COL_TEXT, .rule = 6 },
+	[L_API] = { .head = "CUDA call", .kind = XP_COL_TEXT, .rule = 6 },
+	[L_DEVICE_TEXT] = { .kind = XP_COL_CALL, .text_only = 1, .call = device_text },
+};
+static const unsigned char csv_cols[] = { L_SECTION, L_RANK, L_DEVICE, L_STREAM, L_NAME,
+	L_LAUNCHES, L_DELAY_MIN, L_DELAY_MED, L_DELAY_P99, L_Q_MIN, L_Q_MED, L_Q_P99, L_CALL_MIN,
+	L_CALL_MED, L_CALL_P99 };
+static const unsigned char device_json[] = { L_RANK, L_DEVICE, L_PID, L_LAUNCHES };
+#define STATS L_LAUNCHES, L_DELAY_MIN, L_DELAY_MED, L_DELAY_P99, L_Q_MIN, L_Q_MED, L_Q_P99, \
+	L_CALL_MIN, L_CALL_MED, L_CALL_P99
+static const unsigned char stream_json[] = { L_STREAM, L_VERDICT_JSON, STATS };
+static const unsigned char name_json[] = { L_NAME, STATS };
+static const unsigned char stream_text[] = { L_STREAM, L_LAUNCHES, L_DMIN_US, L_DMED_US,
+	L_DP99_US, L_Q_MIN, L_Q_MED, L_Q_P99, L_CALL_US, L_VERDICT };
+static const unsigned char kernel_text[] = { L_LAUNCHES, L_DMIN_US, L_DMED_US, L_DP99_US,
+	L_QMED_K, L_Q_P99, L_CMED_US, L_CP99_US, L_KERNEL };
+static const unsigned char api_text[] = { L_LAUNCHES, L_DMIN_US, L_DMED_US, L_DP99_US,
+	L_QMED_K, L_Q_P99, L_CMED_US, L_CP99_US, L_API };
+
+static void print_group(struct rep *R, struct xp_table *t, int s, const struct lgroup *g,
+			int64_t rank, int64_t dev)
 {
-	char line[1024], brief[512];
+	char name[1024] = "", brief[512] = "";
+	const char *text_name = name;
 
-	if (s == SEC_STREAM)
-		snprintf(line, sizeof(line), "    %6lld  %9zu  %9.1f %9.1f %9.1f  %5lld %5lld %5lld  %9.1f  %s",
-			 (long long)g->key, g->n, g->delay.min / 1e3, g->delay.med / 1e3,
-			 g->delay.p99 / 1e3, (long long)g->depth.min, (long long)g->depth.med,
-			 (long long)g->depth.p99, g->cost.med / 1e3, verdict(g));
-	else {
-		xp_elide_name(name, brief, sizeof(brief));
-		snprintf(line, sizeof(line), "    %9zu  %9.1f %9.1f %9.1f  %5lld %5lld  %9.1f %9.1f  %s", g->n,
-			 g->delay.min / 1e3, g->delay.med / 1e3, g->delay.p99 / 1e3,
-			 (long long)g->depth.med, (long long)g->depth.p99, g->cost.med / 1e3,
-			 g->cost.p99 / 1e3, R->o->full_names ? name : brief);
-	}
-	xp_rep_put_row(R, line);
-}
-
-static void json_stat(struct jsonw *w, const char *key, const struct stat3 *st)
-{
-	jsonw_key(w, key);
-	jsonw_obj_begin(w);
-	jsonw_key(w, "min"); jsonw_int(w, st->min);
-	jsonw_key(w, "median"); jsonw_int(w, st->med);
-	jsonw_key(w, "p99"); jsonw_int(w, st->p99);
-	jsonw_obj_end(w);
-}
-
-static void print_group(struct rep *R, int s, const struct lgroup *g, int64_t rank, int64_t dev)
-{
-	char name[1024] = "";
-
-	if (s != SEC_STREAM)
+	if (s != SEC_STREAM) {
 		name_of(R, g->key, name, sizeof(name));
-	if (R->o->format == XP_FMT_TEXT) {
-		text_row(R, s, g, name);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "\"%s\",%lld,%lld,", sec_key[s], (long long)rank, (long long)dev);
-		if (s == SEC_STREAM)
-			fprintf(R->out, "%lld,\"\"", (long long)g->key);
-		else {
-			fputc(',', R->out);
-			xp_rep_csv_str(R->out, name);
-		}
-		fprintf(R->out, ",%zu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", g->n,
-			(long long)g->delay.min, (long long)g->delay.med, (long long)g->delay.p99,
-			(long long)g->depth.min, (long long)g->depth.med, (long long)g->depth.p99,
-			(long long)g->cost.min, (long long)g->cost.med, (long long)g->cost.p99);
-	} else {
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		if (s == SEC_STREAM) {
-			jsonw_key(w, "stream"); jsonw_int(w, g->key);
-			jsonw_key(w, "verdict"); jsonw_str(w, verdict(g));
-		} else {
-			jsonw_key(w, "name"); jsonw_str(w, name);
-		}
-		jsonw_key(w, "launches"); jsonw_uint(w, g->n);
-		json_stat(w, "delay_ns", &g->delay);
-		json_stat(w, "queue_depth", &g->depth);
-		json_stat(w, "call_ns", &g->cost);
-		jsonw_obj_end(w);
+		xp_elide_name(name, brief, sizeof(brief));
+		text_name = R->o->full_names ? name : brief;
 	}
+	xp_table_row(t, (struct xp_cell[L_N]){
+		[L_SECTION] = { .s = sec_key[s] }, [L_RANK] = { .i = rank }, [L_DEVICE] = { .i = dev },
+		[L_STREAM] = { .i = g->key, .absent = s != SEC_STREAM },
+		[L_VERDICT_JSON] = { .s = verdict(g) }, [L_NAME] = { .s = name },
+		[L_LAUNCHES] = { .u = g->n },
+		[L_DELAY_MIN] = { .i = g->delay.min }, [L_DELAY_MED] = { .i = g->delay.med },
+		[L_DELAY_P99] = { .i = g->delay.p99 }, [L_Q_MIN] = { .i = g->depth.min },
+		[L_Q_MED] = { .i = g->depth.med }, [L_Q_P99] = { .i = g->depth.p99 },
+		[L_CALL_MIN] = { .i = g->cost.min }, [L_CALL_MED] = { .i = g->cost.med },
+		[L_CALL_P99] = { .i = g->cost.p99 }, [L_DMIN_US] = { .d = g->delay.min / 1e3 },
+		[L_DMED_US] = { .d = g->delay.med / 1e3 }, [L_DP99_US] = { .d = g->delay.p99 / 1e3 },
+		[L_QMED_K] = { .i = g->depth.med }, [L_CALL_US] = { .d = g->cost.med / 1e3 },
+		[L_CMED_US] = { .d = g->cost.med / 1e3 }, [L_CP99_US] = { .d = g->cost.p99 / 1e3 },
+		[L_VERDICT] = { .s = verdict(g) }, [L_KERNEL] = { .s = text_name },
+		[L_API] = { .s = text_name }, [L_DEVICE_TEXT] = { .absent = 1 },
+	});
 }
 
-/* The text table's two header lines, in the rows' widths; the queue's
- * columns named alike in both tables (Q: queue depth at the launch). */
-static void text_head(struct rep *R, int s)
+/* One section of a device: its table nested in the device's row. */
+static int section(struct rep *R, const struct xp_table *dt, int s, struct lrec *r, size_t n,
+		   int64_t rank, int64_t dev)
 {
-	char line[256];
-
-	if (s == SEC_STREAM)
-		snprintf(line, sizeof(line), "    %6s  %9s  %9s %9s %9s  %5s %5s %5s  %9s  %s", "Stream",
-			 "Launches", "Delay min", "median", "p99 (us)", "Q min", "Q med", "Q p99", "Call (us)",
-			 "Verdict (median queue)");
-	else
-		snprintf(line, sizeof(line), "    %9s  %9s %9s %9s  %5s %5s  %9s %9s  %s", "Launches",
-			 "Delay min", "median", "p99 (us)", "Q med", "Q p99", "Call med", "p99 (us)",
-			 s == SEC_KERNEL ? "Kernel (most delay first)" : "CUDA call");
-	xp_rep_put_row(R, line);
-	xp_rep_put_row(R, s == SEC_STREAM ? "    ------  ---------  ----------------------------"
-		       "  -----------------  ---------  -------" : "    ---------  ----------------------------"
-		       "  -----------  -------------------  ------");
-}
-
-static int section(struct rep *R, int s, struct lrec *r, size_t n, int64_t rank, int64_t dev)
-{
+	static const unsigned char *const text[] = { stream_text, kernel_text, api_text };
+	static const size_t text_n[] = { sizeof(stream_text), sizeof(kernel_text), sizeof(api_text) };
+	struct xp_table t = *dt;
 	struct lgroup *g;
 	size_t ng, shown;
 	int rc;
@@ -350,43 +361,44 @@ static int section(struct rep *R, int s, struct lrec *r, size_t n, int64_t rank,
 	if (s != SEC_STREAM && ng)
 		qsort(g, ng, sizeof(*g), cmp_delay_sum);
 	shown = s != SEC_STREAM && R->o->top && R->o->top < ng ? R->o->top : ng;
-	if (R->o->format == XP_FMT_TEXT && ng) {
-		text_head(R, s);
-	} else if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, sec_key[s]);
-		jsonw_arr_begin(&R->json);
-	}
+	t.key = sec_key[s];
+	t.lead = "    ";
+	t.text_order = text[s];
+	t.text_n = text_n[s];
+	t.json_order = s == SEC_STREAM ? stream_json : name_json;
+	t.json_n = s == SEC_STREAM ? sizeof(stream_json) : sizeof(name_json);
+	t.text_lazy = 1;
+	t.csv_continues = 1;
+	t.csv_nested = 0;
+	xp_table_begin(&t, NULL);
 	for (size_t i = 0; i < shown; i++)
-		print_group(R, s, &g[i], rank, dev);
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+		print_group(R, &t, s, &g[i], rank, dev);
+	xp_table_end(&t, shown, shown);
 	free(g);
 	return 0;
 }
 
-static void device_head(struct rep *R, int64_t rank, int64_t gpid, int64_t dev, size_t n)
+/* A device in text: who and how many launches. */
+struct device_row {
+	int64_t rank, dev;
+	long long pid;
+	size_t n;
+};
+
+static int device_text(struct xp_table *t, const struct xp_cell *c)
 {
-	long long pid = (long long)xp_pid_local((uint64_t)gpid >> 24);
+	const struct device_row *d = c->p;
+	char who[48] = "";
 
-	if (R->o->format == XP_FMT_TEXT) {
-		char line[256], who[48] = "";
-
-		if (rank >= 0)
-			snprintf(who, sizeof(who), "Rank %lld, ", (long long)rank);
-		snprintf(line, sizeof(line), "  %sdevice %lld of process %lld: %zu launches", who,
-			 (long long)dev, pid, n);
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_JSON) {
-		jsonw_obj_begin(&R->json);
-		jsonw_key(&R->json, "rank"); jsonw_int(&R->json, rank);
-		jsonw_key(&R->json, "device"); jsonw_int(&R->json, dev);
-		jsonw_key(&R->json, "pid"); jsonw_int(&R->json, pid);
-		jsonw_key(&R->json, "launches"); jsonw_uint(&R->json, n);
-	}
+	if (d->rank >= 0)
+		snprintf(who, sizeof(who), "Rank %lld, ", (long long)d->rank);
+	xp_table_text(t, "%s", "");
+	xp_table_text(t, "  %sdevice %lld of process %lld: %zu launches", who, (long long)d->dev,
+		      d->pid, d->n);
+	return 0;
 }
 
-static int one_device(struct rep *R, const struct xp_tl *tl, size_t *rows)
+static int one_device(struct rep *R, struct xp_table *dt, const struct xp_tl *tl, size_t *rows)
 {
 	int64_t gpid = tl->gpid, dev = tl->device, rank;
 	struct lrec *r = NULL;
@@ -406,11 +418,16 @@ static int one_device(struct rep *R, const struct xp_tl *tl, size_t *rows)
 			goto out;
 	}
 	rank = xp_tl_rank(R->db, gpid);
-	device_head(R, rank, gpid, dev, n);
+	{
+		struct device_row d = { rank, dev, (long long)xp_pid_local((uint64_t)gpid >> 24), n };
+
+		xp_table_row_open(dt, (struct xp_cell[L_N]){
+			[L_RANK] = { .i = rank }, [L_DEVICE] = { .i = dev }, [L_PID] = { .i = d.pid },
+			[L_LAUNCHES] = { .u = n }, [L_DEVICE_TEXT] = { .p = &d } });
+	}
 	for (int s = SEC_STREAM; s <= SEC_API && rc == 0; s++)
-		rc = section(R, s, r, n, rank, dev);
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_obj_end(&R->json);
+		rc = section(R, dt, s, r, n, rank, dev);
+	xp_table_row_close(dt);
 	*rows += n;
 out:
 	free(r);
@@ -419,27 +436,26 @@ out:
 
 int xp_view_launch(struct rep *R, size_t *rows)
 {
+	static const unsigned char none[1];
+	struct xp_table t = { .cols = cols, .n = L_N, .fmt = R->o->format, .out = R->out,
+			      .json = &R->json, .width = R->o->width, .key = "devices", .no_split = 1,
+			      .text_max = 1024,
+			      .text_order = none, .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
+			      .json_order = device_json, .json_n = sizeof(device_json),
+			      .csv_nested = 1 };
 	struct xp_tl_set set;
+	char title[256];
 	int rc;
 
 	*rows = 0;
 	if ((rc = xp_tl_load_all(R->db, &set)) < 0)
 		return rc;
-	if (R->o->format == XP_FMT_TEXT) {
-		xp_rep_put_title(R);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fputs("\"Section\",\"Rank\",\"Device\",\"Stream\",\"Name\",\"Launches\",\"Delay Min (ns)\","
-		      "\"Delay Med (ns)\",\"Delay P99 (ns)\",\"Queue Min\",\"Queue Med\",\"Queue P99\","
-		      "\"Call Min (ns)\",\"Call Med (ns)\",\"Call P99 (ns)\"\n", R->out);
-	} else {
-		jsonw_key(&R->json, "devices");
-		jsonw_arr_begin(&R->json);
-	}
+	snprintf(title, sizeof(title), "** %s:", xp_rep_title(R->o->by));
+	xp_table_begin(&t, title);
 	for (size_t i = 0; i < set.ndev && rc == 0; i++)
 		if (xp_tl_selected(set.dev[i].gpid, R->o->pid))
-			rc = one_device(R, &set.dev[i], rows);
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+			rc = one_device(R, &t, &set.dev[i], rows);
+	xp_table_end(&t, 0, 0);
 	xp_tl_set_free(&set);
 	return rc;
 }

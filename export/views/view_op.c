@@ -19,6 +19,7 @@
 #include "export/names/launcher.h"
 #include "export/names/launchsite.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "db/stackwalk.h"
 #include "export/analysis/timeline.h"
 #include "src/u64map.h"
@@ -366,72 +367,66 @@ static void top_sites(struct op_state *S)
 	}
 }
 
-static void print_op(struct rep *R, const struct op_row *r, int64_t all_gpu)
-{
-	double pct = all_gpu ? 100.0 * (double)r->gpu_ns / (double)all_gpu : 0;
-	double per = r->calls ? (double)r->gpu_ops / (double)r->calls : 0;
-	const char *site = r->top_site ? r->top_site : "";
-
-	if (R->o->format == XP_FMT_TEXT) {
-		char line[1024];
-
-		snprintf(line, sizeof(line), "  %7.1f  %14lld  %9llu  %10llu  %14lld  %7.2f  %s  \u2039 %s",
-			 pct, (long long)r->gpu_ns, (unsigned long long)r->calls,
-			 (unsigned long long)r->cuda_calls, (long long)r->host_ns, per, r->name, site);
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "%.1f,%lld,%llu,%llu,%lld,%llu,%.2f,", pct, (long long)r->gpu_ns,
-			(unsigned long long)r->calls, (unsigned long long)r->cuda_calls, (long long)r->host_ns,
-			(unsigned long long)r->gpu_ops, per);
-		xp_rep_csv_str(R->out, r->name);
-		fputc(',', R->out);
-		xp_rep_csv_str(R->out, site);
-		fputc('\n', R->out);
-	} else {
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "op"); jsonw_str(w, r->name);
-		jsonw_key(w, "gpu_ns"); jsonw_int(w, r->gpu_ns);
-		jsonw_key(w, "gpu_percent"); jsonw_fixed(w, pct, 2);
-		jsonw_key(w, "calls"); jsonw_uint(w, r->calls);
-		jsonw_key(w, "cuda_calls"); jsonw_uint(w, r->cuda_calls);
-		jsonw_key(w, "host_ns"); jsonw_int(w, r->host_ns);
-		jsonw_key(w, "gpu_ops"); jsonw_uint(w, r->gpu_ops);
-		jsonw_key(w, "gpu_ops_per_call"); jsonw_fixed(w, per, 2);
-		jsonw_key(w, "top_site"); jsonw_str(w, site);
-		jsonw_obj_end(w);
-	}
-}
+/* One row per operator, as key_averages() (text: the operator and its
+ * top launch site in one field). */
+enum { O_PCT, O_GPU_NS, O_PCT_JSON, O_CALLS, O_CUDA, O_HOST, O_OPS, O_PER, O_OP, O_SITE,
+       O_TEXT, O_N };
+static const struct xp_col cols[O_N] = {
+	[O_PCT] = { .head = "GPU (%)", .kind = XP_COL_FIXED, .prec = 1, .width = 7, .rule = 7 },
+	[O_GPU_NS] = { .head = "GPU Time (ns)", .json = "gpu_ns", .kind = XP_COL_INT, .width = 14,
+		       .rule = 14 },
+	[O_PCT_JSON] = { .json = "gpu_percent", .kind = XP_COL_FIXED, .prec = 2 },
+	[O_CALLS] = { .head = "Calls", .json = "calls", .kind = XP_COL_UINT, .width = 9, .rule = 9 },
+	[O_CUDA] = { .head = "CUDA Calls", .json = "cuda_calls", .kind = XP_COL_UINT, .width = 10,
+		     .rule = 10 },
+	[O_HOST] = { .head = "Host Time (ns)", .json = "host_ns", .kind = XP_COL_INT, .width = 14,
+		     .rule = 14 },
+	[O_OPS] = { .head = "GPU Ops", .json = "gpu_ops", .kind = XP_COL_UINT },
+	[O_PER] = { .head = "Ops/Call", .csv = "GPU Ops/Call", .json = "gpu_ops_per_call",
+		    .kind = XP_COL_FIXED, .prec = 2, .width = 7, .rule = 8 },
+	[O_OP] = { .head = "Operator", .json = "op", .kind = XP_COL_TEXT },
+	[O_SITE] = { .head = "Top Launch Site", .json = "top_site", .kind = XP_COL_TEXT },
+	[O_TEXT] = { .head = "Operator  \u2039 the line that launched most of it", .kind = XP_COL_TEXT,
+		     .rule = 8 },
+};
+static const unsigned char text_cols[] = { O_PCT, O_GPU_NS, O_CALLS, O_CUDA, O_HOST, O_PER, O_TEXT };
+static const unsigned char csv_cols[] = { O_PCT, O_GPU_NS, O_CALLS, O_CUDA, O_HOST, O_OPS, O_PER,
+	O_OP, O_SITE };
+static const unsigned char json_cols[] = { O_OP, O_GPU_NS, O_PCT_JSON, O_CALLS, O_CUDA, O_HOST,
+	O_OPS, O_PER, O_SITE };
 
 static void print_ops(struct rep *R, struct op_state *S)
 {
 	const struct xp_report_opts *o = R->o;
 	size_t shown = o->top && o->top < S->n ? o->top : S->n;
+	struct xp_table t = { .cols = cols, .n = O_N, .fmt = o->format, .out = R->out,
+			      .json = &R->json, .width = o->width, .key = "ops", .lead = "  ",
+			      .no_split = 1, .text_max = 1024,
+			      .text_order = text_cols, .text_n = sizeof(text_cols),
+			      .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
+			      .json_order = json_cols, .json_n = sizeof(json_cols) };
 	int64_t all = 0;
+	char title[256];
 
 	for (size_t i = 0; i < S->n; i++)
 		all = xp_sat_add(all, S->rows[i].gpu_ns);
-	if (o->format == XP_FMT_TEXT) {
-		xp_rep_put_title(R);
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, "  GPU (%)   GPU Time (ns)      Calls  CUDA Calls  Host Time (ns)"
-			       "  Ops/Call  Operator  \u2039 the line that launched most of it");
-		xp_rep_put_row(R, "  -------  --------------  ---------  ----------  --------------"
-			       "  --------  --------");
-	} else if (o->format == XP_FMT_CSV) {
-		fputs("\"GPU (%)\",\"GPU Time (ns)\",\"Calls\",\"CUDA Calls\",\"Host Time (ns)\",\"GPU Ops\","
-		      "\"GPU Ops/Call\",\"Operator\",\"Top Launch Site\"\n", R->out);
-	} else {
-		jsonw_key(&R->json, "ops");
-		jsonw_arr_begin(&R->json);
+	snprintf(title, sizeof(title), "** %s:", xp_rep_title(o->by));
+	xp_table_begin(&t, title);
+	for (size_t i = 0; i < shown; i++) {
+		const struct op_row *r = &S->rows[i];
+		double pct = all ? 100.0 * (double)r->gpu_ns / (double)all : 0;
+		double per = r->calls ? (double)r->gpu_ops / (double)r->calls : 0;
+		const char *site = r->top_site ? r->top_site : "";
+		char both[1024];
+
+		snprintf(both, sizeof(both), "%s  \u2039 %s", r->name, site);
+		xp_table_row(&t, (struct xp_cell[O_N]){
+			[O_PCT] = { .d = pct }, [O_GPU_NS] = { .i = r->gpu_ns }, [O_PCT_JSON] = { .d = pct },
+			[O_CALLS] = { .u = r->calls }, [O_CUDA] = { .u = r->cuda_calls },
+			[O_HOST] = { .i = r->host_ns }, [O_OPS] = { .u = r->gpu_ops }, [O_PER] = { .d = per },
+			[O_OP] = { .s = r->name }, [O_SITE] = { .s = site }, [O_TEXT] = { .s = both } });
 	}
-	for (size_t i = 0; i < shown; i++)
-		print_op(R, &S->rows[i], all);
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
-	else if (o->format == XP_FMT_TEXT && shown < S->n)
-		fprintf(R->out, " (%zu more rows; --top 0 shows all)\n", S->n - shown);
+	xp_table_end(&t, shown, S->n);
 }
 
 int xp_view_op(struct rep *R, size_t *rows)

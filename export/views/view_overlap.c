@@ -120,50 +120,42 @@ static void kernel_name(struct rep *R, int64_t id, char *buf, size_t len)
 	sqlite3_finalize(s);
 }
 
-static void print_head(struct rep *R, int64_t rank, int64_t gpid, int64_t dev, const int64_t t[3])
+/* A device in text: its totals in a sentence. */
+struct device_row {
+	int64_t rank, dev;
+	long long pid;
+	const int64_t *t;
+};
+
+static int device_text(struct xp_table *tb, const struct xp_cell *c)
 {
-	long long pid = (long long)xp_pid_local((uint64_t)gpid >> 24);
+	const struct device_row *d = c->p;
+	const int64_t *t = d->t;
 	double pct = t[1] ? 100.0 * (double)(t[1] - t[2]) / (double)t[1] : 0;
+	char who[48] = "";
 
-	if (R->o->format == XP_FMT_TEXT) {
-		char line[512], who[48] = "";
-
-		if (rank >= 0)
-			snprintf(who, sizeof(who), "Rank %lld, ", (long long)rank);
-		snprintf(line, sizeof(line), "  %sdevice %lld of process %lld: compute %lld ns, comm %lld ns,"
-			 " %.1f%% overlapped, %lld ns exposed", who,
-			 (long long)dev, pid, (long long)t[0], (long long)t[1], pct, (long long)t[2]);
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fprintf(R->out, "\"device\",%lld,%lld,%lld,%lld,%lld,%lld,%lld,,,,,\n", (long long)rank,
-			(long long)dev, pid, (long long)t[0], (long long)t[1], (long long)(t[1] - t[2]),
-			(long long)t[2]);
-	} else {
-		struct jsonw *w = &R->json;
-
-		jsonw_obj_begin(w);
-		jsonw_key(w, "rank"); jsonw_int(w, rank);
-		jsonw_key(w, "device"); jsonw_int(w, dev);
-		jsonw_key(w, "pid"); jsonw_int(w, pid);
-		jsonw_key(w, "compute_ns"); jsonw_int(w, t[0]);
-		jsonw_key(w, "communication_ns"); jsonw_int(w, t[1]);
-		jsonw_key(w, "overlapped_ns"); jsonw_int(w, t[1] - t[2]);
-		jsonw_key(w, "exposed_ns"); jsonw_int(w, t[2]);
-	}
+	if (d->rank >= 0)
+		snprintf(who, sizeof(who), "Rank %lld, ", (long long)d->rank);
+	xp_table_text(tb, "%s", "");
+	xp_table_text(tb, "  %sdevice %lld of process %lld: compute %lld ns, comm %lld ns,"
+		      " %.1f%% overlapped, %lld ns exposed", who, (long long)d->dev, d->pid,
+		      (long long)t[0], (long long)t[1], pct, (long long)t[2]);
+	return 0;
 }
 
-/* A device's collectives, most exposed first. csv: rows of the view's
- * table (its last fields); text: the name and its site in one field. */
+/* The view's sheet: a device's totals, then its collectives, most exposed
+ * first (json: nested in the device; text: the device in a sentence, the
+ * name and its site in one field). */
 static const struct xp_col exposed_cols[] = {
 	{ .head = "Section", .kind = XP_COL_TEXT, .csv_only = 1 },
-	{ .head = "Rank", .kind = XP_COL_INT, .csv_only = 1 },
-	{ .head = "Device", .kind = XP_COL_INT, .csv_only = 1 },
-	{ .head = "PID", .kind = XP_COL_INT, .csv_only = 1 },
-	{ .head = "Compute (ns)", .kind = XP_COL_INT, .csv_only = 1 },
-	{ .head = "Communication (ns)", .kind = XP_COL_INT, .csv_only = 1 },
-	{ .head = "Overlapped (ns)", .kind = XP_COL_INT, .csv_only = 1 },
-	{ .head = "Exposed (ns)", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Rank", .json = "rank", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Device", .json = "device", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "PID", .json = "pid", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Compute (ns)", .json = "compute_ns", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Communication (ns)", .json = "communication_ns", .kind = XP_COL_INT,
+	  .csv_only = 1 },
+	{ .head = "Overlapped (ns)", .json = "overlapped_ns", .kind = XP_COL_INT, .csv_only = 1 },
+	{ .head = "Exposed (ns)", .json = "exposed_ns", .kind = XP_COL_INT, .csv_only = 1 },
 	{ .head = "Calls", .kind = XP_COL_UINT, .width = 9, .rule = 9 },
 	{ .head = "Kernel", .json = "kernel", .kind = XP_COL_TEXT },
 	{ .head = "Launch Site", .json = "site", .kind = XP_COL_TEXT },
@@ -176,21 +168,22 @@ static const struct xp_col exposed_cols[] = {
 	  .text_only = 1 },
 	{ .head = "Collective  \u2039 launched at", .kind = XP_COL_TEXT, .width = 0, .rule = 10,
 	  .text_only = 1 },
+	{ .kind = XP_COL_CALL, .text_only = 1, .call = device_text },
 };
 static const unsigned char exposed_text[] = { 8, 12, 13, 14, 15 };
+static const unsigned char device_json[] = { 1, 2, 3, 4, 5, 6, 7 };
+#define NCOLS (sizeof(exposed_cols) / sizeof(exposed_cols[0]))
 
-static void print_exposed(struct rep *R, const struct exposed *e, size_t n, int64_t rank,
-			  int64_t dev)
+static void print_exposed(struct rep *R, struct xp_table *dt, const struct exposed *e, size_t n,
+			  int64_t rank, int64_t dev)
 {
 	size_t shown = R->o->top && R->o->top < n ? R->o->top : n;
-	struct xp_table t = { .cols = exposed_cols, .n = sizeof(exposed_cols) / sizeof(exposed_cols[0]),
-			      .fmt = R->o->format, .out = R->out, .json = &R->json,
-			      .width = R->o->width, .key = "collectives", .lead = "    ", .no_split = 1,
-			      .text_order = exposed_text, .text_n = sizeof(exposed_text),
-			      .csv_continues = 1 };
+	struct xp_table t = { .cols = exposed_cols, .n = NCOLS, .fmt = R->o->format, .out = R->out,
+			      .json = &R->json, .width = R->o->width, .key = "collectives",
+			      .lead = "    ", .no_split = 1, .text_order = exposed_text,
+			      .text_n = sizeof(exposed_text), .csv_continues = 1, .text_lazy = 1 };
 
-	if (shown || R->o->format != XP_FMT_TEXT)
-		xp_table_begin(&t, NULL);
+	xp_table_begin(&t, NULL);
 	for (size_t i = 0; i < shown; i++) {
 		char name[1024], brief[512], both[1400];
 		double pct = e[i].ns ? 100.0 * (double)e[i].exposed_ns / (double)e[i].ns : 0;
@@ -202,16 +195,16 @@ static void print_exposed(struct rep *R, const struct exposed *e, size_t n, int6
 			{ .s = "collective" }, { .i = rank }, { .i = dev }, { .absent = 1 }, { .absent = 1 },
 			{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .u = e[i].n }, { .s = name },
 			{ .s = e[i].site }, { .u = e[i].n }, { .i = e[i].ns }, { .i = e[i].exposed_ns },
-			{ .d = pct }, { .s = both },
+			{ .d = pct }, { .s = both }, { .absent = 1 },
 		});
 	}
 	xp_table_end(&t, shown, shown);
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_obj_end(&R->json);
+	xp_table_row_close(dt);
 }
 
 /* One device: its totals (compute, communication, exposed) and collectives. */
-static int one_device(struct rep *R, struct xp_sites *sites, const struct xp_tl *tl, size_t *rows)
+static int one_device(struct rep *R, struct xp_table *dt, struct xp_sites *sites,
+		      const struct xp_tl *tl, size_t *rows)
 {
 	int64_t gpid = tl->gpid, dev = tl->device;
 	int64_t w0 = R->o->since, w1 = R->o->until ? R->o->until : INT64_MAX, t[3] = { 0 };
@@ -243,8 +236,17 @@ static int one_device(struct rep *R, struct xp_sites *sites, const struct xp_tl 
 		goto out;
 	if (ne)
 		qsort(e, ne, sizeof(*e), cmp_exposed);
-	print_head(R, xp_tl_rank(R->db, gpid), gpid, dev, t);
-	print_exposed(R, e, ne, xp_tl_rank(R->db, gpid), dev);
+	{
+		struct device_row d = { xp_tl_rank(R->db, gpid), dev,
+					(long long)xp_pid_local((uint64_t)gpid >> 24), t };
+
+		xp_table_row_open(dt, (struct xp_cell[NCOLS]){
+			{ .s = "device" }, { .i = d.rank }, { .i = dev }, { .i = d.pid }, { .i = t[0] },
+			{ .i = t[1] }, { .i = t[1] - t[2] }, { .i = t[2] }, { .absent = 1 },
+			{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
+			{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .p = &d } });
+	}
+	print_exposed(R, dt, e, ne, xp_tl_rank(R->db, gpid), dev);
 	(*rows)++;
 out:
 	free(comp);
@@ -255,29 +257,26 @@ out:
 
 int xp_view_overlap(struct rep *R, size_t *rows)
 {
+	static const unsigned char none[1];
+	struct xp_table t = { .cols = exposed_cols, .n = NCOLS, .fmt = R->o->format, .out = R->out,
+			      .json = &R->json, .width = R->o->width, .key = "devices",
+			      .text_order = none, .json_order = device_json,
+			      .json_n = sizeof(device_json) };
 	struct xp_sites *sites = NULL;
 	struct xp_tl_set set = { 0 };
+	char title[256];
 	int rc;
 
 	*rows = 0;
 	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_sites_new(R->db, &sites)) < 0)
 		goto out;
 	xp_sites_prefer_own(sites);
-	if (R->o->format == XP_FMT_TEXT) {
-		xp_rep_put_title(R);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fputs("\"Section\",\"Rank\",\"Device\",\"PID\",\"Compute (ns)\",\"Communication (ns)\","
-		      "\"Overlapped (ns)\",\"Exposed (ns)\",\"Calls\",\"Kernel\",\"Launch Site\","
-		      "\"Collective (ns)\",\"Collective Exposed (ns)\"\n", R->out);
-	} else {
-		jsonw_key(&R->json, "devices");
-		jsonw_arr_begin(&R->json);
-	}
+	snprintf(title, sizeof(title), "** %s:", xp_rep_title(R->o->by));
+	xp_table_begin(&t, title);
 	for (size_t i = 0; i < set.ndev && rc == 0; i++)
 		if (xp_tl_selected(set.dev[i].gpid, R->o->pid))
-			rc = one_device(R, sites, &set.dev[i], rows);
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+			rc = one_device(R, &t, sites, &set.dev[i], rows);
+	xp_table_end(&t, 0, 0);
 out:
 	xp_sites_free(sites);
 	xp_tl_set_free(&set);

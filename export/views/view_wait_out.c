@@ -9,6 +9,7 @@
 
 #include "export/idle/idle_cause.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "export/analysis/wait_blame.h"
 
 static const char *const own_label[] = {
@@ -54,82 +55,59 @@ static int cmp_total(const void *pa, const void *pb)
 
 #define ALL SIZE_MAX                 /* a total over every waiting rank */
 
-static void head(struct rep *R, const struct xp_wait_table *t, int64_t clock_err)
-{
-	char line[300];
+/* The view's sheet: the totals over all waiting ranks, then by waiting
+ * rank (csv: a Section column; json: two arrays; text: two tables, the
+ * waiting rank and the cause's rank in words). */
+enum { W_SECTION, W_WAITING, W_LATE, W_CAUSE_RANK, W_CAUSE, W_WHERE, W_NS, W_SHARE, W_WAITS,
+       W_SHARE_TEXT, W_WAITING_TEXT, W_CAUSE_OF, W_CAUSE_TEXT, W_N };
+static const struct xp_col cols[W_N] = {
+	[W_SECTION] = { .head = "Section", .kind = XP_COL_TEXT },
+	[W_WAITING] = { .head = "Waiting Rank", .json = "waiting_rank", .kind = XP_COL_INT },
+	[W_LATE] = { .head = "Late", .csv = "Late Rank", .json = "late_rank", .kind = XP_COL_INT,
+		     .width = 4, .rule = 4 },
+	[W_CAUSE_RANK] = { .head = "Cause Rank", .json = "cause_rank", .kind = XP_COL_INT },
+	[W_CAUSE] = { .head = "Cause", .json = "cause", .kind = XP_COL_TEXT },
+	[W_WHERE] = { .head = "Where", .json = "where", .kind = XP_COL_TEXT, .rule = 5 },
+	[W_NS] = { .head = "Wait (ns)", .json = "ns", .kind = XP_COL_INT, .width = 14, .rule = 14 },
+	[W_SHARE] = { .head = "Share of Wait (%)", .json = "share_percent", .kind = XP_COL_FIXED,
+		      .prec = 2 },
+	[W_WAITS] = { .head = "Waits", .json = "waits", .kind = XP_COL_UINT, .width = 6, .rule = 6 },
+	[W_SHARE_TEXT] = { .head = "Wait (%)", .kind = XP_COL_FIXED, .prec = 1, .width = 8,
+			   .rule = 8 },
+	[W_WAITING_TEXT] = { .head = "Waiting", .kind = XP_COL_TEXT, .width = 7, .rule = 7 },
+	[W_CAUSE_OF] = { .head = "Cause of", .kind = XP_COL_TEXT, .width = -10, .rule = 10 },
+	[W_CAUSE_TEXT] = { .head = "Cause", .kind = XP_COL_TEXT, .width = -17, .rule = 5 },
+};
+static const unsigned char text_cols[] = { W_SHARE_TEXT, W_NS, W_WAITS, W_WAITING_TEXT, W_LATE,
+	W_CAUSE_OF, W_CAUSE_TEXT, W_WHERE };
+static const unsigned char csv_cols[] = { W_SECTION, W_WAITING, W_LATE, W_CAUSE_RANK, W_CAUSE,
+	W_WHERE, W_NS, W_SHARE, W_WAITS };
+static const unsigned char json_cols[] = { W_WAITING, W_LATE, W_CAUSE_RANK, W_CAUSE, W_WHERE,
+	W_NS, W_SHARE, W_WAITS };
+static const struct xp_col total_cols[] = {
+	{ .json = "total_wait_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "waits", .kind = XP_COL_UINT, .json_only = 1 },
+	{ .json = "clock_error_ns", .kind = XP_COL_INT, .json_only = 1 },
+};
 
-	if (R->o->format == XP_FMT_TEXT) {
-		xp_rep_put_title(R);
-		xp_rep_put_row(R, "");
-		snprintf(line, sizeof(line), "  Collective waits: %llu, %lld ns in all; clock alignment error"
-			 " %lld ns", (unsigned long long)t->nwaits, (long long)t->total_ns,
-			 (long long)clock_err);
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_CSV) {
-		fputs("\"Section\",\"Waiting Rank\",\"Late Rank\",\"Cause Rank\",\"Cause\",\"Where\","
-		      "\"Wait (ns)\",\"Share of Wait (%)\",\"Waits\"\n", R->out);
-	} else {
-		jsonw_key(&R->json, "total_wait_ns"); jsonw_int(&R->json, t->total_ns);
-		jsonw_key(&R->json, "waits"); jsonw_uint(&R->json, t->nwaits);
-		jsonw_key(&R->json, "clock_error_ns"); jsonw_int(&R->json, clock_err);
-	}
-}
-
-/* A table's head: text's title and columns, json's key. */
-static void table_head(struct rep *R, int all)
-{
-	if (R->o->format == XP_FMT_TEXT) {
-		xp_rep_put_row(R, "");
-		xp_rep_put_row(R, all ? "  All waiting ranks:" : "  By waiting rank:");
-		xp_rep_put_row(R, "  Wait (%)       Wait (ns)   Waits  Waiting  Late  Cause of    Cause"
-			       "              Where");
-		xp_rep_put_row(R, "  --------  --------------  ------  -------  ----  ----------  -----"
-			       "              -----");
-	} else if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, all ? "blame_all_waiting" : "blame");
-		jsonw_arr_begin(&R->json);
-	}
-}
-
-static void row(struct rep *R, const struct xp_wait_total *v, const int64_t *rank, double share)
+static void row(struct xp_table *tb, const struct xp_wait_total *v, const int64_t *rank,
+		double share)
 {
 	long long w = v->waiter == ALL ? -1 : (long long)rank[v->waiter], l = (long long)rank[v->late];
 	long long c = (long long)rank[v->culprit];
+	char via[32], who[24] = "all";
 
-	if (R->o->format == XP_FMT_TEXT) {
-		char line[1024], via[32], who[24] = "all";
-
-		snprintf(via, sizeof(via), v->culprit == v->late ? "rank %lld" : "> rank %lld", c);
-		if (v->waiter != ALL)
-			snprintf(who, sizeof(who), "%lld", w);
-		snprintf(line, sizeof(line), "  %8.1f  %14lld  %6llu  %7s  %4lld  %-10s  %-17s  %s", share,
-			 (long long)v->ns, (unsigned long long)v->waits, who, l, via,
-			 kind_text(v->kind, 0), v->where);
-		xp_rep_put_row(R, line);
-	} else if (R->o->format == XP_FMT_CSV) {
-		if (v->waiter == ALL)
-			fprintf(R->out, "\"all\",,%lld,%lld,\"%s\",", l, c, kind_text(v->kind, 1));
-		else
-			fprintf(R->out, "\"rank\",%lld,%lld,%lld,\"%s\",", w, l, c, kind_text(v->kind, 1));
-		xp_rep_csv_str(R->out, v->where);
-		fprintf(R->out, ",%lld,%.2f,%llu\n", (long long)v->ns, share, (unsigned long long)v->waits);
-	} else {
-		struct jsonw *j = &R->json;
-
-		jsonw_obj_begin(j);
-		if (v->waiter != ALL) {
-			jsonw_key(j, "waiting_rank");
-			jsonw_int(j, w);
-		}
-		jsonw_key(j, "late_rank"); jsonw_int(j, l);
-		jsonw_key(j, "cause_rank"); jsonw_int(j, c);
-		jsonw_key(j, "cause"); jsonw_str(j, kind_text(v->kind, 1));
-		jsonw_key(j, "where"); jsonw_str(j, v->where);
-		jsonw_key(j, "ns"); jsonw_int(j, v->ns);
-		jsonw_key(j, "share_percent"); jsonw_fixed(j, share, 2);
-		jsonw_key(j, "waits"); jsonw_uint(j, v->waits);
-		jsonw_obj_end(j);
-	}
+	snprintf(via, sizeof(via), v->culprit == v->late ? "rank %lld" : "> rank %lld", c);
+	if (v->waiter != ALL)
+		snprintf(who, sizeof(who), "%lld", w);
+	xp_table_row(tb, (struct xp_cell[W_N]){
+		[W_SECTION] = { .s = v->waiter == ALL ? "all" : "rank" },
+		[W_WAITING] = { .i = w, .absent = v->waiter == ALL }, [W_LATE] = { .i = l },
+		[W_CAUSE_RANK] = { .i = c }, [W_CAUSE] = { .s = kind_text(v->kind, 1) },
+		[W_WHERE] = { .s = v->where }, [W_NS] = { .i = v->ns }, [W_SHARE] = { .d = share },
+		[W_WAITS] = { .u = v->waits }, [W_SHARE_TEXT] = { .d = share },
+		[W_WAITING_TEXT] = { .s = who }, [W_CAUSE_OF] = { .s = via },
+		[W_CAUSE_TEXT] = { .s = kind_text(v->kind, 0) } });
 }
 
 static int cmp_place(const void *pa, const void *pb)
@@ -170,26 +148,28 @@ static size_t over_all(const struct xp_wait_table *t, struct xp_wait_total **out
 	return n;
 }
 
-static void table(struct rep *R, int all, struct xp_wait_total *v, size_t n, const int64_t *rank,
-		  int64_t total)
+static void table(struct rep *R, int all, int csv_continues, struct xp_wait_total *v, size_t n,
+		  const int64_t *rank, int64_t total)
 {
 	size_t shown = R->o->top && R->o->top < n ? R->o->top : n;
+	struct xp_table t = { .cols = cols, .n = W_N, .fmt = R->o->format, .out = R->out,
+			      .json = &R->json, .width = R->o->width, .lead = "  ", .more_lead = "  ",
+			      .no_split = 1, .text_max = 1024, .text_lazy = 1, .tight = 1,
+			      .key = all ? "blame_all_waiting" : "blame", .csv_continues = csv_continues,
+			      .text_order = text_cols, .text_n = sizeof(text_cols),
+			      .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
+			      .json_order = json_cols, .json_n = sizeof(json_cols) };
 
-	table_head(R, all);
+	xp_table_begin(&t, all ? "\n  All waiting ranks:" : "\n  By waiting rank:");
 	for (size_t i = 0; i < shown; i++)
-		row(R, &v[i], rank, total ? 100.0 * (double)v[i].ns / (double)total : 0);
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_arr_end(&R->json);
-	} else if (R->o->format == XP_FMT_TEXT && shown < n) {
-		char line[96];
-
-		snprintf(line, sizeof(line), "  (%zu more rows; --top 0 shows all)", n - shown);
-		xp_rep_put_row(R, line);
-	}
+		row(&t, &v[i], rank, total ? 100.0 * (double)v[i].ns / (double)total : 0);
+	xp_table_end(&t, shown, n);
 }
 
 void xp_wait_print(struct rep *R, struct xp_wait_table *t, const int64_t *rank, int64_t clock_err)
 {
+	struct xp_table tt = { .cols = total_cols, .n = 3, .fmt = R->o->format, .out = R->out,
+			       .json = &R->json, .width = R->o->width };
 	struct xp_wait_total *all = NULL;
 	size_t nall = 0;
 	int several = 0;
@@ -198,10 +178,15 @@ void xp_wait_print(struct rep *R, struct xp_wait_table *t, const int64_t *rank, 
 		qsort(t->v, t->n, sizeof(*t->v), cmp_total);
 	for (size_t i = 1; i < t->n && !several; i++)
 		several = t->v[i].waiter != t->v[0].waiter;
-	head(R, t, clock_err);
+	xp_table_fields(&tt, (struct xp_cell[]){ { .i = t->total_ns }, { .u = t->nwaits },
+						 { .i = clock_err } });
+	xp_table_text(&tt, "** %s:", xp_rep_title(R->o->by));
+	xp_table_text(&tt, "%s", "");
+	xp_table_text(&tt, "  Collective waits: %llu, %lld ns in all; clock alignment error %lld ns",
+		      (unsigned long long)t->nwaits, (long long)t->total_ns, (long long)clock_err);
 	if (several && (nall = over_all(t, &all)))
-		table(R, 1, all, nall, rank, t->total_ns);
+		table(R, 1, 0, all, nall, rank, t->total_ns);
 	free(all);
-	if (t->n || R->o->format == XP_FMT_JSON)
-		table(R, 0, t->v, t->n, rank, t->total_ns);
+	/* csv: the header above the first table; text: nothing of an empty one */
+	table(R, 0, nall > 0, t->v, t->n, rank, t->total_ns);
 }
