@@ -22,6 +22,7 @@
 #include "db/dbcheck.h"
 #include "export/render/folded.h"
 #include "export/report/report.h"
+#include "fuzz-sql.h"
 
 #define MAX_TABLES 64
 #define WORK_LIMIT 20000000         /* VM steps per input: what the readers may take */
@@ -41,7 +42,6 @@ static void init(void)
 {
 	const char *top = getenv("XP_FUZZ_TOP");
 	char path[4096];
-	sqlite3_stmt *st;
 	sqlite3 *db;
 
 	snprintf(path, sizeof(path), "%s/fixtures/h100-workload/device.db", top ? top : "..");
@@ -50,59 +50,18 @@ static void init(void)
 		abort();
 	}
 	seed = sqlite3_serialize(db, "main", &seed_len, 0);
-	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'"
-			       " ORDER BY name", -1, &st, NULL) == SQLITE_OK)
-		while (ntables < MAX_TABLES && sqlite3_step(st) == SQLITE_ROW)
-			tables[ntables++] = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	ntables = fuzz_sql_tables(db, tables, MAX_TABLES);
 	sqlite3_close(db);
 	sink = fopen("/dev/null", "w");
 	if (!seed || !ntables || !sink)
 		abort();
 }
 
-static sqlite3 *fresh_copy(void)
-{
-	unsigned char *copy = sqlite3_malloc64((sqlite3_uint64)seed_len);
-	sqlite3 *db;
-
-	if (!copy || sqlite3_open(":memory:", &db) != SQLITE_OK)
-		abort();
-	memcpy(copy, seed, (size_t)seed_len);
-	if (sqlite3_deserialize(db, "main", copy, seed_len, seed_len,
-				SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE) != SQLITE_OK)
-		abort();
-	sqlite3_exec(db, "PRAGMA legacy_alter_table = ON", NULL, NULL, NULL);
-	return db;
-}
-
-/* The first column of the first row of sql (sqlite3_free; NULL: none). */
-static char *one_name(sqlite3 *db, char *sql)
-{
-	sqlite3_stmt *st;
-	char *name = NULL;
-
-	if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			name = sqlite3_mprintf("%s", sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-	}
-	sqlite3_free(sql);
-	return name;
-}
-
 /* The name of column c of table t (NULL: none). */
-static char *column(sqlite3 *db, const char *t, unsigned c)
-{
-	return one_name(db, sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q) LIMIT 1 OFFSET"
-					    " %u %% max(1, (SELECT count(*) FROM pragma_table_info(%Q)))",
-					    t, c, t));
-}
-
 static void mutate(sqlite3 *db, const uint8_t *m)
 {
 	const char *t = tables[m[1] % ntables];
-	char *col = column(db, t, m[2]), *sql = NULL, text[9];
+	char *col = fuzz_sql_column(db, t, m[2]), *sql = NULL, text[9];
 	int64_t v;
 	unsigned every = 1u + m[3] % 8, rest = (unsigned)(m[3] >> 3) % every;
 
@@ -127,9 +86,9 @@ static void mutate(sqlite3 *db, const uint8_t *m)
 		sql = sqlite3_mprintf("DELETE FROM \"%w\" WHERE rowid %% %u = %u", t, every, rest);
 		break;
 	case 6: {                   /* an index of the table dropped */
-		char *index = one_name(db, sqlite3_mprintf("SELECT name FROM sqlite_master WHERE"
-							   " type = 'index' AND tbl_name = %Q"
-							   " AND sql IS NOT NULL", t));
+		char *index = fuzz_sql_one_name(db, sqlite3_mprintf(
+			"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = %Q"
+			" AND sql IS NOT NULL", t));
 
 		sql = index ? sqlite3_mprintf("DROP INDEX \"%w\"", index) : NULL;
 		sqlite3_free(index);
@@ -183,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		init();
 	if (!size)
 		return 0;
-	db = fresh_copy();
+	db = fuzz_sql_copy(seed, seed_len);
 	for (size_t i = 1; i + 12 <= size && i < 12 * 64; i += 12)
 		mutate(db, data + i);
 	/* what a reader does first: a schema not ours is refused, with a reason */

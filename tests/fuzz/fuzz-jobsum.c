@@ -26,6 +26,7 @@
 #include "correlate/clocksum.h"
 #include "db/dbcheck.h"
 #include "export/job/jobsum.h"
+#include "fuzz-sql.h"
 
 #define RANKS 2
 #define MAX_TABLES 16
@@ -66,15 +67,8 @@ static void load_seed(const char *top, int r)
 		abort();
 	free(sql);
 	seed[r] = sqlite3_serialize(db, "main", &seed_len[r], 0);
-	if (!r) {
-		sqlite3_stmt *st;
-
-		if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'"
-				       " ORDER BY name", -1, &st, NULL) == SQLITE_OK)
-			while (ntables < MAX_TABLES && sqlite3_step(st) == SQLITE_ROW)
-				tables[ntables++] = strdup((const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-	}
+	if (!r)
+		ntables = fuzz_sql_tables(db, tables, MAX_TABLES);
 	sqlite3_close(db);
 	if (!seed[r])
 		abort();
@@ -96,42 +90,10 @@ static void init(void)
 		abort();
 }
 
-static sqlite3 *fresh_copy(int r)
-{
-	unsigned char *copy = sqlite3_malloc64((sqlite3_uint64)seed_len[r]);
-	sqlite3 *db;
-
-	if (!copy || sqlite3_open(":memory:", &db) != SQLITE_OK)
-		abort();
-	memcpy(copy, seed[r], (size_t)seed_len[r]);
-	if (sqlite3_deserialize(db, "main", copy, seed_len[r], seed_len[r],
-				SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE) != SQLITE_OK)
-		abort();
-	sqlite3_exec(db, "PRAGMA legacy_alter_table = ON", NULL, NULL, NULL);
-	return db;
-}
-
-/* The name of column c of table t (sqlite3_free; NULL: none). */
-static char *column(sqlite3 *db, const char *t, unsigned c)
-{
-	char *sql = sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q) LIMIT 1 OFFSET"
-				    " %u %% max(1, (SELECT count(*) FROM pragma_table_info(%Q)))", t, c, t);
-	sqlite3_stmt *st;
-	char *name = NULL;
-
-	if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			name = sqlite3_mprintf("%s", sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-	}
-	sqlite3_free(sql);
-	return name;
-}
-
 static void mutate(sqlite3 *db, const uint8_t *m)
 {
 	const char *t = tables[(m[1] >> 1) % ntables];
-	char *col = column(db, t, m[2]), *sql = NULL, text[9];
+	char *col = fuzz_sql_column(db, t, m[2]), *sql = NULL, text[9];
 	unsigned every = 1u + m[3] % 8, rest = (unsigned)(m[3] >> 3) % every;
 	int64_t v;
 
@@ -237,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	for (int r = 0; r < RANKS; r++)
-		db[r] = fresh_copy(r);
+		db[r] = fuzz_sql_copy(seed[r], seed_len[r]);
 	for (size_t i = 1; i + 12 <= size && i < 12 * 64; i += 12)
 		mutate(db[data[i + 1] & 1], data + i);
 	for (int r = 0; r < RANKS; r++) {
