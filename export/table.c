@@ -296,7 +296,10 @@ void xp_table_more(struct xp_table *t, size_t shown, size_t rows)
 		return;
 	snprintf(line, sizeof(line), "%s(%zu more %s; --top 0 shows all)",
 		 t->more_lead ? t->more_lead : " ", rows - shown, t->more ? t->more : "rows");
-	xp_rep_put_line(t->out, line, t->width);
+	if (t->more_cut)
+		xp_rep_put_line(t->out, line, t->width);
+	else
+		fprintf(t->out, "%s\n", line);
 }
 
 void xp_table_end(struct xp_table *t, size_t shown, size_t rows)

@@ -98,6 +98,7 @@ struct xp_table {
 	size_t csv_n, json_n;
 	const char *more;           /* text: what the rows are ("(N more rows; ...)"); NULL: "rows" */
 	const char *more_lead;      /* text: before that line; NULL: " " */
+	int more_cut;               /* text: that line cut to the width too */
 	int text_lazy;              /* text: title and heads above a first row only (an empty
 				     * table writes nothing) */
 	int no_heads;               /* text: no heads (rows under another table's row) */

@@ -316,6 +316,7 @@ static void parts_fill(struct xp_table *t)
 	t->cap = 2;
 	t->more = "things";
 	t->more_lead = "  ";
+	t->more_cut = 1;
 	t->text_max = 10;
 	t->no_split = 1;
 	xp_table_begin(t, NULL);
