@@ -316,6 +316,7 @@ static void parts_fill(struct xp_table *t)
 	t->cap = 2;
 	t->more = "things";
 	t->more_lead = "  ";
+	t->more_cut = 1;
 	t->text_max = 10;
 	t->no_split = 1;
 	xp_table_begin(t, NULL);
@@ -356,6 +357,95 @@ START_TEST(view_parts)
 }
 END_TEST
 
+/* A call column with a writer per format (a list in one csv field). */
+static int list_text(struct xp_table *t, const struct xp_cell *c)
+{
+	xp_table_text(t, "      items %lld", (long long)c->i);
+	return 0;
+}
+
+static int list_csv(struct xp_table *t, const struct xp_cell *c)
+{
+	fprintf(t->out, "%lld; %lld", (long long)c->i, (long long)c->i + 1);
+	return 0;
+}
+
+static int list_json(struct xp_table *t, const struct xp_cell *c)
+{
+	jsonw_arr_begin(t->json);
+	jsonw_int(t->json, c->i);
+	jsonw_arr_end(t->json);
+	return 0;
+}
+
+static const struct xp_col doc_cols[] = {
+	{ .json = "report", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "count", .kind = XP_COL_UINT, .json_only = 1 },
+};
+static const struct xp_col list_cols[] = {
+	{ .head = "K", .json = "k", .kind = XP_COL_INT, .width = 1, .rule = 1 },
+	{ .head = "Items", .json = "items", .kind = XP_COL_CALL, .text_call = list_text,
+	  .csv_call = list_csv, .json_call = list_json },
+};
+
+/* The report's document around a table whose call column writes each
+ * format its own way, a keyed object holding a nested table, and a footer
+ * note: wrapped in text, to the notes stream in csv, not in json. */
+static void doc_fill(struct xp_table *t)
+{
+	struct xp_table d = *t, l = *t;
+
+	d.cols = doc_cols;
+	d.n = 2;
+	l.cols = list_cols;
+	l.n = 2;
+	l.key = "list";
+	xp_table_doc_begin(&d, (struct xp_cell[]){ { .s = "doc" }, { .u = 2, .absent = 1 } });
+	xp_table_begin(&l, NULL);
+	xp_table_row(&l, (struct xp_cell[]){ { .i = 1 }, { .i = 5 } });
+	xp_table_end(&l, 1, 1);
+	l.key = "inner";
+	xp_table_row_key_open(&d, "outer", (struct xp_cell[]){ { .s = "o" }, { .u = 3 } });
+	xp_table_begin(&l, NULL);
+	xp_table_end(&l, 0, 0);
+	xp_table_row_close(&d);
+	xp_table_note(t, "Losses: %s", "none recorded in this time range, nor elsewhere");
+	ck_assert_int_eq(xp_table_doc_end(&d), 0);
+}
+
+START_TEST(document_calls_notes)
+{
+	const char *want[] = {
+		" K\n -\n 1\n      items 5\n"
+		" K\n -\n"
+		"Losses: none recorded in this\n    time range, nor elsewhere\n",
+		"\"K\",\"Items\"\n1,\"5; 6\"\n\"K\",\"Items\"\n",
+		"{\"report\":\"doc\",\"list\":[{\"k\":1,\"items\":[5]}],"
+		"\"outer\":{\"report\":\"o\",\"count\":3,\"inner\":[]}}\n",
+	};
+
+	for (int f = XP_FMT_TEXT; f <= XP_FMT_JSON; f++) {
+		char *notes = NULL;
+		size_t nlen = 0;
+		FILE *nf = open_memstream(&notes, &nlen);
+		struct jsonw w;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		struct xp_table t = { .fmt = f, .out = out, .json = &w, .width = 32, .notes = nf };
+
+		doc_fill(&t);
+		fclose(out);
+		fclose(nf);
+		ck_assert_str_eq(buf, want[f]);
+		ck_assert_str_eq(notes, f == XP_FMT_CSV ? "Losses: none recorded in this time range,"
+				 " nor elsewhere\n" : "");
+		free(buf);
+		free(notes);
+	}
+}
+END_TEST
+
 static Suite *table_suite(void)
 {
 	Suite *s = suite_create("table");
@@ -368,6 +458,7 @@ static Suite *table_suite(void)
 	tcase_add_test(tc, null_bool_and_continued_csv);
 	tcase_add_test(tc, nested_sheet);
 	tcase_add_test(tc, view_parts);
+	tcase_add_test(tc, document_calls_notes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,6 +21,7 @@
 #include "export/idle/idle_cause.h"
 #include "export/job/jobview_priv.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "export/analysis/wait_blame.h"
 #include "src/array.h"
 #include "src/satmath.h"
@@ -383,7 +384,13 @@ int jv_wait_charge(struct jv *J, struct jv_run *R)
 int jv_wait_print(struct jv *J, FILE *out)
 {
 	struct xp_report_opts o = XP_REPORT_DEFAULTS;
+	static const struct xp_col doc_cols[] = {
+		{ .json = "job", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "title", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "ranks", .kind = XP_COL_UINT, .json_only = 1 },
+	};
 	struct rep R = { .o = &o, .out = out };
+	struct xp_table doc = { .cols = doc_cols, .n = 3, .out = out, .json = &R.json };
 	struct jv_wait *W = J->wait;
 
 	if (!W && wait_init(J))
@@ -393,21 +400,9 @@ int jv_wait_print(struct jv *J, FILE *out)
 	o.top = J->o->top;
 	o.format = J->o->format == XP_JOB_JSON ? XP_FMT_JSON : J->o->format == XP_JOB_CSV ?
 		   XP_FMT_CSV : XP_FMT_TEXT;
-	if (o.format == XP_FMT_JSON) {
-		jsonw_init(&R.json, out);
-		jsonw_obj_begin(&R.json);
-		jsonw_key(&R.json, "job");
-		jsonw_str(&R.json, "wait");
-		jsonw_key(&R.json, "title");
-		jsonw_str(&R.json, xp_rep_title(XP_BY_WAIT));
-		jsonw_key(&R.json, "ranks");
-		jsonw_uint(&R.json, J->nranks);
-	}
+	doc.fmt = o.format;
+	xp_table_doc_begin(&doc, (struct xp_cell[]){ { .s = "wait" }, { .s = xp_rep_title(XP_BY_WAIT) },
+						     { .u = J->nranks } });
 	xp_wait_print(&R, &W->out, W->rank, J->clock_err);
-	if (o.format == XP_FMT_JSON) {
-		jsonw_obj_end(&R.json);
-		fputc('\n', out);
-		return jsonw_error(&R.json) ? -EIO : 0;
-	}
-	return 0;
+	return xp_table_doc_end(&doc) ? -EIO : 0;
 }

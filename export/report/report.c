@@ -20,6 +20,7 @@
 #include "db/groups.h"
 #include "export/report/report.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "db/stats.h"
 #include "src/utf8.h"
 #include "src/textesc.h"
@@ -299,7 +300,14 @@ static int cpu_samples(const struct xp_report_opts *o)
 
 int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *groups)
 {
+	static const struct xp_col doc_cols[] = {
+		{ .json = "report", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "title", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "groups", .kind = XP_COL_UINT, .json_only = 1 },
+	};
 	struct rep R = { .db = db, .o = o, .out = out };
+	struct xp_table doc = { .cols = doc_cols, .n = 3, .fmt = o->format, .out = out,
+				.json = &R.json };
 	struct xp_db_task *fresh = NULL;
 	char sql[2048];
 	size_t shown, rows = 0;
@@ -326,19 +334,10 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 		qsort(R.g, R.n, sizeof(*R.g), cmp_group);
 	shown = o->top && o->top < R.n ? o->top : R.n;
 	rows = R.n;
-	if (o->format == XP_FMT_JSON) {
-		jsonw_init(&R.json, out);
-		jsonw_obj_begin(&R.json);
-		jsonw_key(&R.json, "report");
-		jsonw_str(&R.json, xp_views[o->by].name);
-		jsonw_key(&R.json, "title");
-		jsonw_str(&R.json, o->cpu && o->by == XP_BY_SOURCE ? xp_source_cpu_title :
-			  xp_rep_title(o->by));
-		if (!xp_views[o->by].run) {  /* the others count rows after */
-			jsonw_key(&R.json, "groups");
-			jsonw_uint(&R.json, R.n);
-		}
-	}
+	/* the views of their own count rows after: no "groups" */
+	xp_table_doc_begin(&doc, (struct xp_cell[]){ { .s = xp_views[o->by].name },
+		{ .s = o->cpu && o->by == XP_BY_SOURCE ? xp_source_cpu_title : xp_rep_title(o->by) },
+		{ .u = R.n, .absent = xp_views[o->by].run != NULL } });
 	if ((rc = xp_views[o->by].run ? xp_views[o->by].run(&R, &rows) :
 		   xp_rep_group_table(&R, shown)) < 0 ||
 	    (rc = xp_db_task_join(fresh)) < 0)
@@ -346,11 +345,7 @@ int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *gr
 	fresh = NULL;
 	if ((rc = xp_rep_footer(&R, cpu_samples(o))) < 0)
 		goto out;
-	if (o->format == XP_FMT_JSON) {
-		jsonw_obj_end(&R.json);
-		fputc('\n', out);
-		rc = jsonw_error(&R.json);
-	}
+	rc = xp_table_doc_end(&doc);
 out:
 	xp_db_task_drop(fresh);
 	if (groups)

@@ -11,9 +11,16 @@
 #include <string.h>
 
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 
 static int library_cost(struct rep *R)
 {
+	static const struct xp_col cols[] = {
+		{ .json = "processes", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "median_ns_per_call", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "max_ns_per_call", .kind = XP_COL_INT, .json_only = 1 },
+	};
+	struct xp_table t = xp_rep_json_table(R, cols, 3, NULL);
 	int64_t n = 0, median = 0, max = 0;
 	sqlite3_stmt *s;
 
@@ -29,14 +36,9 @@ static int library_cost(struct rep *R)
 	sqlite3_finalize(s);
 	if (!n)
 		return 0;
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "library_cost");
-		jsonw_obj_begin(&R->json);
-		jsonw_key(&R->json, "processes"); jsonw_int(&R->json, n);
-		jsonw_key(&R->json, "median_ns_per_call"); jsonw_int(&R->json, median);
-		jsonw_key(&R->json, "max_ns_per_call"); jsonw_int(&R->json, max);
-		jsonw_obj_end(&R->json);
-	} else if (n == 1) {
+	xp_table_row_key(&t, "library_cost", (struct xp_cell[]){ { .i = n }, { .i = median },
+								 { .i = max } });
+	if (n == 1) {
 		xp_rep_foot_line(R, "Recording cost: xpcap's own code in the process took %lld ns a"
 				 " launch call (timed on one in 64; CUPTI's share not included)",
 				 (long long)median);
@@ -52,7 +54,14 @@ static int stack_reuse(struct rep *R)
 {
 	static const char *const names[] = { "xp.launches_borrowed", "xp.borrowed_missing",
 					     "xp.stack_checks", "xp.stack_checks_differed" };
-	static const char *const keys[] = { "borrowed", "missing", "checks", "checks_differed" };
+	static const struct xp_col cols[] = {
+		{ .json = "launches", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "borrowed", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "missing", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "checks", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "checks_differed", .kind = XP_COL_INT, .json_only = 1 },
+	};
+	struct xp_table t = xp_rep_json_table(R, cols, 5, NULL);
 	int64_t v[4] = { 0 }, launches = 0;
 	char missing[96];
 	sqlite3_stmt *s;
@@ -73,17 +82,8 @@ static int stack_reuse(struct rep *R)
 	sqlite3_finalize(s);
 	if (!v[0] && !v[2])
 		return 0;
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "stack_reuse");
-		jsonw_obj_begin(&R->json);
-		jsonw_key(&R->json, "launches"); jsonw_int(&R->json, launches);
-		for (int i = 0; i < 4; i++) {
-			jsonw_key(&R->json, keys[i]);
-			jsonw_int(&R->json, v[i]);
-		}
-		jsonw_obj_end(&R->json);
-		return 0;
-	}
+	xp_table_row_key(&t, "stack_reuse", (struct xp_cell[]){ { .i = launches }, { .i = v[0] },
+								{ .i = v[1] }, { .i = v[2] }, { .i = v[3] } });
 	snprintf(missing, sizeof(missing), "; %lld found no copy (lost) and have none",
 		 (long long)v[1]);
 	xp_rep_foot_line(R, "Launch stacks: %lld of %lld launches took the native frames of an earlier"

@@ -2,7 +2,7 @@
  * launch stack (and a Python one), the evidence the join refused, what was
  * lost while recording, the clock skew, why a run has no GPU work, and
  * (report_cost.c) what recording cost. Text and csv's notes as lines, json
- * as keys of the report's object.
+ * as keys of the report's object: json-only tables beside the prose.
  *
  *   xp_rep_footer(R, 0);        // a GPU view's footer
  */
@@ -17,56 +17,30 @@
 #include "export/names/launcher.h"
 #include "export/names/pyreach.h"
 #include "export/report/report_priv.h"
+#include "export/report/table.h"
 #include "src/gtid.h"
 #include "src/satmath.h"
-#include "src/textesc.h"
 
 /* The GPU rows of every kind, each with its attribution (or NULLs). */
 #define GPU_ROWS XP_GPU_ROWS        /* launch.h: shared with export --weight gpu */
 
-/* Prose (the footer) wrapped at o->width columns on spaces, the following
- * lines indented under the first's text. */
-static void put_wrapped(struct rep *R, FILE *to, const char *text)
-{
-	unsigned width = R->o->width, indent = (unsigned)strspn(text, " ") + 4;
-	const char *p = text;
-	int first = 1, cut;
-
-	while (width > indent + 20) {
-		size_t room = first ? width : width - indent, n = xp_rep_fit_bytes(p, (unsigned)room, &cut);
-		size_t brk = n;
-
-		if (!cut)
-			break;
-		while (brk > 0 && p[brk] != ' ')
-			brk--;
-		if (brk == 0)
-			brk = n;        /* one long word: cut it */
-		fprintf(to, "%*s%.*s\n", first ? 0 : (int)indent, "", (int)brk, p);
-		p += brk;
-		p += strspn(p, " ");
-		first = 0;
-	}
-	fprintf(to, "%*s%s\n", first ? 0 : (int)indent, "", p);
-}
-
-
-
+/* The footer's prose: its lines (xp_table_note), the notes of a table
+ * of R's format. */
 void xp_rep_foot_line(struct rep *R, const char *fmt, ...)
 {
-	FILE *to = R->o->format == XP_FMT_CSV ? R->o->notes : R->out;
-	char text[2048];
+	struct xp_table t = { .fmt = R->o->format, .out = R->out, .notes = R->o->notes,
+			      .width = R->o->width };
 	va_list ap;
 
-	if (R->o->format == XP_FMT_JSON || !to)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	xp_table_vnote(&t, fmt, ap);
 	va_end(ap);
-	if (R->o->format == XP_FMT_TEXT && R->o->width)
-		put_wrapped(R, to, xp_esc(text));
-	else
-		fprintf(to, "%s\n", xp_esc(text));
+}
+
+struct xp_table xp_rep_json_table(struct rep *R, const struct xp_col *c, size_t n, const char *key)
+{
+	return (struct xp_table){ .cols = c, .n = n, .fmt = R->o->format, .out = R->out,
+				  .json = &R->json, .key = key };
 }
 
 /* A loss's reason as a person reads it: the GPU loader stores CUPTI's
@@ -112,7 +86,19 @@ static int footer_coverage(struct rep *R)
 	size_t nc = 0, cap = 0;
 	int64_t total = 0, rows = 0;
 	int rc;
-	struct jsonw *w = &R->json;
+	static const struct xp_col cov_cols[] = {
+		{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "records", .kind = XP_COL_INT, .json_only = 1 },
+	};
+	static const struct xp_col how_cols[] = {
+		{ .json = "how", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "records", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+	};
+	struct xp_table t = xp_rep_json_table(R, cov_cols, 2, NULL);
+	struct xp_table by = xp_rep_json_table(R, how_cols, 5, "by_how");
 
 	xp_rep_filter(R->o, "g.gp", "g.start", f, sizeof(f));
 	if (R->groups)
@@ -150,37 +136,21 @@ static int footer_coverage(struct rep *R)
 	xp_rep_foot_line(R, "%s", "");
 	xp_rep_foot_line(R, "GPU time attribution: %lld ns in %lld records (kernels, memcpy, memset)",
 		  (long long)total, (long long)rows);
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(w, "coverage");
-		jsonw_obj_begin(w);
-		jsonw_key(w, "gpu_ns"); jsonw_int(w, total);
-		jsonw_key(w, "records"); jsonw_int(w, rows);
-		jsonw_key(w, "by_how");
-		jsonw_arr_begin(w);
-	}
+	xp_table_row_key_open(&t, "coverage", (struct xp_cell[]){ { .i = total }, { .i = rows } });
+	xp_table_begin(&by, NULL);
 	for (size_t i = 0; i < nc; i++) {
 		double pct = total ? 100.0 * (double)c[i].t / (double)total : 0;
 
-		if (R->o->format == XP_FMT_JSON) {
-			jsonw_obj_begin(w);
-			jsonw_key(w, "how"); jsonw_str(w, c[i].how);
-			jsonw_key(w, "reason"); jsonw_str(w, c[i].why);
-			jsonw_key(w, "records"); jsonw_int(w, c[i].n);
-			jsonw_key(w, "gpu_ns"); jsonw_int(w, c[i].t);
-			jsonw_key(w, "pct"); jsonw_fixed(w, pct, 1);
-			jsonw_obj_end(w);
-		} else {
-			xp_rep_foot_line(R, "  %-13s %5.1f%%  %12lld ns  %6lld records  %s",
-				  !strcmp(c[i].how, "none") ? "unattributed" : c[i].how, pct,
-				  (long long)c[i].t, (long long)c[i].n,
-				  strcmp(c[i].how, "exact") ? c[i].why : "launch record of the call");
-		}
+		xp_table_row(&by, (struct xp_cell[]){ { .s = c[i].how }, { .s = c[i].why },
+						      { .i = c[i].n }, { .i = c[i].t }, { .d = pct } });
+		xp_rep_foot_line(R, "  %-13s %5.1f%%  %12lld ns  %6lld records  %s",
+				 !strcmp(c[i].how, "none") ? "unattributed" : c[i].how, pct,
+				 (long long)c[i].t, (long long)c[i].n,
+				 strcmp(c[i].how, "exact") ? c[i].why : "launch record of the call");
 	}
 	free(c);
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_arr_end(w);
-		jsonw_obj_end(w);
-	}
+	xp_table_end(&by, 0, 0);
+	xp_table_row_close(&t);
 	return 0;
 }
 
@@ -191,6 +161,13 @@ static int footer_coverage(struct rep *R)
  * (launcher.h), each with what to do about it. */
 static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 {
+	static const struct xp_col cols[] = {
+		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+		{ .json = "why", .kind = XP_COL_TEXT, .json_only = 1 },
+	};
+	struct xp_table t = xp_rep_json_table(R, cols, 4, "not_python");
 	int64_t ns[XP_LAUNCHER_KINDS];
 	int inproc = xp_launcher_inproc(R->db), rc;
 	sqlite3_stmt *s;
@@ -201,10 +178,7 @@ static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 	sqlite3_finalize(s);
 	if (rc)
 		return rc;
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "not_python");
-		jsonw_arr_begin(&R->json);
-	}
+	xp_table_begin(&t, NULL);
 	for (int w = XP_LAUNCHER_AUTOGRAD; w < XP_LAUNCHER_KINDS; w++) {
 		double pct = exact_ns ? 100.0 * (double)ns[w] / (double)exact_ns : 0;
 		char why[400];
@@ -212,24 +186,24 @@ static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 		if (!ns[w])
 			continue;
 		xp_launcher_why(w, inproc, why, sizeof(why));
-		if (R->o->format == XP_FMT_JSON) {
-			jsonw_obj_begin(&R->json);
-			jsonw_key(&R->json, "reason"); jsonw_str(&R->json, xp_launcher_key(w));
-			jsonw_key(&R->json, "gpu_ns"); jsonw_int(&R->json, ns[w]);
-			jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
-			jsonw_key(&R->json, "why"); jsonw_str(&R->json, why);
-			jsonw_obj_end(&R->json);
-		} else {
-			xp_rep_foot_line(R, "  %.1f%%: %s", pct, why);
-		}
+		xp_table_row(&t, (struct xp_cell[]){ { .s = xp_launcher_key(w) }, { .i = ns[w] },
+						     { .d = pct }, { .s = why } });
+		xp_rep_foot_line(R, "  %.1f%%: %s", pct, why);
 	}
-	if (R->o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
+	xp_table_end(&t, 0, 0);
 	return 0;
 }
 
 static int footer_python(struct rep *R)
 {
+	static const struct xp_col cols[] = {
+		{ .json = "exact_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "python_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+		{ .json = "python_line_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "line_pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+	};
+	struct xp_table t;
 	char sql[1400], f[256];
 	struct xp_python_reach r;
 	sqlite3_stmt *s;
@@ -247,18 +221,11 @@ static int footer_python(struct rep *R)
 		return rc > 0 ? 0 : rc;
 	pct = r.gpu_ns ? 100.0 * (double)r.python_ns / (double)r.gpu_ns : 0;
 	line_pct = r.gpu_ns ? 100.0 * (double)r.line_ns / (double)r.gpu_ns : 0;
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "python");
-		jsonw_obj_begin(&R->json);
-		jsonw_key(&R->json, "exact_gpu_ns"); jsonw_int(&R->json, r.gpu_ns);
-		jsonw_key(&R->json, "python_gpu_ns"); jsonw_int(&R->json, r.python_ns);
-		jsonw_key(&R->json, "pct"); jsonw_fixed(&R->json, pct, 1);
-		if (r.has_lines) {
-			jsonw_key(&R->json, "python_line_gpu_ns"); jsonw_int(&R->json, r.line_ns);
-			jsonw_key(&R->json, "line_pct"); jsonw_fixed(&R->json, line_pct, 1);
-		}
-		jsonw_obj_end(&R->json);
-	} else if (r.gpu_ns) {
+	t = xp_rep_json_table(R, cols, 5, NULL);
+	xp_table_row_key(&t, "python", (struct xp_cell[]){ { .i = r.gpu_ns }, { .i = r.python_ns },
+		{ .d = pct }, { .i = r.line_ns, .absent = !r.has_lines },
+		{ .d = line_pct, .absent = !r.has_lines } });
+	if (r.gpu_ns) {
 		xp_rep_foot_line(R, "Python: %.1f%% of the exactly attributed GPU time was launched from a"
 			  " Python function", pct);
 		if (r.has_lines)
@@ -275,10 +242,14 @@ static int footer_python(struct rep *R)
  * only counted, so that line stays about the whole run and says so. */
 static int footer_rejected(struct rep *R)
 {
+	static const struct xp_col cols[] = {
+		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "count", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "whole_run", .kind = XP_COL_BOOL, .json_only = 1 },
+	};
 	const struct xp_report_opts *o = R->o;
-	struct jsonw *w = &R->json;
-	int json = o->format == XP_FMT_JSON, per_view = xp_rep_filtered(o) &&
-		xp_db_has_table(R->db, "xp_launch_rejects");
+	struct xp_table t = xp_rep_json_table(R, cols, 3, "rejected");
+	int per_view = xp_rep_filtered(o) && xp_db_has_table(R->db, "xp_launch_rejects");
 	char sql[700], f[256];
 	sqlite3_stmt *s;
 
@@ -294,31 +265,19 @@ static int footer_rejected(struct rep *R)
 			 " OR reason LIKE 'samples out%%') ORDER BY reason", xp_rep_filtered(o));
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
-	if (json) {
-		jsonw_key(w, "rejected");
-		jsonw_arr_begin(w);
-	}
+	xp_table_begin(&t, NULL);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		const char *why = (const char *)sqlite3_column_text(s, 0);
 		int64_t n = sqlite3_column_int64(s, 1);
 		int whole = sqlite3_column_int(s, 2);
 
-		if (json) {
-			jsonw_obj_begin(w);
-			jsonw_key(w, "reason"); jsonw_str(w, why);
-			jsonw_key(w, "count"); jsonw_int(w, n);
-			if (whole) {
-				jsonw_key(w, "whole_run"); jsonw_bool(w, 1);
-			}
-			jsonw_obj_end(w);
-		} else {
-			xp_rep_foot_line(R, "Rejected evidence: %s: %lld%s", why, (long long)n,
-				  whole ? " (whole run, not filtered)" : "");
-		}
+		xp_table_row(&t, (struct xp_cell[]){ { .s = why }, { .i = n },
+						     { .i = 1, .absent = !whole } });
+		xp_rep_foot_line(R, "Rejected evidence: %s: %lld%s", why, (long long)n,
+				 whole ? " (whole run, not filtered)" : "");
 	}
 	sqlite3_finalize(s);
-	if (json)
-		jsonw_arr_end(w);
+	xp_table_end(&t, 0, 0);
 	return 0;
 }
 
@@ -326,9 +285,16 @@ static int footer_rejected(struct rep *R)
  * those with a time; under --pid every line is about the whole run. */
 static int footer_losses(struct rep *R)
 {
+	static const struct xp_col cols[] = {
+		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "record_type", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "count", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "source", .kind = XP_COL_TEXT, .json_only = 1 },
+		{ .json = "whole_run", .kind = XP_COL_BOOL, .json_only = 1 },
+	};
 	const struct xp_report_opts *o = R->o;
-	struct jsonw *w = &R->json;
-	int json = o->format == XP_FMT_JSON, any = 0;
+	struct xp_table t = xp_rep_json_table(R, cols, 5, "losses");
+	int any = 0;
 	char sql[600], f[256];
 	sqlite3_stmt *s;
 
@@ -344,10 +310,7 @@ static int footer_losses(struct rep *R)
 			 " ORDER BY 4, 1, 2, 5", o->since || o->until ? "ts IS NULL" : "0", f);
 	if (xp_rep_prepare(R, sql, &s) < 0)
 		return -EIO;
-	if (json) {
-		jsonw_key(w, "losses");
-		jsonw_arr_begin(w);
-	}
+	xp_table_begin(&t, NULL);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		const char *reason = (const char *)sqlite3_column_text(s, 0);
 		const char *kind = (const char *)sqlite3_column_text(s, 1);
@@ -361,29 +324,18 @@ static int footer_losses(struct rep *R)
 		if (reason && !strcmp(reason, "python_no_thread"))
 			continue;
 		any = 1;
-		if (json) {
-			jsonw_obj_begin(w);
-			jsonw_key(w, "reason"); jsonw_str(w, loss_reason(reason));
-			jsonw_key(w, "record_type"); jsonw_str(w, kind ? kind : "");
-			jsonw_key(w, "count"); jsonw_int(w, n);
-			jsonw_key(w, "source"); jsonw_str(w, src);
-			if (whole) {
-				jsonw_key(w, "whole_run"); jsonw_bool(w, 1);
-			}
-			jsonw_obj_end(w);
-		} else {
-			xp_rep_foot_line(R, "Losses: %s: %lld %s%s%s%s%s", loss_reason(reason), (long long)n,
-				  known ? kind : "", known ? " records" : "records", *src ? " in " : "", src,
-				  whole == 2 ? " (whole run: losses are not recorded per process)" :
-				  whole ? " (whole run: no time recorded)" : "");
-		}
+		xp_table_row(&t, (struct xp_cell[]){ { .s = loss_reason(reason) }, { .s = kind },
+						     { .i = n }, { .s = src }, { .i = 1, .absent = !whole } });
+		xp_rep_foot_line(R, "Losses: %s: %lld %s%s%s%s%s", loss_reason(reason), (long long)n,
+				 known ? kind : "", known ? " records" : "records", *src ? " in " : "", src,
+				 whole == 2 ? " (whole run: losses are not recorded per process)" :
+				 whole ? " (whole run: no time recorded)" : "");
 	}
 	sqlite3_finalize(s);
-	if (json)
-		jsonw_arr_end(w);
-	else if (!any)
+	xp_table_end(&t, 0, 0);
+	if (!any)
 		xp_rep_foot_line(R, xp_rep_filtered(o) ? "Losses: none recorded in this time range" :
-			  "Losses: none recorded");
+				 "Losses: none recorded");
 	return 0;
 }
 
@@ -439,8 +391,14 @@ static int skew_of_view(struct rep *R, int64_t v[4])
 
 static int footer_skew(struct rep *R)
 {
-	struct jsonw *w = &R->json;
-	int json = R->o->format == XP_FMT_JSON, rc;
+	static const struct xp_col cols[] = {
+		{ .json = "kernels", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "min_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "median_ns", .kind = XP_COL_INT, .json_only = 1 },
+		{ .json = "negative", .kind = XP_COL_INT, .json_only = 1 },
+	};
+	struct xp_table t = xp_rep_json_table(R, cols, 4, NULL);
+	int rc;
 	int64_t v[4] = { 0 };          /* kernels, min, median, negative */
 	sqlite3_stmt *s;
 
@@ -459,15 +417,9 @@ static int footer_skew(struct rep *R)
 				v[i] = sqlite3_column_int64(s, i);
 		sqlite3_finalize(s);
 	}
-	if (json) {
-		jsonw_key(w, "clock_skew");
-		jsonw_obj_begin(w);
-		jsonw_key(w, "kernels"); jsonw_int(w, v[0]);
-		jsonw_key(w, "min_ns"); jsonw_int(w, v[1]);
-		jsonw_key(w, "median_ns"); jsonw_int(w, v[2]);
-		jsonw_key(w, "negative"); jsonw_int(w, v[3]);
-		jsonw_obj_end(w);
-	} else if (v[0] == 0) {
+	xp_table_row_key(&t, "clock_skew", (struct xp_cell[]){ { .i = v[0] }, { .i = v[1] },
+							       { .i = v[2] }, { .i = v[3] } });
+	if (v[0] == 0) {
 		xp_rep_foot_line(R, "Clock skew: not measured (no kernel with its API call%s)",
 			  xp_rep_filtered(R->o) ? " in this view" : "");
 	} else {
@@ -548,6 +500,10 @@ static int status_why(struct rep *R, char *why, size_t len)
  * library said, after lead ("WARNING: no GPU activity in this run"). */
 static int no_activity_note(struct rep *R, const char *lead)
 {
+	static const struct xp_col cols[] = {
+		{ .json = "warning", .kind = XP_COL_TEXT, .json_only = 1 },
+	};
+	struct xp_table t = xp_rep_json_table(R, cols, 1, NULL);
 	sqlite3_stmt *s;
 	char why[1024] = "";
 	int64_t gpu = 0, procs = 0;
@@ -574,12 +530,8 @@ static int no_activity_note(struct rep *R, const char *lead)
 			 "no GPU stream in the run: not a CUDA program, or the injection library"
 			 " was blocked (setuid program, CUDA_INJECTION64_PATH overridden, static"
 			 " CUDA without injection support)");
-	if (R->o->format == XP_FMT_JSON) {
-		jsonw_key(&R->json, "warning");
-		jsonw_str(&R->json, why);
-	} else {
-		xp_rep_foot_line(R, "%s: %s", lead, why);
-	}
+	xp_table_fields(&t, (struct xp_cell[]){ { .s = why } });
+	xp_rep_foot_line(R, "%s: %s", lead, why);
 	return 0;
 }
 
@@ -594,6 +546,8 @@ static int footer_cpu(struct rep *R)
 {
 	int rc = 0;
 
+	/* json's schema wants them; text and csv say nothing of GPU time here
+	 * (nor read it: a CPU view of a big GPU run stays quick) */
 	if (R->o->format == XP_FMT_JSON && ((rc = footer_coverage(R)) < 0 ||
 					     (rc = footer_rejected(R)) < 0))
 		return rc;

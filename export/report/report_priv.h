@@ -67,6 +67,10 @@ void xp_rep_put_title(struct rep *R);
 
 /* One footer line (text and csv's notes; nothing in json), wrapped to --width. */
 void xp_rep_foot_line(struct rep *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A table of json-only columns c (the footer's objects) in R's format and
+ * writer, its rows under key (NULL: a keyed row or fields alone). */
+struct xp_col;
+struct xp_table xp_rep_json_table(struct rep *R, const struct xp_col *c, size_t n, const char *key);
 /* The footer's last lines (report_cost.c): what recording cost the program
  * (the library's own time per launch call) and what launch stacks were
  * taken from an earlier copy. 0 or -EIO. */
@@ -77,10 +81,13 @@ int xp_rep_frame_stmt(struct rep *R);
 /* A launch stack in a line, as the report shows it (report_stack.c):
  * "(no stack)" for id < 0. 0 or -EIO. */
 int xp_rep_format_stack(struct rep *R, int64_t id, char *buf, size_t len);
-/* A kernel's launching stacks in R's format: text, lines indented by
- * indent_text after its row; csv, items inside the open quoted field
- * (*first_csv: none yet); json, the array. 0, -EIO or -ENOMEM. */
-int xp_rep_kernel_stacks(struct rep *R, const struct group *g, int indent_text, int *first_csv);
+/* A kernel's launching stacks, one writer per format (a table's call
+ * column): text, lines indented by indent_text after its row, those that
+ * read the same merged; csv, items inside the open quoted field; json,
+ * the array. 0, -EIO or -ENOMEM. */
+int xp_rep_kernel_stacks_text(struct rep *R, const struct group *g, int indent_text);
+int xp_rep_kernel_stacks_csv(struct rep *R, const struct group *g);
+int xp_rep_kernel_stacks_json(struct rep *R, const struct group *g);
 
 /* The nsys-style views (view_groups.c): the view's (name, key, duration)
  * query, -ENOENT for a view with a file of its own; its groups' name in

@@ -291,56 +291,99 @@ static int prepare_kernel_stacks(struct rep *R, unsigned limit, sqlite3_stmt **s
 	return xp_rep_prepare(R, sql, s);
 }
 
-/* The launching stacks of one kernel, biggest share first. */
-int xp_rep_kernel_stacks(struct rep *R, const struct group *g, int indent_text, int *first_csv)
+/* One launching stack of a kernel: its id (< 0: unattributed, why), GPU
+ * ns and share, how it was joined, and the stack in a line. */
+struct kstack {
+	int64_t id, ns;
+	double share;
+	const char *how, *why;
+	const char *text;
+};
+
+/* The launching stacks of one kernel, biggest share first, at most limit:
+ * fn on each. 0, fn's negative errno, -EIO or -ENOMEM. */
+static int each_stack(struct rep *R, const struct group *g, unsigned limit,
+		      int (*fn)(struct rep *R, const struct kstack *k, void *ctx), void *ctx)
 {
-	const struct xp_report_opts *o = R->o;
 	char stack[1024];
-	struct shown_list seen = { 0 };
-	unsigned limit;
 	sqlite3_stmt *s;
 	int rc;
 
-	/* text merges the stacks that read the same (they differ only in frames
-	 * cut from the view): take more of them than are shown */
-	limit = o->format == XP_FMT_TEXT ? MERGE_MAX : o->stacks;
 	if (prepare_kernel_stacks(R, limit, &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":key"), g->key);
-	if (o->format == XP_FMT_JSON)        /* the table wrote its key */
-		jsonw_arr_begin(&R->json);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(s, 0), t = sqlite3_column_int64(s, 3);
 		const char *how = (const char *)sqlite3_column_text(s, 1);
 		const char *why = (const char *)sqlite3_column_text(s, 2);
-		double share = g->total ? 100.0 * (double)t / (double)g->total : 0;
+		struct kstack k = { id, t, g->total ? 100.0 * (double)t / (double)g->total : 0, how,
+				    why, stack };
 
 		if (xp_rep_format_stack(R, id, stack, sizeof(stack)) < 0)
 			break;
 		if (id < 0)
 			snprintf(stack, sizeof(stack), "(unattributed: %s)", why ? why : "?");
-		if (o->format == XP_FMT_TEXT) {
-			if ((rc = merge_shown(&seen, share, how, stack)) < 0)
-				break;
-		} else if (o->format == XP_FMT_CSV) {
-			char item[1200];
-
-			snprintf(item, sizeof(item), "%s%.1f%% %s %s", *first_csv ? "" : "; ", share,
-				 how, stack);
-			fputs(item, R->out);     /* inside the quoted cell opened by the caller */
-			*first_csv = 0;
-		} else {
-			json_stack(R, id, t, share, how, why, stack);
-		}
+		if ((rc = fn(R, &k, ctx)) < 0)
+			break;
 	}
-	if (o->format == XP_FMT_JSON)
-		jsonw_arr_end(&R->json);
 	sqlite3_finalize(s);
-	if (rc == SQLITE_DONE && o->format == XP_FMT_TEXT)
+	return rc == SQLITE_DONE ? 0 : rc == -ENOMEM ? -ENOMEM : -EIO;
+}
+
+static int merge_one(struct rep *R, const struct kstack *k, void *ctx)
+{
+	(void)R;
+	return merge_shown(ctx, k->share, k->how, k->text);
+}
+
+/* Text merges the stacks that read the same (they differ only in frames
+ * cut from the view): it reads more of them than it shows. */
+int xp_rep_kernel_stacks_text(struct rep *R, const struct group *g, int indent_text)
+{
+	struct shown_list seen = { 0 };
+	int rc = each_stack(R, g, MERGE_MAX, merge_one, &seen);
+
+	if (rc == 0)
 		print_shown(R, &seen, indent_text);
 	for (size_t i = 0; i < seen.n; i++)
 		free(seen.v[i].text);
 	free(seen.v);
-	return rc == SQLITE_DONE ? 0 : rc == -ENOMEM ? -ENOMEM : -EIO;
+	return rc;
 }
 
+static int csv_one(struct rep *R, const struct kstack *k, void *ctx)
+{
+	int *first = ctx;
+	char item[1200];
+
+	snprintf(item, sizeof(item), "%s%.1f%% %s %s", *first ? "" : "; ", k->share, k->how, k->text);
+	fputs(item, R->out);     /* inside the quoted cell opened by the table */
+	*first = 0;
+	return 0;
+}
+
+/* Csv: the stacks as items of the field the table opened. */
+int xp_rep_kernel_stacks_csv(struct rep *R, const struct group *g)
+{
+	int first = 1;
+
+	return each_stack(R, g, R->o->stacks, csv_one, &first);
+}
+
+static int json_one(struct rep *R, const struct kstack *k, void *ctx)
+{
+	(void)ctx;
+	json_stack(R, k->id, k->ns, k->share, k->how, k->why, k->text);
+	return 0;
+}
+
+/* Json: the array of stacks after the key the table wrote. */
+int xp_rep_kernel_stacks_json(struct rep *R, const struct group *g)
+{
+	int rc;
+
+	jsonw_arr_begin(&R->json);
+	rc = each_stack(R, g, R->o->stacks, json_one, NULL);
+	jsonw_arr_end(&R->json);
+	return rc;
+}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "export/report/report_priv.h"
+#include "src/textesc.h"
 
 #define COLS_MAX 64                 /* columns of a table */
 
@@ -126,6 +127,17 @@ static void cell_text(const struct xp_col *c, const struct xp_cell *v, char *buf
 	}
 }
 
+typedef int (*cell_call)(struct xp_table *t, const struct xp_cell *c);
+
+/* A call column's writer in t's format. */
+static cell_call call_of(const struct xp_table *t, const struct xp_col *c)
+{
+	cell_call f = t->fmt == XP_FMT_TEXT ? c->text_call : t->fmt == XP_FMT_CSV ? c->csv_call :
+		      c->json_call;
+
+	return f ? f : c->call;
+}
+
 /* Text: a last field that does not fit beside the numbers gets a line of
  * its own; the calls' lines follow. A table of calls alone has no line. */
 static int row_text(struct xp_table *t, const struct xp_cell *cells)
@@ -164,7 +176,7 @@ static int row_text(struct xp_table *t, const struct xp_cell *cells)
 	for (size_t i = 0; i < t->n && rc == 0; i++)
 		if (t->cols[i].kind == XP_COL_CALL && !cells[i].absent && !t->cols[i].csv_only &&
 		    !t->cols[i].json_only)
-			rc = t->cols[i].call(t, &cells[i]);
+			rc = call_of(t, &t->cols[i])(t, &cells[i]);
 	return rc;
 }
 
@@ -190,7 +202,7 @@ static int row_csv(struct xp_table *t, const struct xp_cell *cells)
 		} else if (c->kind == XP_COL_CALL) {
 			fputc('"', t->out);
 			if (!cell->absent)
-				rc = c->call(t, cell);
+				rc = call_of(t, c)(t, cell);
 			fputc('"', t->out);
 		} else if (!cell->absent) {
 			cell_text(c, cell, v, sizeof(v));
@@ -234,7 +246,7 @@ static int json_keys(struct xp_table *t, const struct xp_cell *cells)
 		case XP_COL_UINT: jsonw_uint(w, v->u); break;
 		case XP_COL_FIXED: jsonw_fixed(w, v->d, c->prec); break;
 		case XP_COL_BOOL: jsonw_bool(w, v->i != 0); break;
-		case XP_COL_CALL: rc = c->call(t, v); break;
+		case XP_COL_CALL: rc = call_of(t, c)(t, v); break;
 		}
 	}
 	if (obj)
@@ -263,8 +275,9 @@ int xp_table_row_open(struct xp_table *t, const struct xp_cell *cells)
 
 void xp_table_row_close(struct xp_table *t)
 {
-	if (t->fmt == XP_FMT_JSON && t->in_rows)
+	if (t->fmt == XP_FMT_JSON && (t->in_rows || t->keyed))
 		jsonw_obj_end(t->json);
+	t->keyed = 0;
 }
 
 int xp_table_row(struct xp_table *t, const struct xp_cell *cells)
@@ -283,7 +296,10 @@ void xp_table_more(struct xp_table *t, size_t shown, size_t rows)
 		return;
 	snprintf(line, sizeof(line), "%s(%zu more %s; --top 0 shows all)",
 		 t->more_lead ? t->more_lead : " ", rows - shown, t->more ? t->more : "rows");
-	xp_rep_put_line(t->out, line, t->width);
+	if (t->more_cut)
+		xp_rep_put_line(t->out, line, t->width);
+	else
+		fprintf(t->out, "%s\n", line);
 }
 
 void xp_table_end(struct xp_table *t, size_t shown, size_t rows)
@@ -300,18 +316,23 @@ void xp_table_fields(struct xp_table *t, const struct xp_cell *cells)
 		json_keys(t, cells);
 }
 
-int xp_table_row_key(struct xp_table *t, const char *key, const struct xp_cell *cells)
+int xp_table_row_key_open(struct xp_table *t, const char *key, const struct xp_cell *cells)
 {
-	int rc;
-
 	if (t->fmt == XP_FMT_TEXT)          /* not one of the rows: no cap */
 		return row_text(t, cells);
 	if (t->fmt == XP_FMT_CSV)
 		return row_csv(t, cells);
 	jsonw_key(t->json, key);
 	jsonw_obj_begin(t->json);
-	rc = json_keys(t, cells);
-	jsonw_obj_end(t->json);
+	t->keyed = 1;
+	return json_keys(t, cells);
+}
+
+int xp_table_row_key(struct xp_table *t, const char *key, const struct xp_cell *cells)
+{
+	int rc = xp_table_row_key_open(t, key, cells);
+
+	xp_table_row_close(t);
 	return rc;
 }
 
@@ -326,4 +347,71 @@ void xp_table_text(struct xp_table *t, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	xp_rep_put_line(t->out, line, t->width);
+}
+
+/* Prose wrapped at width columns on spaces, the following lines indented
+ * under the first's text. */
+static void put_wrapped(FILE *to, unsigned width, const char *text)
+{
+	unsigned indent = (unsigned)strspn(text, " ") + 4;
+	const char *p = text;
+	int first = 1, cut;
+
+	while (width > indent + 20) {
+		size_t room = first ? width : width - indent, n = xp_rep_fit_bytes(p, (unsigned)room, &cut);
+		size_t brk = n;
+
+		if (!cut)
+			break;
+		while (brk > 0 && p[brk] != ' ')
+			brk--;
+		if (brk == 0)
+			brk = n;        /* one long word: cut it */
+		fprintf(to, "%*s%.*s\n", first ? 0 : (int)indent, "", (int)brk, p);
+		p += brk;
+		p += strspn(p, " ");
+		first = 0;
+	}
+	fprintf(to, "%*s%s\n", first ? 0 : (int)indent, "", p);
+}
+
+void xp_table_vnote(struct xp_table *t, const char *fmt, va_list ap)
+{
+	FILE *to = t->fmt == XP_FMT_CSV ? t->notes : t->out;
+	char text[2048];
+
+	if (t->fmt == XP_FMT_JSON || !to)
+		return;
+	vsnprintf(text, sizeof(text), fmt, ap);
+	if (t->fmt == XP_FMT_TEXT && t->width)
+		put_wrapped(to, t->width, xp_esc(text));
+	else
+		fprintf(to, "%s\n", xp_esc(text));
+}
+
+void xp_table_note(struct xp_table *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	xp_table_vnote(t, fmt, ap);
+	va_end(ap);
+}
+
+void xp_table_doc_begin(struct xp_table *t, const struct xp_cell *cells)
+{
+	if (t->fmt != XP_FMT_JSON)
+		return;
+	jsonw_init(t->json, t->out);
+	jsonw_obj_begin(t->json);
+	json_keys(t, cells);
+}
+
+int xp_table_doc_end(struct xp_table *t)
+{
+	if (t->fmt != XP_FMT_JSON)
+		return 0;
+	jsonw_obj_end(t->json);
+	fputc('\n', t->out);
+	return jsonw_error(t->json);
 }

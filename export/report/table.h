@@ -4,8 +4,9 @@
  * report's format, as perf's sort_entry columns (util/sort.c). A view's
  * parts are tables too: a row left open holds tables nested in it (json:
  * keys of its object; text: blocks under its line; csv: more rows of one
- * sheet), and its lone values (json keys) and sentences (text lines) go
- * through the table, so that a view never tests the format.
+ * sheet), and its lone values (json keys), sentences (text lines), footer
+ * notes and the report's json document go through the table, so that a
+ * view never tests the format.
  *
  *   static const struct xp_col cols[] = {
  *       { "Time (%)", NULL, "time_pct", XP_COL_FIXED, 8, 8, 1 },
@@ -20,6 +21,7 @@
 #ifndef XP_TABLE_H
 #define XP_TABLE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +57,10 @@ struct xp_col {
 	/* XP_COL_CALL: writes the cell. Text: after the row's line; csv: inside
 	 * its quoted field; json: the value after the key. 0 or a negative errno. */
 	int (*call)(struct xp_table *t, const struct xp_cell *c);
+	/* or a call per format where their shapes differ (NULL: call) */
+	int (*text_call)(struct xp_table *t, const struct xp_cell *c);
+	int (*csv_call)(struct xp_table *t, const struct xp_cell *c);
+	int (*json_call)(struct xp_table *t, const struct xp_cell *c);
 	const char *obj;            /* json: the key of an object of the row that holds this
 				     * column (and the ones next to it with the same obj) */
 	int gap;                    /* text: spaces before the field; 0: two */
@@ -92,17 +98,19 @@ struct xp_table {
 	size_t csv_n, json_n;
 	const char *more;           /* text: what the rows are ("(N more rows; ...)"); NULL: "rows" */
 	const char *more_lead;      /* text: before that line; NULL: " " */
+	int more_cut;               /* text: that line cut to the width too */
 	int text_lazy;              /* text: title and heads above a first row only (an empty
 				     * table writes nothing) */
 	int no_heads;               /* text: no heads (rows under another table's row) */
 	int tight;                  /* text: the heads right under the title, no blank line */
 	int csv_nested;             /* csv: the header only; the rows are the nested tables' */
 	size_t text_max;            /* text: a row's bytes before fitting it (0: 1200) */
+	FILE *notes;                /* csv: where notes go (stdout stays one table); NULL: none */
 	int capped;                 /* text: cap rows at most, the others csv's and json's alone */
 	size_t cap;
 	/* table.c's */
 	const char *pending;        /* text_lazy: the title not written yet */
-	int started, in_rows;
+	int started, in_rows, keyed;
 	size_t rows;                /* rows given since the beginning */
 };
 
@@ -126,9 +134,21 @@ void xp_table_fields(struct xp_table *t, const struct xp_cell *cells);
 /* After xp_table_end: a row apart, json's "key": {row} in the enclosing
  * object; text and csv: a row as the others. */
 int xp_table_row_key(struct xp_table *t, const char *key, const struct xp_cell *cells);
+/* The same, json's object left open for nested tables (xp_table_row_close). */
+int xp_table_row_key_open(struct xp_table *t, const char *key, const struct xp_cell *cells);
 /* Text's alone: a line (a note, a block's head), cut to the width; csv
  * and json: nothing. */
 void xp_table_text(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The report's document: json's root object (jsonw set on t->out), its
+ * first keys the cells of t's json columns; text and csv: nothing. Its
+ * end: json's closing brace and newline; 0 or the writer's error. */
+void xp_table_doc_begin(struct xp_table *t, const struct xp_cell *cells);
+int xp_table_doc_end(struct xp_table *t);
+/* A note (a footer's prose): text's line wrapped at the width, the next
+ * lines indented under its text; csv's line to t->notes; json: nothing. */
+void xp_table_note(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void xp_table_vnote(struct xp_table *t, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Text's "(N more rows; --top 0 shows all)" alone, for rows after the end. */
 void xp_table_more(struct xp_table *t, size_t shown, size_t rows);
 

@@ -268,8 +268,10 @@ static const struct xp_col spread_cols[] = {
 	{ .head = "Slowest Site", .json = "slowest_site", .kind = XP_COL_TEXT, .json_only = 1 },
 	{ .head = "Collective", .json = "collective", .kind = XP_COL_BOOL, .json_only = 1 },
 	{ .head = "Then", .kind = XP_COL_CALL, .text_only = 1, .call = spread_lines },
+	{ .head = "Kernel (collectives first; run by every rank) / where the slowest rank launched it",
+	  .kind = XP_COL_TEXT, .width = 0, .rule = 6, .text_only = 1 },  /* its name short */
 };
-static const unsigned char spread_text[] = { 10, 11, 9 };
+static const unsigned char spread_text[] = { 10, 11, 18 };
 
 /* One row of the spread table (spread's statement at a row); cw: the
  * collective's waits, NULL for other kernels. */
@@ -286,24 +288,23 @@ static void spread_row(struct rep *R, struct xp_table *t, sqlite3_stmt *s, struc
 	if (cw)
 		slow = cw->late_rank;
 	more.site = slow >= 0 ? slowest_site(R, sites, sqlite3_column_int64(s, 4), slow) : NULL;
-	if (R->o->format == XP_FMT_TEXT)
-		xp_elide_name(name ? name : "?", brief, sizeof(brief));
+	xp_elide_name(name ? name : "?", brief, sizeof(brief));
 	xp_table_row(t, (struct xp_cell[]){
 		{ .s = "spread" }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
 		{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
-		{ .s = R->o->format == XP_FMT_TEXT ? brief : name ? name : "?" }, { .i = ns },
+		{ .s = name ? name : "?" }, { .i = ns },
 		{ .i = slow, .null = slow < 0 }, { .i = cw ? cw->wait_ns : 0, .absent = !cw },
 		{ .i = cw ? cw->late_ns : 0, .absent = !cw }, { .i = cw ? cw->unsure_ns : 0, .absent = !cw },
 		{ .s = more.site, .null = !more.site }, { .i = sqlite3_column_int(s, 3) }, { .p = &more },
+		{ .s = brief },
 	});
 }
 
 /* An empty spread table of a run that holds fewer ranks than its world:
  * the spread and the waits for other ranks need the other ranks' runs. */
-static void alone_note(struct rep *R)
+static void alone_note(struct rep *R, struct xp_table *t)
 {
 	sqlite3_stmt *s;
-	char line[320];
 	int64_t ranks = 0, world = 0;
 
 	if (sqlite3_prepare_v2(R->db, "SELECT count(DISTINCT rank), ifnull(max(world_size), 0)"
@@ -316,9 +317,9 @@ static void alone_note(struct rep *R)
 	sqlite3_finalize(s);
 	if (ranks > 1 || ranks >= world)
 		return;
-	snprintf(line, sizeof(line), "  (%lld of the job's %lld ranks recorded here: spreads and waits"
-		 " for other ranks need their runs: xpcorr merge)", (long long)ranks, (long long)world);
-	xp_rep_put_row(R, line);
+	xp_table_text(t, "  (%lld of the job's %lld ranks recorded here: spreads and waits"
+		      " for other ranks need their runs: xpcorr merge)", (long long)ranks,
+		      (long long)world);
 }
 
 /* Kernels every rank ran, by how far apart the ranks' times are. */
@@ -358,12 +359,11 @@ static int spread(struct rep *R)
 		return -EIO;
 	}
 	xp_sites_prefer_own(sites);
-	if (o->format == XP_FMT_TEXT)
-		xp_rep_put_row(R, "");
+	xp_table_text(&t, "%s", "");
 	xp_table_begin(&t, NULL);
-	if (nwaits && o->format == XP_FMT_TEXT)
-		xp_rep_put_row(R, "  (a collective's Slowest is the rank the others waited for: the last"
-			       " to start it)");
+	if (nwaits)
+		xp_table_text(&t, "  (a collective's Slowest is the rank the others waited for: the"
+			      " last to start it)");
 	while ((step = sqlite3_step(s)) == SQLITE_ROW && (!o->top || shown < o->top)) {
 		shown++;
 		spread_row(R, &t, s, sites, sqlite3_column_int(s, 3) ?
@@ -373,8 +373,8 @@ static int spread(struct rep *R)
 	xp_sites_free(sites);
 	free(waits);
 	xp_table_end(&t, shown, shown);
-	if (!shown && o->format == XP_FMT_TEXT && step == SQLITE_DONE)
-		alone_note(R);
+	if (!shown && step == SQLITE_DONE)
+		alone_note(R, &t);     /* text's alone */
 	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -EIO;
 }
 
@@ -385,11 +385,13 @@ int xp_report_rank(struct rep *R, size_t *rows)
 	*rows = 0;
 	/* runs of older builds have no table: no rank, an empty view */
 	if (!xp_db_has_table(R->db, "xp_ranks")) {
-		if (R->o->format == XP_FMT_JSON) {
-			jsonw_key(&R->json, "ranks");
-			jsonw_arr_begin(&R->json);
-			jsonw_arr_end(&R->json);
-		}
+		static const unsigned char none[1];
+		struct xp_table t = { .cols = rank_cols, .n = sizeof(rank_cols) / sizeof(rank_cols[0]),
+				      .fmt = R->o->format, .out = R->out, .json = &R->json,
+				      .key = "ranks", .text_order = none, .csv_order = none };
+
+		xp_table_begin(&t, NULL);  /* json's "ranks": [], nothing in text and csv */
+		xp_table_end(&t, 0, 0);
 		return 0;
 	}
 	if ((rc = per_rank(R, rows)) < 0 || !*rows)

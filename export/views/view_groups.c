@@ -113,12 +113,21 @@ static void q_nvtx(struct rep *R, char *sql, size_t len)
 		 " JOIN StringIds s ON s.id = n.textId WHERE %s ORDER BY 2, 3", f);
 }
 
-/* The kernel's launching stacks as a column of its row (table.h). */
-static int stacks_cell(struct xp_table *t, const struct xp_cell *c)
+/* The kernel's launching stacks as a column of its row (table.h), written
+ * per format. */
+static int stacks_text(struct xp_table *t, const struct xp_cell *c)
 {
-	int first = 1;
+	return xp_rep_kernel_stacks_text(t->ctx, c->p, 12);
+}
 
-	return xp_rep_kernel_stacks(t->ctx, c->p, 12, t->fmt == XP_FMT_CSV ? &first : NULL);
+static int stacks_csv(struct xp_table *t, const struct xp_cell *c)
+{
+	return xp_rep_kernel_stacks_csv(t->ctx, c->p);
+}
+
+static int stacks_json(struct xp_table *t, const struct xp_cell *c)
+{
+	return xp_rep_kernel_stacks_json(t->ctx, c->p);
 }
 
 /* nsys' columns, then the view's name; --by kernel adds the stacks, --by
@@ -137,7 +146,8 @@ static int stacks_cell(struct xp_table *t, const struct xp_cell *c)
 static const struct xp_col group_cols[] = { GROUP_COLS };
 static const struct xp_col kernel_cols[] = {
 	GROUP_COLS, { .head = "Launching CPU Stacks", .json = "stacks", .kind = XP_COL_CALL,
-			.call = stacks_cell },
+			.text_call = stacks_text, .csv_call = stacks_csv,
+			.json_call = stacks_json },
 };
 static const struct xp_col stack_cols[] = {
 	GROUP_COLS, { .head = "Stack Id", .json = "stack_id", .kind = XP_COL_INT,

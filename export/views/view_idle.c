@@ -354,6 +354,7 @@ static void print_table(struct xp_idle *S, const struct xp_table *dt, const stru
 	t.json_order = cause_json;
 	t.json_n = sizeof(cause_json);
 	t.lead = t.more_lead = "    ";
+	t.more_cut = 1;
 	t.more = tn->more;
 	t.text_lazy = 1;
 	t.csv_continues = 1;

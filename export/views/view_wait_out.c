@@ -154,6 +154,7 @@ static void table(struct rep *R, int all, int csv_continues, struct xp_wait_tota
 	size_t shown = R->o->top && R->o->top < n ? R->o->top : n;
 	struct xp_table t = { .cols = cols, .n = W_N, .fmt = R->o->format, .out = R->out,
 			      .json = &R->json, .width = R->o->width, .lead = "  ", .more_lead = "  ",
+			      .more_cut = 1,
 			      .no_split = 1, .text_max = 1024, .text_lazy = 1, .tight = 1,
 			      .key = all ? "blame_all_waiting" : "blame", .csv_continues = csv_continues,
 			      .text_order = text_cols, .text_n = sizeof(text_cols),
