@@ -11,6 +11,7 @@
  * gap also has what drained the queue before it: the blocking call the
  * host was in when the GPU ran out of work, else none. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,6 @@
 #include "export/names/elidename.h"
 #include "export/idle/idle_priv.h"
 #include "export/names/pyreach.h"
-#include "export/report/report_priv.h"
 #include "src/satmath.h"
 
 /* Plain words: what the host was doing while the GPU idled. The estimated
@@ -245,7 +245,7 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
 		sqlite3_stmt *s;
 		int64_t rank = -1;
 
-		if (sqlite3_prepare_v2(S->R->db, "SELECT rank FROM xp_ranks WHERE pid = ?", -1, &s,
+		if (sqlite3_prepare_v2(S->db, "SELECT rank FROM xp_ranks WHERE pid = ?", -1, &s,
 				       NULL) == SQLITE_OK) {
 			sqlite3_bind_int64(s, 1, op->late_pid);
 			if (sqlite3_step(s) == SQLITE_ROW)
@@ -559,7 +559,7 @@ static int load_syncs(struct xp_idle *S, int64_t gpid)
 	free(S->syncs);
 	free(S->sync_by_start);
 	S->sync_by_start = NULL;
-	if ((rc = xp_idle_syncs_load(S->R->db, gpid, &S->syncs, &S->nsync)) < 0 || !S->nsync)
+	if ((rc = xp_idle_syncs_load(S->db, gpid, &S->syncs, &S->nsync)) < 0 || !S->nsync)
 		return rc;
 	if (!(S->sync_by_start = malloc(S->nsync * sizeof(*S->syncs))))
 		return -ENOMEM;
@@ -620,7 +620,7 @@ int xp_idle_use(struct xp_idle *S, const struct xp_tl *tl)
 	free(S->waits);
 	S->waits = NULL;
 	if ((rc = load_syncs(S, tl->gpid)) < 0 ||
-	    (rc = xp_idle_waits_load(S->R->db, tl->gpid, &S->waits, &S->nwaits)) < 0)
+	    (rc = xp_idle_waits_load(S->db, tl->gpid, &S->waits, &S->nwaits)) < 0)
 		return rc;
 	S->main_gtid = main_thread(tl);
 	return 0;
@@ -690,18 +690,19 @@ const char *xp_idle_site(struct xp_idle *S, int64_t stack)
 	return xp_idle__site_of(S, stack, "(no launch stack)");
 }
 
-int xp_idle_open(struct rep *R, struct xp_idle **out)
+int xp_idle_open(sqlite3 *db, uint32_t pid, struct xp_idle **out)
 {
 	struct xp_idle *S = calloc(1, sizeof(*S));
 	int rc;
 
 	if (!(*out = S))
 		return -ENOMEM;
-	S->R = R;
+	S->db = db;
+	S->pid = pid;
 	/* read while the timeline loads */
-	if ((rc = xp_sample_reader_start(R->db, R->o->pid, &S->samples)) < 0 ||
-	    (rc = xp_idle__memo_index(S)) < 0 || (rc = xp_sites_new(R->db, &S->sites)) < 0 ||
-	    (rc = xp_idle__has_python(R->db)) < 0) {
+	if ((rc = xp_sample_reader_start(db, pid, &S->samples)) < 0 ||
+	    (rc = xp_idle__memo_index(S)) < 0 || (rc = xp_sites_new(db, &S->sites)) < 0 ||
+	    (rc = xp_idle__has_python(db)) < 0) {
 		xp_idle_close(S);
 		*out = NULL;
 		return rc;

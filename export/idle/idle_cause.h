@@ -4,7 +4,7 @@
  * --by wait (view_wait.c), which compares two ranks' stretches.
  *
  *   struct xp_idle *I;
- *   xp_idle_open(R, &I);
+ *   xp_idle_open(db, pid, &I);               // pid 0: every process
  *   xp_idle_use(I, tl);                       // a device of a timeline set
  *   xp_idle_span(I, a, b, on_busy, ctx);      // gaps' causes; other segments to on_busy
  *   for (i = 0; xp_idle_row(I, i, &row); i++) ...
@@ -16,9 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sqlite3.h>
+
 #include "export/analysis/timeline.h"
 
-struct rep;
 struct xp_idle;
 
 /* One cause of a span's idle time. where: interned, one pointer per text
@@ -31,8 +32,9 @@ struct xp_idle_row {
 	int64_t ns;
 };
 
-/* The engine over R's database (its samples, stacks, sites). 0 or -errno. */
-int xp_idle_open(struct rep *R, struct xp_idle **out);
+/* The engine over a run's database (its samples, stacks, sites), the
+ * samples of process pid alone unless 0. 0 or -errno. */
+int xp_idle_open(sqlite3 *db, uint32_t pid, struct xp_idle **out);
 void xp_idle_close(struct xp_idle *I);
 /* The device spans are taken on next: its process's blocking calls and
  * off-CPU waits loaded. 0 or -errno. */

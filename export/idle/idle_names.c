@@ -4,6 +4,7 @@
  * else a native function), each text interned once and each stack's names
  * kept in its memo (idle_priv.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,6 @@
 #include "export/names/framename.h"
 #include "export/idle/idle_priv.h"
 #include "export/names/pyreach.h"
-#include "export/report/report_priv.h"
 
 /* text as one pointer per distinct text (causes are keyed by it); NULL:
  * out of memory. */
@@ -85,7 +85,7 @@ int xp_idle__memo_index(struct xp_idle *S)
 	sqlite3_stmt *s;
 
 	for (int i = 0; i < 2; i++)
-		if (sqlite3_prepare_v2(S->R->db, sql[i], -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_prepare_v2(S->db, sql[i], -1, &s, NULL) == SQLITE_OK) {
 			if (sqlite3_step(s) == SQLITE_ROW)
 				v[i] = sqlite3_column_int64(s, 0);
 			sqlite3_finalize(s);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sqlite3.h>
+
 #include "export/idle/idle_cause.h"
 #include "export/idle/idle_sync.h"
 #include "export/idle/idle_waits.h"
@@ -76,7 +78,8 @@ struct fixed_text {
 };
 
 struct xp_idle {
-	struct rep *R;
+	sqlite3 *db;                /* the run's */
+	uint32_t pid;               /* --pid: 0, every process */
 	struct xp_sites *sites;
 	const struct xp_tl *tl;     /* the device being reported */
 	struct xp_sync_call *syncs; /* this process's, by thread then start */

@@ -13,7 +13,6 @@
 #include "export/analysis/coll_inst.h"
 #include "export/idle/idle_cause.h"
 #include "export/job/jobsum.h"
-#include "export/report/report_priv.h"
 #include "export/analysis/wait_blame.h"
 #include "src/array.h"
 #include "src/u64map.h"
@@ -211,21 +210,18 @@ static int slot_spans(struct spans *S, sqlite3 *db, const struct xp_coll_job *J,
 
 int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum)
 {
-	struct xp_report_opts o = XP_REPORT_DEFAULTS;
-	struct rep R = { .db = db, .o = &o };
 	struct xp_tl_set set = { 0 };
 	struct xp_coll_job J = { 0 };
 	struct spans S = { 0 };
 	sqlite3_stmt *ins = NULL, *piece = NULL;
 	int rc = -EIO;
 
-	o.top = 0;
 	if (sqlite3_prepare_v2(sum, "INSERT INTO xs_span VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL)
 	    != SQLITE_OK ||
 	    sqlite3_prepare_v2(sum, "INSERT INTO xs_piece VALUES(?1, ?2, ?7, ?4, ?5, ?6)",
 			       -1, &piece, NULL) != SQLITE_OK)
 		goto out;
-	if ((rc = xp_idle_open(&R, &S.I)) < 0)
+	if ((rc = xp_idle_open(db, 0, &S.I)) < 0)
 		goto out;
 	if ((rc = xp_tl_load_all(db, &set)) < 0 || (rc = xp_coll_job_load(db, &set, &J)) < 0)
 		goto out;

@@ -60,12 +60,12 @@ static int64_t step_number(const char *name, int profiler_only)
 }
 
 /* The process's NVTX step ranges (ProfilerStep#N, else "step N"). */
-static int nvtx_windows(struct xp_idle *S, int64_t gpid, struct window **w, size_t *n, size_t *cap)
+static int nvtx_windows(struct rep *R, int64_t gpid, struct window **w, size_t *n, size_t *cap)
 {
 	sqlite3_stmt *s;
 
 	for (int pass = 0; pass < 2 && !*n; pass++) {
-		if (sqlite3_prepare_v2(S->R->db, "SELECT e.start, e.end, ifnull(e.text, t.value)"
+		if (sqlite3_prepare_v2(R->db, "SELECT e.start, e.end, ifnull(e.text, t.value)"
 				       " FROM NVTX_EVENTS e LEFT JOIN StringIds t ON t.id = e.textId"
 				       " WHERE e.eventType = 60 AND e.end > e.start AND"
 				       " (e.globalTid >> 24) = (?1 >> 24) ORDER BY e.start", -1, &s,
@@ -75,7 +75,7 @@ static int nvtx_windows(struct xp_idle *S, int64_t gpid, struct window **w, size
 		while (sqlite3_step(s) == SQLITE_ROW) {
 			int64_t num = step_number((const char *)sqlite3_column_text(s, 2), pass == 0);
 
-			if (num < 0 || (S->R->o->step >= 0 && num != S->R->o->step))
+			if (num < 0 || (R->o->step >= 0 && num != R->o->step))
 				continue;
 			if (xp_array__reserve((void **)w, cap, *n + 1, sizeof(**w), 16)) {
 				sqlite3_finalize(s);
@@ -90,7 +90,7 @@ static int nvtx_windows(struct xp_idle *S, int64_t gpid, struct window **w, size
 }
 
 /* The steps of the process's Python loop (idle_steps.h): 1 found, 0 none. */
-static int loop_windows(struct xp_idle *S, struct window **w, size_t *n, size_t *cap)
+static int loop_windows(struct rep *R, struct xp_idle *S, struct window **w, size_t *n, size_t *cap)
 {
 	struct xp_loop_steps ls;
 	int rc = S->python ? xp_loop_steps_find(S->walk, S->tl, &ls) : 0;
@@ -98,7 +98,7 @@ static int loop_windows(struct xp_idle *S, struct window **w, size_t *n, size_t 
 	if (rc <= 0)
 		return rc;
 	for (size_t i = 0; rc == 1 && i < ls.n; i++) {
-		if (S->R->o->step >= 0 && (int64_t)i != S->R->o->step)
+		if (R->o->step >= 0 && (int64_t)i != R->o->step)
 			continue;
 		if (xp_array__reserve((void **)w, cap, *n + 1, sizeof(**w), 16)) {
 			rc = -ENOMEM;
@@ -114,20 +114,21 @@ static int loop_windows(struct xp_idle *S, struct window **w, size_t *n, size_t 
 
 /* The process's steps: NVTX ranges, else its Python loop's, else its
  * device's whole span. */
-static int load_windows(struct xp_idle *S, int64_t gpid, struct window **w, size_t *n)
+static int load_windows(struct rep *R, struct xp_idle *S, int64_t gpid, struct window **w,
+			size_t *n)
 {
 	size_t cap = 0;
 	int rc;
 
 	*n = 0;
 	S->steps_from = STEPS_NVTX;
-	if ((rc = nvtx_windows(S, gpid, w, n, &cap)) < 0 || *n)
+	if ((rc = nvtx_windows(R, gpid, w, n, &cap)) < 0 || *n)
 		return rc;
 	S->steps_from = STEPS_LOOP;
-	if ((rc = loop_windows(S, w, n, &cap)) != 0)
+	if ((rc = loop_windows(R, S, w, n, &cap)) != 0)
 		return rc < 0 ? rc : 0;
 	S->steps_from = STEPS_RUN;
-	if (S->R->o->step >= 0 || !S->tl->n)
+	if (R->o->step >= 0 || !S->tl->n)
 		return 0;
 	if (xp_array__reserve((void **)w, &cap, 1, sizeof(**w), 1))
 		return -ENOMEM;
@@ -339,10 +340,10 @@ static const struct table_names drained_names = { "drained", "drained_by", drain
 
 /* One table of causes, most idle time first, shares of idle ns: rows of
  * the sheet, nested in the device's. */
-static void print_table(struct xp_idle *S, const struct xp_table *dt, const struct table_names *tn,
-			struct cause_table *ct, int64_t idle, int64_t rank, int64_t dev)
+static void print_table(struct rep *R, const struct xp_table *dt,
+			const struct table_names *tn, struct cause_table *ct, int64_t idle,
+			int64_t rank, int64_t dev)
 {
-	struct rep *R = S->R;
 	size_t shown = R->o->top && R->o->top < ct->n ? R->o->top : ct->n;
 	struct xp_table t = *dt;
 
@@ -382,24 +383,25 @@ static void print_table(struct xp_idle *S, const struct xp_table *dt, const stru
 }
 
 /* The causes of idle time, then what drained the queue before each gap. */
-static void print_causes(struct xp_idle *S, struct xp_table *dt, int64_t rank, int64_t dev)
+static void print_causes(struct rep *R, struct xp_idle *S, struct xp_table *dt, int64_t rank,
+			 int64_t dev)
 {
-	print_table(S, dt, &cause_names, &S->causes, S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK],
+	print_table(R, dt, &cause_names, &S->causes, S->cls_ns[XP_TL_IDLE] + S->cls_ns[XP_TL_RANK],
 		    rank, dev);
 	print_notes(S, dt);
 	if (S->drained.n)
 		xp_table_text(dt, "    Queue drained by: the call the host was blocked in when the GPU"
 			      " ran out of work before each gap");
-	print_table(S, dt, &drained_names, &S->drained, S->cls_ns[XP_TL_IDLE], rank, dev);
+	print_table(R, dt, &drained_names, &S->drained, S->cls_ns[XP_TL_IDLE], rank, dev);
 	xp_table_row_close(dt);
 }
 
 /* One device: its steps swept and its gaps attributed, then printed. 1 if
  * it had a window, 0 if not (--step N that it lacks), or a negative errno. */
-static int one_device(struct xp_idle *S, struct xp_table *dt, const struct xp_tl *tl)
+static int one_device(struct rep *R, struct xp_idle *S, struct xp_table *dt, const struct xp_tl *tl)
 {
 	int64_t gpid = tl->gpid, dev = tl->device;
-	const struct xp_report_opts *o = S->R->o;
+	const struct xp_report_opts *o = R->o;
 	struct window *w = NULL;
 	size_t nw = 0;
 	int rc;
@@ -409,7 +411,7 @@ static int one_device(struct xp_idle *S, struct xp_table *dt, const struct xp_tl
 	xp_idle__reset(S);
 	memset(S->cls_ns, 0, sizeof(S->cls_ns));
 	S->est_ns = 0;
-	if ((rc = xp_idle_use(S, tl)) < 0 || (rc = load_windows(S, gpid, &w, &nw)) < 0)
+	if ((rc = xp_idle_use(S, tl)) < 0 || (rc = load_windows(R, S, gpid, &w, &nw)) < 0)
 		goto out;
 	/* --skip-steps: steady state only; else the warm-up told apart */
 	S->skipped = o->step < 0 && S->steps_from != STEPS_RUN ?
@@ -440,10 +442,10 @@ static int one_device(struct xp_idle *S, struct xp_table *dt, const struct xp_tl
 		goto out;
 	rc = nw > 0;
 	if (rc) {
-		int64_t rank = xp_tl_rank(S->R->db, gpid);
+		int64_t rank = xp_tl_rank(R->db, gpid);
 
 		print_device(S, dt, rank, gpid, dev, nw);
-		print_causes(S, dt, rank, dev);
+		print_causes(R, S, dt, rank, dev);
 	}
 out:
 	free(w);
@@ -466,7 +468,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	int rc;
 
 	*rows = 0;
-	if ((rc = xp_idle_open(R, &S)) < 0)
+	if ((rc = xp_idle_open(R->db, R->o->pid, &S)) < 0)
 		return rc;
 	if ((rc = xp_tl_load_all(R->db, &set)) < 0)
 		goto out;
@@ -478,7 +480,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 		    !xp_tl_in_window(&set.dev[i], R->o->since, R->o->until))
 			continue;
 		ndev++;
-		if ((rc = one_device(S, &t, &set.dev[i])) < 0)
+		if ((rc = one_device(R, S, &t, &set.dev[i])) < 0)
 			goto out;
 		*rows += (size_t)rc;
 	}

@@ -329,7 +329,7 @@ int xp_view_wait(struct rep *R, size_t *rows)
 
 	*rows = 0;
 	xp_u64map_init(&B.out.at);
-	if ((rc = xp_idle_open(R, &B.I)) < 0)
+	if ((rc = xp_idle_open(R->db, R->o->pid, &B.I)) < 0)
 		return rc;
 	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_coll_job_load(R->db, &set, &B.J)) < 0 ||
 	    (rc = rounds(&B)) < 0)
