@@ -24,10 +24,10 @@
 #include "capture/perfswitch.h"
 #include "capture/perftrack.h"
 #include "capture/buildid.h"
+#include "capture/ipset.h"
 #include "capture/mapfile.h"
 #include "src/marker.h"
 #include "src/runfile.h"
-#include "src/u64map.h"
 #include "capture/sideband.h"
 #include "capture/taskowner.h"
 
@@ -63,8 +63,7 @@ struct drain {
 	bool kernel_dropped;
 	/* the kernel IPs written (as sampled, before the delta): what the
 	 * run's kallsyms must name (kernaddr.h) */
-	struct xp_u64map kernel_ips;
-	bool kernel_ips_full;       /* more than MAX_KERNEL_IPS, or out of memory */
+	struct ipset kernel_ips;
 	uint64_t bpf_reported[SAMPLER_LOSS_N];
 	struct xp_record_counts counts;
 	/* records in the writer's buffer, not yet on disk: written once a
@@ -257,18 +256,6 @@ static const struct xp_user_regs_copy *event_copy(const struct sampler_event *e,
 	return &c->regs;
 }
 
-/* Kernel IPs go into a set, read at the end (drain_kernel_ips). */
-static void note_kernel_ips(struct drain *d, const uint64_t *ips, size_t n)
-{
-	uint64_t *slot;
-	int fresh;
-
-	for (size_t i = 0; i < n && !d->kernel_ips_full; i++)
-		if (d->kernel_ips.count >= MAX_KERNEL_IPS ||
-		    xp_u64map_upsert(&d->kernel_ips, 0, ips[i], &slot, &fresh))
-			d->kernel_ips_full = true;
-}
-
 /* Stack records: fixed part, then kernel IPs, then user IPs, contiguous,
  * then (dwarf mode) the registers and the user stack copy. */
 static void write_stack_record(struct drain *d, uint32_t type, const void *fixed,
@@ -286,7 +273,7 @@ static void write_stack_record(struct drain *d, uint32_t type, const void *fixed
 		kd = 0;
 	memcpy(p, fixed, flen);
 	memcpy(p + flen, e->tail.ips, kd * 8);
-	note_kernel_ips(d, e->tail.ips, kd);
+	ipset_add(&d->kernel_ips, e->tail.ips, kd);   /* read at the end */
 	for (size_t i = 0; d->kernel_delta && i < kd; i++) {
 		uint64_t ip;
 
@@ -664,7 +651,7 @@ int drain_open(struct drain **out, struct xp_writer *w, struct xp_sampler *s,
 	d->s = s;
 	d->sb = sb;
 	d->sample_attr = sample_attr;
-	xp_u64map_init(&d->kernel_ips);
+	ipset_init(&d->kernel_ips, MAX_KERNEL_IPS);
 	d->last_flush = now_ns();
 	d->flushed = xp_writer_flushed_bytes(w);
 	d->fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -755,25 +742,7 @@ const struct xp_record_counts *drain_counts(const struct drain *d)
 
 int drain_kernel_ips(const struct drain *d, uint64_t **ips, size_t *n)
 {
-	struct xp_u64map_entry *e;
-	size_t count;
-	int err;
-
-	*ips = NULL;
-	*n = 0;
-	if (d->kernel_ips_full)
-		return -E2BIG;
-	err = xp_u64map_sorted(&d->kernel_ips, &e, &count);
-	if (err || !count)
-		return err;
-	*ips = malloc(count * sizeof(**ips));
-	for (size_t i = 0; *ips && i < count; i++)
-		(*ips)[i] = e[i].k2;
-	free(e);
-	if (!*ips)
-		return -ENOMEM;
-	*n = count;
-	return 0;
+	return ipset_sorted(&d->kernel_ips, ips, n);
 }
 
 unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max)
@@ -793,7 +762,7 @@ void drain_close(struct drain *d)
 	perftrack_free(d->track);
 	dumpable_free(d->dump);
 	perfswitch_free(d->switches);
-	xp_u64map_free(&d->kernel_ips);
+	ipset_free(&d->kernel_ips);
 	if (d->epfd > 0)
 		close(d->epfd);
 	if (d->fail_fd > 0)
