@@ -33,7 +33,7 @@ enum xp_own xp_own_frame(int kind, const char *symbol, const char *module)
 	if (kind == XP_FRAME_PYTHON)
 		return XP_OWN_NONE;
 	if (starts(base, "libxpcupti.so"))
-		return XP_OWN_RECORDER;
+		return symbol && !strcmp(symbol, "xpc_stack_take") ? XP_OWN_PROBE : XP_OWN_RECORDER;
 	if (starts(base, "libcupti.so") || starts(symbol, "libcupti.so"))
 		return XP_OWN_CUPTI;
 	return XP_OWN_NONE;
@@ -48,10 +48,12 @@ size_t xp_own_cut(const uint8_t *own, size_t n)
 			;
 		return i < n ? i : 0;
 	}
-	while (i < n && own[i] == XP_OWN_RECORDER)
+	while (i < n && (own[i] == XP_OWN_RECORDER || own[i] == XP_OWN_PROBE))
 		i++;
 	ours = i;
 	while (i < n && own[i] == XP_OWN_CUPTI)
 		i++;
+	if (ours && i == n && own[0] == XP_OWN_PROBE)
+		return n;           /* unreadable past the probe: the loss is counted */
 	return ours && i > ours && i < n ? i : 0;
 }

@@ -88,7 +88,7 @@ int xp_rep_format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 	unsigned shown = 0;
 	int own;
 	size_t used = 0;
-	int cut = 0, shown_py = 0;
+	int cut = 0, shown_py = 0, walked = 0;
 	char py[512] = "", op[128] = "";
 	struct xp_frame_row fr;
 	struct xp_launcher_scan who;
@@ -106,6 +106,7 @@ int xp_rep_format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		const char *sym = fr.sym;
 		int kind = fr.kind, user;
 
+		walked = 1;
 		xp_launcher_frame(&who, kind, sym, fr.module);
 
 		user = kind != XP_FRAME_KERNEL && kind != XP_FRAME_KERNEL_UNRESOLVED &&
@@ -142,6 +143,10 @@ int xp_rep_format_stack(struct rep *R, int64_t id, char *buf, size_t len)
 		}
 	}
 	xp_stackwalk_done(R->walk);
+	if (!walked) {              /* the recorder's frames alone (ownframes.h) */
+		snprintf(buf, len, "(no stack)");
+		return 0;
+	}
 	if (!py[0])
 		lead_of(&who, shown_py, op, py, sizeof(py));
 	if (py[0] && len > 1)

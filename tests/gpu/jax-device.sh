@@ -1,0 +1,33 @@
+#!/bin/bash
+# jax-device.sh - on the GPU machine: a JAX training loop (tests/gpu/jax_train.py)
+# recorded by xpcap, against nsys's count of the same program's kernels
+# (an independent CUPTI client, in a run of its own): kernels by name,
+# GPU time, the lines --by source names, and the program's output with
+# and without the recorder.
+#   CARRY=.devcarry/e2e OUT=/tmp/out bash tests/gpu/jax-device.sh
+. "$(dirname "$(realpath "$0")")/device-env.sh" jax
+NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
+STEPS=${STEPS:-50}
+P="python3 $G/jax_train.py --steps $STEPS"
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+echo "== versions"; python3 -c "import jax; print('jax', jax.__version__, jax.devices())"
+$P > "$R/bare.out"; echo "rc=$?" >> "$R/bare.out"
+"$C/xpcap" record -q -F 999 -o "$R/run" -- $P > "$R/rec.out"; echo "rc=$?" >> "$R/rec.out"
+if cmp -s "$R/bare.out" "$R/rec.out"; then echo "ok   output and exit status unchanged"
+else echo "FAIL output differs"; diff "$R/bare.out" "$R/rec.out"; fi
+"$X" ingest "$R/run"
+"$X" info "$R/run" | head -60
+for v in kernel source idle; do "$X" report --by $v --top 8 "$R/run"; done
+"$X" report --by kernel --format csv --top 0 "$R/run" > "$OUT/jax-xp-kernels.csv"
+"$X" report --by source --format json --top 0 "$R/run" > "$OUT/jax-xp-source.json"
+if "$NSYS" profile -t cuda -s none --cpuctxsw none -o "$R/nsys" --force-overwrite true $P \
+	> "$R/nsys.out" 2>&1; then
+	"$NSYS" stats -q --report cuda_gpu_kern_sum --format csv -o "$R/nsys" "$R/nsys.nsys-rep" \
+		> /dev/null 2>&1
+	cp "$R"/nsys_cuda_gpu_kern_sum.csv "$OUT/jax-nsys-kernels.csv" 2>/dev/null
+else
+	echo "nsys profile failed:"; tail -5 "$R/nsys.out"
+fi
+"$X" export --format folded --weight gpu "$R/run" | sort -t' ' -k2 -nr | head -5
+cp "$R/run/meta.json" "$OUT/jax-meta.json"
+xz -6 -T4 -c "$R/run/xpcorr.db" > "$OUT/jax-device.db.xz"
