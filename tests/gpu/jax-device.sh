@@ -22,9 +22,23 @@ for v in kernel source idle; do "$X" report --by $v --top 8 "$R/run"; done
 "$X" report --by source --format json --top 0 "$R/run" > "$OUT/jax-xp-source.json"
 if "$NSYS" profile -t cuda -s none --cpuctxsw none -o "$R/nsys" --force-overwrite true $P \
 	> "$R/nsys.out" 2>&1; then
-	"$NSYS" stats -q --report cuda_gpu_kern_sum --format csv -o "$R/nsys" "$R/nsys.nsys-rep" \
-		> /dev/null 2>&1
-	cp "$R"/nsys_cuda_gpu_kern_sum.csv "$OUT/jax-nsys-kernels.csv" 2>/dev/null
+	"$NSYS" stats -q --report cuda_gpu_kern_sum --format csv --output "$R/nsys" \
+		"$R/nsys.nsys-rep" > "$R/nsys-stats.out" 2>&1 || tail -5 "$R/nsys-stats.out"
+	cp "$R/nsys_cuda_gpu_kern_sum.csv" "$OUT/jax-nsys-kernels.csv" || ls "$R"
+	python3 - "$OUT/jax-xp-kernels.csv" "$OUT/jax-nsys-kernels.csv" <<'PY'
+import csv, sys
+def counts(path):
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f)]
+    return {r["Name"]: int(r["Instances"]) for r in rows}, sum(int(r["Total Time (ns)"]) for r in rows)
+xp, xpt = counts(sys.argv[1]); ns, nst = counts(sys.argv[2])
+print("kernels: xpcap %d in %d names, nsys %d in %d names; GPU time %d vs %d ns" %
+      (sum(xp.values()), len(xp), sum(ns.values()), len(ns), xpt, nst))
+diff = sorted(set(xp) | set(ns), key=lambda k: -abs(xp.get(k, 0) - ns.get(k, 0)))
+for k in diff[:8]:
+    if xp.get(k, 0) != ns.get(k, 0):
+        print("  differs: xpcap %d nsys %d  %s" % (xp.get(k, 0), ns.get(k, 0), k[:100]))
+PY
 else
 	echo "nsys profile failed:"; tail -5 "$R/nsys.out"
 fi
