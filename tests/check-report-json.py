@@ -2,8 +2,11 @@
 """check-report-json.py SCHEMA FILE... - each FILE (xpcorr report --format
 json) must match SCHEMA (tests/report-schema.json). Implements the part of
 JSON Schema the schema uses (type, enum, required, properties, items), so
-the check needs nothing beyond Python; prints the first mismatch's path."""
+the check needs nothing beyond Python; prints the first mismatch's path.
+A FILE that is a folder: every report document (a json object with
+"report") in it and under it, as the goldens."""
 import json
+import os
 import sys
 
 TYPES = {"object": dict, "array": list, "string": str, "integer": int,
@@ -37,10 +40,23 @@ def check(value, schema, path):
     return None
 
 
+def expand(args):
+    """The files named, a folder's report documents in place of the folder."""
+    for arg in args:
+        if not os.path.isdir(arg):
+            yield arg
+            continue
+        for top, _, files in sorted(os.walk(arg)):
+            for f in sorted(files):
+                path = os.path.join(top, f)
+                if f.endswith(".json") and '"report":' in open(path).read(4096):
+                    yield path
+
+
 def main():
     schema = json.load(open(sys.argv[1]))
     bad = 0
-    for name in sys.argv[2:]:
+    for name in expand(sys.argv[2:]):
         try:
             doc = json.load(open(name))
         except ValueError as e:

@@ -20,6 +20,7 @@
 #include "db/groups.h"
 #include "export/report/report.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "db/stats.h"
 #include "src/utf8.h"
@@ -298,13 +299,21 @@ static int cpu_samples(const struct xp_report_opts *o)
 	return o->by == XP_BY_CPU || (o->cpu && o->by == XP_BY_SOURCE);
 }
 
+/* The document's first keys: the view, its title, its groups (the
+ * per-group views'). */
+static const struct xp_col doc_cols[] = {
+	{ .json = "report", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "title", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "groups", .kind = XP_COL_UINT, .json_only = 1 },
+};
+
+const struct xp_decl xp_decl_report[] = {
+	XP_DECL(NULL, "", doc_cols),
+	{ 0 },
+};
+
 int xp_report(sqlite3 *db, const struct xp_report_opts *o, FILE *out, size_t *groups)
 {
-	static const struct xp_col doc_cols[] = {
-		{ .json = "report", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "title", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "groups", .kind = XP_COL_UINT, .json_only = 1 },
-	};
 	struct rep R = { .db = db, .o = o, .out = out };
 	struct xp_table doc = { .cols = doc_cols, .n = 3, .fmt = o->format, .out = out,
 				.json = &R.json };

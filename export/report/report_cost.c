@@ -11,16 +11,18 @@
 #include <string.h>
 
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
+
+static const struct xp_col library_cols[] = {
+	{ .json = "processes", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "median_ns_per_call", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "max_ns_per_call", .kind = XP_COL_INT, .json_only = 1 },
+};
 
 static int library_cost(struct rep *R)
 {
-	static const struct xp_col cols[] = {
-		{ .json = "processes", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "median_ns_per_call", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "max_ns_per_call", .kind = XP_COL_INT, .json_only = 1 },
-	};
-	struct xp_table t = xp_rep_json_table(R, cols, 3, NULL);
+	struct xp_table t = xp_rep_json_table(R, library_cols, 3, NULL);
 	int64_t n = 0, median = 0, max = 0;
 	sqlite3_stmt *s;
 
@@ -50,18 +52,19 @@ static int library_cost(struct rep *R)
 	return 0;
 }
 
+static const struct xp_col reuse_cols[] = {
+	{ .json = "launches", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "borrowed", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "missing", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "checks", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "checks_differed", .kind = XP_COL_INT, .json_only = 1 },
+};
+
 static int stack_reuse(struct rep *R)
 {
 	static const char *const names[] = { "xp.launches_borrowed", "xp.borrowed_missing",
 					     "xp.stack_checks", "xp.stack_checks_differed" };
-	static const struct xp_col cols[] = {
-		{ .json = "launches", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "borrowed", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "missing", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "checks", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "checks_differed", .kind = XP_COL_INT, .json_only = 1 },
-	};
-	struct xp_table t = xp_rep_json_table(R, cols, 5, NULL);
+	struct xp_table t = xp_rep_json_table(R, reuse_cols, 5, NULL);
 	int64_t v[4] = { 0 }, launches = 0;
 	char missing[96];
 	sqlite3_stmt *s;
@@ -100,3 +103,10 @@ int xp_rep_recording_cost(struct rep *R)
 
 	return rc < 0 ? rc : stack_reuse(R);
 }
+
+/* Where the cost's tables land in json (decl.h). */
+const struct xp_decl xp_decl_cost[] = {
+	XP_DECL(NULL, "library_cost", library_cols),
+	XP_DECL(NULL, "stack_reuse", reuse_cols),
+	{ 0 },
+};

@@ -17,6 +17,7 @@
 #include "export/names/launcher.h"
 #include "export/names/pyreach.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "src/gtid.h"
 #include "src/satmath.h"
@@ -70,6 +71,20 @@ static const char *loss_reason(const char *r)
 	return r && *r ? r : "other";
 }
 
+/* The coverage's totals and its rows by how each record was attributed. */
+static const struct xp_col cov_cols[] = {
+	{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "records", .kind = XP_COL_INT, .json_only = 1 },
+};
+
+static const struct xp_col how_cols[] = {
+	{ .json = "how", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "records", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+};
+
 struct cov {
 	char how[16];
 	char why[160];
@@ -86,17 +101,6 @@ static int footer_coverage(struct rep *R)
 	size_t nc = 0, cap = 0;
 	int64_t total = 0, rows = 0;
 	int rc;
-	static const struct xp_col cov_cols[] = {
-		{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "records", .kind = XP_COL_INT, .json_only = 1 },
-	};
-	static const struct xp_col how_cols[] = {
-		{ .json = "how", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "records", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
-	};
 	struct xp_table t = xp_rep_json_table(R, cov_cols, 2, NULL);
 	struct xp_table by = xp_rep_json_table(R, how_cols, 5, "by_how");
 
@@ -154,6 +158,13 @@ static int footer_coverage(struct rep *R)
 	return 0;
 }
 
+static const struct xp_col not_python_cols[] = {
+	{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+	{ .json = "why", .kind = XP_COL_TEXT, .json_only = 1 },
+};
+
 /* For Python programs: how much of the exactly attributed GPU time has a
  * launch stack that reaches the Python code, and what to do when some stops
  * short (the C++ frames below it outgrew the stack copy). */
@@ -161,13 +172,7 @@ static int footer_coverage(struct rep *R)
  * (launcher.h), each with what to do about it. */
 static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 {
-	static const struct xp_col cols[] = {
-		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
-		{ .json = "why", .kind = XP_COL_TEXT, .json_only = 1 },
-	};
-	struct xp_table t = xp_rep_json_table(R, cols, 4, "not_python");
+	struct xp_table t = xp_rep_json_table(R, not_python_cols, 4, "not_python");
 	int64_t ns[XP_LAUNCHER_KINDS];
 	int inproc = xp_launcher_inproc(R->db), rc;
 	sqlite3_stmt *s;
@@ -194,15 +199,16 @@ static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 	return 0;
 }
 
+static const struct xp_col python_cols[] = {
+	{ .json = "exact_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "python_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+	{ .json = "python_line_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "line_pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+};
+
 static int footer_python(struct rep *R)
 {
-	static const struct xp_col cols[] = {
-		{ .json = "exact_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "python_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
-		{ .json = "python_line_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "line_pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
-	};
 	struct xp_table t;
 	char sql[1400], f[256];
 	struct xp_python_reach r;
@@ -221,7 +227,7 @@ static int footer_python(struct rep *R)
 		return rc > 0 ? 0 : rc;
 	pct = r.gpu_ns ? 100.0 * (double)r.python_ns / (double)r.gpu_ns : 0;
 	line_pct = r.gpu_ns ? 100.0 * (double)r.line_ns / (double)r.gpu_ns : 0;
-	t = xp_rep_json_table(R, cols, 5, NULL);
+	t = xp_rep_json_table(R, python_cols, 5, NULL);
 	xp_table_row_key(&t, "python", (struct xp_cell[]){ { .i = r.gpu_ns }, { .i = r.python_ns },
 		{ .d = pct }, { .i = r.line_ns, .absent = !r.has_lines },
 		{ .d = line_pct, .absent = !r.has_lines } });
@@ -237,18 +243,19 @@ static int footer_python(struct rep *R)
 	return 0;
 }
 
+static const struct xp_col rejected_cols[] = {
+	{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "count", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "whole_run", .kind = XP_COL_BOOL, .json_only = 1 },
+};
+
 /* Evidence the join threw away. Filtered: the refused launch records of the
  * view's processes and times (xp_launch_rejects); samples out of order are
  * only counted, so that line stays about the whole run and says so. */
 static int footer_rejected(struct rep *R)
 {
-	static const struct xp_col cols[] = {
-		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "count", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "whole_run", .kind = XP_COL_BOOL, .json_only = 1 },
-	};
 	const struct xp_report_opts *o = R->o;
-	struct xp_table t = xp_rep_json_table(R, cols, 3, "rejected");
+	struct xp_table t = xp_rep_json_table(R, rejected_cols, 3, "rejected");
 	int per_view = xp_rep_filtered(o) && xp_db_has_table(R->db, "xp_launch_rejects");
 	char sql[700], f[256];
 	sqlite3_stmt *s;
@@ -281,19 +288,20 @@ static int footer_rejected(struct rep *R)
 	return 0;
 }
 
+static const struct xp_col loss_cols[] = {
+	{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "record_type", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "count", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "source", .kind = XP_COL_TEXT, .json_only = 1 },
+	{ .json = "whole_run", .kind = XP_COL_BOOL, .json_only = 1 },
+};
+
 /* Losses carry a time (when known) but no process: a time filter applies to
  * those with a time; under --pid every line is about the whole run. */
 static int footer_losses(struct rep *R)
 {
-	static const struct xp_col cols[] = {
-		{ .json = "reason", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "record_type", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "count", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "source", .kind = XP_COL_TEXT, .json_only = 1 },
-		{ .json = "whole_run", .kind = XP_COL_BOOL, .json_only = 1 },
-	};
 	const struct xp_report_opts *o = R->o;
-	struct xp_table t = xp_rep_json_table(R, cols, 5, "losses");
+	struct xp_table t = xp_rep_json_table(R, loss_cols, 5, "losses");
 	int any = 0;
 	char sql[600], f[256];
 	sqlite3_stmt *s;
@@ -389,15 +397,16 @@ static int skew_of_view(struct rep *R, int64_t v[4])
 	return 0;
 }
 
+static const struct xp_col skew_cols[] = {
+	{ .json = "kernels", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "min_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "median_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "negative", .kind = XP_COL_INT, .json_only = 1 },
+};
+
 static int footer_skew(struct rep *R)
 {
-	static const struct xp_col cols[] = {
-		{ .json = "kernels", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "min_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "median_ns", .kind = XP_COL_INT, .json_only = 1 },
-		{ .json = "negative", .kind = XP_COL_INT, .json_only = 1 },
-	};
-	struct xp_table t = xp_rep_json_table(R, cols, 4, NULL);
+	struct xp_table t = xp_rep_json_table(R, skew_cols, 4, NULL);
 	int rc;
 	int64_t v[4] = { 0 };          /* kernels, min, median, negative */
 	sqlite3_stmt *s;
@@ -496,14 +505,15 @@ static int status_why(struct rep *R, char *why, size_t len)
 	return 0;
 }
 
+static const struct xp_col warning_cols[] = {
+	{ .json = "warning", .kind = XP_COL_TEXT, .json_only = 1 },
+};
+
 /* Why a run has no GPU rows at all, from what xpcap and the injection
  * library said, after lead ("WARNING: no GPU activity in this run"). */
 static int no_activity_note(struct rep *R, const char *lead)
 {
-	static const struct xp_col cols[] = {
-		{ .json = "warning", .kind = XP_COL_TEXT, .json_only = 1 },
-	};
-	struct xp_table t = xp_rep_json_table(R, cols, 1, NULL);
+	struct xp_table t = xp_rep_json_table(R, warning_cols, 1, NULL);
 	sqlite3_stmt *s;
 	char why[1024] = "";
 	int64_t gpu = 0, procs = 0;
@@ -569,3 +579,16 @@ int xp_rep_footer(struct rep *R, int cpu)
 		rc = no_activity_warning(R);
 	return rc;
 }
+
+/* Where the footer's tables land in json (decl.h). */
+const struct xp_decl xp_decl_footer[] = {
+	XP_DECL(NULL, "coverage", cov_cols),
+	XP_DECL(NULL, "coverage.by_how[]", how_cols),
+	XP_DECL(NULL, "not_python[]", not_python_cols),
+	XP_DECL(NULL, "python", python_cols),
+	XP_DECL(NULL, "rejected[]", rejected_cols),
+	XP_DECL(NULL, "losses[]", loss_cols),
+	XP_DECL(NULL, "clock_skew", skew_cols),
+	XP_DECL(NULL, "", warning_cols),
+	{ 0 },
+};

@@ -7,7 +7,7 @@
 #include "export/report/report_priv.h"
 #include "src/textesc.h"
 
-#define COLS_MAX 64                 /* columns of a table */
+#define COLS_MAX XP_TABLE_COLS_MAX   /* columns of a table */
 
 /* The columns a format writes, indices into t->cols in their order: how
  * many. Text leaves the calls out of its line (they follow it). */
@@ -31,6 +31,11 @@ static size_t fmt_cols(const struct xp_table *t, enum xp_report_format fmt, size
 		idx[n++] = k;
 	}
 	return n;
+}
+
+size_t xp_table_json_cols(const struct xp_table *t, size_t idx[XP_TABLE_COLS_MAX])
+{
+	return fmt_cols(t, XP_FMT_JSON, idx);
 }
 
 /* Text: the lead, else the column's gap, then the field right-aligned

@@ -151,5 +151,10 @@ void xp_table_vnote(struct xp_table *t, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 /* Text's "(N more rows; --top 0 shows all)" alone, for rows after the end. */
 void xp_table_more(struct xp_table *t, size_t shown, size_t rows);
+/* The columns json writes (json_order, else every json column), indices
+ * into t->cols in their order: how many, at most XP_TABLE_COLS_MAX. The
+ * writer's own choice, for a test that reads the declarations (decl.h). */
+#define XP_TABLE_COLS_MAX 64
+size_t xp_table_json_cols(const struct xp_table *t, size_t idx[XP_TABLE_COLS_MAX]);
 
 #endif

@@ -1,8 +1,9 @@
 /* views.h - the views of `xpcorr report`, one row each, in the manner of
  * perf's sort_entry table: the one place that lists their names (--by),
  * titles, and what an empty view means. Adding a view is one row here and
- * its own file (export/view_*.c) that declares its columns (table.h) and
- * fills rows, as view_stream.c; report.c and cmd_report.c read the table.
+ * its own file (export/view_*.c) that declares its columns (table.h),
+ * where they land in json (decl.h), and fills rows, as view_stream.c;
+ * report.c and cmd_report.c read the table.
  *
  *   int by = xp_view_find("idle");                  // XP_BY_IDLE, or -1
  *   puts(xp_views[by].title);

@@ -22,6 +22,7 @@
 #include "src/gtid.h"
 #include "export/names/launchsite.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "db/stats.h"
 #include "src/satmath.h"
@@ -438,3 +439,10 @@ out:
 	graphs_free(&G);
 	return rc;
 }
+
+/* Where the view's tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_graph[] = {
+	XP_DECL_ORDER("graph", "graphs[]", exec_cols, exec_json),
+	XP_DECL("graph", "graphs[].node_list[]", node_cols),
+	{ 0 },
+};

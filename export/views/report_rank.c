@@ -22,6 +22,7 @@
 #include "export/names/launchsite.h"
 #include "export/analysis/timeline.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 
 /* kernels of a collective library: NCCL's and gloo's CUDA kernels */
@@ -398,3 +399,10 @@ int xp_report_rank(struct rep *R, size_t *rows)
 		return rc;
 	return spread(R);
 }
+
+/* Where the view's tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_rank[] = {
+	XP_DECL("rank", "ranks[]", rank_cols),
+	XP_DECL("rank", "spread[]", spread_cols),
+	{ 0 },
+};

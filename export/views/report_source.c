@@ -21,6 +21,7 @@
 #include "export/names/launcher.h"
 #include "db/pypath.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "src/array.h"
 #include "src/strtab.h"
@@ -700,3 +701,16 @@ out:
 	xp_pyroot_free(&S.root);
 	return rc;
 }
+
+/* Where the view's tables land in json (report/decl.h); the orders with
+ * Backward, a superset of those without. */
+const struct xp_decl xp_decl_source[] = {
+	XP_DECL("source", "", total_cols),
+	XP_DECL_ORDER("source", "functions[]", cols, json_cols[1]),
+	XP_DECL_ORDER("source", "functions[].lines[]", cols, json_line_cols[1]),
+	XP_DECL("source", "functions[].lines[].kernels[]", kernel_cols),
+	XP_DECL_ORDER("source", "own_code_lines[]", own_cols, own_json),
+	XP_DECL_ORDER("source", "no_python_line", cols, json_lineless),
+	XP_DECL_ORDER("source", "under_enclosing_line", cols, json_lineless),
+	{ 0 },
+};

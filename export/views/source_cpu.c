@@ -15,6 +15,7 @@
 
 #include "export/analysis/cpuprof.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 
 const char xp_source_cpu_title[] = "CPU Samples by Source (self: at the innermost Python line,"
@@ -167,3 +168,11 @@ out:
 	xp_cpuprof_free(&p);
 	return rc;
 }
+
+/* Where the view's tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_source_cpu[] = {
+	XP_DECL("source", "", total_cols),
+	XP_DECL_ORDER("source", "cpu_source[]", cols, json_func),
+	XP_DECL_ORDER("source", "cpu_source[].lines[]", cols, json_line),
+	{ 0 },
+};

@@ -13,6 +13,7 @@
 
 #include "export/analysis/cpuprof.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "src/gtid.h"
 
@@ -50,6 +51,15 @@ static double pct(const struct xp_cpuprof *p, uint64_t k)
 }
 
 /* Samples, processes, threads and frequency under the table (json: keys). */
+static const struct xp_col foot_cols[] = {
+	{ .json = "samples", .kind = XP_COL_UINT, .json_only = 1 },
+	{ .json = "python_samples", .kind = XP_COL_UINT, .json_only = 1 },
+	{ .json = "no_frame_samples", .kind = XP_COL_UINT, .json_only = 1 },
+	{ .json = "processes", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "threads", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "frequency_hz", .kind = XP_COL_INT, .json_only = 1 },
+};
+
 int xp_rep_cpu_footer(struct rep *R, const struct xp_cpuprof *p)
 {
 	char where[256], sql[512];
@@ -69,15 +79,7 @@ int xp_rep_cpu_footer(struct rep *R, const struct xp_cpuprof *p)
 	}
 	sqlite3_finalize(s);
 	{
-		static const struct xp_col c[] = {
-			{ .json = "samples", .kind = XP_COL_UINT, .json_only = 1 },
-			{ .json = "python_samples", .kind = XP_COL_UINT, .json_only = 1 },
-			{ .json = "no_frame_samples", .kind = XP_COL_UINT, .json_only = 1 },
-			{ .json = "processes", .kind = XP_COL_INT, .json_only = 1 },
-			{ .json = "threads", .kind = XP_COL_INT, .json_only = 1 },
-			{ .json = "frequency_hz", .kind = XP_COL_INT, .json_only = 1 },
-		};
-		struct xp_table t = { .cols = c, .n = 6, .fmt = R->o->format, .out = R->out,
+		struct xp_table t = { .cols = foot_cols, .n = 6, .fmt = R->o->format, .out = R->out,
 				      .json = &R->json };
 
 		xp_table_row_key(&t, "cpu", (struct xp_cell[]){ { .u = p->samples }, { .u = p->python },
@@ -172,11 +174,12 @@ static int table(struct rep *R, const struct xp_cpuprof *p, int lines, int first
 	return 0;
 }
 
+static const struct xp_col total_cols[] = {
+	{ .json = "total_samples", .kind = XP_COL_UINT, .json_only = 1 } };
+
 int xp_view_cpu(struct rep *R, size_t *rows)
 {
-	static const struct xp_col total[] = {
-		{ .json = "total_samples", .kind = XP_COL_UINT, .json_only = 1 } };
-	struct xp_table tt = { .cols = total, .n = 1, .fmt = R->o->format, .json = &R->json };
+	struct xp_table tt = { .cols = total_cols, .n = 1, .fmt = R->o->format, .json = &R->json };
 	struct xp_cpuprof p = { 0 };
 	int rc;
 
@@ -198,3 +201,12 @@ out:
 	xp_cpuprof_free(&p);
 	return rc;
 }
+
+/* Where the view's tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_cpu[] = {
+	XP_DECL("cpu", "", total_cols),
+	XP_DECL_ORDER("cpu", "cpu_functions[]", cols, json_cols),
+	XP_DECL_ORDER("cpu", "cpu_lines[]", cols, json_cols),
+	XP_DECL("cpu", "cpu", foot_cols),
+	{ 0 },
+};

@@ -15,6 +15,7 @@
 #include "db/launch.h"
 #include "export/names/elidename.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "src/gtid.h"
 
@@ -245,3 +246,14 @@ int xp_rep_group_table(struct rep *R, size_t shown)
 	xp_table_end(&t, shown, R->n);
 	return rc;
 }
+
+/* Where the views' tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_groups[] = {
+	XP_DECL("kernel", "rows[]", kernel_cols),
+	XP_DECL("stack", "rows[]", stack_cols),
+	XP_DECL("api", "rows[]", group_cols),
+	XP_DECL("memop", "rows[]", group_cols),
+	XP_DECL("thread", "rows[]", group_cols),
+	XP_DECL("nvtx", "rows[]", group_cols),
+	{ 0 },
+};

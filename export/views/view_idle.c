@@ -34,6 +34,7 @@
 #include "export/idle/idle_priv.h"
 #include "export/idle/idle_steps.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 
 static const char *const steps_key[] = { "nvtx", "python_loop", "run" };
@@ -495,3 +496,12 @@ out:
 	xp_tl_set_free(&set);
 	return rc;
 }
+
+/* Where the view's tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_idle[] = {
+	XP_DECL("idle", "", step_cols),
+	XP_DECL_ORDER("idle", "devices[]", cols, device_json),
+	XP_DECL_ORDER("idle", "devices[].causes[]", cols, cause_json),
+	XP_DECL_ORDER("idle", "devices[].drained_by[]", cols, cause_json),
+	{ 0 },
+};

@@ -18,6 +18,7 @@
 #include "export/names/elidename.h"
 #include "src/gtid.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "export/analysis/timeline.h"
 #include "src/satmath.h"
@@ -459,3 +460,13 @@ int xp_view_launch(struct rep *R, size_t *rows)
 	xp_tl_set_free(&set);
 	return rc;
 }
+
+/* Where the view's tables land in json (report/decl.h): a device's
+ * sections, by sec_key. */
+const struct xp_decl xp_decl_launch[] = {
+	XP_DECL_ORDER("launch", "devices[]", cols, device_json),
+	XP_DECL_ORDER("launch", "devices[].streams[]", cols, stream_json),
+	XP_DECL_ORDER("launch", "devices[].kernels[]", cols, name_json),
+	XP_DECL_ORDER("launch", "devices[].apis[]", cols, name_json),
+	{ 0 },
+};

@@ -19,6 +19,7 @@
 #include "export/names/launcher.h"
 #include "export/names/launchsite.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "db/stackwalk.h"
 #include "export/analysis/timeline.h"
@@ -463,3 +464,9 @@ out:
 	xp_sites_free(S.sites);
 	return rc;
 }
+
+/* Where the view's table lands in json (report/decl.h). */
+const struct xp_decl xp_decl_op[] = {
+	XP_DECL_ORDER("op", "ops[]", cols, json_cols),
+	{ 0 },
+};

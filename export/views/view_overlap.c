@@ -16,6 +16,7 @@
 #include "src/gtid.h"
 #include "export/names/launchsite.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "export/analysis/timeline.h"
 
@@ -282,3 +283,10 @@ out:
 	xp_tl_set_free(&set);
 	return rc;
 }
+
+/* Where the view's tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_overlap[] = {
+	XP_DECL_ORDER("overlap", "devices[]", exposed_cols, device_json),
+	XP_DECL("overlap", "devices[].collectives[]", exposed_cols),
+	{ 0 },
+};

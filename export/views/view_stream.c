@@ -12,6 +12,7 @@
 #include "src/gtid.h"
 #include "src/satmath.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 
 struct stream_row {
@@ -91,3 +92,9 @@ int xp_view_stream(struct rep *R, size_t *rows)
 	free(v);
 	return rc;
 }
+
+/* Where the view's table lands in json (report/decl.h). */
+const struct xp_decl xp_decl_stream[] = {
+	XP_DECL("stream", "streams[]", cols),
+	{ 0 },
+};

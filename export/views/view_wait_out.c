@@ -9,6 +9,7 @@
 
 #include "export/idle/idle_cause.h"
 #include "export/report/report_priv.h"
+#include "export/report/decl.h"
 #include "export/report/table.h"
 #include "export/analysis/wait_blame.h"
 
@@ -84,6 +85,9 @@ static const unsigned char csv_cols[] = { W_SECTION, W_WAITING, W_LATE, W_CAUSE_
 	W_WHERE, W_NS, W_SHARE, W_WAITS };
 static const unsigned char json_cols[] = { W_WAITING, W_LATE, W_CAUSE_RANK, W_CAUSE, W_WHERE,
 	W_NS, W_SHARE, W_WAITS };
+/* over all waiting ranks: no waiting rank */
+static const unsigned char json_all[] = { W_LATE, W_CAUSE_RANK, W_CAUSE, W_WHERE, W_NS, W_SHARE,
+	W_WAITS };
 static const struct xp_col total_cols[] = {
 	{ .json = "total_wait_ns", .kind = XP_COL_INT, .json_only = 1 },
 	{ .json = "waits", .kind = XP_COL_UINT, .json_only = 1 },
@@ -159,7 +163,8 @@ static void table(struct rep *R, int all, int csv_continues, struct xp_wait_tota
 			      .key = all ? "blame_all_waiting" : "blame", .csv_continues = csv_continues,
 			      .text_order = text_cols, .text_n = sizeof(text_cols),
 			      .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
-			      .json_order = json_cols, .json_n = sizeof(json_cols) };
+			      .json_order = all ? json_all : json_cols,
+			      .json_n = all ? sizeof(json_all) : sizeof(json_cols) };
 
 	xp_table_begin(&t, all ? "\n  All waiting ranks:" : "\n  By waiting rank:");
 	for (size_t i = 0; i < shown; i++)
@@ -191,3 +196,11 @@ void xp_wait_print(struct rep *R, struct xp_wait_table *t, const int64_t *rank, 
 	/* csv: the header above the first table; text: nothing of an empty one */
 	table(R, 0, nall > 0, t->v, t->n, rank, t->total_ns);
 }
+
+/* Where the view's tables land in json (report/decl.h). */
+const struct xp_decl xp_decl_wait[] = {
+	XP_DECL("wait", "", total_cols),
+	XP_DECL_ORDER("wait", "blame[]", cols, json_cols),
+	XP_DECL_ORDER("wait", "blame_all_waiting[]", cols, json_all),
+	{ 0 },
+};
