@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check-folder-maps.py ROOT - each folder's README.md is a map of its files:
-every source file of src/, capture/, cupti/, ingest/ and export/ is named in
+every source file of src/, db/, capture/, cupti/, ingest/, correlate/,
+export/ and cmd/ is named in
 the README of its folder (a subfolder without one: its parent's, as
 `sub/name.c`; export/'s sub-folders each have their own, and export/
 holds no source file itself), and every file a README names in its tables still exists. A file is named as `name.c`, `sub/name.c`, or,
@@ -10,7 +11,7 @@ import os
 import re
 import sys
 
-FOLDERS = ["src", "capture", "cupti", "ingest", "export"]
+FOLDERS = ["src", "db", "capture", "cupti", "ingest", "correlate", "export", "cmd"]
 # folders split into sub-folders: every sub-folder maps its own files
 SPLIT = ["export"]
 SOURCE = re.compile(r"\.(c|h|inc)$")
