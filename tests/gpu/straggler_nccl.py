@@ -4,6 +4,7 @@ a matmul chain, an all-reduce of the gradients-to-be on a side stream while
 a second matmul chain runs (overlap), then loss.item(). For
 tests/gpu/straggler-device.sh.
   torchrun --nproc-per-node 2 tests/gpu/straggler_nccl.py --steps 30
+  (--backend gloo --device 0: both ranks on one GPU, gloo's host all-reduce)
 """
 import argparse
 import os
@@ -27,10 +28,13 @@ def load_batch(rank, step):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
+    p.add_argument("--device", type=int, default=-1, help="every rank on this GPU")
     args = p.parse_args()
     rank = int(os.environ["RANK"])
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-    dist.init_process_group("nccl")
+    dev = args.device if args.device >= 0 else int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(dev)
+    dist.init_process_group(args.backend)
     a = torch.randn(2048, 2048, device="cuda")
     grads = torch.randn(16 << 20, device="cuda")
     side = torch.cuda.Stream()
