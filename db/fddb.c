@@ -71,6 +71,42 @@ static int fd_sync(sqlite3_file *f, int flags)
 	return SQLITE_OK;
 }
 
+/* The writable file (xp_db_create_fd): ours alone, locked by its maker. */
+static int rw_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
+{
+	int fd = ((struct fd_file *)f)->fd;
+	const char *p = buf;
+	int put = 0;
+
+	while (put < amt) {
+		ssize_t n = pwrite(fd, p + put, (size_t)(amt - put), off + put);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return errno == ENOSPC || errno == EDQUOT ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+		put += (int)n;
+	}
+	return SQLITE_OK;
+}
+
+static int rw_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+	return ftruncate(((struct fd_file *)f)->fd, size) ? SQLITE_IOERR_TRUNCATE : SQLITE_OK;
+}
+
+static int rw_sync(sqlite3_file *f, int flags)
+{
+	(void)flags;
+	return fdatasync(((struct fd_file *)f)->fd) ? SQLITE_IOERR_FSYNC : SQLITE_OK;
+}
+
+static int rw_device(sqlite3_file *f)
+{
+	(void)f;
+	return 0;
+}
+
 static int fd_size(sqlite3_file *f, sqlite3_int64 *size)
 {
 	struct stat st;
@@ -122,9 +158,20 @@ static const sqlite3_io_methods fd_methods = {
 	.xSectorSize = fd_sector, .xDeviceCharacteristics = fd_device,
 };
 
+/* The same, writable: no journal (ingest's temporary database runs with
+ * journal_mode=OFF and is renamed into place once whole), no lock beyond
+ * the flock its maker holds. */
+static const sqlite3_io_methods rw_methods = {
+	.iVersion = 1, .xClose = fd_close, .xRead = fd_read, .xWrite = rw_write,
+	.xTruncate = rw_truncate, .xSync = rw_sync, .xFileSize = fd_size, .xLock = fd_lock,
+	.xUnlock = fd_lock, .xCheckReservedLock = fd_reserved, .xFileControl = fd_control,
+	.xSectorSize = fd_sector, .xDeviceCharacteristics = rw_device,
+};
+
 static int fd_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
 {
 	struct fd_file *ff = (struct fd_file *)f;
+	int rw = (flags & SQLITE_OPEN_READWRITE) != 0, mode;
 	sqlite3_int64 given;
 	struct stat st;
 
@@ -132,7 +179,8 @@ static int fd_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
 	/* SQLite's nameless temporary files (sorts, transient tables): its own */
 	if (!name)
 		return real->xOpen(real, name, f, flags, out);
-	if (!(flags & SQLITE_OPEN_MAIN_DB) || (flags & (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)))
+	if (!(flags & SQLITE_OPEN_MAIN_DB) || (flags & SQLITE_OPEN_CREATE) ||
+	    rw != sqlite3_uri_boolean(name, "xp_rw", 0))
 		return SQLITE_CANTOPEN;
 	given = sqlite3_uri_int64(name, "xp_fd", -1);
 	if (given < 0 || given > INT32_MAX)
@@ -140,13 +188,15 @@ static int fd_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
 	ff->fd = fcntl((int)given, F_DUPFD_CLOEXEC, 3);
 	if (ff->fd < 0)
 		return SQLITE_CANTOPEN;
-	if (fstat(ff->fd, &st) || !S_ISREG(st.st_mode)) {
+	mode = fcntl(ff->fd, F_GETFL);
+	if (fstat(ff->fd, &st) || !S_ISREG(st.st_mode) || mode < 0 ||
+	    (rw && (mode & O_ACCMODE) != O_RDWR)) {
 		close(ff->fd);
 		return SQLITE_CANTOPEN;
 	}
-	ff->base.pMethods = &fd_methods;
+	ff->base.pMethods = rw ? &rw_methods : &fd_methods;
 	if (out)
-		*out = SQLITE_OPEN_READONLY;
+		*out = rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
 	return SQLITE_OK;
 }
 
@@ -194,8 +244,9 @@ static void setup(void)
 		real = NULL;
 }
 
-/* file:PATH?immutable=1&xp_fd=N, PATH percent-encoded */
-static char *uri(const char *path, int fd)
+/* file:PATH?immutable=1&xp_fd=N (writable: ?xp_rw=1&xp_fd=N), PATH
+ * percent-encoded */
+static char *uri(const char *path, int fd, int rw)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = strlen(path), at = 0;
@@ -214,7 +265,7 @@ static char *uri(const char *path, int fd)
 			u[at++] = hex[*p & 15];
 		}
 	}
-	sprintf(u + at, "?immutable=1&xp_fd=%d", fd);
+	sprintf(u + at, rw ? "?xp_rw=1&xp_fd=%d" : "?immutable=1&xp_fd=%d", fd);
 	return u;
 }
 
@@ -223,12 +274,12 @@ int xp_db_fd(sqlite3 *db)
 	sqlite3_file *f = NULL;
 
 	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK || !f ||
-	    f->pMethods != &fd_methods)
+	    (f->pMethods != &fd_methods && f->pMethods != &rw_methods))
 		return -1;
 	return ((struct fd_file *)f)->fd;
 }
 
-int xp_db_open_fd(int fd, const char *path, sqlite3 **db)
+static int open_fd(int fd, const char *path, int rw, sqlite3 **db)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	char *name;
@@ -238,9 +289,21 @@ int xp_db_open_fd(int fd, const char *path, sqlite3 **db)
 	pthread_once(&once, setup);
 	if (!real)
 		return SQLITE_ERROR;
-	if (!(name = uri(path, fd)))
+	if (!(name = uri(path, fd, rw)))
 		return SQLITE_NOMEM;
-	rc = sqlite3_open_v2(name, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, VFS_NAME);
+	/* one thread a writable connection: no SQLite mutex around every call */
+	rc = sqlite3_open_v2(name, db, SQLITE_OPEN_URI | (rw ? SQLITE_OPEN_READWRITE |
+				SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_READONLY), VFS_NAME);
 	free(name);
 	return rc;
+}
+
+int xp_db_open_fd(int fd, const char *path, sqlite3 **db)
+{
+	return open_fd(fd, path, 0, db);
+}
+
+int xp_db_create_fd(int fd, const char *path, sqlite3 **db)
+{
+	return open_fd(fd, path, 1, db);
 }

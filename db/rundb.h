@@ -88,8 +88,11 @@ int xp_db_open_again(sqlite3 *db, sqlite3 **again);
 int xp_rundir_stat_db(const struct xp_rundir *d, struct stat *st);
 
 /* A new empty temporary database file in the directory, held and locked
- * (flock) by t->fd; SQLite opens it by name without SQLITE_OPEN_CREATE. */
+ * (flock) by t->fd. */
 int xp_tmpdb_create(struct xp_rundir *d, struct xp_tmpdb *t);
+/* SQLite on t->fd (fddb.h), never on the name, journal_mode=OFF: no file
+ * beside it is opened either. SQLITE_OK or SQLite's code (*db closed by
+ * the caller either way). */
 int xp_tmpdb_open(const struct xp_rundir *d, const struct xp_tmpdb *t, sqlite3 **db);
 /* fsync, check the name is still the file we made, rename it to
  * xpcorr.db (or d->db_name). 0 or a negative errno. */

@@ -18,6 +18,7 @@
 
 #include "check-main.h"
 #include "db/db_schema.h"
+#include "db/rundb.h"
 #include "ingest/ingest.h"
 #include "src/runfmt.h"
 #include "synthrun.h"
@@ -419,6 +420,46 @@ START_TEST(temporary_database_is_ours_locked_and_checked)
 }
 END_TEST
 
+/* The run's owner moves the run directory between the temporary file's
+ * create and SQLite's open, and puts a link to a directory of its own, with
+ * a file of the same name, in its place: SQLite writes the file we made
+ * (through its descriptor), never the one the name now leads to. */
+START_TEST(temporary_database_written_through_its_descriptor)
+{
+	char moved[96], decoy_dir[96], decoy[192], err[256];
+	struct xp_rundir d;
+	struct xp_tmpdb t = { .fd = -1 };
+	struct stat st;
+	sqlite3 *db = NULL;
+	int fd;
+
+	snprintf(moved, sizeof(moved), "%s.moved", dir);
+	snprintf(decoy_dir, sizeof(decoy_dir), "%s.decoy", dir);
+	ck_assert_int_eq(mkdir(decoy_dir, 0755), 0);
+	ck_assert_int_eq(xp_rundir_open(&d, dir, err, sizeof(err)), 0);
+	ck_assert_int_eq(xp_tmpdb_create(&d, &t), 0);
+	snprintf(decoy, sizeof(decoy), "%s/%s", decoy_dir, t.name);
+	ck_assert_int_ge(fd = open(decoy, O_CREAT | O_EXCL | O_RDWR, 0644), 0);
+	close(fd);
+	ck_assert_int_eq(rename(dir, moved), 0);
+	ck_assert_int_eq(symlink(decoy_dir, dir), 0);
+	ck_assert_int_eq(xp_tmpdb_open(&d, &t, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(42);", NULL,
+				      NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+	ck_assert_int_eq(stat(decoy, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);                /* the decoy: untouched */
+	ck_assert_int_eq(fstat(t.fd, &st), 0);
+	ck_assert_int_gt(st.st_size, 0);                /* ours: written */
+	xp_tmpdb_discard(&d, &t);
+	xp_rundir_close(&d);
+	unlink(dir);
+	ck_assert_int_eq(rename(moved, dir), 0);
+	unlink(decoy);
+	rmdir(decoy_dir);
+}
+END_TEST
+
 START_TEST(killed_ingests_temporary_database_removed_by_a_reader)
 {
 	struct xp_load_result res;
@@ -530,6 +571,7 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, stale_db_detected);
 	tcase_add_test(tc, hostile_record_sizes_and_depths);
 	tcase_add_test(tc, temporary_database_is_ours_locked_and_checked);
+	tcase_add_test(tc, temporary_database_written_through_its_descriptor);
 	tcase_add_test(tc, killed_ingests_temporary_database_removed_by_a_reader);
 	tcase_add_test(tc, database_that_is_no_regular_file);
 	tcase_add_test(tc, gpu_stream_database_failure_is_an_error);
