@@ -20,17 +20,27 @@ else echo "FAIL output differs"; diff "$R/bare.out" "$R/rec.out"; fi
 for v in kernel source idle; do "$X" report --by $v --top 8 "$R/run"; done
 "$X" report --by kernel --format csv --top 0 "$R/run" > "$OUT/jax-xp-kernels.csv"
 "$X" report --by source --format json --top 0 "$R/run" > "$OUT/jax-xp-source.json"
-if "$NSYS" profile -t cuda -s none --cpuctxsw none -o "$R/nsys" --force-overwrite true $P \
+if "$NSYS" profile -t cuda --cuda-graph-trace=node -s none --cpuctxsw none -o "$R/nsys" --force-overwrite true $P \
 	> "$R/nsys.out" 2>&1; then
+	# nsys under nsight-compute's tree leaves a .qdstrm: its importer lives beside
+	imp=$(ls "$(dirname "$(dirname "$NSYS")")"/*/QdstrmImporter 2>/dev/null | head -1)
+	# (it needs libdw.so.1: NSYS_LIBS, a folder holding it, when the machine lacks it)
+	[ -f "$R/nsys.nsys-rep" ] || [ -z "$imp" ] || LD_LIBRARY_PATH=${NSYS_LIBS:-} \
+		"$imp" -i "$R/nsys.qdstrm" > "$R/imp.out" 2>&1 || tail -3 "$R/imp.out"
 	"$NSYS" stats -q --report cuda_gpu_kern_sum --format csv --output "$R/nsys" \
 		"$R/nsys.nsys-rep" > "$R/nsys-stats.out" 2>&1 || tail -5 "$R/nsys-stats.out"
 	cp "$R/nsys_cuda_gpu_kern_sum.csv" "$OUT/jax-nsys-kernels.csv" || ls "$R"
 	python3 - "$OUT/jax-xp-kernels.csv" "$OUT/jax-nsys-kernels.csv" <<'PY'
-import csv, sys
+import csv, re, sys
 def counts(path):
     with open(path, newline="") as f:
         rows = [r for r in csv.DictReader(f)]
-    return {r["Name"]: int(r["Instances"]) for r in rows}, sum(int(r["Total Time (ns)"]) for r in rows)
+    # two demanglers' spacing: "unsigned char*" and "unsigned char *"
+    name = lambda n: re.sub(r"\s+([*&])", r"\1", n)
+    out = {}
+    for r in rows:
+        out[name(r["Name"])] = out.get(name(r["Name"]), 0) + int(r["Instances"])
+    return out, sum(int(r["Total Time (ns)"]) for r in rows)
 xp, xpt = counts(sys.argv[1]); ns, nst = counts(sys.argv[2])
 print("kernels: xpcap %d in %d names, nsys %d in %d names; GPU time %d vs %d ns" %
       (sum(xp.values()), len(xp), sum(ns.values()), len(ns), xpt, nst))
@@ -42,6 +52,6 @@ PY
 else
 	echo "nsys profile failed:"; tail -5 "$R/nsys.out"
 fi
-"$X" export --format folded --weight gpu "$R/run" | sort -t' ' -k2 -nr | head -5
+"$X" export --format folded --weight gpu "$R/run" | sort -t' ' -k2 -nr | head -5 | cut -c1-200
 cp "$R/run/meta.json" "$OUT/jax-meta.json"
 xz -6 -T4 -c "$R/run/xpcorr.db" > "$OUT/jax-device.db.xz"
