@@ -272,9 +272,9 @@ static int check_indexes(sqlite3 *db, sqlite3 *ref, char *err, size_t len)
 int xp_db_check_schema(sqlite3 *db, char *err, size_t len)
 {
 	sqlite3 *ref = NULL;
-	int v = xp_db_schema_version(db), e;
+	int v, e;
 
-	if (v < 0) {
+	if (xp_db_schema_version(db, &v) < 0) {
 		/* not a database, or a schema past the limits SQLite reads it under */
 		snprintf(err, len, "its schema cannot be read: %s", sqlite3_errmsg(db));
 		return -EPROTO;

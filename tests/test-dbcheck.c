@@ -67,6 +67,20 @@ START_TEST(retyped_column_refused)
 }
 END_TEST
 
+/* A negative user_version is a version, not "cannot be read": the -1 of
+ * xp_db_schema_version meant both, and the line said SQLite's "not an error". */
+START_TEST(negative_version_named)
+{
+	char why[400] = "", want[200];
+
+	exec("PRAGMA user_version = -1");
+	ck_assert_int_eq(check(why, sizeof(why)), -EPROTO);
+	snprintf(want, sizeof(want), "schema version -1, where this xpcorr reads %d",
+		 XP_DB_SCHEMA_VERSION);
+	ck_assert_str_eq(why, want);
+}
+END_TEST
+
 START_TEST(virtual_table_refused)
 {
 	char why[400] = "";
@@ -117,6 +131,7 @@ static Suite *dbcheck_suite(void)
 	tcase_add_test(tc, generated_column_refused);
 	tcase_add_test(tc, retyped_column_refused);
 	tcase_add_test(tc, virtual_table_refused);
+	tcase_add_test(tc, negative_version_named);
 	tcase_add_test(tc, limits_hold);
 	suite_add_tcase(s, tc);
 	return s;
