@@ -385,14 +385,19 @@ void xp_db_work_reset(void)
 	atomic_store(&work_said, 0);
 }
 
+void xp_db_work_why(char *msg, size_t len)
+{
+	snprintf(msg, len, "the database queries were stopped after %llu steps, the limit for the"
+		 " size of the databases read (a damaged or hostile database?);"
+		 " XPCORR_MAX_DB_WORK=STEPS sets another", atomic_load(&work_budget));
+}
+
 int xp_db_work_exhausted(char *msg, size_t len)
 {
 	unsigned long long budget = atomic_load(&work_budget);
 
 	if (!budget || atomic_load(&work_used) <= budget)
 		return 0;
-	snprintf(msg, len, "the database queries were stopped after %llu steps, the limit for the"
-		 " size of the databases read (a damaged or hostile database?);"
-		 " XPCORR_MAX_DB_WORK=STEPS sets another", budget);
+	xp_db_work_why(msg, len);
 	return 1;
 }
