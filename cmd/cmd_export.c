@@ -255,16 +255,17 @@ static int export_chrome(sqlite3 *db, struct export_args *a, const char *run, FI
 {
 	struct xp_chrome_opts *co = &a->co;
 	struct xp_chrome_stats cs = { 0 };
-	int err;
+	int64_t t0 = 0;
+	int err = xp_db_run_start_ns(db, &t0);
 
+	if (err == -EIO)
+		return err;
 	co->pid = a->fo.pid;
 	/* as Kineto: times from the run's start (baseTimeNanoseconds says where) */
-	if (!a->absolute && xp_db_run_start_ns(db) > 0)
-		co->base = xp_db_run_start_ns(db);
+	if (!a->absolute && !err && t0 > 0)
+		co->base = t0;
 	if (a->since_off >= 0 || a->until_off >= 0) {
-		int64_t t0 = xp_db_run_start_ns(db);
-
-		if (t0 < 0) {
+		if (err) {
 			fprintf(stderr, "xpcorr export: --since/--until +OFFSET: %s has no start"
 				" time (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n", run);
 			return 1;

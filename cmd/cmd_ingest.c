@@ -54,12 +54,12 @@ static void show_phase(void *ctx, const char *what)
 }
 
 /* The correlation is the command's step in the load (opendb.c): named too. */
-static int (*correlate)(void *ctx, sqlite3 *db, char *err, size_t errlen);
+static int (*correlate)(void *ctx, sqlite3 *db, struct xp_load_result *res);
 
-static int announce_correlation(void *ctx, sqlite3 *db, char *err, size_t errlen)
+static int announce_correlation(void *ctx, sqlite3 *db, struct xp_load_result *res)
 {
 	show_phase(NULL, "correlating GPU work with the CPU stacks that launched it");
-	return correlate(ctx, db, err, errlen);
+	return correlate(ctx, db, res);
 }
 
 /* On a terminal: the progress line, its steps, the correlation among them. */
@@ -117,18 +117,18 @@ static void say_done(const struct xp_load_opts *o, const struct xp_load_result *
  * made in the load (after the correlation, on the load's connection) and
  * written once the database is. */
 struct summary_step {
-	int (*correlate)(void *ctx, sqlite3 *db, char *err, size_t errlen);
+	int (*correlate)(void *ctx, sqlite3 *db, struct xp_load_result *res);
 	void *ctx;
 	sqlite3 *mem;               /* the summary made, NULL: none (no rank) */
 };
 
-static int correlate_and_summarize(void *ctx, sqlite3 *db, char *err, size_t errlen)
+static int correlate_and_summarize(void *ctx, sqlite3 *db, struct xp_load_result *res)
 {
 	struct summary_step *s = ctx;
-	int rc = s->correlate ? s->correlate(s->ctx, db, err, errlen) : 0;
+	int rc = s->correlate ? s->correlate(s->ctx, db, res) : 0;
 
 	if (!rc && xp_cmd_has_rank(db))
-		rc = xp_cmd_make_summary(db, &s->mem, err, errlen);
+		rc = xp_cmd_make_summary(db, &s->mem, res->error, sizeof(res->error));
 	return rc;
 }
 

@@ -181,10 +181,12 @@ static void read_failed(const char *path, sqlite3 *db)
 {
 	char msg[256];
 
-	if (xp_db_work_exhausted(msg, sizeof(msg)))
+	if (sqlite3_errcode(db) == SQLITE_INTERRUPT) {
+		xp_db_work_why(msg, sizeof(msg));
 		xp_db_work_said();
-	else
+	} else {
 		snprintf(msg, sizeof(msg), "%s", sqlite3_errmsg(db));
+	}
 	fprintf(stderr, "xpcorr job: cannot read %s: %s\n", xp_esc(path), xp_esc(msg));
 }
 
@@ -416,8 +418,10 @@ static int run_job(struct xp_jobrun *runs, char **dirs, size_t n, const struct j
 		return rc;
 	if (o->clock)
 		put_clocks(runs, dirs, n, o->view.csv, o->view.format == XP_JOB_JSON);
-	else if (xp_jobview(runs, n, &o->view, stdout, err, sizeof(err))) {
+	else if ((rc = xp_jobview(runs, n, &o->view, stdout, err, sizeof(err)))) {
 		fprintf(stderr, "xpcorr job: %s\n", xp_esc(err));
+		if (rc == -ETIME)       /* the line names the summary: xpcorr adds none */
+			xp_db_work_said();
 		return XP_EXIT_FAIL;
 	}
 	if (!o->quiet)

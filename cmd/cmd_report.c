@@ -308,11 +308,16 @@ static int pid_of_rank(sqlite3 *db, const char *run, struct xp_report_opts *o)
 static int resolve_offsets(sqlite3 *db, const char *run, struct xp_report_opts *o)
 {
 	int64_t t0;
+	int rc;
 
 	if (since_off < 0 && until_off < 0)
 		return 0;
-	t0 = xp_db_run_start_ns(db);
-	if (t0 < 0) {
+	if ((rc = xp_db_run_start_ns(db, &t0)) == -EIO) {
+		fprintf(stderr, "xpcorr: report on %s: %s\n", run, xp_esc(sqlite3_errmsg(db)));
+		sqlite3_close(db);
+		return XP_EXIT_FAIL;
+	}
+	if (rc < 0) {
 		fprintf(stderr, "xpcorr report: --since/--until +OFFSET: %s has no start time"
 			" (meta.start_monotonic_ns); give CLOCK_MONOTONIC ns\n", run);
 		sqlite3_close(db);

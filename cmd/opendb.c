@@ -18,13 +18,13 @@
 #include "src/textesc.h"
 
 /* GPU work to the CPU stacks that launched it, in the load's database */
-static int correlate(void *ctx, sqlite3 *db, char *err, size_t errlen)
+static int correlate(void *ctx, sqlite3 *db, struct xp_load_result *res)
 {
 	struct xc_summary summary;
 
 	(void)ctx;
 	if (xc_correlate_db(db, &summary)) {
-		snprintf(err, errlen, "correlation: %s", sqlite3_errmsg(db));
+		snprintf(res->error, sizeof(res->error), "correlation: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}
 	return 0;

@@ -2,7 +2,7 @@
  * as in the database, or "+1.5s" counted from the run's start.
  *   int64_t off;
  *   if (arg[0] == '+' && xp_cmd_parse_offset(arg, &off) == 0 &&
- *       xp_cmd_offset_time(xp_db_run_start_ns(db), off, &since) == 0)   (check t0 >= 0)
+ *       xp_db_run_start_ns(db, &t0) == 0 && xp_cmd_offset_time(t0, off, &since) == 0)
  */
 #ifndef XP_CMD_TIMEARG_H
 #define XP_CMD_TIMEARG_H

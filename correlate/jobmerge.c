@@ -259,15 +259,14 @@ static int copy_run(struct xc_job *job, sqlite3 *db, struct xp_dbmerge *m,
 {
 	struct xp_merge_run mr = { .index = (uint32_t)r->base, .slots = (uint32_t)r->slots,
 				   .shift_ns = r->shift.shift_ns, .label = r->host, .host = r->host };
-	char err[512];
 	sqlite3 *run = NULL;
 	int rc;
 
 	/* opened before for its clock: one run at a time here */
 	if (job->open_run(job->ctx, r->path, &run))
 		return -ECANCELED;
-	if (xp_dbmerge_run(m, run, &mr, err, sizeof(err)))
-		rc = fail(job, -EIO, "%s: %s", r->path, xp_esc(err));
+	if (xp_dbmerge_run(m, run, &mr))
+		rc = fail(job, -EIO, "%s: %s", r->path, xp_esc(xp_dbmerge_error(m)));
 	else
 		rc = r->is_job ? note_job_runs(job, db, run, r) : note_run(job, db, r, r->base);
 	sqlite3_close(run);

@@ -4,6 +4,7 @@
 #include "db/db_schema.h"
 #include "src/gtid.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 static const char schema_sql[] =
@@ -85,17 +86,17 @@ int xp_db_create_indexes(sqlite3 *db)
 	return sqlite3_exec(db, index_sql, NULL, NULL, NULL);
 }
 
-int xp_db_schema_version(sqlite3 *db)
+int xp_db_schema_version(sqlite3 *db, int *version)
 {
 	sqlite3_stmt *st;
-	int v = -1;
+	int rc;
 
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
+		return -EIO;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	return v;
+	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 int xp_db_has_table(sqlite3 *db, const char *name)

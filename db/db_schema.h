@@ -50,8 +50,9 @@ enum xp_frame_kind {
 /* Both return an SQLite result code. */
 int xp_db_create_schema(sqlite3 *db);
 int xp_db_create_indexes(sqlite3 *db);
-/* PRAGMA user_version of an open database; -1 if unreadable. */
-int xp_db_schema_version(sqlite3 *db);
+/* PRAGMA user_version of an open database into *version (any int: a
+ * received database may hold a negative one); 0, or -EIO (sqlite3_errmsg). */
+int xp_db_schema_version(sqlite3 *db, int *version);
 /* Whether the database has a table (or view) of that name: older runs lack
  * the newer ones. */
 int xp_db_has_table(sqlite3 *db, const char *name);

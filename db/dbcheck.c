@@ -272,9 +272,9 @@ static int check_indexes(sqlite3 *db, sqlite3 *ref, char *err, size_t len)
 int xp_db_check_schema(sqlite3 *db, char *err, size_t len)
 {
 	sqlite3 *ref = NULL;
-	int v = xp_db_schema_version(db), e;
+	int v, e;
 
-	if (v < 0) {
+	if (xp_db_schema_version(db, &v) < 0) {
 		/* not a database, or a schema past the limits SQLite reads it under */
 		snprintf(err, len, "its schema cannot be read: %s", sqlite3_errmsg(db));
 		return -EPROTO;
@@ -385,14 +385,19 @@ void xp_db_work_reset(void)
 	atomic_store(&work_said, 0);
 }
 
+void xp_db_work_why(char *msg, size_t len)
+{
+	snprintf(msg, len, "the database queries were stopped after %llu steps, the limit for the"
+		 " size of the databases read (a damaged or hostile database?);"
+		 " XPCORR_MAX_DB_WORK=STEPS sets another", atomic_load(&work_budget));
+}
+
 int xp_db_work_exhausted(char *msg, size_t len)
 {
 	unsigned long long budget = atomic_load(&work_budget);
 
 	if (!budget || atomic_load(&work_used) <= budget)
 		return 0;
-	snprintf(msg, len, "the database queries were stopped after %llu steps, the limit for the"
-		 " size of the databases read (a damaged or hostile database?);"
-		 " XPCORR_MAX_DB_WORK=STEPS sets another", budget);
+	xp_db_work_why(msg, len);
 	return 1;
 }

@@ -18,13 +18,14 @@
  *     the databases opened so far have taken more virtual-machine steps than
  *     their size allows (XP_DB_WORK_PER_PAGE per page, XP_DB_WORK_MIN at
  *     least; XPCORR_MAX_DB_WORK sets it); the statement fails with
- *     SQLITE_INTERRUPT and xp_db_work_exhausted() says why.
+ *     SQLITE_INTERRUPT (nothing else interrupts a received connection),
+ *     and xp_db_work_why() says why.
  *
  *   xp_db_limit_received(db);            // before the first statement
  *   if (xp_db_check_schema(db, err, sizeof(err)) == -EBADMSG) refuse(err);
  *   xp_db_limit_work(db, st.st_size);     // the file's size, not its header's
- *   ... queries ...
- *   if (xp_db_work_exhausted(msg, sizeof(msg))) say(msg);
+ *   ... a query fails:
+ *   if (sqlite3_errcode(db) == SQLITE_INTERRUPT) xp_db_work_why(msg, sizeof(msg));
  */
 #ifndef XP_DBCHECK_H
 #define XP_DBCHECK_H
@@ -53,12 +54,18 @@ void xp_db_limit_received(sqlite3 *db);
 void xp_db_limit_work(sqlite3 *db, uint64_t file_bytes);
 /* Work done outside SQLite on what a bounded database gave (a loop over
  * pairs of its rows): steps added to the same budget. 1 once it is spent
- * (xp_db_work_exhausted then says so, and statements fail), else 0. */
+ * (statements fail from then on; xp_db_work_why says why), else 0. */
 int xp_db_work_spend(uint64_t steps);
-/* 1 with msg set once the budget is spent (statements now fail), else 0. */
+/* The work limit's line (no program name): what a caller whose statement
+ * failed with SQLITE_INTERRUPT, or whose xp_db_work_spend said 1, puts in
+ * its message. */
+void xp_db_work_why(char *msg, size_t len);
+/* For xpcorr's closing line only (bin/xpcorr.c): 1 with msg set once the
+ * budget is spent, else 0. A command that made the best of a failed query
+ * (info shows what it could read) still fails, with the reason, once. */
 int xp_db_work_exhausted(char *msg, size_t len);
-/* A command put that message in its own line, naming the file it was
- * reading: xpcorr's closing line (bin/xpcorr.c) does not say it again. */
+/* cmd/ put the work limit's line in its own, naming the file it was
+ * reading: xpcorr's closing line does not say it again. */
 void xp_db_work_said(void);
 int xp_db_work_was_said(void);
 /* Nothing spent, no database counted: a process that reads one input

@@ -114,7 +114,7 @@ static const struct table_rule rules[] = {
 
 int xp_dbmerge_fail(struct xp_dbmerge *m, sqlite3 *db, const char *table)
 {
-	snprintf(m->err, m->errlen, "table %s: %s", table, db ? sqlite3_errmsg(db) : "out of memory");
+	snprintf(m->err, sizeof(m->err), "table %s: %s", table, db ? sqlite3_errmsg(db) : "out of memory");
 	return db ? -EIO : -ENOMEM;
 }
 
@@ -143,6 +143,11 @@ void xp_dbmerge_free(struct xp_dbmerge *m)
 uint64_t xp_dbmerge_rows(const struct xp_dbmerge *m)
 {
 	return m->rows;
+}
+
+const char *xp_dbmerge_error(const struct xp_dbmerge *m)
+{
+	return m->err;
 }
 
 static enum col_map map_of(const struct table_rule *t, const char *col)
@@ -322,7 +327,7 @@ static int check_rules(struct xp_dbmerge *m)
 		const char *t = (const char *)sqlite3_column_text(st, 0);
 
 		if (t && !rule_of(t)) {
-			snprintf(m->err, m->errlen, "table %s: no merge rule (db/dbmerge.c)", t);
+			snprintf(m->err, sizeof(m->err), "table %s: no merge rule (db/dbmerge.c)", t);
 			err = -EINVAL;
 		}
 	}
@@ -331,16 +336,13 @@ static int check_rules(struct xp_dbmerge *m)
 	return err;
 }
 
-int xp_dbmerge_run(struct xp_dbmerge *m, sqlite3 *run, const struct xp_merge_run *r,
-		   char *err, size_t errlen)
+int xp_dbmerge_run(struct xp_dbmerge *m, sqlite3 *run, const struct xp_merge_run *r)
 {
 	int e;
 
-	m->err = err;
-	m->errlen = errlen;
-	err[0] = '\0';
+	m->err[0] = '\0';
 	if (r->index >= XP_MERGE_MAX_RUNS || r->slots > XP_MERGE_MAX_RUNS - r->index) {
-		snprintf(err, errlen, "more than %d runs: their pids would not stay apart",
+		snprintf(m->err, sizeof(m->err), "more than %d runs: their pids would not stay apart",
 			 XP_MERGE_MAX_RUNS);
 		return -E2BIG;
 	}

@@ -11,8 +11,8 @@
  *   struct xp_dbmerge *m;
  *   xp_dbmerge_new(job, &m);                         // job: schema created
  *   for each run: xp_dbmerge_run(m, run_db, &(struct xp_merge_run){ .index = i,
- *                                 .shift_ns = s, .label = "host-b", .host = "host-b" },
- *                                 err, sizeof(err));
+ *                                 .shift_ns = s, .label = "host-b", .host = "host-b" })
+ *                or say(xp_dbmerge_error(m));
  *   xp_dbmerge_free(m);
  */
 #ifndef XP_DBMERGE_H
@@ -60,9 +60,11 @@ struct xp_merge_run {
 /* 0 or -ENOMEM. */
 int xp_dbmerge_new(sqlite3 *job, struct xp_dbmerge **out);
 /* Copies one run's rows into the job: 0, -E2BIG (more runs than pid space),
- * or -EIO with the table and SQLite's message in err. */
-int xp_dbmerge_run(struct xp_dbmerge *m, sqlite3 *run, const struct xp_merge_run *r,
-		   char *err, size_t errlen);
+ * -ENOMEM, or -EIO; xp_dbmerge_error then says what (the table and
+ * SQLite's message). */
+int xp_dbmerge_run(struct xp_dbmerge *m, sqlite3 *run, const struct xp_merge_run *r);
+/* The message of xp_dbmerge_run's last failure, on the merge's handle. */
+const char *xp_dbmerge_error(const struct xp_dbmerge *m);
 /* Rows copied so far (all tables), for progress lines. */
 uint64_t xp_dbmerge_rows(const struct xp_dbmerge *m);
 void xp_dbmerge_free(struct xp_dbmerge *m);

@@ -23,8 +23,7 @@ struct xp_dbmerge {
 	int rules_checked;          /* every table of the job's schema has a rule */
 	const struct xp_merge_run *run;
 	uint64_t rows;
-	char *err;                  /* the caller's message buffer */
-	size_t errlen;
+	char err[512];              /* the last failure's message (xp_dbmerge_error) */
 };
 
 /* Names, frames, then stack nodes of a run into the job (in that order:

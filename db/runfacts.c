@@ -1,20 +1,27 @@
 /* runfacts.c - a run's start and the pid of a rank; see runfacts.h. */
 #include "db/runfacts.h"
 
+#include <errno.h>
 #include <stddef.h>
 
-int64_t xp_db_run_start_ns(sqlite3 *db)
+int xp_db_run_start_ns(sqlite3 *db, int64_t *t0)
 {
 	sqlite3_stmt *st;
 	int64_t t = -1;
+	int rc;
 
 	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT"
 			       " WHERE name = 'meta.start_monotonic_ns'", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
+		return -EIO;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		t = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return t;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -EIO;
+	if (t < 0)
+		return -ENOENT;
+	*t0 = t;
+	return 0;
 }
 
 int xp_db_pid_of_rank(sqlite3 *db, int64_t rank, uint32_t *pid)

@@ -311,7 +311,7 @@ static int load_into(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_r
 	if ((err = name_launches(db, res)) < 0)
 		return err;
 	if (o->after_load &&
-	    (err = o->after_load(o->after_load_ctx, db, res->error, sizeof(res->error))))
+	    (err = o->after_load(o->after_load_ctx, db, res)))
 		return err;
 	/* what a later diff or ls needs: host, GPU, versions, git describe */
 	if (o->phase)

@@ -21,6 +21,8 @@
 #define XP_LOAD_WARNINGS_KEPT 8
 #define XP_LOAD_MSG_LEN 512
 
+struct xp_load_result;
+
 struct xp_load_opts {
 	const char *run_dir;
 	const char *out_db;         /* xp_ingest: this database file, not run_dir/xpcorr.db */
@@ -44,8 +46,8 @@ struct xp_load_opts {
 	uint32_t max_expand;
 	/* xp_ingest: run in the load's transaction after the indexes, before
 	 * the archive facts and the rename (cmd: the correlation). 0 or a
-	 * negative errno with err set. May be NULL. */
-	int (*after_load)(void *ctx, sqlite3 *db, char *err, size_t errlen);
+	 * negative errno with res->error set. May be NULL. */
+	int (*after_load)(void *ctx, sqlite3 *db, struct xp_load_result *res);
 	void *after_load_ctx;
 };
 

@@ -4,6 +4,7 @@
  * 3.7 GB and 120 s); SQLite's limits hold on a received connection. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "check-main.h"
 #include "db/db_schema.h"
@@ -67,6 +68,20 @@ START_TEST(retyped_column_refused)
 }
 END_TEST
 
+/* A negative user_version is a version, not "cannot be read": the -1 of
+ * xp_db_schema_version meant both, and the line said SQLite's "not an error". */
+START_TEST(negative_version_named)
+{
+	char why[400] = "", want[200];
+
+	exec("PRAGMA user_version = -1");
+	ck_assert_int_eq(check(why, sizeof(why)), -EPROTO);
+	snprintf(want, sizeof(want), "schema version -1, where this xpcorr reads %d",
+		 XP_DB_SCHEMA_VERSION);
+	ck_assert_str_eq(why, want);
+}
+END_TEST
+
 START_TEST(virtual_table_refused)
 {
 	char why[400] = "";
@@ -107,6 +122,30 @@ START_TEST(limits_hold)
 }
 END_TEST
 
+/* The work limit reaches the caller on the connection: the statement it
+ * stopped fails with SQLITE_INTERRUPT, and xp_db_work_why names the limit
+ * (no process-wide "exhausted" to ask afterwards). */
+START_TEST(work_limit_on_connection)
+{
+	sqlite3_stmt *st;
+	char why[400];
+
+	setenv("XPCORR_MAX_DB_WORK", "1000", 1);
+	xp_db_limit_work(db, 4096);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+					    " SELECT i + 1 FROM n LIMIT 10000000) SELECT count(*) FROM n",
+					    -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_INTERRUPT);
+	ck_assert_int_eq(sqlite3_errcode(db), SQLITE_INTERRUPT);
+	sqlite3_finalize(st);
+	xp_db_work_why(why, sizeof(why));
+	ck_assert_str_eq(why, "the database queries were stopped after 1000 steps, the limit for"
+			 " the size of the databases read (a damaged or hostile database?);"
+			 " XPCORR_MAX_DB_WORK=STEPS sets another");
+	unsetenv("XPCORR_MAX_DB_WORK");
+}
+END_TEST
+
 static Suite *dbcheck_suite(void)
 {
 	Suite *s = suite_create("dbcheck");
@@ -117,7 +156,9 @@ static Suite *dbcheck_suite(void)
 	tcase_add_test(tc, generated_column_refused);
 	tcase_add_test(tc, retyped_column_refused);
 	tcase_add_test(tc, virtual_table_refused);
+	tcase_add_test(tc, negative_version_named);
 	tcase_add_test(tc, limits_hold);
+	tcase_add_test(tc, work_limit_on_connection);
 	suite_add_tcase(s, tc);
 	return s;
 }

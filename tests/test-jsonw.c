@@ -147,6 +147,36 @@ START_TEST(write_errors_are_kept)
 }
 END_TEST
 
+/* A stream that takes nothing and gives no reason (errno unset, as a
+ * cookie or a broken stdio can): the code is -ENOSPC, never -EIO, which the
+ * commands read as "the database failed, ask sqlite3_errmsg". */
+static ssize_t takes_nothing(void *c, const char *buf, size_t n)
+{
+	(void)c;
+	(void)buf;
+	(void)n;
+	errno = 0;
+	return 0;
+}
+
+START_TEST(write_error_without_errno_is_not_eio)
+{
+	FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = takes_nothing });
+	struct jsonw w;
+
+	ck_assert_ptr_nonnull(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	jsonw_init(&w, f);
+	sample_values(&w, "x");
+	ck_assert_int_eq(jsonw_error(&w), -ENOSPC);
+	/* a failed write beside the writer's, its errno gone by the check */
+	jsonw_init(&w, f);
+	errno = 0;
+	ck_assert_int_eq(jsonw_error(&w), -ENOSPC);
+	fclose(f);
+}
+END_TEST
+
 START_TEST(invalid_utf8_is_replacement)
 {
 	/* a symbol name with bytes that are not UTF-8: the trace must stay
@@ -190,6 +220,7 @@ Suite *jsonw_suite(void)
 	tcase_add_test(tc, unbalanced_close_is_an_error);
 	tcase_add_test(tc, buffered_output_is_the_same);
 	tcase_add_test(tc, write_errors_are_kept);
+	tcase_add_test(tc, write_error_without_errno_is_not_eio);
 	tcase_add_test(tc, invalid_utf8_is_replacement);
 	suite_add_tcase(s, tc);
 	return s;

@@ -5,6 +5,7 @@
 #include "db/db_schema.h"
 #include "db/pyframe.h"
 #include "src/satmath.h"
+#include "src/writeerr.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -137,8 +138,8 @@ int xp_chrome_write(sqlite3 *db, const struct xp_chrome_opts *o, FILE *out,
 	}
 	jsonw_flush(&c.w);
 	if (fflush(out) && !c.w.error)
-		c.w.error = errno ? -errno : -EIO;
-	if (c.w.error && c.w.error != -EIO)   /* a write error, not the database's */
+		c.w.error = xp_write_errno();
+	if (c.w.error)          /* the write's error (jsonw.h), before the database's */
 		err = c.w.error;
 	xp_chrome_gpu_fini(&c);
 	xp_chrome_stacks_free(&c);

@@ -65,15 +65,17 @@ int jv_prep(struct jv *J, sqlite3 *db, const char *path, const char *sql, sqlite
 	return jv_fail(J, -EIO, "cannot read %s: %s", path, sqlite3_errmsg(db));
 }
 
-/* The line of a statement that failed, the work limit's when it was that. */
+/* The line of a statement that failed: -ETIME with the work limit's text
+ * when the limit stopped it (the connection says SQLITE_INTERRUPT), else
+ * -EIO with SQLite's. */
 static int read_failed(struct jv *J, const struct jv_run *R)
 {
 	char msg[256];
 
-	if (!xp_db_work_exhausted(msg, sizeof(msg)))
+	if (sqlite3_errcode(R->db) != SQLITE_INTERRUPT)
 		return jv_fail(J, -EIO, "cannot read %s: %s", R->r->path, sqlite3_errmsg(R->db));
-	xp_db_work_said();          /* the line names the summary: xpcorr adds none */
-	return jv_fail(J, -EIO, "cannot read %s: %s", R->r->path, msg);
+	xp_db_work_why(msg, sizeof(msg));
+	return jv_fail(J, -ETIME, "cannot read %s: %s", R->r->path, msg);
 }
 
 int jv_end(struct jv *J, const struct jv_run *R, sqlite3_stmt *st, int step)
@@ -90,9 +92,8 @@ int jv_spend(struct jv *J, const char *path, uint64_t steps)
 
 	if (!xp_db_work_spend(steps))
 		return 0;
-	xp_db_work_exhausted(msg, sizeof(msg));
-	xp_db_work_said();
-	return jv_fail(J, -EIO, "cannot read %s: %s", path, msg);
+	xp_db_work_why(msg, sizeof(msg));
+	return jv_fail(J, -ETIME, "cannot read %s: %s", path, msg);
 }
 
 int64_t jv_job_name(const struct jv_run *R, int64_t local)

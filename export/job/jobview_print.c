@@ -640,11 +640,9 @@ int jv_print(struct jv *J, FILE *out)
 	if (J->json) {
 		jsonw_obj_end(&j);
 		fputc('\n', out);
-		if (!err && jsonw_error(&j))
-			err = -EIO;
 		J->json = NULL;
+		if (!err && (err = jsonw_error(&j)))
+			return jv_fail(J, err, "cannot write the json");
 	}
-	if (err)
-		snprintf(J->err, J->errlen, err == -EIO ? "cannot write the json" : "out of memory");
-	return err;
+	return err ? jv_fail(J, err, "out of memory") : 0;
 }

@@ -96,11 +96,12 @@ int jv_fail(struct jv *J, int err, const char *fmt, ...) __attribute__((format(p
 /* sql prepared on a run's summary, else the line said. */
 int jv_prep(struct jv *J, sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **st);
 /* st finalized after its last step (step: what that returned): 0 when the
- * query ran to its end, else -EIO with the line said, the work limit's
- * when it stopped the query (a view of half the rows is never printed). */
+ * query ran to its end, else -EIO with the line said, or -ETIME with the
+ * work limit's line when it stopped the query (a view of half the rows is
+ * never printed). */
 int jv_end(struct jv *J, const struct jv_run *R, sqlite3_stmt *st, int step);
 /* steps of work outside SQLite on the summaries' rows (pairs of them)
- * charged to their budget (db/dbcheck.h): 0, or -EIO with the line said,
+ * charged to their budget (db/dbcheck.h): 0, or -ETIME with the line said,
  * naming path (the summary whose rows took it), once it is spent. */
 int jv_spend(struct jv *J, const char *path, uint64_t steps);
 /* The job's name id of a run's, -1 unknown; the rank index of a run's pid, -1 none. */

@@ -239,7 +239,7 @@ static const char *late_path(const struct jv_run *R, const struct jv *J, size_t 
  * the same instance on the late rank, else the late rank's first work) to
  * its entry into instance at: its pieces in between, into W->lrows. The
  * steps it takes are charged as they add up (a crafted summary's stretches
- * may each hold millions): -EIO with the line said once the budget is
+ * may each hold millions): -ETIME with the line said once the budget is
  * spent, -ENOMEM; *work: what is left to charge. */
 static int late_stretch(struct jv *J, const struct jv_run *R, size_t late, size_t at,
 			uint64_t *work)
@@ -270,8 +270,10 @@ static int late_stretch(struct jv *J, const struct jv_run *R, size_t late, size_
 		while (k < W->nl && (W->lrows[k].kind != r->kind || W->lrows[k].where != r->where))
 			k++;
 		if ((*work += k + 1) >= 1u << 16) {
-			if (jv_spend(J, late_path(R, J, late), *work))
-				return -EIO;
+			int err = jv_spend(J, late_path(R, J, late), *work);
+
+			if (err)
+				return err;
 			*work = 0;
 		}
 		if (k == W->nl) {
@@ -323,8 +325,8 @@ static void charge_one(struct jv *J, const struct jv_run *R, size_t w, size_t at
 		return;
 	}
 	/* the share compares every row of one stretch with every row of the other */
-	if (jv_spend(J, late_path(R, J, in->late), work + (uint64_t)W->nown * W->nl)) {
-		W->err = -EIO;
+	if ((err = jv_spend(J, late_path(R, J, in->late), work + (uint64_t)W->nown * W->nl))) {
+		W->err = err;
 		return;
 	}
 	if (!xp_wait_share(W->own, W->nown, W->lrows, W->nl, ns, on_part, &p))
@@ -375,8 +377,8 @@ int jv_wait_charge(struct jv *J, struct jv_run *R)
 	}
 	if (W->err) {
 		sqlite3_finalize(st);
-		/* -EIO: jv_spend said it */
-		return W->err == -EIO ? W->err : jv_fail(J, W->err, "out of memory");
+		/* -ETIME: jv_spend said it */
+		return W->err == -ENOMEM ? jv_fail(J, W->err, "out of memory") : W->err;
 	}
 	return jv_end(J, R, st, step);
 }

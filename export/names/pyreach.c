@@ -22,17 +22,18 @@ _Static_assert(XP_FRAME_PYTHON == 6 && XP_FRAME_JIT == 2, "frame kinds in the SQ
 #define IS_LINE "f.kind = 6"
 #define IS_PY "(f.kind = 6 OR (f.kind = 2 AND s.value GLOB 'py::*'))"
 
-static int64_t max_of(sqlite3 *db, const char *sql)
+/* The answer of an EXISTS query into *yes: 0, or -EIO (sqlite3_errmsg). */
+static int exists(sqlite3 *db, const char *sql, int *yes)
 {
 	sqlite3_stmt *s;
-	int64_t v = -1;
+	int rc;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(s, 0);
+		return -EIO;
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*yes = sqlite3_column_int64(s, 0) != 0;
 	sqlite3_finalize(s);
-	return v;
+	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 static int load_tree(sqlite3 *db, struct reach_tree *t)
@@ -78,19 +79,20 @@ static unsigned reaches(struct reach_tree *t, int64_t id)
 int xp_python_reach(sqlite3 *db, sqlite3_stmt *rows, struct xp_python_reach *out)
 {
 	struct reach_tree t = { 0 };
-	int rc = SQLITE_DONE, err;
+	int rc = SQLITE_DONE, err, py = 0;
 
 	out->gpu_ns = out->python_ns = out->line_ns = 0;
 	out->has_lines = 0;
 	/* cheap first: most runs are not Python programs */
-	switch (max_of(db, "SELECT EXISTS (SELECT 1 FROM xp_frames f JOIN StringIds s"
-		       " ON s.id = f.symbol WHERE " IS_PY ")")) {
-	case 0: return 1;
-	case 1: break;
-	default: return -EIO;
-	}
-	out->has_lines = max_of(db, "SELECT EXISTS (SELECT 1 FROM xp_frames f WHERE " IS_LINE ")") == 1;
-	err = load_tree(db, &t);
+	if ((err = exists(db, "SELECT EXISTS (SELECT 1 FROM xp_frames f JOIN StringIds s"
+			  " ON s.id = f.symbol WHERE " IS_PY ")", &py)) < 0)
+		return err;
+	if (!py)
+		return 1;
+	err = exists(db, "SELECT EXISTS (SELECT 1 FROM xp_frames f WHERE " IS_LINE ")",
+		     &out->has_lines);
+	if (!err)
+		err = load_tree(db, &t);
 	while (!err && (rc = sqlite3_step(rows)) == SQLITE_ROW) {
 		int64_t ns = sqlite3_column_int64(rows, 1);
 		unsigned bits;

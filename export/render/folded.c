@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "src/array.h"
+#include "src/writeerr.h"
 #include "db/db_schema.h"
 #include "db/launch.h"
 #include "export/names/pyreach.h"
@@ -285,7 +286,7 @@ int xp_folded_write(sqlite3 *db, const struct xp_folded_opts *o, FILE *out)
 		err = xp_wtab_rows(lines, &rows, &n);
 	for (size_t i = 0; !err && i < n; i++)
 		if (rows[i].w[0] && fprintf(out, "%s %" PRIu64 "\n", xp_esc(rows[i].key), rows[i].w[0]) < 0)
-			err = errno ? -errno : -EIO;    /* the write's errno; the caller sees ferror(out) */
+			err = xp_write_errno();         /* the caller sees ferror(out) */
 	free(rows);
 	xp_wtab_free(lines);
 	return err;

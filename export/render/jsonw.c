@@ -3,6 +3,7 @@
  * characters, integers formatted by hand (fprintf costs ~10x more). */
 #include "export/render/jsonw.h"
 #include "src/utf8.h"
+#include "src/writeerr.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +13,7 @@
 static void write_out(struct jsonw *w, const char *s, size_t n)
 {
 	if (fwrite_unlocked(s, 1, n, w->out) < n && !w->error)
-		w->error = errno ? -errno : -EIO;
+		w->error = xp_write_errno();
 }
 
 static void put(struct jsonw *w, const char *s, size_t n)
@@ -276,5 +277,6 @@ int jsonw_error(const struct jsonw *w)
 {
 	if (w->error)
 		return w->error;
-	return ferror(w->out) ? -EIO : 0;
+	/* a write not ours failed (putc beside us): its errno is long gone */
+	return ferror(w->out) ? -ENOSPC : 0;
 }

@@ -63,6 +63,9 @@ void jsonw_null(struct jsonw *w);
 /* The next key or value starts a new line (after its comma): one trace
  * event a line keeps big files readable with grep, diff and head. */
 void jsonw_newline(struct jsonw *w);
+/* 0, or the first failure: a write's errno (src/writeerr.h: never a
+ * made-up -EIO), -E2BIG or -EINVAL (nesting), -ENOSPC when the stream
+ * failed in a write not the writer's. */
 int jsonw_error(const struct jsonw *w);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "src/array.h"
+#include "src/writeerr.h"
 #include "export/names/pyreach.h"
 #include "src/strtab.h"
 #include "src/u64map.h"
@@ -488,7 +489,7 @@ int xp_svg_render(FILE *in, const struct xp_svg_opts *o, FILE *out, uint64_t *ba
 		emit_node(&e, 0, 0.0, 0);
 	fprintf(out, "</svg>\n");
 	if (ferror(out))
-		err = errno ? -errno : -EIO;    /* the write's errno; the caller sees ferror(out) */
+		err = xp_write_errno();         /* the caller sees ferror(out) */
 out:
 	free(f.nodes);
 	free(f.children);

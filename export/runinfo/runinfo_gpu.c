@@ -3,23 +3,24 @@
  * devices, kernels, copies, memsets, GPU time, launch records. */
 #include "export/runinfo/runinfo.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-/* A number from sql, or -1 when the table is not there (a CPU-only run). */
-static json_int_t count(sqlite3 *db, const char *sql)
+/* A number from sql into *n (NULL, a sum of no rows, is 0): 0, or -EIO. */
+static int count(sqlite3 *db, const char *sql, json_int_t *n)
 {
 	sqlite3_stmt *st;
-	json_int_t v = -1;
+	int rc;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 0);
+		return -EIO;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return v;
+	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 /* The text of sql's first row, or NULL. */
@@ -52,11 +53,15 @@ static void set(json_t *o, const char *key, json_t *v)
 		json_object_set_new(o, key, v);
 }
 
+/* info describes what it can read: a table a CPU-only or older run lacks
+ * (count fails) counts 0, as does a negative sum of a damaged run. */
 static void set_count(json_t *o, const char *key, sqlite3 *db, const char *sql)
 {
-	json_int_t n = count(db, sql);
+	json_int_t n = 0;
 
-	json_object_set_new(o, key, json_integer(n > 0 ? n : 0));
+	if (count(db, sql, &n) < 0 || n < 0)
+		n = 0;
+	json_object_set_new(o, key, json_integer(n));
 }
 
 /* Why there is no GPU work, with the remedy: what xpcap knew. */

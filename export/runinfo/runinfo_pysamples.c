@@ -103,6 +103,7 @@ static void add_thread(struct blind *b, int64_t pid, uint64_t all, uint64_t blin
 		b->pid[b->npid++] = pid;
 }
 
+/* Samples per thread into b: 0, or -EIO (sqlite3_errmsg). */
 static int count(sqlite3 *db, const struct xp_stack_table *t, const struct eval_frames *e,
 		 struct blind *b)
 {
@@ -113,7 +114,7 @@ static int count(sqlite3 *db, const struct xp_stack_table *t, const struct eval_
 
 	if (sqlite3_prepare_v2(db, "SELECT pid, tid, stack_id, count(*) FROM xp_samples"
 			       " GROUP BY 1, 2, 3", -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t p = sqlite3_column_int64(st, 0), th = sqlite3_column_int64(st, 1);
 		uint64_t k = (uint64_t)sqlite3_column_int64(st, 3);
@@ -133,7 +134,7 @@ static int count(sqlite3 *db, const struct xp_stack_table *t, const struct eval_
 	}
 	add_thread(b, pid, all, blind, py, python);
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 /* Whether any sampled stack runs the interpreter with no Python frame: one
