@@ -1,0 +1,294 @@
+/* test-waitlines.c - launches of threads without Python at the line their
+ * Python thread waited in (ingest/waitlines.h), on a crafted database:
+ * process 7's main thread (tid 100) blocks in backend_compile_and_load
+ * under train.py:59 while runtime threads (tids 200, 210) launch; a second
+ * Python thread (tid 300) blocks at worker.py:7 late in the run; process
+ * 8 has no Python at all. Then what the exports make of the new stacks:
+ * the footer's Python reach, who launched it, the site's name. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check-main.h"
+#include "db/db_schema.h"
+#include "export/names/launcher.h"
+#include "export/names/launchsite.h"
+#include "export/names/pyreach.h"
+#include "ingest/waitlines.h"
+
+static sqlite3 *db;
+
+/* frames; a Python line's module is its file (db/pyframe.h) */
+enum { F_START = 1, F_MAIN, F_COMPILE, F_COND, F_SCHED, F_CLONE, F_XLA, F_LAUNCH, F_WORKER,
+       F_NOTE, F_LAST = F_NOTE };
+static const struct { const char *sym; int kind, module, line; } frames[] = { { NULL, 0, 0, 0 },
+	{ "_start", XP_FRAME_USER, 90, 0 },
+	{ "main", XP_FRAME_PYTHON, 91, 59 },
+	{ "backend_compile_and_load", XP_FRAME_PYTHON, 92, 395 },
+	{ "pthread_cond_wait", XP_FRAME_USER, 93, 0 },
+	{ "schedule", XP_FRAME_KERNEL, 94, 0 },
+	{ "clone3", XP_FRAME_USER, 93, 0 },
+	{ "xla::gpu::AutotunerUtil::Autotune", XP_FRAME_USER, 95, 0 },
+	{ "cudaLaunchKernel", XP_FRAME_USER, 96, 0 },
+	{ "loop", XP_FRAME_PYTHON, 97, 7 },
+	{ "\u2039backward: AddmmBackward0\u203a", XP_FRAME_NOTE, 98, 0 } };
+
+/* stacks, root first; their leaves are the ids below */
+static const int chains[][5] = {
+	{ F_START, F_MAIN, F_COMPILE, F_COND, F_SCHED },    /* 1..5: main's wait */
+	{ F_CLONE, F_XLA, F_LAUNCH },                       /* 6..8: a runtime launch */
+	{ F_START, F_WORKER, F_COND },                      /* 9..11: the worker's wait */
+	{ F_START, F_MAIN, F_LAUNCH },                      /* 12..14: main's own launch */
+	{ F_CLONE, F_XLA, F_LAUNCH, F_NOTE },               /* 15..18: placed by the join */
+	{ F_CLONE, F_COND },                                /* 19..20: a runtime thread's sample */
+};
+enum { S_WAIT = 5, S_RUNTIME = 8, S_WORKER = 11, S_MAIN = 14, S_NOTED = 18, S_SAMPLE = 20 };
+
+static void exec(const char *sql)
+{
+	char *err = NULL;
+
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err);
+}
+
+static long long q1(const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void build(void)
+{
+	char sql[512], line[16];
+	int node = 0;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(xp_db_create_schema(db), SQLITE_OK);
+	ck_assert_int_eq(xp_gpu_schema_create(db), 0);
+	exec("INSERT INTO StringIds(id, value) VALUES (90, '/usr/bin/python3.12'),"
+	     " (91, '/home/u/train.py'), (92, '/venv/site-packages/jax/_src/compiler.py'),"
+	     " (93, '/usr/lib/x86_64-linux-gnu/libc.so.6'), (94, '[kernel]'),"
+	     " (95, '/venv/site-packages/jaxlib/libjax_common.so'), (96, '/usr/lib/libcudart.so.13'),"
+	     " (97, '/home/u/worker.py'), (98, '[autograd]'),"
+	     " (80, 'python3'), (81, 'tf_XLAEigen')");
+	for (int f = 1; f <= F_LAST; f++) {
+		snprintf(line, sizeof(line), frames[f].kind == XP_FRAME_PYTHON ? "%d" : "NULL",
+			 frames[f].line);
+		snprintf(sql, sizeof(sql), "INSERT INTO StringIds(id, value) VALUES (%d, '%s');"
+			 "INSERT INTO xp_frames(id, symbol, module, kind, line) VALUES (%d, %d, %d, %d, %s)",
+			 f, frames[f].sym, f, f, frames[f].module, frames[f].kind, line);
+		exec(sql);
+	}
+	for (size_t c = 0; c < sizeof(chains) / sizeof(chains[0]); c++)
+		for (int i = 0, parent = 0; i < 5 && chains[c][i]; i++, parent = node) {
+			snprintf(sql, sizeof(sql), "INSERT INTO xp_stacks(id, parent, frame, depth)"
+				 " VALUES (%d, %d, %d, %d)", ++node, parent, chains[c][i], i + 1);
+			exec(sql);
+		}
+	/* tid 200 has its own name; the others kept the process's */
+	exec("INSERT INTO ThreadNames(nameId, priority, globalTid) VALUES"
+	     " (80, 0, 7 << 24 | 100), (81, 0, 7 << 24 | 200), (80, 0, 7 << 24 | 210),"
+	     " (80, 0, 7 << 24 | 300)");
+	/* main blocks in [1000, 2000) and [5000, 6000), is preempted in [3000, 4000);
+	 * the worker blocks in [5000, 6000); the runtime thread only at native frames */
+	exec("INSERT INTO xp_switches(ts, duration, pid, tid, cpu, prev_state, stack_id) VALUES"
+	     " (1000, 1000, 7, 100, 0, 1, 5), (3000, 1000, 7, 100, 0, 0, 5),"
+	     " (5000, 1000, 7, 100, 0, 1, 5), (5000, 1000, 7, 300, 1, 1, 11),"
+	     " (1000, 500, 7, 200, 2, 1, 20), (1000, 5000, 8, 800, 3, 1, 20)");
+	exec("INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period) VALUES"
+	     " (900, 7, 200, 2, 20, 1), (900, 7, 100, 0, 14, 1)");
+	exec("INSERT INTO xp_launches(id, ts, pid, tid, cpu, correlation_id, cbid, stack_id) VALUES"
+	     " (1, 1500, 7, 200, 2, 1, 211, 8),"       /* main waits: placed */
+	     " (2, 2500, 7, 200, 2, 2, 211, 8),"       /* main on CPU: left */
+	     " (3, 3500, 7, 200, 2, 3, 211, 8),"       /* main preempted: left */
+	     " (4, 5500, 7, 200, 2, 4, 211, 8),"       /* main and the worker wait: left */
+	     " (5, 1600, 7, 210, 2, 5, 211, NULL),"    /* no stack, main waits: placed */
+	     " (6, 1700, 7, 300, 1, 6, 211, 8),"       /* a Python thread: its own */
+	     " (7, 1800, 7, 400, 2, 7, 211, 18),"      /* placed by the backward join */
+	     " (8, 500, 7, 100, 0, 8, 211, 14),"       /* main's own, in Python */
+	     " (9, 1500, 8, 800, 3, 9, 211, 8)");      /* a process without Python */
+}
+
+static long long stack_of(int launch)
+{
+	char sql[96];
+
+	snprintf(sql, sizeof(sql), "SELECT ifnull(stack_id, -1) FROM xp_launches WHERE id = %d", launch);
+	return q1(sql);
+}
+
+/* A stack's frames as text, leaf first: "8 7 6 [note] 3 2 1". */
+static const char *frames_of(long long stack, char *buf, size_t len)
+{
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	buf[0] = 0;
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT s.parent, s.frame, f.kind, y.value FROM xp_stacks s"
+					    " JOIN xp_frames f ON f.id = s.frame JOIN StringIds y"
+					    " ON y.id = f.symbol WHERE s.id = ?1", -1, &st, NULL), SQLITE_OK);
+	for (int depth = 0; stack > 0 && depth < 50; depth++) {
+		sqlite3_bind_int64(st, 1, stack);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		if (sqlite3_column_int(st, 2) == XP_FRAME_NOTE)
+			n += (size_t)snprintf(buf + n, len - n, "%s[%s]", n ? " " : "", sqlite3_column_text(st, 3));
+		else
+			n += (size_t)snprintf(buf + n, len - n, "%s%lld", n ? " " : "",
+					      (long long)sqlite3_column_int64(st, 1));
+		stack = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return buf;
+}
+
+static long long fact(const char *name)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT CAST(value AS INTEGER) FROM META_DATA_EXPORT WHERE"
+		 " name = 'xp.wait_lines.%s'", name);
+	return q1(sql);
+}
+
+START_TEST(placed_at_waiting_line)
+{
+	struct xp_wait_lines n;
+	char buf[600];
+
+	build();
+	ck_assert_int_eq(xp_wait_lines(db, &n), 0);
+	ck_assert_int_eq(n.placed, 2);
+	ck_assert_int_eq(n.no_waiter, 2);
+	ck_assert_int_eq(n.several, 1);
+	ck_assert_int_eq(fact("placed"), 2);
+	ck_assert_int_eq(fact("no_waiter"), 2);
+	ck_assert_int_eq(fact("several"), 1);
+
+	/* main's line down to its innermost Python frame (the wait's native
+	 * frames dropped), the note, the launch's own frames as they were */
+	ck_assert_str_eq(frames_of(stack_of(1), buf, sizeof(buf)), "8 7 6 [[launched by runtime thread"
+			 " tf_XLAEigen while this line waited]] 3 2 1");
+	ck_assert_int_eq(q1("SELECT depth FROM xp_stacks WHERE id = (SELECT stack_id FROM xp_launches"
+			    " WHERE id = 1)"), 7);
+	ck_assert_int_eq(q1("SELECT count(*) FROM xp_frames f JOIN StringIds y ON y.id = f.module"
+			    " WHERE f.kind = 8 AND y.value = '[waits]'"), 2);
+	/* no stack of its own: the line and the note; a name like the waiter's says nothing */
+	ck_assert_str_eq(frames_of(stack_of(5), buf, sizeof(buf)), "[[launched by a runtime thread"
+			 " while this line waited]] 3 2 1");
+	/* left: main on CPU, main preempted, two threads waiting */
+	ck_assert_int_eq(stack_of(2), S_RUNTIME);
+	ck_assert_int_eq(stack_of(3), S_RUNTIME);
+	ck_assert_int_eq(stack_of(4), S_RUNTIME);
+	/* untouched, not counted: a Python thread's, another pass's, main's
+	 * own, a process that never waited in Python */
+	ck_assert_int_eq(stack_of(6), S_RUNTIME);
+	ck_assert_int_eq(stack_of(7), S_NOTED);
+	ck_assert_int_eq(stack_of(8), S_MAIN);
+	ck_assert_int_eq(stack_of(9), S_RUNTIME);
+
+	/* again: nothing more to place, the same stacks, the counts replaced */
+	long long placed = stack_of(1);
+
+	ck_assert_int_eq(xp_wait_lines(db, &n), 0);
+	ck_assert_int_eq(n.placed, 0);
+	ck_assert_int_eq(n.no_waiter, 2);
+	ck_assert_int_eq(stack_of(1), placed);
+	ck_assert_int_eq(q1("SELECT count(*) FROM META_DATA_EXPORT WHERE name = 'xp.wait_lines.placed'"), 1);
+	ck_assert_int_eq(fact("placed"), 0);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* What the exports make of it: GPU time at a waiting line is counted
+ * apart from launch stacks taken in Python, named by its line. */
+START_TEST(exports_tell_it_apart)
+{
+	struct xp_wait_lines n;
+	struct xp_python_reach r;
+	struct xp_sites *sites;
+	int64_t ns[XP_LAUNCHER_KINDS];
+	sqlite3_stmt *rows;
+	const char *rows_sql = "SELECT stack_id, CASE id WHEN 1 THEN 100 WHEN 8 THEN 50 ELSE 7 END"
+			       " FROM xp_launches WHERE id IN (1, 8, 2)";
+
+	build();
+	ck_assert_int_eq(xp_wait_lines(db, &n), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, rows_sql, -1, &rows, NULL), SQLITE_OK);
+	ck_assert_int_eq(xp_python_reach(db, rows, &r), 0);
+	ck_assert_int_eq(r.gpu_ns, 157);
+	ck_assert_int_eq(r.waited_ns, 100);
+	ck_assert_int_eq(r.python_ns, 50);
+	ck_assert_int_eq(r.line_ns, 50);
+	sqlite3_reset(rows);
+	ck_assert_int_eq(xp_launcher_shares(db, rows, ns), 0);
+	ck_assert_int_eq(ns[XP_LAUNCHER_WAITED], 100);
+	ck_assert_int_eq(ns[XP_LAUNCHER_PYTHON], 50);
+	ck_assert_int_eq(ns[XP_LAUNCHER_XLA], 7);
+	sqlite3_finalize(rows);
+
+	ck_assert_int_eq(xp_sites_new(db, &sites), 0);
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(1)), "compiler.py:395 backend_compile_and_load");
+	xp_sites_prefer_own(sites);
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(5)), "train.py:59 main");
+	xp_sites_free(sites);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Before the pass (ingest --raw-launch-stacks), the same rows are XLA's. */
+START_TEST(raw_stacks_stay_xla)
+{
+	struct xp_python_reach r;
+	sqlite3_stmt *rows;
+
+	build();
+	ck_assert_int_eq(xp_wait_lines_off(db), 0);
+	ck_assert_int_eq(fact("off"), 1);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT stack_id, 100 FROM xp_launches WHERE id = 1",
+					    -1, &rows, NULL), SQLITE_OK);
+	ck_assert_int_eq(xp_python_reach(db, rows, &r), 0);
+	ck_assert_int_eq(r.waited_ns, 0);
+	ck_assert_int_eq(r.python_ns, 0);
+	sqlite3_finalize(rows);
+	ck_assert_int_eq(stack_of(1), S_RUNTIME);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A run without Python frames, or without voluntary waits: nothing read,
+ * nothing written. */
+START_TEST(nothing_to_place)
+{
+	struct xp_wait_lines n;
+
+	build();
+	exec("UPDATE xp_switches SET prev_state = 0");
+	ck_assert_int_eq(xp_wait_lines(db, &n), 0);
+	ck_assert_int_eq(n.placed + n.no_waiter + n.several, 0);
+	ck_assert_int_eq(q1("SELECT count(*) FROM META_DATA_EXPORT WHERE name GLOB 'xp.wait_lines.*'"), 0);
+	ck_assert_int_eq(stack_of(1), S_RUNTIME);
+	sqlite3_close(db);
+}
+END_TEST
+
+static Suite *waitlines_suite(void)
+{
+	Suite *s = suite_create("waitlines");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, placed_at_waiting_line);
+	tcase_add_test(tc, exports_tell_it_apart);
+	tcase_add_test(tc, raw_stacks_stay_xla);
+	tcase_add_test(tc, nothing_to_place);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+XP_CHECK_MAIN(waitlines_suite)
