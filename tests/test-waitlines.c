@@ -7,6 +7,7 @@
  * the footer's Python reach, who launched it, the site's name. */
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check-main.h"
@@ -14,7 +15,10 @@
 #include "export/names/launcher.h"
 #include "export/names/launchsite.h"
 #include "export/names/pyreach.h"
+#include "ingest/ingest.h"
 #include "ingest/waitlines.h"
+#include "src/runfile.h"
+#include "synthrun.h"
 
 static sqlite3 *db;
 
@@ -278,16 +282,105 @@ START_TEST(nothing_to_place)
 }
 END_TEST
 
+/* Through ingest, on a synthetic Python 3.12 run (gen-run python: its
+ * perf map names the interpreter's frames py::FUNC:FILE): the launch of
+ * pt_worker, a thread without Python, while the main thread sleeps under
+ * py::Model.forward (a stream of its own: the run's other records as
+ * test-pystacks has them). */
+static void write_waiting_run(const char *dir)
+{
+	struct xp_synth fx = { .exe = getenv("XP_FIXTURE_EXE"), .lib = getenv("XP_FIXTURE_LIB") };
+	struct { struct xp_switch w; uint64_t ips[7]; } sw = {
+		/* gen-run python's pt_worker launches at 1000599000 */
+		.w = { .ts = 1000550000, .duration_ns = 100000, .pid = 4000, .tid = 4000,
+		       .prev_state = 1, .stack = { .user_depth = 7 } },
+	};
+	struct xp_writer *w;
+	char path[4096];
+
+	ck_assert_msg(fx.exe && fx.lib, "XP_FIXTURE_EXE/LIB not set (run through meson test)");
+	ck_assert_int_eq(xp_synth_load_elves(&fx), 0);
+	snprintf(path, sizeof(path), "%s/lines-3.12.txt", getenv("XP_PYLINES_DIR"));
+	ck_assert_int_eq(xp_synth_write_python(&fx, dir, path), 0);
+	/* leaf first: the wait, Model.forward's activation, a C call, <module>'s, main */
+	sw.ips[0] = xp_synth_ip(&fx, "xp_idle", 3);
+	sw.ips[1] = xp_synth_return_ip(&fx, "_PyEval_EvalFrameDefault");
+	sw.ips[2] = XP_SYNTH_JIT_BASE + 0x220;
+	sw.ips[3] = xp_synth_return_ip(&fx, "xp_parse");
+	sw.ips[4] = xp_synth_return_ip(&fx, "_PyEval_EvalFrameDefault");
+	sw.ips[5] = XP_SYNTH_JIT_BASE + 0x420;
+	sw.ips[6] = xp_synth_return_ip(&fx, "main");
+	ck_assert_int_eq(xp_synth_open_stream(&w, dir, "waits", XP_STREAM_CPU, 0), 0);
+	ck_assert_int_eq(xp_writer_append(w, XP_REC_SWITCH, &sw, sizeof(sw), NULL, 0), 0);
+	ck_assert_int_eq(xp_writer_close(w), 0);
+}
+
+/* The worker launch's stack through ingest, leaf first ("a|b|..."). */
+static const char *ingested(const char *dir, int raw, char *buf, size_t len)
+{
+	struct xp_load_opts o = { .run_dir = dir, .raw_launch_stacks = raw };
+	struct xp_load_result res;
+	char path[128];
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	ck_assert_msg(xp_ingest(&o, &res) == 0, "%s", res.error);
+	snprintf(path, sizeof(path), "%s/xpcorr.db", dir);
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "WITH RECURSIVE up(id, n) AS (SELECT stack_id, 0"
+					    " FROM xp_launches WHERE tid = 4001 UNION ALL SELECT s.parent,"
+					    " up.n + 1 FROM up JOIN xp_stacks s ON s.id = up.id WHERE"
+					    " s.parent != 0) SELECT y.value FROM up JOIN xp_stacks s ON"
+					    " s.id = up.id JOIN xp_frames f ON f.id = s.frame JOIN StringIds y"
+					    " ON y.id = f.symbol ORDER BY up.n", -1, &st, NULL), SQLITE_OK);
+	buf[0] = 0;
+	while (sqlite3_step(st) == SQLITE_ROW && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return buf;
+}
+
+START_TEST(placed_by_ingest)
+{
+	char dir[64] = "/tmp/xp-test-waitlines-XXXXXX", cmd[128], buf[2048];
+	const char *note = "[launched by runtime thread pt_worker while this line waited]";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_waiting_run(dir);
+	ingested(dir, 0, buf, sizeof(buf));
+	/* its own frames, the note, then main's from Model.forward up (the
+	 * wait's xp_idle and the evaluator's frame below it dropped) */
+	ck_assert_msg(!strncmp(buf, "xp_lib_leaf|xp_lib_middle|xp_idle|", 34), "%s", buf);
+	ck_assert_msg(strstr(buf, note) && !strncmp(strstr(buf, note) + strlen(note),
+						      "|py::Model.forward:", 19), "%s", buf);
+	ck_assert_msg(strstr(buf, "py::<module>:") && strstr(buf, "|main"), "%s", buf);
+	ck_assert_int_eq(fact("placed"), 1);
+	ck_assert_int_eq(fact("no_waiter"), 0);
+	sqlite3_close(db);
+	/* --raw-launch-stacks: as recorded, said so */
+	ingested(dir, 1, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "xp_lib_leaf|xp_lib_middle|xp_idle");
+	ck_assert_int_eq(fact("off"), 1);
+	ck_assert_int_eq(fact("placed"), -1);
+	sqlite3_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *waitlines_suite(void)
 {
 	Suite *s = suite_create("waitlines");
 	TCase *tc = tcase_create("core");
+	TCase *run = tcase_create("ingest");
 
 	tcase_add_test(tc, placed_at_waiting_line);
 	tcase_add_test(tc, exports_tell_it_apart);
 	tcase_add_test(tc, raw_stacks_stay_xla);
 	tcase_add_test(tc, nothing_to_place);
 	suite_add_tcase(s, tc);
+	tcase_add_test(run, placed_by_ingest);
+	suite_add_tcase(s, run);
 	return s;
 }
 
