@@ -20,7 +20,7 @@
 #define NOTE 2u                 /* a note frame at or above: placed by another pass */
 #define KNOWN 0x80u
 
-enum { GET_NODE, THREAD_STACKS, WAITS, NAME, SET_STACK, NSTMT };
+enum { GET_NODE, THREAD_STACKS, WAITS, LAUNCHER, NAME, SET_STACK, NSTMT };
 
 static const char *const stmt_sql[NSTMT] = {
 	[GET_NODE] = "SELECT s.parent, s.frame, f.kind, y.value FROM xp_stacks s JOIN xp_frames f"
@@ -32,6 +32,7 @@ static const char *const stmt_sql[NSTMT] = {
 			  " AND stack_id IS NOT NULL",
 	[WAITS] = "SELECT tid, ts, ts + duration, stack_id FROM xp_switches"
 		  " WHERE pid = ?1 AND prev_state != 0 ORDER BY tid, ts",
+	[LAUNCHER] = "SELECT EXISTS (SELECT 1 FROM xp_launches WHERE pid = ?1 AND tid = ?2)",
 	[NAME] = "SELECT s.value FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId"
 		 " WHERE t.globalTid = ?1",
 	[SET_STACK] = "UPDATE xp_launches SET stack_id = ?1 WHERE id = ?2",
@@ -43,6 +44,7 @@ struct launch {
 
 struct wait {                   /* a voluntary wait with Python frames */
 	int64_t tid, ts, end, stack;
+	int launches;               /* its thread launched GPU work itself */
 };
 
 struct pass {
@@ -182,7 +184,41 @@ static int candidates(struct pass *P, struct launch **out, size_t *n)
 	return err;
 }
 
-/* Process pid's voluntary waits whose stack has Python frames. */
+/* Of the waits, those of Python threads that launch GPU work themselves,
+ * where one does: the work a runtime thread launches was handed over by
+ * such a thread, not by a timer or monitor thread (threading.Timer,
+ * tqdm's) that sleeps meanwhile. The waits are by thread. */
+static int keep_launchers(struct pass *P, int64_t pid)
+{
+	sqlite3_stmt *st = P->st[LAUNCHER];
+	size_t kept = 0, any = 0;
+
+	for (size_t a = 0, b; a < P->nwaits; a = b) {
+		int launches;
+
+		for (b = a; b < P->nwaits && P->waits[b].tid == P->waits[a].tid; b++)
+			;
+		sqlite3_bind_int64(st, 1, pid);
+		sqlite3_bind_int64(st, 2, P->waits[a].tid);
+		launches = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+		sqlite3_reset(st);
+		if (launches < 0)
+			return -EIO;
+		any |= launches;
+		for (size_t i = a; i < b; i++)
+			P->waits[i].launches = launches;
+	}
+	if (!any)
+		return 0;
+	for (size_t i = 0; i < P->nwaits; i++)
+		if (P->waits[i].launches)
+			P->waits[kept++] = P->waits[i];
+	P->nwaits = kept;
+	return 0;
+}
+
+/* Process pid's voluntary waits whose stack has Python frames, of the
+ * threads that count (keep_launchers). */
 static int load_waits(struct pass *P, int64_t pid)
 {
 	sqlite3_stmt *st = P->st[WAITS];
@@ -192,7 +228,7 @@ static int load_waits(struct pass *P, int64_t pid)
 	sqlite3_bind_int64(st, 1, pid);
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct wait v = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				  sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3) };
+				  sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), 0 };
 		unsigned bits;
 
 		if ((err = reach(P, v.stack, &bits)) || !(bits & PY))
@@ -204,7 +240,7 @@ static int load_waits(struct pass *P, int64_t pid)
 	if (!err && rc != SQLITE_DONE)
 		err = -EIO;
 	sqlite3_reset(st);
-	return err;
+	return err ? err : keep_launchers(P, pid);
 }
 
 /* How many threads were in a Python wait at ts (at most 2 counted); *one:

@@ -10,12 +10,14 @@
  * Python frame, from a thread that shows none anywhere (its samples, waits
  * and launches), when exactly one thread of its process was in a
  * voluntary off-CPU wait with Python frames at that time (xp_switches:
- * prev_state != 0, ts <= launch < ts + duration), is re-stacked: the
- * wait's stack from its root down to its innermost Python frame (the
- * native wait frames below it dropped), a note "[launched by a runtime
- * thread while this line waited]" (db/waitnote.h; "by runtime thread NAME"
- * when the thread's name differs from the waiter's), then the launch's own
- * frames, root to leaf. No waiting thread or several: left as it is and
+ * prev_state != 0, ts <= launch < ts + duration), is re-stacked; where
+ * some of the process's Python threads launch GPU work themselves, only
+ * their waits count (a threading.Timer or tqdm's monitor sleeping
+ * meanwhile handed nothing over). The new stack: the wait's stack from
+ * its root down to its innermost Python frame (the native wait frames
+ * below it dropped), a note "[launched by a runtime thread while this line
+ * waited]" (db/waitnote.h; "by runtime thread NAME" when the thread's name
+ * differs from the waiter's), then the launch's own frames, root to leaf. No waiting thread or several: left as it is and
  * counted. A stack with a note already (the backward join, DDP's buckets)
  * is left alone, as are processes with no Python wait at all.
  *

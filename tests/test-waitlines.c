@@ -24,7 +24,7 @@ static sqlite3 *db;
 
 /* frames; a Python line's module is its file (db/pyframe.h) */
 enum { F_START = 1, F_MAIN, F_COMPILE, F_COND, F_SCHED, F_CLONE, F_XLA, F_LAUNCH, F_WORKER,
-       F_NOTE, F_LAST = F_NOTE };
+       F_NOTE, F_TIMER, F_LAST = F_TIMER };
 static const struct { const char *sym; int kind, module, line; } frames[] = { { NULL, 0, 0, 0 },
 	{ "_start", XP_FRAME_USER, 90, 0 },
 	{ "main", XP_FRAME_PYTHON, 91, 59 },
@@ -35,7 +35,8 @@ static const struct { const char *sym; int kind, module, line; } frames[] = { { 
 	{ "xla::gpu::AutotunerUtil::Autotune", XP_FRAME_USER, 95, 0 },
 	{ "cudaLaunchKernel", XP_FRAME_USER, 96, 0 },
 	{ "loop", XP_FRAME_PYTHON, 97, 7 },
-	{ "\u2039backward: AddmmBackward0\u203a", XP_FRAME_NOTE, 98, 0 } };
+	{ "\u2039backward: AddmmBackward0\u203a", XP_FRAME_NOTE, 98, 0 },
+	{ "Event.wait", XP_FRAME_PYTHON, 99, 655 } };
 
 /* stacks, root first; their leaves are the ids below */
 static const int chains[][5] = {
@@ -45,8 +46,10 @@ static const int chains[][5] = {
 	{ F_START, F_MAIN, F_LAUNCH },                      /* 12..14: main's own launch */
 	{ F_CLONE, F_XLA, F_LAUNCH, F_NOTE },               /* 15..18: placed by the join */
 	{ F_CLONE, F_COND },                                /* 19..20: a runtime thread's sample */
+	{ F_START, F_TIMER, F_COND },                       /* 21..23: a timer thread's wait */
 };
-enum { S_WAIT = 5, S_RUNTIME = 8, S_WORKER = 11, S_MAIN = 14, S_NOTED = 18, S_SAMPLE = 20 };
+enum { S_WAIT = 5, S_RUNTIME = 8, S_WORKER = 11, S_MAIN = 14, S_NOTED = 18, S_SAMPLE = 20,
+       S_TIMER = 23 };
 
 static void exec(const char *sql)
 {
@@ -79,7 +82,7 @@ static void build(void)
 	     " (91, '/home/u/train.py'), (92, '/venv/site-packages/jax/_src/compiler.py'),"
 	     " (93, '/usr/lib/x86_64-linux-gnu/libc.so.6'), (94, '[kernel]'),"
 	     " (95, '/venv/site-packages/jaxlib/libjax_common.so'), (96, '/usr/lib/libcudart.so.13'),"
-	     " (97, '/home/u/worker.py'), (98, '[autograd]'),"
+	     " (97, '/home/u/worker.py'), (98, '[autograd]'), (99, '/usr/lib/python3.12/threading.py'),"
 	     " (80, 'python3'), (81, 'tf_XLAEigen')");
 	for (int f = 1; f <= F_LAST; f++) {
 		snprintf(line, sizeof(line), frames[f].kind == XP_FRAME_PYTHON ? "%d" : "NULL",
@@ -104,7 +107,10 @@ static void build(void)
 	exec("INSERT INTO xp_switches(ts, duration, pid, tid, cpu, prev_state, stack_id) VALUES"
 	     " (1000, 1000, 7, 100, 0, 1, 5), (3000, 1000, 7, 100, 0, 0, 5),"
 	     " (5000, 1000, 7, 100, 0, 1, 5), (5000, 1000, 7, 300, 1, 1, 11),"
-	     " (1000, 500, 7, 200, 2, 1, 20), (1000, 5000, 8, 800, 3, 1, 20)");
+	     " (1000, 500, 7, 200, 2, 1, 20), (1000, 5000, 8, 800, 3, 1, 20),"
+	     /* a timer thread of 7 that launches nothing sleeps throughout; so
+	      * does process 9's only Python thread */
+	     " (1000, 8000, 7, 500, 3, 1, 23), (1000, 1000, 9, 900, 0, 1, 23)");
 	exec("INSERT INTO xp_samples(ts, pid, tid, cpu, stack_id, period) VALUES"
 	     " (900, 7, 200, 2, 20, 1), (900, 7, 100, 0, 14, 1)");
 	exec("INSERT INTO xp_launches(id, ts, pid, tid, cpu, correlation_id, cbid, stack_id) VALUES"
@@ -116,7 +122,8 @@ static void build(void)
 	     " (6, 1700, 7, 300, 1, 6, 211, 8),"       /* a Python thread: its own */
 	     " (7, 1800, 7, 400, 2, 7, 211, 18),"      /* placed by the backward join */
 	     " (8, 500, 7, 100, 0, 8, 211, 14),"       /* main's own, in Python */
-	     " (9, 1500, 8, 800, 3, 9, 211, 8)");      /* a process without Python */
+	     " (9, 1500, 8, 800, 3, 9, 211, 8),"       /* a process without Python */
+	     " (10, 1500, 9, 901, 1, 10, 211, 8)");    /* 9's Python thread waits: placed */
 }
 
 static long long stack_of(int launch)
@@ -168,10 +175,10 @@ START_TEST(placed_at_waiting_line)
 
 	build();
 	ck_assert_int_eq(xp_wait_lines(db, &n), 0);
-	ck_assert_int_eq(n.placed, 2);
+	ck_assert_int_eq(n.placed, 3);
 	ck_assert_int_eq(n.no_waiter, 2);
 	ck_assert_int_eq(n.several, 1);
-	ck_assert_int_eq(fact("placed"), 2);
+	ck_assert_int_eq(fact("placed"), 3);
 	ck_assert_int_eq(fact("no_waiter"), 2);
 	ck_assert_int_eq(fact("several"), 1);
 
@@ -186,7 +193,11 @@ START_TEST(placed_at_waiting_line)
 	/* no stack of its own: the line and the note; a name like the waiter's says nothing */
 	ck_assert_str_eq(frames_of(stack_of(5), buf, sizeof(buf)), "[[launched by a runtime thread"
 			 " while this line waited]] 3 2 1");
-	/* left: main on CPU, main preempted, two threads waiting */
+	/* a process whose Python threads launch nothing: any of them waits for it */
+	ck_assert_str_eq(frames_of(stack_of(10), buf, sizeof(buf)), "8 7 6 [[launched by a runtime"
+			 " thread while this line waited]] 11 1");
+	/* left: main on CPU (the timer's sleep is not a line that hands work
+	 * over), main preempted, two threads that launch waiting */
 	ck_assert_int_eq(stack_of(2), S_RUNTIME);
 	ck_assert_int_eq(stack_of(3), S_RUNTIME);
 	ck_assert_int_eq(stack_of(4), S_RUNTIME);
