@@ -147,6 +147,23 @@ static void print_processes(json_t *procs)
 	}
 }
 
+/* Launches of threads without Python that ingest placed at the line their
+ * Python thread waited in (ingest/waitlines.h), and those it left. */
+static void print_wait_lines(json_t *w)
+{
+	if (json_is_true(json_object_get(w, "off"))) {
+		printf("waiting lines:   off (ingested with --raw-launch-stacks): launches of threads"
+		       " without Python keep their own stacks\n");
+		return;
+	}
+	printf("waiting lines:   %" JSON_INTEGER_FORMAT " launches of threads without Python placed at"
+	       " the line their Python thread waited in; left as recorded: %" JSON_INTEGER_FORMAT
+	       " with no Python thread waiting, %" JSON_INTEGER_FORMAT " with several\n",
+	       json_integer_value(json_object_get(w, "placed")),
+	       json_integer_value(json_object_get(w, "no_waiter")),
+	       json_integer_value(json_object_get(w, "several")));
+}
+
 static void print_text(json_t *info)
 {
 	json_t *run = json_object_get(info, "run"), *sym = json_object_get(info, "symbolization");
@@ -180,6 +197,8 @@ static void print_text(json_t *info)
 		xp_info_python_print(json_object_get(info, "python"));
 	if (json_object_get(info, "autograd"))
 		xp_info_autograd_print(json_object_get(info, "autograd"));
+	if (json_object_get(info, "wait_lines"))
+		print_wait_lines(json_object_get(info, "wait_lines"));
 	print_processes(json_object_get(info, "processes"));
 	if (json_object_get(info, "job_runs"))
 		print_job_runs(json_object_get(info, "job_runs"));

@@ -174,6 +174,7 @@ int cmd_ingest(int argc, char **argv)
 		{ "max-records", required_argument, NULL, 'R' },
 		{ "max-expand", required_argument, NULL, 'E' },
 		{ "trust-run-dir", no_argument, NULL, 'T' },
+		{ "raw-launch-stacks", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -201,6 +202,9 @@ int cmd_ingest(int argc, char **argv)
 		case 'T':
 			o.trust_run_dir = 1;
 			break;
+		case 'W':
+			o.raw_launch_stacks = 1;
+			break;
 		case 'R':
 		case 'E':
 			if (parse_limit(&o, c, optarg))
@@ -208,7 +212,8 @@ int cmd_ingest(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: xpcorr ingest [-o FILE.db] [--strict] [--symfs DIR] [--quiet]"
-			       " [--trust-run-dir] [--max-records N] [--max-expand N] RUN_DIR\n"
+			       " [--trust-run-dir] [--raw-launch-stacks] [--max-records N] [--max-expand N]"
+			       " RUN_DIR\n"
 			       "Writes RUN_DIR/xpcorr.db, or FILE.db with -o (see xpcorr-db(5)).\n");
 			return XP_EXIT_OK;
 		default:

@@ -4,6 +4,7 @@
 #include "db/launch.h"
 #include "db/ownframes.h"
 #include "db/pyframe.h"
+#include "db/waitnote.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +35,8 @@ unsigned xp_frame_class(int kind, const char *symbol, const char *module)
 		c |= XP_FRAME_IS_PYTHON;
 	else if (interpreter_module(module))
 		c |= XP_FRAME_IS_INTERP;
+	if (xp_wait_note(kind, symbol))
+		c |= XP_FRAME_IS_WAITED;
 	return c;
 }
 

@@ -26,6 +26,8 @@
 #define XP_FRAME_IS_PYTHON 4u   /* a Python line or a py:: perf-map function */
 #define XP_FRAME_IS_LINE 8u     /* a Python line (file:line) */
 #define XP_FRAME_IS_INTERP 16u  /* in the interpreter itself (python3.X, libpython) */
+#define XP_FRAME_IS_WAITED 32u  /* the note of a launch placed at the line its Python
+				 * thread waited in (db/waitnote.h) */
 
 struct xp_u64map;
 

@@ -21,6 +21,7 @@
 #include "ingest/cupti_rivals.h"
 #include "ingest/ddpbuckets.h"
 #include "ingest/gpu_ingest.h"
+#include "ingest/waitlines.h"
 #include "db/rundb.h"
 #include "src/safeopen.h"
 
@@ -225,15 +226,22 @@ int xp_ingest(const struct xp_load_opts *o, struct xp_load_result *res)
 
 /* What the frameworks' threads launched, before it is joined to the GPU:
  * DDP's all-reduces named by bucket, backward launches under the forward
- * launch that made their autograd node. 0 or a negative errno. */
-static int name_launches(sqlite3 *db, struct xp_load_result *res)
+ * launch that made their autograd node, runtime threads' launches at the
+ * line their Python thread waited in (unless o->raw_launch_stacks). 0 or
+ * a negative errno. */
+static int name_launches(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_result *res)
 {
 	const char *what = "DDP buckets";
+	struct xp_wait_lines waits;
 	int err = xp_ddp_buckets(db);
 
 	if (err >= 0) {
 		what = "autograd join";
 		err = xp_autograd_join(db);
+	}
+	if (err >= 0) {
+		what = "waiting lines";
+		err = o->raw_launch_stacks ? xp_wait_lines_off(db) : xp_wait_lines(db, &waits);
 	}
 	if (err >= 0) {
 		what = "CUPTI clients";
@@ -308,7 +316,7 @@ static int load_into(sqlite3 *db, const struct xp_load_opts *o, struct xp_load_r
 		return -EIO;
 	}
 	*res = keep;
-	if ((err = name_launches(db, res)) < 0)
+	if ((err = name_launches(db, o, res)) < 0)
 		return err;
 	if (o->after_load &&
 	    (err = o->after_load(o->after_load_ctx, db, res)))

@@ -29,6 +29,9 @@ struct xp_load_opts {
 	int strict;                 /* a damaged stream fails the load */
 	const char *symfs;          /* prefix for module paths, or NULL */
 	int trust_run_dir;          /* xp_ingest as root: write where others may too */
+	int raw_launch_stacks;      /* xp_ingest: runtime threads' launches keep their own
+				     * stacks, not the line their Python thread waited in
+				     * (waitlines.h) */
 	/* called now and then with bytes read so far and in all (may be NULL) */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;

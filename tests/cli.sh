@@ -39,6 +39,13 @@ check info-auto-ingest 0 "" -- "$xpcorr" info "$run"
 [ -f "$run/xpcorr.db" ] || { echo "FAIL info did not ingest"; fail=1; }
 check export-uses-db 0 "" -- "$xpcorr" export --format folded "$run"
 grep -q "^xptarget;main;xp_run;xp_parse;xp_compute 6$" "$tmp/out" || { echo "FAIL folded"; fail=1; }
+# --raw-launch-stacks: no launch placed at a waiting line, and info says why
+check raw-launch-stacks 0 "" -- "$xpcorr" ingest -q --raw-launch-stacks -o "$tmp/raw.db" "$run"
+check raw-launch-stacks-info 0 "" -- "$xpcorr" info "$tmp/raw.db"
+grep -q "^waiting lines:   off (ingested with --raw-launch-stacks)" "$tmp/out" ||
+	{ echo "FAIL raw-launch-stacks: info does not say so"; fail=1; }
+check default-launch-stacks-info 0 "" -- "$xpcorr" info "$run"
+grep -q "^waiting lines:" "$tmp/out" && { echo "FAIL a run without Python has waiting lines"; fail=1; }
 # ... and again when the run changed after it (a later mtime, without a sleep)
 touch -d '+1 minute' "$run/cpu.xpr"
 check stale-db-reingested 0 "perf-2000.map" -- "$xpcorr" export --format folded "$run"

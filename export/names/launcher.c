@@ -10,6 +10,7 @@
 #include "db/db_schema.h"
 #include "export/names/pyreach.h"
 #include "db/stackwalk.h"
+#include "db/waitnote.h"
 #include "src/satmath.h"
 
 void xp_launcher_begin(struct xp_launcher_scan *s)
@@ -75,6 +76,8 @@ void xp_launcher_frame(struct xp_launcher_scan *s, int kind, const char *sym, co
 			s->autograd = 1;
 			snprintf(s->backward, sizeof(s->backward), "%s", sym);
 		}
+		if (xp_wait_note(kind, sym))
+			s->waited = 1;
 		if (sym && !strncmp(sym, "[DDP bucket ", 12))
 			snprintf(s->bucket, sizeof(s->bucket), "%.*s", (int)strcspn(sym + 5, "]"),
 				 sym + 5);
@@ -115,7 +118,7 @@ enum xp_launcher xp_launcher_end(struct xp_launcher_scan *s)
 	if (!s->frames)
 		return XP_LAUNCHER_NONE;
 	if (s->python)
-		return XP_LAUNCHER_PYTHON;
+		return s->waited ? XP_LAUNCHER_WAITED : XP_LAUNCHER_PYTHON;
 	/* NCCL work launched from the autograd thread (DDP's bucket hooks) is NCCL's */
 	if (s->nccl)
 		return XP_LAUNCHER_NCCL;
@@ -140,6 +143,7 @@ const char *xp_launcher_label(enum xp_launcher who)
 	case XP_LAUNCHER_XLA: return "XLA runtime";
 	case XP_LAUNCHER_TRUNCATED: return "stack cut short";
 	case XP_LAUNCHER_NATIVE: return "native thread";
+	case XP_LAUNCHER_WAITED: return "waiting line";
 	default: return "no stack";
 	}
 }
@@ -147,7 +151,7 @@ const char *xp_launcher_label(enum xp_launcher who)
 const char *xp_launcher_key(enum xp_launcher who)
 {
 	static const char *const keys[] = { "python", "autograd", "nccl", "xla", "truncated",
-					    "native", "no_stack" };
+					    "native", "no_stack", "waited" };
 
 	return who < XP_LAUNCHER_KINDS ? keys[who] : "?";
 }
@@ -181,6 +185,10 @@ void xp_launcher_why(enum xp_launcher who, int inproc, char *buf, size_t len)
 	case XP_LAUNCHER_NATIVE:
 		snprintf(buf, len, "launched from native threads of the program, with no Python"
 			 " on them: sites are named by their C/C++ function");
+		break;
+	case XP_LAUNCHER_WAITED:
+		snprintf(buf, len, "at the line its Python thread waited in (launched by a runtime"
+			 " thread)");
 		break;
 	default:
 		snprintf(buf, len, "no launch stack");

@@ -26,11 +26,14 @@ enum xp_launcher {
 				     * reach a thread's start: the copy ended too soon */
 	XP_LAUNCHER_NATIVE,         /* a native thread of the program, from its start */
 	XP_LAUNCHER_NONE,           /* no stack */
+	XP_LAUNCHER_WAITED,         /* a thread without Python, placed by ingest at the line
+				     * its Python thread waited in (ingest/waitlines.h) */
 	XP_LAUNCHER_KINDS
 };
 
 struct xp_launcher_scan {
 	int python, autograd, nccl, xla, interpreter, frames;
+	int waited;                 /* the note of a launch placed at a waiting line */
 	int rooted;                 /* the root-most frame starts a thread or the program */
 	char what[96];              /* after end: the autograd node, NCCL call or the
 				     * native thread's function ("" if unknown) */

@@ -8,6 +8,7 @@
 
 #define PY 1u                   /* a Python frame at or above the node */
 #define LINE 2u                 /* a Python line at or above */
+#define WAITED 4u               /* a waiting line's note at or above (db/waitnote.h) */
 #define KNOWN 0x80u
 
 struct reach_tree {
@@ -47,12 +48,13 @@ static int load_tree(sqlite3 *db, struct reach_tree *t)
 	return t->ans && t->path ? 0 : -ENOMEM;
 }
 
-/* PY and LINE of node id's own frame. */
+/* PY, LINE and WAITED of node id's own frame. */
 static unsigned own_bits(const struct reach_tree *t, int64_t id)
 {
 	unsigned c = t->s.frame_class[t->s.frame[id]];
 
-	return (c & XP_FRAME_IS_PYTHON ? PY : 0) | (c & XP_FRAME_IS_LINE ? LINE : 0);
+	return (c & XP_FRAME_IS_PYTHON ? PY : 0) | (c & XP_FRAME_IS_LINE ? LINE : 0) |
+	       (c & XP_FRAME_IS_WAITED ? WAITED : 0);
 }
 
 /* Walks up to the first node whose answer is known (or the root), then
@@ -68,7 +70,7 @@ static unsigned reaches(struct reach_tree *t, int64_t id)
 		at = t->s.parent[at];
 	}
 	if (at > 0 && at < t->s.nnodes && t->ans[at])
-		bits = t->ans[at] & (PY | LINE);
+		bits = t->ans[at] & (PY | LINE | WAITED);
 	while (len-- > 0) {
 		bits |= own_bits(t, t->path[len]);
 		t->ans[t->path[len]] = (uint8_t)(KNOWN | bits);
@@ -81,7 +83,7 @@ int xp_python_reach(sqlite3 *db, sqlite3_stmt *rows, struct xp_python_reach *out
 	struct reach_tree t = { 0 };
 	int rc = SQLITE_DONE, err, py = 0;
 
-	out->gpu_ns = out->python_ns = out->line_ns = 0;
+	out->gpu_ns = out->python_ns = out->line_ns = out->waited_ns = 0;
 	out->has_lines = 0;
 	/* cheap first: most runs are not Python programs */
 	if ((err = exists(db, "SELECT EXISTS (SELECT 1 FROM xp_frames f JOIN StringIds s"
@@ -101,6 +103,10 @@ int xp_python_reach(sqlite3 *db, sqlite3_stmt *rows, struct xp_python_reach *out
 		if (sqlite3_column_type(rows, 0) == SQLITE_NULL)
 			continue;
 		bits = reaches(&t, sqlite3_column_int64(rows, 0));
+		if (bits & WAITED) {
+			out->waited_ns = xp_sat_add(out->waited_ns, ns);
+			continue;
+		}
 		if (bits & PY)
 			out->python_ns = xp_sat_add(out->python_ns, ns);
 		if (bits & LINE)

@@ -48,6 +48,9 @@ struct xp_python_reach {
 	int64_t gpu_ns;         /* over the rows given */
 	int64_t python_ns;      /* of which the stack holds a Python frame */
 	int64_t line_ns;        /* of which a Python line (XP_FRAME_PYTHON) */
+	int64_t waited_ns;      /* at the line its Python thread waited in, launched by a
+				 * runtime thread (ingest/waitlines.h): in neither of
+				 * the two above, its stack was not taken in Python */
 	int has_lines;          /* the database has Python lines at all */
 };
 

@@ -188,7 +188,8 @@ static int footer_not_python(struct rep *R, const char *sql, int64_t exact_ns)
 		double pct = exact_ns ? 100.0 * (double)ns[w] / (double)exact_ns : 0;
 		char why[400];
 
-		if (!ns[w])
+		/* a waiting line is Python's: said with the Python lines above */
+		if (!ns[w] || w == XP_LAUNCHER_WAITED)
 			continue;
 		xp_launcher_why(w, inproc, why, sizeof(why));
 		xp_table_row(&t, (struct xp_cell[]){ { .s = xp_launcher_key(w) }, { .i = ns[w] },
@@ -205,7 +206,24 @@ static const struct xp_col python_cols[] = {
 	{ .json = "pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
 	{ .json = "python_line_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
 	{ .json = "line_pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
+	/* ingest's waiting lines (waitlines.h), when there are any */
+	{ .json = "waited_gpu_ns", .kind = XP_COL_INT, .json_only = 1 },
+	{ .json = "waited_pct", .kind = XP_COL_FIXED, .prec = 1, .json_only = 1 },
 };
+
+static double waited_pct(const struct xp_python_reach *r)
+{
+	return r->gpu_ns ? 100.0 * (double)r->waited_ns / (double)r->gpu_ns : 0;
+}
+
+/* GPU time ingest placed at the line a Python thread waited in, said apart
+ * from stacks taken in Python: no Python frame was on its launch stack. */
+static void footer_waited(struct rep *R, const struct xp_python_reach *r)
+{
+	if (r->waited_ns)
+		xp_rep_foot_line(R, "  %.1f%% at the line its Python thread waited in (launched by a"
+				 " runtime thread)", waited_pct(r));
+}
 
 static int footer_python(struct rep *R)
 {
@@ -227,16 +245,18 @@ static int footer_python(struct rep *R)
 		return rc > 0 ? 0 : rc;
 	pct = r.gpu_ns ? 100.0 * (double)r.python_ns / (double)r.gpu_ns : 0;
 	line_pct = r.gpu_ns ? 100.0 * (double)r.line_ns / (double)r.gpu_ns : 0;
-	t = xp_rep_json_table(R, python_cols, 5, NULL);
+	t = xp_rep_json_table(R, python_cols, 7, NULL);
 	xp_table_row_key(&t, "python", (struct xp_cell[]){ { .i = r.gpu_ns }, { .i = r.python_ns },
 		{ .d = pct }, { .i = r.line_ns, .absent = !r.has_lines },
-		{ .d = line_pct, .absent = !r.has_lines } });
+		{ .d = line_pct, .absent = !r.has_lines },
+		{ .i = r.waited_ns, .absent = !r.waited_ns }, { .d = waited_pct(&r), .absent = !r.waited_ns } });
 	if (r.gpu_ns) {
 		xp_rep_foot_line(R, "Python: %.1f%% of the exactly attributed GPU time was launched from a"
 			  " Python function", pct);
 		if (r.has_lines)
 			xp_rep_foot_line(R, "  %.1f%% with its Python line (Python stacks taken at the launch)",
 				  line_pct);
+		footer_waited(R, &r);
 	}
 	if (r.python_ns < r.gpu_ns)
 		return footer_not_python(R, sql, r.gpu_ns);

@@ -311,6 +311,8 @@ json_t *xp_info(sqlite3 *db)
 		json_object_set_new(info, "python", v);
 	if ((v = xp_info_autograd(db)))
 		json_object_set_new(info, "autograd", v);
+	if ((v = xp_info_wait_lines(db)))
+		json_object_set_new(info, "wait_lines", v);
 	json_object_set_new(info, "processes", processes(db));
 	json_object_set_new(info, "warnings", rows(db,
 		"SELECT message FROM xp_warnings ORDER BY rowid"));

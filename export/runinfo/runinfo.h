@@ -19,6 +19,10 @@ json_t *xp_info(sqlite3 *db);
 json_t *xp_info_gpu(sqlite3 *db);
 json_t *xp_info_python(sqlite3 *db);
 json_t *xp_info_autograd(sqlite3 *db);
+/* runinfo_waits.c: launches placed at the line their Python thread waited
+ * in ("placed", "no_waiter", "several"; "off" after --raw-launch-stacks),
+ * NULL when no launch of the run qualified. */
+json_t *xp_info_wait_lines(sqlite3 *db);
 /* runinfo_pysamples.c: the samples of Python threads, with and without
  * Python frames, into info ("python_samples"), and a warning when some ran
  * the interpreter with none. */
