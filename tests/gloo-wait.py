@@ -11,7 +11,7 @@ in data.py:? load_batch; rank 0 waits for it in the all-reduce.
  - --by idle counts rank 0's idle GPU during its wait for rank 1 as
    "waiting for another rank" (1.6 ms a step), rank 1's as nothing of it;
  - ranks whose waits do not pair up (rank 1 one fewer): nothing matched,
-   and --by rank says so;
+   and --by rank, wait and idle say so;
  - the clocks' error larger than the lateness: too close to call;
  - json as the schema says."""
 import json
@@ -104,10 +104,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check("mismatch: no host-side row", not [s for s in r["spread"] if s.get("host_side")] and
           not r.get("host_collectives"), r.get("host_collectives"))
     check("mismatch: said", "not matched across ranks: rank 0 waited 20 times, rank 1 19" in
-          report(short, "rank", "text"), "")
-    check("mismatch: no wait to charge",
-          "nothing to show" in subprocess.run([xpcorr, "report", "--by", "wait", short],
-                                              capture_output=True, text=True).stderr, "")
+          " ".join(report(short, "rank", "text").split()), "")
+    p = subprocess.run([xpcorr, "report", "--by", "wait", short], capture_output=True, text=True,
+                       env=dict(os.environ, COLUMNS=""))
+    check("mismatch: no wait to charge, said", "nothing to show" in p.stderr and
+          "not matched across ranks, not charged: rank 0 waited 20 times, rank 1 19" in
+          " ".join(p.stdout.split()), "")
+    check("mismatch: --by idle says so too", "not matched across ranks, no wait for a rank in"
+          " them: rank 0 waited 20 times, rank 1 19" in " ".join(report(short, "idle", "text").split()),
+          "")
 
     close = os.path.join(tmp, "close")
     shutil.copytree(two, close)

@@ -212,6 +212,14 @@ void xp_host_colls_free(struct xp_host_colls *H)
 	memset(H, 0, sizeof(*H));
 }
 
+size_t xp_host_colls_odd(const struct xp_host_colls *H)
+{
+	for (size_t r = 1; H->mismatch && r < H->nranks; r++)
+		if (H->count[r] != H->count[0])
+			return r;
+	return 0;
+}
+
 const struct xp_host_wait *xp_host_coll_at(const struct xp_host_colls *H, size_t inst, size_t r)
 {
 	return &H->w[inst * H->nranks + r];

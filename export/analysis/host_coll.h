@@ -50,6 +50,9 @@ struct xp_host_colls {
  * xp_switches). 0, -EIO or -ENOMEM. */
 int xp_host_colls_load(sqlite3 *db, struct xp_host_colls *H);
 void xp_host_colls_free(struct xp_host_colls *H);
+/* Where the counts differ (mismatch): the first rank whose count is not
+ * rank 0's (an index into rank, pid, count); 0 when they agree. */
+size_t xp_host_colls_odd(const struct xp_host_colls *H);
 /* Rank r's wait in instance inst. */
 const struct xp_host_wait *xp_host_coll_at(const struct xp_host_colls *H, size_t inst, size_t r);
 /* The rank that entered inst last (ties: the first by rank); *close 1 when

@@ -166,10 +166,8 @@ int xp_rank_host_section(struct rep *R, const struct xp_host_colls *H)
 			      .text_order = text_cols, .text_n = sizeof(text_cols),
 			      .csv_order = csv_cols, .csv_n = sizeof(csv_cols),
 			      .json_order = json_cols, .json_n = sizeof(json_cols) };
-	size_t rows = 0, odd = 0;
+	size_t rows = 0, odd = xp_host_colls_odd(H);
 
-	while (H->mismatch && odd + 1 < H->nranks && H->count[odd] == H->count[0])
-		odd++;
 	if (H->mismatch) {
 		xp_table_text(&t, "%s", "");
 		xp_table_text(&t, "  Host-side collectives (waits in c10d::Work::wait) not matched across"

@@ -492,6 +492,11 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	}
 	rc = 0;
 	xp_table_end(&t, 0, 0);
+	if (H.mismatch)
+		xp_rep_foot_line(R, "Host-side collectives (waits in c10d::Work::wait) not matched across"
+				 " ranks, no wait for a rank in them: rank %lld waited %zu times, rank %lld %zu",
+				 (long long)H.rank[0], H.count[0], (long long)H.rank[xp_host_colls_odd(&H)],
+				 H.count[xp_host_colls_odd(&H)]);
 	if (R->o->step >= 0 && !*rows && ndev)
 		xp_rep_foot_line(R, "No step %lld: steps are NVTX ranges named ProfilerStep#N or"
 				 " \"step N\" on the process's threads, else the turns of its Python"

@@ -406,6 +406,11 @@ int xp_view_wait(struct rep *R, size_t *rows)
 		goto out;
 	xp_wait_print(R, &B.out, B.J.rank, B.J.clock_err);
 	*rows = B.out.n;
+	if (H.mismatch)
+		xp_rep_foot_line(R, "Host-side collectives (waits in c10d::Work::wait) not matched across"
+				 " ranks, not charged: rank %lld waited %zu times, rank %lld %zu",
+				 (long long)H.rank[0], H.count[0], (long long)H.rank[xp_host_colls_odd(&H)],
+				 H.count[xp_host_colls_odd(&H)]);
 out:
 	xp_idle_close(B.I);
 	xp_host_colls_free(&H);
