@@ -148,6 +148,24 @@ static int load_ranks(sqlite3 *db, struct xp_host_colls *H)
 	return step == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* The rank that entered instance k last (ties: the first by rank), and
+ * whether the one before it entered within the clocks' error. */
+static void find_late(struct xp_host_colls *H, size_t k)
+{
+	int64_t second = INT64_MIN, last;
+	size_t late = 0;
+
+	for (size_t r = 1; r < H->nranks; r++)
+		if (xp_host_coll_at(H, k, r)->entry > xp_host_coll_at(H, k, late)->entry)
+			late = r;
+	last = xp_host_coll_at(H, k, late)->entry;
+	for (size_t r = 0; r < H->nranks; r++)
+		if (r != late && xp_host_coll_at(H, k, r)->entry > second)
+			second = xp_host_coll_at(H, k, r)->entry;
+	H->late[k] = late;
+	H->close[k] = second != INT64_MIN && last - second <= H->clock_err;
+}
+
 /* Every rank's waits, matched by their order where the counts agree. */
 static int load_waits(sqlite3 *db, struct xp_host_colls *H)
 {
@@ -177,6 +195,11 @@ static int load_waits(sqlite3 *db, struct xp_host_colls *H)
 			for (size_t k = 0; k < H->ninst; k++)
 				H->w[k * H->nranks + r] = per[r][k];
 	}
+	if (!rc && H->ninst && (!(H->late = malloc(H->ninst * sizeof(*H->late))) ||
+				!(H->close = malloc(H->ninst))))
+		rc = -ENOMEM;
+	for (size_t k = 0; !rc && k < H->ninst; k++)
+		find_late(H, k);
 	for (size_t r = 0; r < H->nranks; r++)
 		free(per[r]);
 	free(per);
@@ -209,6 +232,8 @@ void xp_host_colls_free(struct xp_host_colls *H)
 	free(H->pid);
 	free(H->count);
 	free(H->w);
+	free(H->late);
+	free(H->close);
 	memset(H, 0, sizeof(*H));
 }
 
@@ -227,18 +252,8 @@ const struct xp_host_wait *xp_host_coll_at(const struct xp_host_colls *H, size_t
 
 size_t xp_host_coll_late(const struct xp_host_colls *H, size_t inst, int *close)
 {
-	int64_t second = INT64_MIN;
-	size_t late = 0;
-
-	for (size_t r = 1; r < H->nranks; r++)
-		if (xp_host_coll_at(H, inst, r)->entry > xp_host_coll_at(H, inst, late)->entry)
-			late = r;
-	for (size_t r = 0; r < H->nranks; r++)
-		if (r != late && xp_host_coll_at(H, inst, r)->entry > second)
-			second = xp_host_coll_at(H, inst, r)->entry;
-	*close = second != INT64_MIN &&
-		 xp_host_coll_at(H, inst, late)->entry - second <= H->clock_err;
-	return late;
+	*close = H->close[inst];
+	return H->late[inst];
 }
 
 int64_t xp_host_coll_wait(const struct xp_host_colls *H, size_t inst, size_t r)

@@ -39,6 +39,8 @@ struct xp_host_colls {
 	size_t *count;              /* per rank: its waits */
 	size_t ninst;               /* 0 when mismatch */
 	struct xp_host_wait *w;     /* [inst * nranks + r] */
+	size_t *late;               /* per instance: the rank that entered it last */
+	unsigned char *close;       /* per instance: its last two entries within clock_err */
 	char **names;               /* what the Python above the wait called ("all_reduce"),
 				     * else the wait's frame ("c10d::Work::wait") */
 	size_t nnames;

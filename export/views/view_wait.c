@@ -284,38 +284,40 @@ struct pair_rows {
 static int share_host(struct blame *B)
 {
 	struct pair_rows *p = NULL;
+	struct xp_u64map at;        /* (waiting, late slot) -> index + 1 into p */
 	size_t np = 0, cap = 0;
 	int rc = 0;
 
+	xp_u64map_init(&at);
 	for (size_t i = 0; i < B->nreqs && !rc; i++) {
 		const struct req *q = &B->reqs[i];
 		const struct span *w = &B->spans[q->sw], *l = &B->spans[q->sl];
-		size_t k = 0;
+		uint64_t *slot;
+		int fresh;
 
 		if (w->gtid < 0)
 			continue;
-		while (k < np && (p[k].w != q->w || p[k].l != q->l))
-			k++;
-		if (k == np) {
-			if (xp_array__reserve((void **)&p, &cap, np + 1, sizeof(*p), 8)) {
-				rc = -ENOMEM;
-				break;
-			}
-			p[np++] = (struct pair_rows){ .w = q->w, .l = q->l };
+		if (xp_u64map_upsert(&at, q->w, q->l, &slot, &fresh) ||
+		    (fresh && xp_array__reserve((void **)&p, &cap, np + 1, sizeof(*p), 8))) {
+			rc = -ENOMEM;
+			break;
 		}
-		rc = xp_wait_rows_add(&p[k].rw, &p[k].nw, &p[k].cw, B->pool + w->first, w->n);
-		rc = rc ? rc : xp_wait_rows_add(&p[k].rl, &p[k].nl, &p[k].cl, B->pool + l->first, l->n);
+		if (fresh)
+			p[(*slot = ++np) - 1] = (struct pair_rows){ .w = q->w, .l = q->l };
+		rc = xp_wait_rows_add(&p[*slot - 1].rw, &p[*slot - 1].nw, &p[*slot - 1].cw,
+				      B->pool + w->first, w->n);
+		rc = rc ? rc : xp_wait_rows_add(&p[*slot - 1].rl, &p[*slot - 1].nl, &p[*slot - 1].cl,
+						B->pool + l->first, l->n);
 	}
 	for (size_t i = 0; i < B->nreqs && !rc && !B->err; i++) {
 		const struct req *q = &B->reqs[i];
 		struct part_ctx c = { B, q };
-		size_t k = 0;
+		const struct pair_rows *r;
 
 		if (B->spans[q->sw].gtid < 0)
 			continue;
-		while (p[k].w != q->w || p[k].l != q->l)
-			k++;
-		if (!xp_wait_share(p[k].rw, p[k].nw, p[k].rl, p[k].nl, q->ns, on_part, &c))
+		r = &p[*xp_u64map_find(&at, q->w, q->l) - 1];
+		if (!xp_wait_share(r->rw, r->nw, r->rl, r->nl, q->ns, on_part, &c))
 			charge(B, q, q->l, XP_WAIT_NONE,
 			       xp_idle_intern(B->I, "(nothing took the late rank longer)"), q->ns);
 	}
@@ -324,6 +326,7 @@ static int share_host(struct blame *B)
 		free(p[k].rl);
 	}
 	free(p);
+	xp_u64map_free(&at);
 	return rc ? rc : B->err;
 }
 
