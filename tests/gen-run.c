@@ -5,7 +5,7 @@
  *   gen-run python EXE LIB DIR FIXTURE   # launches with Python stacks (tests/pylines)
  *   gen-run job EXE LIB DIR RANK WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS [nccl|gloo]]
  *                                        # one rank of a job, its host's clocks off
- *   gen-run gaps EXE LIB DIR RANK WORLD STEPS TRUTH.json [loop:FIXTURE|flat:FIXTURE|waits|chain]
+ *   gen-run gaps EXE LIB DIR RANK WORLD STEPS TRUTH.json [loop:FIXTURE|flat:FIXTURE|waits|chain|gloo|gloo-short]
  *                                        # one rank with known GPU idle causes
  */
 #include <stdio.h>
@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen-run golden EXE LIB DIR | gen-run bench|scale EXE LIB DIR N"
 			" [SEED] | gen-run python EXE LIB DIR FIXTURE | gen-run job EXE LIB DIR RANK"
 			" WORLD HOST MONO_OFF_NS WALL_ERR_NS [STEPS] | gen-run gaps EXE LIB DIR RANK WORLD"
-			" STEPS TRUTH.json [loop:FIXTURE|flat:FIXTURE|waits|chain]\n");
+			" STEPS TRUTH.json [loop:FIXTURE|flat:FIXTURE|waits|chain|gloo|gloo-short]\n");
 		return 2;
 	}
 	/* mappings carry absolute paths, as the kernel reports them */

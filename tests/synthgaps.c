@@ -23,6 +23,8 @@
  * (an off-CPU interval gone off in xp_idle under py::save_checkpoint),
  * step 4k+3 waits 1 ms without a stack and is then preempted 0.5 ms, and
  * the gap from step 4k's synchronize to step 4k+1's launch has no sample.
+ * "gloo" mode (tests/gloo-wait.py): the all-reduce runs on the host
+ * (step_gloo); "gloo-short": the last rank's last step has none.
  * CPU samples every 50 us while the thread runs Python. The truth (each
  * part and cause of every step, summed) goes to a JSON file.
  */
@@ -294,6 +296,47 @@ static int step_chain(struct gap_rank *r, unsigned i, uint64_t t)
 	return err;
 }
 
+/* The thread off CPU over [a, b) in gloo's all-reduce: in c10d::Work::wait
+ * (perf map) under py::all_reduce under py::train. */
+static int host_wait(struct gap_rank *r, uint64_t a, uint64_t b)
+{
+	struct { struct xp_switch w; uint64_t ips[3]; } sw = {
+		.w = { .ts = a, .duration_ns = b - a, .pid = r->pid, .tid = r->pid, .prev_state = 1,
+		       .stack = { .user_depth = 3 } },
+		.ips = { PY(0x610), PY(0x710), PY(0x410) },
+	};
+
+	return xp_writer_append(r->cpu, XP_REC_SWITCH, &sw, sizeof(sw), NULL, 0);
+}
+
+/* "gloo" mode, a step from t: every rank loads a batch (py::load_batch,
+ * 2 ms, 3.6 ms on the last rank) and enters gloo's all-reduce 20 us
+ * later, waiting off CPU until 500 us after the last rank entered (a
+ * collective on the host: no kernel); then launches a gemm (3 ms), waits
+ * for it in a cudaStreamSynchronize and logs (py::log_metrics) until the
+ * step's end. The GPU idles from the step's start to the gemm: on the
+ * other ranks, 1.6 ms of it waiting for the last. none: no all-reduce. */
+static int step_gloo(struct gap_rank *r, unsigned i, uint64_t t, int none)
+{
+	const struct xp_synth *s = r->s;
+	uint64_t at[3] = { xp_synth_ip(s, "xp_compute", 4), xp_synth_return_ip(s, "xp_run"),
+			   xp_synth_return_ip(s, "main") };
+	uint64_t load = (r->rank == r->world - 1 ? 3600 : 2000) * US, out = t + 4120 * US;
+	int err = nvtx(r, t, XP_NVTX_START, i + 1, S_STEP0 + i);
+
+	err = err ?: samples(r, t, t + load, PY(0x110), PY(0x410));
+	err = err ?: (none ? 0 : host_wait(r, t + load + 20 * US, out));
+	r->corr++;
+	err = err ?: api(r, out + 10 * US, out + 15 * US, S_LAUNCH, 211, at);
+	err = err ?: kernel(r, out + 20 * US, out + 3020 * US, S_GEMM, 7);
+	r->corr++;
+	err = err ?: api(r, out + 30 * US, out + 3100 * US, S_SYNC, 131, at);
+	err = err ?: samples(r, out + 3100 * US, t + GAP_STEP, PY(0x310), PY(0x410));
+	err = err ?: nvtx(r, t + GAP_STEP, XP_NVTX_END, i + 1, 0);
+	r->site = 0;
+	return err;
+}
+
 static int open_gpu(struct gap_rank *r, const char *dir, unsigned steps)
 {
 	struct xp_gpu_process proc = { .ts = GAP_T0 - 1000000, .pid = r->pid, .ns_pid = r->pid,
@@ -322,16 +365,19 @@ static int open_gpu(struct gap_rank *r, const char *dir, unsigned steps)
 /* The Python functions, as CPython's perf map names them. */
 static int python_frames(struct gap_rank *r, const char *dir)
 {
-	char name[64], text[512];
+	char name[64], text[1024];
 	int err = xp_synth_add_mmap(r->cpu, GAP_T0 - 1000000, r->pid, XP_SYNTH_JIT_BASE, 0x10000, 0,
 				    "//anon", NULL, 0, 0);
 
 	snprintf(text, sizeof(text), "%llx 100 py::load_batch:/app/data.py\n"
 		 "%llx 100 py::tokenize:/app/data.py\n%llx 100 py::log_metrics:/app/train.py\n"
-		 "%llx 100 py::train:/app/train.py\n%llx 100 py::save_checkpoint:/app/ckpt.py\n",
+		 "%llx 100 py::train:/app/train.py\n%llx 100 py::save_checkpoint:/app/ckpt.py\n"
+		 "%llx 100 c10d::Work::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >)\n"
+		 "%llx 100 py::all_reduce:/torch/distributed/distributed_c10d.py\n",
 		 (unsigned long long)PY(0x100), (unsigned long long)PY(0x200),
 		 (unsigned long long)PY(0x300), (unsigned long long)PY(0x400),
-		 (unsigned long long)PY(0x500));
+		 (unsigned long long)PY(0x500), (unsigned long long)PY(0x600),
+		 (unsigned long long)PY(0x700));
 	snprintf(name, sizeof(name), "perf-%u.map", r->pid);
 	return err ? err : xp_synth_write_text(dir, name, text);
 }
@@ -439,7 +485,7 @@ static int py_open(struct gap_rank *r, const struct xp_pyfixture *fx, struct gap
 }
 
 /* py: NULL (NVTX steps), "waits" (NVTX steps with a sleep and unsampled
- * gaps), "chain" (step_chain: world 3), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
+ * gaps), "chain" (step_chain: world 3), "gloo" or "gloo-short" (step_gloo), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
  * at the launches over FIXTURE's line tables, no NVTX). */
 int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank, int world,
 			     unsigned steps, const char *truth, const char *py)
@@ -448,7 +494,8 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 			      .waits = py && !strcmp(py, "waits"), .steps = steps };
 	struct xp_pyfixture *fx = NULL;
 	struct gap_py gp = { .flat = py && !strncmp(py, "flat:", 5) };
-	int chain = py && !strcmp(py, "chain");
+	int chain = py && !strcmp(py, "chain"), gloo = py && !strncmp(py, "gloo", 4);
+	int gloo_short = gloo && !strcmp(py, "gloo-short");
 	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
 	uint64_t end = GAP_T0 + steps * GAP_STEP;
 	int err;
@@ -465,7 +512,7 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 	err = err ?: python_frames(&r, dir);
 	err = err ?: xp_synth_add_mmap(r.cpu, GAP_T0 - 1000000, r.pid, LIB_BASE, 0x100000, 0,
 				       "/usr/lib/libcublasLt.so.13", NULL, 0, 0);
-	if (r.waits || chain)
+	if (r.waits || chain || gloo)
 		py = NULL;
 	if (!err && py) {
 		err = strchr(py, ':') ? xp_pyfixture_load(&fx, strchr(py, ':') + 1) : -EINVAL;
@@ -473,7 +520,10 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 		r.py = &gp;
 	}
 	for (unsigned i = 0; i < steps && !err; i++)
-		err = chain ? step_chain(&r, i, GAP_T0 + i * GAP_STEP) : step(&r, i, GAP_T0 + i * GAP_STEP);
+		err = chain ? step_chain(&r, i, GAP_T0 + i * GAP_STEP) :
+		      gloo ? step_gloo(&r, i, GAP_T0 + i * GAP_STEP,
+				       gloo_short && rank == world - 1 && i + 1 == steps) :
+		      step(&r, i, GAP_T0 + i * GAP_STEP);
 	done.ts = end;
 	err = err ?: xp_writer_append(r.g, XP_REC_GPU_STATUS, &done, sizeof(done), NULL, 0);
 	err = (r.cpu ? xp_writer_close(r.cpu) : 0) ?: err;

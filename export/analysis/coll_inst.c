@@ -11,7 +11,7 @@
 
 static int is_coll(const struct xp_tl_op *op)
 {
-	return op->cls == XP_TL_COMM && op->name >= 0;
+	return op->cls == XP_TL_COMM && (op->name >= 0 || op->host);
 }
 
 /* The slots: per rank's process, its device with the most collectives. */

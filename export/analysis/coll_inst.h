@@ -4,7 +4,9 @@
  * (view_wait.c) and the Chrome trace's blame flows (chrome_idle.c): who
  * entered an instance last, whether that is within the clocks' error, and
  * where two ranks were last in step before it (the end of the latest
- * instance both had finished).
+ * instance both had finished). Collectives the ranks waited for on their
+ * hosts (host_coll.h) are ops of the timelines once added, numbered the
+ * same way: the k-th host op of every rank is one instance.
  *
  *   struct xp_coll_job J;
  *   if (xp_coll_job_load(db, &set, &J) == 0) { ...; xp_coll_job_free(&J); }

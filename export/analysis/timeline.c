@@ -584,8 +584,9 @@ int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn
 		int64_t split = op->start + op->wait;
 
 		split = split < a ? a : split > b ? b : split;
+		/* a host's collective: the GPU's concern is its wait alone */
 		if (add_piece(&ev, &n, &cap, a, split, XP_TL_RANK, op) ||
-		    add_piece(&ev, &n, &cap, split, b, op->cls, op)) {
+		    (!op->host && add_piece(&ev, &n, &cap, split, b, op->cls, op))) {
 			free(ev);
 			return -ENOMEM;
 		}
@@ -616,6 +617,35 @@ int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn
 	if (p.b > p.a)
 		fn(ctx, p.a, p.b, p.cls, p.op);
 	free(ev);
+	return 0;
+}
+
+int xp_tl_insert(struct xp_tl *tl, const struct xp_tl_op *add, size_t n)
+{
+	struct xp_tl_op *ops;
+	int64_t *reach;
+	size_t i, j, k;
+
+	if (!n)
+		return 0;
+	ops = malloc((tl->n + n) * sizeof(*ops));
+	reach = malloc((tl->n + n) * sizeof(*reach));
+	if (!ops || !reach) {
+		free(ops);
+		free(reach);
+		return -ENOMEM;
+	}
+	for (i = j = k = 0; i < tl->n || j < n; k++)
+		ops[k] = j >= n || (i < tl->n && tl->ops[i].start <= add[j].start) ? tl->ops[i++] :
+			 add[j++];
+	for (k = 0; k < tl->n + n; k++)
+		reach[k] = k && reach[k - 1] > ops[k].end ? reach[k - 1] : ops[k].end;
+	free(tl->ops);
+	free(tl->reach);
+	tl->ops = ops;
+	tl->reach = reach;
+	tl->n += n;
+	tl->cap = tl->n;
 	return 0;
 }
 

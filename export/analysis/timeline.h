@@ -53,6 +53,9 @@ struct xp_tl_op {
 	int64_t wait;               /* collectives: ns from start until the last rank started */
 	int64_t late_pid;           /* and that rank's process (pid of xp_ranks), or -1 */
 	int cls;                    /* enum xp_tl_class: compute, comm or mem */
+	int host;                   /* a collective the host waited in (host_coll.h), no GPU
+				     * work: [start, end) its wait; the sweep sees its
+				     * wait for the last rank alone */
 };
 
 struct xp_tl {
@@ -103,5 +106,9 @@ int64_t xp_tl_percentile(const int64_t *sorted, size_t n, double p);
 void xp_tl_sort(int64_t *v, size_t n);
 /* The index of the first op starting at or after t (tl->n if none). */
 size_t xp_tl_first_from(const struct xp_tl *tl, int64_t t);
+/* n ops (by start) added to tl among its own, by start (an op added after
+ * the device's ops of the same start): indices of tl's ops move. 0 or
+ * -ENOMEM (tl unchanged). */
+int xp_tl_insert(struct xp_tl *tl, const struct xp_tl_op *add, size_t n);
 
 #endif

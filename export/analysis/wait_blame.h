@@ -60,6 +60,11 @@ typedef void (*xp_wait_part_fn)(void *ctx, const struct xp_wait_row *r, int64_t 
 int xp_wait_share(const struct xp_wait_row *w, size_t nw, const struct xp_wait_row *l, size_t nl,
 		  int64_t ns, xp_wait_part_fn part, void *ctx);
 
+/* A sum of stretches' rows: rows r[0..nr) added to *v (*n of them, by
+ * kind and where; where compared as pointers). 0 or -ENOMEM. */
+int xp_wait_rows_add(struct xp_wait_row **v, size_t *n, size_t *cap, const struct xp_wait_row *r,
+		     size_t nr);
+
 /* ns of wait wid more to (waiter, late, culprit, kind, where). 0 or -ENOMEM
  * (where NULL: out of memory already). */
 int xp_wait_table_add(struct xp_wait_table *t, size_t waiter, size_t late, size_t culprit, int kind,

@@ -70,6 +70,25 @@ int xp_wait_share(const struct xp_wait_row *w, size_t nw, const struct xp_wait_r
 	return 1;
 }
 
+int xp_wait_rows_add(struct xp_wait_row **v, size_t *n, size_t *cap, const struct xp_wait_row *r,
+		     size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		size_t k = 0;
+
+		while (k < *n && ((*v)[k].kind != r[i].kind || (*v)[k].where != r[i].where))
+			k++;
+		if (k == *n) {
+			if (xp_array__reserve((void **)v, cap, *n + 1, sizeof(**v), 16))
+				return -ENOMEM;
+			(*v)[(*n)++] = (struct xp_wait_row){ .kind = r[i].kind, .where = r[i].where,
+							     .slot = -1, .inst = -1 };
+		}
+		(*v)[k].ns = xp_sat_add((*v)[k].ns, r[i].ns);
+	}
+	return 0;
+}
+
 int xp_wait_table_add(struct xp_wait_table *t, size_t waiter, size_t late, size_t culprit, int kind,
 		      const char *where, int64_t ns, uint64_t wid)
 {

@@ -656,6 +656,23 @@ int xp_idle_span(struct xp_idle *S, int64_t a, int64_t b, xp_tl_segment_fn busy,
 	return rc ? rc : S->err;
 }
 
+int xp_idle_host_span(struct xp_idle *S, int64_t gtid, int64_t a, int64_t b)
+{
+	xp_idle__reset(S);
+	if (b > a) {
+		/* one kind of "gap" for every host span: its unsampled time
+		 * shared as the host spans' samples */
+		S->gap_no++;
+		S->next_stack = -1;
+		if (!(S->gap_kind = gap_kind_of(S, -1, -1, gtid)))
+			return -ENOMEM;
+		host_part(S, gtid, a, b);
+	}
+	xp_idle__estimate(S);
+	S->gap_kind = 0;
+	return S->err;
+}
+
 int xp_idle_row(struct xp_idle *S, size_t i, struct xp_idle_row *row)
 {
 	/* an estimate stands for the kind it estimates */

@@ -43,6 +43,11 @@ int xp_idle_use(struct xp_idle *I, const struct xp_tl *tl);
  * does (rows), every other segment (compute, communication, memory, waiting
  * for a rank) handed to busy. Replaces the rows of the last span. */
 int xp_idle_span(struct xp_idle *I, int64_t a, int64_t b, xp_tl_segment_fn busy, void *ctx);
+/* The causes of [a, b) of thread gtid of the device's process, named as
+ * --by idle names a gap's host time (blocking calls, waits off CPU, its
+ * samples) whatever the GPU did meanwhile: a host's way to a collective
+ * it waited in on the host (host_coll.h). Replaces the last span's rows. */
+int xp_idle_host_span(struct xp_idle *I, int64_t gtid, int64_t a, int64_t b);
 /* Row i of the last span into *row: 1, or 0 past the last. */
 int xp_idle_row(struct xp_idle *I, size_t i, struct xp_idle_row *row);
 /* The label ("host running", key 0) or key ("host", key 1) of a row's

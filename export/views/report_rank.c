@@ -24,6 +24,7 @@
 #include "export/report/report_priv.h"
 #include "export/report/decl.h"
 #include "export/report/table.h"
+#include "export/views/rank_host.h"
 
 /* kernels of a collective library: NCCL's and gloo's CUDA kernels */
 /* (for snprintf formats: the LIKE patterns' percent signs doubled) */
@@ -271,6 +272,8 @@ static const struct xp_col spread_cols[] = {
 	{ .head = "Then", .kind = XP_COL_CALL, .text_only = 1, .call = spread_lines },
 	{ .head = "Kernel (collectives first; run by every rank) / where the slowest rank launched it",
 	  .kind = XP_COL_TEXT, .width = 0, .rule = 6, .text_only = 1 },  /* its name short */
+	/* a collective run on the hosts (rank_host.h); absent for kernels */
+	{ .head = "Host Side", .json = "host_side", .kind = XP_COL_BOOL, .json_only = 1 },
 };
 static const unsigned char spread_text[] = { 10, 11, 18 };
 
@@ -297,7 +300,27 @@ static void spread_row(struct rep *R, struct xp_table *t, sqlite3_stmt *s, struc
 		{ .i = slow, .null = slow < 0 }, { .i = cw ? cw->wait_ns : 0, .absent = !cw },
 		{ .i = cw ? cw->late_ns : 0, .absent = !cw }, { .i = cw ? cw->unsure_ns : 0, .absent = !cw },
 		{ .s = more.site, .null = !more.site }, { .i = sqlite3_column_int(s, 3) }, { .p = &more },
-		{ .s = brief },
+		{ .s = brief }, { .absent = 1 },
+	});
+}
+
+/* The row of a collective the ranks waited for on their hosts. */
+static void host_spread_row(struct rep *R, struct xp_table *t, struct xp_sites *sites,
+			    const struct xp_rank_host_coll *c)
+{
+	struct coll_wait cw = { .late_rank = c->late_rank, .late_ns = c->late_ns,
+				.wait_ns = c->wait_ns, .unsure_ns = c->unsure_ns };
+	struct spread_more more = { R, &cw, c->late_stack > 0 ? xp_sites_get(sites, c->late_stack) : NULL };
+	char name[300];
+
+	snprintf(name, sizeof(name), "%s (host-side: c10d::Work::wait)", c->name);
+	xp_table_row(t, (struct xp_cell[]){
+		{ .s = "spread" }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
+		{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
+		{ .s = name }, { .i = c->spread_ns },
+		{ .i = c->late_rank, .null = c->late_rank < 0 }, { .i = c->wait_ns }, { .i = c->late_ns },
+		{ .i = c->unsure_ns }, { .s = more.site, .null = !more.site }, { .i = 1 }, { .p = &more },
+		{ .s = name }, { .i = 1 },
 	});
 }
 
@@ -323,8 +346,9 @@ static void alone_note(struct rep *R, struct xp_table *t)
 		      (long long)world);
 }
 
-/* Kernels every rank ran, by how far apart the ranks' times are. */
-static int spread(struct rep *R)
+/* Kernels every rank ran, by how far apart the ranks' times are; first
+ * the collectives the ranks waited for on their hosts. */
+static int spread(struct rep *R, const struct xp_host_colls *H)
 {
 	const struct xp_report_opts *o = R->o;
 	struct xp_sites *sites = NULL;
@@ -334,6 +358,8 @@ static int spread(struct rep *R)
 			      .fmt = o->format, .out = R->out, .json = &R->json, .width = o->width,
 			      .key = "spread", .lead = "  ", .no_split = 1, .text_order = spread_text,
 			      .text_n = sizeof(spread_text), .csv_continues = 1 };
+	struct xp_rank_host_coll *host = NULL;
+	size_t nhost = 0;
 	sqlite3_stmt *s;
 	char sql[2048], f[256];
 	unsigned shown = 0;
@@ -350,21 +376,30 @@ static int spread(struct rep *R)
 		 " ORDER BY 4 DESC, 2 DESC, 1", f);
 	if ((step = coll_waits(R, &waits, &nwaits)) < 0)
 		return step;
+	if ((step = xp_rank_host_colls(o, H, &host, &nhost)) < 0) {
+		free(waits);
+		return step;
+	}
 	if (xp_rep_prepare(R, sql, &s) < 0) {
 		free(waits);
+		free(host);
 		return -EIO;
 	}
 	if (xp_sites_new(R->db, &sites) < 0) {
 		sqlite3_finalize(s);
 		free(waits);
+		free(host);
 		return -EIO;
 	}
 	xp_sites_prefer_own(sites);
 	xp_table_text(&t, "%s", "");
 	xp_table_begin(&t, NULL);
-	if (nwaits)
+	if (nwaits || nhost)
 		xp_table_text(&t, "  (a collective's Slowest is the rank the others waited for: the"
 			      " last to start it)");
+	for (size_t i = 0; i < nhost && (!o->top || shown < o->top); i++, shown++)
+		host_spread_row(R, &t, sites, &host[i]);
+	free(host);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW && (!o->top || shown < o->top)) {
 		shown++;
 		spread_row(R, &t, s, sites, sqlite3_column_int(s, 3) ?
@@ -381,6 +416,7 @@ static int spread(struct rep *R)
 
 int xp_report_rank(struct rep *R, size_t *rows)
 {
+	struct xp_host_colls H;
 	int rc;
 
 	*rows = 0;
@@ -397,7 +433,12 @@ int xp_report_rank(struct rep *R, size_t *rows)
 	}
 	if ((rc = per_rank(R, rows)) < 0 || !*rows)
 		return rc;
-	return spread(R);
+	if ((rc = xp_host_colls_load(R->db, &H)) < 0)
+		return rc;
+	if ((rc = xp_rank_host_section(R, &H)) >= 0)
+		rc = spread(R, &H);
+	xp_host_colls_free(&H);
+	return rc;
 }
 
 /* Where the view's tables land in json (report/decl.h). */

@@ -9,7 +9,8 @@
  * (its CPU samples in the gap share the time: the hottest functions); from
  * the launch to the start the work was on its way ("launch to start").
  * A collective's kernel that ran before the last rank started the same
- * collective was waiting for that rank.
+ * collective was waiting for that rank; so was an idle GPU while its host
+ * waited in a collective run on the host (gloo's) for a later rank.
  *
  * Each gap also has what drained the queue before it: the blocking call
  * the host was in when the GPU ran out of work (an .item() that waited for
@@ -31,6 +32,7 @@
 #include "src/array.h"
 #include "src/gtid.h"
 #include "src/satmath.h"
+#include "export/analysis/host_coll.h"
 #include "export/idle/idle_priv.h"
 #include "export/idle/idle_steps.h"
 #include "export/report/report_priv.h"
@@ -463,6 +465,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 			      .json_order = device_json, .json_n = sizeof(device_json) };
 	struct xp_table st = { .cols = step_cols, .n = 1, .fmt = R->o->format, .json = &R->json };
 	struct xp_tl_set set = { 0 };
+	struct xp_host_colls H = { 0 };
 	struct xp_idle *S;
 	size_t ndev = 0;
 	char title[256];
@@ -471,7 +474,9 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	*rows = 0;
 	if ((rc = xp_idle_open(R->db, R->o->pid, &S)) < 0)
 		return rc;
-	if ((rc = xp_tl_load_all(R->db, &set)) < 0)
+	/* a host's wait in gloo's collectives: waiting for another rank too */
+	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_host_colls_load(R->db, &H)) < 0 ||
+	    (rc = xp_host_colls_add(&H, &set)) < 0)
 		goto out;
 	xp_table_fields(&st, (struct xp_cell[]){ { .i = R->o->step, .null = R->o->step < 0 } });
 	snprintf(title, sizeof(title), "** %s:", xp_rep_title(R->o->by));
@@ -487,12 +492,18 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	}
 	rc = 0;
 	xp_table_end(&t, 0, 0);
+	if (H.mismatch)
+		xp_rep_foot_line(R, "Host-side collectives (waits in c10d::Work::wait) not matched across"
+				 " ranks, no wait for a rank in them: rank %lld waited %zu times, rank %lld %zu",
+				 (long long)H.rank[0], H.count[0], (long long)H.rank[xp_host_colls_odd(&H)],
+				 H.count[xp_host_colls_odd(&H)]);
 	if (R->o->step >= 0 && !*rows && ndev)
 		xp_rep_foot_line(R, "No step %lld: steps are NVTX ranges named ProfilerStep#N or"
 				 " \"step N\" on the process's threads, else the turns of its Python"
 				 " loop, from 0", (long long)R->o->step);
 out:
 	xp_idle_close(S);
+	xp_host_colls_free(&H);
 	xp_tl_set_free(&set);
 	return rc;
 }

@@ -17,6 +17,9 @@
  * MAX_DEPTH and never back to a rank of the chain. An instance whose last
  * two entries are within the clock alignment's error (a merged job's
  * xp_job_runs.spread_ns) is "too close to call", not charged to a cause.
+ * Collectives waited for on the hosts (gloo's: host_coll.h) are instances
+ * too; their stretches are what the waiting thread did (xp_idle_host_span),
+ * shared by a pair of ranks' stretches summed over its waits (share_host).
  *
  *   xpcorr report --by wait job.db
  */
@@ -26,6 +29,7 @@
 #include <string.h>
 
 #include "export/analysis/coll_inst.h"
+#include "export/analysis/host_coll.h"
 #include "export/idle/idle_cause.h"
 #include "export/report/report_priv.h"
 #include "export/analysis/wait_blame.h"
@@ -36,6 +40,7 @@
 struct span {
 	size_t slot;
 	int64_t a, b;
+	int64_t gtid;               /* a host's collective: the thread that waited, else -1 */
 	size_t first, n;            /* its rows in the pool */
 };
 
@@ -124,7 +129,9 @@ static int split_span(struct blame *B, size_t k)
 	B->cur = k;
 	sp->first = B->npool;
 	sp->n = 0;
-	if ((rc = xp_idle_span(B->I, sp->a, sp->b, on_busy, B)) < 0)
+	rc = sp->gtid >= 0 ? xp_idle_host_span(B->I, sp->gtid, sp->a, sp->b) :
+	     xp_idle_span(B->I, sp->a, sp->b, on_busy, B);
+	if (rc < 0)
 		return rc;
 	for (size_t i = 0; xp_idle_row(B->I, i, &row); i++)
 		span_add(B, row.kind, row.where, row.ns, -1, -1);
@@ -165,29 +172,31 @@ static int split_all(struct blame *B)
 	return rc;
 }
 
-static size_t add_span(struct blame *B, size_t slot, int64_t a, int64_t b)
+static size_t add_span(struct blame *B, size_t slot, int64_t a, int64_t b, int64_t gtid)
 {
 	if (xp_array__reserve((void **)&B->spans, &B->span_cap, B->nspans + 1, sizeof(*B->spans), 64)) {
 		B->err = -ENOMEM;
 		return 0;
 	}
-	B->spans[B->nspans] = (struct span){ .slot = slot, .a = a, .b = a < b ? b : a };
+	B->spans[B->nspans] = (struct span){ .slot = slot, .a = a, .b = a < b ? b : a, .gtid = gtid };
 	return B->nspans++;
 }
 
 /* The round's requests' spans: each rank from where the two were last in
- * step to its entry into the instance. */
+ * step to its entry into the instance; for a host's collective, what the
+ * thread that entered it did (its GPU's work is not what it waited on). */
 static int plan_spans(struct blame *B)
 {
 	B->nspans = B->npool = 0;
 	for (size_t i = 0; i < B->nreqs && !B->err; i++) {
 		struct req *q = &B->reqs[i];
 		int32_t iw = B->J.op[q->inst * B->J.nslots + q->w];
+		const struct xp_tl_op *ow = &B->J.tl[q->w]->ops[iw], *ol = xp_coll_op(&B->J, q->inst, q->l);
 		int64_t pw, pl;
 
 		xp_coll_in_step(&B->J, q->w, (size_t)iw, q->l, &pw, &pl);
-		q->sw = add_span(B, q->w, pw, B->J.tl[q->w]->ops[iw].start);
-		q->sl = add_span(B, q->l, pl, xp_coll_op(&B->J, q->inst, q->l)->start);
+		q->sw = add_span(B, q->w, pw, ow->start, ow->host ? ow->gtid : -1);
+		q->sl = add_span(B, q->l, pl, ol->start, ol->host ? ol->gtid : -1);
 	}
 	return B->err;
 }
@@ -260,6 +269,67 @@ static void share(struct blame *B, const struct req *q)
 		       xp_idle_intern(B->I, "(nothing took the late rank longer)"), q->ns);
 }
 
+/* The rows of every host wait of one waiting and one late rank, summed. */
+struct pair_rows {
+	size_t w, l;
+	struct xp_wait_row *rw, *rl;
+	size_t nw, nl, cw, cl;
+};
+
+/* The round's waits in host collectives, shared by what their two ranks'
+ * stretches add up to over all their waits: a host's stretch is named by
+ * its CPU samples (about 1 ms apart at 999 Hz), too coarse for one wait of
+ * a few ms; over the job the samples' noise cancels, a slow loader's does
+ * not. Each wait still gets its own share of those rows. */
+static int share_host(struct blame *B)
+{
+	struct pair_rows *p = NULL;
+	struct xp_u64map at;        /* (waiting, late slot) -> index + 1 into p */
+	size_t np = 0, cap = 0;
+	int rc = 0;
+
+	xp_u64map_init(&at);
+	for (size_t i = 0; i < B->nreqs && !rc; i++) {
+		const struct req *q = &B->reqs[i];
+		const struct span *w = &B->spans[q->sw], *l = &B->spans[q->sl];
+		uint64_t *slot;
+		int fresh;
+
+		if (w->gtid < 0)
+			continue;
+		if (xp_u64map_upsert(&at, q->w, q->l, &slot, &fresh) ||
+		    (fresh && xp_array__reserve((void **)&p, &cap, np + 1, sizeof(*p), 8))) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (fresh)
+			p[(*slot = ++np) - 1] = (struct pair_rows){ .w = q->w, .l = q->l };
+		rc = xp_wait_rows_add(&p[*slot - 1].rw, &p[*slot - 1].nw, &p[*slot - 1].cw,
+				      B->pool + w->first, w->n);
+		rc = rc ? rc : xp_wait_rows_add(&p[*slot - 1].rl, &p[*slot - 1].nl, &p[*slot - 1].cl,
+						B->pool + l->first, l->n);
+	}
+	for (size_t i = 0; i < B->nreqs && !rc && !B->err; i++) {
+		const struct req *q = &B->reqs[i];
+		struct part_ctx c = { B, q };
+		const struct pair_rows *r;
+
+		if (B->spans[q->sw].gtid < 0)
+			continue;
+		r = &p[*xp_u64map_find(&at, q->w, q->l) - 1];
+		if (!xp_wait_share(r->rw, r->nw, r->rl, r->nl, q->ns, on_part, &c))
+			charge(B, q, q->l, XP_WAIT_NONE,
+			       xp_idle_intern(B->I, "(nothing took the late rank longer)"), q->ns);
+	}
+	for (size_t k = 0; k < np; k++) {
+		free(p[k].rw);
+		free(p[k].rl);
+	}
+	free(p);
+	xp_u64map_free(&at);
+	return rc ? rc : B->err;
+}
+
 /* The first round: every collective wait of the selected ranks. */
 static int first_waits(struct blame *B)
 {
@@ -312,10 +382,11 @@ static int rounds(struct blame *B)
 
 		B->reqs = B->next, B->nreqs = B->nnext, B->req_cap = B->next_cap;
 		B->next = t, B->nnext = 0, B->next_cap = cap;
-		if ((rc = plan_spans(B)) < 0 || (rc = split_all(B)) < 0)
+		if ((rc = plan_spans(B)) < 0 || (rc = split_all(B)) < 0 || (rc = share_host(B)) < 0)
 			break;
 		for (size_t i = 0; i < B->nreqs && !B->err; i++)
-			share(B, &B->reqs[i]);
+			if (B->spans[B->reqs[i].sw].gtid < 0)
+				share(B, &B->reqs[i]);
 		rc = B->err;
 	}
 	return rc;
@@ -325,19 +396,27 @@ int xp_view_wait(struct rep *R, size_t *rows)
 {
 	struct blame B = { .R = R };
 	struct xp_tl_set set = { 0 };
+	struct xp_host_colls H = { 0 };
 	int rc;
 
 	*rows = 0;
 	xp_u64map_init(&B.out.at);
 	if ((rc = xp_idle_open(R->db, R->o->pid, &B.I)) < 0)
 		return rc;
-	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_coll_job_load(R->db, &set, &B.J)) < 0 ||
+	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_host_colls_load(R->db, &H)) < 0 ||
+	    (rc = xp_host_colls_add(&H, &set)) < 0 || (rc = xp_coll_job_load(R->db, &set, &B.J)) < 0 ||
 	    (rc = rounds(&B)) < 0)
 		goto out;
 	xp_wait_print(R, &B.out, B.J.rank, B.J.clock_err);
 	*rows = B.out.n;
+	if (H.mismatch)
+		xp_rep_foot_line(R, "Host-side collectives (waits in c10d::Work::wait) not matched across"
+				 " ranks, not charged: rank %lld waited %zu times, rank %lld %zu",
+				 (long long)H.rank[0], H.count[0], (long long)H.rank[xp_host_colls_odd(&H)],
+				 H.count[xp_host_colls_odd(&H)]);
 out:
 	xp_idle_close(B.I);
+	xp_host_colls_free(&H);
 	xp_coll_job_free(&B.J);
 	xp_tl_set_free(&set);
 	free(B.spans);

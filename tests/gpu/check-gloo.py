@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""check-gloo.py XPCORR DB - what a two-rank job over gloo must show
+(tests/gpu/straggler_nccl.py --backend gloo --device 0: rank 1 loads 6 ms
+slower a step; gloo's all-reduce runs on the host, each rank's thread
+waiting in c10d::Work::wait, no collective kernel), on its database or on
+fixtures/h200-gloo (tests/gloo-fixture.sh):
+ - --by rank: the all-reduce, host-side, names rank 1, >= 90% of the others'
+   wait for it; both ranks waited as many times;
+ - --by wait: >= 90% of rank 0's wait charged to rank 1's load_batch (the
+   share at its line 24 printed);
+ - --by idle: rank 0's GPU waiting for rank 1 at least half of rank 0's
+   wait (its GPU ran its own work for the rest), rank 1's at most a tenth.
+  python3 tests/gpu/check-gloo.py build/bin/xpcorr job/xpcorr.db"""
+import json
+import subprocess
+import sys
+
+xpcorr, db = sys.argv[1:3]
+bad = 0
+
+
+def say(ok, what):
+    global bad
+    bad += not ok
+    print(("ok   " if ok else "FAIL ") + what)
+
+
+def report(by):
+    p = subprocess.run([xpcorr, "report", "--by", by, "--format", "json", "--top", "0", db],
+                       capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
+
+
+r = report("rank")
+host = [s for s in r["spread"] if s.get("host_side")]
+hc = {h["rank"]: h for h in r.get("host_collectives", [])}
+say(len(host) == 1 and host[0]["kernel"].startswith("all_reduce"),
+    f"rank: one host-side collective: {[s['kernel'] for s in host]}")
+say(host and host[0]["slowest_rank"] == 1 and
+    host[0]["waited_for_slowest_ns"] >= 0.9 * host[0]["waited_ns"],
+    "rank: all_reduce's Slowest is rank 1: " +
+    (f"{host[0]['waited_for_slowest_ns']} of {host[0]['waited_ns']} ns" if host else "none"))
+say(set(hc) == {0, 1} and hc[0]["waits"] == hc[1]["waits"] > 0,
+    f"rank: waits {[(h['rank'], h['waits']) for h in hc.values()]}")
+wait0 = hc[0]["waited_ns"] if 0 in hc else 0
+
+b = report("wait")
+rows = [x for x in b["blame"] if x["waiting_rank"] == 0]
+total = sum(x["ns"] for x in rows)
+lb = sum(x["ns"] for x in rows if x["late_rank"] == 1 and x["cause_rank"] == 1 and
+         x["cause"] == "host" and x["where"].endswith(" load_batch"))
+l24 = sum(x["ns"] for x in rows if x["late_rank"] == 1 and x["cause"] == "host" and
+          ":24 load_batch" in x["where"])
+say(total == wait0 and total > 0 and lb >= 0.9 * total,
+    f"wait: rank 0 waited {total} ns, {100 * lb / max(total, 1):.1f}% at rank 1's load_batch"
+    f" ({100 * l24 / max(total, 1):.1f}% at its line 24)")
+
+i = {d["rank"]: d for d in report("idle")["devices"]}
+say(i[0]["rank_wait_ns"] >= 0.5 * wait0 and
+    any(c["cause"] == "rank" and c["where"].startswith("rank 1") for c in i[0]["causes"]),
+    f"idle: rank 0 waiting for rank 1 {i[0]['rank_wait_ns']} ns of its {wait0} ns wait")
+say(i[1]["rank_wait_ns"] <= 0.1 * max(i[0]["rank_wait_ns"], 1),
+    f"idle: rank 1 waiting {i[1]['rank_wait_ns']} ns")
+sys.exit(1 if bad else 0)
