@@ -375,20 +375,22 @@ int xp_tl_selected(int64_t gpid, uint32_t pid)
 	return !pid || p == pid || xp_pid_local(p) == pid;
 }
 
-int64_t xp_tl_rank(sqlite3 *db, int64_t gpid)
+int xp_tl_rank(sqlite3 *db, int64_t gpid, int64_t *rank)
 {
 	sqlite3_stmt *s;
-	int64_t rank = -1;
+	int rc;
 
-	if (!xp_db_has_table(db, "xp_ranks") ||
-	    sqlite3_prepare_v2(db, "SELECT rank FROM xp_ranks WHERE pid = ? LIMIT 1", -1, &s, NULL)
+	*rank = -1;
+	if (!xp_db_has_table(db, "xp_ranks"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT rank FROM xp_ranks WHERE pid = ? LIMIT 1", -1, &s, NULL)
 	    != SQLITE_OK)
-		return -1;
+		return -EIO;
 	sqlite3_bind_int64(s, 1, gpid >> 24);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		rank = sqlite3_column_int64(s, 0);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*rank = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
-	return rank;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 static int cmp_i64(const void *pa, const void *pb)

@@ -95,8 +95,9 @@ typedef void (*xp_tl_segment_fn)(void *ctx, int64_t a, int64_t b, int cls, const
 /* Calls fn for every segment of [w0, w1), in order, adjacent segments of
  * one class merged when their op is the same. 0 or -ENOMEM. */
 int xp_tl_sweep(const struct xp_tl *tl, int64_t w0, int64_t w1, xp_tl_segment_fn fn, void *ctx);
-/* The rank of a process (a globalPid) in xp_ranks, or -1. */
-int64_t xp_tl_rank(sqlite3 *db, int64_t gpid);
+/* The rank of a process (a globalPid) in xp_ranks into *rank, -1 when it
+ * has none. 0 or -EIO (sqlite3_errmsg). */
+int xp_tl_rank(sqlite3 *db, int64_t gpid, int64_t *rank);
 /* The clock alignment's error of a merged job (its runs' largest spread,
  * xp_job_runs.spread_ns), 0 for one run (one clock). */
 int64_t xp_tl_clock_error(sqlite3 *db);

@@ -60,10 +60,13 @@ static void on_segment(void *ctx, int64_t a, int64_t b, int cls, const struct xp
 		return;
 	if (!x->named)
 		name_track(x);
-	if (cls == XP_TL_RANK)
-		snprintf(name, sizeof(name), "waiting for rank %lld",
-			 (long long)xp_tl_rank(x->c->db, op ? op->late_pid << 24 : -1));
-	else
+	if (cls == XP_TL_RANK) {
+		int64_t rank;
+
+		if ((x->err = xp_tl_rank(x->c->db, op ? op->late_pid << 24 : -1, &rank)) < 0)
+			return;
+		snprintf(name, sizeof(name), "waiting for rank %lld", (long long)rank);
+	} else
 		snprintf(name, sizeof(name), "GPU idle");
 	if (cls == XP_TL_IDLE && (i = xp_tl_first_from(x->tl, b)) < x->tl->n)
 		next = &x->tl->ops[i];

@@ -445,10 +445,13 @@ static int one_device(struct rep *R, struct xp_idle *S, struct xp_table *dt, con
 		goto out;
 	rc = nw > 0;
 	if (rc) {
-		int64_t rank = xp_tl_rank(R->db, gpid);
+		int64_t rank;
 
+		if ((rc = xp_tl_rank(R->db, gpid, &rank)) < 0)
+			goto out;
 		print_device(S, dt, rank, gpid, dev, nw);
 		print_causes(R, S, dt, rank, dev);
+		rc = 1;
 	}
 out:
 	free(w);

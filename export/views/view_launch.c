@@ -418,7 +418,8 @@ static int one_device(struct rep *R, struct xp_table *dt, const struct xp_tl *tl
 		if (!(n = m))
 			goto out;
 	}
-	rank = xp_tl_rank(R->db, gpid);
+	if ((rc = xp_tl_rank(R->db, gpid, &rank)) < 0)
+		goto out;
 	{
 		struct device_row d = { rank, dev, (long long)xp_pid_local((uint64_t)gpid >> 24), n };
 

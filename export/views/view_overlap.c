@@ -208,7 +208,7 @@ static int one_device(struct rep *R, struct xp_table *dt, struct xp_sites *sites
 		      const struct xp_tl *tl, size_t *rows)
 {
 	int64_t gpid = tl->gpid, dev = tl->device;
-	int64_t w0 = R->o->since, w1 = R->o->until ? R->o->until : INT64_MAX, t[3] = { 0 };
+	int64_t w0 = R->o->since, w1 = R->o->until ? R->o->until : INT64_MAX, t[3] = { 0 }, rank;
 	struct time_span *comp = NULL, *comm = NULL;
 	struct exposed *e = NULL;
 	size_t nc = 0, nm = 0, ne = 0, cap = 0;
@@ -233,12 +233,12 @@ static int one_device(struct rep *R, struct xp_table *dt, struct xp_sites *sites
 		rc = site ? add_exposed(&e, &ne, &cap, op, site, b - a, b - a - covered(comp, nc, a, b)) :
 		     -ENOMEM;
 	}
-	if (rc < 0)
+	if (rc < 0 || (rc = xp_tl_rank(R->db, gpid, &rank)) < 0)
 		goto out;
 	if (ne)
 		qsort(e, ne, sizeof(*e), cmp_exposed);
 	{
-		struct device_row d = { xp_tl_rank(R->db, gpid), dev,
+		struct device_row d = { rank, dev,
 					(long long)xp_pid_local((uint64_t)gpid >> 24), t };
 
 		xp_table_row_open(dt, (struct xp_cell[NCOLS]){
@@ -247,7 +247,7 @@ static int one_device(struct rep *R, struct xp_table *dt, struct xp_sites *sites
 			{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
 			{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .p = &d } });
 	}
-	print_exposed(R, dt, e, ne, xp_tl_rank(R->db, gpid), dev);
+	print_exposed(R, dt, e, ne, rank, dev);
 	(*rows)++;
 out:
 	free(comp);
