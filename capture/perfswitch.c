@@ -88,6 +88,8 @@ size_t perfswitch_flush(struct perfswitch *ps, bool final, perfswitch_fn fn, voi
 {
 	size_t keep = 0, handed = 0;
 
+	if (!ps->n)                 /* no halves yet: v may be NULL, qsort's is nonnull */
+		return 0;
 	qsort(ps->v, ps->n, sizeof(*ps->v), cmp_half);
 	for (size_t i = 0; i < ps->n; i++) {
 		struct half *h = &ps->v[i];

@@ -123,6 +123,8 @@ EOF
 		took=$((($(date +%s%N) - start) / 1000000))
 		if [ $rc != 0 ]; then
 			echo "FAIL $name $i: exit $rc: $line"
+			# a sanitizer's report starts with what went wrong; its end is a stack
+			grep -m 3 -E "runtime error|ERROR: (Address|Leak)Sanitizer" "$dir.err"
 			tail -5 "$dir.err"
 			fail=1
 		else

@@ -81,6 +81,22 @@ START_TEST(pairs_across_cpus)
 }
 END_TEST
 
+/* A flush before the first switch record (the drain's first pass, often
+ * so under load): nothing handed on, and no qsort of a NULL array, which
+ * UBSan stops (a fresh-clone quickstart run with two busy loops did). */
+START_TEST(flush_before_any_record)
+{
+	struct perfswitch *ps = perfswitch_new(0);
+	struct got g = { 0 };
+
+	ck_assert_uint_eq(perfswitch_flush(ps, false, collect, &g), 0);
+	ck_assert_uint_eq(perfswitch_flush(ps, true, collect, &g), 0);
+	ck_assert_uint_eq(perfswitch_unpaired(ps), 0);
+	ck_assert_int_eq(g.n, 0);
+	perfswitch_free(ps);
+}
+END_TEST
+
 START_TEST(unpaired_dropped)
 {
 	struct perfswitch *ps = perfswitch_new(0);
@@ -124,6 +140,7 @@ static Suite *perfswitch_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, pairs_across_cpus);
+	tcase_add_test(tc, flush_before_any_record);
 	tcase_add_test(tc, unpaired_dropped);
 	tcase_add_test(tc, other_and_short_records);
 	suite_add_tcase(s, tc);
