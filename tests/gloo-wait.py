@@ -13,7 +13,10 @@ in data.py:? load_batch; rank 0 waits for it in the all-reduce.
  - ranks whose waits do not pair up (rank 1 one fewer): nothing matched,
    and --by rank, wait and idle say so;
  - the clocks' error larger than the lateness: too close to call;
- - json as the schema says."""
+ - json as the schema says;
+ - the same from the ranks' own summaries (xpcorr job, no merge): --by
+   rank and --by wait as above, no wait counted as a kernel, a mismatch
+   said and not matched."""
 import json
 import os
 import shutil
@@ -128,6 +131,34 @@ with tempfile.TemporaryDirectory() as tmp:
     host = [s for s in r["spread"] if s.get("host_side")]
     check("within the clock error: no rank named", host and host[0]["slowest_rank"] is None and
           host[0]["waited_within_clock_error_ns"] == want, host)
+
+    # the same jobs from the ranks' own summaries (xpcorr job), no merge
+    def job_view(name, by, fmt="json"):
+        dirs = [os.path.join(tmp, f"{name}{rank}") for rank in range(2)]
+        for d in dirs:
+            run(xpcorr, "ingest", "-q", d)
+        text = run(xpcorr, "job", "-q", "--by", by, "--top", "0", "--format", fmt, *dirs)
+        return json.loads(text) if fmt == "json" else text
+
+    host = [s for s in job_view("gloo", "rank")["spread"] if s.get("host_side")]
+    check("job rank: one host-side collective, rank 1 the slowest, the others' wait",
+          len(host) == 1 and host[0]["name"].startswith("all_reduce") and
+          host[0]["slowest_rank"] == 1 and host[0]["waited_ns"] == want and
+          not host[0]["not_matched"], host)
+    b = job_view("gloo", "wait")
+    lb = sum(x["ns"] for x in b["blame"] if x["waiting_rank"] == 0 and x["late_rank"] == 1 and
+             x["cause_rank"] == 1 and x["cause"] == "host" and "load_batch" in x["where"])
+    check("job wait: every step's wait, >= 90% at rank 1's load_batch",
+          b["waits"] == STEPS and b["total_wait_ns"] == want and 100 * lb >= 90 * want,
+          (b["waits"], b["total_wait_ns"], lb))
+    check("job kernel: no host-side wait counted as a kernel",
+          not [k for k in job_view("gloo", "kernel")["kernels"] if "host-side" in k["name"]], "")
+    text = job_view("short", "rank", "text")
+    host = [s for s in job_view("short", "rank")["spread"] if s.get("host_side")]
+    check("job mismatch: not matched, no wait, said",
+          len(host) == 1 and host[0]["not_matched"] and host[0]["waited_ns"] == 0 and
+          "not matched across ranks: rank 0 waited 20 times, rank 1 19" in " ".join(text.split()),
+          host)
 
     here = os.path.dirname(os.path.abspath(__file__))
     for by in ("rank", "wait", "idle"):

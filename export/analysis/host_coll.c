@@ -200,9 +200,7 @@ static int load_waits(sqlite3 *db, struct xp_host_colls *H)
 		rc = -ENOMEM;
 	for (size_t k = 0; !rc && k < H->ninst; k++)
 		find_late(H, k);
-	for (size_t r = 0; r < H->nranks; r++)
-		free(per[r]);
-	free(per);
+	H->each = per;
 	xp_u64map_free(&memo);
 	if (walk)
 		xp_stackwalk_close(walk);
@@ -228,6 +226,9 @@ void xp_host_colls_free(struct xp_host_colls *H)
 	for (size_t i = 0; i < H->nnames; i++)
 		free(H->names[i]);
 	free(H->names);
+	for (size_t r = 0; H->each && r < H->nranks; r++)
+		free(H->each[r]);
+	free(H->each);
 	free(H->rank);
 	free(H->pid);
 	free(H->count);
@@ -265,6 +266,40 @@ int64_t xp_host_coll_wait(const struct xp_host_colls *H, size_t inst, size_t r)
 	return last < w->end - w->entry ? last : w->end - w->entry;
 }
 
+/* ops (n of them) onto every device timeline of pid. */
+static int add_to_process(struct xp_tl_set *set, int64_t pid, const struct xp_tl_op *ops, size_t n)
+{
+	int rc = 0;
+
+	for (size_t d = 0; d < set->ndev && !rc; d++)
+		if ((set->dev[d].gpid >> 24) == pid)
+			rc = xp_tl_insert(&set->dev[d], ops, n);
+	return rc;
+}
+
+int xp_host_colls_add_each(const struct xp_host_colls *H, struct xp_tl_set *set)
+{
+	int rc = 0;
+
+	for (size_t r = 0; r < H->nranks && !rc; r++) {
+		struct xp_tl_op *ops = malloc((H->count[r] ? H->count[r] : 1) * sizeof(*ops));
+
+		if (!ops)
+			return -ENOMEM;
+		for (size_t k = 0; k < H->count[r]; k++) {
+			const struct xp_host_wait *w = &H->each[r][k];
+
+			ops[k] = (struct xp_tl_op){ .start = w->entry, .end = w->end, .launch = -1,
+						    .launch_end = -1, .gtid = w->gtid, .stack = w->stack,
+						    .name = -1, .api_name = -1, .stream = -1,
+						    .late_pid = H->pid[r], .cls = XP_TL_COMM, .host = 1 };
+		}
+		rc = add_to_process(set, H->pid[r], ops, H->count[r]);
+		free(ops);
+	}
+	return rc;
+}
+
 int xp_host_colls_add(const struct xp_host_colls *H, struct xp_tl_set *set)
 {
 	struct xp_tl_op *ops;
@@ -287,9 +322,7 @@ int xp_host_colls_add(const struct xp_host_colls *H, struct xp_tl_set *set)
 						    .late_pid = H->pid[late], .cls = XP_TL_COMM,
 						    .host = 1 };
 		}
-		for (size_t d = 0; d < set->ndev && !rc; d++)
-			if ((set->dev[d].gpid >> 24) == H->pid[r])
-				rc = xp_tl_insert(&set->dev[d], ops, H->ninst);
+		rc = add_to_process(set, H->pid[r], ops, H->ninst);
 	}
 	free(ops);
 	return rc;

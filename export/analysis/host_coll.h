@@ -25,6 +25,9 @@
 
 #include "export/analysis/timeline.h"
 
+/* How reports name a host-side collective (%s: one of names). */
+#define XP_HOST_COLL_LABEL "%s (host-side: c10d::Work::wait)"
+
 /* One rank's wait in one instance. */
 struct xp_host_wait {
 	int64_t entry, end;         /* off CPU in the wait, ns */
@@ -37,6 +40,7 @@ struct xp_host_colls {
 	size_t nranks;
 	int64_t *rank, *pid;        /* per rank: xp_ranks' rank and pid, by rank */
 	size_t *count;              /* per rank: its waits */
+	struct xp_host_wait **each; /* per rank: its waits (count of them), matched or not */
 	size_t ninst;               /* 0 when mismatch */
 	struct xp_host_wait *w;     /* [inst * nranks + r] */
 	size_t *late;               /* per instance: the rank that entered it last */
@@ -67,5 +71,9 @@ int64_t xp_host_coll_wait(const struct xp_host_colls *H, size_t inst, size_t r);
  * waited; wait and late_pid as
  * NCCL kernels have them). 0 or -ENOMEM. */
 int xp_host_colls_add(const struct xp_host_colls *H, struct xp_tl_set *set);
+/* Each rank's own waits, matched or not, added as xp_host_colls_add adds
+ * an instance, with no wait for another rank (late_pid its own): a rank
+ * taken alone, as its job summary takes it. 0 or -ENOMEM. */
+int xp_host_colls_add_each(const struct xp_host_colls *H, struct xp_tl_set *set);
 
 #endif

@@ -4,6 +4,7 @@
  * collective instance (a step has a few). Read back as received input:
  * a regular file, our tables and columns, a version we know. */
 #include "export/job/jobsum.h"
+#include "export/job/jobsum_host.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,13 @@ static const char schema[] =
 	" ns INTEGER, from_name INTEGER, from_nth INTEGER);"
 	/* the rank's time cut at its collectives' starts and ends, [a, b) by cause */
 	"CREATE TABLE xs_piece(pid INTEGER, a INTEGER, b INTEGER, kind INTEGER, site TEXT,"
+	" ns INTEGER);"
+	/* time in host-side collectives (jobsum_host.h) per (process, where it
+	 * waited, name), as xs_kernel has kernels' */
+	"CREATE TABLE xs_host(pid INTEGER, site TEXT, name INTEGER, ns INTEGER, n INTEGER,"
+	" UNIQUE(pid, site, name));"
+	/* xs_piece's pieces as what the thread that waits in them did */
+	"CREATE TABLE xs_hpiece(pid INTEGER, a INTEGER, b INTEGER, kind INTEGER, site TEXT,"
 	" ns INTEGER);";
 
 static int exec2(sqlite3 *db, const char *sql)
@@ -324,6 +332,25 @@ static int put_idle(sqlite3 *db, sqlite3 *sum)
 	return err;
 }
 
+/* The ranks' collectives: kernels, then waits on their hosts (host_coll.h)
+ * named after the database's own names; then each one's stretch. */
+static int put_rank_colls(sqlite3 *db, sqlite3 *sum)
+{
+	struct xp_host_colls H;
+	int64_t base;
+	int err = put_collectives(db, sum);
+
+	if (!err)
+		err = xp_jobsum_host_base(db, &base);
+	if (!err && !(err = xp_host_colls_load(db, &H))) {
+		err = xp_jobsum_put_host(db, sum, &H, base);
+		if (!err)
+			err = xp_jobsum_put_spans(db, sum, &H, base);
+		xp_host_colls_free(&H);
+	}
+	return err;
+}
+
 int xp_jobsum_write(sqlite3 *db, sqlite3 *sum)
 {
 	int err = exec2(sum, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
@@ -337,12 +364,11 @@ int xp_jobsum_write(sqlite3 *db, sqlite3 *sum)
 	if (!err)
 		err = put_kernels(db, sum);
 	if (!err && xp_db_has_table(db, "xp_ranks"))
-		err = put_collectives(db, sum);
-	if (!err && xp_db_has_table(db, "xp_ranks"))
-		err = xp_jobsum_put_spans(db, sum);
+		err = put_rank_colls(db, sum);
 	if (!err)
 		err = exec2(sum, "CREATE INDEX xs_span_at ON xs_span(pid, name, nth);"
-			    "CREATE INDEX xs_piece_at ON xs_piece(pid, a);");
+			    "CREATE INDEX xs_piece_at ON xs_piece(pid, a);"
+			    "CREATE INDEX xs_hpiece_at ON xs_hpiece(pid, a);");
 	if (!err)
 		err = put_names(db, sum);
 	if (!err)
@@ -354,7 +380,7 @@ int xp_jobsum_write(sqlite3 *db, sqlite3 *sum)
 
 /* The tables a summary is read through, with the columns read: since
  * version 1, but xs_span and xs_piece (version 2's, missing from an older
- * one: job --by wait says so). */
+ * one: job --by wait says so) and xs_host, xs_hpiece (version 3's). */
 static const struct {
 	const char *name, *cols;
 	int optional;
@@ -368,6 +394,8 @@ static const struct {
 	{ "xs_idle", "rank device cause site ns gaps", 0 },
 	{ "xs_span", "pid name nth kind site ns from_name from_nth", 1 },
 	{ "xs_piece", "pid a b kind site ns", 1 },
+	{ "xs_host", "pid site name ns n", 1 },
+	{ "xs_hpiece", "pid a b kind site ns", 1 },
 	{ "xs_clock", "has_pair mono_ns real_ns kind", 0 },
 	{ "xs_marker", "name nth ts", 0 },
 };

@@ -3,7 +3,8 @@
  * rank by rank where it was recorded, each run writes its summary (a small
  * SQLite file, RUN/xpsum.db: its ranks' GPU totals, GPU time per launch
  * site and kernel, its devices' idle causes, every collective instance with
- * its launch, start and end), and the job's views never open a rank's
+ * its launch, start and end, the waits in host-side ones), and the job's
+ * views never open a rank's
  * database: memory follows the summaries, not the rows.
  *
  *   xp_jobsum_write(run_db, sum_db);                 // once per run, at ingest
@@ -19,15 +20,18 @@
 #include <sqlite3.h>
 
 #define XP_JOBSUM_NAME "xpsum.db"
-#define XP_JOBSUM_VERSION 2
+#define XP_JOBSUM_VERSION 3
 
 /* The summary of the run in db into sum (an empty database): tables xs_*.
  * 0, -EIO (the message on db or sum) or -ENOMEM. */
 int xp_jobsum_write(sqlite3 *db, sqlite3 *sum);
 
+struct xp_host_colls;
+
 /* Its xs_span rows (jobsum_wait.c): each collective op's stretch before it,
- * by cause. 0, -EIO or -ENOMEM. */
-int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum);
+ * by cause, its host-side collectives H's named after base (jobsum_host.h).
+ * 0, -EIO or -ENOMEM. */
+int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum, const struct xp_host_colls *H, int64_t base);
 
 /* A summary opened as received input is: a regular file (no link, FIFO
  * or device; SQLite reads the descriptor checked, fddb.h), SQLite's limits

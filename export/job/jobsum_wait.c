@@ -7,12 +7,14 @@
  * waiting rank's stretch with the late rank's (wait_share.c): a few rows
  * per collective, not the rows they came from. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export/analysis/coll_inst.h"
 #include "export/idle/idle_cause.h"
 #include "export/job/jobsum.h"
+#include "export/job/jobsum_host.h"
 #include "export/analysis/wait_blame.h"
 #include "src/array.h"
 #include "src/u64map.h"
@@ -115,12 +117,30 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The causes of [a, b): on the device's timeline, or (gtid >= 0) what
+ * that thread did, as report --by wait takes a host-side collective's
+ * stretch (xp_idle_host_span). Into S's rows. */
+static int span_causes(struct spans *S, int64_t gtid, int64_t a, int64_t b)
+{
+	struct xp_idle_row row;
+	int rc;
+
+	S->n = 0;
+	rc = gtid >= 0 ? xp_idle_host_span(S->I, gtid, a, b) : xp_idle_span(S->I, a, b, on_busy, S);
+	if (rc < 0)
+		return rc;
+	for (size_t r = 0; xp_idle_row(S->I, r, &row); r++)
+		add_row(S, row.kind, row.where, row.ns);
+	return S->err;
+}
+
 /* The rank's timeline cut at its collectives' starts and ends, from its
- * first work to its last entry: each piece by cause (xs_piece), so that
- * the job view can take a late rank's stretch from wherever the waiting
- * rank was last in step with it, as report --by wait does. */
+ * first work to its last entry: each piece by cause (xs_piece; with gtid
+ * >= 0 what that thread did, xs_hpiece), so that the job view can take a
+ * late rank's stretch from wherever the waiting rank was last in step
+ * with it, as report --by wait does. */
 static int slot_pieces(struct spans *S, const struct xp_coll_job *J, size_t sl, int64_t t0,
-		       sqlite3_stmt *ins)
+		       int64_t gtid, sqlite3_stmt *ins)
 {
 	const struct xp_tl *tl = J->tl[sl];
 	size_t n = 0, nc = J->ncoll[sl];
@@ -139,16 +159,9 @@ static int slot_pieces(struct spans *S, const struct xp_coll_job *J, size_t sl, 
 	}
 	qsort(cut, n, sizeof(*cut), cmp_i64);
 	for (size_t i = 0; i + 1 < n && !rc && cut[i + 1] <= last; i++) {
-		struct xp_idle_row row;
-
 		if (cut[i + 1] <= cut[i] || cut[i] < t0)
 			continue;
-		S->n = 0;
-		if ((rc = xp_idle_span(S->I, cut[i], cut[i + 1], on_busy, S)) < 0)
-			break;
-		for (size_t r = 0; xp_idle_row(S->I, r, &row); r++)
-			add_row(S, row.kind, row.where, row.ns);
-		if ((rc = S->err))
+		if ((rc = span_causes(S, gtid, cut[i], cut[i + 1])) < 0)
 			break;
 		sqlite3_bind_int64(ins, 7, cut[i + 1]);
 		rc = put_rows(S, ins, J->pid[sl], cut[i], -1, 0);
@@ -157,79 +170,114 @@ static int slot_pieces(struct spans *S, const struct xp_coll_job *J, size_t sl, 
 	return rc;
 }
 
+/* The summary's (name, nth) of each of the slot's collectives, as xs_coll
+ * has them: a kernel's name its StringIds id, a host wait's its rank's
+ * (jobsum_host.h); the nth the count of that name before it. */
+static int slot_ids(const struct xp_coll_job *J, size_t sl, const struct xp_host_colls *H,
+		    int64_t base, int64_t *name, int64_t *nth)
+{
+	const struct xp_tl *tl = J->tl[sl];
+	struct xp_u64map count;
+	size_t r = 0, host = 0;
+
+	while (r < H->nranks && H->pid[r] != J->pid[sl])
+		r++;
+	xp_u64map_init(&count);
+	for (size_t k = 0; k < J->ncoll[sl]; k++) {
+		const struct xp_tl_op *op = &tl->ops[J->coll[sl][k]];
+		uint64_t *n;
+		int fresh;
+
+		name[k] = !op->host ? op->name : r < H->nranks && host < H->count[r] ?
+			xp_jobsum_host_name(H, base, r, host++) : -1;
+		if (xp_u64map_upsert(&count, (uint64_t)name[k], 0, &n, &fresh)) {
+			xp_u64map_free(&count);
+			return -ENOMEM;
+		}
+		nth[k] = (int64_t)(*n)++;
+	}
+	xp_u64map_free(&count);
+	return 0;
+}
+
 /* One rank's collectives' stretches, each with the instance it starts
  * from (-1, -1: the rank's first work), then its pieces. */
 static int slot_spans(struct spans *S, sqlite3 *db, const struct xp_coll_job *J, size_t sl,
-		      sqlite3_stmt *ins, sqlite3_stmt *piece)
+		      const int64_t *name, const int64_t *nth, sqlite3_stmt *ins, sqlite3_stmt *piece,
+		      sqlite3_stmt *hpiece)
 {
-	int64_t t0 = first_work(db, J, sl);
+	int64_t t0 = first_work(db, J, sl), host_gtid = -1;
 	const struct xp_tl *tl = J->tl[sl];
-	struct xp_u64map count;
-	int64_t *nth_of = malloc((J->ninst ? J->ninst : 1) * sizeof(*nth_of));
 	int rc;
 
-	if (!nth_of)
-		return -ENOMEM;
-	if ((rc = xp_idle_use(S->I, tl)) < 0) {
-		free(nth_of);
+	if ((rc = xp_idle_use(S->I, tl)) < 0)
 		return rc;
-	}
-	xp_u64map_init(&count);
 	for (size_t k = 0; k < J->ncoll[sl] && !rc; k++) {
-		size_t i = (size_t)J->coll[sl][k];
-		const struct xp_tl_op *op = &tl->ops[i], *from = NULL;
-		struct xp_idle_row row;
-		uint64_t *nth;
+		size_t i = (size_t)J->coll[sl][k], from = SIZE_MAX;
+		const struct xp_tl_op *op = &tl->ops[i];
 		int64_t a, unused;
-		int fresh;
 
-		if (xp_u64map_upsert(&count, (uint64_t)op->name, 0, &nth, &fresh)) {
-			rc = -ENOMEM;
-			break;
-		}
-		nth_of[J->inst[sl][i]] = (int64_t)*nth;
 		xp_coll_in_step(J, sl, i, sl, &a, &unused);
-		for (size_t b = k; b-- > 0 && k - b <= 64 && !from;)
+		for (size_t b = k; b-- > 0 && k - b <= 64 && from == SIZE_MAX;)
 			if (tl->ops[J->coll[sl][b]].end == a)
-				from = &tl->ops[J->coll[sl][b]];
-		if (!from)
+				from = b;
+		if (from == SIZE_MAX)
 			a = t0;
-		S->n = 0;
-		if ((rc = xp_idle_span(S->I, a, a < op->start ? op->start : a, on_busy, S)) < 0)
+		if ((rc = span_causes(S, op->host ? op->gtid : -1, a, a < op->start ? op->start : a)) < 0)
 			break;
-		for (size_t r = 0; xp_idle_row(S->I, r, &row); r++)
-			add_row(S, row.kind, row.where, row.ns);
-		sqlite3_bind_int64(ins, 7, from ? from->name : -1);
-		sqlite3_bind_int64(ins, 8, from ? nth_of[J->inst[sl][from - tl->ops]] : -1);
-		rc = S->err ? S->err : put_rows(S, ins, J->pid[sl], op->name, (int64_t)(*nth)++, 1);
+		sqlite3_bind_int64(ins, 7, from != SIZE_MAX ? name[from] : -1);
+		sqlite3_bind_int64(ins, 8, from != SIZE_MAX ? nth[from] : -1);
+		rc = put_rows(S, ins, J->pid[sl], name[k], nth[k], 1);
+		if (op->host && host_gtid < 0)
+			host_gtid = op->gtid;
 	}
-	xp_u64map_free(&count);
-	free(nth_of);
-	return rc ? rc : slot_pieces(S, J, sl, t0, piece);
+	if (!rc)
+		rc = slot_pieces(S, J, sl, t0, -1, piece);
+	/* a host-side collective's late rank: what its waiting thread did */
+	return rc || host_gtid < 0 ? rc : slot_pieces(S, J, sl, t0, host_gtid, hpiece);
 }
 
-int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum)
+/* Slot sl's ids, then its stretches. */
+static int slot_put(struct spans *S, sqlite3 *db, const struct xp_coll_job *J, size_t sl,
+		    const struct xp_host_colls *H, int64_t base, sqlite3_stmt **ins)
+{
+	size_t n = J->ncoll[sl] ? J->ncoll[sl] : 1;
+	int64_t *name = malloc(n * sizeof(*name)), *nth = malloc(n * sizeof(*nth));
+	int rc = name && nth ? slot_ids(J, sl, H, base, name, nth) : -ENOMEM;
+
+	if (!rc)
+		rc = slot_spans(S, db, J, sl, name, nth, ins[0], ins[1], ins[2]);
+	free(name);
+	free(nth);
+	return rc;
+}
+
+int xp_jobsum_put_spans(sqlite3 *db, sqlite3 *sum, const struct xp_host_colls *H, int64_t base)
 {
 	struct xp_tl_set set = { 0 };
 	struct xp_coll_job J = { 0 };
 	struct spans S = { 0 };
-	sqlite3_stmt *ins = NULL, *piece = NULL;
+	/* a stretch, a piece, a piece of a host's waiting thread */
+	sqlite3_stmt *ins[3] = { NULL };
 	int rc = -EIO;
 
-	if (sqlite3_prepare_v2(sum, "INSERT INTO xs_span VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL)
+	if (sqlite3_prepare_v2(sum, "INSERT INTO xs_span VALUES(?,?,?,?,?,?,?,?)", -1, &ins[0], NULL)
 	    != SQLITE_OK ||
 	    sqlite3_prepare_v2(sum, "INSERT INTO xs_piece VALUES(?1, ?2, ?7, ?4, ?5, ?6)",
-			       -1, &piece, NULL) != SQLITE_OK)
+			       -1, &ins[1], NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sum, "INSERT INTO xs_hpiece VALUES(?1, ?2, ?7, ?4, ?5, ?6)",
+			       -1, &ins[2], NULL) != SQLITE_OK)
 		goto out;
 	if ((rc = xp_idle_open(db, 0, &S.I)) < 0)
 		goto out;
-	if ((rc = xp_tl_load_all(db, &set)) < 0 || (rc = xp_coll_job_load(db, &set, &J)) < 0)
+	if ((rc = xp_tl_load_all(db, &set)) < 0 || (rc = xp_host_colls_add_each(H, &set)) < 0 ||
+	    (rc = xp_coll_job_load(db, &set, &J)) < 0)
 		goto out;
 	for (size_t sl = 0; sl < J.nslots && rc >= 0; sl++)
-		rc = slot_spans(&S, db, &J, sl, ins, piece);
+		rc = slot_put(&S, db, &J, sl, H, base, ins);
 out:
-	sqlite3_finalize(ins);
-	sqlite3_finalize(piece);
+	for (int i = 0; i < 3; i++)
+		sqlite3_finalize(ins[i]);
 	xp_idle_close(S.I);
 	xp_coll_job_free(&J);
 	xp_tl_set_free(&set);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/db_schema.h"
 #include "db/dbcheck.h"
 #include "src/array.h"
 #include "src/satmath.h"
@@ -249,6 +250,23 @@ static struct jv_pair *pair_at(struct xp_u64map *at, struct jv_pair **v, size_t 
 }
 
 /* Per rank and kernel: the spread's inputs; per site and kernel: totals. */
+/* A rank's total of a kernel, n of them in ns: the job's total, and the
+ * ranks' least and most (rank -1: a process of no rank, in the total only). */
+static void kern_add(struct jv *J, struct jv_kernel *k, int64_t rank, int64_t ns, int64_t n)
+{
+	k->ns = xp_sat_add(k->ns, ns);
+	k->n = xp_sat_add(k->n, n);
+	if (rank < 0)
+		return;
+	if (!k->nranks++ || ns < k->min)
+		k->min = ns;
+	if (k->max_rank < 0 || ns > k->max ||
+	    (ns == k->max && J->ranks[rank].rank < J->ranks[k->max_rank].rank)) {
+		k->max = ns;
+		k->max_rank = rank;
+	}
+}
+
 static int load_kernels(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
@@ -260,27 +278,67 @@ static int load_kernels(struct jv *J, struct jv_run *R)
 			" FROM xs_kernel GROUP BY pid, name", &st)))
 		return err;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
-		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1)), ns = sqlite3_column_int64(st, 3);
-		struct jv_kernel *k;
+		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
 
 		if (name < 0)
 			continue;
-		k = &J->kern[name];
-		k->coll |= sqlite3_column_int(st, 2) != 0;
-		k->ns = xp_sat_add(k->ns, ns);
-		k->n = xp_sat_add(k->n, sqlite3_column_int64(st, 4));
-		if (rank < 0)
-			continue;
-		if (!k->nranks++ || ns < k->min)
-			k->min = ns;
-		if (k->max_rank < 0 || ns > k->max ||
-		    (ns == k->max && J->ranks[rank].rank < J->ranks[k->max_rank].rank)) {
-			k->max = ns;
-			k->max_rank = rank;
-		}
+		J->kern[name].coll |= sqlite3_column_int(st, 2) != 0;
+		kern_add(J, &J->kern[name], jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0)),
+			 sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
 	}
 	return jv_end(J, R, st, step);
+}
+
+/* A rank's count of waits in a host-side collective: the fewest and most
+ * (before kern_add counts the rank). */
+static void host_count(struct jv_kernel *k, int64_t rank, int64_t n)
+{
+	k->coll = k->host = 1;
+	if (rank < 0)
+		return;
+	if (!k->nranks || n < k->nlo)
+		k->nlo = n, k->nlo_rank = rank;
+	if (!k->nranks || n > k->nhi)
+		k->nhi = n, k->nhi_rank = rank;
+}
+
+/* The time each rank's host spent in host-side collectives (a summary
+ * before version 3 has none). */
+static int load_host(struct jv *J, struct jv_run *R)
+{
+	sqlite3_stmt *st;
+	int err, step;
+
+	if (!xp_db_has_table(R->db, "xs_host"))
+		return 0;
+	if ((err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, total(ns), total(n)"
+			" FROM xs_host GROUP BY pid, name", &st)))
+		return err;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
+
+		if (name < 0)
+			continue;
+		host_count(&J->kern[name], jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0)),
+			   sqlite3_column_int64(st, 3));
+		kern_add(J, &J->kern[name], jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0)),
+			 sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+	}
+	return jv_end(J, R, st, step);
+}
+
+/* A host-side collective the ranks waited in different numbers of times:
+ * which wait pairs with which is not known (one missing from the middle
+ * shifts every later one), so none of its instances is matched, as
+ * report --by rank does on a merged job (host_coll.h). */
+static void unmatch_host(struct jv *J)
+{
+	for (size_t i = 0; i < J->ninst; i++) {
+		const struct jv_kernel *k = &J->kern[J->inst[i].name];
+
+		if (k->host && k->nlo != k->nhi)
+			J->inst[i].cnt = 0;
+	}
 }
 
 static int load_sites(struct jv *J, struct jv_run *R)
@@ -502,8 +560,12 @@ static int slow_sites(struct jv *J, struct jv_run *R)
 			break;
 		else if (i + 1 == R->first + R->nranks)
 			return 0;
-	if (!R->nranks || (err = jv_prep(J, R->db, R->r->path, "SELECT pid, name, site, total(ns)"
-				      " FROM xs_kernel GROUP BY 1, 2, 3", &st)))
+	if (!R->nranks || (err = jv_prep(J, R->db, R->r->path, xp_db_has_table(R->db, "xs_host") ?
+				      "SELECT pid, name, site, total(ns) FROM (SELECT pid, name,"
+				      " site, ns FROM xs_kernel UNION ALL SELECT pid, name, site,"
+				      " ns FROM xs_host) GROUP BY 1, 2, 3" :
+				      "SELECT pid, name, site, total(ns) FROM xs_kernel GROUP BY 1, 2, 3",
+				      &st)))
 		return err;
 	while (!err && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
@@ -579,8 +641,8 @@ static void jv_free(struct jv *J)
 int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_opts *o,
 	       FILE *out, char *err, size_t errlen)
 {
-	static const jv_pass_fn first_pass[] = { load_names, load_ranks, load_kernels, load_sites,
-						 load_devices, load_causes, load_instances };
+	static const jv_pass_fn first_pass[] = { load_names, load_ranks, load_kernels, load_host,
+						 load_sites, load_devices, load_causes, load_instances };
 	static const jv_pass_fn second_pass[] = { load_names, charge_waits, slow_sites };
 	/* --by wait: the late ranks' stretches, then each wait against its late rank's */
 	static const jv_pass_fn late_pass[] = { load_names, jv_wait_late };
@@ -598,17 +660,20 @@ int xp_jobview(const struct xp_jobrun *runs, size_t n, const struct xp_jobview_o
 		if (runs[i].spread_ns > J.clock_err)
 			J.clock_err = runs[i].spread_ns;
 	if (!rc)
-		rc = each_run(&J, runs, n, first_pass, 7, first, count);
-	if (!rc)
+		rc = each_run(&J, runs, n, first_pass, 8, first, count);
+	if (!rc) {
+		unmatch_host(&J);
 		rc = collective_waits(&J);
+	}
 	for (size_t i = 0; !rc && i < J.nkern; i++)
 		if (slowest_of(&J.kern[i]) >= 0)
 			J.ranks[slowest_of(&J.kern[i])].slowest = 1;
 	/* the names again: the second pass maps each run's ids anew */
 	if (!rc)
 		rc = each_run(&J, runs, n, second_pass, 3, first, count);
-	if (!rc && o->by == XP_JOB_WAIT && !(rc = each_run(&J, runs, n, late_pass, 2, first, count)))
-		rc = each_run(&J, runs, n, charge_pass, 2, first, count);
+	if (!rc && o->by == XP_JOB_WAIT && !(rc = each_run(&J, runs, n, late_pass, 2, first, count)) &&
+	    !(rc = each_run(&J, runs, n, charge_pass, 2, first, count)))
+		rc = jv_wait_share_host(&J);
 	if (!rc)
 		rc = jv_print(&J, out);
 	jv_free(&J);

@@ -119,8 +119,13 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 		else
 			jsonw_null(J->json);
 		jsonw_key(J->json, "collective"), jsonw_bool(J->json, k->coll);
+		if (k->host) {
+			jsonw_key(J->json, "host_side"), jsonw_bool(J->json, 1);
+			jsonw_key(J->json, "not_matched"), jsonw_bool(J->json, k->nlo != k->nhi);
+		}
 		if (k->coll)
-			jint(J->json, "waited_ns", k->wait), jint(J->json, "waited_within_clock_error_ns", k->unsure);
+			jint(J->json, "waited_ns", k->wait), jint(J->json, "waited_for_slowest_ns", k->late_ns),
+			jint(J->json, "waited_within_clock_error_ns", k->unsure);
 		jstr(J->json, "slowest_rank_site", k->site >= 0 ? J->names.v[k->site] : "(no launch stack)");
 		jsonw_obj_end(J->json);
 		return;
@@ -137,14 +142,22 @@ static void put_spread_row(const struct jv *J, size_t name, FILE *out)
 			fputs(",,\n", out);
 		return;
 	}
-	xp_elide_name(J->names.v[name], brief, sizeof(brief));
+	/* a host-side collective's name is no signature to elide */
+	if (k->host)
+		snprintf(brief, sizeof(brief), "%s", J->names.v[name]);
+	else
+		xp_elide_name(J->names.v[name], brief, sizeof(brief));
 	if (slow >= 0)
 		fprintf(out, "  %11lld  %7lld  %s\n", (long long)xp_sat_sub(k->max, k->min), slow_rank,
 			xp_esc(brief));
 	else
 		fprintf(out, "  %11lld  %7s  %s\n", (long long)xp_sat_sub(k->max, k->min), "?",
 			xp_esc(brief));
-	if (k->coll && slow >= 0)
+	if (k->host && k->nlo != k->nhi)
+		fprintf(out, "%24snot matched across ranks: rank %lld waited %lld times, rank %lld %lld",
+			"", (long long)J->ranks[k->nhi_rank].rank, (long long)k->nhi,
+			(long long)J->ranks[k->nlo_rank].rank, (long long)k->nlo);
+	else if (k->coll && slow >= 0)
 		fprintf(out, "%24sthe others waited %lld ns, %.1f%% of it for rank %lld", "",
 			(long long)k->wait, k->wait ? 100.0 * (double)k->late_ns / (double)k->wait : 0,
 			slow_rank);
@@ -262,7 +275,7 @@ static int view_kernel(const struct jv *J, FILE *out)
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < J->nkern; i++)
-		if (J->kern[i].n) {
+		if (J->kern[i].n && !J->kern[i].host) {
 			v[n++] = i;
 			total = xp_sat_add(total, J->kern[i].ns);
 		}

@@ -31,13 +31,15 @@ struct jv_rank {
 
 struct jv_kernel {                  /* by name id */
 	int64_t ns, n, nranks;
-	int coll;
+	int coll, host;             /* a collective; one the hosts waited in (xs_host) */
 	int64_t min, max, max_rank; /* the ranks' totals: the least, the most and whose */
 	int64_t wait, unsure;       /* collectives: the others' wait, within the clock error */
 	int64_t late_rank, late_ns; /* the rank they waited for most */
 	int64_t site, site_ns;      /* where the slowest rank launched most of it (name id, -1) */
 	int64_t *late_by;           /* per rank index: wait charged to it (its own - unsure) */
 	int64_t *unsure_by;
+	int64_t nlo, nhi;           /* host-side: the ranks' fewest and most waits in it, */
+	int64_t nlo_rank, nhi_rank; /* and whose (rank index); unequal: nothing matched */
 };
 
 struct jv_pair {                    /* a (site, kernel) or (cause, where): ids and totals */
@@ -117,6 +119,9 @@ int jv_print(struct jv *J, FILE *out);
  * among its late rank's causes; printed as report --by wait prints. */
 int jv_wait_late(struct jv *J, struct jv_run *R);
 int jv_wait_charge(struct jv *J, struct jv_run *R);
+/* After the passes: the host-side collectives' waits, each shared by the
+ * stretches of its (waiting, late rank) pair summed over their waits. */
+int jv_wait_share_host(struct jv *J);
 int jv_wait_print(struct jv *J, FILE *out);
 void jv_wait_free(struct jv *J);
 

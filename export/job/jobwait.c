@@ -8,9 +8,12 @@
  * xs_piece pieces), by the rule --by wait uses (wait_share.c); an instance
  * whose last two entries, or a wait, is within the clock alignment's error
  * is "too close to call". Memory: the pieces of the ranks some instance
- * waited for (a few rows per collective), never a rank's rows. Unlike report --by wait, a late rank's own wait for
- * a third rank is not followed there: the summary keeps its collectives'
- * time as GPU communication.
+ * waited for (a few rows per collective), never a rank's rows. Unlike
+ * report --by wait, a late rank's own wait for a third rank is not
+ * followed there: the summary keeps its collectives' time as GPU
+ * communication. A host-side collective's (gloo's) stretches are what the
+ * ranks' waiting threads did (xs_hpiece), each wait shared by its pair of
+ * ranks' stretches summed over their waits, as report --by wait does.
  *
  *   xpcorr job --by wait runs/rank-*
  */
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/db_schema.h"
 #include "export/idle/idle_cause.h"
 #include "export/job/jobview_priv.h"
 #include "export/report/report_priv.h"
@@ -33,13 +37,32 @@ struct piece {
 	struct xp_wait_row row;
 };
 
-struct late_rank {
+struct pieces {
 	struct piece *v;            /* by a */
 	size_t n, cap;
 };
 
+struct late_rank {
+	struct pieces dev;          /* xs_piece: its device's timeline */
+	struct pieces host;         /* xs_hpiece: its thread that waits in host-side ones */
+};
+
 struct span_at {                    /* a late rank's collective instance, on its clock */
 	int64_t start, end;
+};
+
+/* The stretches of every host-side wait of one waiting and one late rank,
+ * summed, as report --by wait shares them (share_host in view_wait.c): a
+ * host's stretch is named by CPU samples too few in one wait of a few ms. */
+struct host_pair {
+	struct xp_wait_row *rw, *rl;
+	size_t nw, nl, cw, cl;
+};
+
+struct host_wait {                  /* one wait, shared once every pair is summed */
+	size_t waiter, late, pair;
+	int64_t ns;
+	uint64_t wid;
 };
 
 struct jv_wait {
@@ -53,6 +76,11 @@ struct jv_wait {
 	struct xp_wait_row *lrows;  /* the late rank's stretch, from the same place */
 	size_t nl, l_cap;
 	struct xp_wait_table out;
+	struct host_pair *pairs;    /* host-side waits: per (waiting, late rank) */
+	size_t npairs, pairs_cap;
+	struct xp_u64map pair_at;   /* (waiting, late) -> index + 1 into pairs */
+	struct host_wait *hw;       /* the host-side waits, shared at the end */
+	size_t nhw, hw_cap;
 	int64_t *rank;              /* per rank index: its rank */
 	const char *close, *none;   /* interned */
 	int err;
@@ -69,6 +97,7 @@ static int wait_init(struct jv *J)
 		return -ENOMEM;
 	xp_u64map_init(&W->out.at);
 	xp_u64map_init(&W->times_at);
+	xp_u64map_init(&W->pair_at);
 	if (!(W->late = calloc(J->nranks ? J->nranks : 1, sizeof(*W->late))) ||
 	    !(W->rank = calloc(J->nranks ? J->nranks : 1, sizeof(*W->rank))))
 		return -ENOMEM;
@@ -99,7 +128,8 @@ void jv_wait_free(struct jv *J)
 		return;
 	for (size_t r = 0; W->late && r < J->nranks; r++)
 		if (W->late[r]) {
-			free(W->late[r]->v);
+			free(W->late[r]->dev.v);
+			free(W->late[r]->host.v);
 			free(W->late[r]);
 		}
 	free(W->late);
@@ -110,6 +140,13 @@ void jv_wait_free(struct jv *J)
 	xp_u64map_free(&W->out.at);
 	free(W->times);
 	xp_u64map_free(&W->times_at);
+	for (size_t i = 0; i < W->npairs; i++) {
+		free(W->pairs[i].rw);
+		free(W->pairs[i].rl);
+	}
+	free(W->pairs);
+	xp_u64map_free(&W->pair_at);
+	free(W->hw);
 	free(W);
 	J->wait = NULL;
 }
@@ -181,6 +218,33 @@ static int no_spans(struct jv *J, const struct jv_run *R)
 		       " older xpcorr): run xpcorr ingest on its run again", R->r->path);
 }
 
+/* The pieces (sql: xs_piece's, host: xs_hpiece's) of the run's late ranks. */
+static int read_pieces(struct jv *J, struct jv_run *R, const char *sql, int host)
+{
+	struct jv_wait *W = J->wait;
+	sqlite3_stmt *st;
+	int step;
+
+	if (sqlite3_prepare_v2(R->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return no_spans(J, R);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
+		struct pieces *P = rank < 0 || !W->late[rank] ? NULL :
+				   host ? &W->late[rank]->host : &W->late[rank]->dev;
+
+		if (!P)
+			continue;
+		if (xp_array__reserve((void **)&P->v, &P->cap, P->n + 1, sizeof(*P->v), 64) ||
+		    read_row(J, st, 3, &P->v[P->n].row)) {
+			sqlite3_finalize(st);
+			return jv_fail(J, -ENOMEM, "out of memory");
+		}
+		P->v[P->n].a = sqlite3_column_int64(st, 1);
+		P->v[P->n++].b = sqlite3_column_int64(st, 2);
+	}
+	return jv_end(J, R, st, step);
+}
+
 /* Pass: the pieces and collectives' times of this run's ranks that some
  * instance waited for. */
 int jv_wait_late(struct jv *J, struct jv_run *R)
@@ -207,26 +271,13 @@ int jv_wait_late(struct jv *J, struct jv_run *R)
 			return jv_fail(J, -ENOMEM, "out of memory");
 		}
 	}
-	if ((err = jv_end(J, R, st, step)))
+	if ((err = jv_end(J, R, st, step)) ||
+	    (err = read_pieces(J, R, "SELECT pid, a, b, kind, site, ns FROM xs_piece ORDER BY pid, a", 0)))
 		return err;
-	if (sqlite3_prepare_v2(R->db, "SELECT pid, a, b, kind, site, ns FROM xs_piece ORDER BY pid, a",
-			       -1, &st, NULL) != SQLITE_OK)
-		return no_spans(J, R);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
-		struct late_rank *L = rank >= 0 ? W->late[rank] : NULL;
-
-		if (!L)
-			continue;
-		if (xp_array__reserve((void **)&L->v, &L->cap, L->n + 1, sizeof(*L->v), 64) ||
-		    read_row(J, st, 3, &L->v[L->n].row)) {
-			sqlite3_finalize(st);
-			return jv_fail(J, -ENOMEM, "out of memory");
-		}
-		L->v[L->n].a = sqlite3_column_int64(st, 1);
-		L->v[L->n++].b = sqlite3_column_int64(st, 2);
-	}
-	return jv_end(J, R, st, step);
+	/* a summary before version 3 has no host pieces (nor host-side collectives) */
+	if (!xp_db_has_table(R->db, "xs_hpiece"))
+		return 0;
+	return read_pieces(J, R, "SELECT pid, a, b, kind, site, ns FROM xs_hpiece ORDER BY pid, a", 1);
 }
 
 /* The summary of the rank index late (R: a run of the same job). */
@@ -245,7 +296,9 @@ static int late_stretch(struct jv *J, const struct jv_run *R, size_t late, size_
 			uint64_t *work)
 {
 	struct jv_wait *W = J->wait;
-	const struct late_rank *L = W->late[late];
+	/* a host-side collective's: what the late rank's waiting thread did */
+	const struct pieces *L = J->kern[J->inst[at].name].host ? &W->late[late]->host :
+				 &W->late[late]->dev;
 	int64_t name = W->from_name >= 0 ? jv_job_name(R, W->from_name) : -1, from = INT64_MIN;
 	const uint64_t *x = name < 0 ? NULL : xp_u64map_find(&J->inst_at, (uint64_t)name,
 							      (uint64_t)W->from_nth);
@@ -301,6 +354,29 @@ static void on_part(void *ctx, const struct xp_wait_row *r, int64_t ns)
 		p->W->err = -ENOMEM;
 }
 
+/* A host-side wait (p's) of ns: its two stretches added to its pair's,
+ * the wait kept to be shared by them (jv_wait_share_host). */
+static int hold_host_wait(struct jv_wait *W, const struct part_ctx *p, int64_t ns)
+{
+	uint64_t *slot;
+	struct host_pair *q;
+	int fresh;
+
+	if (xp_u64map_upsert(&W->pair_at, p->waiter, p->late, &slot, &fresh) ||
+	    (fresh && xp_array__reserve((void **)&W->pairs, &W->pairs_cap, W->npairs + 1,
+					sizeof(*W->pairs), 8)) ||
+	    xp_array__reserve((void **)&W->hw, &W->hw_cap, W->nhw + 1, sizeof(*W->hw), 64))
+		return -ENOMEM;
+	if (fresh)
+		W->pairs[(*slot = ++W->npairs) - 1] = (struct host_pair){ 0 };
+	q = &W->pairs[*slot - 1];
+	W->hw[W->nhw++] = (struct host_wait){ p->waiter, p->late, *slot - 1, ns, p->wid };
+	if (xp_wait_rows_add(&q->rw, &q->nw, &q->cw, W->own, W->nown) ||
+	    xp_wait_rows_add(&q->rl, &q->nl, &q->cl, W->lrows, W->nl))
+		return -ENOMEM;
+	return 0;
+}
+
 /* One wait of rank index w in instance at (its stretch in W->own). */
 static void charge_one(struct jv *J, const struct jv_run *R, size_t w, size_t at, int64_t start)
 {
@@ -329,8 +405,28 @@ static void charge_one(struct jv *J, const struct jv_run *R, size_t w, size_t at
 		W->err = err;
 		return;
 	}
+	if (J->kern[in->name].host) {
+		W->err = hold_host_wait(W, &p, ns);
+		return;
+	}
 	if (!xp_wait_share(W->own, W->nown, W->lrows, W->nl, ns, on_part, &p))
 		on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_NONE, .where = W->none }, ns);
+}
+
+int jv_wait_share_host(struct jv *J)
+{
+	struct jv_wait *W = J->wait;
+
+	for (size_t i = 0; W && i < W->nhw && !W->err; i++) {
+		const struct host_wait *h = &W->hw[i];
+		const struct host_pair *q = &W->pairs[h->pair];
+		struct part_ctx p = { W, h->waiter, h->late, h->wid };
+
+		if (!xp_wait_share(q->rw, q->nw, q->rl, q->nl, h->ns, on_part, &p))
+			on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_NONE, .where = W->none },
+				h->ns);
+	}
+	return W && W->err ? jv_fail(J, W->err, "out of memory") : 0;
 }
 
 /* Pass: every wait of this run's ranks against its late rank's stretch. */

@@ -313,7 +313,7 @@ static void host_spread_row(struct rep *R, struct xp_table *t, struct xp_sites *
 	struct spread_more more = { R, &cw, c->late_stack > 0 ? xp_sites_get(sites, c->late_stack) : NULL };
 	char name[300];
 
-	snprintf(name, sizeof(name), "%s (host-side: c10d::Work::wait)", c->name);
+	snprintf(name, sizeof(name), XP_HOST_COLL_LABEL, c->name);
 	xp_table_row(t, (struct xp_cell[]){
 		{ .s = "spread" }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },
 		{ .absent = 1 }, { .absent = 1 }, { .absent = 1 }, { .absent = 1 },

@@ -9,9 +9,12 @@ fixtures/h200-gloo (tests/gloo-fixture.sh):
  - --by wait: >= 90% of rank 0's wait charged to rank 1's load_batch (the
    share at its line 24 printed);
  - --by idle: rank 0's GPU waiting for rank 1 at least half of rank 0's
-   wait (its GPU ran its own work for the rest), rank 1's at most a tenth.
+   wait (its GPU ran its own work for the rest), rank 1's at most a tenth;
+ - where DB is a run's xpcorr.db, xpcorr job on its summary: --by rank and
+   --by wait as above.
   python3 tests/gpu/check-gloo.py build/bin/xpcorr job/xpcorr.db"""
 import json
+import os
 import subprocess
 import sys
 
@@ -61,4 +64,24 @@ say(i[0]["rank_wait_ns"] >= 0.5 * wait0 and
     f"idle: rank 0 waiting for rank 1 {i[0]['rank_wait_ns']} ns of its {wait0} ns wait")
 say(i[1]["rank_wait_ns"] <= 0.1 * max(i[0]["rank_wait_ns"], 1),
     f"idle: rank 1 waiting {i[1]['rank_wait_ns']} ns")
+
+# the same from the job's own summary (xpcorr job: what a job of many
+# ranks' runs reads), where the database is a run's
+if os.path.basename(db) == "xpcorr.db":
+    def job(by):
+        p = subprocess.run([xpcorr, "job", "-q", "--by", by, "--format", "json", "--top", "0",
+                            os.path.dirname(db) or "."], capture_output=True, text=True, check=True)
+        return json.loads(p.stdout)
+
+    js = [s for s in job("rank")["spread"] if s.get("host_side")]
+    say(len(js) == 1 and js[0]["slowest_rank"] == 1 and
+        js[0]["waited_for_slowest_ns"] >= 0.9 * js[0]["waited_ns"] > 0,
+        "job rank: all_reduce's Slowest is rank 1: " +
+        (f"{js[0]['waited_for_slowest_ns']} of {js[0]['waited_ns']} ns" if js else "none"))
+    rows = [x for x in job("wait")["blame"] if x["waiting_rank"] == 0]
+    jt = sum(x["ns"] for x in rows)
+    jl = sum(x["ns"] for x in rows if x["late_rank"] == 1 and x["cause_rank"] == 1 and
+             x["cause"] == "host" and x["where"].endswith(" load_batch"))
+    say(jt > 0 and jl >= 0.9 * jt,
+        f"job wait: rank 0 waited {jt} ns, {100 * jl / max(jt, 1):.1f}% at rank 1's load_batch")
 sys.exit(1 if bad else 0)
