@@ -13,7 +13,7 @@ in data.py:? load_batch; rank 0 waits for it in the all-reduce.
  - ranks whose waits do not pair up (rank 1 one fewer): nothing matched,
    and --by rank, wait and idle say so;
  - the clocks' error larger than the lateness: too close to call;
- - json as the schema says;
+ - json as the schema says; the Chrome trace's idle track and blame flows;
  - the same from the ranks' own summaries (xpcorr job, no merge): --by
    rank and --by wait as above, no wait counted as a kernel, a mismatch
    said and not matched."""
@@ -131,6 +131,22 @@ with tempfile.TemporaryDirectory() as tmp:
     host = [s for s in r["spread"] if s.get("host_side")]
     check("within the clock error: no rank named", host and host[0]["slowest_rank"] is None and
           host[0]["waited_within_clock_error_ns"] == want, host)
+
+    # the Chrome trace: rank 0's GPU waiting for rank 1 each step, a blame
+    # flow from each such wait to rank 1 (but the first: rank 1's late
+    # stretch there starts before its track, at its first GPU work)
+    trace = os.path.join(tmp, "gloo.json")
+    run(xpcorr, "export", "--format", "chrome", "-o", trace, two)
+    with open(trace) as f:
+        ev = json.load(f)["traceEvents"]
+    waits = [e for e in ev if e.get("name") == "waiting for rank 1"]
+    track = lambda e: (e["pid"], e["tid"])
+    starts = {e["id"]: e for e in ev if e.get("cat") == "blame" and e["ph"] == "s"}
+    ends = [e for e in ev if e.get("cat") == "blame" and e["ph"] == "f" and e["id"] in starts]
+    check("chrome: rank 0 waiting for rank 1 each step, a flow to rank 1 from each",
+          len(waits) == STEPS and len(ends) == STEPS - 1 and
+          all(track(starts[e["id"]]) == track(waits[0]) != track(e) for e in ends),
+          (len(waits), len(ends)))
 
     # the same jobs from the ranks' own summaries (xpcorr job), no merge
     def job_view(name, by, fmt="json"):

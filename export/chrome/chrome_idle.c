@@ -12,10 +12,12 @@
  * in step and its entry (coll_inst.h): the gap whose host causes --by wait
  * charges the wait to; or to its own "waiting for rank M" slice there where
  * it spent more time waiting than the waiting rank did (whose flow goes on
- * to rank M). */
+ * to rank M). Collectives the ranks waited for on their hosts (gloo's,
+ * host_coll.h) are waits and flows as NCCL's kernels are. */
 #include "export/chrome/chrome_priv.h"
 #include "src/gtid.h"
 #include "export/analysis/coll_inst.h"
+#include "export/analysis/host_coll.h"
 #include "export/analysis/timeline.h"
 
 #include <errno.h>
@@ -216,12 +218,30 @@ static int blame_flows(struct xp_chrome *c, const struct xp_tl_set *set)
 	return rc;
 }
 
+/* The device timelines, with the collectives the ranks waited for on
+ * their hosts (gloo's) as --by idle takes them. */
+static int load_timelines(sqlite3 *db, struct xp_tl_set *set)
+{
+	struct xp_host_colls H;
+	int rc;
+
+	if ((rc = xp_tl_load_all(db, set)) < 0)
+		return rc;
+	if ((rc = xp_host_colls_load(db, &H)) == 0) {
+		rc = xp_host_colls_add(&H, set);
+		xp_host_colls_free(&H);
+	}
+	if (rc < 0)
+		xp_tl_set_free(set);
+	return rc;
+}
+
 int xp_chrome_idle_events(struct xp_chrome *c)
 {
 	struct xp_tl_set set;
 	int rc;
 
-	if ((rc = xp_tl_load_all(c->db, &set)) < 0)
+	if ((rc = load_timelines(c->db, &set)) < 0)
 		return rc;
 	for (size_t d = 0; d < set.ndev && rc == 0; d++) {
 		const struct xp_tl *tl = &set.dev[d];

@@ -10,6 +10,8 @@ fixtures/h200-gloo (tests/gloo-fixture.sh):
    share at its line 24 printed);
  - --by idle: rank 0's GPU waiting for rank 1 at least half of rank 0's
    wait (its GPU ran its own work for the rest), rank 1's at most a tenth;
+ - the Chrome trace: a blame flow from rank 0's wait to rank 1 in >= 90%
+   of the instances rank 1 entered last;
  - where DB is a run's xpcorr.db, xpcorr job on its summary: --by rank and
    --by wait as above.
   python3 tests/gpu/check-gloo.py build/bin/xpcorr job/xpcorr.db"""
@@ -17,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 xpcorr, db = sys.argv[1:3]
 bad = 0
@@ -64,6 +67,24 @@ say(i[0]["rank_wait_ns"] >= 0.5 * wait0 and
     f"idle: rank 0 waiting for rank 1 {i[0]['rank_wait_ns']} ns of its {wait0} ns wait")
 say(i[1]["rank_wait_ns"] <= 0.1 * max(i[0]["rank_wait_ns"], 1),
     f"idle: rank 1 waiting {i[1]['rank_wait_ns']} ns")
+
+# the Chrome trace: a blame flow from rank 0's wait to rank 1 in most of
+# the instances rank 1 entered last
+with tempfile.TemporaryDirectory() as tmp:
+    trace = os.path.join(tmp, "trace.json")
+    subprocess.run([xpcorr, "export", "--format", "chrome", "-o", trace, db], check=True,
+                   capture_output=True)
+    with open(trace) as f:
+        ev = json.load(f)["traceEvents"]
+waits = [e for e in ev if e.get("name") == "waiting for rank 1"]
+track = lambda e: (e["pid"], e["tid"])     # two ranks on one GPU: one pid, a track each
+starts = {e["id"]: e for e in ev if e.get("cat") == "blame" and e["ph"] == "s"}
+flows = [e for e in ev if e.get("cat") == "blame" and e["ph"] == "f" and e["id"] in starts and
+         waits and track(starts[e["id"]]) == track(waits[0]) != track(e)]
+late1 = hc[1]["last_entries"] if 1 in hc else 0
+say(late1 > 0 and len(flows) >= 0.9 * late1,
+    f"chrome: {len(flows)} blame flows from rank 0's waits to rank 1, which entered {late1}"
+    " instances last")
 
 # the same from the job's own summary (xpcorr job: what a job of many
 # ranks' runs reads), where the database is a run's
