@@ -405,7 +405,10 @@ static void charge_one(struct jv *J, const struct jv_run *R, size_t w, size_t at
 		W->err = err;
 		return;
 	}
-	if (J->kern[in->name].host) {
+	/* a stretch from the rank's own first work (no earlier instance) is
+	 * not summed: ranks recorded apart start their runs at different
+	 * points, and one rank's start-up would be shared by every wait */
+	if (J->kern[in->name].host && W->from_name >= 0) {
 		W->err = hold_host_wait(W, &p, ns);
 		return;
 	}
