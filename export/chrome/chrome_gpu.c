@@ -118,7 +118,9 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int
 {
 	int64_t device = sqlite3_column_int64(st, COL_DEVICE), gpid = sqlite3_column_int64(st, COL_GPID);
 	int64_t context = sqlite3_column_int64(st, COL_CONTEXT), stream = sqlite3_column_int64(st, COL_STREAM);
-	const struct xp_chrome_track *first = NULL;    /* this device's first track */
+	/* this device's first track's process (-1: none yet); a value, not a
+	 * pointer into tracks, which the reserve below may move */
+	int64_t first_gpid = -1;
 	int64_t where = trace_pid(c, device, gpid);
 	struct jsonw *w = &c->w;
 	char name[320], label[256];
@@ -133,15 +135,15 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int
 			*tid = t->tid;
 			return 0;
 		}
-		if (t->pid == where && !first)
-			first = t;
+		if (t->pid == where && first_gpid < 0)
+			first_gpid = t->gpid;
 	}
 	if (xp_array__reserve((void **)&c->tracks, &c->cap_tracks, c->ntracks + 1, sizeof(*c->tracks),
 			      16))
 		return -ENOMEM;
 	/* a merged job's tracks all name their process: every host has a GPU 0 */
 	job = xp_chrome_process_label(c, xp_gtid_pid(gpid), label, sizeof(label));
-	if ((!first || first->gpid == gpid) && stream >= 0 && stream < OTHER_TRACKS_TID)
+	if ((first_gpid < 0 || first_gpid == gpid) && stream >= 0 && stream < OTHER_TRACKS_TID)
 		*tid = stream;          /* Kineto's: tid = stream id */
 	else
 		*tid = OTHER_TRACKS_TID + (int64_t)c->ntracks;
@@ -154,7 +156,7 @@ int xp_chrome_gpu_track(struct xp_chrome *c, sqlite3_stmt *st, int64_t *pid, int
 			 (long long)xp_gtid_pid(gpid));
 	c->tracks[c->ntracks++] = (struct xp_chrome_track){ device, gpid, context, stream, where, *tid };
 	*pid = where;
-	if (!first && (err = device_names(c, where, device, gpid)))
+	if (first_gpid < 0 && (err = device_names(c, where, device, gpid)))
 		return err;
 	xp_chrome_event_begin(c, "M", NULL, "thread_name", where, *tid, 0);
 	jsonw_key_lit(w, "args"); jsonw_obj_begin(w);
