@@ -10,6 +10,8 @@ in data.py:? load_batch; rank 0 waits for it in the all-reduce.
    rows adding up to the wait;
  - --by idle counts rank 0's idle GPU during its wait for rank 1 as
    "waiting for another rank" (1.6 ms a step), rank 1's as nothing of it;
+ - the same as a normal user's waits (the blocked call, then Python
+   frames): found by the innermost Python frame, all_reduce;
  - ranks whose waits do not pair up (rank 1 one fewer): nothing matched,
    and --by rank, wait and idle say so;
  - the clocks' error larger than the lateness: too close to call;
@@ -101,6 +103,19 @@ with tempfile.TemporaryDirectory() as tmp:
           len(c0) == 1 and c0[0]["where"].startswith("rank 1") and c0[0]["ns"] == want,
           (i[0]["rank_wait_ns"], [(c["where"], c["ns"]) for c in c0]))
     check("idle: rank 1 waits for nobody", i[1]["rank_wait_ns"] == 0, i[1]["rank_wait_ns"])
+
+    # a normal user's waits: no native frame under the Python ones but the
+    # blocked call; the innermost Python frame, all_reduce, says the wait
+    user = job(tmp, "user", "gloo-user")
+    host = [s for s in report(user, "rank")["spread"] if s.get("host_side")]
+    b = report(user, "wait")
+    lb = sum(x["ns"] for x in b["blame"] if x["late_rank"] == 1 and x["cause"] == "host" and
+             "load_batch" in x["where"])
+    check("user: all_reduce found by its Python frame, rank 1 named, its load_batch blamed",
+          len(host) == 1 and host[0]["kernel"].startswith("all_reduce (host-side") and
+          host[0]["slowest_rank"] == 1 and host[0]["waited_ns"] == want and
+          b["total_wait_ns"] == want and 100 * lb >= 90 * want,
+          (host, b["total_wait_ns"], lb))
 
     short = job(tmp, "short", "gloo-short")
     r = report(short, "rank")

@@ -24,7 +24,9 @@
  * step 4k+3 waits 1 ms without a stack and is then preempted 0.5 ms, and
  * the gap from step 4k's synchronize to step 4k+1's launch has no sample.
  * "gloo" mode (tests/gloo-wait.py): the all-reduce runs on the host
- * (step_gloo); "gloo-short": the last rank's last step has none.
+ * (step_gloo); "gloo-short": the last rank's last step has none;
+ * "gloo-user": its waits as a normal user's, no native frame but the
+ * blocked call.
  * CPU samples every 50 us while the thread runs Python. The truth (each
  * part and cause of every step, summed) goes to a JSON file.
  */
@@ -91,6 +93,7 @@ struct gap_rank {
 	int rank, world;
 	uint64_t corr;
 	int waits;                  /* a sleep and gaps with no sample (xp_synth_write_gaps_rank) */
+	int user;                   /* gloo's waits as a normal user's (host_wait) */
 	unsigned steps;
 	struct gap_truth t;
 };
@@ -297,13 +300,15 @@ static int step_chain(struct gap_rank *r, unsigned i, uint64_t t)
 }
 
 /* The thread off CPU over [a, b) in gloo's all-reduce: in c10d::Work::wait
- * (perf map) under py::all_reduce under py::train. */
+ * (perf map) under py::all_reduce under py::train; as a normal user's
+ * (r->user), the blocked call (an address of no module) in place of the
+ * native frames. */
 static int host_wait(struct gap_rank *r, uint64_t a, uint64_t b)
 {
 	struct { struct xp_switch w; uint64_t ips[3]; } sw = {
 		.w = { .ts = a, .duration_ns = b - a, .pid = r->pid, .tid = r->pid, .prev_state = 1,
 		       .stack = { .user_depth = 3 } },
-		.ips = { PY(0x610), PY(0x710), PY(0x410) },
+		.ips = { r->user ? 0x7f0000001000ull : PY(0x610), PY(0x710), PY(0x410) },
 	};
 
 	return xp_writer_append(r->cpu, XP_REC_SWITCH, &sw, sizeof(sw), NULL, 0);
@@ -485,7 +490,7 @@ static int py_open(struct gap_rank *r, const struct xp_pyfixture *fx, struct gap
 }
 
 /* py: NULL (NVTX steps), "waits" (NVTX steps with a sleep and unsampled
- * gaps), "chain" (step_chain: world 3), "gloo" or "gloo-short" (step_gloo), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
+ * gaps), "chain" (step_chain: world 3), "gloo", "gloo-short" or "gloo-user" (step_gloo), "loop:FIXTURE" or "flat:FIXTURE" (Python stacks
  * at the launches over FIXTURE's line tables, no NVTX). */
 int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank, int world,
 			     unsigned steps, const char *truth, const char *py)
@@ -496,6 +501,8 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 	struct gap_py gp = { .flat = py && !strncmp(py, "flat:", 5) };
 	int chain = py && !strcmp(py, "chain"), gloo = py && !strncmp(py, "gloo", 4);
 	int gloo_short = gloo && !strcmp(py, "gloo-short");
+
+	r.user = gloo && !strcmp(py, "gloo-user");
 	struct xp_gpu_status done = { .code = XP_GPU_ST_STOPPED };
 	uint64_t end = GAP_T0 + steps * GAP_STEP;
 	int err;

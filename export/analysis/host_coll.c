@@ -24,6 +24,52 @@ static int is_wait_frame(const char *sym)
 		       (!strncmp(sym, "c10d::ProcessGroupGloo::", 24) && strstr(sym, "::wait(")));
 }
 
+/* A Python function of torch.distributed that waits for its collective's
+ * work before it returns (async_op=False): where a normal user's stack
+ * has no native frames (perf gives off-CPU intervals none; the frame
+ * reader adds the blocked call and the Python frames), the wait is known
+ * by being blocked with this as the innermost Python frame. */
+static int is_blocking_collective(const char *file, size_t flen, const char *name, size_t nlen)
+{
+	static const char c10d[] = "/torch/distributed/distributed_c10d.py";
+	static const char *const names[] = {
+		"all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
+		"all_gather_into_tensor", "all_gather_coalesced", "reduce_scatter",
+		"reduce_scatter_tensor", "all_to_all", "all_to_all_single", "gather", "scatter",
+		"barrier", "monitored_barrier", "send", "recv",
+	};
+
+	if (!file || flen < sizeof(c10d) - 1 || memcmp(file + flen - (sizeof(c10d) - 1), c10d,
+						   sizeof(c10d) - 1))
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == nlen && !memcmp(names[i], name, nlen))
+			return 1;
+	return 0;
+}
+
+/* A frame's Python function and file (*py, *file with their lengths), from
+ * a Python line or a perf map's "py::NAME:FILE"; 0 when not Python. */
+static int python_frame(const struct xp_frame_row *fr, const char **py, size_t *plen,
+			const char **file, size_t *flen)
+{
+	if (fr->py && fr->py->qualname && *fr->py->qualname) {
+		*py = fr->py->qualname;
+		*plen = strlen(*py);
+		*file = fr->py->file;
+		*flen = *file ? strlen(*file) : 0;
+		return 1;
+	}
+	if (fr->kind == XP_FRAME_JIT && fr->sym && !strncmp(fr->sym, "py::", 4) && fr->sym[4]) {
+		*py = fr->sym + 4;
+		*plen = strcspn(*py, ":");
+		*file = (*py)[*plen] ? *py + *plen + 1 : NULL;
+		*flen = *file ? strlen(*file) : 0;
+		return 1;
+	}
+	return 0;
+}
+
 /* The index of name in H->names, added if new; (size_t)-1: out of memory. */
 static size_t name_index(struct xp_host_colls *H, const char *name, size_t len)
 {
@@ -42,28 +88,33 @@ static size_t name_index(struct xp_host_colls *H, const char *name, size_t len)
 
 /* Whether stack holds a wait frame: 0 no, 1 yes with *name (the first
  * Python function above it, else the frame's own name up to its '('),
- * -ENOMEM. */
+ * -ENOMEM. A stack of at most one native frame (the blocked call) under
+ * its Python frames is a wait where its innermost Python frame is a
+ * blocking collective, named by it. */
 static int classify(struct xp_host_colls *H, struct xp_stackwalk *walk, int64_t stack, size_t *name)
 {
 	struct xp_frame_row fr;
 	char frame[128] = "";
-	int found = 0;
+	int found = 0, python = 0, native = 0;
 
 	*name = (size_t)-1;
 	for (int64_t id = stack; *name == (size_t)-1 && id > 0 && xp_stackwalk_next(walk, &id, &fr);) {
-		const char *py = fr.py ? fr.py->qualname : NULL;
+		const char *py, *file;
+		size_t plen, flen;
+		int is_py = python_frame(&fr, &py, &plen, &file, &flen);
 
-		if (!py && fr.kind == XP_FRAME_JIT && fr.sym && !strncmp(fr.sym, "py::", 4))
-			py = fr.sym + 4;        /* "py::NAME:FILE" */
 		if (!found && is_wait_frame(fr.sym)) {
 			found = 1;
 			snprintf(frame, sizeof(frame), "%.*s", (int)strcspn(fr.sym, "("), fr.sym);
-		} else if (found && py && *py) {
-			*name = name_index(H, py, fr.py ? strlen(py) : strcspn(py, ":"));
-			if (*name == (size_t)-1) {
+		} else if (is_py && (found || (!python++ && native <= 1 &&
+					       is_blocking_collective(file, flen, py, plen)))) {
+			found = 1;
+			if ((*name = name_index(H, py, plen)) == (size_t)-1) {
 				xp_stackwalk_done(walk);
 				return -ENOMEM;
 			}
+		} else if (!is_py && fr.kind != XP_FRAME_GAP && fr.kind != XP_FRAME_NOTE) {
+			native++;
 		}
 	}
 	xp_stackwalk_done(walk);

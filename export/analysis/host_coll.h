@@ -1,7 +1,11 @@
 /* host_coll.h - collectives a rank waits for on its host, not on its GPU
  * (gloo's, and any c10d work the host waits for): each rank's waits off
  * CPU (xp_switches, not preempted) in c10d::Work::wait or a
- * ProcessGroupGloo wait, on any of its threads, in the order they began.
+ * ProcessGroupGloo wait, on any of its threads, in the order they began;
+ * where a wait's stack has no native frames but the blocked call (a
+ * normal user's: perf's switch records have none), in a blocking
+ * collective of torch.distributed (all_reduce, ...) as its innermost
+ * Python frame.
  * The k-th wait of every rank is instance k, as coll_inst.h numbers NCCL
  * kernels; where the ranks' counts differ nothing is matched (mismatch).
  * A rank's entry is its wait's start; the rank that entered last is the

@@ -16,8 +16,10 @@ src, dst = sys.argv[1:3]
 shutil.copy(src, dst)
 d = sqlite3.connect(dst)
 pids = ",".join(str(r[0]) for r in d.execute("SELECT DISTINCT pid FROM xp_ranks"))
-d.execute(f"DELETE FROM xp_samples WHERE NOT (pid IN ({pids}) AND tid = pid)")
-d.execute(f"DELETE FROM xp_switches WHERE NOT (pid IN ({pids}) AND tid = pid)")
+# a merged job's pids are run << 22 | pid (db/dbmerge.h), its tids as recorded
+MAIN = "tid = (pid & 4194303)"
+d.execute(f"DELETE FROM xp_samples WHERE NOT (pid IN ({pids}) AND {MAIN})")
+d.execute(f"DELETE FROM xp_switches WHERE NOT (pid IN ({pids}) AND {MAIN})")
 node = {r[0]: (r[1], r[2]) for r in d.execute("SELECT id, parent, frame FROM xp_stacks")}
 kind = dict(d.execute("SELECT id, kind FROM xp_frames"))
 keep = set()
