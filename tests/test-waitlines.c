@@ -249,9 +249,12 @@ START_TEST(exports_tell_it_apart)
 	sqlite3_finalize(rows);
 
 	ck_assert_int_eq(xp_sites_new(db, &sites), 0);
-	ck_assert_str_eq(xp_sites_get(sites, stack_of(1)), "compiler.py:395 backend_compile_and_load");
+	/* both placed at a waiting line: said in the site */
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(1)), "compiler.py:395 backend_compile_and_load"
+			 " \u2039launched while it waited\u203a");
+	ck_assert_str_eq(xp_sites_get(sites, S_RUNTIME), "XLA runtime");
 	xp_sites_prefer_own(sites);
-	ck_assert_str_eq(xp_sites_get(sites, stack_of(5)), "train.py:59 main");
+	ck_assert_str_eq(xp_sites_get(sites, stack_of(5)), "train.py:59 main \u2039launched while it waited\u203a");
 	xp_sites_free(sites);
 	sqlite3_close(db);
 }

@@ -15,6 +15,7 @@
 #include "export/names/pyreach.h"
 #include "db/pypath.h"
 #include "db/stackwalk.h"
+#include "db/waitnote.h"
 #include "src/u64map.h"
 
 struct xp_sites {
@@ -86,11 +87,16 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 	struct xp_frame_row fr;
 	enum xp_launcher w;
 	int past_cuda = 0;
+	const char *waited = "";
 
 	xp_launcher_begin(&who);
 	while (xp_stackwalk_next(s->walk, &id, &fr)) {
 		const char *sym = fr.sym;
 
+		/* a runtime thread's launch placed at the line that waited
+		 * (ingest/waitlines.h): said, not taken for the line's own */
+		if (xp_wait_note(fr.kind, sym))
+			waited = " \u2039launched while it waited\u203a";
 		xp_launcher_frame(&who, fr.kind, sym, fr.module);
 		xp_framework_op(sym, op, sizeof(op));
 		if (xp_is_python_frame(fr.kind, sym)) {
@@ -104,8 +110,8 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 					snprintf(pylib, sizeof(pylib), "%s", sym);
 				continue;
 			}
-			snprintf(buf, len, "%s%s%s%s%s", sym, op[0] && !s->own_python ? " \u203a " : "",
-				 s->own_python ? "" : op, who.backward[0] ? " " : "", who.backward);
+			snprintf(buf, len, "%s%s%s%s%s%s", sym, op[0] && !s->own_python ? " \u203a " : "",
+				 s->own_python ? "" : op, who.backward[0] ? " " : "", who.backward, waited);
 			xp_stackwalk_done(s->walk);
 			return 0;
 		}
@@ -125,7 +131,7 @@ static int name_site(struct xp_sites *s, int64_t id, char *buf, size_t len)
 	xp_stackwalk_done(s->walk);
 	w = xp_launcher_end(&who);
 	if (pylib[0])
-		snprintf(buf, len, "%s%s%s", pylib, who.backward[0] ? " " : "", who.backward);
+		snprintf(buf, len, "%s%s%s%s", pylib, who.backward[0] ? " " : "", who.backward, waited);
 	else if (w == XP_LAUNCHER_AUTOGRAD || w == XP_LAUNCHER_NCCL || w == XP_LAUNCHER_XLA)
 		snprintf(buf, len, "%s%s%s%s%s", xp_launcher_label(w), who.what[0] ? ": " : "",
 			 who.what, op[0] ? " \u203a " : "", op);

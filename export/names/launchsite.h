@@ -5,6 +5,9 @@
  * ‹backward: AddmmBackward0›"), else who launched it from a
  * thread with no Python ("autograd backward: AddmmBackward0 › aten::mm"),
  * else the innermost function of the program's own code ("launch_alpha()").
+ * A runtime thread's launch that ingest placed at the line its Python
+ * thread waited in (ingest/waitlines.h) says so: "train.py:59 main
+ * ‹launched while it waited›".
  * Computed once per stack and kept: a trace names millions of events with
  * a few hundred stacks.
  *
