@@ -4,13 +4,14 @@
 # 6 ms slower a step), each rank in an xpcap record of its own (torchrun
 # --no-python starts the recorder, rank-record.sh), ingested apart (each
 # writes its summary), then: xpcorr job on the two runs, and xpcorr merge
-# of them with report; tests/gpu/check-gloo.py checks both. AS=nobody: the
+# of them with report; tests/gpu/check-gloo.py checks both. PROG: the
+# program (default straggler_nccl.py; straggler_ddp.py: DDP). AS=nobody: the
 # job, the records and xpcorr as a normal user (perf events). The logs and
 # the ranks' summaries come back in OUT/gloo-job.tar.
-#   CARRY=.devcarry/e2e OUT=/tmp/out STEPS=60 [AS=nobody] [SAVE_DB=1] bash tests/gpu/gloo-job-device.sh
-STEPS=${STEPS:-60}
+#   CARRY=.devcarry/e2e OUT=/tmp/out STEPS=60 [PROG=straggler_ddp.py] [AS=nobody] [SAVE_DB=1] bash tests/gpu/gloo-job-device.sh
+STEPS=${STEPS:-60}; PROG=${PROG:-straggler_nccl.py}
 . "$(dirname "$(realpath "$0")")/device-env.sh" gloo-job
-export C R G
+export C R G PROG
 mkdir -p "$R/back"
 NB=""
 if [ "${AS:-root}" = nobody ]; then
@@ -20,8 +21,9 @@ if [ "${AS:-root}" = nobody ]; then
 	chmod -R a+rX "$C" "$G"
 	for d in "$C" "$G"; do p=$d; while [ "$p" != / ]; do chmod a+x "$p"; p=$(dirname "$p"); done; done
 fi
-$NB torchrun --nproc-per-node 2 --no-python bash "$G/rank-record.sh" --steps "$STEPS" \
-	--backend gloo --device 0 > "$R/back/record.log" 2>&1 || tail -5 "$R/back/record.log"
+PROG=$PROG $NB torchrun --nproc-per-node 2 --no-python bash "$G/rank-record.sh" \
+	--steps "$STEPS" --backend gloo --device 0 > "$R/back/record.log" 2>&1 ||
+	tail -5 "$R/back/record.log"
 pids=""
 for r in 0 1; do $NB "$X" ingest -q "$R/rank$r" & pids="$pids $!"; done
 wait $pids
