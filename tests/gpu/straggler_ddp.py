@@ -5,36 +5,15 @@ waits for them at backward's end), an optimizer step. For
 tests/gpu/gloo-job-device.sh (PROG=straggler_ddp.py).
   torchrun --nproc-per-node 2 tests/gpu/straggler_ddp.py --backend gloo --device 0
 """
-import argparse
-import os
-import time
-
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-LOAD_MS, SLOW_MS = 4, 6
-
-
-def load_batch(rank, step):
-    t0 = time.perf_counter()
-    acc = 0
-    while (time.perf_counter() - t0) * 1000 < LOAD_MS + (SLOW_MS if rank == 1 else 0):
-        for i in range(200):
-            acc = (acc * 31 + i + step) % 1000003
-    return acc
+from straggler_nccl import load_batch, start
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
-    p.add_argument("--device", type=int, default=-1, help="every rank on this GPU")
-    args = p.parse_args()
-    rank = int(os.environ["RANK"])
-    dev = args.device if args.device >= 0 else int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(dev)
-    dist.init_process_group(args.backend)
+    args, rank, dev = start()
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(6)]).cuda()
     ddp = DDP(model, device_ids=[dev], bucket_cap_mb=8)

@@ -25,7 +25,8 @@ def load_batch(rank, step):
     return acc
 
 
-def main():
+def start():
+    """The options, this rank and its GPU, the process group begun."""
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
@@ -35,6 +36,11 @@ def main():
     dev = args.device if args.device >= 0 else int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(dev)
     dist.init_process_group(args.backend)
+    return args, rank, dev
+
+
+def main():
+    args, rank, dev = start()
     a = torch.randn(2048, 2048, device="cuda")
     grads = torch.randn(16 << 20, device="cuda")
     side = torch.cuda.Stream()
