@@ -407,6 +407,42 @@ def rows(tmp, good):
           % (rc, time.monotonic() - t0, err[:2]))
 
 
+def host_pieces(tmp, good):
+    """Host-side collectives (gloo's): every wait's stretches are added to
+    its pair of ranks' before they are shared. 2,000 waits, rank 1 late in
+    each, its waiting thread at 100 places of its own in each stretch: the
+    adding compares each row with the pair's (200,000 places), charged to
+    the same work limit, which stops it in one line."""
+    runs, p = variant(tmp, good, "hpieces")
+    first = os.path.join(tmp, "hpieces", "run0")
+    shutil.copytree(good[0], first)
+    runs[0] = first
+    name = "999999"
+    for r, f in enumerate((os.path.join(first, "xpsum.db"), p)):
+        t = "1000000000000 + value * 1000000 + %d" % (r * 500000)
+        sql_on(f, "DELETE FROM xs_marker", "UPDATE xs_clock SET has_pair = 0",
+               "DELETE FROM xs_span", "DELETE FROM xs_piece", "DELETE FROM xs_hpiece",
+               "DELETE FROM xs_host",
+               "CREATE TABLE keep AS SELECT pid FROM xs_coll LIMIT 1", "DELETE FROM xs_coll",
+               "INSERT INTO xs_name VALUES(%s, 'all_reduce (host-side: c10d::Work::wait)')" % name,
+               "INSERT INTO xs_host SELECT pid, 'x', %s, 1000, 2000 FROM keep" % name,
+               "INSERT INTO xs_coll SELECT pid, %s, value - 1, %s, %s, %s + 1000 FROM keep, %s"
+               % (name, t, t, t, series(2000)),
+               # the waiting rank's stretch from the end of its previous instance
+               "INSERT INTO xs_span SELECT pid, %s, value - 1, 1, 'w', 1, %s, value - 2"
+               " FROM keep, %s WHERE value > 1" % (name, name, series(2000)),
+               # the late rank's thread: 100 places between each two instances
+               "INSERT INTO xs_hpiece SELECT pid, a, a + 50, 1, 's' || value, 50 FROM keep,"
+               " (SELECT value, 1000000000000 + (value / 100 + 1) * 1000000 + 100000"
+               " + (value %% 100) * 100 AS a FROM %s)" % series(200000),
+               "DROP TABLE keep")
+    t0 = time.monotonic()
+    rc, _, err = job("--by", "wait", *runs, env={"XPCORR_MAX_DB_WORK": "300000000"})
+    check(rc == 1 and len(err) == 1 and "XPCORR_MAX_DB_WORK" in err[0] and "xpsum.db" in err[0],
+          "2,000 host-side waits over 200,000 places: the work limit's one line (exit %s, %.1f s):"
+          " %s" % (rc, time.monotonic() - t0, err[:2]))
+
+
 def ranks_and_dirs(tmp, good):
     runs, p = variant(tmp, good, "samerank")
     sql_on(p, "UPDATE xs_rank SET rank = 0", "UPDATE xs_device SET rank = 0",
@@ -448,6 +484,7 @@ def main():
         values(tmp, good)
         strings(tmp, good)
         rows(tmp, good)
+        host_pieces(tmp, good)
         ranks_and_dirs(tmp, good)
     if failures:
         print("%d failures:\n  %s" % (len(failures), "\n  ".join(failures)))

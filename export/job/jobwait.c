@@ -63,6 +63,7 @@ struct host_wait {                  /* one wait, shared once every pair is summe
 	size_t waiter, late, pair;
 	int64_t ns;
 	uint64_t wid;
+	const char *path;           /* the late rank's summary, for the work limit's line */
 };
 
 struct jv_wait {
@@ -355,12 +356,16 @@ static void on_part(void *ctx, const struct xp_wait_row *r, int64_t ns)
 }
 
 /* A host-side wait (p's) of ns: its two stretches added to its pair's,
- * the wait kept to be shared by them (jv_wait_share_host). */
-static int hold_host_wait(struct jv_wait *W, const struct part_ctx *p, int64_t ns)
+ * the wait kept to be shared by them (jv_wait_share_host). The adding
+ * compares each row with the pair's: charged to the work limit (a
+ * crafted summary's stretches may each hold millions of places), -ETIME
+ * with the line said; -ENOMEM. */
+static int hold_host_wait(struct jv *J, const struct part_ctx *p, int64_t ns, const char *path)
 {
+	struct jv_wait *W = J->wait;
 	uint64_t *slot;
 	struct host_pair *q;
-	int fresh;
+	int fresh, err;
 
 	if (xp_u64map_upsert(&W->pair_at, p->waiter, p->late, &slot, &fresh) ||
 	    (fresh && xp_array__reserve((void **)&W->pairs, &W->pairs_cap, W->npairs + 1,
@@ -370,7 +375,10 @@ static int hold_host_wait(struct jv_wait *W, const struct part_ctx *p, int64_t n
 	if (fresh)
 		W->pairs[(*slot = ++W->npairs) - 1] = (struct host_pair){ 0 };
 	q = &W->pairs[*slot - 1];
-	W->hw[W->nhw++] = (struct host_wait){ p->waiter, p->late, *slot - 1, ns, p->wid };
+	if ((err = jv_spend(J, path, (uint64_t)W->nown * (q->nw + W->nown) +
+			    (uint64_t)W->nl * (q->nl + W->nl))))
+		return err;
+	W->hw[W->nhw++] = (struct host_wait){ p->waiter, p->late, *slot - 1, ns, p->wid, path };
 	if (xp_wait_rows_add(&q->rw, &q->nw, &q->cw, W->own, W->nown) ||
 	    xp_wait_rows_add(&q->rl, &q->nl, &q->cl, W->lrows, W->nl))
 		return -ENOMEM;
@@ -409,7 +417,7 @@ static void charge_one(struct jv *J, const struct jv_run *R, size_t w, size_t at
 	 * not summed: ranks recorded apart start their runs at different
 	 * points, and one rank's start-up would be shared by every wait */
 	if (J->kern[in->name].host && W->from_name >= 0) {
-		W->err = hold_host_wait(W, &p, ns);
+		W->err = hold_host_wait(J, &p, ns, late_path(R, J, in->late));
 		return;
 	}
 	if (!xp_wait_share(W->own, W->nown, W->lrows, W->nl, ns, on_part, &p))
@@ -424,7 +432,11 @@ int jv_wait_share_host(struct jv *J)
 		const struct host_wait *h = &W->hw[i];
 		const struct host_pair *q = &W->pairs[h->pair];
 		struct part_ctx p = { W, h->waiter, h->late, h->wid };
+		int err;
 
+		/* the share compares every row of one stretch with every row of the other */
+		if ((err = jv_spend(J, h->path, (uint64_t)q->nw * q->nl + q->nw + q->nl)))
+			return err;
 		if (!xp_wait_share(q->rw, q->nw, q->rl, q->nl, h->ns, on_part, &p))
 			on_part(&p, &(struct xp_wait_row){ .kind = XP_WAIT_NONE, .where = W->none },
 				h->ns);
