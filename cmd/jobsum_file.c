@@ -56,6 +56,7 @@ int xp_cmd_make_summary(sqlite3 *db, sqlite3 **mem, char *err, size_t len)
 	}
 	if ((e = fill(db, *mem)))
 		snprintf(err, len, "cannot make the job summary: %s", e == -ENOMEM ? "out of memory" :
+			 e == -EOVERFLOW ? "its StringIds ids leave no room to number names after them" :
 			 sqlite3_errcode(*mem) != SQLITE_OK ? sqlite3_errmsg(*mem) : sqlite3_errmsg(db));
 	return e;
 }

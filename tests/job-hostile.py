@@ -291,7 +291,13 @@ NUMERIC = {
     "xs_piece": ("pid", "a", "b", "kind", "ns"),
     "xs_clock": ("has_pair", "mono_ns", "real_ns"),
     "xs_marker": ("name", "nth", "ts"),
+    "xs_host": ("pid", "name", "ns", "n"),
+    "xs_hpiece": ("pid", "a", "b", "kind", "ns"),
 }
+# the host-side tables hold rows (their summaries' job has no gloo): the
+# kernels' and pieces' own, so that the values below reach them
+HOST_ROWS = ("INSERT OR IGNORE INTO xs_host SELECT pid, site, name, ns, n FROM xs_kernel",
+             "INSERT INTO xs_hpiece SELECT * FROM xs_piece")
 I64MAX, I64MIN = (1 << 63) - 1, -(1 << 63)
 
 
@@ -316,14 +322,15 @@ def values(tmp, good):
         shutil.copytree(good[0], q)
         both[0] = q
         for f in (p, os.path.join(q, "xpsum.db")):
-            sql_on(f, *["UPDATE %s SET %s" % (t, ", ".join("%s = %s" % (c, expr) for c in cols))
-                        for t, cols in NUMERIC.items()])
+            sql_on(f, *HOST_ROWS, *["UPDATE %s SET %s" % (t, ", ".join("%s = %s" % (c, expr)
+                                                                        for c in cols))
+                                    for t, cols in NUMERIC.items()])
         finished_or_refused(both, "every number %s" % label)
     # one table's numbers at a time at the int64 limits (the others sane),
     # half the views each
     for k, (t, cols) in enumerate(NUMERIC.items()):
         runs, p = variant(tmp, good, "limit-" + t)
-        sql_on(p, "UPDATE %s SET %s" % (t, ", ".join(
+        sql_on(p, *HOST_ROWS, "UPDATE %s SET %s" % (t, ", ".join(
             "%s = CASE WHEN rowid %% 2 THEN %d ELSE %d END" % (c, I64MAX, I64MIN) for c in cols)))
         finished_or_refused(runs, "%s at the int64 limits" % t, views=VIEWS[k % 2::2])
 
@@ -443,6 +450,18 @@ def host_pieces(tmp, good):
           " %s" % (rc, time.monotonic() - t0, err[:2]))
 
 
+def huge_ids(tmp):
+    """A run's database whose StringIds reach the int64 limit: the summary
+    xpcorr job writes from it numbers the host-side collectives' names after
+    them, and says in one line that there is no room, never overflowing."""
+    d = os.path.join(tmp, "hugeids")
+    shutil.copytree(os.path.join(tmp, "rank0"), d)
+    os.unlink(os.path.join(d, "xpsum.db"))
+    sql_on(os.path.join(d, "xpcorr.db"), "INSERT INTO StringIds VALUES(9223372036854775807, 'x')")
+    rc, _, err = job(d)
+    refused(rc, err, "StringIds at the int64 limit", d, "no room to number names")
+
+
 def ranks_and_dirs(tmp, good):
     runs, p = variant(tmp, good, "samerank")
     sql_on(p, "UPDATE xs_rank SET rank = 0", "UPDATE xs_device SET rank = 0",
@@ -485,6 +504,7 @@ def main():
         strings(tmp, good)
         rows(tmp, good)
         host_pieces(tmp, good)
+        huge_ids(tmp)
         ranks_and_dirs(tmp, good)
     if failures:
         print("%d failures:\n  %s" % (len(failures), "\n  ".join(failures)))

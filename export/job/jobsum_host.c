@@ -6,6 +6,7 @@
 #include "export/job/jobsum_host.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,16 +15,23 @@
 int xp_jobsum_host_base(sqlite3 *db, int64_t *base)
 {
 	sqlite3_stmt *st;
+	int64_t max = 0;
 	int rc;
 
 	*base = 1;
-	if (sqlite3_prepare_v2(db, "SELECT ifnull(max(id), 0) + 1 FROM StringIds", -1, &st, NULL)
+	if (sqlite3_prepare_v2(db, "SELECT ifnull(max(id), 0) FROM StringIds", -1, &st, NULL)
 	    != SQLITE_OK)
 		return -EIO;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*base = sqlite3_column_int64(st, 0);
+		max = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -EIO;
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	/* a database's ids near the int64 limit leave no room after them */
+	if (max < 0 || max > INT64_MAX / 2)
+		return -EOVERFLOW;
+	*base = max + 1;
+	return 0;
 }
 
 int64_t xp_jobsum_host_name(const struct xp_host_colls *H, int64_t base, size_t r, size_t k)
@@ -106,6 +114,8 @@ int xp_jobsum_put_host(sqlite3 *db, sqlite3 *sum, const struct xp_host_colls *H,
 
 	if (!H->nnames)
 		return 0;
+	if ((uint64_t)H->nnames > (uint64_t)(INT64_MAX - base))
+		return -EOVERFLOW;
 	if ((err = put_names(sum, H, base)) || (err = xp_sites_new(db, &sites)))
 		return err;
 	xp_sites_prefer_own(sites);

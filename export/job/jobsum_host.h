@@ -18,7 +18,8 @@
 
 #include "export/analysis/host_coll.h"
 
-/* The first id after db's StringIds. 0 or -EIO. */
+/* The first id after db's StringIds. 0, -EIO, or -EOVERFLOW where they
+ * reach past half the int64 range (a crafted database). */
 int xp_jobsum_host_base(sqlite3 *db, int64_t *base);
 /* The summary's name of rank r's k-th wait. */
 int64_t xp_jobsum_host_name(const struct xp_host_colls *H, int64_t base, size_t r, size_t k);
