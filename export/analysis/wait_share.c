@@ -108,7 +108,8 @@ int xp_wait_table_add(struct xp_wait_table *t, size_t waiter, size_t late, size_
 						     .kind = kind, .where = where };
 		*slot = ++t->n;
 	}
-	t->v[*slot - 1].ns += ns;
+	/* saturated: a crafted summary's waits may each be near the int64 limit */
+	t->v[*slot - 1].ns = xp_sat_add(t->v[*slot - 1].ns, ns);
 	t->v[*slot - 1].waits += t->v[*slot - 1].last != wid;
 	t->v[*slot - 1].last = wid;
 	return 0;

@@ -34,6 +34,7 @@
 #include "export/report/report_priv.h"
 #include "export/analysis/wait_blame.h"
 #include "src/array.h"
+#include "src/satmath.h"
 #include "src/u64map.h"
 
 /* A stretch of one rank's device, split into causes. */
@@ -93,7 +94,7 @@ static void span_add(struct blame *B, int kind, const char *where, int64_t ns, i
 		*r = (struct xp_wait_row){ .kind = kind, .where = where, .slot = slot, .inst = inst };
 		sp->n++;
 	}
-	r->ns += ns;
+	r->ns = xp_sat_add(r->ns, ns);
 	if (ns > r->big)
 		r->big = ns, r->slot = slot, r->inst = inst;
 }
@@ -350,7 +351,7 @@ static int first_waits(struct blame *B)
 			    (o->until && op->start >= o->until))
 				continue;
 			q.wid = ++B->out.nwaits;
-			B->out.total_ns += op->wait;
+			B->out.total_ns = xp_sat_add(B->out.total_ns, op->wait);
 			q.inst = (size_t)J->inst[sl][i];
 			q.chain[0] = sl;
 			q.chain[1] = q.l = late >= 0 ? (size_t)late : sl;

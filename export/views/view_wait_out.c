@@ -12,6 +12,7 @@
 #include "export/report/decl.h"
 #include "export/report/table.h"
 #include "export/analysis/wait_blame.h"
+#include "src/satmath.h"
 
 static const char *const own_label[] = {
 	[XP_TL_COMPUTE] = "GPU compute",
@@ -141,7 +142,7 @@ static size_t over_all(const struct xp_wait_table *t, struct xp_wait_total **out
 	qsort(v, t->n, sizeof(*v), cmp_place);
 	for (size_t i = 0; i < t->n; i++) {
 		if (n && !cmp_place(&v[n - 1], &v[i])) {
-			v[n - 1].ns += v[i].ns;
+			v[n - 1].ns = xp_sat_add(v[n - 1].ns, v[i].ns);
 			v[n - 1].waits += v[i].waits;
 			continue;
 		}
