@@ -249,7 +249,6 @@ static struct jv_pair *pair_at(struct xp_u64map *at, struct jv_pair **v, size_t 
 	return &(*v)[*slot];
 }
 
-/* Per rank and kernel: the spread's inputs; per site and kernel: totals. */
 /* A rank's total of a kernel, n of them in ns: the job's total, and the
  * ranks' least and most (rank -1: a process of no rank, in the total only). */
 static void kern_add(struct jv *J, struct jv_kernel *k, int64_t rank, int64_t ns, int64_t n)
@@ -267,6 +266,7 @@ static void kern_add(struct jv *J, struct jv_kernel *k, int64_t rank, int64_t ns
 	}
 }
 
+/* Per rank and kernel: the spread's inputs; per site and kernel: totals. */
 static int load_kernels(struct jv *J, struct jv_run *R)
 {
 	sqlite3_stmt *st;
@@ -316,13 +316,12 @@ static int load_host(struct jv *J, struct jv_run *R)
 		return err;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t name = jv_job_name(R, sqlite3_column_int64(st, 1));
+		int64_t rank = jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0));
 
 		if (name < 0)
 			continue;
-		host_count(&J->kern[name], jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0)),
-			   sqlite3_column_int64(st, 3));
-		kern_add(J, &J->kern[name], jv_rank_of_pid(J, R, sqlite3_column_int64(st, 0)),
-			 sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+		host_count(&J->kern[name], rank, sqlite3_column_int64(st, 3));
+		kern_add(J, &J->kern[name], rank, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
 	}
 	return jv_end(J, R, st, step);
 }
