@@ -328,6 +328,15 @@ static int add_to_process(struct xp_tl_set *set, int64_t pid, const struct xp_tl
 	return rc;
 }
 
+int xp_host_colls_timelines(sqlite3 *db, struct xp_tl_set *set, struct xp_host_colls *H)
+{
+	int rc;
+
+	if ((rc = xp_tl_load_all(db, set)) < 0 || (rc = xp_host_colls_load(db, H)) < 0)
+		return rc;
+	return xp_host_colls_add(H, set);
+}
+
 int xp_host_colls_add_each(const struct xp_host_colls *H, struct xp_tl_set *set)
 {
 	int rc = 0;

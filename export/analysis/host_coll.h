@@ -75,6 +75,12 @@ int64_t xp_host_coll_wait(const struct xp_host_colls *H, size_t inst, size_t r);
  * waited; wait and late_pid as
  * NCCL kernels have them). 0 or -ENOMEM. */
 int xp_host_colls_add(const struct xp_host_colls *H, struct xp_tl_set *set);
+/* The run's device timelines (xp_tl_load_all) into *set and its host
+ * collectives into *H, added to them as xp_host_colls_add adds: what the
+ * views that take gloo's waits as NCCL's kernels read. 0, -EIO or
+ * -ENOMEM; *set and *H freed by the caller either way (both zeroed
+ * before the call). */
+int xp_host_colls_timelines(sqlite3 *db, struct xp_tl_set *set, struct xp_host_colls *H);
 /* Each rank's own waits, matched or not, added as xp_host_colls_add adds
  * an instance, with no wait for another rank (late_pid its own): a rank
  * taken alone, as its job summary takes it. 0 or -ENOMEM. */

@@ -218,31 +218,19 @@ static int blame_flows(struct xp_chrome *c, const struct xp_tl_set *set)
 	return rc;
 }
 
-/* The device timelines, with the collectives the ranks waited for on
- * their hosts (gloo's) as --by idle takes them. */
-static int load_timelines(sqlite3 *db, struct xp_tl_set *set)
-{
-	struct xp_host_colls H;
-	int rc;
-
-	if ((rc = xp_tl_load_all(db, set)) < 0)
-		return rc;
-	if ((rc = xp_host_colls_load(db, &H)) == 0) {
-		rc = xp_host_colls_add(&H, set);
-		xp_host_colls_free(&H);
-	}
-	if (rc < 0)
-		xp_tl_set_free(set);
-	return rc;
-}
-
 int xp_chrome_idle_events(struct xp_chrome *c)
 {
-	struct xp_tl_set set;
-	int rc;
+	struct xp_tl_set set = { 0 };
+	struct xp_host_colls H = { 0 };
+	/* the collectives the ranks waited for on their hosts (gloo's) as
+	 * --by idle takes them */
+	int rc = xp_host_colls_timelines(c->db, &set, &H);
 
-	if ((rc = load_timelines(c->db, &set)) < 0)
+	xp_host_colls_free(&H);
+	if (rc < 0) {
+		xp_tl_set_free(&set);
 		return rc;
+	}
 	for (size_t d = 0; d < set.ndev && rc == 0; d++) {
 		const struct xp_tl *tl = &set.dev[d];
 		struct idle_ctx x = { .c = c, .tl = tl, .pid = xp_chrome_device_pid(c, tl->device, tl->gpid),

@@ -478,8 +478,7 @@ int xp_view_idle(struct rep *R, size_t *rows)
 	if ((rc = xp_idle_open(R->db, R->o->pid, &S)) < 0)
 		return rc;
 	/* a host's wait in gloo's collectives: waiting for another rank too */
-	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_host_colls_load(R->db, &H)) < 0 ||
-	    (rc = xp_host_colls_add(&H, &set)) < 0)
+	if ((rc = xp_host_colls_timelines(R->db, &set, &H)) < 0)
 		goto out;
 	xp_table_fields(&st, (struct xp_cell[]){ { .i = R->o->step, .null = R->o->step < 0 } });
 	snprintf(title, sizeof(title), "** %s:", xp_rep_title(R->o->by));

@@ -404,9 +404,8 @@ int xp_view_wait(struct rep *R, size_t *rows)
 	xp_u64map_init(&B.out.at);
 	if ((rc = xp_idle_open(R->db, R->o->pid, &B.I)) < 0)
 		return rc;
-	if ((rc = xp_tl_load_all(R->db, &set)) < 0 || (rc = xp_host_colls_load(R->db, &H)) < 0 ||
-	    (rc = xp_host_colls_add(&H, &set)) < 0 || (rc = xp_coll_job_load(R->db, &set, &B.J)) < 0 ||
-	    (rc = rounds(&B)) < 0)
+	if ((rc = xp_host_colls_timelines(R->db, &set, &H)) < 0 ||
+	    (rc = xp_coll_job_load(R->db, &set, &B.J)) < 0 || (rc = rounds(&B)) < 0)
 		goto out;
 	xp_wait_print(R, &B.out, B.J.rank, B.J.clock_err);
 	*rows = B.out.n;
