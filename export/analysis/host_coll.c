@@ -8,6 +8,7 @@
 
 #include "db/db_schema.h"
 #include "db/stackwalk.h"
+#include "export/names/framename.h"
 #include "src/array.h"
 #include "src/gtid.h"
 #include "src/u64map.h"
@@ -60,14 +61,10 @@ static int python_frame(const struct xp_frame_row *fr, const char **py, size_t *
 		*flen = *file ? strlen(*file) : 0;
 		return 1;
 	}
-	if (fr->kind == XP_FRAME_JIT && fr->sym && !strncmp(fr->sym, "py::", 4) && fr->sym[4]) {
-		*py = fr->sym + 4;
-		*plen = strcspn(*py, ":");
-		*file = (*py)[*plen] ? *py + *plen + 1 : NULL;
-		*flen = *file ? strlen(*file) : 0;
-		return 1;
-	}
-	return 0;
+	if (!xp_frame_perfmap(fr, py, plen, file))
+		return 0;
+	*flen = *file ? strlen(*file) : 0;
+	return 1;
 }
 
 /* The index of name in H->names, added if new; (size_t)-1: out of memory. */

@@ -16,6 +16,11 @@
 
 #include "db/stackwalk.h"
 
+/* A perf-map frame "py::NAME:PATH" (or "py::NAME"): 1 with its name in
+ * *name (*nlen long, not terminated) and its path in *path (NULL if none);
+ * 0 when fr is not one. */
+int xp_frame_perfmap(const struct xp_frame_row *fr, const char **name, size_t *nlen,
+		     const char **path);
 void xp_frame_name(const struct xp_frame_row *fr, char *out, size_t len);
 /* A Python frame (a line, or a perf-map frame) of a library's file
  * (site-packages, the standard library): 1, else 0. */
