@@ -559,6 +559,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		count_loss(SAMPLER_LOSS_SWITCH_STATE);
 		return;
 	}
+	/* an interval still open was never closed: switch_in found no slot,
+	 * the task storage busy on its CPU (a task's storage being freed by a
+	 * preempted thread) */
+	if (st->ts)
+		count_loss(SAMPLER_LOSS_SWITCH_STATE);
 	st->ts = now;
 	st->cpu = bpf_get_smp_processor_id();
 	st->state = preempt ? 0 : prev_state;
@@ -618,7 +623,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	__u64 dur;
 
 	st = bpf_task_storage_get(&offcpu, next, NULL, 0);
-	if (!st || !st->ts)
+	if (!st || !st->ts)     /* NULL: not ours, or the storage busy (switch_out counts it) */
 		return;
 	dur = now - st->ts;
 	if (dur < offcpu_min_ns) {

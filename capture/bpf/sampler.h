@@ -26,7 +26,8 @@ enum sampler_loss {
 	SAMPLER_LOSS_EXEC = 2,        /* exec: ring buffer full */
 	SAMPLER_LOSS_STACK = 3,       /* a sample's stack could not be read (record kept) */
 	SAMPLER_LOSS_SWITCH = 4,      /* off-CPU interval: ring buffer full */
-	SAMPLER_LOSS_SWITCH_STATE = 5,  /* off-CPU: no per-thread slot (task storage) */
+	SAMPLER_LOSS_SWITCH_STATE = 5,  /* off-CPU: no per-thread slot (task storage
+					 * full, or busy on this CPU) */
 	SAMPLER_LOSS_SWITCH_STACK = 6,  /* off-CPU: user stack unreadable (record kept) */
 	SAMPLER_LOSS_LAUNCH_STACK = 7,  /* launch: user stack unreadable (record kept) */
 	SAMPLER_LOSS_COPY_STATE = 8,    /* dwarf off-CPU: no per-thread slot for the copy (record kept) */
