@@ -23,6 +23,7 @@
 #include "capture/perfsampler.h"
 #include "capture/perfswitch.h"
 #include "capture/perftrack.h"
+#include "capture/procrank.h"
 #include "capture/buildid.h"
 #include "capture/ipset.h"
 #include "capture/mapfile.h"
@@ -36,6 +37,9 @@
 #define POLL_MS_PERF 20             /* perf samples: how stale a dumpable look may be */
 #define MAX_PIDS 4096
 #define MAX_OPEN 256                /* processes with a capture window open at once */
+/* processes started with a launcher's rank variables, kept for meta.json
+ * (a host runs a few ranks; their exec'd helpers inherit the variables) */
+#define MAX_RANKED 128
 /* distinct kernel IPs kept for the kallsyms copy (2 MiB of map); past it
  * the copy holds every text symbol */
 #define MAX_KERNEL_IPS 65536
@@ -85,6 +89,8 @@ struct drain {
 	bool range;                 /* --capture-range: stack records only inside a window */
 	pid_t open_pids[MAX_OPEN];  /* processes whose window is open now */
 	unsigned nopen;
+	struct xp_gpu_rank ranked[MAX_RANKED];  /* by first exec (procrank.h) */
+	unsigned nranked;
 	drain_cuda_fn on_cuda;      /* called once, at the first CUDA library mapped */
 	void *on_cuda_ctx;
 	int cuda_seen;
@@ -302,6 +308,23 @@ static void write_stack_record(struct drain *d, uint32_t type, const void *fixed
 		     copy ? sizeof(*copy) + copy->size : 0);
 }
 
+/* An exec'd process that may be recorded: its rank, where its launcher
+ * set one in its environment (a CPU-only rank records none of its own). */
+static void note_rank(struct drain *d, pid_t pid)
+{
+	struct xp_gpu_rank r;
+	unsigned i;
+
+	if (!drain_task_allowed(d, pid) || procrank_read(pid, &r) != 1)
+		return;
+	for (i = 0; i < d->nranked && d->ranked[i].pid != r.pid; i++)
+		;
+	if (i < MAX_RANKED) {
+		d->ranked[i] = r;       /* an exec of a pid seen before: its new image's */
+		d->nranked += i == d->nranked;
+	}
+}
+
 static int on_bpf_event(void *ctx, void *data, size_t size)
 {
 	const struct sampler_event *e = data;
@@ -334,6 +357,7 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 		x.path_len = (uint16_t)n;
 		note_pid(d, (pid_t)x.pid);
 		drain_append_path(d, XP_REC_EXEC, &x, sizeof(x), e->tail.path, n);
+		note_rank(d, (pid_t)x.pid);
 		break;
 	}
 	default:
@@ -410,6 +434,7 @@ static void write_exec(struct drain *d, const struct xp_exec *x, const char *pat
 	if (e.path_len >= sizeof(d->path))
 		e.path_len = (uint16_t)(sizeof(d->path) - 1);
 	drain_append_path(d, XP_REC_EXEC, &e, sizeof(e), path, e.path_len);
+	note_rank(d, (pid_t)e.pid);
 }
 
 bool drain_task_allowed(struct drain *d, pid_t pid)
@@ -751,6 +776,12 @@ unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max)
 
 	memcpy(out, d->pids, n * sizeof(*out));
 	return n;
+}
+
+unsigned drain_ranks(const struct drain *d, const struct xp_gpu_rank **out)
+{
+	*out = d->ranked;
+	return d->nranked;
 }
 
 void drain_close(struct drain *d)

@@ -19,6 +19,8 @@
 
 #include "capture/record.h"
 
+struct xp_gpu_rank;
+
 struct drain;
 struct xp_writer;
 struct xp_sampler;
@@ -73,6 +75,10 @@ const struct xp_record_counts *drain_counts(const struct drain *d);
 int drain_kernel_ips(const struct drain *d, uint64_t **ips, size_t *n);
 /* Processes seen in records (for /tmp/perf-PID.map copies); returns count. */
 unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max);
+/* The exec'd processes whose environment named a rank (procrank.h), in
+ * the order first seen, into *out (the drain's; valid until it closes);
+ * returns how many. */
+unsigned drain_ranks(const struct drain *d, const struct xp_gpu_rank **out);
 void drain_close(struct drain *d);
 
 #endif

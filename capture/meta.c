@@ -120,6 +120,27 @@ static json_t *job_rank_json(void)
 			 "source", xp_job_rank_source(r.source));
 }
 
+/* [{"pid", "rank", "local_rank", "world_size", "local_world_size",
+ *   "source"}]: the processes the command started whose environment named
+ * a rank (procrank.h), which ingest takes where no process recorded its
+ * own (a CPU-only job) */
+static json_t *process_ranks_json(const struct xp_record_meta *m)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a && i < m->nranks; i++) {
+		const struct xp_gpu_rank *r = &m->ranks[i];
+
+		json_array_append_new(a, json_pack("{s:I,s:i,s:i,s:i,s:i,s:s}", "pid",
+						   (json_int_t)r->pid, "rank", (int)r->rank,
+						   "local_rank", (int)r->local_rank,
+						   "world_size", (int)r->world_size,
+						   "local_world_size", (int)r->local_world_size,
+						   "source", xp_job_rank_source(r->source)));
+	}
+	return a;
+}
+
 /* {"range", "range_count", "delay_s", "duration_s", "from_monotonic_ns",
  *  "until_monotonic_ns", "cpu_in_range"}: what xpcap asked, and whether CPU
  *  records were bounded by the range too (through the uprobe); the
@@ -234,6 +255,7 @@ static json_t *meta_json(const struct xp_record_meta *m)
 	json_object_set_new(root, "xpcap_cpu", own_cpu_json());
 	json_object_set_new(root, "git", gitdesc_json(&m->git));
 	json_object_set_new(root, "job_rank", job_rank_json());
+	json_object_set_new(root, "process_ranks", process_ranks_json(m));
 	return root;
 }
 

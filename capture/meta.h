@@ -48,6 +48,8 @@ struct xp_record_meta {
 	uint64_t kallsyms_bytes;        /* size of the whole copy, 0 until it is in place */
 	const char *kernel_addresses;   /* "rebased", "dropped" (kernaddr.h), NULL: real */
 	struct gitdesc git;             /* git describe of the program's checkout */
+	const struct xp_gpu_rank *ranks; /* exec'd processes with a launcher's rank */
+	unsigned nranks;                /* (drain_ranks), 0 until the end */
 };
 
 #define META_RESERVE (64u << 10)       /* a meta.json is a few KiB */

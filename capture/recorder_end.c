@@ -219,6 +219,7 @@ int xp_recorder_finish(struct xp_recorder *r)
 	note_gpu_problem(r);
 	r->meta.status = "complete";
 	r->meta.counts = drain_counts(r->drain);
+	r->meta.nranks = drain_ranks(r->drain, &r->meta.ranks);
 	err = meta_write(&r->rd, &r->meta);
 	if (err) {
 		/* said now: the lines after the run follow it */

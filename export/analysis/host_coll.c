@@ -317,11 +317,18 @@ int64_t xp_host_coll_wait(const struct xp_host_colls *H, size_t inst, size_t r)
 /* ops (n of them) onto every device timeline of pid. */
 static int add_to_process(struct xp_tl_set *set, int64_t pid, const struct xp_tl_op *ops, size_t n)
 {
-	int rc = 0;
+	struct xp_tl *host;
+	int rc = 0, found = 0;
 
 	for (size_t d = 0; d < set->ndev && !rc; d++)
-		if ((set->dev[d].gpid >> 24) == pid)
+		if ((set->dev[d].gpid >> 24) == pid) {
 			rc = xp_tl_insert(&set->dev[d], ops, n);
+			found = 1;
+		}
+	/* a CPU-only rank: its host's own timeline */
+	if (!rc && !found && n)
+		rc = (host = xp_tl_add_host(set, (int64_t)((uint64_t)pid << 24))) ?
+		     xp_tl_insert(host, ops, n) : -ENOMEM;
 	return rc;
 }
 

@@ -256,6 +256,29 @@ static int cmp_dev(const void *pa, const void *pb)
 	return a->device < b->device ? -1 : a->device > b->device;
 }
 
+void xp_tl_device_name(int64_t device, char *out, size_t len)
+{
+	if (device == XP_TL_HOST_ONLY)
+		snprintf(out, len, "host only (no GPU work)");
+	else
+		snprintf(out, len, "device %lld", (long long)device);
+}
+
+struct xp_tl *xp_tl_add_host(struct xp_tl_set *set, int64_t gpid)
+{
+	struct xp_tl add = { .gpid = gpid, .device = XP_TL_HOST_ONLY };
+	size_t at = 0;
+
+	if (xp_array__reserve((void **)&set->dev, &set->dev_cap, set->ndev + 1, sizeof(*set->dev), 8))
+		return NULL;
+	while (at < set->ndev && cmp_dev(&set->dev[at], &add) < 0)
+		at++;
+	memmove(&set->dev[at + 1], &set->dev[at], (set->ndev - at) * sizeof(*set->dev));
+	set->dev[at] = add;
+	set->ndev++;
+	return &set->dev[at];
+}
+
 /* The ops by start (a device's rows mostly come so already: the sort is
  * skipped then), and how far each prefix reaches, so that a sweep of a
  * later window starts at its first op, not at the run's. 0 or -ENOMEM. */

@@ -107,6 +107,15 @@ int64_t xp_tl_percentile(const int64_t *sorted, size_t n, double p);
 void xp_tl_sort(int64_t *v, size_t n);
 /* The index of the first op starting at or after t (tl->n if none). */
 size_t xp_tl_first_from(const struct xp_tl *tl, int64_t t);
+/* The device of a rank's host taken alone: a CPU-only rank's timeline,
+ * which holds its host-side collectives (host_coll.h) and nothing else. */
+#define XP_TL_HOST_ONLY (-1)
+/* How reports name a timeline's device: "device 2", or "host only (no
+ * GPU work)" for XP_TL_HOST_ONLY. */
+void xp_tl_device_name(int64_t device, char *out, size_t len);
+/* A timeline of gpid's host alone (device XP_TL_HOST_ONLY, no ops) added
+ * to set in its order; NULL when out of memory. */
+struct xp_tl *xp_tl_add_host(struct xp_tl_set *set, int64_t gpid);
 /* n ops (by start) added to tl among its own, by start (an op added after
  * the device's ops of the same start): indices of tl's ops move. 0 or
  * -ENOMEM (tl unchanged). */

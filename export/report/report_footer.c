@@ -59,7 +59,7 @@ static const char *loss_reason(const char *r)
 		{ "perf_lost", "perf side-band buffer overflowed" },
 		{ "stack_unreadable", "stacks unreadable, or left out for a full ring (records kept)" },
 		{ "write_failed", "disk write failed" },
-		{ "no_memory", "out of memory while recording" },
+		{ "no_memory", "no memory or per-thread slot (BPF task storage full or busy)" },
 		{ "privileged", "setuid/setgid or non-dumpable tasks, not recorded (counted only)" },
 		{ "python_unsupported", "Python lines: interpreter version not supported" },
 		{ "python_unreadable", "Python lines: frames unreadable" },

@@ -260,14 +260,15 @@ static int device_text(struct xp_table *t, const struct xp_cell *cell)
 	const struct device_row *d = cell->p;
 	const int64_t *c = d->S->cls_ns;
 	double w = d->S->window_ns ? 100.0 / (double)d->S->window_ns : 0;
-	char who[48] = "", what[320];
+	char who[48] = "", what[320], dev[32];
 
 	if (d->rank >= 0)
 		snprintf(who, sizeof(who), "Rank %lld, ", (long long)d->rank);
 	steps_text(d->S, d->steps, what, sizeof(what));
 	xp_table_text(t, "%s", "");
-	xp_table_text(t, "  %sdevice %lld of process %lld: %s, %lld ns", who, (long long)d->dev,
-		      d->pid, what, (long long)d->S->window_ns);
+	xp_tl_device_name(d->dev, dev, sizeof(dev));
+	xp_table_text(t, "  %s%s of process %lld: %s, %lld ns", who, dev, d->pid, what,
+		      (long long)d->S->window_ns);
 	xp_table_text(t, "    Compute %.1f%%  Communication %.1f%%  Memory %.1f%%  Waiting"
 		      " for another rank %.1f%%  Idle %.1f%%", w * (double)c[XP_TL_COMPUTE],
 		      w * (double)c[XP_TL_COMM], w * (double)c[XP_TL_MEM], w * (double)c[XP_TL_RANK],

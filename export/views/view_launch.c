@@ -389,13 +389,13 @@ struct device_row {
 static int device_text(struct xp_table *t, const struct xp_cell *c)
 {
 	const struct device_row *d = c->p;
-	char who[48] = "";
+	char who[48] = "", dev[32];
 
 	if (d->rank >= 0)
 		snprintf(who, sizeof(who), "Rank %lld, ", (long long)d->rank);
 	xp_table_text(t, "%s", "");
-	xp_table_text(t, "  %sdevice %lld of process %lld: %zu launches", who, (long long)d->dev,
-		      d->pid, d->n);
+	xp_tl_device_name(d->dev, dev, sizeof(dev));
+	xp_table_text(t, "  %s%s of process %lld: %zu launches", who, dev, d->pid, d->n);
 	return 0;
 }
 

@@ -133,13 +133,14 @@ static int device_text(struct xp_table *tb, const struct xp_cell *c)
 	const struct device_row *d = c->p;
 	const int64_t *t = d->t;
 	double pct = t[1] ? 100.0 * (double)(t[1] - t[2]) / (double)t[1] : 0;
-	char who[48] = "";
+	char who[48] = "", dev[32];
 
 	if (d->rank >= 0)
 		snprintf(who, sizeof(who), "Rank %lld, ", (long long)d->rank);
 	xp_table_text(tb, "%s", "");
-	xp_table_text(tb, "  %sdevice %lld of process %lld: compute %lld ns, comm %lld ns,"
-		      " %.1f%% overlapped, %lld ns exposed", who, (long long)d->dev, d->pid,
+	xp_tl_device_name(d->dev, dev, sizeof(dev));
+	xp_table_text(tb, "  %s%s of process %lld: compute %lld ns, comm %lld ns,"
+		      " %.1f%% overlapped, %lld ns exposed", who, dev, d->pid,
 		      (long long)t[0], (long long)t[1], pct, (long long)t[2]);
 	return 0;
 }
