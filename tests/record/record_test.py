@@ -1618,8 +1618,10 @@ def privileged_runs(tmp, sdir, uid, gid):
     # as the user: a plain part (samples, 20 launches), a process that makes
     # itself non-dumpable, 20 launches from a setuid copy, then the setuid
     # child holding root's secret, in the sh's own pid
-    script = ("{spin} 0.5 > {pub}; {spin} 0.3 -nodump > {nodump}; {mc} 20; {suid_mc} 20; "
-              "exec {suid} 0.6 {secret} > {priv}").format(
+    # (the plain one and the setuid child started as ranks of a job: only
+    # the plain one's environment may be read for its rank)
+    script = ("RANK=3 WORLD_SIZE=8 {spin} 0.5 > {pub}; {spin} 0.3 -nodump > {nodump}; {mc} 20; "
+              "{suid_mc} 20; RANK=7 WORLD_SIZE=8 exec {suid} 0.6 {secret} > {priv}").format(
                   spin=spin, pub=out("pub.txt"), nodump=out("nodump.txt"), mc=mc,
                   suid_mc=suid_mc, suid=suid, secret=secret, priv=out("priv.txt"))
     env = dict(os.environ, SUDO_UID=str(uid), SUDO_GID=str(gid))
@@ -1691,6 +1693,9 @@ def privileged_runs(tmp, sdir, uid, gid):
     check(lost["sample"] >= 100 and lost["launch"] == 20 and lost["switch"] >= 50,
           "meta.json counts what was dropped: %s" % lost)
     check(md["record_privileged"] is False, "meta.json: record_privileged false")
+    ranks = {int(r["pid"]): r["rank"] for r in md["process_ranks"]}
+    check(ranks == {int(pub): 3}, "meta.json process_ranks: the plain process's rank 3 only,"
+          " nothing read of the setuid child's environment (%s)" % ranks)
     info = ingests(run, "privileged run")
     m = re.search(r"^\s+sample\s+privileged\s+(\d+)", info, re.M)
     check(m and int(m.group(1)) == lost["sample"],
@@ -1854,6 +1859,34 @@ def t_ranks(tmp):
     print("trace processes:", names)
     check(any("rank 0" in n for n in names) and any("rank 1" in n for n in names),
           "the trace names both ranks")
+    one_recording_job(tmp)
+
+
+def one_recording_job(tmp):
+    """Both ranks in one recording (a launcher under xpcap): each exec'd
+    process's environment names its rank (meta.json process_ranks). Rank 1
+    runs through a shell, as a wrapper script does: its row is the process
+    of the two that was busy, not the shell that waited for it."""
+    run = os.path.join(tmp, "both")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "SLURM_PROCID",
+           "OMPI_COMM_WORLD_RANK", "PMI_RANK")}
+    script = ("RANK=0 WORLD_SIZE=2 {t} 0.25 & "
+              "RANK=1 WORLD_SIZE=2 sh -c '{t} 0.25; true'; wait").format(t=prog("threads"))
+    rc, err = record(run, ["-F", "999", "--no-gpu", "--off-cpu"], ["sh", "-c", script], env=env)
+    check(rc == 0, "one recording of two ranks: xpcap exits 0 (%d %s)" % (rc, err.strip()))
+    recs = dump(run)
+    threads = {int(r["pid"]) for r in recs if r["kind"] == "exec" and r["path"].endswith("/threads")}
+    md = meta(run)
+    listed = {int(r["pid"]): r["rank"] for r in md["process_ranks"]}
+    print("process_ranks:", listed, "threads processes:", sorted(threads))
+    check(md["job_rank"] is None and sorted(listed.values()) == [0, 1, 1] and
+          threads <= set(listed), "meta.json process_ranks: both threads processes and rank 1's"
+          " shell (%s)" % listed)
+    ingests(run, "one recording of two ranks")
+    rows = sqlite3.connect(os.path.join(run, "xpcorr.db")).execute(
+        "SELECT rank, pid FROM xp_ranks ORDER BY rank").fetchall()
+    check([r for r, _ in rows] == [0, 1] and {p for _, p in rows} == threads,
+          "xp_ranks: ranks 0 and 1, each its threads process (%s)" % rows)
 
 
 def proc_kallsyms_lines():
