@@ -4,7 +4,8 @@
 # on one GPU, rank 1's loader 6 ms slower a step; its database trimmed by
 # tests/gpu/trim-job-db.py): tests/gpu/check-gloo.py on it: --by rank names
 # rank 1 for the all-reduce, --by wait charges >= 90% of rank 0's wait to
-# rank 1's load_batch, --by idle has rank 0 waiting for rank 1.
+# rank 1's load_batch, --by idle has rank 0 waiting for rank 1. The same
+# of fixtures/cpu-gloo (a CPU-only job, tests/cpu/record-gloo-fixture.sh).
 #   gloo-fixture.sh XPCORR FIXTURE_DIR TESTS_GPU_DIR
 set -eu
 xpcorr=$1; fixture=$2; gpu=$3

@@ -3,7 +3,9 @@
 (tests/gpu/straggler_nccl.py --backend gloo --device 0: rank 1 loads 6 ms
 slower a step; gloo's all-reduce runs on the host, each rank's thread
 waiting in c10d::Work::wait, no collective kernel), on its database or on
-fixtures/h200-gloo (tests/gloo-fixture.sh):
+fixtures/h200-gloo (tests/gloo-fixture.sh); the same of a CPU-only job
+(fixtures/cpu-gloo, tests/cpu/straggler_gloo.py: no GPU, each rank's
+timeline its host's alone):
  - --by rank: the all-reduce, host-side, names rank 1, >= 90% of the others'
    wait for it; both ranks waited as many times;
  - --by wait: >= 90% of rank 0's wait charged to rank 1's load_batch (the
