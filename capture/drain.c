@@ -37,9 +37,6 @@
 #define POLL_MS_PERF 20             /* perf samples: how stale a dumpable look may be */
 #define MAX_PIDS 4096
 #define MAX_OPEN 256                /* processes with a capture window open at once */
-/* processes started with a launcher's rank variables, kept for meta.json
- * (a host runs a few ranks; their exec'd helpers inherit the variables) */
-#define MAX_RANKED 128
 /* distinct kernel IPs kept for the kallsyms copy (2 MiB of map); past it
  * the copy holds every text symbol */
 #define MAX_KERNEL_IPS 65536
@@ -89,8 +86,7 @@ struct drain {
 	bool range;                 /* --capture-range: stack records only inside a window */
 	pid_t open_pids[MAX_OPEN];  /* processes whose window is open now */
 	unsigned nopen;
-	struct xp_gpu_rank ranked[MAX_RANKED];  /* by first exec (procrank.h) */
-	unsigned nranked;
+	struct procranks ranked;    /* exec'd processes with a launcher's rank */
 	drain_cuda_fn on_cuda;      /* called once, at the first CUDA library mapped */
 	void *on_cuda_ctx;
 	int cuda_seen;
@@ -312,17 +308,8 @@ static void write_stack_record(struct drain *d, uint32_t type, const void *fixed
  * set one in its environment (a CPU-only rank records none of its own). */
 static void note_rank(struct drain *d, pid_t pid)
 {
-	struct xp_gpu_rank r;
-	unsigned i;
-
-	if (!drain_task_allowed(d, pid) || procrank_read(pid, &r) != 1)
-		return;
-	for (i = 0; i < d->nranked && d->ranked[i].pid != r.pid; i++)
-		;
-	if (i < MAX_RANKED) {
-		d->ranked[i] = r;       /* an exec of a pid seen before: its new image's */
-		d->nranked += i == d->nranked;
-	}
+	if (drain_task_allowed(d, pid))
+		procranks_note(&d->ranked, pid);
 }
 
 static int on_bpf_event(void *ctx, void *data, size_t size)
@@ -780,8 +767,8 @@ unsigned drain_pids(const struct drain *d, pid_t *out, unsigned max)
 
 unsigned drain_ranks(const struct drain *d, const struct xp_gpu_rank **out)
 {
-	*out = d->ranked;
-	return d->nranked;
+	*out = d->ranked.v;
+	return d->ranked.n;
 }
 
 void drain_close(struct drain *d)

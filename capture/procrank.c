@@ -84,3 +84,18 @@ int procrank_read(pid_t pid, struct xp_gpu_rank *r)
 		r->pid = (uint32_t)pid;
 	return found;
 }
+
+void procranks_note(struct procranks *R, pid_t pid)
+{
+	struct xp_gpu_rank r;
+	unsigned i;
+
+	if (procrank_read(pid, &r) != 1)
+		return;
+	for (i = 0; i < R->n && R->v[i].pid != r.pid; i++)
+		;
+	if (i < PROCRANKS_MAX) {
+		R->v[i] = r;
+		R->n += i == R->n;
+	}
+}
