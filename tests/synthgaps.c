@@ -47,6 +47,7 @@
 #define US 1000ull
 #define PY(off) (XP_SYNTH_JIT_BASE + (off))
 #define LIB_BASE 0x7f0000000000ull  /* a library without frame pointers */
+#define LIBC_BASE 0x7f0000200000ull /* the C library */
 #define NATIVE_US 500ull
 #define TOKENIZE_US 500ull          /* a batch's tokenizing, on every rank */
 
@@ -301,17 +302,24 @@ static int step_chain(struct gap_rank *r, unsigned i, uint64_t t)
 
 /* The thread off CPU over [a, b) in gloo's all-reduce: in c10d::Work::wait
  * (perf map) under py::all_reduce under py::train; as a normal user's
- * (r->user), the blocked call (an address of no module) in place of the
- * native frames. */
+ * (r->user), the blocked call in place of the native frames: two frames of
+ * libc (a futex wait, unwound as far as DWARF got) under one of a library. */
 static int host_wait(struct gap_rank *r, uint64_t a, uint64_t b)
 {
-	struct { struct xp_switch w; uint64_t ips[3]; } sw = {
+	struct { struct xp_switch w; uint64_t ips[5]; } sw = {
 		.w = { .ts = a, .duration_ns = b - a, .pid = r->pid, .tid = r->pid, .prev_state = 1,
 		       .stack = { .user_depth = 3 } },
-		.ips = { r->user ? 0x7f0000001000ull : PY(0x610), PY(0x710), PY(0x410) },
+		.ips = { PY(0x610), PY(0x710), PY(0x410) },
 	};
+	const uint64_t user[5] = { LIBC_BASE + 0x1000, LIBC_BASE + 0x2000, LIB_BASE + 0x1000,
+				   PY(0x710), PY(0x410) };
 
-	return xp_writer_append(r->cpu, XP_REC_SWITCH, &sw, sizeof(sw), NULL, 0);
+	if (r->user) {
+		memcpy(sw.ips, user, sizeof(user));
+		sw.w.stack.user_depth = 5;
+	}
+	return xp_writer_append(r->cpu, XP_REC_SWITCH, &sw,
+				sizeof(sw.w) + sw.w.stack.user_depth * sizeof(sw.ips[0]), NULL, 0);
 }
 
 /* "gloo" mode, a step from t: every rank loads a batch (py::load_batch,
@@ -519,6 +527,8 @@ int xp_synth_write_gaps_rank(const struct xp_synth *s, const char *dir, int rank
 	err = err ?: python_frames(&r, dir);
 	err = err ?: xp_synth_add_mmap(r.cpu, GAP_T0 - 1000000, r.pid, LIB_BASE, 0x100000, 0,
 				       "/usr/lib/libcublasLt.so.13", NULL, 0, 0);
+	err = err ?: xp_synth_add_mmap(r.cpu, GAP_T0 - 1000000, r.pid, LIBC_BASE, 0x100000, 0,
+				       "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, 0);
 	if (r.waits || chain || gloo)
 		py = NULL;
 	if (!err && py) {

@@ -25,6 +25,17 @@ static int is_wait_frame(const char *sym)
 		       (!strncmp(sym, "c10d::ProcessGroupGloo::", 24) && strstr(sym, "::wait(")));
 }
 
+/* A frame of the C library: the blocked call's own (a futex wait is two or
+ * three of them, unwound as far as the unwinder got), not a native caller. */
+static int is_libc(const char *module)
+{
+	const char *base = module ? strrchr(module, '/') : NULL;
+
+	base = base ? base + 1 : module;
+	return base && (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+			!strncmp(base, "libpthread", 10));
+}
+
 /* A Python function of torch.distributed that waits for its collective's
  * work before it returns (async_op=False): where a normal user's stack
  * has no native frames (perf gives off-CPU intervals none; the frame
@@ -86,8 +97,8 @@ static size_t name_index(struct xp_host_colls *H, const char *name, size_t len)
 /* Whether stack holds a wait frame: 0 no, 1 yes with *name (the first
  * Python function above it, else the frame's own name up to its '('),
  * -ENOMEM. A stack of at most one native frame (the blocked call) under
- * its Python frames is a wait where its innermost Python frame is a
- * blocking collective, named by it. */
+ * its Python frames, libc's not counted, is a wait where its innermost
+ * Python frame is a blocking collective, named by it. */
 static int classify(struct xp_host_colls *H, struct xp_stackwalk *walk, int64_t stack, size_t *name)
 {
 	struct xp_frame_row fr;
@@ -110,7 +121,8 @@ static int classify(struct xp_host_colls *H, struct xp_stackwalk *walk, int64_t 
 				xp_stackwalk_done(walk);
 				return -ENOMEM;
 			}
-		} else if (!is_py && fr.kind != XP_FRAME_GAP && fr.kind != XP_FRAME_NOTE) {
+		} else if (!is_py && fr.kind != XP_FRAME_GAP && fr.kind != XP_FRAME_NOTE &&
+			   !is_libc(fr.module)) {
 			native++;
 		}
 	}

@@ -3,7 +3,8 @@
  * CPU (xp_switches, not preempted) in c10d::Work::wait or a
  * ProcessGroupGloo wait, on any of its threads, in the order they began;
  * where a wait's stack has no native frames but the blocked call (a
- * normal user's: perf's switch records have none), in a blocking
+ * normal user's: perf's switch records have none; libc's frames of the
+ * call, which DWARF unwinding adds, not counted), in a blocking
  * collective of torch.distributed (all_reduce, ...) as its innermost
  * Python frame.
  * The k-th wait of every rank is instance k, as coll_inst.h numbers NCCL
